@@ -1,0 +1,237 @@
+// Package dispatch chooses which tool the buzzbox executable becomes.
+//
+// Synopsis:
+//
+//	NAME [ARGS...]                  started through a link called NAME
+//	buzzbox NAME [ARGS...]          the same, by subcommand
+//	buzzbox install [--force] [--copy] DIR
+//	buzzbox [--help | --version]
+//
+// Description:
+//
+// The identity is the base name of argv[0] with any extension removed,
+// lowercased; a symlink's own name counts, never its target. Started as
+// "buzzbox", or under a name that is no identity, the first argument names
+// the identity instead. "--version" as the first argument of any identity
+// prints the build's version.
+//
+// Dispatch does nothing before the identity is chosen: no flag parsing, no
+// signal handling, no logger. Synchronous identities (rg, tree, the git
+// helpers) therefore start as cheaply as a plain Go program; long-running ones
+// set up their own signal handling in their Main.
+package dispatch
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"buzzbox/internal/proc"
+)
+
+// Exit codes shared by every identity unless its own spec says otherwise.
+const (
+	ExitOK    = 0 // success
+	ExitNo    = 1 // a negative answer, such as rg finding no match
+	ExitUsage = 2 // usage or operational error
+)
+
+// selfName is the stem under which the executable dispatches by argument.
+const selfName = "buzzbox"
+
+// version is stamped by scripts/build.sh with -ldflags "-X buzzbox/dispatch.version=…".
+var version string
+
+// Version returns the build's version: the stamped one, else the module
+// version or VCS revision Go recorded, else "devel".
+func Version() string {
+	if version != "" {
+		return version
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "devel"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	rev, dirty := "", false
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	if rev == "" {
+		return "devel"
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if dirty {
+		rev += "-dirty"
+	}
+	return "devel-" + rev
+}
+
+// Main runs the identity named by args and returns the process exit code.
+// args is the whole command line, args[0] included.
+func Main(args []string) int {
+	return run(args, proc.OS)
+}
+
+// run is Main with the environment supplied lazily, so nothing is looked up
+// before the identity is known.
+func run(args []string, mkEnv func() proc.Env) int {
+	var argv0 string
+	if len(args) > 0 {
+		argv0 = args[0]
+	}
+	name := Resolve(argv0)
+	rest := args[min(1, len(args)):]
+	id, ok := Lookup(name)
+	if !ok {
+		if len(rest) == 0 {
+			env := mkEnv()
+			usage(env.Err())
+			return ExitUsage
+		}
+		switch rest[0] {
+		case "-h", "--help", "help":
+			usage(mkEnv().Out())
+			return ExitOK
+		case "--version", "version":
+			fmt.Fprintln(mkEnv().Out(), selfName, Version())
+			return ExitOK
+		case "install":
+			env := mkEnv()
+			fixExe(&env, argv0)
+			return install(rest[1:], env)
+		}
+		name = strings.ToLower(rest[0])
+		rest = rest[1:]
+		if id, ok = Lookup(name); !ok {
+			unknown(mkEnv().Err(), name)
+			return ExitUsage
+		}
+	}
+	env := mkEnv()
+	if len(rest) > 0 && rest[0] == "--version" {
+		fmt.Fprintln(env.Out(), selfName, Version())
+		return ExitOK
+	}
+	fixExe(&env, argv0)
+	return id.Main(context.Background(), rest, env)
+}
+
+// fixExe fills env.Exe from argv0 when the OS could not say (no /proc in an
+// empty root): an absolute or relative path is made absolute.
+func fixExe(env *proc.Env, argv0 string) {
+	if env.Exe != "" || !strings.ContainsRune(argv0, '/') {
+		return
+	}
+	p := argv0
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(env.Dir, p)
+	}
+	env.Exe = filepath.Clean(p)
+}
+
+// Resolve returns the identity name argv0 asks for: its base name, without
+// extension, lowercased. "/usr/local/bin/RG.exe" resolves to "rg".
+func Resolve(argv0 string) string {
+	base := argv0
+	if i := strings.LastIndexAny(base, `/\`); i >= 0 {
+		base = base[i+1:]
+	}
+	// Strip one extension, but not from names like "buzz-dev-mcp" that have
+	// none; a leading dot is part of the name.
+	if i := strings.LastIndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	return strings.ToLower(base)
+}
+
+// Lookup returns the identity called name.
+func Lookup(name string) (Identity, bool) {
+	for _, id := range Identities() {
+		if id.Name == name {
+			return id, true
+		}
+	}
+	return Identity{}, false
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintf(w, "buzzbox %s: one executable for a human-and-agent workspace on a Nostr relay\n\n", Version())
+	fmt.Fprintf(w, "Usage:\n")
+	fmt.Fprintf(w, "  NAME [ARGS...]                         run tool NAME through a link called NAME\n")
+	fmt.Fprintf(w, "  buzzbox NAME [ARGS...]                 the same, by subcommand\n")
+	fmt.Fprintf(w, "  buzzbox install [--force] [--copy] DIR lay one link per tool in DIR\n")
+	fmt.Fprintf(w, "  buzzbox --version                      print the version\n\n")
+	fmt.Fprintf(w, "Tools:\n")
+	for _, id := range sorted() {
+		fmt.Fprintf(w, "  %-22s %s\n", id.Name, id.Summary)
+	}
+}
+
+func unknown(w io.Writer, name string) {
+	fmt.Fprintf(w, "buzzbox: unknown tool %q", name)
+	if near := nearest(name); near != "" {
+		fmt.Fprintf(w, "; did you mean %q?", near)
+	}
+	fmt.Fprintf(w, "\nknown tools: %s\n", strings.Join(names(), ", "))
+	fmt.Fprintf(w, "hint: run 'buzzbox --help' for what each does, or 'buzzbox install DIR' to lay links named after them\n")
+}
+
+func sorted() []Identity {
+	ids := slices.Clone(Identities())
+	slices.SortFunc(ids, func(a, b Identity) int { return strings.Compare(a.Name, b.Name) })
+	return ids
+}
+
+func names() []string {
+	var ns []string
+	for _, id := range sorted() {
+		ns = append(ns, id.Name)
+	}
+	return ns
+}
+
+// nearest returns the identity within edit distance 2 of name, if one is
+// closest, else "".
+func nearest(name string) string {
+	best, bestD := "", 3
+	for _, n := range names() {
+		if d := editDistance(name, n); d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

@@ -1,0 +1,52 @@
+package dispatch
+
+import (
+	"context"
+	"fmt"
+
+	"buzzbox/internal/proc"
+)
+
+// Identity is one tool the executable can become.
+type Identity struct {
+	// Name is what argv[0] (or the first argument to buzzbox) must be.
+	Name string
+	// Summary is the one line --help shows.
+	Summary string
+	// Sync marks short-lived identities that must start with no goroutines,
+	// logging or network set-up of their own.
+	Sync bool
+	// Main runs the identity with args (the identity name excluded) and
+	// returns the exit code. Nil means not built yet.
+	Main func(ctx context.Context, args []string, env proc.Env) int
+}
+
+// Identities returns the table of identities in a fixed order. It is built
+// on each call so that package initialisation does no work.
+func Identities() []Identity {
+	ids := []Identity{
+		{Name: "buzz-agent", Summary: "ACP agent on stdio: loops LLM -> MCP tool calls -> results"},
+		{Name: "buzz-acp", Summary: "harness: turns relay events into prompts for ACP agents"},
+		{Name: "buzz-dev-mcp", Summary: "MCP server for coding agents: shell, read_file, str_replace, view_image, todo"},
+		{Name: "buzz-relay", Summary: "Nostr relay: embedded, persistent, authenticated, with channels"},
+		{Name: "buzz", Summary: "command line for talking to the relay: messages, channels, reactions"},
+		{Name: "rg", Summary: "recursive search, compatible with ripgrep", Sync: true},
+		{Name: "tree", Summary: "directory listing, compatible with GNU tree", Sync: true},
+		{Name: "git-credential-nostr", Summary: "git credential helper answering with NIP-98 tokens", Sync: true},
+		{Name: "git-sign-nostr", Summary: "git signing program: commits signed by the Nostr key", Sync: true},
+	}
+	for i := range ids {
+		if ids[i].Main == nil {
+			ids[i].Main = notImplemented(ids[i].Name)
+			ids[i].Summary += " (not implemented yet)"
+		}
+	}
+	return ids
+}
+
+func notImplemented(name string) func(context.Context, []string, proc.Env) int {
+	return func(_ context.Context, _ []string, env proc.Env) int {
+		fmt.Fprintf(env.Err(), "%s: not implemented yet in this build of buzzbox\n", name)
+		return ExitUsage
+	}
+}
