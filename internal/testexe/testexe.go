@@ -63,3 +63,24 @@ func Link(t testing.TB, name string) string {
 	}
 	return link
 }
+
+// ModuleRoot returns the directory that holds go.mod.
+func ModuleRoot() string { return moduleRoot() }
+
+// NodeModules returns scripts/node/node_modules, where the README's test
+// command installs the external npm peers (MCP and ACP SDKs, nostr-tools,
+// reference servers), and the node executable. When either is missing the
+// test is skipped with a reason that says how to get them; the skip message
+// is loud on purpose so a CI log shows what did not run.
+func NodeModules(t testing.TB) (dir, node string) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP(loud): node is not installed; run scripts/test.sh, which installs it, to test against external npm clients")
+	}
+	dir = filepath.Join(moduleRoot(), "scripts", "node", "node_modules")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test against external npm clients", dir)
+	}
+	return dir, node
+}
