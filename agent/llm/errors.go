@@ -1,0 +1,37 @@
+package llm
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an Error for the ACP error code it maps to.
+type Kind int
+
+// Error kinds.
+const (
+	KindOther    Kind = iota // any other failure (-32000)
+	KindAuth                 // 401/403: credentials rejected (-32001)
+	KindNotFound             // 404: unknown model or route (-32002)
+)
+
+// Error is a failed completion call. Its text is what the ACP client sees
+// after the "llm: " prefix the agent adds.
+type Error struct {
+	Kind   Kind
+	Status int // HTTP status, 0 when none
+	Msg    string
+	// retryable marks failures that another attempt may cure.
+	retryable bool
+	// retryAfter is a server-asked delay before the next attempt, 0 if none.
+	retryAfter int
+}
+
+func (e *Error) Error() string { return e.Msg }
+
+func errorf(format string, args ...any) *Error {
+	return &Error{Msg: fmt.Sprintf(format, args...)}
+}
+
+// errIdle is the cause set when no byte arrived within the inactivity timeout.
+var errIdle = errors.New("no response bytes within the inactivity timeout")
