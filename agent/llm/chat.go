@@ -565,4 +565,3 @@ func databricksV2Route(model string) dialect {
 	}
 	return chatDialect{path: "/ai-gateway/mlflow/v1/chat/completions"}
 }
-
