@@ -417,6 +417,13 @@ func canonicalID(id json.RawMessage) string {
 // If ctx ends first Call returns ctx.Err(); telling the peer (MCP's
 // notifications/cancelled, ACP's session/cancel) is the caller's job.
 func (c *Conn) Call(ctx context.Context, method string, params, result any) error {
+	return c.CallTrack(ctx, method, params, result, nil)
+}
+
+// CallTrack is Call, but first hands the id it allocated to onID (when not
+// nil), so that a caller whose ctx ends can name exactly this request in a
+// cancel notification even while other calls run concurrently.
+func (c *Conn) CallTrack(ctx context.Context, method string, params, result any, onID func(id json.RawMessage)) error {
 	raw, err := marshalParams(params)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encode params of %s: %w", method, err)
@@ -431,6 +438,9 @@ func (c *Conn) Call(ctx context.Context, method string, params, result any) erro
 	id := strconv.FormatInt(c.nextID, 10)
 	c.pending[id] = ch
 	c.mu.Unlock()
+	if onID != nil {
+		onID(json.RawMessage(id))
+	}
 	defer func() {
 		c.mu.Lock()
 		delete(c.pending, id)

@@ -297,3 +297,30 @@ func TestCallEndsWithContext(t *testing.T) {
 	aW.Close()
 	bW.Close()
 }
+
+func TestCallTrackReportsID(t *testing.T) {
+	cr, cw := io.Pipe()
+	sr, sw := io.Pipe()
+	client := NewConn(sr, cw, Options{})
+	server := NewConn(cr, sw, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		server.Serve(ctx, func(ctx context.Context, req *Request) (any, error) { return string(req.ID), nil })
+	}()
+	go client.Serve(ctx, func(context.Context, *Request) (any, error) { return nil, nil })
+	var seen json.RawMessage
+	var got string
+	if err := client.CallTrack(ctx, "m", nil, &got, func(id json.RawMessage) { seen = id }); err != nil {
+		t.Fatal(err)
+	}
+	if string(seen) != got {
+		t.Errorf("CallTrack id = %s; server saw %s", seen, got)
+	}
+	cancel()
+	cw.Close()
+	sw.Close()
+	<-done
+}
