@@ -1,0 +1,103 @@
+package nostrkey
+
+import (
+	"encoding/hex"
+	"fmt"
+	"strings"
+
+	"github.com/btcsuite/btcd/btcec/v2/schnorr"
+	"github.com/nbd-wtf/go-nostr/nip19"
+)
+
+// PublicKey is a BIP-340 x-only public key. The zero value is not a key.
+type PublicKey [32]byte
+
+// ParsePublic parses a public key given as npub1… (NIP-19) or 64 hex
+// characters of either case, and checks that it is a point on the curve.
+func ParsePublic(s string) (PublicKey, error) {
+	var p PublicKey
+	s = strings.TrimSpace(s)
+	h := s
+	switch {
+	case len(s) >= 5 && strings.EqualFold(s[:5], "npub1"):
+		prefix, v, err := nip19.Decode(strings.ToLower(s))
+		if err != nil || prefix != "npub" {
+			return p, fmt.Errorf("nostrkey: invalid public key %q: not a valid npub1 bech32 string", s)
+		}
+		h, _ = v.(string)
+	case len(s) != 64:
+		return p, fmt.Errorf("nostrkey: invalid public key %q: expected npub1… or 64 hex characters", s)
+	}
+	if _, err := hex.Decode(p[:], []byte(h)); err != nil || len(h) != 64 {
+		return PublicKey{}, fmt.Errorf("nostrkey: invalid public key %q: not 64 hex characters", s)
+	}
+	if !p.Valid() {
+		return PublicKey{}, fmt.Errorf("nostrkey: invalid public key %q: not a point on secp256k1", s)
+	}
+	return p, nil
+}
+
+// Valid reports whether p is an x-only point on secp256k1.
+func (p PublicKey) Valid() bool {
+	_, err := schnorr.ParsePubKey(p[:])
+	return err == nil
+}
+
+// Hex returns p as 64 lower-case hex characters.
+func (p PublicKey) Hex() string { return hex.EncodeToString(p[:]) }
+
+// String returns p.Hex().
+func (p PublicKey) String() string { return p.Hex() }
+
+// Npub returns p in NIP-19 npub1… form.
+func (p PublicKey) Npub() string {
+	s, err := nip19.EncodePublicKey(p.Hex())
+	if err != nil { // cannot happen for 32 bytes of hex
+		return ""
+	}
+	return s
+}
+
+// IsZero reports whether p is the zero value.
+func (p PublicKey) IsZero() bool { return p == PublicKey{} }
+
+// Verify reports whether sig is a valid BIP-340 signature by p over the
+// 32-byte hash.
+func (p PublicKey) Verify(hash []byte, sig []byte) bool {
+	if len(hash) != 32 || len(sig) != 64 {
+		return false
+	}
+	pk, err := schnorr.ParsePubKey(p[:])
+	if err != nil {
+		return false
+	}
+	s, err := schnorr.ParseSignature(sig)
+	if err != nil {
+		return false
+	}
+	return s.Verify(hash, pk)
+}
+
+// NpubToHex converts an npub1… string to 64 lower-case hex characters.
+func NpubToHex(npub string) (string, error) {
+	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(npub)), "npub1") {
+		return "", fmt.Errorf("nostrkey: %q is not an npub1… key", npub)
+	}
+	p, err := ParsePublic(npub)
+	if err != nil {
+		return "", err
+	}
+	return p.Hex(), nil
+}
+
+// HexToNpub converts a 64-hex public key to its npub1… form.
+func HexToNpub(h string) (string, error) {
+	if len(strings.TrimSpace(h)) != 64 {
+		return "", fmt.Errorf("nostrkey: %q is not a 64-hex public key", h)
+	}
+	p, err := ParsePublic(h)
+	if err != nil {
+		return "", err
+	}
+	return p.Npub(), nil
+}
