@@ -116,12 +116,18 @@ func (e Env) Err() io.Writer {
 // file. A scratch container has no /tmp, so the fallback matters. The error
 // names every place tried and what to set.
 func (e Env) TempDir() (string, error) {
-	var tried []string
-	candidates := []struct{ label, dir string }{
+	return firstWritable([]place{
 		{"$TMPDIR", e.Getenv("TMPDIR")},
 		{"/tmp", "/tmp"},
 		{"working directory", e.Dir},
-	}
+	})
+}
+
+// place is a candidate temp dir and how the error message names it.
+type place struct{ label, dir string }
+
+func firstWritable(candidates []place) (string, error) {
+	var tried []string
 	for _, c := range candidates {
 		if c.dir == "" {
 			tried = append(tried, c.label+" (unset)")

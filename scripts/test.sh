@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Runs every test of buzzbox on a fresh machine: installs what the tests
+# compare against or drive (git, ripgrep, tree, node + the npm peers in
+# scripts/node), checks formatting and vet, then runs `go test ./...`.
+# Anything that cannot be installed is reported loudly here, and the tests
+# that need it skip with a SKIP(loud) line naming it.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '== %s\n' "$*" >&2; }
+loud() { printf '!! SKIPPED PREREQUISITE: %s\n' "$*" >&2; }
+
+# Debian packages the tests use, by the command that proves each is there.
+declare -A need=([git]=git [rg]=ripgrep [tree]=tree [chroot]=coreutils [node]=nodejs [npm]=npm)
+missing=()
+for cmd in "${!need[@]}"; do
+	command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+	say "installing Debian packages: ${missing[*]}"
+	if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+		apt-get update -qq >/dev/null 2>&1 || loud "apt-get update failed"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null 2>&1 ||
+			loud "apt-get install ${missing[*]} failed; tests comparing with those tools will skip"
+	else
+		loud "cannot install ${missing[*]} (need root and apt-get); tests needing them will skip"
+	fi
+fi
+
+if command -v npm >/dev/null 2>&1; then
+	say "installing npm test peers (scripts/node)"
+	(cd scripts/node && npm install --no-audit --no-fund --loglevel=error >/dev/null) ||
+		loud "npm install in scripts/node failed; tests against external npm clients will skip"
+else
+	loud "npm missing; tests against external npm clients will skip"
+fi
+
+say "gofmt"
+unformatted=$(gofmt -l $(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))
+if [ -n "$unformatted" ]; then
+	printf 'gofmt would change:\n%s\n' "$unformatted" >&2
+	exit 1
+fi
+say "go vet"
+go vet ./... || exit 1
+
+say "go test"
+exec go test -timeout 30m "$@" ./...
