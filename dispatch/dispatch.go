@@ -30,6 +30,7 @@ import (
 	"slices"
 	"strings"
 
+	"buzzbox/internal/caroots"
 	"buzzbox/internal/proc"
 )
 
@@ -127,6 +128,13 @@ func run(args []string, mkEnv func() proc.Env) int {
 		return ExitOK
 	}
 	fixExe(&env, argv0)
+	if !id.Sync {
+		// Long-running identities may speak HTTPS (LLM providers, relays);
+		// give them roots where the system has none (scratch containers).
+		if err := caroots.Install(); err != nil {
+			fmt.Fprintf(env.Err(), "%s: load embedded CA roots: %v\n", id.Name, err)
+		}
+	}
 	return id.Main(context.Background(), rest, env)
 }
 
