@@ -44,5 +44,15 @@ fi
 say "go vet"
 go vet ./... || exit 1
 
+say "staticcheck"
+staticcheck=$(go env GOPATH)/bin/staticcheck
+if [ ! -x "$staticcheck" ]; then
+	GOFLAGS= go install honnef.co/go/tools/cmd/staticcheck@v0.8.2 >/dev/null 2>&1 ||
+		loud "could not install staticcheck v0.8.2 from the Go module proxy; static checks not run"
+fi
+if [ -x "$staticcheck" ]; then
+	"$staticcheck" ./... || exit 1
+fi
+
 say "go test"
 exec go test -timeout 30m "$@" ./...
