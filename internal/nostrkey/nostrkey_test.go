@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"buzzbox/internal/proc"
+
+	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
 )
 
@@ -418,4 +420,18 @@ func FuzzParsePublic(f *testing.F) {
 			t.Fatalf("npub round trip of %q failed: %v", in, err)
 		}
 	})
+}
+
+func TestSignEvent(t *testing.T) {
+	s, _ := ParseSecret(k3)
+	evt := &nostr.Event{Kind: 1, CreatedAt: 1700000000, Content: "hi"}
+	if err := s.SignEvent(evt); err != nil {
+		t.Fatal(err)
+	}
+	if evt.PubKey != pk3 || !evt.CheckID() {
+		t.Errorf("SignEvent: pubkey %s, id ok %v", evt.PubKey, evt.CheckID())
+	}
+	if ok, err := evt.CheckSignature(); !ok {
+		t.Errorf("SignEvent: signature does not verify: %v", err)
+	}
 }
