@@ -1,0 +1,177 @@
+// Package mcpclient is buzz-agent's MCP client: it starts MCP servers as
+// child processes (stdio, one process group each) or reaches them over
+// Streamable HTTP, performs the legacy initialize handshake (offering
+// 2025-11-25), lists tools with paging and calls them with timeouts and
+// notifications/cancelled. A Registry holds one session's servers under
+// "server__tool" names, enforces the caps, hides "_" hook tools from the
+// model and restarts dead servers lazily with exponential backoff.
+//
+// It does not implement resources, prompts, sampling, roots or elicitation:
+// server requests other than ping are answered -32601. It does not probe the
+// 2026-07-28 server/discover.
+package mcpclient
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"buzzbox/internal/jsonrpc"
+)
+
+// Tool is one tool as a server lists it.
+type Tool struct {
+	Name        string          `json:"name"`
+	Description string          `json:"description,omitempty"`
+	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
+}
+
+// Content is one content block of a tool result.
+type Content struct {
+	Type     string `json:"type"`
+	Text     string `json:"text,omitempty"`
+	Data     string `json:"data,omitempty"`
+	MimeType string `json:"mimeType,omitempty"`
+	URI      string `json:"uri,omitempty"`
+	Resource *struct {
+		URI      string `json:"uri"`
+		MimeType string `json:"mimeType,omitempty"`
+	} `json:"resource,omitempty"`
+}
+
+// Result is a tools/call result.
+type Result struct {
+	Content []Content `json:"content"`
+	IsError bool      `json:"isError,omitempty"`
+}
+
+// ErrTransport marks failures of the connection itself (closed pipe, dead
+// process, protocol timeout, unexpected reply): the server is unusable.
+var ErrTransport = errors.New("transport failure")
+
+// transport is one way of exchanging JSON-RPC messages with a server.
+type transport interface {
+	call(ctx context.Context, method string, params, result any, onID func(json.RawMessage)) error
+	notify(method string, params any) error
+	// close ends the connection; graceful asks the server to stop first.
+	close(graceful bool)
+	// done is closed when the connection ended on its own.
+	done() <-chan struct{}
+}
+
+// Client is a connection to one initialised MCP server.
+type Client struct {
+	name string
+	t    transport
+	log  *slog.Logger
+}
+
+// handshake initialises the server and returns its tools.
+func handshake(ctx context.Context, name string, t transport, timeout time.Duration, log *slog.Logger) (*Client, []Tool, error) {
+	c := &Client{name: name, t: t, log: log}
+	ictx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	var init struct {
+		ProtocolVersion string `json:"protocolVersion"`
+	}
+	params := map[string]any{
+		"protocolVersion": protocolVersion,
+		"capabilities":    map[string]any{},
+		"clientInfo":      map[string]any{"name": "buzz-agent", "version": "1"},
+	}
+	if err := t.call(ictx, "initialize", params, &init, nil); err != nil {
+		return nil, nil, fmt.Errorf("init %s: %w", name, timeoutErr(ictx, err, timeout))
+	}
+	if err := t.notify("notifications/initialized", nil); err != nil {
+		return nil, nil, fmt.Errorf("init %s: %w", name, err)
+	}
+	lctx, cancel2 := context.WithTimeout(ctx, timeout)
+	defer cancel2()
+	tools, err := c.listTools(lctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("list_tools %s: %w", name, timeoutErr(lctx, err, timeout))
+	}
+	return c, tools, nil
+}
+
+func timeoutErr(ctx context.Context, err error, d time.Duration) error {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return fmt.Errorf("timeout after %ds", int(d.Seconds()))
+	}
+	return err
+}
+
+func (c *Client) listTools(ctx context.Context) ([]Tool, error) {
+	var all []Tool
+	cursor := ""
+	for page := 0; page < maxListPages; page++ {
+		var params any
+		if cursor != "" {
+			params = map[string]string{"cursor": cursor}
+		}
+		var res struct {
+			Tools      []Tool `json:"tools"`
+			NextCursor string `json:"nextCursor"`
+		}
+		if err := c.t.call(ctx, "tools/list", params, &res, nil); err != nil {
+			return nil, err
+		}
+		all = append(all, res.Tools...)
+		if res.NextCursor == "" {
+			return all, nil
+		}
+		cursor = res.NextCursor
+	}
+	return nil, fmt.Errorf("tools/list: more than %d pages", maxListPages)
+}
+
+// CallTool calls a tool. When ctx ends first it sends notifications/cancelled
+// naming the request and returns ctx's error. A JSON-RPC error reply comes
+// back as *jsonrpc.Error (the server rejected the call but is healthy); a
+// broken connection wraps ErrTransport.
+func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage, reason string) (*Result, error) {
+	params := map[string]any{"name": name}
+	if len(args) > 0 && string(args) != "null" {
+		params["arguments"] = args
+	}
+	var id json.RawMessage
+	var res Result
+	err := c.t.call(ctx, "tools/call", params, &res, func(i json.RawMessage) { id = i })
+	if err == nil {
+		return &res, nil
+	}
+	if ctx.Err() != nil {
+		if id != nil {
+			// Fire and forget: the server should stop work and not reply.
+			_ = c.t.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
+		}
+		return nil, ctx.Err()
+	}
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return nil, rpcErr
+	}
+	return nil, fmt.Errorf("%w: %v", ErrTransport, err)
+}
+
+// Close ends the connection; graceful closes stdin and signals before
+// killing, otherwise the process group is killed at once.
+func (c *Client) Close(graceful bool) { c.t.close(graceful) }
+
+// Done is closed when the server's connection ended by itself.
+func (c *Client) Done() <-chan struct{} { return c.t.done() }
+
+// serverRequests answers what a server may ask of the client: ping gets {},
+// anything else -32601; notifications are ignored.
+func serverRequests(_ context.Context, req *jsonrpc.Request) (any, error) {
+	if req.IsNotification() {
+		return nil, nil
+	}
+	if req.Method == "ping" {
+		return struct{}{}, nil
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", req.Method)
+}

@@ -1,0 +1,30 @@
+package mcpclient
+
+import "time"
+
+// Registry caps (spec names in parentheses).
+const (
+	maxServers          = 16    // MCP servers per session (MAX_MCP_SERVERS)
+	maxToolsPerSession  = 128   // tools per session, hooks included (MAX_TOOLS_PER_SESSION)
+	maxNameLen          = 128   // server or bare tool name bytes (MAX_NAME_LEN)
+	maxQualifiedNameLen = 64    // "<server>__<tool>" bytes; LLM APIs reject longer (MAX_QNAME_LEN)
+	maxDescriptionBytes = 1024  // tool description bytes shown to the model (MAX_DESCRIPTION_BYTES)
+	maxSchemaBytes      = 4096  // serialized input schema bytes; larger becomes {} (MAX_SCHEMA_BYTES)
+	maxListPages        = 64    // tools/list pages followed before giving up on a looping cursor
+	maxFrameBytes       = 16 << 20 // one MCP message from a server (stdio line or HTTP body)
+)
+
+// Child shutdown: close stdin, wait stdinGrace; SIGTERM the group, wait
+// termGrace; then SIGKILL. The spec's transport section asks for this order.
+const (
+	stdinGrace = 500 * time.Millisecond
+	termGrace  = 500 * time.Millisecond
+)
+
+// protocolVersion is the MCP revision offered in initialize (the newest
+// legacy-era one; any counter-offer is accepted).
+const protocolVersion = "2025-11-25"
+
+// restartForever is how far a server that used up its restarts is pushed
+// into the future.
+const restartForever = 24 * time.Hour
