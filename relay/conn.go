@@ -1,0 +1,228 @@
+package relay
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"sync"
+)
+
+// conn is what the relay knows about one websocket connection beyond what
+// khatru keeps: who it authenticated as under our stricter NIP-42 rules and
+// how many subscriptions it holds. khatru's WebSocket carries the upgrade
+// request, whose context holds the *conn.
+type conn struct {
+	host   string // Host of the upgrade request, normalised
+	scheme string // "ws" or "wss": what the AUTH relay tag must say
+
+	mu        sync.Mutex
+	challenge string
+	pubkey    string // authenticated pubkey; empty until AUTH passes
+	owner     string // NIP-OA owner attesting pubkey; empty when none
+	reqs      map[context.Context]*reqState
+}
+
+type connKey struct{}
+
+// identity returns the authenticated pubkey and the owner attesting it.
+func (c *conn) identity() (pubkey, owner string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.pubkey, c.owner
+}
+
+// reqState is what the relay counts for one REQ.
+type reqState struct {
+	filters int
+	verdict string // non-empty: the CLOSED reason for this REQ
+}
+
+// noteFilter records one more filter for the REQ whose context is reqCtx
+// and sets its verdict when the REQ has more than maxFilters filters or the
+// connection more than maxSubs live REQs. A REQ stops counting when khatru
+// cancels its context (CLOSE, a rejected filter, or the connection ending).
+func (c *conn) noteFilter(reqCtx context.Context, maxFilters, maxSubs int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.reqs == nil {
+		c.reqs = make(map[context.Context]*reqState)
+	}
+	st := c.reqs[reqCtx]
+	if st == nil {
+		st = &reqState{}
+		c.reqs[reqCtx] = st
+		context.AfterFunc(reqCtx, func() {
+			c.mu.Lock()
+			delete(c.reqs, reqCtx)
+			c.mu.Unlock()
+		})
+		if len(c.reqs) > maxSubs {
+			st.verdict = fmt.Sprintf("error: more than %d subscriptions on one connection; CLOSE some first", maxSubs)
+		}
+	}
+	st.filters++
+	if st.filters > maxFilters && st.verdict == "" {
+		st.verdict = fmt.Sprintf("invalid: more than %d filters in one REQ", maxFilters)
+	}
+}
+
+// hijackWriter hands khatru's websocket upgrader a connection whose reads
+// pass through a frame inspector, so that the relay sees each AUTH message
+// before khatru does.
+type hijackWriter struct {
+	http.ResponseWriter
+	inspect func(payload []byte) (ok bool, challenge string)
+	track   func(net.Conn, bool)
+}
+
+func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	nc, brw, err := http.NewResponseController(w.ResponseWriter).Hijack()
+	if err != nil {
+		return nil, nil, err
+	}
+	sc := &sniffConn{Conn: nc, src: brw.Reader, inspect: w.inspect, track: w.track}
+	w.track(sc, true)
+	return sc, bufio.NewReadWriter(bufio.NewReader(sc), brw.Writer), nil
+}
+
+// sniffConn releases client bytes to the websocket library one whole frame
+// at a time. An unfragmented text frame holding an AUTH envelope is shown
+// to inspect; when inspect refuses it, every copy of the challenge in the
+// frame is spoiled (same length, re-masked) so khatru answers OK false too.
+type sniffConn struct {
+	net.Conn
+	src     io.Reader
+	inspect func(payload []byte) (ok bool, challenge string)
+	track   func(net.Conn, bool)
+
+	buf     []byte // read from src, not yet handed on
+	ready   int    // buf[:ready] has been inspected
+	through bool   // a frame too big to buffer: stop inspecting
+	err     error
+	once    sync.Once
+}
+
+const sniffChunk = 16 << 10 // read size from the client socket
+
+func (s *sniffConn) Read(p []byte) (int, error) {
+	for {
+		if s.ready > 0 {
+			n := copy(p, s.buf[:s.ready])
+			s.buf = s.buf[n:]
+			s.ready -= n
+			return n, nil
+		}
+		if len(s.buf) > 0 && (s.through || s.err != nil) {
+			s.ready = len(s.buf)
+			continue
+		}
+		if len(s.buf) > 0 {
+			size, complete := frameSize(s.buf)
+			switch {
+			case size > maxMessageBytes+16:
+				s.through = true
+				continue
+			case complete:
+				s.look(s.buf[:size])
+				s.ready = size
+				continue
+			}
+		}
+		if s.err != nil {
+			return 0, s.err
+		}
+		if cap(s.buf)-len(s.buf) < sniffChunk {
+			grown := make([]byte, len(s.buf), 2*cap(s.buf)+sniffChunk)
+			copy(grown, s.buf)
+			s.buf = grown
+		}
+		n, err := s.src.Read(s.buf[len(s.buf) : len(s.buf)+sniffChunk])
+		s.buf = s.buf[:len(s.buf)+n]
+		s.err = err
+	}
+}
+
+func (s *sniffConn) Close() error {
+	s.once.Do(func() { s.track(s, false) })
+	return s.Conn.Close()
+}
+
+// frameSize returns the length of the websocket frame at the start of b
+// and whether b holds all of it (RFC 6455 §5.2).
+func frameSize(b []byte) (int, bool) {
+	if len(b) < 2 {
+		return 0, false
+	}
+	hdr, n := 2, uint64(b[1]&0x7f)
+	switch n {
+	case 126:
+		if len(b) < 4 {
+			return 0, false
+		}
+		hdr, n = 4, uint64(binary.BigEndian.Uint16(b[2:4]))
+	case 127:
+		if len(b) < 10 {
+			return 0, false
+		}
+		hdr, n = 10, binary.BigEndian.Uint64(b[2:10])
+	}
+	if b[1]&0x80 != 0 {
+		hdr += 4
+	}
+	if n > 1<<40 {
+		return 1 << 40, false
+	}
+	total := hdr + int(n)
+	return total, len(b) >= total
+}
+
+var authLabel = []byte(`"AUTH"`)
+
+// look inspects one whole client frame in place.
+func (s *sniffConn) look(f []byte) {
+	const finText = 0x81
+	if f[0] != finText || f[1]&0x80 == 0 {
+		return
+	}
+	size, _ := frameSize(f)
+	hdr := size - frameLen(f)
+	mask := f[hdr-4 : hdr]
+	payload := make([]byte, size-hdr)
+	for i := range payload {
+		payload[i] = f[hdr+i] ^ mask[i%4]
+	}
+	rest := bytes.TrimLeft(payload, " \t\r\n")
+	if !bytes.HasPrefix(rest, []byte("[")) || !bytes.HasPrefix(bytes.TrimLeft(rest[1:], " \t\r\n"), authLabel) {
+		return
+	}
+	ok, challenge := s.inspect(payload)
+	if ok || challenge == "" {
+		return
+	}
+	for off := 0; ; {
+		i := bytes.Index(payload[off:], []byte(challenge))
+		if i < 0 {
+			return
+		}
+		at := off + i
+		f[hdr+at] = 'x' ^ mask[at%4]
+		off = at + len(challenge)
+	}
+}
+
+// frameLen returns the payload length of a complete frame.
+func frameLen(f []byte) int {
+	switch n := f[1] & 0x7f; n {
+	case 126:
+		return int(binary.BigEndian.Uint16(f[2:4]))
+	case 127:
+		return int(binary.BigEndian.Uint64(f[2:10]))
+	default:
+		return int(n)
+	}
+}

@@ -1,0 +1,276 @@
+package relay
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/fiatjaf/khatru"
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Kinds the relay refuses to take as plain events.
+const (
+	kindAuth    = nostr.KindClientAuthentication // belongs in AUTH messages
+	kindHTTPAut = 27235                          // NIP-98 tokens are headers, not posts
+)
+
+type callerKey struct{}
+
+// caller is who a request acts for: the authenticated pubkey (empty when
+// none) and, for an agent logged in with a NIP-OA attestation, its owner.
+type caller struct{ pubkey, owner string }
+
+func withCaller(ctx context.Context, c caller) context.Context {
+	return context.WithValue(ctx, callerKey{}, c)
+}
+
+// callerOf finds the caller of a websocket or bridge request.
+func callerOf(ctx context.Context) caller {
+	if c, ok := ctx.Value(callerKey{}).(caller); ok {
+		return c
+	}
+	if c := connOf(khatru.GetConnection(ctx)); c != nil {
+		pk, owner := c.identity()
+		return caller{pk, owner}
+	}
+	return caller{}
+}
+
+// member reports whether pk may use the relay: the owner, an allowlisted
+// key, or an agent whose attesting owner is one.
+func (r *Relay) member(c caller) bool {
+	return r.members[c.pubkey] || (c.owner != "" && r.members[c.owner])
+}
+
+// gate answers whether c may use the relay at all, with the NIP-01 reason
+// prefix when not.
+func (r *Relay) gate(c caller) string {
+	if r.cfg.Open {
+		return ""
+	}
+	if c.pubkey == "" {
+		return "auth-required: this relay only serves authenticated members"
+	}
+	if !r.member(c) {
+		return "restricted: not a relay member"
+	}
+	return ""
+}
+
+func (r *Relay) newKhatru() *khatru.Relay {
+	kr := khatru.NewRelay()
+	kr.Log = slog.NewLogLogger(r.log.With("component", "khatru").Handler(), slog.LevelWarn)
+	kr.MaxMessageSize = maxMessageBytes
+	kr.Info.Name = "buzz-relay"
+	kr.Info.PubKey = r.pubkey
+
+	kr.StoreEvent = append(kr.StoreEvent, r.store.SaveEvent)
+	kr.ReplaceEvent = append(kr.ReplaceEvent, r.store.ReplaceEvent)
+	kr.DeleteEvent = append(kr.DeleteEvent, r.store.DeleteEvent)
+	kr.QueryEvents = append(kr.QueryEvents, r.queryEvents)
+	kr.CountEvents = append(kr.CountEvents, r.countEvents)
+
+	kr.OnConnect = append(kr.OnConnect, r.onConnect)
+	kr.RejectEvent = append(kr.RejectEvent, r.rejectEvent)
+	kr.OverwriteFilter = append(kr.OverwriteFilter, r.overwriteFilter)
+	kr.RejectFilter = append(kr.RejectFilter, r.rejectFilter)
+	kr.RejectCountFilter = append(kr.RejectCountFilter, r.rejectCountFilter)
+	kr.PreventBroadcast = append(kr.PreventBroadcast, r.preventBroadcast)
+	kr.OnEventSaved = append(kr.OnEventSaved, r.onEventSaved)
+	// With a listener on ephemeral events khatru acknowledges them even
+	// when no subscriber matched; they are forwarded, never stored.
+	kr.OnEphemeralEvent = append(kr.OnEphemeralEvent, func(context.Context, *nostr.Event) {})
+	return kr
+}
+
+// onConnect sends the NIP-42 challenge at once, as the spec asks, and
+// remembers it for our own AUTH check.
+func (r *Relay) onConnect(ctx context.Context) {
+	ws := khatru.GetConnection(ctx)
+	c := connOf(ws)
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	c.challenge = ws.Challenge
+	c.mu.Unlock()
+	khatru.RequestAuth(ctx)
+}
+
+// eventSize approximates the serialised size of ev without encoding it.
+func eventSize(ev *nostr.Event) int {
+	n := 64 + 64 + 128 + 100 + len(ev.Content)
+	for _, t := range ev.Tags {
+		for _, v := range t {
+			n += len(v) + 3
+		}
+	}
+	return n
+}
+
+// rejectEvent is the write gate for websocket and bridge alike.
+func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string) {
+	if isInternal(ctx) {
+		return false, ""
+	}
+	c := callerOf(ctx)
+	if msg := r.gate(c); msg != "" {
+		return true, msg
+	}
+	if n := eventSize(ev); n > r.cfg.MaxEventBytes {
+		return true, fmt.Sprintf("invalid: event of about %d bytes is over the %d byte limit", n, r.cfg.MaxEventBytes)
+	}
+	switch ev.Kind {
+	case kindAuth:
+		return true, "invalid: AUTH events go in AUTH messages"
+	case kindHTTPAut:
+		return true, "invalid: NIP-98 events are HTTP headers, not posts"
+	}
+	if !r.cfg.Open && ev.PubKey != c.pubkey && !r.members[ev.PubKey] {
+		if owner := eventAttestation(ev); owner == "" || !r.members[owner] {
+			return true, "restricted: event author is not a relay member"
+		}
+	}
+	key := c.pubkey
+	if key == "" {
+		key = ev.PubKey
+	}
+	if !r.limiter.allow(key, r.cfg.Now()) {
+		return true, "rate-limited: more than " + strconv.FormatFloat(r.cfg.EventsPerSecond, 'f', -1, 64) + " events/s; retry in 1s"
+	}
+	if msg := r.checkChannelWrite(ctx, c, ev); msg != "" {
+		return true, msg
+	}
+	if r.deleted(ctx, ev) {
+		return true, "blocked: this event was deleted by its author"
+	}
+	return false, ""
+}
+
+// deleted reports whether ev's author has published a NIP-09 deletion
+// naming ev's id. (khatru's own check looks the tag up under the wrong key.)
+func (r *Relay) deleted(ctx context.Context, ev *nostr.Event) bool {
+	ch, err := r.store.QueryEvents(ctx, nostr.Filter{
+		Kinds: []int{nostr.KindDeletion}, Authors: []string{ev.PubKey},
+		Tags: nostr.TagMap{"e": []string{ev.ID}}, Limit: 1,
+	})
+	if err != nil {
+		return false
+	}
+	found := false
+	for range ch {
+		found = true
+	}
+	return found
+}
+
+// overwriteFilter runs for every filter of a REQ, before khatru decides
+// whether to query: it counts filters and subscriptions and judges access.
+// A refused limit:0 filter is turned into a querying one so that khatru
+// calls rejectFilter, which gives the verdict.
+func (r *Relay) overwriteFilter(ctx context.Context, f *nostr.Filter) {
+	if isInternal(ctx) {
+		return
+	}
+	if c := connOf(khatru.GetConnection(ctx)); c != nil {
+		c.noteFilter(ctx, r.cfg.MaxFilters, r.cfg.MaxSubscriptions)
+	}
+	if r.filterVerdict(ctx) != "" {
+		f.LimitZero = false
+	}
+}
+
+func (r *Relay) filterVerdict(ctx context.Context) string {
+	cl := callerOf(ctx)
+	if msg := r.gate(cl); msg != "" {
+		return msg
+	}
+	c := connOf(khatru.GetConnection(ctx))
+	if c == nil {
+		return ""
+	}
+	c.mu.Lock()
+	st := c.reqs[ctx]
+	c.mu.Unlock()
+	if st != nil {
+		return st.verdict
+	}
+	return ""
+}
+
+func (r *Relay) rejectFilter(ctx context.Context, f nostr.Filter) (bool, string) {
+	if isInternal(ctx) {
+		return false, ""
+	}
+	msg := r.filterVerdict(ctx)
+	if msg != "" {
+		return true, msg
+	}
+	return false, ""
+}
+
+func (r *Relay) rejectCountFilter(ctx context.Context, f nostr.Filter) (bool, string) {
+	if msg := r.gate(callerOf(ctx)); msg != "" {
+		return true, msg
+	}
+	return false, ""
+}
+
+// preventBroadcast keeps a live event from subscribers who may not read it.
+func (r *Relay) preventBroadcast(ws *khatru.WebSocket, ev *nostr.Event) bool {
+	c := connOf(ws)
+	if c == nil {
+		return true
+	}
+	pk, owner := c.identity()
+	return !r.canRead(caller{pk, owner}, ev)
+}
+
+// canRead reports whether c may see ev.
+func (r *Relay) canRead(c caller, ev *nostr.Event) bool {
+	if r.gate(c) != "" {
+		return false
+	}
+	return r.channelReadable(c, ev)
+}
+
+// queryEvents reads the store and drops what the caller may not see.
+func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Event, error) {
+	ch, err := r.store.QueryEvents(ctx, f)
+	if err != nil || isInternal(ctx) {
+		return ch, err
+	}
+	c := callerOf(ctx)
+	out := make(chan *nostr.Event)
+	// Ends when the store closes ch, which it does when done or when ctx ends.
+	go func() {
+		defer close(out)
+		for ev := range ch {
+			if !r.canRead(c, ev) {
+				continue
+			}
+			select {
+			case out <- ev:
+			case <-ctx.Done():
+				for range ch {
+				}
+				return
+			}
+		}
+	}()
+	return out, nil
+}
+
+func (r *Relay) countEvents(ctx context.Context, f nostr.Filter) (int64, error) {
+	ch, err := r.queryEvents(ctx, f)
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for range ch {
+		n++
+	}
+	return n, nil
+}

@@ -1,0 +1,148 @@
+package relay
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"buzzbox/internal/testexe"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// runRelay starts the real buzz-relay binary on 127.0.0.1:0 and returns
+// the process and its websocket URL, read from the "listening" log line.
+func runRelay(t *testing.T, exe, dir string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(exe, "--listen", "127.0.0.1:0", "--data", dir, "--open", "--rate", "1000000", "--burst", "1000000")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	urls := make(chan string, 1)
+	// Reads stderr until the process exits and closes it.
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		for sc.Scan() {
+			line := sc.Text()
+			if strings.Contains(line, "msg=listening") {
+				for _, f := range strings.Fields(line) {
+					if u, ok := strings.CutPrefix(f, "url="); ok {
+						urls <- u
+					}
+				}
+			}
+		}
+		io.Copy(io.Discard, stderr)
+		close(urls)
+	}()
+	select {
+	case u, ok := <-urls:
+		if !ok {
+			t.Fatal("buzz-relay exited before listening")
+		}
+		return cmd, u
+	case <-time.After(30 * time.Second):
+		t.Fatal("buzz-relay did not report its address")
+	}
+	return nil, ""
+}
+
+// TestKillDuringBurst publishes 10 000 events to the real binary, kills it
+// with SIGKILL part way, restarts it on the same data dir and checks that
+// every event the relay acknowledged is there.
+func TestKillDuringBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("publishes 10 000 events to a subprocess")
+	}
+	const total, killAt, workers = 10000, 4000, 8
+	exe := testexe.Link(t, "buzz-relay")
+	dir := t.TempDir()
+	cmd, url := runRelay(t, exe, dir)
+
+	k := newKey(t)
+	events := make([]nostr.Event, total)
+	for i := range events {
+		events[i] = signed(t, k, 1, "burst "+time.Duration(i).String())
+	}
+	c := connect(t, url)
+	began := time.Now()
+
+	var (
+		next   atomic.Int64
+		mu     sync.Mutex
+		acked  []string
+		killed sync.Once
+		wg     sync.WaitGroup
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= total {
+					return
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				err := c.Publish(ctx, events[i])
+				cancel()
+				// go-nostr returns nil when the connection drops while it
+				// waits for the OK, so a nil error counts only while the
+				// connection is still up.
+				if err != nil || !c.IsConnected() {
+					return // the relay is gone
+				}
+				mu.Lock()
+				acked = append(acked, events[i].ID)
+				n := len(acked)
+				mu.Unlock()
+				if n >= killAt {
+					killed.Do(func() { cmd.Process.Kill() })
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	cmd.Wait()
+	t.Logf("%d events acknowledged before SIGKILL, %s", len(acked), time.Since(began))
+	if len(acked) < killAt {
+		t.Fatalf("only %d acknowledged; the burst did not reach the kill point", len(acked))
+	}
+
+	began = time.Now()
+	_, url = runRelay(t, exe, dir)
+	t.Logf("restarted in %s", time.Since(began))
+	c2 := connect(t, url)
+	have := make(map[string]bool, len(acked))
+	for start := 0; start < len(acked); start += 500 {
+		chunk := acked[start:min(start+500, len(acked))]
+		evs, reason := query(t, c2, nostr.Filter{IDs: chunk})
+		if reason != "" {
+			t.Fatalf("query after restart closed: %s", reason)
+		}
+		for _, ev := range evs {
+			have[ev.ID] = true
+		}
+	}
+	missing := 0
+	for _, id := range acked {
+		if !have[id] {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Fatalf("%d of %d acknowledged events missing after kill -9 and restart", missing, len(acked))
+	}
+}

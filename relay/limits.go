@@ -1,0 +1,52 @@
+package relay
+
+import "time"
+
+// Limits bounded by the relay. Each has a flag (named beside it) that
+// changes it; the Config field of the same name carries the value.
+const (
+	// defaultMaxEventBytes bounds one event as serialised JSON; bigger
+	// events are refused with "invalid:". A chat message is capped at
+	// 64 KiB by the CLI, so four times that leaves room for tags.
+	defaultMaxEventBytes = 256 << 10 // --max-event-bytes
+
+	// maxMessageBytes bounds one websocket message (an EVENT envelope or a
+	// REQ); a bigger frame ends the connection. It must exceed
+	// defaultMaxEventBytes by the envelope overhead.
+	maxMessageBytes = 512 << 10
+
+	// defaultMaxFilters bounds the filters in one REQ or one /query body;
+	// clients that need more should split their request.
+	defaultMaxFilters = 20 // --max-filters
+
+	// defaultMaxSubscriptions bounds the live subscriptions of one
+	// websocket connection; a harness uses one per channel plus two.
+	defaultMaxSubscriptions = 100 // --max-subscriptions
+
+	// defaultEventsPerSecond and defaultEventBurst shape the per-pubkey
+	// token bucket for writes: sustained rate and burst size.
+	defaultEventsPerSecond = 50   // --rate
+	defaultEventBurst      = 500  // --burst
+	maxRateBuckets         = 4096 // idle full buckets beyond this are forgotten
+
+	// maxQueryLimit bounds how many stored events one filter returns.
+	maxQueryLimit = 1000
+
+	// authWindow is how far created_at of a NIP-42 AUTH or NIP-98 event
+	// may be from now, either way.
+	authWindow = 60 * time.Second
+
+	// replayWindow is how long a NIP-98 event id used on the HTTP bridge
+	// is remembered; it must exceed twice authWindow.
+	replayWindow = 2*authWindow + 10*time.Second
+
+	// maxBridgeBody bounds a POST body of the HTTP bridge.
+	maxBridgeBody = maxMessageBytes
+
+	// maxAllowlistBytes bounds the allowlist file.
+	maxAllowlistBytes = 1 << 20
+
+	// shutdownGrace is how long Serve waits for HTTP requests in flight
+	// when its context ends.
+	shutdownGrace = 5 * time.Second
+)

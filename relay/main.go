@@ -1,0 +1,120 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"buzzbox/internal/proc"
+)
+
+// Exit codes of buzz-relay.
+const (
+	exitOK    = 0
+	exitError = 2 // usage or operational error
+)
+
+// listFlag collects a repeatable flag; each use may hold comma-separated values.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// Main runs the buzz-relay identity: parses flags, opens the store, serves
+// until SIGINT or SIGTERM and returns the exit code.
+func Main(ctx context.Context, args []string, env proc.Env) int {
+	fs := flag.NewFlagSet("buzz-relay", flag.ContinueOnError)
+	fs.SetOutput(env.Err())
+	var (
+		cfg      Config
+		allow    listFlag
+		listen   = fs.String("listen", "127.0.0.1:3000", "`address` to listen on")
+		logLevel = fs.String("log-level", "info", "log `level`: debug, info, warn or error")
+		logJSON  = fs.Bool("log-json", false, "log JSON lines instead of text")
+	)
+	fs.StringVar(&cfg.DataDir, "data", "./buzz-relay-data", "`dir` for the event store, the relay key and git repositories")
+	fs.StringVar(&cfg.DB, "db", "", "postgres://… `url`: keep events in PostgreSQL instead of the embedded store")
+	fs.StringVar(&cfg.Owner, "owner", "", "owner `pubkey` (hex or npub): a member who administers every channel")
+	fs.Var(&allow, "allow", "member `pubkey` (hex or npub); repeat or separate with commas")
+	fs.StringVar(&cfg.AllowFile, "allow-file", "", "`file` of member pubkeys, one per line, # comments")
+	fs.BoolVar(&cfg.Open, "open", false, "serve anyone without NIP-42 AUTH (private channels still need it)")
+	fs.StringVar(&cfg.PublicURL, "public-url", "", "ws:// or wss:// `url` clients use, when behind a proxy")
+	fs.IntVar(&cfg.MaxEventBytes, "max-event-bytes", defaultMaxEventBytes, "largest accepted event, in `bytes`")
+	fs.IntVar(&cfg.MaxFilters, "max-filters", defaultMaxFilters, "most filters in one REQ or /query")
+	fs.IntVar(&cfg.MaxSubscriptions, "max-subscriptions", defaultMaxSubscriptions, "most live subscriptions per connection")
+	fs.Float64Var(&cfg.EventsPerSecond, "rate", defaultEventsPerSecond, "sustained events per second per pubkey")
+	fs.IntVar(&cfg.EventBurst, "burst", defaultEventBurst, "burst of events per pubkey above the rate")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: buzz-relay [options]\n\nNostr relay for a buzz workspace: persistent, NIP-42 authenticated,\nwith channels, an HTTP bridge and git hosting.\n\nOptions:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitError
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Err(), "buzz-relay: unexpected argument %q\n", fs.Arg(0))
+		return exitError
+	}
+	cfg.Allow = allow
+
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		fmt.Fprintf(env.Err(), "buzz-relay: --log-level %q: want debug, info, warn or error\n", *logLevel)
+		return exitError
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if *logJSON {
+		cfg.Logger = slog.New(slog.NewJSONHandler(env.Err(), opts))
+	} else {
+		cfg.Logger = slog.New(slog.NewTextHandler(env.Err(), opts))
+	}
+	if cfg.Owner == "" && len(cfg.Allow) == 0 && cfg.AllowFile == "" && !cfg.Open {
+		fmt.Fprintln(env.Err(), "buzz-relay: no member could use this relay: no --owner, --allow or --allow-file, and not --open")
+		fmt.Fprintln(env.Err(), "hint: buzz-relay --owner <your npub>   (or --open for a local sandbox)")
+		return exitError
+	}
+	if !filepath.IsAbs(cfg.DataDir) && env.Dir != "" {
+		cfg.DataDir = filepath.Join(env.Dir, cfg.DataDir)
+	}
+	if cfg.AllowFile != "" && !filepath.IsAbs(cfg.AllowFile) && env.Dir != "" {
+		cfg.AllowFile = filepath.Join(env.Dir, cfg.AllowFile)
+	}
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+
+	r, err := New(cfg)
+	if err != nil {
+		fmt.Fprintln(env.Err(), err)
+		return exitError
+	}
+	defer r.Close()
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		fmt.Fprintf(env.Err(), "buzz-relay: listen %s: %v\n", *listen, err)
+		return exitError
+	}
+	if err := r.Serve(ctx, ln); err != nil {
+		fmt.Fprintln(env.Err(), err)
+		return exitError
+	}
+	cfg.Logger.Info("stopped")
+	return exitOK
+}

@@ -1,0 +1,483 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/dgraph-io/badger/v4"
+	"github.com/fiatjaf/eventstore"
+	eventbadger "github.com/fiatjaf/eventstore/badger"
+	"github.com/fiatjaf/khatru"
+	"github.com/nbd-wtf/go-nostr"
+	"github.com/nbd-wtf/go-nostr/nip19"
+)
+
+// Config says how to build a Relay. The zero value of each field is
+// documented; DataDir is the only required one.
+type Config struct {
+	// DataDir holds the event store (unless DB is set), the relay's own
+	// signing key and the git repositories. Created if missing.
+	DataDir string
+	// DB is a postgres:// URL for eventstore's PostgreSQL backend. Empty
+	// keeps events in a badger store under DataDir.
+	DB string
+	// Owner is the relay owner's pubkey (hex or npub). The owner is a
+	// member and administers every channel. Empty means no owner.
+	Owner string
+	// Allow lists member pubkeys (hex or npub) besides the owner.
+	Allow []string
+	// AllowFile names a file of member pubkeys, one per line; blank lines
+	// and lines starting with # are skipped. Empty means none.
+	AllowFile string
+	// Open lets anyone read and write without NIP-42 AUTH. Private
+	// channels still need an authenticated member.
+	Open bool
+	// PublicURL is the ws:// or wss:// URL clients use, when the relay
+	// sits behind a proxy; it fixes the scheme and host that AUTH and
+	// NIP-98 events must name. Empty derives both from each request.
+	PublicURL string
+	// MaxEventBytes, MaxFilters, MaxSubscriptions, EventsPerSecond and
+	// EventBurst override the limits of limits.go; zero keeps the default.
+	MaxEventBytes    int
+	MaxFilters       int
+	MaxSubscriptions int
+	EventsPerSecond  float64
+	EventBurst       int
+	// Git is the git executable serving /git/; empty looks up "git" on
+	// PATH when a request comes.
+	Git string
+	// Logger receives the relay's logs. Nil discards them.
+	Logger *slog.Logger
+	// Now is the clock for AUTH and NIP-98 windows. Nil is time.Now.
+	Now func() time.Time
+}
+
+// Relay is a running buzz relay: a khatru relay with our access rules,
+// channels, HTTP bridge and git hosting. Build it with New (or Start).
+type Relay struct {
+	cfg     Config
+	log     *slog.Logger
+	kr      *khatru.Relay
+	store   eventstore.Store
+	secret  string // the relay's signing key, hex
+	pubkey  string
+	members map[string]bool // owner and allowlist; fixed after New
+	owner   string
+	limiter *rateLimiter
+	chans   *channels
+	seen    *replayCache
+
+	mu       sync.Mutex
+	url      string
+	conns    map[net.Conn]bool
+	stop     context.CancelFunc // set by Start
+	done     chan struct{}      // closed when Start's Serve returns
+	closeErr error
+	closed   bool
+}
+
+type internalKey struct{}
+
+// internal marks ctx as the relay's own doing: hooks let it through.
+func internal(ctx context.Context) context.Context {
+	return context.WithValue(ctx, internalKey{}, true)
+}
+
+func isInternal(ctx context.Context) bool {
+	return ctx.Value(internalKey{}) != nil || khatru.IsInternalCall(ctx)
+}
+
+// New opens the store and builds the relay. Close releases it.
+func New(cfg Config) (*Relay, error) {
+	if cfg.DataDir == "" {
+		return nil, errors.New("buzz-relay: data dir not set")
+	}
+	fillDefaults(&cfg)
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, fmt.Errorf("buzz-relay: create data dir: %w", err)
+	}
+	r := &Relay{
+		cfg:     cfg,
+		log:     cfg.Logger,
+		members: make(map[string]bool),
+		conns:   make(map[net.Conn]bool),
+		limiter: newRateLimiter(cfg.EventsPerSecond, cfg.EventBurst),
+		seen:    newReplayCache(),
+	}
+	if err := r.loadMembers(); err != nil {
+		return nil, err
+	}
+	secret, err := loadKey(filepath.Join(cfg.DataDir, keyFile))
+	if err != nil {
+		return nil, err
+	}
+	r.secret = secret
+	r.pubkey, _ = nostr.GetPublicKey(secret)
+
+	store, err := openStore(cfg, r.log)
+	if err != nil {
+		return nil, err
+	}
+	r.store = store
+	r.kr = r.newKhatru()
+	r.chans = newChannels()
+	if err := r.loadChannels(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+func fillDefaults(cfg *Config) {
+	if cfg.MaxEventBytes == 0 {
+		cfg.MaxEventBytes = defaultMaxEventBytes
+	}
+	if cfg.MaxFilters == 0 {
+		cfg.MaxFilters = defaultMaxFilters
+	}
+	if cfg.MaxSubscriptions == 0 {
+		cfg.MaxSubscriptions = defaultMaxSubscriptions
+	}
+	if cfg.EventsPerSecond == 0 {
+		cfg.EventsPerSecond = defaultEventsPerSecond
+	}
+	if cfg.EventBurst == 0 {
+		cfg.EventBurst = defaultEventBurst
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+}
+
+// parsePubkey accepts 64 hex characters or an npub.
+func parsePubkey(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	if strings.HasPrefix(s, "npub1") {
+		_, v, err := nip19.Decode(s)
+		if err != nil {
+			return "", fmt.Errorf("decode %q: %w", s, err)
+		}
+		pk, _ := v.(string)
+		return pk, nil
+	}
+	if !nostr.IsValid32ByteHex(s) {
+		return "", fmt.Errorf("%q is neither 64 lower-case hex characters nor an npub", s)
+	}
+	return s, nil
+}
+
+func (r *Relay) loadMembers() error {
+	if r.cfg.Owner != "" {
+		pk, err := parsePubkey(r.cfg.Owner)
+		if err != nil {
+			return fmt.Errorf("buzz-relay: owner: %w", err)
+		}
+		r.owner = pk
+		r.members[pk] = true
+	}
+	for _, a := range r.cfg.Allow {
+		pk, err := parsePubkey(a)
+		if err != nil {
+			return fmt.Errorf("buzz-relay: allow: %w", err)
+		}
+		r.members[pk] = true
+	}
+	if r.cfg.AllowFile == "" {
+		return nil
+	}
+	f, err := os.Open(r.cfg.AllowFile)
+	if err != nil {
+		return fmt.Errorf("buzz-relay: read allowlist: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxAllowlistBytes+1))
+	if err != nil {
+		return fmt.Errorf("buzz-relay: read allowlist %s: %w", r.cfg.AllowFile, err)
+	}
+	if len(b) > maxAllowlistBytes {
+		return fmt.Errorf("buzz-relay: read allowlist %s: larger than %d bytes", r.cfg.AllowFile, maxAllowlistBytes)
+	}
+	for i, line := range strings.Split(string(b), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		pk, err := parsePubkey(line)
+		if err != nil {
+			return fmt.Errorf("buzz-relay: allowlist %s line %d: %w", r.cfg.AllowFile, i+1, err)
+		}
+		r.members[pk] = true
+	}
+	return nil
+}
+
+const keyFile = "relay.key"
+
+// loadKey reads the relay's signing key, making one on first start.
+func loadKey(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		k := strings.TrimSpace(string(b))
+		if !nostr.IsValid32ByteHex(k) {
+			return "", fmt.Errorf("buzz-relay: read key %s: not 64 hex characters", path)
+		}
+		return k, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", fmt.Errorf("buzz-relay: read key: %w", err)
+	}
+	k := nostr.GeneratePrivateKey()
+	if err := os.WriteFile(path, []byte(k+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("buzz-relay: write key: %w", err)
+	}
+	return k, nil
+}
+
+// badgerLog sends badger's messages to slog.
+type badgerLog struct{ l *slog.Logger }
+
+func (b badgerLog) Errorf(f string, a ...any)   { b.l.Error(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (b badgerLog) Warningf(f string, a ...any) { b.l.Warn(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (b badgerLog) Infof(f string, a ...any)    { b.l.Debug(strings.TrimSpace(fmt.Sprintf(f, a...))) }
+func (b badgerLog) Debugf(string, ...any)       {}
+
+func openStore(cfg Config, log *slog.Logger) (eventstore.Store, error) {
+	if cfg.DB != "" {
+		return openPostgres(cfg.DB)
+	}
+	dir := filepath.Join(cfg.DataDir, "events")
+	s := &eventbadger.BadgerBackend{
+		Path:     dir,
+		MaxLimit: maxQueryLimit,
+		BadgerOptionsModifier: func(o badger.Options) badger.Options {
+			return o.WithLogger(badgerLog{log.With("component", "badger")})
+		},
+	}
+	if err := s.Init(); err != nil {
+		return nil, fmt.Errorf("buzz-relay: open store %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+// PublicKey returns the hex pubkey the relay signs channel state with.
+func (r *Relay) PublicKey() string { return r.pubkey }
+
+// URL returns ws://host:port of the listener Serve was given, or "" before.
+func (r *Relay) URL() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.url
+}
+
+// HTTPURL returns URL with the http scheme: the base of the HTTP bridge and
+// the git routes.
+func (r *Relay) HTTPURL() string { return "http" + strings.TrimPrefix(r.URL(), "ws") }
+
+// Serve answers websocket, NIP-11, HTTP bridge and git requests on ln
+// until ctx ends, then stops accepting, closes every websocket and returns
+// nil. It does not close the store; Close does.
+func (r *Relay) Serve(ctx context.Context, ln net.Listener) error {
+	r.mu.Lock()
+	r.url = "ws://" + ln.Addr().String()
+	r.mu.Unlock()
+	srv := &http.Server{
+		Handler:           r,
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(r.log.Handler(), slog.LevelDebug),
+	}
+	served := make(chan struct{})
+	// Stops when ctx ends or Serve returns on its own.
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-served:
+			return
+		}
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		srv.Shutdown(sctx)
+		r.closeConns()
+	}()
+	r.log.Info("listening", "url", r.URL(), "pubkey", r.pubkey, "open", r.cfg.Open)
+	err := srv.Serve(ln)
+	close(served)
+	if errors.Is(err, http.ErrServerClosed) {
+		return nil
+	}
+	return fmt.Errorf("buzz-relay: serve %s: %w", ln.Addr(), err)
+}
+
+// Start builds a relay from cfg, listens on addr (use "127.0.0.1:0" in
+// tests) and serves in the background until Close.
+func Start(cfg Config, addr string) (*Relay, error) {
+	r, err := New(cfg)
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		r.store.Close()
+		return nil, fmt.Errorf("buzz-relay: listen %s: %w", addr, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r.stop = cancel
+	r.done = make(chan struct{})
+	r.mu.Lock()
+	r.url = "ws://" + ln.Addr().String()
+	r.mu.Unlock()
+	// Stops when Close cancels ctx.
+	go func() {
+		defer close(r.done)
+		if err := r.Serve(ctx, ln); err != nil {
+			r.log.Error("serve", "err", err)
+		}
+	}()
+	return r, nil
+}
+
+// Close stops a relay made by Start and closes the store. For a relay
+// served with Serve, end Serve's context first.
+func (r *Relay) Close() error {
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		return r.closeErr
+	}
+	r.closed = true
+	r.mu.Unlock()
+	if r.stop != nil {
+		r.stop()
+		<-r.done
+	}
+	r.closeConns()
+	r.store.Close()
+	return nil
+}
+
+func (r *Relay) track(c net.Conn, open bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if open {
+		r.conns[c] = true
+	} else {
+		delete(r.conns, c)
+	}
+}
+
+func (r *Relay) closeConns() {
+	r.mu.Lock()
+	cs := make([]net.Conn, 0, len(r.conns))
+	for c := range r.conns {
+		cs = append(cs, c)
+	}
+	r.mu.Unlock()
+	for _, c := range cs {
+		c.Close()
+	}
+}
+
+// ServeHTTP routes one request: websocket upgrades and NIP-11 to the
+// relay, /query /count /events to the bridge, /git/ to git.
+func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
+	switch {
+	case strings.EqualFold(req.Header.Get("Upgrade"), "websocket"):
+		r.serveWebsocket(w, req)
+	case req.Header.Get("Accept") == "application/nostr+json":
+		r.serveInfo(w, req)
+	case strings.HasPrefix(req.URL.Path, "/git/"):
+		r.serveGit(w, req)
+	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
+		r.serveBridge(w, req)
+	case req.URL.Path == "/":
+		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+		fmt.Fprintf(w, "buzz-relay: a Nostr relay. Connect with a websocket client to %s\n", r.wsBase(req))
+	default:
+		http.NotFound(w, req)
+	}
+}
+
+// scheme returns "ws" or "wss" as clients should name this relay.
+func (r *Relay) scheme(req *http.Request) string {
+	if strings.HasPrefix(r.cfg.PublicURL, "wss://") || strings.HasPrefix(r.cfg.PublicURL, "https://") || req.TLS != nil {
+		return "wss"
+	}
+	return "ws"
+}
+
+// host returns the normalised host clients should name.
+func (r *Relay) host(req *http.Request) string {
+	if r.cfg.PublicURL != "" {
+		if i := strings.Index(r.cfg.PublicURL, "://"); i >= 0 {
+			h, _, _ := strings.Cut(r.cfg.PublicURL[i+3:], "/")
+			return normHost(h)
+		}
+	}
+	return normHost(req.Host)
+}
+
+func (r *Relay) wsBase(req *http.Request) string { return r.scheme(req) + "://" + r.host(req) }
+
+func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
+	c := &conn{host: r.host(req), scheme: r.scheme(req)}
+	// khatru derives its own idea of the relay URL from these; we do not
+	// trust a proxy's say unless PublicURL is set.
+	req.Header.Del("X-Forwarded-Host")
+	req.Header.Del("X-Forwarded-Proto")
+	req = req.WithContext(context.WithValue(req.Context(), connKey{}, c))
+	hw := &hijackWriter{
+		ResponseWriter: w,
+		track:          r.track,
+		inspect:        func(p []byte) (bool, string) { return r.inspectAuth(c, p) },
+	}
+	r.kr.HandleWebsocket(hw, req)
+}
+
+// inspectAuth validates an AUTH message before khatru sees it and records
+// the identity on c when it passes.
+func (r *Relay) inspectAuth(c *conn, payload []byte) (bool, string) {
+	c.mu.Lock()
+	challenge := c.challenge
+	c.mu.Unlock()
+	env, ok := nostr.ParseMessage(string(payload)).(*nostr.AuthEnvelope)
+	if !ok || env == nil {
+		return false, challenge
+	}
+	ev := &env.Event
+	if err := checkAuthEvent(ev, challenge, c.scheme, c.host, r.cfg.Now()); err != nil {
+		r.log.Debug("auth refused", "pubkey", ev.PubKey, "err", err)
+		return false, challenge
+	}
+	owner := ""
+	for _, t := range ev.Tags {
+		if a, ok := parseAttestation(t); ok && a.verify(ev.PubKey) {
+			owner = a.owner
+		}
+	}
+	c.mu.Lock()
+	c.pubkey, c.owner = ev.PubKey, owner
+	c.mu.Unlock()
+	r.log.Debug("authenticated", "pubkey", ev.PubKey, "owner", owner)
+	return true, challenge
+}
+
+// connOf returns our state for a khatru websocket, or nil.
+func connOf(ws *khatru.WebSocket) *conn {
+	if ws == nil || ws.Request == nil {
+		return nil
+	}
+	c, _ := ws.Request.Context().Value(connKey{}).(*conn)
+	return c
+}
