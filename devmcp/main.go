@@ -1,0 +1,155 @@
+package devmcp
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/proc"
+)
+
+// Environment knobs of the server itself.
+const (
+	envLogLevel  = "BUZZ_DEV_MCP_LOG"        // debug, info (default), warn, error
+	envLogFormat = "BUZZ_DEV_MCP_LOG_FORMAT" // text (default) or json
+	envNostrKey  = "NOSTR_PRIVATE_KEY"       // never passed to children
+)
+
+const usage = `usage: buzz-dev-mcp
+
+Serves the developer-tools MCP server on stdin/stdout until stdin closes.
+Tools: shell, read_file, str_replace, view_image, todo (+ hooks _Stop, _PostCompact).
+
+Environment:
+  BUZZ_SHELL               shell for the shell tool (default: bash, else sh)
+  BUZZ_DEV_MCP_LOG         log level on stderr: debug, info, warn, error
+  BUZZ_DEV_MCP_LOG_FORMAT  text or json
+  BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY  relay for the buzz CLI and media reads
+`
+
+// Main runs buzz-dev-mcp. It returns when stdin reaches EOF or on SIGINT or
+// SIGTERM, after removing its temp dirs.
+func Main(ctx context.Context, args []string, env proc.Env) int {
+	for _, a := range args {
+		switch a {
+		case "-h", "--help", "help":
+			io.WriteString(env.Out(), usage)
+			return 0
+		default:
+			fmt.Fprintf(env.Err(), "buzz-dev-mcp: unexpected argument %q\n%s", a, usage)
+			return 2
+		}
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	// A closed stdout must not kill the process (SIGPIPE on fd 1) before it
+	// cleans up; writes then fail instead. Notify, unlike Ignore, is not
+	// inherited by shell children, whose pipelines need the default.
+	sigpipe := make(chan os.Signal, 1)
+	signal.Notify(sigpipe, syscall.SIGPIPE)
+	defer signal.Stop(sigpipe)
+
+	log := newLogger(env)
+	s, err := newServer(env, log, options{})
+	if err != nil {
+		fmt.Fprintf(env.Err(), "buzz-dev-mcp: start: %v\n", err)
+		return 2
+	}
+	defer s.close()
+	if err := s.serve(ctx, env.In(), env.Out()); err != nil && ctx.Err() == nil {
+		log.Error("serve ended", "err", err)
+		return 1
+	}
+	return 0
+}
+
+// newLogger builds the stderr logger from the environment.
+func newLogger(env proc.Env) *slog.Logger {
+	var level slog.Level
+	switch strings.ToLower(env.Getenv(envLogLevel)) {
+	case "debug":
+		level = slog.LevelDebug
+	case "warn", "warning":
+		level = slog.LevelWarn
+	case "error":
+		level = slog.LevelError
+	default:
+		level = slog.LevelInfo
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	var h slog.Handler = slog.NewTextHandler(env.Err(), opts)
+	if strings.EqualFold(env.Getenv(envLogFormat), "json") {
+		h = slog.NewJSONHandler(env.Err(), opts)
+	}
+	return slog.New(h).With("identity", serverName)
+}
+
+// newServer runs the start-up steps: record the working directory, install
+// the session shim, make the session dir, resolve the shell, build the
+// instructions. A failure aborts start-up.
+func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
+	cwd := env.Dir
+	if cwd == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, fmt.Errorf("working directory: %w", err)
+		}
+		cwd = wd
+	}
+	s := &Server{log: log, cwd: cwd, version: buildVersion(), opts: opts.withDefaults()}
+
+	sh, err := installShim(env, log)
+	if err != nil {
+		return nil, err
+	}
+	s.childEnv = sh.environ
+	s.closers = append(s.closers, sh.close)
+
+	tmp, err := env.TempDir()
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.sess, err = newSession(tmp)
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.closers = append(s.closers, s.sess.close)
+
+	buzzShell, _ := env.LookupEnv(envShell)
+	s.sh = resolveShell(buzzShell, proc.Env{Environ: s.childEnv}.Getenv("PATH"), cwd)
+	if s.sh.err != nil {
+		log.Warn("shell tool unavailable", "err", s.sh.err)
+	}
+	_, hasRelay := env.LookupEnv(envRelayURL)
+	_, hasKey := env.LookupEnv(envPrivateKey)
+	s.bootstrap = bootstrapText(cwd, s.sh, hasRelay && hasKey)
+	s.media = newMediaAuth(env)
+	s.indexTools()
+	log.Info("started", "cwd", cwd, "shell", s.sh.path, "session", s.sess.dir)
+	return s, nil
+}
+
+// serve speaks MCP on r and w until r reaches EOF or ctx ends. Malformed or
+// over-long frames are answered and skipped; the server keeps serving.
+func (s *Server) serve(ctx context.Context, r io.Reader, w io.Writer) error {
+	s.conn = jsonrpc.NewConn(r, w, jsonrpc.Options{MaxLineBytes: maxLineBytes, OversizeFatal: false, Logger: s.log})
+	return s.conn.Serve(ctx, s.handle)
+}
+
+// close removes what start-up created, newest first.
+func (s *Server) close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		if err := s.closers[i](); err != nil {
+			s.log.Warn("cleanup failed", "err", err)
+		}
+	}
+	s.closers = nil
+}
