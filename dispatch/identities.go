@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"buzzbox/devmcp"
 	"buzzbox/internal/proc"
 	"buzzbox/relay"
 )
@@ -28,7 +29,7 @@ func Identities() []Identity {
 	ids := []Identity{
 		{Name: "buzz-agent", Summary: "ACP agent on stdio: loops LLM -> MCP tool calls -> results"},
 		{Name: "buzz-acp", Summary: "harness: turns relay events into prompts for ACP agents"},
-		{Name: "buzz-dev-mcp", Summary: "MCP server for coding agents: shell, read_file, str_replace, view_image, todo"},
+		{Name: "buzz-dev-mcp", Summary: "MCP server for coding agents: shell, read_file, str_replace, view_image, todo", Main: devmcp.Main},
 		{Name: "buzz-relay", Summary: "Nostr relay: embedded, persistent, authenticated, with channels", Main: relay.Main},
 		{Name: "buzz", Summary: "command line for talking to the relay: messages, channels, reactions"},
 		{Name: "rg", Summary: "recursive search, compatible with ripgrep", Sync: true},
