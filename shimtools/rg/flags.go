@@ -1,0 +1,358 @@
+package rg
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// options are the parsed command line ("low args"): plain values, no
+// matchers or walkers yet.
+type options struct {
+	patterns      []string
+	patternGiven  bool // -e used: every positional is a path
+	paths         []string
+	fixed         bool
+	caseMode      caseMode
+	word, line    bool
+	invert        bool
+	lineNumber    *bool
+	withFilename  *bool
+	filesWith     bool
+	filesWithout  bool
+	count         bool
+	countMatches  bool
+	onlyMatching  bool
+	maxCount      int64
+	after, before int
+	afterSet      bool
+	beforeSet     bool
+	context       int
+	globs         []globArg
+	types         []typeArg
+	typeList      bool
+	files         bool
+	hidden        bool
+	noIgnore      bool
+	unrestricted  int
+	follow        bool
+	maxDepth      int
+	sortPath      bool
+	vimgrep       bool
+	json          bool
+	heading       *bool
+	color         string
+	null          bool
+	quiet         bool
+	threads       int
+	column        bool
+	text          bool
+	binary        bool
+	noMessages    bool
+	help          bool
+	version       bool
+}
+
+type caseMode uint8
+
+const (
+	caseSensitive caseMode = iota
+	caseIgnore
+	caseSmart
+)
+
+type globArg struct {
+	glob     string
+	caseFold bool
+}
+
+type typeArg struct {
+	name   string
+	negate bool
+}
+
+// flagDef is one entry of the flag table, which feeds the parser, --help
+// and the "did you mean" suggestion.
+type flagDef struct {
+	long  string
+	short byte
+	value string // name of the value, "" for a switch
+	help  string
+	set   func(o *options, v string) error
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+func parseNum(flag, v string) (int64, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("invalid value %q for %s: expected a non-negative number", v, flag)
+	}
+	return n, nil
+}
+
+// flagTable returns the supported flags, in --help order.
+func flagTable() []flagDef {
+	return []flagDef{
+		{"regexp", 'e', "PATTERN", "a pattern to search for; repeatable", func(o *options, v string) error {
+			o.patterns = append(o.patterns, v)
+			o.patternGiven = true
+			return nil
+		}},
+		{"fixed-strings", 'F', "", "treat patterns as literal strings", func(o *options, _ string) error { o.fixed = true; return nil }},
+		{"ignore-case", 'i', "", "search case-insensitively", func(o *options, _ string) error { o.caseMode = caseIgnore; return nil }},
+		{"smart-case", 'S', "", "ignore case unless the pattern has upper case", func(o *options, _ string) error { o.caseMode = caseSmart; return nil }},
+		{"case-sensitive", 's', "", "search case-sensitively (default)", func(o *options, _ string) error { o.caseMode = caseSensitive; return nil }},
+		{"word-regexp", 'w', "", "only match whole words", func(o *options, _ string) error { o.word = true; return nil }},
+		{"line-regexp", 'x', "", "only match whole lines", func(o *options, _ string) error { o.line = true; return nil }},
+		{"invert-match", 'v', "", "print lines that do not match", func(o *options, _ string) error { o.invert = true; return nil }},
+		{"line-number", 'n', "", "show line numbers", func(o *options, _ string) error { o.lineNumber = boolPtr(true); return nil }},
+		{"no-line-number", 'N', "", "hide line numbers", func(o *options, _ string) error { o.lineNumber = boolPtr(false); return nil }},
+		{"with-filename", 'H', "", "show the path of each match", func(o *options, _ string) error { o.withFilename = boolPtr(true); return nil }},
+		{"no-filename", 'I', "", "never show paths", func(o *options, _ string) error { o.withFilename = boolPtr(false); return nil }},
+		{"files-with-matches", 'l', "", "print only paths with at least one match", func(o *options, _ string) error { o.filesWith = true; return nil }},
+		{"files-without-match", 0, "", "print only paths without a match", func(o *options, _ string) error { o.filesWithout = true; return nil }},
+		{"count", 'c', "", "print the number of matching lines per file", func(o *options, _ string) error { o.count = true; return nil }},
+		{"count-matches", 0, "", "print the number of matches per file", func(o *options, _ string) error { o.countMatches = true; return nil }},
+		{"only-matching", 'o', "", "print only the matched parts", func(o *options, _ string) error { o.onlyMatching = true; return nil }},
+		{"max-count", 'm', "NUM", "stop after NUM matching lines per file", func(o *options, v string) error {
+			n, err := parseNum("--max-count", v)
+			o.maxCount = n
+			return err
+		}},
+		{"after-context", 'A', "NUM", "show NUM lines after each match", func(o *options, v string) error {
+			n, err := parseNum("--after-context", v)
+			o.after, o.afterSet = int(n), true
+			return err
+		}},
+		{"before-context", 'B', "NUM", "show NUM lines before each match", func(o *options, v string) error {
+			n, err := parseNum("--before-context", v)
+			o.before, o.beforeSet = int(n), true
+			return err
+		}},
+		{"context", 'C', "NUM", "show NUM lines before and after each match", func(o *options, v string) error {
+			n, err := parseNum("--context", v)
+			o.context = int(n)
+			return err
+		}},
+		{"glob", 'g', "GLOB", "include (or with '!' exclude) paths matching GLOB; repeatable", func(o *options, v string) error {
+			o.globs = append(o.globs, globArg{glob: v})
+			return nil
+		}},
+		{"iglob", 0, "GLOB", "like --glob, case-insensitive", func(o *options, v string) error {
+			o.globs = append(o.globs, globArg{glob: v, caseFold: true})
+			return nil
+		}},
+		{"type", 't', "TYPE", "only search files of TYPE (see --type-list)", func(o *options, v string) error {
+			o.types = append(o.types, typeArg{name: v})
+			return nil
+		}},
+		{"type-not", 'T', "TYPE", "do not search files of TYPE", func(o *options, v string) error {
+			o.types = append(o.types, typeArg{name: v, negate: true})
+			return nil
+		}},
+		{"type-list", 0, "", "list the known file types", func(o *options, _ string) error { o.typeList = true; return nil }},
+		{"files", 0, "", "list the files that would be searched", func(o *options, _ string) error { o.files = true; return nil }},
+		{"hidden", '.', "", "search hidden files and directories", func(o *options, _ string) error { o.hidden = true; return nil }},
+		{"no-ignore", 0, "", "ignore .gitignore, .ignore, .rgignore and exclude files", func(o *options, _ string) error { o.noIgnore = true; return nil }},
+		{"unrestricted", 'u', "", "-u: --no-ignore, -uu: and --hidden, -uuu: and --binary", func(o *options, _ string) error { o.unrestricted++; return nil }},
+		{"follow", 'L', "", "follow symbolic links", func(o *options, _ string) error { o.follow = true; return nil }},
+		{"max-depth", 'd', "NUM", "descend at most NUM directories", func(o *options, v string) error {
+			n, err := parseNum("--max-depth", v)
+			o.maxDepth = int(n)
+			return err
+		}},
+		{"sort", 0, "SORTBY", "sort results: path or none", func(o *options, v string) error {
+			switch v {
+			case "path":
+				o.sortPath = true
+			case "none":
+				o.sortPath = false
+			default:
+				return fmt.Errorf("unsupported value %q for --sort: this rg sorts by path or none", v)
+			}
+			return nil
+		}},
+		{"sort-files", 0, "", "same as --sort path", func(o *options, _ string) error { o.sortPath = true; return nil }},
+		{"vimgrep", 0, "", "print path:line:column:text for every match", func(o *options, _ string) error { o.vimgrep = true; return nil }},
+		{"json", 0, "", "print results as JSON lines", func(o *options, _ string) error { o.json = true; return nil }},
+		{"heading", 0, "", "print the path above its matches", func(o *options, _ string) error { o.heading = boolPtr(true); return nil }},
+		{"no-heading", 0, "", "print the path on each line", func(o *options, _ string) error { o.heading = boolPtr(false); return nil }},
+		{"color", 0, "WHEN", "never, auto, always or ansi", func(o *options, v string) error {
+			switch v {
+			case "never", "auto", "always", "ansi":
+				o.color = v
+				return nil
+			}
+			return fmt.Errorf("invalid value %q for --color: use never, auto, always or ansi", v)
+		}},
+		{"column", 0, "", "show column numbers", func(o *options, _ string) error { o.column = true; return nil }},
+		{"null", '0', "", "follow paths with a NUL byte", func(o *options, _ string) error { o.null = true; return nil }},
+		{"quiet", 'q', "", "print nothing; exit 0 on the first match", func(o *options, _ string) error { o.quiet = true; return nil }},
+		{"threads", 'j', "NUM", "number of search threads", func(o *options, v string) error {
+			n, err := parseNum("--threads", v)
+			o.threads = int(n)
+			return err
+		}},
+		{"text", 'a', "", "search binary files as text", func(o *options, _ string) error { o.text = true; return nil }},
+		{"binary", 0, "", "search binary files found while walking", func(o *options, _ string) error { o.binary = true; return nil }},
+		{"no-messages", 0, "", "suppress error messages", func(o *options, _ string) error { o.noMessages = true; return nil }},
+		{"help", 'h', "", "print this help", func(o *options, _ string) error { o.help = true; return nil }},
+		{"version", 'V', "", "print the version", func(o *options, _ string) error { o.version = true; return nil }},
+	}
+}
+
+// UsageError is a command-line mistake; rg exits 2 with its message.
+type UsageError struct{ msg string }
+
+func (e *UsageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &UsageError{msg: fmt.Sprintf(format, a...)} }
+
+// parseArgs parses args with GNU rules: clustered short flags ("-in"),
+// attached values ("-A3", "-epat", "--glob=x"), flags after positionals,
+// and "--" ending flags.
+func parseArgs(args []string) (*options, error) {
+	o := &options{maxCount: -1, maxDepth: -1, color: "auto"}
+	table := flagTable()
+	byLong := make(map[string]*flagDef, len(table))
+	var byShort [256]*flagDef
+	for i := range table {
+		byLong[table[i].long] = &table[i]
+		if table[i].short != 0 {
+			byShort[table[i].short] = &table[i]
+		}
+	}
+	var positional []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			positional = append(positional, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "--"):
+			name, val, hasVal := strings.Cut(a[2:], "=")
+			d := byLong[name]
+			if d == nil {
+				return nil, unknownFlag("--"+name, table)
+			}
+			if d.value == "" {
+				if hasVal {
+					return nil, usagef("flag --%s takes no value", name)
+				}
+				if err := d.set(o, ""); err != nil {
+					return nil, &UsageError{msg: err.Error()}
+				}
+				continue
+			}
+			if !hasVal {
+				if i+1 >= len(args) {
+					return nil, usagef("flag --%s needs a value (%s)", name, d.value)
+				}
+				i++
+				val = args[i]
+			}
+			if err := d.set(o, val); err != nil {
+				return nil, &UsageError{msg: err.Error()}
+			}
+		case len(a) > 1 && a[0] == '-':
+			for j := 1; j < len(a); j++ {
+				d := byShort[a[j]]
+				if d == nil {
+					return nil, unknownFlag("-"+string(a[j]), table)
+				}
+				if d.value == "" {
+					if err := d.set(o, ""); err != nil {
+						return nil, &UsageError{msg: err.Error()}
+					}
+					continue
+				}
+				val := a[j+1:]
+				if val == "" {
+					if i+1 >= len(args) {
+						return nil, usagef("flag -%c needs a value (%s)", a[j], d.value)
+					}
+					i++
+					val = args[i]
+				}
+				if err := d.set(o, val); err != nil {
+					return nil, &UsageError{msg: err.Error()}
+				}
+				break
+			}
+		default:
+			positional = append(positional, a)
+		}
+	}
+	if !o.patternGiven && !o.files && !o.typeList && !o.help && !o.version {
+		if len(positional) == 0 {
+			return nil, usagef("no pattern given; usage: rg [OPTIONS] PATTERN [PATH ...]")
+		}
+		o.patterns = []string{positional[0]}
+		positional = positional[1:]
+	}
+	o.paths = positional
+	return o, nil
+}
+
+// unknownFlag builds the one-line error for a flag this rg does not have,
+// naming the closest one it does.
+func unknownFlag(flag string, table []flagDef) error {
+	best, bestD := "", 1<<30
+	for _, d := range table {
+		cands := []string{"--" + d.long}
+		if d.short != 0 {
+			cands = append(cands, "-"+string(d.short))
+		}
+		for _, c := range cands {
+			if dist := editDistance(flag, c); dist < bestD {
+				best, bestD = c, dist
+			}
+		}
+	}
+	return &UsageError{msg: fmt.Sprintf("unsupported flag %s (this built-in rg does not have it); nearest supported flag: %s; see rg --help", flag, best)}
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// helpText renders --help from the flag table.
+func helpText() string {
+	var b strings.Builder
+	b.WriteString("rg (built into buzzbox; ripgrep 13 compatible)\n\nUSAGE:\n    rg [OPTIONS] PATTERN [PATH ...]\n    rg [OPTIONS] -e PATTERN ... [PATH ...]\n    rg [OPTIONS] --files [PATH ...]\n    rg --type-list\n\nOPTIONS:\n")
+	for _, d := range flagTable() {
+		left := "    "
+		if d.short != 0 {
+			left += "-" + string(d.short) + ", "
+		} else {
+			left += "    "
+		}
+		left += "--" + d.long
+		if d.value != "" {
+			left += " " + d.value
+		}
+		fmt.Fprintf(&b, "%-36s %s\n", left, d.help)
+	}
+	b.WriteString("\nWhen a real rg is on PATH it is run instead; set BUZZBOX_SHIM_PASSTHROUGH=0 to always use this one.\n")
+	return b.String()
+}
+
+var errStop = errors.New("stop")

@@ -1,0 +1,14 @@
+package rg
+
+// outBufSize is the stdout buffer; output is flushed when it fills and once
+// at exit.
+const outBufSize = 64 << 10 // bytes
+
+// maxThreads caps the default worker count, as ripgrep caps it at 12:
+// beyond that, walking and output serialise anyway.
+const maxThreads = 12
+
+// mmapMaxPaths is ripgrep's threshold for its memory-map path: with at most
+// this many paths, all regular files, each file is searched whole, which
+// changes how binary files are reported.
+const mmapMaxPaths = 10

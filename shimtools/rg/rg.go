@@ -1,0 +1,463 @@
+// Package rg is the rg identity: ripgrep 13 compatible recursive search.
+//
+// Synopsis:
+//
+//	rg [OPTIONS] PATTERN [PATH ...]
+//	rg [OPTIONS] -e PATTERN ... [PATH ...]
+//	rg [OPTIONS] --files [PATH ...]
+//	rg --type-list
+//
+// Description:
+//
+// When a real rg is on PATH (after removing every directory whose rg is
+// this executable) it is run instead, with the same arguments and stdio,
+// and its exit status is returned; BUZZBOX_SHIM_PASSTHROUGH=0 turns that
+// off. Otherwise the built-in search runs: Go RE2 patterns, ignore files,
+// hidden and binary files handled as ripgrep 13 does, and output that is
+// byte-identical to ripgrep 13's when stdout is not a terminal for the
+// flags listed by rg --help. Exit status: 0 a match, 1 none, 2 an error.
+//
+// Options: see flagTable (rg --help prints it). A flag outside the table
+// is refused with exit 2 and the nearest supported flag named.
+package rg
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"buzzbox/internal/proc"
+	"buzzbox/shimtools/ignore"
+	"buzzbox/shimtools/passthru"
+	"buzzbox/shimtools/printer"
+	"buzzbox/shimtools/search"
+	"buzzbox/shimtools/walk"
+)
+
+// Main is the rg identity's entry point.
+func Main(ctx context.Context, args []string, env proc.Env) int {
+	if code, ok := passthru.Run(ctx, "rg", args, env); ok {
+		return code
+	}
+	return Run(ctx, args, env)
+}
+
+// Run is the built-in rg, without pass-through.
+func Run(ctx context.Context, args []string, env proc.Env) int {
+	o, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(env.Err(), "rg: %v\n", err)
+		return 2
+	}
+	out := bufio.NewWriterSize(env.Out(), outBufSize)
+	code := run(ctx, o, env, out)
+	if err := out.Flush(); err != nil && !isBrokenPipe(err) && code != 2 {
+		fmt.Fprintf(env.Err(), "rg: write stdout: %v\n", err)
+		return 2
+	}
+	return code
+}
+
+func isBrokenPipe(err error) bool { return errors.Is(err, syscall.EPIPE) }
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	return terminal(f.Fd())
+}
+
+// stdinReadable mirrors ripgrep: with no path given, stdin is searched when
+// it is a file, a pipe or a socket.
+func stdinReadable(r io.Reader) bool {
+	if r == nil {
+		return false
+	}
+	f, ok := r.(*os.File)
+	if !ok {
+		return true
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	m := fi.Mode()
+	return m.IsRegular() || m&os.ModeNamedPipe != 0 || m&os.ModeSocket != 0
+}
+
+func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
+	errOut := env.Err()
+	if o.help {
+		out.WriteString(helpText())
+		return 0
+	}
+	if o.version {
+		out.WriteString("ripgrep 13.0.0 (compatible; built into buzzbox)\n")
+		return 0
+	}
+	if o.typeList {
+		out.WriteString(ignore.TypeList())
+		return 0
+	}
+	tty := isTerminal(env.Stdout)
+
+	// Unrestricted levels.
+	if o.unrestricted >= 1 {
+		o.noIgnore = true
+	}
+	if o.unrestricted >= 2 {
+		o.hidden = true
+	}
+	if o.unrestricted >= 3 {
+		o.binary = true
+	}
+
+	var overrides ignore.Overrides
+	for _, g := range o.globs {
+		if err := overrides.Add(g.glob, g.caseFold); err != nil {
+			fmt.Fprintf(errOut, "rg: error parsing glob '%s': %v\n", g.glob, err)
+			return 2
+		}
+	}
+	var types ignore.Types
+	for _, t := range o.types {
+		if err := types.Select(t.name, t.negate); err != nil {
+			fmt.Fprintf(errOut, "rg: %v\n", err)
+			return 2
+		}
+	}
+
+	useStdin := len(o.paths) == 0 && !o.files && stdinReadable(env.Stdin)
+	threads := o.threads
+	if threads == 0 {
+		threads = min(runtime.GOMAXPROCS(0), maxThreads)
+	}
+	if o.sortPath {
+		threads = 1
+	}
+	var global *ignore.Matcher
+	if !o.noIgnore {
+		global = globalExcludes(env)
+	}
+	wo := walk.Options{
+		Roots:     o.paths,
+		Hidden:    o.hidden,
+		NoIgnore:  o.noIgnore,
+		Follow:    o.follow,
+		MaxDepth:  o.maxDepth,
+		Sorted:    o.sortPath,
+		Threads:   threads,
+		Overrides: &overrides,
+		Types:     &types,
+		Global:    global,
+		Dir:       env.Dir,
+	}
+	var errored atomic.Bool
+	var errMu sync.Mutex
+	report := func(msg string) {
+		errored.Store(true)
+		if o.noMessages {
+			return
+		}
+		errMu.Lock()
+		fmt.Fprintln(errOut, msg)
+		errMu.Unlock()
+	}
+	rootReport := report
+	if threads == 1 {
+		// ripgrep's single-threaded walker words a bad root differently.
+		rootReport = func(msg string) {
+			if p, rest, ok := strings.Cut(msg, ": "); ok {
+				msg = p + ": IO error for operation on " + p + ": " + rest
+			}
+			report(msg)
+		}
+	}
+
+	if o.files {
+		return listFiles(ctx, o, wo, out, report, rootReport, &errored)
+	}
+
+	// Build the matcher.
+	mo := search.MatcherOptions{Fixed: o.fixed, Word: o.word, Line: o.line}
+	switch o.caseMode {
+	case caseIgnore:
+		mo.IgnoreCase = true
+	case caseSmart:
+		mo.SmartCase = true
+	}
+	m, err := search.NewMatcher(o.patterns, mo)
+	if err != nil {
+		fmt.Fprintf(errOut, "rg: regex parse error: %v\n", err)
+		return 2
+	}
+
+	// Output shape.
+	before, after := o.context, o.context
+	if o.beforeSet {
+		before = o.before
+	}
+	if o.afterSet {
+		after = o.after
+	}
+	po := printer.Options{Matcher: m, Invert: o.invert, Null: o.null, OnlyMatching: o.onlyMatching}
+	switch {
+	case o.quiet:
+		po.Mode = printer.Quiet
+	case o.json:
+		po.Mode = printer.JSON
+	case o.filesWithout:
+		po.Mode = printer.FilesWithout
+	case o.countMatches:
+		po.Mode = printer.CountMatches
+	case o.count:
+		po.Mode = printer.Count
+	case o.filesWith:
+		po.Mode = printer.FilesWith
+	}
+	if o.onlyMatching && o.count && !o.countMatches && !o.json && !o.quiet && !o.filesWithout {
+		// -c -o counts matches, as ripgrep does.
+		po.Mode = printer.CountMatches
+	}
+	explicitFiles := len(o.paths) > 0 && len(o.paths) <= mmapMaxPaths
+	if explicitFiles {
+		for _, p := range o.paths {
+			fi, err := os.Stat(abs(env.Dir, p))
+			if err != nil || !fi.Mode().IsRegular() {
+				explicitFiles = false
+				break
+			}
+		}
+	}
+	withFilename := len(o.paths) > 1 || (len(o.paths) == 1 && isDir(abs(env.Dir, o.paths[0]))) || (len(o.paths) == 0 && !useStdin)
+	if o.withFilename != nil {
+		withFilename = *o.withFilename
+	}
+	if o.vimgrep {
+		withFilename = o.withFilename == nil || *o.withFilename
+	}
+	lineNumber := tty || o.vimgrep || o.json
+	if useStdin && len(o.paths) == 0 {
+		lineNumber = o.vimgrep || o.json
+	}
+	if o.lineNumber != nil {
+		lineNumber = *o.lineNumber
+	}
+	heading := tty && !o.vimgrep
+	if o.heading != nil {
+		heading = *o.heading && !o.vimgrep
+	}
+	if !withFilename {
+		heading = false
+	}
+	color := false
+	switch o.color {
+	case "always", "ansi":
+		color = true
+	case "auto":
+		color = tty && env.Getenv("TERM") != "dumb" && env.Getenv("TERM") != ""
+	}
+	if o.json {
+		color, heading = false, false
+	}
+	po.WithFilename = withFilename
+	po.LineNumber = lineNumber
+	po.Vimgrep = o.vimgrep
+	po.Heading = heading
+	po.Color = color
+	po.Context = (before > 0 || after > 0) && !o.vimgrep
+	column := o.column || o.vimgrep
+	_ = column
+
+	sc := search.Config{
+		Invert:      o.invert,
+		Before:      before,
+		After:       after,
+		MaxCount:    o.maxCount,
+		LineNumbers: lineNumber || o.json,
+	}
+	if o.vimgrep || o.onlyMatching {
+		sc.Before, sc.After = 0, 0
+		po.Context = false
+	}
+	if po.Mode != printer.Standard && po.Mode != printer.JSON {
+		sc.Before, sc.After = 0, 0
+		po.Context = false
+	}
+	walkMode := search.BinaryQuit
+	if o.binary {
+		walkMode = search.BinaryConvert
+	}
+	explicitMode := search.BinaryConvert
+	if explicitFiles {
+		explicitMode = search.BinaryConvertWhole
+	}
+	if o.text {
+		walkMode, explicitMode = search.BinaryNone, search.BinaryNone
+	}
+	pw := &lockedWriter{w: out}
+	pr := printer.New(pw, po)
+
+	started := time.Now()
+	var matched atomic.Bool
+	var quit atomic.Bool
+	type worker struct {
+		s *search.Searcher
+		f *printer.File
+	}
+	workers := make([]worker, threads)
+	for i := range workers {
+		workers[i] = worker{s: search.New(m, sc), f: pr.NewFile()}
+	}
+	searchOne := func(path string, explicit bool, wi int, r io.Reader, size int64) bool {
+		w := &workers[wi]
+		f, mode := w.f, walkMode
+		if explicit {
+			mode = explicitMode
+		}
+		w.s.Binary = mode
+		f.Begin(path, mode)
+		if err := w.s.Search(r, size, f); err != nil {
+			report(path + ": " + err.Error())
+		}
+		ok, err := f.Finish(w.s.Searched())
+		if err != nil {
+			quit.Store(true)
+			return false
+		}
+		if ok {
+			matched.Store(true)
+			if o.quiet {
+				quit.Store(true)
+				return false
+			}
+		}
+		return !quit.Load()
+	}
+	if useStdin {
+		searchOne("<stdin>", true, 0, env.In(), -1)
+	} else {
+		visit := func(e walk.Entry, wi int) bool {
+			if quit.Load() {
+				return false
+			}
+			f, err := os.Open(abs(env.Dir, e.Path))
+			if err != nil {
+				report(walk.Message(e.Path, err))
+				return true
+			}
+			size := int64(-1)
+			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+				size = fi.Size()
+			}
+			cont := searchOne(e.Path, e.Explicit, wi, f, size)
+			f.Close()
+			return cont
+		}
+		walk.Walk(ctx, wo, visit, func(msg string) {
+			if strings.Contains(msg, "(os error") && !strings.Contains(msg, "/") && isRoot(msg, o.paths) {
+				rootReport(msg)
+				return
+			}
+			report(msg)
+		})
+	}
+	if o.json {
+		pw.Write(pr.Summary(time.Since(started)))
+	}
+	if err := pr.Err(); err != nil && !isBrokenPipe(err) {
+		fmt.Fprintf(errOut, "rg: write stdout: %v\n", err)
+		return 2
+	}
+	if matched.Load() && (o.quiet || !errored.Load()) {
+		return 0
+	}
+	if errored.Load() {
+		return 2
+	}
+	return 1
+}
+
+// isRoot reports whether msg is about one of the roots.
+func isRoot(msg string, roots []string) bool {
+	for _, r := range roots {
+		if strings.HasPrefix(msg, r+": ") {
+			return true
+		}
+	}
+	return false
+}
+
+func listFiles(ctx context.Context, o *options, wo walk.Options, out *bufio.Writer, report, rootReport func(string), errored *atomic.Bool) int {
+	var mu sync.Mutex
+	var any atomic.Bool
+	term := byte('\n')
+	if o.null {
+		term = 0
+	}
+	var werr error
+	walk.Walk(ctx, wo, func(e walk.Entry, _ int) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		any.Store(true)
+		if o.quiet {
+			return false
+		}
+		out.WriteString(e.Path)
+		if err := out.WriteByte(term); err != nil {
+			werr = err
+			return false
+		}
+		return true
+	}, func(msg string) {
+		if isRoot(msg, o.paths) {
+			rootReport(msg)
+			return
+		}
+		report(msg)
+	})
+	_ = werr
+	if any.Load() && (o.quiet || !errored.Load()) {
+		return 0
+	}
+	if errored.Load() {
+		return 2
+	}
+	return 1
+}
+
+func abs(dir, p string) string {
+	if filepath.IsAbs(p) || dir == "" {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func isDir(p string) bool {
+	fi, err := os.Stat(p)
+	return err == nil && fi.IsDir()
+}
+
+// lockedWriter serialises writes from the two printers.
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}

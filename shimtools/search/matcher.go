@@ -1,0 +1,329 @@
+// Package search finds matching lines in files the way ripgrep's searcher
+// does: buffers of whole lines, a literal prefilter in front of the regular
+// expression engine, context lines, match limits and ripgrep 13's binary
+// file rules. Results go to a Sink; the package prints nothing.
+//
+// Patterns use Go's RE2 syntax. A match never spans lines: '\n' is removed
+// from character classes and a literal '\n' is refused, as in ripgrep.
+package search
+
+import (
+	"bytes"
+	"errors"
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"unicode"
+)
+
+// MatcherOptions say how patterns are compiled. The zero value compiles
+// case-sensitive regular expressions.
+type MatcherOptions struct {
+	Fixed      bool // -F: patterns are literal strings
+	IgnoreCase bool // -i
+	SmartCase  bool // -S: ignore case unless a pattern has an upper-case letter
+	Word       bool // -w: matches must be whole words
+	Line       bool // -x: matches must be whole lines
+}
+
+// Matcher finds lines matching a set of patterns. It is safe for
+// concurrent use.
+type Matcher struct {
+	re *regexp.Regexp // nil when lit is the whole pattern
+	// lit is the whole pattern when it is one case-sensitive literal.
+	lit []byte
+	// req is a literal every match contains, used to skip to candidate
+	// lines before the regular expression runs; nil when none is known.
+	req []byte
+	// any is set when the pattern matches every line (an empty pattern).
+	any bool
+}
+
+// ErrNewline reports a pattern that can only match across lines.
+var ErrNewline = errors.New(`the literal '"\n"' is not allowed in a regex`)
+
+// NewMatcher compiles patterns (joined as alternatives).
+func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
+	fold := o.IgnoreCase
+	if o.SmartCase && !o.IgnoreCase {
+		fold = !hasUpper(patterns, o.Fixed)
+	}
+	parts := make([]string, len(patterns))
+	for i, p := range patterns {
+		if o.Fixed {
+			p = regexp.QuoteMeta(p)
+		}
+		parts[i] = p
+	}
+	var src string
+	if len(parts) == 1 {
+		src = parts[0]
+	} else {
+		src = "(?:" + strings.Join(parts, ")|(?:") + ")"
+	}
+	if o.Line {
+		src = "^(?:" + src + ")$"
+	} else if o.Word {
+		src = `\b(?:` + src + `)\b`
+	}
+	flags := syntax.Perl &^ syntax.OneLine
+	if fold {
+		flags |= syntax.FoldCase
+	}
+	tree, err := syntax.Parse(src, flags)
+	if err != nil {
+		// Report the error against the user's pattern, not our wrapping.
+		for _, p := range parts {
+			if _, perr := syntax.Parse(p, flags); perr != nil {
+				return nil, perr
+			}
+		}
+		return nil, err
+	}
+	if err := stripNewlines(tree); err != nil {
+		return nil, err
+	}
+	tree = tree.Simplify()
+	m := &Matcher{}
+	if tree.Op == syntax.OpEmptyMatch {
+		m.any = true
+		return m, nil
+	}
+	if tree.Op == syntax.OpLiteral && tree.Flags&syntax.FoldCase == 0 {
+		m.lit = []byte(string(tree.Rune))
+		m.req = m.lit
+		return m, nil
+	}
+	m.req = requiredLiteral(tree)
+	re, err := regexp.Compile(tree.String())
+	if err != nil {
+		return nil, err
+	}
+	m.re = re
+	return m, nil
+}
+
+// hasUpper reports whether a pattern has an upper-case letter that is not
+// part of an escape (smart case looks at literal letters only).
+func hasUpper(patterns []string, fixed bool) bool {
+	for _, p := range patterns {
+		if fixed {
+			if strings.IndexFunc(p, unicode.IsUpper) >= 0 {
+				return true
+			}
+			continue
+		}
+		tree, err := syntax.Parse(p, syntax.Perl)
+		if err != nil {
+			if strings.IndexFunc(p, unicode.IsUpper) >= 0 {
+				return true
+			}
+			continue
+		}
+		if treeHasUpper(tree) {
+			return true
+		}
+	}
+	return false
+}
+
+func treeHasUpper(t *syntax.Regexp) bool {
+	switch t.Op {
+	case syntax.OpLiteral:
+		for _, r := range t.Rune {
+			if unicode.IsUpper(r) {
+				return true
+			}
+		}
+	case syntax.OpCharClass:
+		// A class such as [A-Z] counts, as it does in ripgrep.
+		for i := 0; i+1 < len(t.Rune); i += 2 {
+			for r := t.Rune[i]; r <= t.Rune[i+1] && r-t.Rune[i] < 128; r++ {
+				if unicode.IsUpper(r) {
+					return true
+				}
+			}
+		}
+	}
+	for _, s := range t.Sub {
+		if treeHasUpper(s) {
+			return true
+		}
+	}
+	return false
+}
+
+// stripNewlines removes '\n' from classes and refuses literal newlines, so
+// that no match can cross a line.
+func stripNewlines(t *syntax.Regexp) error {
+	switch t.Op {
+	case syntax.OpLiteral:
+		for _, r := range t.Rune {
+			if r == '\n' {
+				return ErrNewline
+			}
+		}
+	case syntax.OpAnyChar:
+		t.Op = syntax.OpAnyCharNotNL
+	case syntax.OpCharClass:
+		var out []rune
+		for i := 0; i+1 < len(t.Rune); i += 2 {
+			lo, hi := t.Rune[i], t.Rune[i+1]
+			switch {
+			case lo <= '\n' && '\n' <= hi:
+				if lo < '\n' {
+					out = append(out, lo, '\n'-1)
+				}
+				if hi > '\n' {
+					out = append(out, '\n'+1, hi)
+				}
+			default:
+				out = append(out, lo, hi)
+			}
+		}
+		if len(out) == 0 {
+			t.Op = syntax.OpNoMatch
+			t.Rune = nil
+		} else {
+			t.Rune = out
+		}
+	}
+	for _, s := range t.Sub {
+		if err := stripNewlines(s); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// requiredLiteral returns the longest case-sensitive literal that every
+// match of t contains, or nil.
+func requiredLiteral(t *syntax.Regexp) []byte {
+	var best []rune
+	consider := func(s *syntax.Regexp) {
+		if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase == 0 && len(s.Rune) > len(best) {
+			best = s.Rune
+		}
+	}
+	switch t.Op {
+	case syntax.OpLiteral:
+		consider(t)
+	case syntax.OpConcat:
+		for _, s := range t.Sub {
+			if s.Op == syntax.OpCapture && len(s.Sub) == 1 {
+				s = s.Sub[0]
+			}
+			if s.Op == syntax.OpPlus && len(s.Sub) == 1 {
+				s = s.Sub[0]
+			}
+			consider(s)
+		}
+	case syntax.OpCapture, syntax.OpPlus:
+		if len(t.Sub) == 1 {
+			return requiredLiteral(t.Sub[0])
+		}
+	}
+	if len(best) == 0 {
+		return nil
+	}
+	return []byte(string(best))
+}
+
+// lineBounds returns the start of the line holding i and the end of that
+// line, the terminator excluded.
+func lineBounds(buf []byte, i int) (start, end int) {
+	start = bytes.LastIndexByte(buf[:i], '\n') + 1
+	end = bytes.IndexByte(buf[i:], '\n')
+	if end < 0 {
+		end = len(buf)
+	} else {
+		end += i
+	}
+	return start, end
+}
+
+// FindLine returns the bounds of the first line in buf that matches, the
+// terminator excluded. buf must start at a line boundary.
+func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
+	if len(buf) == 0 {
+		return 0, 0, false
+	}
+	if m.any {
+		_, end := lineBounds(buf, 0)
+		return 0, end, true
+	}
+	if m.req != nil {
+		pos := 0
+		for pos < len(buf) {
+			i := bytes.Index(buf[pos:], m.req)
+			if i < 0 {
+				return 0, 0, false
+			}
+			s, e := lineBounds(buf, pos+i)
+			if m.re == nil || m.re.Match(buf[s:e]) {
+				return s, e, true
+			}
+			pos = e + 1
+		}
+		return 0, 0, false
+	}
+	loc := m.re.FindIndex(buf)
+	if loc == nil {
+		return 0, 0, false
+	}
+	if loc[0] == len(buf) && buf[len(buf)-1] == '\n' {
+		// An empty match after the final terminator is not on a line.
+		return 0, 0, false
+	}
+	s, e := lineBounds(buf, loc[0])
+	return s, e, true
+}
+
+// MatchLine reports whether line (no terminator) matches.
+func (m *Matcher) MatchLine(line []byte) bool {
+	if m.any {
+		return true
+	}
+	if m.req != nil && bytes.Index(line, m.req) < 0 {
+		return false
+	}
+	if m.re == nil {
+		return true
+	}
+	return m.re.Match(line)
+}
+
+// Each calls fn with the bounds of every match in line (no terminator),
+// left to right, stopping when fn returns false. Empty matches are
+// reported as ripgrep reports them (at most one per position).
+func (m *Matcher) Each(line []byte, fn func(start, end int) bool) {
+	if m.any {
+		fn(0, 0)
+		return
+	}
+	if m.re == nil {
+		pos := 0
+		for {
+			i := bytes.Index(line[pos:], m.lit)
+			if i < 0 {
+				return
+			}
+			s := pos + i
+			if !fn(s, s+len(m.lit)) {
+				return
+			}
+			pos = s + len(m.lit)
+			if len(m.lit) == 0 {
+				pos++
+			}
+			if pos > len(line) {
+				return
+			}
+		}
+	}
+	for _, loc := range m.re.FindAllIndex(line, -1) {
+		if !fn(loc[0], loc[1]) {
+			return
+		}
+	}
+}

@@ -1,0 +1,403 @@
+package search
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+)
+
+// BinaryMode is how files with NUL bytes are treated.
+type BinaryMode uint8
+
+const (
+	// BinaryNone searches everything as text.
+	BinaryNone BinaryMode = iota
+	// BinaryQuit stops at the first read that holds a NUL (files found by
+	// walking): lines before that read are searched, the sink is told.
+	BinaryQuit
+	// BinaryConvert keeps searching, NUL turned into '\n', after telling
+	// the sink (files named on the command line, read in fills).
+	BinaryConvert
+	// BinaryConvertWhole is ripgrep's memory-mapped path for a few named
+	// files: the first fill and every reported line are checked for NUL.
+	BinaryConvertWhole
+)
+
+// Config controls one searcher. The zero value reports matching lines with
+// no context, no limit, no line numbers and no binary detection.
+type Config struct {
+	Invert      bool       // -v: report lines that do not match
+	Before      int        // -B lines of context
+	After       int        // -A lines of context
+	MaxCount    int64      // -m; negative means no limit
+	LineNumbers bool       // count lines (Line.Number is 0 otherwise)
+	Binary      BinaryMode // NUL handling
+}
+
+// Line is one line handed to a Sink. Bytes is only valid during the call.
+type Line struct {
+	Bytes  []byte // the line with its '\n' when it has one
+	Number uint64 // 1-based line number, 0 when not counted
+	Offset int64  // byte offset of the line's start in the file
+}
+
+// Sink receives what a search finds. Returning false stops the search.
+type Sink interface {
+	Match(l Line) bool
+	Context(l Line, after bool) bool
+	// Break marks a gap between two groups of context.
+	Break() bool
+	// Binary reports the offset of the first NUL (per the BinaryMode).
+	Binary(offset int64) bool
+}
+
+// Searcher searches one file at a time; a worker keeps one and reuses its
+// buffer. It is not safe for concurrent use.
+type Searcher struct {
+	Config
+	m   *Matcher
+	buf []byte
+
+	// per search
+	sink      Sink
+	base      int64 // file offset of buf[0]
+	pos       int   // first byte not yet processed
+	lineNo    uint64
+	lastEnd   int64 // file offset just past the last reported line; -1 none
+	afterLeft int
+	hits      int64
+	stop      bool
+	flagged   bool
+	searched  int64
+}
+
+// New returns a searcher for m.
+func New(m *Matcher, c Config) *Searcher { return &Searcher{Config: c, m: m} }
+
+// Searched returns how many bytes the last search read.
+func (s *Searcher) Searched() int64 { return s.searched }
+
+// LineTooLongError reports a line longer than MaxLineBytes.
+type LineTooLongError struct{ Limit int }
+
+func (e *LineTooLongError) Error() string {
+	return fmt.Sprintf("line longer than %d bytes", e.Limit)
+}
+
+// sim replays ripgrep's fills to find how far it reads before it notices a
+// NUL: a 64 KiB buffer, the unfinished last line rolled to the front,
+// doubled when one line fills it.
+type sim struct {
+	cap        int
+	start, end int64 // file offsets: ripgrep's consumed point and data end
+	nul        int64 // offset of the first NUL, -1 if none yet
+	cut        int64 // consumed point when the NUL was read
+	done       bool
+}
+
+// Search reads r (of size bytes, or -1 when unknown) and reports to sink.
+func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
+	s.sink = sink
+	s.base, s.pos, s.lineNo, s.lastEnd, s.afterLeft, s.hits = 0, 0, 1, -1, 0, 0
+	s.stop, s.flagged, s.searched = false, false, 0
+	if s.MaxCount == 0 {
+		return nil
+	}
+	want := chunkSize
+	if size >= 0 && size < wholeFileMax {
+		want = int(size) + 1
+	}
+	if cap(s.buf) < want {
+		s.buf = make([]byte, 0, want)
+	}
+	buf := s.buf[:0]
+	defer func() {
+		if cap(buf) <= keepBufMax {
+			s.buf = buf[:0]
+		} else {
+			s.buf = nil
+		}
+	}()
+	sm := sim{cap: fillSize, nul: -1, cut: -1}
+	useSim := s.Binary == BinaryQuit || s.Binary == BinaryConvert
+	eof := false
+	firstChecked := false
+	for !s.stop {
+		// Read until the buffer is full or the file ends.
+		if !eof {
+			if len(buf) == cap(buf) {
+				nb := make([]byte, len(buf), 2*cap(buf)+chunkSize)
+				copy(nb, buf)
+				buf = nb
+			}
+			n, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+			buf = buf[:len(buf)+n]
+			s.searched += int64(n)
+			if err == io.EOF || err == io.ErrUnexpectedEOF {
+				eof = true
+			} else if err != nil {
+				return err
+			}
+		}
+		dataEnd := s.base + int64(len(buf))
+		if s.Binary == BinaryConvertWhole && !firstChecked && (eof || len(buf) >= fillSize) {
+			firstChecked = true
+			lim := len(buf)
+			if lim > fillSize {
+				lim = fillSize
+			}
+			if i := bytes.IndexByte(buf[:lim], 0); i >= 0 {
+				s.flagged = true
+				if !sink.Binary(int64(i)) {
+					return nil
+				}
+			}
+		}
+		limit := dataEnd // file offset up to which lines are processed
+		if useSim {
+			s.advance(&sm, buf, dataEnd, eof)
+			if sm.nul >= 0 && !s.flagged {
+				s.flagged = true
+				if s.Binary == BinaryQuit {
+					s.process(buf, int(sm.cut-s.base), true)
+					sink.Binary(sm.nul)
+					return nil
+				}
+				// Convert: lines from the cut on are searched after the sink
+				// has been told.
+				s.process(buf, int(sm.cut-s.base), true)
+				if s.stop || !sink.Binary(sm.nul) {
+					return nil
+				}
+			}
+			if !sm.done {
+				limit = sm.start
+			}
+		} else if !eof {
+			i := bytes.LastIndexByte(buf[s.pos:], '\n')
+			if i < 0 {
+				limit = s.base + int64(s.pos)
+			} else {
+				limit = s.base + int64(s.pos+i+1)
+			}
+		}
+		s.process(buf, int(limit-s.base), eof && limit == dataEnd)
+		if eof && (limit == dataEnd || s.stop) {
+			return nil
+		}
+		if eof && useSim && !sm.done {
+			continue
+		}
+		// Roll: keep the lines before pos that before-context may need.
+		keep := s.historyStart(buf)
+		if keep > 0 {
+			n := copy(buf, buf[keep:])
+			buf = buf[:n]
+			s.base += int64(keep)
+			s.pos -= keep
+		}
+		if len(buf)-s.pos > MaxLineBytes {
+			return &LineTooLongError{Limit: MaxLineBytes}
+		}
+	}
+	return nil
+}
+
+// advance replays ripgrep's fills over the data read so far.
+func (s *Searcher) advance(sm *sim, buf []byte, dataEnd int64, eof bool) {
+	for !sm.done {
+		free := int64(sm.cap) - (sm.end - sm.start)
+		if free <= 0 {
+			sm.cap *= 2
+			continue
+		}
+		n := free
+		if sm.end+n > dataEnd {
+			if !eof {
+				return
+			}
+			n = dataEnd - sm.end
+		}
+		if n == 0 {
+			sm.done = true
+			sm.start = sm.end
+			return
+		}
+		fresh := buf[sm.end-s.base : sm.end+n-s.base]
+		if i := bytes.IndexByte(fresh, 0); i >= 0 {
+			if sm.nul < 0 {
+				sm.nul = sm.end + int64(i)
+				sm.cut = sm.start
+			}
+			if s.Binary == BinaryQuit {
+				return
+			}
+			for j := range fresh {
+				if fresh[j] == 0 {
+					fresh[j] = '\n'
+				}
+			}
+		}
+		sm.end += n
+		if i := bytes.LastIndexByte(buf[sm.start-s.base:sm.end-s.base], '\n'); i >= 0 {
+			sm.start += int64(i) + 1
+		}
+	}
+}
+
+// historyStart returns where the before-context lines kept across a roll
+// begin: up to Before lines back from pos.
+func (s *Searcher) historyStart(buf []byte) int {
+	p := s.pos
+	for k := 0; k < s.Before && p > 0; k++ {
+		i := bytes.LastIndexByte(buf[:p-1], '\n')
+		p = i + 1
+	}
+	return p
+}
+
+// process handles the complete lines in buf[s.pos:end]. final says the data
+// ends at end (the last line may lack a terminator).
+func (s *Searcher) process(buf []byte, end int, final bool) {
+	if end <= s.pos {
+		return
+	}
+	for s.pos < end && !s.stop {
+		if s.MaxCount > 0 && s.hits >= s.MaxCount {
+			if s.afterLeft <= 0 {
+				s.stop = true
+				return
+			}
+			ls, le, next := s.lineAt(buf, s.pos, end)
+			s.emitContext(buf, ls, le, next, true)
+			continue
+		}
+		if s.afterLeft > 0 || s.Invert {
+			ls, le, next := s.lineAt(buf, s.pos, end)
+			hit := s.m.MatchLine(buf[ls:le]) != s.Invert
+			if hit {
+				s.emitHit(buf, ls, next)
+			} else if s.afterLeft > 0 {
+				s.emitContext(buf, ls, le, next, true)
+			} else {
+				s.skipTo(buf, next)
+			}
+			continue
+		}
+		st, _, ok := s.m.FindLine(buf[s.pos:end])
+		if !ok {
+			s.skipTo(buf, end)
+			return
+		}
+		ls := s.pos + st
+		s.skipTo(buf, ls)
+		_, _, next := s.lineAt(buf, ls, end)
+		s.emitHit(buf, ls, next)
+	}
+}
+
+// lineAt returns the line starting at i: its start, its end without the
+// terminator and the start of the next line.
+func (s *Searcher) lineAt(buf []byte, i, end int) (ls, le, next int) {
+	j := bytes.IndexByte(buf[i:end], '\n')
+	if j < 0 {
+		return i, end, end
+	}
+	return i, i + j, i + j + 1
+}
+
+// skipTo moves pos forward without reporting, counting lines if needed.
+func (s *Searcher) skipTo(buf []byte, to int) {
+	if to <= s.pos {
+		return
+	}
+	if s.LineNumbers {
+		s.lineNo += uint64(bytes.Count(buf[s.pos:to], []byte{'\n'}))
+	}
+	s.pos = to
+}
+
+func (s *Searcher) emitHit(buf []byte, ls, next int) {
+	// Before-context: up to Before lines above, none already reported.
+	if s.Before > 0 {
+		floor := 0
+		if s.lastEnd >= s.base {
+			floor = int(s.lastEnd - s.base)
+		}
+		starts := make([]int, 0, s.Before)
+		p := ls
+		for k := 0; k < s.Before && p > floor; k++ {
+			i := bytes.LastIndexByte(buf[:p-1], '\n')
+			if i+1 < floor {
+				break
+			}
+			p = i + 1
+			starts = append(starts, p)
+		}
+		for k := len(starts) - 1; k >= 0 && !s.stop; k-- {
+			b := starts[k]
+			e := ls
+			if k > 0 {
+				e = starts[k-1]
+			}
+			s.send(buf, b, e, uint64(k+1), false, true)
+		}
+	}
+	if s.stop {
+		return
+	}
+	s.send(buf, ls, next, 0, true, false)
+	s.hits++
+	s.afterLeft = s.After
+	s.advanceLine(next)
+}
+
+func (s *Searcher) emitContext(buf []byte, ls, le, next int, after bool) {
+	s.send(buf, ls, next, 0, false, after)
+	s.afterLeft--
+	s.advanceLine(next)
+}
+
+func (s *Searcher) advanceLine(next int) {
+	if next > s.pos {
+		s.pos = next
+		s.lineNo++
+	}
+}
+
+// send reports buf[b:e] (terminator included). back > 0 means the line is
+// that many lines above pos (before-context).
+func (s *Searcher) send(buf []byte, b, e int, back uint64, match, after bool) {
+	off := s.base + int64(b)
+	if s.Before > 0 || s.After > 0 {
+		if s.lastEnd >= 0 && off > s.lastEnd {
+			if !s.sink.Break() {
+				s.stop = true
+				return
+			}
+		}
+	}
+	l := Line{Bytes: buf[b:e], Offset: off}
+	if s.LineNumbers {
+		l.Number = s.lineNo - back
+	}
+	if s.Binary == BinaryConvertWhole && !s.flagged {
+		if i := bytes.IndexByte(l.Bytes, 0); i >= 0 {
+			s.flagged = true
+			if !s.sink.Binary(off + int64(i)) {
+				s.stop = true
+				return
+			}
+		}
+	}
+	var ok bool
+	if match {
+		ok = s.sink.Match(l)
+	} else {
+		ok = s.sink.Context(l, after)
+	}
+	s.lastEnd = s.base + int64(e)
+	if !ok {
+		s.stop = true
+	}
+}
