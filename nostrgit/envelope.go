@@ -1,0 +1,225 @@
+package nostrgit
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"hash"
+	"strconv"
+	"unicode/utf8"
+
+	"buzzbox/internal/nostrkey"
+	"buzzbox/nostrgit/nipoa"
+)
+
+// Armor lines of a NIP-GS signature. The BEGIN line is also what makes git
+// treat a stored signature as x509 and hand it to gpg.x509.program.
+const (
+	armorBegin = "-----BEGIN SIGNED MESSAGE-----"
+	armorEnd   = "-----END SIGNED MESSAGE-----"
+)
+
+// hashPrefix starts the NIP-GS v1 signing hash.
+const hashPrefix = "nostr:git:v1:"
+
+// envelope is a NIP-GS v1 signature: who signed, the BIP-340 signature, the
+// signing time and, optionally, the owner attestation bound into the hash.
+type envelope struct {
+	PK  nostrkey.PublicKey
+	Sig [64]byte
+	T   uint32
+	OA  *oa // nil when absent
+}
+
+// oa holds the three value fields of a NIP-OA tag as they travel in `oa`.
+type oa struct{ Owner, Conditions, Sig string }
+
+// JSON returns the canonical envelope text: compact, keys v, pk, sig, t[, oa]
+// in that order, built by formatting so the bytes are fixed.
+func (e *envelope) JSON() []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"v":1,"pk":"`)
+	b.WriteString(e.PK.Hex())
+	b.WriteString(`","sig":"`)
+	b.WriteString(hex.EncodeToString(e.Sig[:]))
+	b.WriteString(`","t":`)
+	b.WriteString(strconv.FormatUint(uint64(e.T), 10))
+	if e.OA != nil {
+		// The three fields are validated hex and condition grammar: nothing
+		// in them needs JSON escaping.
+		fmt.Fprintf(&b, `,"oa":["%s","%s","%s"]`, e.OA.Owner, e.OA.Conditions, e.OA.Sig)
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// Armor returns the three LF-terminated lines git stores as the signature.
+func (e *envelope) Armor() []byte {
+	j := e.JSON()
+	out := make([]byte, 0, len(armorBegin)+len(armorEnd)+base64.StdEncoding.EncodedLen(len(j))+3)
+	out = append(out, armorBegin+"\n"...)
+	out = base64.StdEncoding.AppendEncode(out, j)
+	out = append(out, '\n')
+	out = append(out, armorEnd+"\n"...)
+	return out
+}
+
+// newHash starts H = SHA256("nostr:git:v1:" || t || ":" || [oa0 ":" oa1 ":"
+// oa2 ":"] || payload); the caller writes the payload.
+func newHash(t uint32, a *oa) hash.Hash {
+	h := sha256.New()
+	h.Write([]byte(hashPrefix + strconv.FormatUint(uint64(t), 10) + ":"))
+	if a != nil {
+		h.Write([]byte(a.Owner + ":" + a.Conditions + ":" + a.Sig + ":"))
+	}
+	return h
+}
+
+// envelopeError is why a signature could not be read. PK is the signer's
+// key when a best-effort scan found it, for the ERRSIG line.
+type envelopeError struct {
+	PK     string
+	Reason string
+}
+
+func (e *envelopeError) Error() string { return "malformed signature: " + e.Reason }
+
+// parseArmor reads a stored signature strictly (spec §5.5 steps 2–6): the
+// exact armor, standard base64, canonical compact JSON with only v=1, pk,
+// sig, t and an optional valid oa, and pk on the curve.
+func parseArmor(data []byte) (*envelope, error) {
+	fail := func(pk, format string, args ...any) (*envelope, error) {
+		return nil, &envelopeError{PK: pk, Reason: fmt.Sprintf(format, args...)}
+	}
+	body, ok := bytes.CutSuffix(data, []byte("\n"))
+	if !ok {
+		return fail("", "armor does not end with a newline")
+	}
+	lines := bytes.Split(body, []byte("\n"))
+	if len(lines) != 3 {
+		return fail("", "armor has %d lines, want 3", len(lines))
+	}
+	for i, l := range lines {
+		if n := len(l); n > 0 && (l[n-1] == ' ' || l[n-1] == '\t' || l[n-1] == '\r') {
+			return fail("", "armor line %d ends in whitespace or CR", i+1)
+		}
+	}
+	if string(lines[0]) != armorBegin || string(lines[2]) != armorEnd {
+		return fail("", "armor lacks the %s / %s lines", armorBegin, armorEnd)
+	}
+	b64 := lines[1]
+	if len(b64) > maxArmorLineBytes {
+		return fail("", "base64 line is %d bytes, over %d", len(b64), maxArmorLineBytes)
+	}
+	raw := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
+	n, err := base64.StdEncoding.Strict().Decode(raw, b64)
+	if err != nil {
+		return fail("", "not standard base64")
+	}
+	raw = raw[:n]
+	if len(raw) > maxEnvelopeBytes {
+		return fail("", "envelope is %d bytes, over %d", len(raw), maxEnvelopeBytes)
+	}
+	pk := scanPK(raw)
+	if !utf8.Valid(raw) {
+		return fail(pk, "envelope is not UTF-8")
+	}
+	if whitespaceOutsideStrings(raw) {
+		return fail(pk, "envelope JSON is not compact")
+	}
+	var f struct {
+		V   json.RawMessage `json:"v"`
+		PK  *string         `json:"pk"`
+		Sig *string         `json:"sig"`
+		T   json.RawMessage `json:"t"`
+		OA  *[]string       `json:"oa"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return fail(pk, "envelope is not the v1 JSON object: %v", err)
+	}
+	if dec.More() {
+		return fail(pk, "trailing data after the envelope")
+	}
+	if string(f.V) != "1" {
+		return fail(pk, "unsupported version %.16s (only v1 is known)", f.V)
+	}
+	if f.PK == nil || !isLowerHex(*f.PK, 64) {
+		return fail(pk, "pk is not 64 lower-case hex characters")
+	}
+	if f.Sig == nil || !isLowerHex(*f.Sig, 128) {
+		return fail(pk, "sig is not 128 lower-case hex characters")
+	}
+	t, err := strconv.ParseUint(string(f.T), 10, 32)
+	if err != nil {
+		return fail(pk, "t %.24s is not an integer from 0 to 4294967295", f.T)
+	}
+	e := &envelope{T: uint32(t)}
+	hex.Decode(e.PK[:], []byte(*f.PK))
+	hex.Decode(e.Sig[:], []byte(*f.Sig))
+	if f.OA != nil {
+		a := *f.OA
+		if len(a) != 3 {
+			return fail(pk, "oa has %d elements, want 3", len(a))
+		}
+		tag, err := nipoa.FromParts(a[0], a[1], a[2])
+		if err != nil {
+			return fail(pk, "oa: %v", err)
+		}
+		if tag.Owner == e.PK {
+			return fail(pk, "oa owner is the signer itself")
+		}
+		e.OA = &oa{a[0], a[1], a[2]}
+	}
+	if !bytes.Equal(e.JSON(), raw) {
+		return fail(pk, "envelope is not in canonical form (key order, duplicates or number format)")
+	}
+	if !e.PK.Valid() {
+		return fail(pk, "pk is not a point on secp256k1")
+	}
+	return e, nil
+}
+
+// scanPK finds a 64-lower-hex value after `"pk":"` for the ERRSIG line, or
+// returns "" when there is none.
+func scanPK(raw []byte) string {
+	_, after, ok := bytes.Cut(raw, []byte(`"pk":"`))
+	if !ok || len(after) < 64 || !isLowerHex(string(after[:64]), 64) {
+		return ""
+	}
+	return string(after[:64])
+}
+
+func whitespaceOutsideStrings(b []byte) bool {
+	in, esc := false, false
+	for _, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case in && c == '\\':
+			esc = true
+		case c == '"':
+			in = !in
+		case !in && (c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return true
+		}
+	}
+	return false
+}
+
+func isLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
