@@ -77,6 +77,9 @@ type Relay struct {
 	chans   *channels
 	seen    *replayCache
 
+	stateMu   sync.Mutex
+	lastState nostr.Timestamp // created_at of the newest channel state signed
+
 	mu       sync.Mutex
 	url      string
 	conns    map[net.Conn]bool
