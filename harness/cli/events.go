@@ -1,0 +1,223 @@
+package cli
+
+import (
+	"encoding/json"
+	"io"
+	"sort"
+	"strings"
+
+	"buzzbox/internal/nostrkey"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Event kinds of the channel model (spec §6.4).
+const (
+	kindProfile       = 0
+	kindDeletion      = 5
+	kindReaction      = 7
+	kindStream        = 9
+	kindAddMember     = 9000
+	kindRemoveMember  = 9001
+	kindEditMetadata  = 9002
+	kindTombstone     = 9005
+	kindCreateGroup   = 9007
+	kindDeleteGroup   = 9008
+	kindJoinRequest   = 9021
+	kindLeaveRequest  = 9022
+	kindPresence      = 20001
+	kindEngram        = 30174
+	kindGroupMeta     = 39000
+	kindGroupMembers  = 39002
+	kindStreamV2      = 40002
+	kindEdit          = 40003
+	kindDiff          = 40008
+	kindCanvas        = 40100
+	kindMemberAdded   = 44100
+	kindMemberRemoved = 44101
+	kindForumPost     = 45001
+	kindVote          = 45002
+	kindForumComment  = 45003
+	kindApprovalReq   = 46010
+)
+
+// outEvent is the normalised event printed by read commands.
+type outEvent struct {
+	ID        string     `json:"id"`
+	PubKey    string     `json:"pubkey"`
+	Kind      int        `json:"kind"`
+	Content   string     `json:"content"`
+	CreatedAt int64      `json:"created_at"`
+	Tags      nostr.Tags `json:"tags"`
+}
+
+// compactEvent is the --format compact shape.
+type compactEvent struct {
+	ID        string `json:"id"`
+	Content   string `json:"content"`
+	CreatedAt int64  `json:"created_at"`
+}
+
+func normalise(ev *nostr.Event, compact bool) any {
+	if compact {
+		return compactEvent{ev.ID, ev.Content, int64(ev.CreatedAt)}
+	}
+	tags := ev.Tags
+	if tags == nil {
+		tags = nostr.Tags{}
+	}
+	return outEvent{ev.ID, ev.PubKey, ev.Kind, ev.Content, int64(ev.CreatedAt), tags}
+}
+
+func normaliseAll(evs []*nostr.Event, compact bool) []any {
+	out := make([]any, 0, len(evs))
+	for _, ev := range evs {
+		out = append(out, normalise(ev, compact))
+	}
+	return out
+}
+
+// sortAscending orders events oldest first, ties by id.
+func sortAscending(evs []*nostr.Event) {
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].CreatedAt != evs[j].CreatedAt {
+			return evs[i].CreatedAt < evs[j].CreatedAt
+		}
+		return evs[i].ID < evs[j].ID
+	})
+}
+
+func sortDescending(evs []*nostr.Event) {
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].CreatedAt != evs[j].CreatedAt {
+			return evs[i].CreatedAt > evs[j].CreatedAt
+		}
+		return evs[i].ID < evs[j].ID
+	})
+}
+
+// writeJSON prints one JSON document and a newline, HTML left unescaped.
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// parseUUID checks a channel id and returns it lower-cased.
+func parseUUID(s string) (string, error) {
+	l := strings.ToLower(strings.TrimSpace(s))
+	ok := len(l) == 36
+	for i := 0; ok && i < len(l); i++ {
+		c := l[i]
+		switch i {
+		case 8, 13, 18, 23:
+			ok = c == '-'
+		default:
+			ok = c >= '0' && c <= '9' || c >= 'a' && c <= 'f'
+		}
+	}
+	if !ok {
+		return "", userErr("invalid UUID: %q", s)
+	}
+	return l, nil
+}
+
+// parseHexID checks an event id (64 hex) and returns it lower-cased.
+func parseHexID(s string) (string, error) {
+	l := strings.ToLower(strings.TrimSpace(s))
+	if !isLowerHex(l, 64) {
+		return "", userErr("must be a 64-character hex string: %q", s)
+	}
+	return l, nil
+}
+
+// parsePubkey accepts 64 hex or npub1… and returns hex.
+func parsePubkey(s string) (string, error) {
+	t := strings.TrimSpace(s)
+	if strings.HasPrefix(strings.ToLower(t), "npub1") {
+		h, err := nostrkey.NpubToHex(t)
+		if err != nil {
+			return "", userErr("invalid npub: %q", s)
+		}
+		return h, nil
+	}
+	return parseHexID(t)
+}
+
+// tagValue returns the second element of the first tag named name.
+func tagValue(ev *nostr.Event, name string) string {
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == name {
+			return t[1]
+		}
+	}
+	return ""
+}
+
+func hasTag(ev *nostr.Event, tag ...string) bool {
+	for _, t := range ev.Tags {
+		if len(t) == len(tag) {
+			same := true
+			for i := range t {
+				same = same && t[i] == tag[i]
+			}
+			if same {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// channelOf is an event's channel: its first h tag, which must be a UUID.
+func channelOf(ev *nostr.Event) (string, error) {
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == "h" {
+			ch, err := parseUUID(t[1])
+			if err != nil {
+				break
+			}
+			return ch, nil
+		}
+	}
+	return "", otherErr("event %s has no valid channel (h) tag", ev.ID)
+}
+
+// threadRoot derives the root of parent's thread (spec §6.4): a valid
+// root marker together with a reply marker names the root; a reply marker
+// alone names it; otherwise the parent is top-level and is its own root.
+func threadRoot(parent *nostr.Event) string {
+	var root, reply string
+	for _, t := range parent.Tags {
+		if len(t) < 4 || t[0] != "e" || !isLowerHex(strings.ToLower(t[1]), 64) {
+			continue
+		}
+		switch t[3] {
+		case "root":
+			if root == "" {
+				root = strings.ToLower(t[1])
+			}
+		case "reply":
+			if reply == "" {
+				reply = strings.ToLower(t[1])
+			}
+		}
+	}
+	switch {
+	case root != "" && reply != "":
+		return root
+	case reply != "":
+		return reply
+	}
+	return parent.ID
+}
+
+// threadTags are the e tags of a reply to parent: a direct reply to a
+// top-level message carries only the reply marker.
+func threadTags(parent *nostr.Event) nostr.Tags {
+	root := threadRoot(parent)
+	if root == parent.ID {
+		return nostr.Tags{{"e", parent.ID, "", "reply"}}
+	}
+	return nostr.Tags{{"e", root, "", "root"}, {"e", parent.ID, "", "reply"}}
+}

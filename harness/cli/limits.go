@@ -1,0 +1,93 @@
+package cli
+
+import "time"
+
+// maxContentBytes is the largest message body the CLI signs; the relay's
+// event cap leaves room for tags above it, and the spec refuses 65 537.
+const maxContentBytes = 65536
+
+// maxMentions caps the p tags of one message, so a runaway @-list cannot
+// page every member of a large channel.
+const maxMentions = 50
+
+// maxEmojiChars bounds a reaction's content, in characters.
+const maxEmojiChars = 64
+
+// maxShortcodeChars bounds a custom emoji shortcode, in characters.
+const maxShortcodeChars = 64
+
+// maxStdinBytes bounds what `--content -` reads: one byte past the content
+// cap, so an oversized body is reported instead of silently cut.
+const maxStdinBytes = maxContentBytes + 1
+
+// maxDiffBytes is where send-diff cuts a diff (at a hunk boundary).
+const maxDiffBytes = 60 << 10
+
+// maxDiffInputBytes bounds the diff text read before truncation.
+const maxDiffInputBytes = 16 << 20
+
+// maxMemBodyBytes is the NIP-44 plaintext limit a NIP-AE body must fit.
+const maxMemBodyBytes = 65535
+
+// maxMemSlugBytes bounds a NIP-AE slug.
+const maxMemSlugBytes = 255
+
+// maxMemSegmentBytes bounds one path segment of a `mem/…` slug.
+const maxMemSegmentBytes = 64
+
+// maxAuthTagBytes bounds the NIP-OA tag JSON.
+const maxAuthTagBytes = 1024
+
+// maxChallengeBytes: NIP-42 challenges longer than this are refused.
+const maxChallengeBytes = 1024
+
+// pageSize is how many events a paged read asks for per request.
+const pageSize = 500
+
+// Read limits per command: default and ceiling, from the spec.
+const (
+	messagesGetDefault   = 50
+	messagesGetMax       = 200
+	threadDefault        = 100
+	threadMax            = 500
+	searchDefault        = 20
+	searchMax            = 100
+	channelsListDefault  = 500
+	usersMaxPubkeys      = 200
+	feedDefault          = 20
+	feedMax              = 50
+	memLsLimit           = 5000
+	memHeadLimit         = 16
+	nameSearchCandidates = 5
+)
+
+// maxResponseBytes caps one HTTP bridge response body: a full page of 500
+// events at the 64 KiB content cap, with room for tags.
+const maxResponseBytes = 64 << 20
+
+// maxErrorBodyBytes caps how much of a non-2xx body we read for the message.
+const maxErrorBodyBytes = 16 << 10
+
+// maxInfoBytes caps the NIP-11 document.
+const maxInfoBytes = 256 << 10
+
+// maxWSMessageBytes caps one websocket frame from the relay.
+const maxWSMessageBytes = 32 << 20
+
+// Timeouts (BUZZ_TIMEOUT_SECS, BUZZ_CONNECT_TIMEOUT_SECS); 0 or garbage
+// keeps the default.
+const (
+	defaultTimeout        = 30 * time.Second
+	defaultConnectTimeout = 15 * time.Second
+	// wsWriteCap bounds a whole websocket write (connect, AUTH, EVENT, OK).
+	wsWriteCap = 75 * time.Second
+)
+
+// Retry policy: attempts, jitter ceilings before attempts 2 and 3, and the
+// cap on a relay's "retry in Ns" hint.
+const (
+	maxAttempts   = 3
+	jitterSecond  = 500 * time.Millisecond
+	jitterThird   = 1500 * time.Millisecond
+	maxRetryAfter = 30 * time.Second
+)

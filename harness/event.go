@@ -1,0 +1,96 @@
+package harness
+
+import (
+	"strings"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Nostr kinds the harness touches (spec §3).
+const (
+	kindProfile       = 0
+	kindDeletion      = 5
+	kindReaction      = 7
+	kindStream        = 9
+	kindPresence      = 20001
+	kindTyping        = 20002
+	kindGroupMeta     = 39000
+	kindGroupMembers  = 39002
+	kindStreamV2      = 40002
+	kindReminder      = 40007
+	kindCanvas        = 40100
+	kindMemberAdded   = 44100
+	kindMemberRemoved = 44101
+	kindApproval      = 46010
+	kindEngram        = 30174
+)
+
+// defaultWakeKinds are the kinds that wake the agent unless --kinds says otherwise.
+func defaultWakeKinds() []int { return []int{kindStream, kindApproval, kindReminder} }
+
+// Event is a relay event on its way through the harness.
+type Event struct {
+	nostr.Event
+	Channel  string    // lowercase channel UUID
+	Received time.Time // when the harness took it in
+	Tag      string    // prompt tag of the rule that accepted it
+}
+
+// mentions reports whether a p tag names hex.
+func (e *Event) mentions(hex string) bool {
+	for _, t := range e.Tags {
+		if len(t) >= 2 && t[0] == "p" && t[1] == hex {
+			return true
+		}
+	}
+	return false
+}
+
+// thread returns the thread root and direct parent of e under the Buzz
+// convention: root and reply markers give both; a lone reply marker is
+// both root and parent; otherwise e is top-level and both are empty.
+func (e *Event) thread() (root, parent string) {
+	for _, t := range e.Tags {
+		if len(t) < 4 || t[0] != "e" || !isHex64(t[1]) {
+			continue
+		}
+		switch t[3] {
+		case "root":
+			root = t[1]
+		case "reply":
+			parent = t[1]
+		}
+	}
+	switch {
+	case parent != "" && root != "":
+		return root, parent
+	case parent != "":
+		return parent, parent
+	}
+	return "", ""
+}
+
+// pTags returns valid 64-hex p tag values in order, without duplicates.
+func (e *Event) pTags() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range e.Tags {
+		if len(t) >= 2 && t[0] == "p" {
+			h := strings.ToLower(t[1])
+			if isHex64(h) && !seen[h] {
+				seen[h] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out
+}
+
+// channelOf returns the first h tag, lowercased.
+func channelOf(ev *nostr.Event) string {
+	if t := ev.Tags.Find("h"); len(t) >= 2 {
+		return strings.ToLower(t[1])
+	}
+	return ""
+}

@@ -1,0 +1,84 @@
+package harness
+
+import "time"
+
+// Defaults and bounds of the command line (spec §2.2). Each names its flag.
+const (
+	defaultIdleTimeout      = 900 * time.Second  // --idle-timeout: 300 s over a 600 s shell call
+	defaultMaxTurn          = 7200 * time.Second // --max-turn-duration: absolute turn deadline
+	maxTurnCeiling          = 7 * 24 * time.Hour // --max-turn-duration beyond a week is a mistake
+	zeroIdleTimeout         = time.Second        // --idle-timeout 0 becomes this (with a warning)
+	zeroMaxTurn             = 60 * time.Second   // --max-turn-duration 0 becomes this
+	minHeartbeat            = 10 * time.Second   // --heartbeat-interval: shorter would spin the agent
+	maxHeartbeat            = 86400 * time.Second
+	defaultTurnLiveness     = 10 * time.Second // --turn-liveness-secs
+	minTurnLiveness         = 5 * time.Second
+	maxAgents               = 32 // --agents: each is a process with its own model context
+	defaultContextLimit     = 12 // --context-message-limit
+	maxContextLimit         = 100
+	maxBasePromptBytes      = 1 << 20 // --base-prompt-file: a prompt, not a corpus
+	defaultEventBuffer      = 256     // BUZZ_ACP_EVENT_BUFFER: relay → harness events in flight
+	maxSessionTitleChars    = 80      // --session-title after sanitising
+	maxProfileLabelChars    = 64      // a display name in prompts
+	maxRules                = 100     // rules in the TOML file
+	maxFilterBytes          = 4096    // one filter expression
+	maxRulesFileBytes       = 1 << 20 // the TOML rules file itself
+	maxSystemPromptFile     = 1 << 20 // --system-prompt-file / --heartbeat-prompt-file
+	filterEvalBudget        = 100 * time.Millisecond
+	filterSlotWait          = 100 * time.Millisecond
+	filterPoolSize          = 4 // concurrent filter evaluations
+	filterTimeoutsToDisable = 5
+)
+
+// Queue and dispatch (spec §7).
+const (
+	maxQueuePerChannel = 500 // pending events per channel; beyond it the oldest is dropped
+	maxBatch           = 50  // events folded into one prompt
+	retryBase          = 5 * time.Second
+	retryCap           = 300 * time.Second
+	maxRetries         = 10 // failed turns of one batch before it is dead-lettered
+	inflightBackstop   = 100 * time.Second
+	maintenanceTick    = 30 * time.Second
+)
+
+// Relay connection (spec §4).
+const (
+	dialTimeout       = 30 * time.Second
+	authWait          = 20 * time.Second
+	sinceSkew         = 5 // seconds subtracted from every since value
+	dedupGeneration   = 6000
+	memberDedupGen    = 500
+	reqSpacing        = 125 * time.Millisecond
+	pingInterval      = 30 * time.Second
+	pongTimeout       = 10 * time.Second
+	writeTimeout      = 10 * time.Second
+	stableConnection  = 60 * time.Second
+	httpTimeout       = 10 * time.Second
+	httpRetries       = 3
+	maxHTTPBody       = 16 << 20 // one /query answer
+	contextFetchTO    = 3 * time.Second
+	contextRetryDelay = 500 * time.Millisecond
+	presenceEvery     = 60 * time.Second
+	typingEvery       = 3 * time.Second
+	reactionAddTO     = 500 * time.Millisecond
+	reactionRemoveTO  = time.Second
+	maxReactionsInFly = 10
+)
+
+// ACP client (spec §9).
+const (
+	maxAgentLineBytes = 10 << 20 // one frame from the agent; beyond it the agent is torn down
+	initTimeout       = 60 * time.Second
+	requestTimeout    = 60 * time.Second
+	configTimeout     = 5 * time.Second
+	controlGrace      = 5 * time.Second
+	timeoutDrain      = 30 * time.Second
+	recentOutput      = 60 * time.Second // hard timeout requeues only if the agent spoke this recently
+	killWait          = 5 * time.Second
+	crashWindow       = 60 * time.Second
+	crashesToOpen     = 3
+	circuitOpenFor    = 300 * time.Second
+	respawnBase       = time.Second
+	respawnCap        = 30 * time.Second
+	shutdownWait      = 30 * time.Second
+)
