@@ -6,6 +6,7 @@ import (
 
 	"buzzbox/devmcp"
 	"buzzbox/internal/proc"
+	"buzzbox/nostrgit"
 	"buzzbox/relay"
 	"buzzbox/shimtools/rg"
 )
@@ -35,8 +36,8 @@ func Identities() []Identity {
 		{Name: "buzz", Summary: "command line for talking to the relay: messages, channels, reactions"},
 		{Name: "rg", Summary: "recursive search, compatible with ripgrep", Sync: true, Main: rg.Main},
 		{Name: "tree", Summary: "directory listing, compatible with GNU tree", Sync: true},
-		{Name: "git-credential-nostr", Summary: "git credential helper answering with NIP-98 tokens", Sync: true},
-		{Name: "git-sign-nostr", Summary: "git signing program: commits signed by the Nostr key", Sync: true},
+		{Name: "git-credential-nostr", Summary: "git credential helper answering with NIP-98 tokens", Sync: true, Main: nostrgit.CredentialMain},
+		{Name: "git-sign-nostr", Summary: "git signing program: commits signed by the Nostr key", Sync: true, Main: nostrgit.SignMain},
 	}
 	for i := range ids {
 		if ids[i].Main == nil {
