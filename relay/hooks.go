@@ -137,6 +137,9 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 	if key == "" {
 		key = ev.PubKey
 	}
+	if ctx.Value(checkedKey{}) != nil {
+		return false, ""
+	}
 	if !r.limiter.allow(key, r.cfg.Now()) {
 		return true, "rate-limited: more than " + strconv.FormatFloat(r.cfg.EventsPerSecond, 'f', -1, 64) + " events/s; retry in 1s"
 	}

@@ -14,6 +14,8 @@ import (
 	"sync"
 	"time"
 
+	"buzzbox/nostrgit/nip98"
+
 	"github.com/dgraph-io/badger/v4"
 	"github.com/fiatjaf/eventstore"
 	eventbadger "github.com/fiatjaf/eventstore/badger"
@@ -75,7 +77,7 @@ type Relay struct {
 	owner   string
 	limiter *rateLimiter
 	chans   *channels
-	seen    *replayCache
+	seen    *nip98.SeenCache
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -115,7 +117,7 @@ func New(cfg Config) (*Relay, error) {
 		members: make(map[string]bool),
 		conns:   make(map[net.Conn]bool),
 		limiter: newRateLimiter(cfg.EventsPerSecond, cfg.EventBurst),
-		seen:    newReplayCache(),
+		seen:    nip98.NewSeenCache(0, replayWindow),
 	}
 	if err := r.loadMembers(); err != nil {
 		return nil, err

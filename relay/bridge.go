@@ -1,0 +1,297 @@
+package relay
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"strings"
+
+	"buzzbox/nostrgit/nip98"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// The HTTP bridge: POST /query (JSON array of filters → array of events),
+// POST /count (→ {"count": n}) and POST /events (one signed event →
+// {"event_id","accepted","message"}). Each request carries a NIP-98 token
+// for its exact URL and method with the body's SHA-256; a token is good
+// once (replays get 401 "NIP-98: replay detected"). The access rules are
+// the websocket's. Errors are {"error": "<text>"}.
+
+// bridgeFilter is a NIP-01 filter plus the bridge's extensions.
+type bridgeFilter struct {
+	nostr.Filter
+	BeforeID string // keyset cursor with Until: skip ids >= this at created_at == Until
+}
+
+func (f *bridgeFilter) UnmarshalJSON(b []byte) error {
+	var ext struct {
+		BeforeID string `json:"before_id"`
+	}
+	if err := json.Unmarshal(b, &ext); err != nil {
+		return err
+	}
+	f.BeforeID = ext.BeforeID
+	return f.Filter.UnmarshalJSON(b)
+}
+
+type bridgeError struct {
+	status int
+	msg    string
+}
+
+func (e *bridgeError) Error() string { return e.msg }
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	json.NewEncoder(w).Encode(v)
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	writeJSON(w, status, map[string]string{"error": msg})
+}
+
+// httpScheme is the scheme NIP-98 tokens must name.
+func (r *Relay) httpScheme(req *http.Request) string {
+	if r.scheme(req) == "wss" {
+		return "https"
+	}
+	return "http"
+}
+
+// authenticate checks the NIP-98 token of a bridge request and the
+// relay's access rules, returning the caller.
+func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *bridgeError) {
+	v := nip98.Verifier{Now: r.cfg.Now, Seen: r.seen}
+	want := nip98.Expect{URL: nip98.RequestURL(req, r.httpScheme(req)), Method: req.Method, Body: body}
+	res, err := v.Request(req, want)
+	if err != nil {
+		if r.cfg.Open && errors.Is(err, nip98.ErrNoToken) {
+			return caller{}, nil
+		}
+		if errors.Is(err, nip98.ErrReplay) {
+			return caller{}, &bridgeError{http.StatusUnauthorized, "NIP-98: replay detected"}
+		}
+		return caller{}, &bridgeError{http.StatusUnauthorized, "NIP-98: " + err.Error()}
+	}
+	c := caller{pubkey: res.PubKey.Hex()}
+	if c.owner = eventAttestation(res.Event); c.owner == "" {
+		if h := req.Header.Get("x-auth-tag"); h != "" {
+			var t nostr.Tag
+			if json.Unmarshal([]byte(h), &t) == nil {
+				if a, ok := parseAttestation(t); ok && a.verify(c.pubkey) {
+					c.owner = a.owner
+				}
+			}
+		}
+	}
+	if msg := r.gate(c); msg != "" {
+		return caller{}, &bridgeError{http.StatusForbidden, msg}
+	}
+	return c, nil
+}
+
+func (r *Relay) serveBridge(w http.ResponseWriter, req *http.Request) {
+	if req.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeError(w, http.StatusMethodNotAllowed, "use POST")
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(req.Body, maxBridgeBody+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "read body: "+err.Error())
+		return
+	}
+	if len(body) > maxBridgeBody {
+		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", maxBridgeBody))
+		return
+	}
+	c, berr := r.authenticate(req, body)
+	if berr != nil {
+		writeError(w, berr.status, berr.msg)
+		return
+	}
+	ctx := withCaller(req.Context(), c)
+	switch req.URL.Path {
+	case "/query", "/count":
+		filters, err := r.parseFilters(body)
+		if err != nil {
+			writeError(w, http.StatusBadRequest, err.Error())
+			return
+		}
+		evs := r.bridgeQuery(ctx, filters)
+		if req.URL.Path == "/count" {
+			writeJSON(w, http.StatusOK, map[string]int{"count": len(evs)})
+			return
+		}
+		writeJSON(w, http.StatusOK, evs)
+	case "/events":
+		id, berr := r.bridgePublish(ctx, body)
+		if berr != nil {
+			writeError(w, berr.status, berr.msg)
+			return
+		}
+		writeJSON(w, http.StatusOK, map[string]any{"event_id": id, "accepted": true, "message": ""})
+	}
+}
+
+// parseFilters reads a JSON array of filters; a single filter object is
+// taken as an array of one.
+func (r *Relay) parseFilters(body []byte) ([]bridgeFilter, error) {
+	body = bytes.TrimSpace(body)
+	var fs []bridgeFilter
+	if len(body) > 0 && body[0] == '{' {
+		var f bridgeFilter
+		if err := json.Unmarshal(body, &f); err != nil {
+			return nil, fmt.Errorf("invalid: filter: %w", err)
+		}
+		fs = append(fs, f)
+	} else if err := json.Unmarshal(body, &fs); err != nil {
+		return nil, fmt.Errorf("invalid: body must be a JSON array of filters: %w", err)
+	}
+	if len(fs) > r.cfg.MaxFilters {
+		return nil, fmt.Errorf("invalid: more than %d filters", r.cfg.MaxFilters)
+	}
+	return fs, nil
+}
+
+// bridgeQuery runs each filter for the caller and returns the union,
+// newest first (ties by id, descending), never nil.
+func (r *Relay) bridgeQuery(ctx context.Context, filters []bridgeFilter) []*nostr.Event {
+	seen := make(map[string]bool)
+	out := make([]*nostr.Event, 0)
+	for _, bf := range filters {
+		f := bf.Filter
+		search := strings.ToLower(f.Search)
+		f.Search = ""
+		limit := f.Limit
+		if search != "" || bf.BeforeID != "" {
+			f.Limit = maxQueryLimit
+		}
+		ch, err := r.queryEvents(ctx, f)
+		if err != nil {
+			continue
+		}
+		var got []*nostr.Event
+		for ev := range ch {
+			if search != "" && !strings.Contains(strings.ToLower(ev.Content), search) {
+				continue
+			}
+			if bf.BeforeID != "" && f.Until != nil && ev.CreatedAt == *f.Until && ev.ID >= bf.BeforeID {
+				continue
+			}
+			got = append(got, ev)
+		}
+		sortEvents(got)
+		if limit > 0 && len(got) > limit {
+			got = got[:limit]
+		}
+		for _, ev := range got {
+			if !seen[ev.ID] {
+				seen[ev.ID] = true
+				out = append(out, ev)
+			}
+		}
+	}
+	sortEvents(out)
+	return out
+}
+
+func sortEvents(evs []*nostr.Event) {
+	sort.Slice(evs, func(i, j int) bool {
+		if evs[i].CreatedAt != evs[j].CreatedAt {
+			return evs[i].CreatedAt > evs[j].CreatedAt
+		}
+		return evs[i].ID > evs[j].ID
+	})
+}
+
+// statusOf maps an OK reason prefix to an HTTP status.
+func statusOf(reason string) int {
+	prefix, _, _ := strings.Cut(reason, ":")
+	switch prefix {
+	case "auth-required":
+		return http.StatusUnauthorized
+	case "restricted", "blocked":
+		return http.StatusForbidden
+	case "rate-limited":
+		return http.StatusTooManyRequests
+	case "invalid", "pow", "duplicate":
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}
+
+// bridgePublish stores one event through the same pipeline as the
+// websocket and hands it to live subscribers.
+func (r *Relay) bridgePublish(ctx context.Context, body []byte) (string, *bridgeError) {
+	var ev nostr.Event
+	if err := json.Unmarshal(body, &ev); err != nil {
+		return "", &bridgeError{http.StatusBadRequest, "invalid: body must be one event: " + err.Error()}
+	}
+	if !ev.CheckID() {
+		return ev.ID, &bridgeError{http.StatusBadRequest, "invalid: id is computed incorrectly"}
+	}
+	if ok, err := ev.CheckSignature(); err != nil || !ok {
+		return ev.ID, &bridgeError{http.StatusBadRequest, "invalid: signature is invalid"}
+	}
+	if nostr.IsEphemeralKind(ev.Kind) {
+		return ev.ID, &bridgeError{http.StatusBadRequest, "invalid: ephemeral kinds go over the websocket"}
+	}
+	if reject, msg := r.rejectEvent(ctx, &ev); reject {
+		return ev.ID, &bridgeError{statusOf(msg), msg}
+	}
+	if ev.Kind == nostr.KindDeletion {
+		if msg := r.deleteTargets(ctx, &ev); msg != "" {
+			return ev.ID, &bridgeError{statusOf(msg), msg}
+		}
+	}
+	// khatru runs the RejectEvent hooks again; the rate limiter must not
+	// charge twice, so the second pass is marked as checked.
+	skip, err := r.kr.AddEvent(checked(ctx), &ev)
+	if err != nil {
+		return ev.ID, &bridgeError{statusOf(err.Error()), err.Error()}
+	}
+	if !skip {
+		r.kr.BroadcastEvent(&ev)
+	}
+	return ev.ID, nil
+}
+
+type checkedKey struct{}
+
+func checked(ctx context.Context) context.Context { return context.WithValue(ctx, checkedKey{}, true) }
+
+// deleteTargets applies a NIP-09 deletion sent over the bridge: each e
+// tag's event is removed if the deletion's author wrote it.
+func (r *Relay) deleteTargets(ctx context.Context, ev *nostr.Event) string {
+	ids := tagValues(ev, "e")
+	if len(ids) == 0 {
+		return ""
+	}
+	ch, err := r.store.QueryEvents(internal(ctx), nostr.Filter{IDs: ids})
+	if err != nil {
+		return "error: look up deletion targets: " + err.Error()
+	}
+	var targets []*nostr.Event
+	for t := range ch {
+		targets = append(targets, t)
+	}
+	for _, t := range targets {
+		if t.PubKey != ev.PubKey {
+			return "blocked: you are not the author of " + t.ID
+		}
+	}
+	for _, t := range targets {
+		if err := r.store.DeleteEvent(internal(ctx), t); err != nil {
+			return "error: delete " + t.ID + ": " + err.Error()
+		}
+	}
+	return ""
+}
