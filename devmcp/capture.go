@@ -28,7 +28,8 @@ type capture struct {
 	lines    int64 // newlines among the kept bytes
 	capped   bool  // captured reached maxArtifactBytes
 
-	spill    *os.File // the pending artifact, once output outgrew inline
+	spilled  bool     // output outgrew inline: the model gets a tail
+	spill    *os.File // the pending artifact while it is being written
 	spillErr error    // why the artifact could not be written
 }
 
@@ -79,6 +80,7 @@ func (c *capture) add(p []byte) {
 
 // startSpill opens the pending artifact and writes what was kept so far.
 func (c *capture) startSpill(p []byte) {
+	c.spilled = true
 	dir, err := c.dir()
 	if err == nil {
 		c.spill, err = os.CreateTemp(dir, ".pending-*."+c.label)
@@ -104,7 +106,7 @@ func (c *capture) dropSpill(err error) {
 }
 
 // truncated reports whether the model gets a tail rather than everything.
-func (c *capture) truncated() bool { return c.spill != nil || c.spillErr != nil }
+func (c *capture) truncated() bool { return c.spilled }
 
 // discard removes a pending artifact; used when the call was cancelled.
 func (c *capture) discard() {

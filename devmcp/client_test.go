@@ -7,8 +7,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -34,18 +36,30 @@ type mcpProc struct {
 }
 
 type startOpts struct {
-	dir string   // working directory; a fresh temp dir when empty
-	env []string // extra KEY=VALUE entries
+	dir     string   // working directory; a fresh temp dir when empty
+	env     []string // extra KEY=VALUE entries
+	exe     string   // the binary to run; a buzz-dev-mcp link to the built one when empty
+	tmp     string   // TMPDIR; a fresh temp dir when empty
+	uid     int      // run as this uid (and gid) when non-zero
 }
 
 // startServer runs the binary under the identity name buzz-dev-mcp.
 func startServer(t *testing.T, o startOpts) *mcpProc {
 	t.Helper()
-	exe := testexe.Link(t, "buzz-dev-mcp")
+	exe := o.exe
+	if exe == "" {
+		exe = testexe.Link(t, "buzz-dev-mcp")
+	}
 	if o.dir == "" {
 		o.dir = t.TempDir()
 	}
+	if o.tmp == "" {
+		o.tmp = t.TempDir()
+	}
 	cmd := exec.Command(exe)
+	if o.uid != 0 {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(o.uid), Gid: uint32(o.uid)}}
+	}
 	cmd.Dir = o.dir
 	// The server reads BUZZ_* and NOSTR_*; tests choose them explicitly.
 	var base []string
@@ -54,7 +68,7 @@ func startServer(t *testing.T, o startOpts) *mcpProc {
 			base = append(base, kv)
 		}
 	}
-	cmd.Env = append(base, "TMPDIR="+t.TempDir(), "BUZZ_DEV_MCP_LOG=debug")
+	cmd.Env = append(base, "TMPDIR="+o.tmp, "BUZZ_DEV_MCP_LOG=debug")
 	cmd.Env = append(cmd.Env, o.env...)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -310,4 +324,48 @@ func (p *mcpProc) stderrText() string {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.stderr.String()
+}
+
+// nobody is the uid tests drop to when they run as root.
+const nobody = 65534
+
+// startUnprivileged starts the server as a user that file permissions
+// apply to: itself when the tests do not run as root, else nobody, with a
+// copy of the binary and a working directory nobody can reach. It returns
+// the server, initialized, and its working directory.
+func startUnprivileged(t *testing.T) (*mcpProc, string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		dir := t.TempDir()
+		p := startServer(t, startOpts{dir: dir})
+		p.initialize("2025-11-25")
+		return p, dir
+	}
+	base := t.TempDir()
+	// t.TempDir makes its parent and itself 0700 for root; open them up.
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(base, "buzz-dev-mcp")
+	data, err := os.ReadFile(testexe.Path(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, tmp := filepath.Join(base, "work"), filepath.Join(base, "tmp")
+	for _, d := range []string{dir, tmp} {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startServer(t, startOpts{dir: dir, exe: exe, tmp: tmp, uid: nobody})
+	p.initialize("2025-11-25")
+	return p, dir
 }

@@ -197,6 +197,9 @@ wait:
 		}
 	}
 
+	// One deadline for both readers: an escaped process usually holds both.
+	joinCtx, cancelJoin := context.WithTimeout(context.Background(), s.opts.readerJoin)
+	defer cancelJoin()
 	for _, r := range []struct {
 		label string
 		done  chan struct{}
@@ -204,10 +207,14 @@ wait:
 	}{{"stdout", outDone, outR}, {"stderr", errDone, errR}} {
 		select {
 		case <-r.done:
-		case <-time.After(s.opts.readerJoin):
-			notes = append(notes, r.label+" reader did not complete (a process outside the command's group kept the pipe open); output may be incomplete")
-			r.pipe.Close()
-			<-r.done
+		case <-joinCtx.Done():
+			select {
+			case <-r.done:
+			default:
+				notes = append(notes, r.label+" reader did not complete (a process outside the command's group kept the pipe open); output may be incomplete")
+				r.pipe.Close() // makes the blocked Read return
+				<-r.done
+			}
 		}
 		r.pipe.Close()
 	}
