@@ -36,11 +36,11 @@ type mcpProc struct {
 }
 
 type startOpts struct {
-	dir     string   // working directory; a fresh temp dir when empty
-	env     []string // extra KEY=VALUE entries
-	exe     string   // the binary to run; a buzz-dev-mcp link to the built one when empty
-	tmp     string   // TMPDIR; a fresh temp dir when empty
-	uid     int      // run as this uid (and gid) when non-zero
+	dir string   // working directory; a fresh temp dir when empty
+	env []string // extra KEY=VALUE entries
+	exe string   // the binary to run; a buzz-dev-mcp link to the built one when empty
+	tmp string   // TMPDIR; a fresh temp dir when empty
+	uid int      // run as this uid (and gid) when non-zero
 }
 
 // startServer runs the binary under the identity name buzz-dev-mcp.
