@@ -15,6 +15,7 @@ type jsonState struct {
 	started time.Time
 	begun   bool
 	pending []byte // context lines seen before the first match
+	printed int64  // bytes of begin, match and context messages
 }
 
 func (f *File) jsonBegin() {
@@ -86,6 +87,7 @@ func (f *File) jsonEnd() {
 	}
 	el := time.Since(f.json.started)
 	printed := int64(len(f.buf))
+	f.json.printed = printed
 	b := f.buf
 	b = append(b, `{"type":"end","data":{"path":`...)
 	b = appendData(b, []byte(f.path))

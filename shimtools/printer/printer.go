@@ -36,6 +36,7 @@ type Options struct {
 	LineNumber   bool // prefix lines with the line number
 	OnlyMatching bool // -o
 	Vimgrep      bool // --vimgrep: path:line:column:text per match
+	Column       bool // --column: column of the first match (or of each with -o)
 	Heading      bool // path on its own line above its matches
 	Null         bool // -0: NUL after paths
 	Color        bool // ANSI colours as ripgrep's defaults
@@ -118,7 +119,11 @@ func (p *Printer) commit(f *File) error {
 	if len(f.buf) == 0 {
 		return nil
 	}
-	p.stats.BytesPrinted += int64(len(f.buf))
+	if p.o.Mode == JSON {
+		p.stats.BytesPrinted += f.json.printed
+	} else {
+		p.stats.BytesPrinted += int64(len(f.buf))
+	}
 	if p.wrote && p.o.Mode == Standard {
 		switch {
 		case p.o.Heading:
@@ -210,6 +215,9 @@ func (f *File) Finish(searched int64) (matched bool, err error) {
 		f.jsonEnd()
 	}
 	matched = f.hits > 0
+	if quitBinary && o.Mode != Standard && o.Mode != JSON {
+		matched = false
+	}
 	if o.Mode == FilesWithout {
 		matched = f.hits == 0 && !quitBinary
 	}
@@ -322,7 +330,11 @@ func (f *File) Match(l search.Line) bool {
 	case o.OnlyMatching && !o.Invert:
 		o.Matcher.Each(text, func(s, e int) bool {
 			f.matches++
-			f.prefix(l.Number, s+1, ':', false)
+			col := 0
+			if o.Column {
+				col = s + 1
+			}
+			f.prefix(l.Number, col, ':', false)
 			if o.Color {
 				f.buf = append(f.buf, colorMatch...)
 				f.buf = append(f.buf, text[s:e]...)
@@ -335,10 +347,14 @@ func (f *File) Match(l search.Line) bool {
 		})
 	default:
 		col := 0
-		if o.Vimgrep {
+		if o.Column && !o.Invert {
 			col = 1
+			o.Matcher.Each(text, func(s, e int) bool {
+				col = s + 1
+				return false
+			})
 		}
-		f.prefix(l.Number, col, ':', o.Vimgrep)
+		f.prefix(l.Number, col, ':', false)
 		f.appendText(text, !o.Invert)
 	}
 	return true

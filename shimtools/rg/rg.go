@@ -30,7 +30,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -175,19 +174,22 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		fmt.Fprintln(errOut, msg)
 		errMu.Unlock()
 	}
-	rootReport := report
-	if threads == 1 {
-		// ripgrep's single-threaded walker words a bad root differently.
-		rootReport = func(msg string) {
-			if p, rest, ok := strings.Cut(msg, ": "); ok {
-				msg = p + ": IO error for operation on " + p + ": " + rest
-			}
-			report(msg)
+	// walkErr prints a walk problem as ripgrep 13 does; its
+	// single-threaded walker words I/O errors differently.
+	walkErr := func(path string, err error) {
+		var le *walk.LoopError
+		switch {
+		case errors.As(err, &le):
+			report("File system loop found: " + path + " " + le.Error())
+		case threads == 1:
+			report(path + ": IO error for operation on " + walk.Message(path, err))
+		default:
+			report(walk.Message(path, err))
 		}
 	}
 
 	if o.files {
-		return listFiles(ctx, o, wo, out, report, rootReport, &errored)
+		return listFiles(ctx, o, wo, out, walkErr, &errored)
 	}
 
 	// Build the matcher.
@@ -278,8 +280,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	po.Heading = heading
 	po.Color = color
 	po.Context = (before > 0 || after > 0) && !o.vimgrep
-	column := o.column || o.vimgrep
-	_ = column
+	po.Column = o.column || o.vimgrep
 
 	sc := search.Config{
 		Invert:      o.invert,
@@ -366,13 +367,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 			f.Close()
 			return cont
 		}
-		walk.Walk(ctx, wo, visit, func(msg string) {
-			if strings.Contains(msg, "(os error") && !strings.Contains(msg, "/") && isRoot(msg, o.paths) {
-				rootReport(msg)
-				return
-			}
-			report(msg)
-		})
+		walk.Walk(ctx, wo, visit, walkErr)
 	}
 	if o.json {
 		pw.Write(pr.Summary(time.Since(started)))
@@ -390,17 +385,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	return 1
 }
 
-// isRoot reports whether msg is about one of the roots.
-func isRoot(msg string, roots []string) bool {
-	for _, r := range roots {
-		if strings.HasPrefix(msg, r+": ") {
-			return true
-		}
-	}
-	return false
-}
-
-func listFiles(ctx context.Context, o *options, wo walk.Options, out *bufio.Writer, report, rootReport func(string), errored *atomic.Bool) int {
+func listFiles(ctx context.Context, o *options, wo walk.Options, out *bufio.Writer, walkErr walk.ErrorFunc, errored *atomic.Bool) int {
 	var mu sync.Mutex
 	var any atomic.Bool
 	term := byte('\n')
@@ -421,13 +406,7 @@ func listFiles(ctx context.Context, o *options, wo walk.Options, out *bufio.Writ
 			return false
 		}
 		return true
-	}, func(msg string) {
-		if isRoot(msg, o.paths) {
-			rootReport(msg)
-			return
-		}
-		report(msg)
-	})
+	}, walkErr)
 	_ = werr
 	if any.Load() && (o.quiet || !errored.Load()) {
 		return 0

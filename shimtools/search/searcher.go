@@ -155,20 +155,32 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 		}
 		limit := dataEnd // file offset up to which lines are processed
 		if useSim {
-			s.advance(&sm, buf, dataEnd, eof)
-			if sm.nul >= 0 && !s.flagged {
-				s.flagged = true
-				if s.Binary == BinaryQuit {
+			// One ripgrep fill at a time, searching what it would have
+			// searched before reading the next fill, so that an early stop
+			// (-l, -m, -q) happens before a later NUL is seen, as in rg.
+			for !sm.done && !s.stop {
+				if !s.advance(&sm, buf, dataEnd, eof) {
+					break
+				}
+				if sm.nul >= 0 && !s.flagged {
+					s.flagged = true
 					s.process(buf, int(sm.cut-s.base), true)
-					sink.Binary(sm.nul)
-					return nil
+					if s.Binary == BinaryQuit {
+						// ripgrep counts the bytes it searched: those
+						// before the fill that held the NUL.
+						s.searched = sm.cut
+						sink.Binary(sm.nul)
+						return nil
+					}
+					// Convert: later lines are searched after the sink is told.
+					if s.stop || !sink.Binary(sm.nul) {
+						return nil
+					}
 				}
-				// Convert: lines from the cut on are searched after the sink
-				// has been told.
-				s.process(buf, int(sm.cut-s.base), true)
-				if s.stop || !sink.Binary(sm.nul) {
-					return nil
-				}
+				s.process(buf, int(sm.start-s.base), false)
+			}
+			if s.stop {
+				return nil
 			}
 			if !sm.done {
 				limit = sm.start
@@ -203,46 +215,50 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 	return nil
 }
 
-// advance replays ripgrep's fills over the data read so far.
-func (s *Searcher) advance(sm *sim, buf []byte, dataEnd int64, eof bool) {
-	for !sm.done {
-		free := int64(sm.cap) - (sm.end - sm.start)
-		if free <= 0 {
-			sm.cap *= 2
-			continue
+// advance replays one ripgrep fill over the data read so far. It reports
+// false when more data must be read first (or the replay is done).
+func (s *Searcher) advance(sm *sim, buf []byte, dataEnd int64, eof bool) bool {
+	if sm.done {
+		return false
+	}
+	free := int64(sm.cap) - (sm.end - sm.start)
+	for free <= 0 {
+		sm.cap *= 2
+		free = int64(sm.cap) - (sm.end - sm.start)
+	}
+	n := free
+	if sm.end+n > dataEnd {
+		if !eof {
+			return false
 		}
-		n := free
-		if sm.end+n > dataEnd {
-			if !eof {
-				return
-			}
-			n = dataEnd - sm.end
+		n = dataEnd - sm.end
+	}
+	if n == 0 {
+		sm.done = true
+		sm.start = sm.end
+		return true
+	}
+	fresh := buf[sm.end-s.base : sm.end+n-s.base]
+	if i := bytes.IndexByte(fresh, 0); i >= 0 {
+		if sm.nul < 0 {
+			sm.nul = sm.end + int64(i)
+			sm.cut = sm.start
 		}
-		if n == 0 {
-			sm.done = true
-			sm.start = sm.end
-			return
+		if s.Binary == BinaryQuit {
+			sm.end += n
+			return true
 		}
-		fresh := buf[sm.end-s.base : sm.end+n-s.base]
-		if i := bytes.IndexByte(fresh, 0); i >= 0 {
-			if sm.nul < 0 {
-				sm.nul = sm.end + int64(i)
-				sm.cut = sm.start
+		for j := range fresh {
+			if fresh[j] == 0 {
+				fresh[j] = '\n'
 			}
-			if s.Binary == BinaryQuit {
-				return
-			}
-			for j := range fresh {
-				if fresh[j] == 0 {
-					fresh[j] = '\n'
-				}
-			}
-		}
-		sm.end += n
-		if i := bytes.LastIndexByte(buf[sm.start-s.base:sm.end-s.base], '\n'); i >= 0 {
-			sm.start += int64(i) + 1
 		}
 	}
+	sm.end += n
+	if i := bytes.LastIndexByte(buf[sm.start-s.base:sm.end-s.base], '\n'); i >= 0 {
+		sm.start += int64(i) + 1
+	}
+	return true
 }
 
 // historyStart returns where the before-context lines kept across a roll

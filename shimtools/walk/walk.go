@@ -74,9 +74,10 @@ type Entry struct {
 // with its own worker index below Threads). Returning false stops the walk.
 type Visitor func(e Entry, worker int) bool
 
-// ErrorFunc reports a per-path problem (the walk goes on). msg is already
-// shaped like ripgrep's: "path: cause (os error N)".
-type ErrorFunc func(msg string)
+// ErrorFunc reports a per-path problem (the walk goes on). path is as
+// printed, with "./" in front when the root was implicit, as ripgrep
+// prints it in messages.
+type ErrorFunc func(path string, err error)
 
 // Walk visits every file under the roots. It returns when all workers are done.
 func Walk(ctx context.Context, o Options, visit Visitor, report ErrorFunc) {
@@ -104,6 +105,8 @@ type walker struct {
 	report ErrorFunc
 	ctx    context.Context
 	quit   atomic.Bool
+	// implicit is set while walking the implicit root "./".
+	implicit bool
 }
 
 func (w *walker) stopped() bool {
@@ -138,9 +141,10 @@ type job struct {
 type fileID struct{ dev, ino uint64 }
 
 func (w *walker) walkRoot(root string, implicit bool) {
+	w.implicit = implicit
 	fi, err := os.Stat(w.abs(root))
 	if err != nil {
-		w.report(Message(root, err))
+		w.report(root, err)
 		return
 	}
 	if !fi.IsDir() {
@@ -267,13 +271,13 @@ func (w *walker) process(j job, worker int, sorted bool, out func(job)) {
 	}
 	f, err := os.Open(w.abs(full))
 	if err != nil {
-		w.report(Message(displayOf(j.path), err))
+		w.report(w.errPath(j.path), err)
 		return
 	}
 	ents, err := f.ReadDir(-1)
 	f.Close()
 	if err != nil && len(ents) == 0 {
-		w.report(Message(displayOf(j.path), err))
+		w.report(w.errPath(j.path), err)
 		return
 	}
 	if sorted {
@@ -313,7 +317,7 @@ func (w *walker) process(j job, worker int, sorted bool, out func(job)) {
 			}
 			fi, err := os.Stat(w.abs(path))
 			if err != nil {
-				w.report(Message(path, err))
+				w.report(w.errPath(path), err)
 				continue
 			}
 			linkInfo = fi
@@ -343,7 +347,7 @@ func (w *walker) process(j job, worker int, sorted bool, out func(job)) {
 					}
 				}
 				if loop {
-					w.report("File system loop found: " + path + " points to an ancestor " + ancestorPath(j, id))
+					w.report(w.errPath(path), &LoopError{Ancestor: w.errPath(ancestorPath(j, id))})
 					continue
 				}
 				nj.ancestors = append(append([]fileID(nil), j.ancestors...), id)
@@ -422,12 +426,19 @@ func (w *walker) keep(path, rel, name string, isDir bool, dir *ignore.Dir) bool 
 	return true
 }
 
-func displayOf(p string) string {
-	if p == "" {
-		return "."
+// errPath is how a path appears in messages: below an implicit root it
+// gets the "./" that ripgrep's walker sees.
+func (w *walker) errPath(p string) string {
+	if w.implicit {
+		return "./" + p
 	}
 	return p
 }
+
+// LoopError reports a followed link that leads back to an ancestor.
+type LoopError struct{ Ancestor string }
+
+func (e *LoopError) Error() string { return "points to an ancestor " + e.Ancestor }
 
 func (w *walker) runSorted(start job) {
 	var rec func(j job)

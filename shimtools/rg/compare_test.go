@@ -1,0 +1,344 @@
+package rg_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+
+	"buzzbox/internal/testexe"
+)
+
+// realRG returns the path of ripgrep 13, or skips loudly.
+func realRG(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("rg")
+	if err != nil {
+		t.Skip("SKIP(loud): ripgrep is not installed; apt-get install -y ripgrep (Debian's is 13.0.0) to compare our rg with it")
+	}
+	out, err := exec.Command(p, "--version").Output()
+	if err != nil || !bytes.HasPrefix(out, []byte("ripgrep 13.")) {
+		t.Skipf("SKIP(loud): %s is not ripgrep 13 (%q); the comparison pins ripgrep 13 output", p, firstLine(out))
+	}
+	return p
+}
+
+func firstLine(b []byte) string {
+	s, _, _ := strings.Cut(string(b), "\n")
+	return s
+}
+
+// corpus lays out the files the comparison searches: nested ignore files of
+// every kind, hidden and binary files, CRLF, invalid UTF-8, a long line,
+// symlinks and non-ASCII names.
+func corpus(t *testing.T) (dir, home string) {
+	t.Helper()
+	root := t.TempDir()
+	dir = filepath.Join(root, "repo")
+	home = filepath.Join(root, "home")
+	files := map[string]string{
+		".gitignore":                           "*.log\n!keep.log\n/build/\ntmp/\ndocs/**/secret.md\n\\#hash.txt\n",
+		"README.md":                            "# Title\nfoo is here\nFOO upper\nnothing\n",
+		"src/main.go":                          "package main\n\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Println(\"foo bar\")\n\tfoo := 1\n\t_ = foo\n}\n",
+		"src/lib.rs":                           "fn foo() -> u32 {\n    42\n}\n// foobar and foo_bar\nfn bar() {}\n",
+		"src/util.py":                          "def foo():\n    return 'Foo'\n\nclass Bar:\n    pass\n",
+		"src/app.js":                           "const foo = require('foo');\nmodule.exports = foo;\n",
+		"src/style.css":                        "body { color: red; }\n.foo { margin: 0; }\n",
+		"src/x.log":                            "foo in a log\n",
+		"src/keep.log":                         "foo kept log\n",
+		"src/#hash.txt":                        "foo hash\n",
+		"src/.gitignore":                       "generated.txt\n!important.txt\n",
+		"src/generated.txt":                    "foo generated\n",
+		"src/important.txt":                    "foo important\n",
+		"src/nested/deep/d.txt":                "deep foo\nline two\nfoo again\n",
+		"src/nested/.ignore":                   "ignored_by_dot_ignore.txt\n",
+		"src/nested/ignored_by_dot_ignore.txt": "foo dot ignore\n",
+		"src/nested/.rgignore":                 "*.rgi\n",
+		"src/nested/r.rgi":                     "foo rgignore\n",
+		"build/out.txt":                        "foo build\n",
+		"lib/build/inner.txt":                  "foo inner build (not anchored at root)\n",
+		"tmp/t.txt":                            "foo tmp\n",
+		"lib/tmp/t2.txt":                       "foo tmp2\n",
+		"docs/a/b/secret.md":                   "foo secret\n",
+		"docs/guide.md":                        "Guide\nfoo foo foo\nbar\nbaz\nqux\nfoo\nend\n",
+		"docs/crlf.txt":                        "foo\r\nbar\r\nfoo bar\r\n",
+		"docs/invalid.txt":                     "foo \xff\xfe bad\nok line\n",
+		"docs/nonl.txt":                        "last foo without newline",
+		"docs/empty.txt":                       "",
+		"docs/ünïcödé/fïlé.txt":                "foo unicode ü\nÜBER foo\n",
+		"docs/space name.txt":                  "foo with space\n",
+		"excluded_by_info.txt":                 "foo info exclude\n",
+		"global_ignored.txt":                   "foo global\n",
+		".hidden/h.txt":                        "foo hidden\n",
+		".env":                                 "FOO=foo\n",
+		"bin/early.bin":                        "foo\x00binary\nfoo again\n",
+		"data.json":                            "{\"foo\": [1, 2, 3], \"bar\": \"foo\"}\n",
+		"config.yaml":                          "foo: 1\nbar: foo\n",
+		"Cargo.toml":                           "[package]\nname = \"foo\"\n",
+		"script.sh":                            "#!/bin/sh\necho foo\n",
+		"query.sql":                            "SELECT foo FROM bar;\n",
+		"page.html":                            "<p>foo</p>\n",
+		"Main.java":                            "class Main { int foo; }\n",
+		"k.kt":                                 "val foo = 1\n",
+		"t.ts":                                 "let foo: number = 1;\n",
+		"c.c":                                  "int foo(void);\n",
+		"h.hpp":                                "int foo();\n",
+		"words.txt":                            "foo foo,foo xfoo foo_ foo\n-foo- (foo) foo.bar\nnotfoo\nFOO Foo fOO\n\nlast\n",
+		"ctx.txt":                              "a1\nfoo\nb\nc\nd\nfoo\ne\nf\ng\nh\nfoo\nfoo\ni\nj\nk\nl\nm\nfoo\n",
+	}
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Binary data after the first 64 KiB: matches before it are printed.
+	var big bytes.Buffer
+	for i := 0; i < 20000; i++ {
+		big.WriteString("foo line\n")
+	}
+	big.WriteString("bin\x00ary\nfoo after\n")
+	write(t, filepath.Join(dir, "bin/late.bin"), big.Bytes())
+	// A long line holding a match in the middle.
+	long := strings.Repeat("x", 300000) + "foo" + strings.Repeat("y", 300000) + "\nfoo short\n"
+	write(t, filepath.Join(dir, "docs/long.txt"), []byte(long))
+	// Symlinks: to a file, to a directory, and a dangling one.
+	must(t, os.Symlink("../src/main.go", filepath.Join(dir, "docs/link.go")))
+	must(t, os.Symlink("../src/nested", filepath.Join(dir, "docs/linkdir")))
+	must(t, os.Symlink("nowhere", filepath.Join(dir, "docs/dangling")))
+	// A repository: .git/info/exclude and the global excludes file only
+	// apply inside one.
+	write(t, filepath.Join(dir, ".git/info/exclude"), []byte("excluded_by_info.txt\n"))
+	write(t, filepath.Join(dir, ".git/HEAD"), []byte("ref: refs/heads/main\n"))
+	write(t, filepath.Join(home, ".config/git/ignore"), []byte("global_ignored.txt\n"))
+	return dir, home
+}
+
+func write(t *testing.T, p string, b []byte) {
+	t.Helper()
+	must(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	must(t, os.WriteFile(p, b, 0o644))
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// compareCases are the flag combinations searched by both tools. A case
+// without --sort or -j1 is compared with its output lines sorted.
+var compareCases = []string{
+	"foo --sort path",
+	"foo",
+	"-n foo --sort path",
+	"-N foo --sort path",
+	"-i foo --sort path",
+	"-S foo --sort path",
+	"-S Foo --sort path",
+	"-s FOO --sort path",
+	"-F foo.bar --sort path",
+	"foo.bar --sort path",
+	"-w foo --sort path",
+	"-w -o foo words.txt",
+	"-x foo --sort path",
+	"-v foo ctx.txt",
+	"-vn foo ctx.txt",
+	"-c foo --sort path",
+	"-c foo",
+	"--count-matches foo --sort path",
+	"-co foo words.txt",
+	"-l foo --sort path",
+	"-l foo",
+	"--files-without-match foo --sort path",
+	"--files-without-match zzz --sort path",
+	"-o foo --sort path",
+	"-on fo+ --sort path",
+	"-m1 foo --sort path",
+	"-m 2 -n foo ctx.txt",
+	"-A1 foo ctx.txt",
+	"-B2 foo ctx.txt",
+	"-C1 foo ctx.txt",
+	"-C1 -n foo --sort path docs src",
+	"-A3 -B1 -n foo ctx.txt",
+	"-C2 -v foo ctx.txt",
+	"-m2 -A1 foo ctx.txt",
+	"-C1 --heading foo --sort path docs",
+	"--heading -n foo --sort path",
+	"--no-heading foo --sort path",
+	"-H foo ctx.txt",
+	"--no-filename foo --sort path",
+	"-I -n foo --sort path src",
+	"-g *.go foo --sort path",
+	"-g !*.md foo --sort path",
+	"-g src/** foo --sort path",
+	"-g **/deep/** foo --sort path",
+	"-g *.{rs,py} foo --sort path",
+	"-g *.[ch] foo --sort path",
+	"--iglob *.MD foo --sort path",
+	"-g *.log foo --sort path",
+	"-g .env foo --sort path",
+	"-t go foo --sort path",
+	"-t rust -t py foo --sort path",
+	"-T md foo --sort path",
+	"-tjs -tcss foo --sort path",
+	"-t json -t yaml -t toml foo --sort path",
+	"-t sh -t sql -t html foo --sort path",
+	"-t java -t kotlin -t ts foo --sort path",
+	"-t c -t cpp foo --sort path",
+	"--files --sort path",
+	"--files",
+	"--files -g *.txt --sort path",
+	"--files -t md --sort path",
+	"--files --hidden --sort path -g !.git",
+	"--files --no-ignore --sort path",
+	"--files -u --sort path",
+	"--files -uu --sort path -g !.git/**",
+	"--files -L --sort path",
+	"--files --max-depth 1 --sort path",
+	"--files --max-depth 2 --sort path src",
+	"--files -0 --sort path src",
+	"--hidden foo --sort path -g !.git",
+	"--no-ignore foo --sort path",
+	"-u foo --sort path",
+	"-uu foo --sort path -g !.git",
+	"-uuu foo --sort path -g !.git",
+	"-L foo --sort path",
+	"--max-depth 1 foo --sort path",
+	"--vimgrep foo --sort path",
+	"--vimgrep foo words.txt",
+	"--json foo --sort path",
+	"--json -C1 foo ctx.txt",
+	"--json foo docs/invalid.txt",
+	"--color always foo --sort path",
+	"--color always -n -C1 foo ctx.txt",
+	"--color always -c foo --sort path src",
+	"--color never foo --sort path",
+	"-0 foo --sort path",
+	"-0 -l foo --sort path",
+	"-q foo",
+	"-q zzz",
+	"zzz",
+	"foo nope",
+	"foo nope --sort path",
+	"foo src/main.go nope",
+	"foo src/main.go",
+	"foo src/main.go docs/guide.md",
+	"foo bin/early.bin",
+	"foo bin/late.bin",
+	"-c foo bin/late.bin",
+	"-c foo bin/early.bin",
+	"foo bin/late.bin src --sort path",
+	"foo bin --sort path",
+	"-c foo bin --sort path",
+	"-l foo bin --sort path",
+	"foo docs/long.txt",
+	"-o foo docs/long.txt",
+	"bar$ docs/crlf.txt",
+	"bar docs/crlf.txt",
+	"foo docs/nonl.txt",
+	"-n foo docs/nonl.txt -C1",
+	"-e foo -e bar --sort path src",
+	"-efoo -ebar -n ctx.txt README.md",
+	"-- -foo words.txt",
+	"-e -foo words.txt",
+	"^foo ctx.txt",
+	"^$ words.txt",
+	"-n ^ docs/guide.md",
+	"-c ^ --sort path docs",
+	"[[:upper:]]+ README.md",
+	"\\bfoo\\b --sort path src",
+	"fo{2} -n --sort path src",
+	"(foo|bar)baz? --sort path -o",
+	"ü --sort path",
+	"-i über --sort path",
+	"foo --sort path . ",
+	"foo --sort path ./src",
+	"foo --sort path src/",
+	"foo --sort path docs/linkdir",
+	"-in foo README.md",
+	"--max-count=1 --context=1 foo ctx.txt",
+	"--glob=*.md foo --sort=path",
+	"-A 1 -B 0 foo ctx.txt",
+	"foo src/nested/deep --sort path",
+	"foo src/nested --sort path",
+	"foo lib --sort path",
+}
+
+var elapsedRE = regexp.MustCompile(`"(elapsed|elapsed_total)":\{[^}]*\}`)
+
+func TestCompareWithRipgrep(t *testing.T) {
+	real := realRG(t)
+	ours := testexe.Link(t, "rg")
+	dir, home := corpus(t)
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C", "BUZZBOX_SHIM_PASSTHROUGH=0"}
+	run := func(exe string, args []string) (string, string, int) {
+		cmd := exec.Command(exe, args...)
+		cmd.Dir = dir
+		cmd.Env = env
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("run %s: %v", exe, err)
+		}
+		return out.String(), errb.String(), code
+	}
+	for _, c := range compareCases {
+		args := strings.Fields(c)
+		t.Run(c, func(t *testing.T) {
+			wantOut, wantErr, wantCode := run(real, args)
+			gotOut, gotErr, gotCode := run(ours, args)
+			ordered := strings.Contains(c, "--sort") || oneFile(args)
+			if strings.Contains(c, "--json") {
+				wantOut = elapsedRE.ReplaceAllString(wantOut, `"$1":{}`)
+				gotOut = elapsedRE.ReplaceAllString(gotOut, `"$1":{}`)
+			}
+			if !ordered {
+				wantOut, gotOut = sortLines(wantOut), sortLines(gotOut)
+				wantErr, gotErr = sortLines(wantErr), sortLines(gotErr)
+			}
+			if gotOut != wantOut || gotCode != wantCode || gotErr != wantErr {
+				t.Errorf("rg %s:\n--- ripgrep (exit %d) ---\n%s%s--- ours (exit %d) ---\n%s%s",
+					c, wantCode, clip(wantOut), clip(wantErr), gotCode, clip(gotOut), clip(gotErr))
+			}
+		})
+	}
+}
+
+// oneFile reports whether args search exactly one named file, the only
+// case besides --sort where ripgrep's output order is fixed.
+func oneFile(args []string) bool {
+	n := 0
+	for _, a := range args {
+		if strings.HasSuffix(a, ".txt") || strings.HasSuffix(a, ".md") || strings.HasSuffix(a, ".go") || strings.HasSuffix(a, ".bin") {
+			n++
+		}
+	}
+	return n == 1
+}
+
+func sortLines(s string) string {
+	lines := strings.SplitAfter(s, "\n")
+	sort.Strings(lines)
+	return strings.Join(lines, "")
+}
+
+func clip(s string) string {
+	const max = 3000
+	if len(s) > max {
+		return s[:max] + "…(clipped)\n"
+	}
+	return s
+}
