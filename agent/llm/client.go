@@ -112,6 +112,9 @@ func New(cfg Config) *Client {
 	return &Client{cfg: cfg, http: hc, log: log}
 }
 
+// Close drops idle keep-alive connections.
+func (c *Client) Close() { c.http.CloseIdleConnections() }
+
 // dialect is one wire format: how to address it, build its body and read
 // its reply.
 type dialect interface {

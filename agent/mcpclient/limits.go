@@ -4,13 +4,13 @@ import "time"
 
 // Registry caps (spec names in parentheses).
 const (
-	maxServers          = 16    // MCP servers per session (MAX_MCP_SERVERS)
-	maxToolsPerSession  = 128   // tools per session, hooks included (MAX_TOOLS_PER_SESSION)
-	maxNameLen          = 128   // server or bare tool name bytes (MAX_NAME_LEN)
-	maxQualifiedNameLen = 64    // "<server>__<tool>" bytes; LLM APIs reject longer (MAX_QNAME_LEN)
-	maxDescriptionBytes = 1024  // tool description bytes shown to the model (MAX_DESCRIPTION_BYTES)
-	maxSchemaBytes      = 4096  // serialized input schema bytes; larger becomes {} (MAX_SCHEMA_BYTES)
-	maxListPages        = 64    // tools/list pages followed before giving up on a looping cursor
+	maxServers          = 16       // MCP servers per session (MAX_MCP_SERVERS)
+	maxToolsPerSession  = 128      // tools per session, hooks included (MAX_TOOLS_PER_SESSION)
+	maxNameLen          = 128      // server or bare tool name bytes (MAX_NAME_LEN)
+	maxQualifiedNameLen = 64       // "<server>__<tool>" bytes; LLM APIs reject longer (MAX_QNAME_LEN)
+	maxDescriptionBytes = 1024     // tool description bytes shown to the model (MAX_DESCRIPTION_BYTES)
+	maxSchemaBytes      = 4096     // serialized input schema bytes; larger becomes {} (MAX_SCHEMA_BYTES)
+	maxListPages        = 64       // tools/list pages followed before giving up on a looping cursor
 	maxFrameBytes       = 16 << 20 // one MCP message from a server (stdio line or HTTP body)
 )
 

@@ -1,0 +1,357 @@
+package agent
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"buzzbox/agent/llm/llmtest"
+)
+
+func TestTextOnlyEndTurn(t *testing.T) {
+	c := startAgent(t, llmtest.New(t, llmtest.Reply{Text: "hello from the model"}))
+	c.init()
+	sid := c.newSession()
+	if !regexp.MustCompile(`^ses_[0-9a-f]{16}$`).MatchString(sid) {
+		t.Errorf("sessionId = %q", sid)
+	}
+	if got := c.prompt(sid, "hi"); got != "end_turn" {
+		t.Fatalf("stop = %s; want end_turn", got)
+	}
+	info := c.updates("session_info_update")
+	if len(info) == 0 || !regexp.MustCompile(`^run_[0-9a-f]{16}$`).MatchString(info[0]["_meta"].(map[string]any)["goose"].(map[string]any)["activeRunId"].(string)) {
+		t.Errorf("first update = %v; want activeRunId", info)
+	}
+	var text strings.Builder
+	chunks := c.updates("agent_message_chunk")
+	for _, u := range chunks {
+		text.WriteString(u["content"].(map[string]any)["text"].(string))
+	}
+	if text.String() != "hello from the model" || len(chunks) < 2 {
+		t.Errorf("chunks = %v; want streamed text in several chunks", chunks)
+	}
+}
+
+func TestInitializeVersionCheck(t *testing.T) {
+	c := startAgent(t, nil)
+	for _, tc := range []struct{ in, want int }{{99, protocolVersion}, {1, 1}} {
+		var res struct {
+			ProtocolVersion   int            `json:"protocolVersion"`
+			AgentCapabilities map[string]any `json:"agentCapabilities"`
+		}
+		c.call("initialize", map[string]any{"protocolVersion": tc.in}, &res)
+		if res.ProtocolVersion != tc.want {
+			t.Errorf("initialize(%d) = %d; want %d", tc.in, res.ProtocolVersion, tc.want)
+		}
+		mcp := res.AgentCapabilities["mcpCapabilities"].(map[string]any)
+		if mcp["http"] != true || mcp["sse"] != false || res.AgentCapabilities["loadSession"] != false {
+			t.Errorf("capabilities = %v", res.AgentCapabilities)
+		}
+	}
+}
+
+func TestMalformedJSONRPC(t *testing.T) {
+	c := startAgent(t, nil)
+	for _, tc := range []struct {
+		line string
+		code int
+	}{
+		{`{not json`, -32700},
+		{`{"jsonrpc":"1.0","id":5,"method":"initialize"}`, -32600},
+		{`{"jsonrpc":"2.0"}`, -32600},
+		{`{"jsonrpc":"2.0","id":6,"method":"no/such"}`, -32601},
+	} {
+		c.sendRaw(tc.line)
+		f := c.next()
+		if f.Error == nil || f.Error.Code != tc.code {
+			t.Errorf("%s -> %s; want code %d", tc.line, f.raw, tc.code)
+		}
+		if tc.code == -32700 && string(f.ID) != "null" {
+			t.Errorf("parse error id = %s; want null", f.ID)
+		}
+	}
+	// A response-shaped frame is ignored; an unknown notification too.
+	c.sendRaw(`{"jsonrpc":"2.0","id":77,"result":{}}`)
+	c.notify("no/such/notification", nil)
+	c.init() // still serving
+}
+
+func TestSessionNewRejectsRelativeCwd(t *testing.T) {
+	c := startAgent(t, nil)
+	for _, cwd := range []string{"relative/dir", ""} {
+		code, msg := c.callErr("session/new", map[string]any{"cwd": cwd, "mcpServers": []any{}})
+		if code != -32602 || !strings.Contains(msg, "cwd must be an absolute path") {
+			t.Errorf("cwd %q -> %d %s", cwd, code, msg)
+		}
+	}
+}
+
+func TestUnsupportedContentBlock(t *testing.T) {
+	c := startAgent(t, nil)
+	sid := c.newSession()
+	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "image", "data": "AA", "mimeType": "image/png"}}})
+	if code != -32602 || !strings.Contains(msg, "unsupported content block") {
+		t.Errorf("image block -> %d %s", code, msg)
+	}
+}
+
+func TestPromptOverMaxPromptBytesRejected(t *testing.T) {
+	c := startAgent(t, nil)
+	sid := c.newSession()
+	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": strings.Repeat("x", maxPromptBytes+1)}}})
+	if code != -32602 || !strings.Contains(msg, "exceeds") {
+		t.Errorf("big prompt -> %d %s", code, msg)
+	}
+	if c.LLM.Count() != 0 {
+		t.Error("the model was called for a rejected prompt")
+	}
+}
+
+func TestOversizedLineKillsAgent(t *testing.T) {
+	c := startAgent(t, nil, "BUZZ_AGENT_MAX_LINE_BYTES=1024")
+	go c.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", 4096) + `"}}`)
+	for f := range c.frames {
+		t.Errorf("agent replied to an oversize line: %s", f.raw)
+	}
+	if code := <-c.exit; code == 0 {
+		t.Errorf("exit code = 0; want non-zero after an oversize frame")
+	} else {
+		c.exit <- code
+	}
+}
+
+func TestSessionNewRejectsOversizedSystemPrompt(t *testing.T) {
+	c := startAgent(t, nil)
+	code, msg := c.callErr("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}, "systemPrompt": strings.Repeat("s", maxSystemPromptBytes+1)})
+	if code != -32602 || !strings.Contains(msg, "512KB") {
+		t.Errorf("-> %d %s", code, msg)
+	}
+}
+
+func TestSystemPromptReachesLLMSystemRole(t *testing.T) {
+	c := startAgent(t, nil)
+	var res struct{ SessionID string }
+	c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}, "systemPrompt": "CANARY prompt"}, &res)
+	c.prompt(res.SessionID, "hi")
+	sid := c.newSession()
+	c.prompt(sid, "hi")
+	if m := messages(t, c.LLM, 0)[0]; m["role"] != "system" || m["content"] != "CANARY prompt" {
+		t.Errorf("client prompt: messages[0] = %v", m)
+	}
+	if m := messages(t, c.LLM, 1)[0]; !strings.HasPrefix(m["content"].(string), "You are buzz-agent.") {
+		t.Errorf("default prompt: messages[0] = %v", m)
+	}
+}
+
+func TestToolCallThenEndTurnUnknownTool(t *testing.T) {
+	c := startAgent(t, llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "fake__do_thing"}}}, llmtest.Reply{Text: "ok"}))
+	sid := c.newSession()
+	if got := c.prompt(sid, "go"); got != "end_turn" {
+		t.Fatalf("stop = %s", got)
+	}
+	calls := c.updates("tool_call")
+	ups := c.updates("tool_call_update")
+	if len(calls) != 1 || calls[0]["status"] != "pending" || calls[0]["title"] != "fake__do_thing" || calls[0]["kind"] != "other" {
+		t.Fatalf("tool_call = %v", calls)
+	}
+	if len(ups) != 1 || ups[0]["status"] != "failed" || ups[0]["rawOutput"].(map[string]any)["error"] != "unknown tool: fake__do_thing" {
+		t.Fatalf("tool_call_update = %v", ups)
+	}
+	// The next request carries the call and its result, paired, with [Reflect].
+	msgs := messages(t, c.LLM, 1)
+	last := msgs[len(msgs)-1]
+	if last["role"] != "tool" || last["tool_call_id"] != "call_1" || !strings.Contains(last["content"].(string), "[Reflect]") {
+		t.Errorf("tool message = %v", last)
+	}
+}
+
+func TestConcurrentPromptRejected(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Hang: true})
+	c := startAgent(t, srv)
+	sid := c.newSession()
+	first := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "a"}}})
+	waitFor(t, func() bool { return srv.Count() == 1 })
+	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "b"}}})
+	if code != -32602 || !strings.Contains(msg, "prompt already in flight") {
+		t.Errorf("second prompt -> %d %s", code, msg)
+	}
+	c.notify("session/cancel", map[string]any{"sessionId": sid})
+	f := c.reply(first)
+	if f.Error != nil || !strings.Contains(string(f.Result), "cancelled") {
+		t.Errorf("first prompt = %s", f.raw)
+	}
+}
+
+func TestCancelNotificationNoReplyAndRequestForm(t *testing.T) {
+	c := startAgent(t, nil)
+	sid := c.newSession()
+	c.notify("session/cancel", map[string]any{"sessionId": sid})
+	f := c.reply(c.request("session/cancel", map[string]any{"sessionId": "ses_unknown"}))
+	if f.Error != nil || string(f.Result) != "null" {
+		t.Errorf("cancel request = %s; want result null", f.raw)
+	}
+	// The idle cancel does not affect the next prompt.
+	if got := c.prompt(sid, "hi"); got != "end_turn" {
+		t.Errorf("stop after idle cancel = %s", got)
+	}
+}
+
+func TestThoughtChunkBeforeMessageChunk(t *testing.T) {
+	for _, tc := range []struct{ name, api string }{{"chat_completions_reasoning_content", "chat"}, {"responses_api", "responses"}, {"anthropic", ""}} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, stream := range []string{"1", "0"} {
+				srv := llmtest.New(t, llmtest.Reply{Text: "answer", Reasoning: "pondering"})
+				env := []string{"OPENAI_COMPAT_API=" + tc.api, "BUZZ_AGENT_STREAM=" + stream}
+				if tc.api == "" {
+					env = []string{"BUZZ_AGENT_PROVIDER=anthropic", "ANTHROPIC_API_KEY=k", "ANTHROPIC_MODEL=claude-x", "ANTHROPIC_BASE_URL=" + srv.URL, "BUZZ_AGENT_STREAM=" + stream}
+				}
+				c := startAgent(t, srv, env...)
+				c.prompt(c.newSession(), "q")
+				var kinds []string
+				for _, u := range c.updates("") {
+					k := u["sessionUpdate"].(string)
+					if k == "agent_thought_chunk" || k == "agent_message_chunk" {
+						if len(kinds) == 0 || kinds[len(kinds)-1] != k {
+							kinds = append(kinds, k)
+						}
+					}
+				}
+				if strings.Join(kinds, ",") != "agent_thought_chunk,agent_message_chunk" {
+					t.Errorf("stream=%s: chunk order = %v", stream, kinds)
+				}
+			}
+		})
+	}
+}
+
+func TestNoReasoningNoThoughtChunk(t *testing.T) {
+	c := startAgent(t, nil)
+	c.prompt(c.newSession(), "q")
+	if n := len(c.updates("agent_thought_chunk")); n != 0 {
+		t.Errorf("thought chunks = %d", n)
+	}
+}
+
+func TestAssistantTextPreservedAcrossPrompts(t *testing.T) {
+	c := startAgent(t, llmtest.New(t, llmtest.Reply{Text: "first answer"}, llmtest.Reply{Text: ""}))
+	sid := c.newSession()
+	c.prompt(sid, "one")
+	c.prompt(sid, "two")
+	msgs := messages(t, c.LLM, 1)
+	if msgs[2]["role"] != "assistant" || msgs[2]["content"] != "first answer" {
+		t.Errorf("second request = %v", msgs)
+	}
+	c.prompt(sid, "three")
+	for _, m := range messages(t, c.LLM, 2) {
+		if m["role"] == "assistant" {
+			if _, ok := m["content"].(string); !ok {
+				t.Errorf("assistant content = %#v; want a string", m["content"])
+			}
+		}
+	}
+	// Chat requests always state stream and send "" for empty assistants.
+	if !strings.Contains(string(c.LLM.Bodies()[2]), `"content":""`) {
+		t.Errorf("empty assistant not serialised as \"\": %s", c.LLM.Bodies()[2])
+	}
+}
+
+func TestMaxRoundsStopsToolLoop(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.SetFallback(llmtest.Reply{Calls: []llmtest.Call{{ID: "x", Name: "nope__t"}}})
+	c := startAgent(t, srv, "BUZZ_AGENT_MAX_ROUNDS=3")
+	if got := c.prompt(c.newSession(), "loop"); got != "max_turn_requests" {
+		t.Errorf("stop = %s", got)
+	}
+	if srv.Count() != 3 {
+		t.Errorf("LLM calls = %d; want 3", srv.Count())
+	}
+}
+
+func TestStopToolUseWithoutCallsFails(t *testing.T) {
+	c := startAgent(t, llmtest.New(t, llmtest.Reply{Text: "hm", Stop: "tool_calls"}))
+	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": c.newSession(), "prompt": []map[string]any{{"type": "text", "text": "x"}}})
+	if code != -32000 || !strings.Contains(msg, "stop=tool_use but zero tool_calls") {
+		t.Errorf("-> %d %s", code, msg)
+	}
+}
+
+func TestLLMErrorsMapToCodes(t *testing.T) {
+	for _, tc := range []struct {
+		status int
+		code   int
+		want   string
+	}{{401, -32001, "llm auth"}, {403, -32001, "llm auth"}, {404, -32002, "llm model not found"}, {400, -32000, "llm: (test-model) 400"}} {
+		srv := llmtest.New(t)
+		srv.SetFallback(llmtest.Reply{Status: tc.status, Body: "nope"})
+		c := startAgent(t, srv)
+		code, msg := c.callErr("session/prompt", map[string]any{"sessionId": c.newSession(), "prompt": []map[string]any{{"type": "text", "text": "x"}}})
+		if code != tc.code || !strings.Contains(msg, tc.want) {
+			t.Errorf("status %d -> %d %s; want %d %q", tc.status, code, msg, tc.code, tc.want)
+		}
+	}
+}
+
+func TestLLMHangingPastInactivityTimeout(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.SetFallback(llmtest.Reply{Hang: true})
+	c := startAgent(t, srv, "BUZZ_AGENT_LLM_TIMEOUT_SECS=1", "BUZZ_AGENT_PROVIDER=anthropic", "ANTHROPIC_API_KEY=k", "ANTHROPIC_MODEL=m", "ANTHROPIC_BASE_URL="+srv.URL)
+	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": c.newSession(), "prompt": []map[string]any{{"type": "text", "text": "x"}}})
+	if code != -32000 || !strings.Contains(msg, "inactivity") {
+		t.Errorf("-> %d %s", code, msg)
+	}
+}
+
+func TestUsageNotificationsCumulative(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "a", Name: "no__tool"}}, InputTokens: 10, OutputTokens: 2},
+		llmtest.Reply{Text: "done", InputTokens: 20, OutputTokens: 3}, llmtest.Reply{Text: "again", InputTokens: 5, OutputTokens: 1})
+	c := startAgent(t, srv)
+	sid := c.newSession()
+	c.prompt(sid, "one")
+	c.prompt(sid, "two")
+	var ins []float64
+	for _, f := range c.notes {
+		if f.Method == "_goose/unstable/session/update" {
+			ins = append(ins, f.Params.Update["accumulatedInputTokens"].(float64))
+		}
+	}
+	// After round 1, round 2, the end of turn 1, round 1 of turn 2, its end.
+	want := []float64{10, 30, 30, 35, 35}
+	if len(ins) != len(want) {
+		t.Fatalf("usage updates = %v; want %v", ins, want)
+	}
+	for i := range want {
+		if ins[i] != want[i] {
+			t.Errorf("usage updates = %v; want %v", ins, want)
+			break
+		}
+	}
+}
+
+func TestNoUsageTurnEmitsNoUsageNotification(t *testing.T) {
+	c := startAgent(t, nil)
+	c.prompt(c.newSession(), "x")
+	for _, f := range c.notes {
+		if f.Method == "_goose/unstable/session/update" {
+			t.Errorf("usage update without usage: %s", f.raw)
+		}
+	}
+}
+
+func TestSetModel(t *testing.T) {
+	c := startAgent(t, nil)
+	sid := c.newSession()
+	c.call("session/set_model", map[string]any{"sessionId": sid, "modelId": "other-model"}, nil)
+	c.prompt(sid, "x")
+	if m := c.LLM.Requests()[0]["model"]; m != "other-model" {
+		t.Errorf("model = %v", m)
+	}
+	if code, _ := c.callErr("session/set_model", map[string]any{"sessionId": sid, "modelId": " "}); code != -32602 {
+		t.Errorf("blank model code = %d", code)
+	}
+	if code, _ := c.callErr("session/set_model", map[string]any{"sessionId": "ses_x", "modelId": "m"}); code != -32602 {
+		t.Errorf("unknown session code = %d", code)
+	}
+}
+
+var _ = json.Marshal

@@ -1,0 +1,38 @@
+package agent
+
+import "time"
+
+// Fixed limits (spec names in parentheses). Knob-driven defaults are in
+// options.go next to the variable that overrides them.
+const (
+	maxPromptBytes       = 1 << 20   // one user prompt after joining its blocks (MAX_PROMPT_BYTES)
+	maxSystemPromptBytes = 512 << 10 // system prompt plus hints (MAX_SYSTEM_PROMPT_BYTES)
+	maxToolResultBytes   = 8 << 20   // one tool result, text and images together (MAX_TOOL_RESULT_BYTES)
+	maxToolCallsPerTurn  = 64        // tool calls run per model response; extras are dropped (MAX_TOOL_CALLS_PER_TURN)
+	maxHookResultBytes   = 16 << 10  // one hook's text (MAX_HOOK_RESULT_BYTES)
+	markerFieldCap       = 256       // mime/uri quoted inside an elision marker
+	elisionAllowance     = 128       // bytes reserved for the middle-elision marker
+	maxHintsBytes        = 128 << 10 // all AGENTS.md files together (MAX_HINTS_BYTES)
+	maxSkillBodyBytes    = 32 << 10  // load_skill output (MAX_SKILL_BODY_BYTES)
+	maxReplyNags         = 2         // reply-guard reminders per prompt (MAX_REPLY_NAGS)
+	imageContextBytes    = 16384     // context-pressure charge of one image (IMAGE_CONTEXT_TOKEN_EQUIV)
+
+	handoffOriginalTaskMaxBytes = 16 << 10 // original task quoted in a summary request
+	handoffMaxToolNames         = 20       // tool names listed in a summary request
+	handoffOutputTokens         = 8192     // summary output cap (HANDOFF_MAX_OUTPUT_TOKENS)
+
+	maxSkillDirs     = 256       // skill subdirectories examined per skills dir
+	maxSkillFiles    = 512       // supporting files enumerated per skill
+	maxSkillMDBytes  = 256 << 10 // SKILL.md bytes read
+	maxSkillFileRead = 1 << 20   // supporting file bytes read before capping
+)
+
+// Durations.
+const (
+	keepaliveEvery = 30 * time.Second // keepalive updates while waiting for the model
+	cancelDrain    = 5 * time.Second  // in-flight tool calls get this long to stop after a cancel
+)
+
+// protocolVersion is the ACP version answered: the client's if lower, else
+// ours. The agent speaks ACP v1.
+const protocolVersion = 1

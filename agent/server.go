@@ -1,0 +1,336 @@
+package agent
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"buzzbox/agent/llm"
+	"buzzbox/agent/mcpclient"
+	"buzzbox/internal/acp"
+	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/proc"
+)
+
+// ACP error codes beyond the JSON-RPC ones.
+const (
+	codeAgent         = -32000 // llm, mcp, cancelled and other agent failures
+	codeLLMAuth       = -32001 // the provider rejected the credentials
+	codeModelNotFound = -32002 // the provider does not know the model or route
+)
+
+// Agent is one ACP connection's state: its sessions and the shared LLM
+// client.
+type Agent struct {
+	opts    Options
+	llm     *llm.Client
+	conn    *jsonrpc.Conn
+	log     *slog.Logger
+	env     proc.Env
+	version string
+
+	mu       sync.Mutex
+	sessions map[string]*Session
+	created  int
+
+	hookSeq atomic.Int64 // process-wide counter in injected hook ids
+	closing atomic.Bool
+}
+
+// newAgent builds an agent for opts.
+func newAgent(opts Options, env proc.Env, log *slog.Logger, version string) *Agent {
+	client := llm.New(llm.Config{
+		Provider: opts.Provider, BaseURL: opts.BaseURL, APIKey: opts.APIKey, APIVersion: opts.APIVersion,
+		API: opts.OpenAIAPI, MaxOutputTokens: opts.MaxOutputTokens, Effort: opts.Effort,
+		PromptCaching: opts.PromptCaching, NoStream: !opts.Stream, IdleTimeout: opts.LLMTimeout,
+		RetryBase: opts.RetryBase, Logger: log,
+	})
+	return &Agent{opts: opts, llm: client, log: log, env: env, version: version, sessions: map[string]*Session{}}
+}
+
+// serve runs the ACP connection until EOF, a fatal frame or ctx's end, then
+// stops every session's MCP servers.
+func (a *Agent) serve(ctx context.Context, conn *jsonrpc.Conn) error {
+	a.conn = conn
+	err := conn.Serve(ctx, a.handle)
+	a.closing.Store(true)
+	a.mu.Lock()
+	sessions := make([]*Session, 0, len(a.sessions))
+	for _, s := range a.sessions {
+		sessions = append(sessions, s)
+	}
+	a.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Add(1)
+		// Ends when the session's MCP children are reaped.
+		go func() {
+			defer wg.Done()
+			s.reg.Close()
+		}()
+	}
+	wg.Wait()
+	a.llm.Close()
+	return err
+}
+
+// handle dispatches one request or notification.
+func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	switch req.Method {
+	case acp.MethodInitialize:
+		return a.initialize(req)
+	case acp.MethodSessionNew:
+		return a.newSession(ctx, req)
+	case acp.MethodSessionPrompt:
+		return a.prompt(ctx, req)
+	case acp.MethodSessionCancel:
+		var p acp.CancelParams
+		if err := decode(req, &p); err != nil {
+			if req.IsNotification() {
+				return nil, nil
+			}
+			return nil, err
+		}
+		if s := a.session(p.SessionID); s != nil {
+			s.cancelTurn()
+		}
+		return json.RawMessage("null"), nil
+	case acp.MethodSetModel:
+		return a.setModel(req)
+	case acp.MethodSteer:
+		return a.steer(req)
+	}
+	if req.IsNotification() {
+		return nil, nil
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "jsonrpc: method not found: %s", req.Method)
+}
+
+// decode reads params leniently (unknown fields ignored).
+func decode(req *jsonrpc.Request, v any) error {
+	params := req.Params
+	if len(params) == 0 {
+		params = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(params, v); err != nil {
+		return jsonrpc.Errorf(jsonrpc.InvalidParams, "%s: %v", req.Method, err)
+	}
+	return nil
+}
+
+func invalid(format string, args ...any) *jsonrpc.Error {
+	return jsonrpc.Errorf(jsonrpc.InvalidParams, "invalid params: "+format, args...)
+}
+
+func (a *Agent) initialize(req *jsonrpc.Request) (any, error) {
+	var p acp.InitializeParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if p.ProtocolVersion == nil {
+		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize: missing field `protocolVersion`")
+	}
+	return acp.InitializeResult{
+		ProtocolVersion: min(*p.ProtocolVersion, protocolVersion),
+		AgentCapabilities: acp.AgentCapabilities{
+			MCPCapabilities: acp.MCPCapabilities{HTTP: true},
+		},
+		AuthMethods: []json.RawMessage{},
+		AgentInfo:   &acp.Implementation{Name: "buzz-agent", Version: a.version},
+	}, nil
+}
+
+func (a *Agent) session(id string) *Session {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.sessions[id]
+}
+
+func randomID(prefix string) (string, error) {
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("random id: %w", err)
+	}
+	return prefix + hex.EncodeToString(b[:]), nil
+}
+
+func (a *Agent) newSession(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p acp.NewSessionParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
+		return nil, invalid("session/new: cwd must be an absolute path")
+	}
+	if a.full() {
+		return nil, invalid("session/new: max sessions reached")
+	}
+	var specs []mcpclient.Spec
+	for _, m := range p.MCPServers {
+		switch m.Type {
+		case "", "stdio":
+			if m.Command == "" {
+				return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "session/new: mcpServers entry %q: missing field `command`", m.Name)
+			}
+		case "http":
+			if m.URL == "" {
+				return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "session/new: mcpServers entry %q: missing field `url`", m.Name)
+			}
+		default:
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "session/new: mcpServers entry %q: transport %q not supported", m.Name, m.Type)
+		}
+		sp := mcpclient.Spec{Name: m.Name, Type: m.Type, Command: m.Command, Args: m.Args, URL: m.URL}
+		for _, e := range m.Env {
+			sp.Env = append(sp.Env, [2]string{e.Name, e.Value})
+		}
+		for _, h := range m.Headers {
+			sp.Headers = append(sp.Headers, [2]string{h.Name, h.Value})
+		}
+		specs = append(specs, sp)
+	}
+
+	var hints string
+	var skills []skill
+	if !a.opts.NoHints {
+		home := a.env.Getenv("HOME")
+		hints = loadHints(p.Cwd, home)
+		skills = discoverSkills(p.Cwd, home)
+	}
+	base := a.opts.SystemPrompt
+	if strings.TrimSpace(p.SystemPrompt) != "" {
+		base = p.SystemPrompt
+	}
+	system := base
+	if sec := instructionsSection(hints, skills); sec != "" {
+		system += "\n\n" + sec
+	}
+	if len(system) > maxSystemPromptBytes {
+		return nil, invalid("session/new: combined system prompt exceeds 512KB limit (%d bytes)", len(system))
+	}
+
+	reg, err := mcpclient.New(ctx, specs, mcpclient.Options{
+		Cwd: p.Cwd, Environ: a.env.Environ, Stderr: a.env.Err(),
+		InitTimeout: a.opts.MCPInitTimeout, RestartMax: a.opts.RestartMax,
+		RestartBase: a.opts.RestartBase, RestartCap: a.opts.RestartCap,
+		HookServers: a.opts.HookServers, Logger: a.log,
+	})
+	if err != nil {
+		return nil, jsonrpc.Errorf(codeAgent, "mcp: %v", err)
+	}
+	id, err := randomID("ses_")
+	if err != nil {
+		reg.Close()
+		return nil, jsonrpc.Errorf(codeAgent, "%v", err)
+	}
+	s := &Session{id: id, agent: a, reg: reg, skills: skills, system: system}
+	a.mu.Lock()
+	if a.opts.MaxSessions > 0 && a.created >= a.opts.MaxSessions || a.closing.Load() {
+		a.mu.Unlock()
+		reg.Close()
+		return nil, invalid("session/new: max sessions reached")
+	}
+	a.created++
+	a.sessions[id] = s
+	a.mu.Unlock()
+	a.log.Info("session created", "session", id, "cwd", p.Cwd, "mcp_servers", len(specs), "skills", len(skills))
+	return acp.NewSessionResult{SessionID: id, Models: &acp.ModelInfo{
+		CurrentModelID:  a.opts.Model,
+		AvailableModels: []acp.Model{{ModelID: a.opts.Model, Name: a.opts.Model}},
+	}}, nil
+}
+
+func (a *Agent) full() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.opts.MaxSessions > 0 && a.created >= a.opts.MaxSessions
+}
+
+func (a *Agent) setModel(req *jsonrpc.Request) (any, error) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+		ModelID   string `json:"modelId"`
+	}
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(p.ModelID) == "" {
+		return nil, invalid("session/set_model: modelId must not be empty")
+	}
+	s := a.session(p.SessionID)
+	if s == nil {
+		return nil, invalid("session/set_model: unknown session")
+	}
+	s.mu.Lock()
+	s.model = p.ModelID
+	s.mu.Unlock()
+	return map[string]string{"sessionId": p.SessionID, "modelId": p.ModelID}, nil
+}
+
+func (a *Agent) steer(req *jsonrpc.Request) (any, error) {
+	var p struct {
+		SessionID     string             `json:"sessionId"`
+		ExpectedRunID string             `json:"expectedRunId"`
+		Prompt        []acp.ContentBlock `json:"prompt"`
+	}
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	if len(p.Prompt) == 0 {
+		return nil, invalid("steer: prompt must not be empty")
+	}
+	if p.ExpectedRunID == "" {
+		return nil, invalid("steer: expectedRunId must not be empty")
+	}
+	s := a.session(p.SessionID)
+	if s == nil {
+		return nil, invalid("steer: unknown session")
+	}
+	msgID, err := randomID("steer_")
+	if err != nil {
+		return nil, jsonrpc.Errorf(codeAgent, "%v", err)
+	}
+	s.mu.Lock()
+	run := s.runID
+	if run == "" {
+		s.mu.Unlock()
+		return nil, invalid("steer: no active run to steer")
+	}
+	if run != p.ExpectedRunID {
+		s.mu.Unlock()
+		return nil, invalid("steer: expected active run id `%s` but found `%s`", p.ExpectedRunID, run)
+	}
+	s.steers = append(s.steers, p.Prompt)
+	s.mu.Unlock()
+	s.update(map[string]any{"sessionUpdate": acp.UpdateSessionInfo,
+		"_meta": map[string]any{"goose": map[string]any{"queuedSteer": map[string]string{"messageId": msgID, "runId": run}}}})
+	return map[string]string{"runId": run, "messageId": msgID}, nil
+}
+
+// turnError maps an error that ended a turn to its ACP error.
+func (a *Agent) turnError(model string, err error) error {
+	var rpc *jsonrpc.Error
+	if errors.As(err, &rpc) {
+		return rpc
+	}
+	var le *llm.Error
+	if errors.As(err, &le) {
+		code := codeAgent
+		msg := "llm: (" + model + ") " + le.Msg
+		switch le.Kind {
+		case llm.KindAuth:
+			code, msg = codeLLMAuth, "llm auth: ("+model+") "+le.Msg
+		case llm.KindNotFound:
+			code, msg = codeModelNotFound, "llm model not found: ("+model+") "+le.Msg
+		}
+		return &jsonrpc.Error{Code: code, Message: msg}
+	}
+	return &jsonrpc.Error{Code: codeAgent, Message: err.Error()}
+}

@@ -1,0 +1,203 @@
+package agent
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"buzzbox/agent/llm"
+	"buzzbox/agent/mcpclient"
+	"buzzbox/internal/acp"
+	"buzzbox/internal/jsonrpc"
+)
+
+// Session is one ACP session: its MCP servers, skills, history and the
+// state of its running prompt. Sessions live until the process ends.
+type Session struct {
+	id     string
+	agent  *Agent
+	reg    *mcpclient.Registry
+	skills []skill
+	system string
+
+	mu       sync.Mutex
+	busy     bool
+	cancel   context.CancelFunc // cancels the running turn; nil when idle
+	runID    string
+	steers   [][]acp.ContentBlock
+	model    string // set_model override; empty = configured model
+	history  []llm.Message
+	original string // first prompt text of the session, never replaced
+	handoffs int
+	// measured is the provider's input-token count of the last request, and
+	// measuredAt the context-pressure bytes of the history it saw.
+	measured   *uint64
+	measuredAt int
+	usage      usageTotals
+}
+
+// usageTotals accumulates provider usage across the session.
+type usageTotals struct {
+	input, output, cached uint64
+	total                 uint64
+	totalState            int // 0 unseen, 1 exact, 2 unknown for good
+	seen                  bool
+}
+
+func (u *usageTotals) add(x llm.Usage) {
+	if !x.Any() {
+		return
+	}
+	u.seen = true
+	if x.Input != nil {
+		u.input += *x.Input
+	}
+	if x.Output != nil {
+		u.output += *x.Output
+	}
+	if x.Cached != nil {
+		u.cached += *x.Cached
+	}
+	switch {
+	case u.totalState == 2:
+	case x.Total == nil || u.total+*x.Total < u.total:
+		u.totalState = 2
+	default:
+		u.total += *x.Total
+		u.totalState = 1
+	}
+}
+
+// update sends a session/update notification.
+func (s *Session) update(u any) {
+	_ = s.agent.conn.Notify(acp.MethodSessionUpdate, map[string]any{"sessionId": s.id, "update": u})
+}
+
+func (s *Session) cancelTurn() {
+	s.mu.Lock()
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.mu.Unlock()
+}
+
+func (s *Session) emitUsage(last llm.Usage, model string) {
+	s.mu.Lock()
+	u := s.usage
+	s.mu.Unlock()
+	used := uint64(0)
+	if last.Input != nil {
+		used += *last.Input
+	}
+	if last.Output != nil {
+		used += *last.Output
+	}
+	up := map[string]any{
+		"sessionUpdate": acp.UpdateUsage, "used": used, "contextLimit": 0,
+		"accumulatedInputTokens": u.input, "accumulatedOutputTokens": u.output,
+		"accumulatedCachedInputTokens": u.cached, "model": model,
+	}
+	if u.totalState == 1 {
+		up["accumulatedTotalTokens"] = u.total
+	}
+	_ = s.agent.conn.Notify(acp.MethodUsageUpdate, map[string]any{"sessionId": s.id, "update": up})
+}
+
+// joinPrompt renders prompt blocks as one user text.
+func joinPrompt(blocks []acp.ContentBlock) (string, error) {
+	parts := make([]string, 0, len(blocks))
+	for _, b := range blocks {
+		switch b.Type {
+		case "text":
+			parts = append(parts, b.Text)
+		case "resource_link":
+			parts = append(parts, "[resource: "+b.URI+"]")
+		default:
+			return "", invalid("unsupported content block: %s", b.Type)
+		}
+	}
+	return strings.Join(parts, "\n"), nil
+}
+
+func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	var p acp.PromptParams
+	if err := decode(req, &p); err != nil {
+		return nil, err
+	}
+	s := a.session(p.SessionID)
+	if s == nil {
+		return nil, invalid("session/prompt: unknown session")
+	}
+	text, err := joinPrompt(p.Prompt)
+	if err != nil {
+		return nil, err
+	}
+	if len(text) > maxPromptBytes {
+		return nil, invalid("prompt: exceeds %d bytes", maxPromptBytes)
+	}
+	runID, err := randomID("run_")
+	if err != nil {
+		return nil, jsonrpc.Errorf(codeAgent, "%v", err)
+	}
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s.mu.Lock()
+	if s.busy {
+		s.mu.Unlock()
+		return nil, invalid("session/prompt: prompt already in flight")
+	}
+	s.busy = true
+	s.cancel = cancel
+	s.runID = runID
+	s.steers = nil
+	model := a.opts.Model
+	if s.model != "" {
+		model = s.model
+	}
+	t := &turn{s: s, a: a, model: model, history: s.history, original: s.original,
+		handoffs: s.handoffs, measured: s.measured, measuredAt: s.measuredAt}
+	s.history = nil
+	s.mu.Unlock()
+
+	s.update(map[string]any{"sessionUpdate": acp.UpdateSessionInfo, "_meta": map[string]any{"goose": map[string]any{"activeRunId": runID}}})
+	stop, err := t.run(tctx, text)
+
+	s.mu.Lock()
+	s.history = t.history
+	s.original = t.original
+	s.handoffs = t.handoffs
+	s.measured, s.measuredAt = t.measured, t.measuredAt
+	s.busy = false
+	s.cancel = nil
+	s.runID = ""
+	s.steers = nil
+	s.mu.Unlock()
+	if t.sawUsage {
+		s.emitUsage(t.lastUsage, model)
+	}
+	if err != nil {
+		a.log.Warn("turn failed", "session", s.id, "err", err)
+		return nil, a.turnError(model, err)
+	}
+	a.log.Info("turn ended", "session", s.id, "stop", stop, "rounds", t.round)
+	return acp.PromptResult{StopReason: stop}, nil
+}
+
+// drainSteers takes queued steers as user texts.
+func (s *Session) drainSteers() []string {
+	s.mu.Lock()
+	q := s.steers
+	s.steers = nil
+	s.mu.Unlock()
+	var out []string
+	for _, blocks := range q {
+		text, err := joinPrompt(blocks)
+		if err != nil || strings.TrimSpace(text) == "" || len(text) > maxPromptBytes {
+			s.agent.log.Warn("dropped steer", "session", s.id)
+			continue
+		}
+		out = append(out, text)
+	}
+	return out
+}
+
