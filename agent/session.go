@@ -200,4 +200,3 @@ func (s *Session) drainSteers() []string {
 	}
 	return out
 }
-

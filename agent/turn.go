@@ -317,4 +317,3 @@ func (t *turn) completed(id string, parts []llm.Part, isError bool) {
 		ToolContent: []acp.ToolCallContent{{Type: "content", Content: &acp.ContentBlock{Type: "text", Text: lossyText(parts)}}},
 		RawOutput:   map[string]bool{"isError": isError}})
 }
-
