@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"buzzbox/agent"
 	"buzzbox/devmcp"
 	"buzzbox/internal/proc"
 	"buzzbox/nostrgit"
@@ -29,7 +30,7 @@ type Identity struct {
 // on each call so that package initialisation does no work.
 func Identities() []Identity {
 	ids := []Identity{
-		{Name: "buzz-agent", Summary: "ACP agent on stdio: loops LLM -> MCP tool calls -> results"},
+		{Name: "buzz-agent", Summary: "ACP agent on stdio: loops LLM -> MCP tool calls -> results", Main: agent.Main},
 		{Name: "buzz-acp", Summary: "harness: turns relay events into prompts for ACP agents"},
 		{Name: "buzz-dev-mcp", Summary: "MCP server for coding agents: shell, read_file, str_replace, view_image, todo", Main: devmcp.Main},
 		{Name: "buzz-relay", Summary: "Nostr relay: embedded, persistent, authenticated, with channels", Main: relay.Main},
