@@ -6,6 +6,7 @@ import (
 
 	"buzzbox/agent"
 	"buzzbox/devmcp"
+	"buzzbox/harness/cli"
 	"buzzbox/internal/proc"
 	"buzzbox/nostrgit"
 	"buzzbox/relay"
@@ -34,8 +35,8 @@ func Identities() []Identity {
 		{Name: "buzz-acp", Summary: "harness: turns relay events into prompts for ACP agents"},
 		{Name: "buzz-dev-mcp", Summary: "MCP server for coding agents: shell, read_file, str_replace, view_image, todo", Main: devmcp.Main},
 		{Name: "buzz-relay", Summary: "Nostr relay: embedded, persistent, authenticated, with channels", Main: relay.Main},
-		{Name: "buzz", Summary: "command line for talking to the relay: messages, channels, reactions"},
-		{Name: "rg", Summary: "recursive search, compatible with ripgrep", Sync: true, Main: rg.Main,
+		{Name: "buzz", Summary: "command line for talking to the relay: messages, channels, reactions", Main: cli.Main},
+		{Name: "rg", Summary: "recursive search, compatible with ripgrep", Sync: true, Main: rg.Main},
 		{Name: "tree", Summary: "directory listing, compatible with GNU tree", Sync: true},
 		{Name: "git-credential-nostr", Summary: "git credential helper answering with NIP-98 tokens", Sync: true, Main: nostrgit.CredentialMain},
 		{Name: "git-sign-nostr", Summary: "git signing program: commits signed by the Nostr key", Sync: true, Main: nostrgit.SignMain},

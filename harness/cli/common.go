@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"io"
+	"strconv"
+	"strings"
+
+	"buzzbox/internal/nostrkey"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+func runKeygen(in *inv) error {
+	s, err := nostrkey.NewSecret()
+	if err != nil {
+		return otherErr("generate key: %v", err)
+	}
+	defer s.Zero()
+	h, err := s.AppendHex(nil)
+	if err != nil {
+		return otherErr("generate key: %v", err)
+	}
+	defer clear(h)
+	nsec, err := nip19EncodeSecret(string(h))
+	if err != nil {
+		return otherErr("encode key: %v", err)
+	}
+	pub := s.Public()
+	return writeJSON(in.out, struct {
+		Nsec   string `json:"nsec"`
+		Npub   string `json:"npub"`
+		Pubkey string `json:"pubkey"`
+	}{nsec, pub.Npub(), pub.Hex()})
+}
+
+func runWhoami(in *inv) error {
+	pub := in.key.Public()
+	out := map[string]any{"pubkey": pub.Hex(), "npub": pub.Npub()}
+	if in.auth != nil {
+		out["owner"] = in.auth.Owner
+	}
+	return writeJSON(in.out, out)
+}
+
+// need returns a required string flag.
+func need(in *inv, name string) (string, error) {
+	v := in.p.str(name)
+	if !in.p.has(name) || v == "" {
+		return "", userErr("--%s is required", name)
+	}
+	return v, nil
+}
+
+func needChannel(in *inv) (string, error) {
+	v, err := need(in, "channel")
+	if err != nil {
+		return "", err
+	}
+	return parseUUID(v)
+}
+
+func needEvent(in *inv) (string, error) {
+	v, err := need(in, "event")
+	if err != nil {
+		return "", err
+	}
+	return parseHexID(v)
+}
+
+// readText resolves a TEXT|- flag value: "-" reads stdin up to max bytes
+// and refuses more.
+func readText(in *inv, name string, max int) (string, error) {
+	if !in.p.has(name) {
+		return "", userErr("--%s is required", name)
+	}
+	v := in.p.str(name)
+	if v == "-" {
+		b, err := io.ReadAll(io.LimitReader(in.env.In(), int64(max)+1))
+		if err != nil {
+			return "", otherErr("read stdin: %v", err)
+		}
+		v = string(b)
+	}
+	if len(v) > max {
+		return "", userErr("--%s is %d bytes or more, over the %d-byte limit", name, len(v), max)
+	}
+	return v, nil
+}
+
+// clampLimit reads --limit with a default and a ceiling; 0 means default.
+func clampLimit(in *inv, def, max int64) (int64, error) {
+	n, err := in.p.nonNegative("limit", def)
+	if err != nil {
+		return 0, err
+	}
+	if n == 0 {
+		n = def
+	}
+	return min(n, max), nil
+}
+
+// parseKinds reads a comma-separated kind list.
+func parseKinds(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		k, err := strconv.Atoi(f)
+		if err != nil || k < 0 || k > 65535 {
+			return nil, userErr("--kinds: %q is not an event kind", f)
+		}
+		out = append(out, k)
+	}
+	if len(out) == 0 {
+		return nil, userErr("--kinds is empty")
+	}
+	return out, nil
+}
+
+// fetchTarget fetches the event a command acts on: absent is not_found.
+func fetchTarget(in *inv, id string) (*nostr.Event, error) {
+	ev, err := in.c.fetchOne(in.ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if ev == nil {
+		return nil, notFound("event %s not found", id)
+	}
+	return ev, nil
+}
+
+// publish signs and sends ev and prints the relay's answer.
+func publishAndPrint(in *inv, ev *nostr.Event) error {
+	res, err := signAndPublish(in, ev)
+	if err != nil {
+		return err
+	}
+	return writeJSON(in.out, res)
+}
+
+func signAndPublish(in *inv, ev *nostr.Event) (writeResult, error) {
+	if err := in.c.sign(ev); err != nil {
+		return writeResult{}, err
+	}
+	return in.c.publish(in.ctx, ev)
+}

@@ -1,0 +1,608 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// messageKinds are what `messages get` reads by default.
+func messageKinds() []int {
+	return []int{kindStream, kindStreamV2, kindDiff, kindForumPost, kindForumComment}
+}
+
+// sendResult is the write response plus the mentions actually signed.
+type sendResult struct {
+	writeResult
+	MentionPubkeys []string `json:"mention_pubkeys"`
+}
+
+func runSend(in *inv) error {
+	ch, err := needChannel(in)
+	if err != nil {
+		return err
+	}
+	kind := kindStream
+	if in.p.has("kind") {
+		k, err := strconv.Atoi(in.p.str("kind"))
+		if err != nil || (k != kindStream && k != kindForumPost && k != kindForumComment) {
+			return userErr("--kind must be 9, 45001 or 45003, got %q", in.p.str("kind"))
+		}
+		kind = k
+	}
+	if len(in.p.list("file")) > 0 {
+		return userErr("--file uploads (Blossom) are not supported by this build; link the file in the text instead")
+	}
+	content, err := readText(in, "content", maxContentBytes)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(content) == "" {
+		return userErr("refusing to send an empty message (content is empty or whitespace only); pass text with --content, or pipe it with --content -")
+	}
+	replyTo := ""
+	if in.p.has("reply-to") {
+		if replyTo, err = parseHexID(in.p.str("reply-to")); err != nil {
+			return err
+		}
+	}
+	switch {
+	case kind == kindForumComment && replyTo == "":
+		return userErr("--kind 45003 (forum comment) needs --reply-to <post id>")
+	case kind == kindForumPost && replyTo != "":
+		return userErr("--kind 45001 (forum post) starts a thread; drop --reply-to or use --kind 45003")
+	}
+	mentions, err := resolveMentions(in, ch, content)
+	if err != nil {
+		return err
+	}
+	ev := &nostr.Event{Kind: kind, Content: content, Tags: nostr.Tags{{"h", ch}}}
+	if replyTo != "" {
+		parent, err := in.c.fetchOne(in.ctx, replyTo)
+		if err != nil {
+			return err
+		}
+		if parent == nil {
+			return notFound("--reply-to event %s not found", replyTo)
+		}
+		ev.Tags = append(ev.Tags, threadTags(parent)...)
+	}
+	for _, pk := range mentions {
+		ev.Tags = append(ev.Tags, nostr.Tag{"p", pk})
+	}
+	if in.p.boolean("broadcast") {
+		ev.Tags = append(ev.Tags, nostr.Tag{"broadcast", "1"})
+	}
+	res, err := signAndPublish(in, ev)
+	if err != nil {
+		return err
+	}
+	return writeJSON(in.out, sendResult{res, mentions})
+}
+
+// resolveMentions builds the final p list of spec §6.5 step 2: explicit
+// --mention values, NIP-27 references, then @Name matches; unique, at most
+// maxMentions, and every one a member of the channel.
+func resolveMentions(in *inv, ch, content string) ([]string, error) {
+	var explicit []string
+	for _, m := range in.p.list("mention") {
+		pk, err := parsePubkey(m)
+		if err != nil {
+			return nil, userErr("--mention: %s", err.Error())
+		}
+		if !contains(explicit, pk) {
+			explicit = append(explicit, pk)
+		}
+	}
+	if len(explicit) > maxMentions {
+		return nil, userErr("%d mentions, over the limit of %d", len(explicit), maxMentions)
+	}
+	text := stripCode(content)
+	uris := nostrRefs(text)
+	hasAt := strings.Contains(text, "@")
+	if !hasAt && len(explicit) == 0 && len(uris) == 0 {
+		return []string{}, nil
+	}
+	members, err := channelMembers(in, ch)
+	if err != nil {
+		return nil, otherErr("could not load channel membership for mention preflight: %s", asError(err).Message)
+	}
+	var resolved []string
+	if hasAt {
+		named, err := memberNames(in, members)
+		if err != nil {
+			return nil, otherErr("could not load member profiles for mention preflight: %s", asError(err).Message)
+		}
+		r := resolveAt(text, named)
+		if (len(r.Unresolved) > 0 || len(r.Ambiguous) > 0) && len(explicit) == 0 && len(uris) == 0 {
+			var why []string
+			for _, n := range r.Unresolved {
+				why = append(why, "@"+n+" matches no channel member")
+			}
+			for _, n := range r.Ambiguous {
+				why = append(why, "@"+n+" matches several channel members")
+			}
+			return nil, userErr("could not resolve mention: %s; name people with --mention <hex|npub> (the text may keep the @name)", strings.Join(why, "; "))
+		}
+		resolved = r.Resolved
+	}
+	out := []string{}
+	for _, list := range [][]string{explicit, uris, resolved} {
+		for _, pk := range list {
+			if !contains(out, pk) {
+				out = append(out, pk)
+			}
+		}
+	}
+	if len(out) > maxMentions {
+		return nil, userErr("%d mentions, over the limit of %d", len(out), maxMentions)
+	}
+	var missing []string
+	for _, pk := range out {
+		if _, ok := members[pk]; !ok {
+			missing = append(missing, pk)
+		}
+	}
+	if len(missing) > 0 {
+		hint := "buzz channels add-member --channel " + ch + " --pubkey " + missing[0]
+		b, _ := json.Marshal(map[string]any{
+			"reason":                 "mentioned pubkeys are not members of the channel; add them first or drop the mention",
+			"missing_member_pubkeys": missing,
+			"add_member_command":     hint,
+		})
+		return nil, userErr("%s", b)
+	}
+	return out, nil
+}
+
+// channelMembers reads the channel's kind 39002 member list: pubkey → role.
+func channelMembers(in *inv, ch string) (map[string]string, error) {
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindGroupMembers}, "#d": []string{ch}, "limit": 1})
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]string{}
+	if len(evs) == 0 {
+		return out, nil
+	}
+	sortDescending(evs)
+	for _, t := range evs[0].Tags {
+		if len(t) >= 2 && t[0] == "p" && isLowerHex(t[1], 64) {
+			role := "member"
+			if len(t) >= 4 && t[3] != "" {
+				role = t[3]
+			}
+			out[t[1]] = role
+		}
+	}
+	return out, nil
+}
+
+// profile is the part of kind 0 content the CLI uses.
+type profile struct {
+	Name        string `json:"name"`
+	DisplayName string `json:"display_name"`
+}
+
+// profiles fetches the newest kind 0 of each author, decoded loosely.
+func profiles(in *inv, authors []string) (map[string]map[string]any, error) {
+	out := map[string]map[string]any{}
+	newest := map[string]nostr.Timestamp{}
+	for start := 0; start < len(authors); start += usersMaxPubkeys {
+		chunk := authors[start:min(start+usersMaxPubkeys, len(authors))]
+		evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindProfile}, "authors": chunk, "limit": len(chunk)})
+		if err != nil {
+			return nil, err
+		}
+		for _, ev := range evs {
+			if t, ok := newest[ev.PubKey]; ok && t >= ev.CreatedAt {
+				continue
+			}
+			var m map[string]any
+			if json.Unmarshal([]byte(ev.Content), &m) != nil || m == nil {
+				continue
+			}
+			newest[ev.PubKey] = ev.CreatedAt
+			out[ev.PubKey] = m
+		}
+	}
+	return out, nil
+}
+
+// displayName is display_name, else name.
+func displayName(m map[string]any) string {
+	if s, _ := m["display_name"].(string); strings.TrimSpace(s) != "" {
+		return s
+	}
+	s, _ := m["name"].(string)
+	return s
+}
+
+func memberNames(in *inv, members map[string]string) ([]member, error) {
+	pks := make([]string, 0, len(members))
+	for pk := range members {
+		pks = append(pks, pk)
+	}
+	sort.Strings(pks)
+	profs, err := profiles(in, pks)
+	if err != nil {
+		return nil, err
+	}
+	var out []member
+	for _, pk := range pks {
+		if m, ok := profs[pk]; ok {
+			out = append(out, member{Pubkey: pk, Name: displayName(m)})
+		}
+	}
+	return out, nil
+}
+
+func runGet(in *inv) error {
+	ch, err := needChannel(in)
+	if err != nil {
+		return err
+	}
+	limit, err := clampLimit(in, messagesGetDefault, messagesGetMax)
+	if err != nil {
+		return err
+	}
+	f, err := channelFilter(in, ch)
+	if err != nil {
+		return err
+	}
+	f["limit"] = limit
+	evs, err := in.c.query(in.ctx, f)
+	if err != nil {
+		return err
+	}
+	sortAscending(evs)
+	return writeJSON(in.out, normaliseAll(evs, in.compact))
+}
+
+// channelFilter is the kinds/#h/until/since part of get and list.
+func channelFilter(in *inv, ch string) (filter, error) {
+	kinds := messageKinds()
+	if in.p.has("kinds") {
+		k, err := parseKinds(in.p.str("kinds"))
+		if err != nil {
+			return nil, err
+		}
+		kinds = k
+	}
+	f := filter{"kinds": kinds, "#h": []string{ch}}
+	if in.p.has("before") {
+		n, err := in.p.nonNegative("before", 0)
+		if err != nil {
+			return nil, err
+		}
+		f["until"] = n
+	}
+	if in.p.has("since") {
+		n, err := in.p.nonNegative("since", 0)
+		if err != nil {
+			return nil, err
+		}
+		f["since"] = n
+	}
+	return f, nil
+}
+
+// runList streams every matching event, newest first, one page at a time:
+// memory stays bounded by a page however long the channel is.
+func runList(in *inv) error {
+	ch, err := needChannel(in)
+	if err != nil {
+		return err
+	}
+	total, err := in.p.nonNegative("limit", 0)
+	if err != nil {
+		return err
+	}
+	f, err := channelFilter(in, ch)
+	if err != nil {
+		return err
+	}
+	w := newArrayWriter(in.out)
+	err = pages(in, f, total, func(ev *nostr.Event) error { return w.add(normalise(ev, in.compact)) })
+	if cerr := w.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// pages runs f page by page (pageSize each, newest first), moving `until`
+// to the last event's created_at and `before_id` to its id; events at the
+// boundary second that were already seen are skipped, so relays that
+// ignore before_id page correctly too. total 0 means no cap.
+func pages(in *inv, f filter, total int64, fn func(*nostr.Event) error) error {
+	var n int64
+	seen := map[string]bool{}
+	for {
+		size := int64(pageSize)
+		if total > 0 {
+			size = min(size, total-n)
+		}
+		page := filter{}
+		for k, v := range f {
+			page[k] = v
+		}
+		page["limit"] = size
+		evs, err := in.c.query(in.ctx, page)
+		if err != nil {
+			return err
+		}
+		sortDescending(evs)
+		var last *nostr.Event
+		fresh := 0
+		for _, ev := range evs {
+			if seen[ev.ID] {
+				continue
+			}
+			if last != nil && ev.CreatedAt != last.CreatedAt {
+				clear(seen)
+			}
+			seen[ev.ID] = true
+			last = ev
+			fresh++
+			if err := fn(ev); err != nil {
+				return err
+			}
+			n++
+			if total > 0 && n >= total {
+				return nil
+			}
+		}
+		if int64(len(evs)) < size || fresh == 0 {
+			return nil
+		}
+		f["until"] = int64(last.CreatedAt)
+		f["before_id"] = last.ID
+	}
+}
+
+// arrayWriter streams a JSON array, one element at a time.
+type arrayWriter struct {
+	w interface{ Write([]byte) (int, error) }
+	n int
+}
+
+func newArrayWriter(w interface{ Write([]byte) (int, error) }) *arrayWriter {
+	return &arrayWriter{w: w}
+}
+
+func (a *arrayWriter) add(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return otherErr("encode output: %v", err)
+	}
+	sep := ",\n"
+	if a.n == 0 {
+		sep = "[\n"
+	}
+	a.n++
+	if _, err := a.w.Write(append([]byte(sep), b...)); err != nil {
+		return otherErr("write output: %v", err)
+	}
+	return nil
+}
+
+func (a *arrayWriter) close() error {
+	end := "\n]\n"
+	if a.n == 0 {
+		end = "[]\n"
+	}
+	if _, err := a.w.Write([]byte(end)); err != nil {
+		return otherErr("write output: %v", err)
+	}
+	return nil
+}
+
+func runThread(in *inv) error {
+	ch, err := needChannel(in)
+	if err != nil {
+		return err
+	}
+	id, err := needEvent(in)
+	if err != nil {
+		return err
+	}
+	limit, err := clampLimit(in, threadDefault, threadMax)
+	if err != nil {
+		return err
+	}
+	sel, err := fetchTarget(in, id)
+	if err != nil {
+		return err
+	}
+	if evCh, _ := channelOf(sel); evCh != ch {
+		return userErr("event %s belongs to channel %q, not %s", id, evCh, ch)
+	}
+	root := threadRoot(sel)
+	replies := filter{"kinds": []int{kindStream, kindStreamV2, kindEdit, kindDiff, kindForumComment}, "#h": []string{ch}, "#e": []string{root}, "limit": limit}
+	if in.p.has("depth-limit") {
+		d, err := in.p.nonNegative("depth-limit", 0)
+		if err != nil {
+			return err
+		}
+		replies["depth_limit"] = d
+	}
+	evs, err := in.c.query(in.ctx, replies, filter{"ids": []string{root}, "#h": []string{ch}, "limit": 1})
+	if err != nil {
+		return err
+	}
+	evs = uniqueEvents(evs)
+	sortAscending(evs)
+	return writeJSON(in.out, normaliseAll(evs, in.compact))
+}
+
+func uniqueEvents(evs []*nostr.Event) []*nostr.Event {
+	seen := map[string]bool{}
+	out := evs[:0]
+	for _, ev := range evs {
+		if !seen[ev.ID] {
+			seen[ev.ID] = true
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+func runSearch(in *inv) error {
+	q, author := in.p.str("query"), in.p.str("author")
+	if q == "" && author == "" {
+		return userErr("give --query, --author or both")
+	}
+	limit, err := clampLimit(in, searchDefault, searchMax)
+	if err != nil {
+		return err
+	}
+	f := filter{"kinds": []int{kindStream, kindStreamV2, kindForumPost, kindForumComment}, "limit": limit}
+	if q != "" {
+		f["search"] = q
+	}
+	if in.p.has("since") {
+		n, err := in.p.nonNegative("since", 0)
+		if err != nil {
+			return err
+		}
+		f["since"] = n
+	}
+	if author != "" {
+		pk, err := resolveAuthor(in, author)
+		if err != nil {
+			return err
+		}
+		f["authors"] = []string{pk}
+	}
+	evs, err := in.c.query(in.ctx, f)
+	if err != nil {
+		return err
+	}
+	if q == "" {
+		sortDescending(evs)
+	}
+	return writeJSON(in.out, normaliseAll(evs, in.compact))
+}
+
+// resolveAuthor takes hex, npub, or a profile name matched exactly
+// (case-insensitively) on display_name or name.
+func resolveAuthor(in *inv, who string) (string, error) {
+	if pk, err := parsePubkey(who); err == nil {
+		return pk, nil
+	}
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindProfile}, "search": who, "limit": 100})
+	if err != nil {
+		return "", err
+	}
+	var found []string
+	var labels []string
+	for _, ev := range evs {
+		var p profile
+		if json.Unmarshal([]byte(ev.Content), &p) != nil {
+			continue
+		}
+		if (strings.EqualFold(p.DisplayName, who) || strings.EqualFold(p.Name, who)) && !contains(found, ev.PubKey) {
+			found = append(found, ev.PubKey)
+			labels = append(labels, fmt.Sprintf("%s (%s)", firstNonEmpty(p.DisplayName, p.Name), ev.PubKey))
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", userErr("no user named %q; pass --author as hex or npub", who)
+	case 1:
+		return found[0], nil
+	}
+	return "", userErr("%d users are named %q: %s; pass --author as hex or npub", len(found), who, strings.Join(labels[:min(len(labels), nameSearchCandidates)], ", "))
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+func runEdit(in *inv) error {
+	id, err := needEvent(in)
+	if err != nil {
+		return err
+	}
+	content, err := readText(in, "content", maxContentBytes)
+	if err != nil {
+		return err
+	}
+	if strings.TrimSpace(content) == "" {
+		return userErr("refusing to set an empty message text; use buzz messages delete to remove it")
+	}
+	target, err := fetchTarget(in, id)
+	if err != nil {
+		return err
+	}
+	ch, err := channelOf(target)
+	if err != nil {
+		return err
+	}
+	return publishAndPrint(in, &nostr.Event{Kind: kindEdit, Content: content, Tags: nostr.Tags{{"h", ch}, {"e", id}}})
+}
+
+func runDelete(in *inv) error {
+	id, err := needEvent(in)
+	if err != nil {
+		return err
+	}
+	var extra nostr.Tags
+	if in.p.has("action-id") {
+		a, err := parseUUID(in.p.str("action-id"))
+		if err != nil {
+			return err
+		}
+		extra = append(extra, nostr.Tag{"action_id", a})
+	}
+	if v := in.p.str("reason-code"); v != "" {
+		extra = append(extra, nostr.Tag{"reason_code", v})
+	}
+	if v := in.p.str("public-reason"); v != "" {
+		extra = append(extra, nostr.Tag{"public_reason", v})
+	}
+	target, err := fetchTarget(in, id)
+	if err != nil {
+		return err
+	}
+	ch, err := channelOf(target)
+	if err != nil {
+		return err
+	}
+	tags := append(nostr.Tags{{"h", ch}, {"e", id}}, extra...)
+	return publishAndPrint(in, &nostr.Event{Kind: kindTombstone, Content: "", Tags: tags})
+}
+
+func runVote(in *inv) error {
+	id, err := needEvent(in)
+	if err != nil {
+		return err
+	}
+	content := ""
+	switch in.p.str("direction") {
+	case "up":
+		content = "+"
+	case "down":
+		content = "-"
+	default:
+		return userErr("--direction must be up or down")
+	}
+	target, err := fetchTarget(in, id)
+	if err != nil {
+		return err
+	}
+	ch, err := channelOf(target)
+	if err != nil {
+		return err
+	}
+	return publishAndPrint(in, &nostr.Event{Kind: kindVote, Content: content, Tags: nostr.Tags{{"h", ch}, {"e", id}}})
+}

@@ -1,0 +1,121 @@
+package cli
+
+import (
+	"net/url"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"buzzbox/internal/nostrkey"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+func runReactAdd(in *inv) error {
+	id, err := needEvent(in)
+	if err != nil {
+		return err
+	}
+	emoji, err := need(in, "emoji")
+	if err != nil {
+		return err
+	}
+	ev := &nostr.Event{Kind: kindReaction, Tags: nostr.Tags{{"e", id}}}
+	if in.p.has("emoji-url") {
+		u, err := url.Parse(in.p.str("emoji-url"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return userErr("--emoji-url must be an http(s) URL, got %q", in.p.str("emoji-url"))
+		}
+		code := strings.ToLower(strings.Trim(strings.TrimSpace(emoji), ":"))
+		if !validShortcode(code) {
+			return userErr("custom emoji shortcode must be 1-%d of [A-Za-z0-9_-], got %q", maxShortcodeChars, emoji)
+		}
+		ev.Content = ":" + code + ":"
+		ev.Tags = append(ev.Tags, nostr.Tag{"emoji", code, u.String()})
+	} else {
+		if n := utf8.RuneCountInString(emoji); n > maxEmojiChars {
+			return userErr("--emoji is %d characters, over the limit of %d", n, maxEmojiChars)
+		}
+		ev.Content = emoji
+	}
+	if _, err := fetchTarget(in, id); err != nil {
+		return err
+	}
+	return publishAndPrint(in, ev)
+}
+
+func validShortcode(s string) bool {
+	if s == "" || len(s) > maxShortcodeChars {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !(isNameByte(s[i]) && s[i] != '.') {
+			return false
+		}
+	}
+	return true
+}
+
+func runReactRemove(in *inv) error {
+	id, err := needEvent(in)
+	if err != nil {
+		return err
+	}
+	emoji, err := need(in, "emoji")
+	if err != nil {
+		return err
+	}
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindReaction}, "#e": []string{id}, "authors": []string{in.pubkey}})
+	if err != nil {
+		return err
+	}
+	sortDescending(evs)
+	for _, r := range evs {
+		if r.Content == emoji && r.PubKey == in.pubkey {
+			return publishAndPrint(in, &nostr.Event{Kind: kindDeletion, Content: "", Tags: nostr.Tags{{"e", r.ID}}})
+		}
+	}
+	return otherErr("no reaction with emoji '%s' found for your pubkey on event %s", emoji, id)
+}
+
+// reactionGroup is one emoji's tally.
+type reactionGroup struct {
+	Emoji   string   `json:"emoji"`
+	Count   int      `json:"count"`
+	Pubkeys []string `json:"pubkeys"`
+}
+
+func runReactGet(in *inv) error {
+	id, err := needEvent(in)
+	if err != nil {
+		return err
+	}
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindReaction}, "#e": []string{id}})
+	if err != nil {
+		return err
+	}
+	groups := map[string]*reactionGroup{}
+	for _, r := range evs {
+		emoji := r.Content
+		if emoji == "" {
+			emoji = "+"
+		}
+		g := groups[emoji]
+		if g == nil {
+			g = &reactionGroup{Emoji: emoji, Pubkeys: []string{}}
+			groups[emoji] = g
+		}
+		npub, err := nostrkey.HexToNpub(r.PubKey)
+		if err != nil || contains(g.Pubkeys, npub) {
+			continue
+		}
+		g.Pubkeys = append(g.Pubkeys, npub)
+		g.Count++
+	}
+	out := make([]reactionGroup, 0, len(groups))
+	for _, g := range groups {
+		out = append(out, *g)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Emoji < out[j].Emoji })
+	return writeJSON(in.out, map[string]any{"reactions": out})
+}

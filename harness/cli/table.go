@@ -1,0 +1,234 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"strings"
+)
+
+// command is one entry of the command table; --help is generated from it.
+type command struct {
+	Group   string // "" for top-level commands (keygen, whoami)
+	Name    string
+	Summary string
+	Usage   string // arguments after the command words
+	Example string
+	Flags   []flagSpec
+	MaxArgs int  // positional arguments accepted
+	Offline bool // talks to no relay
+	NoKey   bool // needs no key
+	Run     func(*inv) error
+}
+
+func (c *command) path() string {
+	if c.Group == "" {
+		return c.Name
+	}
+	return c.Group + " " + c.Name
+}
+
+// Flag helpers for the table.
+func str(name, value, help string) flagSpec { return flagSpec{Name: name, Value: value, Help: help} }
+func list(name, value, help string) flagSpec {
+	return flagSpec{Name: name, Value: value, Help: help + " (repeatable)", Kind: flagList}
+}
+func boolean(name, help string) flagSpec { return flagSpec{Name: name, Help: help, Kind: flagBool} }
+
+func fChannel() flagSpec { return str("channel", "UUID", "channel id") }
+func fEvent() flagSpec   { return str("event", "ID", "event id (64 hex)") }
+func fSince() flagSpec   { return str("since", "TS", "only events at or after this unix time") }
+
+const exampleChannel = "3f2a9c1e-8d4b-4c6a-9e2f-1b7d5a0c9e44"
+const exampleEvent = "5c83da77af1dec6d7289834998ad7aafbd9e2191396d75ec3cc27f5a77226f36"
+const examplePubkey = "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
+
+// commands returns the command table in help order. Built on each call so
+// that package initialisation does no work.
+func commands() []command {
+	return []command{
+		{Name: "keygen", Summary: "make a new key pair and print it as JSON", Offline: true, NoKey: true, Run: runKeygen,
+			Example: "buzz keygen"},
+		{Name: "whoami", Summary: "print the pubkey (hex, npub) the CLI signs with", Offline: true, Run: runWhoami,
+			Example: "BUZZ_PRIVATE_KEY=nsec1… buzz whoami"},
+
+		{Group: "messages", Name: "send", Summary: "post a message to a channel (mentions, replies, forum kinds)",
+			Usage: "--channel UUID --content TEXT|- [--reply-to ID] [--mention HEX|NPUB]… [--kind 9|45001|45003] [--broadcast]",
+			Flags: []flagSpec{fChannel(), str("content", "TEXT|-", "message text; - reads stdin"), str("reply-to", "ID", "reply in the thread of this event"),
+				list("mention", "HEX|NPUB", "mention this pubkey"), str("kind", "K", "9 (default), 45001 forum post, 45003 forum comment"),
+				boolean("broadcast", "also show a thread reply in the channel"), list("file", "PATH", "attach a file (not supported yet)")},
+			Example: "echo 'hi @Alice, see the diff' | buzz messages send --channel " + exampleChannel + " --content -", Run: runSend},
+		{Group: "messages", Name: "get", Summary: "recent messages of a channel, oldest first",
+			Usage: "--channel UUID [--limit N] [--before TS] [--since TS] [--kinds a,b,…]",
+			Flags: []flagSpec{fChannel(), str("limit", "N", "how many (default 50, at most 200)"), str("before", "TS", "only events before this unix time"), fSince(),
+				str("kinds", "a,b,…", "event kinds instead of the message kinds")},
+			Example: "buzz messages get --channel " + exampleChannel + " --limit 20", Run: runGet},
+		{Group: "messages", Name: "list", Summary: "every message of a channel, newest first, streamed page by page",
+			Usage: "--channel UUID [--limit N] [--before TS] [--since TS] [--kinds a,b,…]",
+			Flags: []flagSpec{fChannel(), str("limit", "N", "stop after N events (default: all)"), str("before", "TS", "only events before this unix time"), fSince(),
+				str("kinds", "a,b,…", "event kinds instead of the message kinds")},
+			Example: "buzz messages list --channel " + exampleChannel + " > all.json", Run: runList},
+		{Group: "messages", Name: "thread", Summary: "a whole thread: its root and replies, oldest first",
+			Usage:   "--channel UUID --event ID [--limit N] [--depth-limit D]",
+			Flags:   []flagSpec{fChannel(), str("event", "ID", "any event of the thread"), str("limit", "N", "replies (default 100, at most 500)"), str("depth-limit", "D", "reply depth the relay should stop at")},
+			Example: "buzz messages thread --channel " + exampleChannel + " --event " + exampleEvent, Run: runThread},
+		{Group: "messages", Name: "search", Summary: "full-text search over messages, by text and/or author",
+			Usage:   "[--query Q] [--author HEX|NPUB|NAME] [--since TS] [--limit N]",
+			Flags:   []flagSpec{str("query", "Q", "text to search for"), str("author", "WHO", "author as hex, npub or profile name"), fSince(), str("limit", "N", "how many (default 20, at most 100)")},
+			Example: "buzz messages search --query 'release notes' --limit 5", Run: runSearch},
+		{Group: "messages", Name: "edit", Summary: "replace the text of one of your messages",
+			Usage: "--event ID --content TEXT|-", Flags: []flagSpec{fEvent(), str("content", "TEXT|-", "new text; - reads stdin")},
+			Example: "buzz messages edit --event " + exampleEvent + " --content 'fixed typo'", Run: runEdit},
+		{Group: "messages", Name: "delete", Summary: "delete a message (kind 9005 tombstone)",
+			Usage:   "--event ID [--action-id UUID] [--reason-code S] [--public-reason S]",
+			Flags:   []flagSpec{fEvent(), str("action-id", "UUID", "moderation action id"), str("reason-code", "S", "machine-readable reason"), str("public-reason", "S", "reason shown to members")},
+			Example: "buzz messages delete --event " + exampleEvent, Run: runDelete},
+		{Group: "messages", Name: "send-diff", Summary: "post a code diff (kind 40008), cut at a hunk boundary past 60 KiB",
+			Usage: "--channel UUID --diff TEXT|- --repo URL --commit SHA [--file P] [--parent-commit SHA] [--source-branch B --target-branch B] [--pr N] [--lang L] [--description D] [--reply-to ID]",
+			Flags: []flagSpec{fChannel(), str("diff", "TEXT|-", "unified diff; - reads stdin"), str("repo", "URL", "http(s) URL of the repository"), str("commit", "SHA", "commit (at least 7 hex)"),
+				str("file", "PATH", "file the diff is about"), str("parent-commit", "SHA", "parent commit"), str("source-branch", "B", "source branch"), str("target-branch", "B", "target branch"),
+				str("pr", "N", "pull request number"), str("lang", "L", "language (default: from --file's extension)"), str("description", "D", "what the change does"), str("reply-to", "ID", "post in this event's thread")},
+			Example: "git diff | buzz messages send-diff --channel " + exampleChannel + " --diff - --repo https://git.example/r.git --commit 1a2b3c4", Run: runSendDiff},
+		{Group: "messages", Name: "vote", Summary: "vote on a forum post (kind 45002)",
+			Usage: "--event ID --direction up|down", Flags: []flagSpec{fEvent(), str("direction", "up|down", "vote direction")},
+			Example: "buzz messages vote --event " + exampleEvent + " --direction up", Run: runVote},
+
+		{Group: "reactions", Name: "add", Summary: "react to an event", Usage: "--event ID --emoji E [--emoji-url URL]",
+			Flags:   []flagSpec{fEvent(), str("emoji", "E", "emoji, or custom shortcode with --emoji-url"), str("emoji-url", "URL", "image of a custom emoji")},
+			Example: "buzz reactions add --event " + exampleEvent + " --emoji 👍", Run: runReactAdd},
+		{Group: "reactions", Name: "remove", Summary: "take back your reaction", Usage: "--event ID --emoji E",
+			Flags:   []flagSpec{fEvent(), str("emoji", "E", "the emoji you reacted with")},
+			Example: "buzz reactions remove --event " + exampleEvent + " --emoji 👍", Run: runReactRemove},
+		{Group: "reactions", Name: "get", Summary: "reactions on an event, grouped by emoji", Usage: "--event ID",
+			Flags: []flagSpec{fEvent()}, Example: "buzz reactions get --event " + exampleEvent, Run: runReactGet},
+
+		{Group: "channels", Name: "list", Summary: "channels on the relay", Usage: "[--visibility open|private] [--member] [--limit N]",
+			Flags:   []flagSpec{str("visibility", "open|private", "only open or only private channels"), boolean("member", "only channels you are a member of"), str("limit", "N", "how many (default 500)")},
+			Example: "buzz channels list --member", Run: runChannelsList},
+		{Group: "channels", Name: "get", Summary: "one channel's metadata, or null", Usage: "--channel UUID",
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels get --channel " + exampleChannel, Run: runChannelsGet},
+		{Group: "channels", Name: "members", Summary: "members of a channel and their roles", Usage: "--channel UUID",
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels members --channel " + exampleChannel, Run: runChannelsMembers},
+		{Group: "channels", Name: "join", Summary: "ask to join a channel (kind 9021)", Usage: "--channel UUID",
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels join --channel " + exampleChannel, Run: groupCmd(kindJoinRequest, nil)},
+		{Group: "channels", Name: "leave", Summary: "leave a channel (kind 9022)", Usage: "--channel UUID",
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels leave --channel " + exampleChannel, Run: groupCmd(kindLeaveRequest, nil)},
+		{Group: "channels", Name: "create", Summary: "create a channel (kind 9007) with a new UUID",
+			Usage: "--name N --type stream|forum --visibility open|private [--description D] [--ttl S]",
+			Flags: []flagSpec{str("name", "N", "channel name"), str("type", "stream|forum", "channel type"), str("visibility", "open|private", "who can find and read it"),
+				str("description", "D", "what the channel is for"), str("ttl", "S", "message lifetime in seconds")},
+			Example: "buzz channels create --name release --type stream --visibility open", Run: runChannelsCreate},
+		{Group: "channels", Name: "add-member", Summary: "add a member (kind 9000)", Usage: "--channel UUID --pubkey HEX|NPUB [--role owner|admin|member|guest|bot]",
+			Flags:   []flagSpec{fChannel(), str("pubkey", "HEX|NPUB", "who to add"), str("role", "ROLE", "owner, admin, member (default), guest or bot")},
+			Example: "buzz channels add-member --channel " + exampleChannel + " --pubkey " + examplePubkey + " --role bot", Run: runAddMember},
+		{Group: "channels", Name: "remove-member", Summary: "remove a member (kind 9001)", Usage: "--channel UUID --pubkey HEX|NPUB",
+			Flags:   []flagSpec{fChannel(), str("pubkey", "HEX|NPUB", "who to remove")},
+			Example: "buzz channels remove-member --channel " + exampleChannel + " --pubkey " + examplePubkey, Run: runRemoveMember},
+		{Group: "channels", Name: "topic", Summary: "set the channel topic (kind 9002)", Usage: "--channel UUID --topic T",
+			Flags:   []flagSpec{fChannel(), str("topic", "T", "new topic")},
+			Example: "buzz channels topic --channel " + exampleChannel + " --topic 'v2 launch'", Run: metaCmd("topic")},
+		{Group: "channels", Name: "purpose", Summary: "set the channel purpose (kind 9002)", Usage: "--channel UUID --purpose P",
+			Flags:   []flagSpec{fChannel(), str("purpose", "P", "new purpose")},
+			Example: "buzz channels purpose --channel " + exampleChannel + " --purpose 'ship v2'", Run: metaCmd("purpose")},
+		{Group: "channels", Name: "archive", Summary: "archive a channel (kind 9002)", Usage: "--channel UUID",
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels archive --channel " + exampleChannel, Run: groupCmd(kindEditMetadata, []string{"archived", "true"})},
+		{Group: "channels", Name: "unarchive", Summary: "unarchive a channel (kind 9002)", Usage: "--channel UUID",
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels unarchive --channel " + exampleChannel, Run: groupCmd(kindEditMetadata, []string{"archived", "false"})},
+		{Group: "channels", Name: "delete", Summary: "delete a channel (kind 9008)", Usage: "--channel UUID",
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels delete --channel " + exampleChannel, Run: groupCmd(kindDeleteGroup, nil)},
+		{Group: "channels", Name: "search", Summary: "find channels by name", Usage: "--query Q [--exact] [--include-archived]",
+			Flags:   []flagSpec{str("query", "Q", "name or part of it"), boolean("exact", "whole name, case-insensitive"), boolean("include-archived", "also archived channels")},
+			Example: "buzz channels search --query release", Run: runChannelsSearch},
+
+		{Group: "users", Name: "get", Summary: "profiles (kind 0), yours by default", Usage: "[--pubkey HEX|NPUB]… | --name TEXT",
+			Flags:   []flagSpec{list("pubkey", "HEX|NPUB", "whose profile"), str("name", "TEXT", "find profiles whose name contains TEXT")},
+			Example: "buzz users get --name alice", Run: runUsersGet},
+		{Group: "users", Name: "set-profile", Summary: "update your profile (kind 0), keeping fields you do not pass",
+			Usage: "[--name N] [--display-name N] [--about T] [--avatar URL] [--nip05 ID]",
+			Flags: []flagSpec{str("name", "N", "short name"), str("display-name", "N", "display name others @mention"), str("about", "T", "about text"),
+				str("avatar", "URL", "picture URL"), str("nip05", "ID", "NIP-05 identifier")},
+			Example: "buzz users set-profile --display-name 'Build Bot'", Run: runSetProfile},
+		{Group: "users", Name: "set-presence", Summary: "announce presence (kind 20001, over websocket)", Usage: "--status online|away|offline",
+			Flags: []flagSpec{str("status", "S", "online, away or offline")}, Example: "buzz users set-presence --status online", Run: runPresence},
+
+		{Group: "canvas", Name: "get", Summary: "print a channel's canvas text, or null", Usage: "--channel UUID",
+			Flags: []flagSpec{fChannel()}, Example: "buzz canvas get --channel " + exampleChannel, Run: runCanvasGet},
+		{Group: "canvas", Name: "set", Summary: "replace a channel's canvas (kind 40100)", Usage: "--channel UUID --content TEXT|-",
+			Flags:   []flagSpec{fChannel(), str("content", "TEXT|-", "canvas text; - reads stdin")},
+			Example: "buzz canvas set --channel " + exampleChannel + " --content - < CANVAS.md", Run: runCanvasSet},
+
+		{Group: "feed", Name: "get", Summary: "events that name you: mentions, approvals, activity, newest first",
+			Usage:   "[--since TS] [--limit N] [--types mentions,needs_action,activity,agent_activity]",
+			Flags:   []flagSpec{fSince(), str("limit", "N", "how many (default 20, at most 50)"), str("types", "LIST", "comma-separated feed types")},
+			Example: "buzz feed get --types needs_action", Run: runFeed},
+
+		{Group: "mem", Name: "ls", Summary: "list your memory slugs (NIP-AE), core excluded", Usage: "[--owner HEX] [--agent HEX]",
+			Flags: memFlags(), Example: "buzz mem ls", Run: runMemLs},
+		{Group: "mem", Name: "get", Summary: "print a memory's value (core: the profile) as raw text", Usage: "SLUG [--owner HEX] [--agent HEX]", MaxArgs: 1,
+			Flags: memFlags(), Example: "buzz mem get core", Run: runMemGet},
+		{Group: "mem", Name: "hash", Summary: "SHA-256 of a memory's value", Usage: "SLUG [--owner HEX] [--agent HEX]", MaxArgs: 1,
+			Flags: memFlags(), Example: "buzz mem hash notes/today", Run: runMemHash},
+		{Group: "mem", Name: "set", Summary: "write a memory; slug core holds identity, rules and goals", Usage: "SLUG VALUE|- [--owner HEX] [--allow-empty]", MaxArgs: 2,
+			Flags:   []flagSpec{str("owner", "HEX", "owner pubkey (default: from BUZZ_AUTH_TAG)"), boolean("allow-empty", "accept an empty value from stdin")},
+			Example: `buzz mem set core "I am the release bot; I answer to @Dana."`, Run: runMemSet},
+		{Group: "mem", Name: "rm", Summary: "tombstone a memory", Usage: "SLUG [--owner HEX]", MaxArgs: 1,
+			Flags: []flagSpec{str("owner", "HEX", "owner pubkey (default: from BUZZ_AUTH_TAG)")}, Example: "buzz mem rm notes/today", Run: runMemRm},
+	}
+}
+
+func memFlags() []flagSpec {
+	return []flagSpec{str("owner", "HEX", "owner pubkey (default: from BUZZ_AUTH_TAG)"), str("agent", "HEX", "read an agent's memory as its owner")}
+}
+
+const helpFooter = `Global options (before or after the command):
+  --relay URL            relay base URL (env BUZZ_RELAY_URL, default http://localhost:3000)
+  --private-key KEY      hex or nsec (env BUZZ_PRIVATE_KEY; BUZZ_KEYFILE names a 0600 key file)
+  --auth-tag JSON        NIP-OA attestation (env BUZZ_AUTH_TAG)
+  --format json|compact  compact shape for read commands that have one
+
+Output: JSON on stdout. Errors: one JSON line on stderr,
+{"error":"<category>","message":"…","retryable":false}.
+Exit codes: 0 ok, 1 user error or not found, 2 relay/network error or
+delivery unknown, 3 auth or key error, 4 other error, 5 write conflict.
+`
+
+// printHelp prints the overview, or one group's commands.
+func printHelp(w io.Writer, table []command, words []string) {
+	group := ""
+	if len(words) > 0 && words[0] != "help" {
+		group = words[0]
+	} else if len(words) > 1 {
+		group = words[1]
+	}
+	fmt.Fprintln(w, "buzz — talk to a Buzz relay: messages, channels, reactions, memory")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Usage: buzz [global options] <group> <command> [flags]")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Commands:")
+	for _, c := range table {
+		if group != "" && c.Group != group {
+			continue
+		}
+		fmt.Fprintf(w, "  %-24s %s\n", c.path(), c.Summary)
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Run buzz <group> <command> --help for flags and an example.")
+	fmt.Fprintln(w)
+	fmt.Fprint(w, helpFooter)
+}
+
+func printCommandHelp(w io.Writer, c *command) {
+	fmt.Fprintf(w, "buzz %s — %s\n\n", c.path(), c.Summary)
+	fmt.Fprintf(w, "Usage: buzz %s %s\n", c.path(), c.Usage)
+	if len(c.Flags) > 0 {
+		fmt.Fprintln(w, "\nFlags:")
+		for _, f := range c.Flags {
+			left := "--" + f.Name
+			if f.Value != "" {
+				left += " " + f.Value
+			}
+			fmt.Fprintf(w, "  %-24s %s\n", left, f.Help)
+		}
+	}
+	fmt.Fprintf(w, "\nExample:\n  %s\n\n", c.Example)
+	fmt.Fprint(w, strings.Replace(helpFooter, "Global options (before or after the command):", "Global options:", 1))
+}
