@@ -50,3 +50,13 @@ const (
 	// when its context ends.
 	shutdownGrace = 5 * time.Second
 )
+
+// Git hosting limits.
+const (
+	// maxPackBytes bounds the body of one git POST (a pushed pack or a
+	// fetch negotiation); bigger requests get 413.
+	maxPackBytes = 512 << 20 // BUZZ_GIT_MAX_PACK_BYTES upstream
+
+	// maxRepoName bounds a repository name, .git suffix excluded.
+	maxRepoName = 64
+)

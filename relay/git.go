@@ -1,0 +1,252 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/cgi"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"buzzbox/nostrgit/nip98"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Git hosting: smart HTTP under /git/<owner>/<name>.git, served by
+// `git http-backend` over CGI. Every request carries a NIP-98 token for the
+// repository root URL, either as `Authorization: Nostr <token>` or as the
+// password of Basic auth (git before 2.46 cannot send another scheme). The
+// method tag is not compared (git signs GET and reuses the token for the
+// POST) and ids are not claimed, so one token serves a whole fetch or push
+// within its 60 s.
+//
+// Who may do what: the owner named in the path reads and pushes, and a
+// push to a missing repository creates it. Anyone else needs the owner's
+// kind 30617 announcement (d = name) with a buzz-channel tag naming a
+// channel they belong to; guests of that channel read, other roles push.
+// Every refusal past authentication is the same 404, so names cannot be
+// probed.
+
+// kindRepoAnnouncement is NIP-34's repository announcement.
+const kindRepoAnnouncement = 30617
+
+// gitRoute is a parsed /git/ path.
+type gitRoute struct {
+	owner   string // hex
+	repo    string // name without .git
+	service string // "git-upload-pack" or "git-receive-pack"
+	rest    string // "info/refs", "git-upload-pack", "git-receive-pack"
+}
+
+// validRepoName applies the naming rule: [A-Za-z0-9._-]{1,64}, no leading
+// dot, no "..".
+func validRepoName(s string) bool {
+	if s == "" || len(s) > maxRepoName || s[0] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// parseGitPath reads /git/<owner>/<repo>[.git]/<rest>.
+func parseGitPath(req *http.Request) (gitRoute, int) {
+	parts := strings.SplitN(strings.TrimPrefix(req.URL.Path, "/git/"), "/", 3)
+	if len(parts) < 3 {
+		return gitRoute{}, http.StatusBadRequest
+	}
+	owner, err := parsePubkey(parts[0])
+	if err != nil {
+		return gitRoute{}, http.StatusBadRequest
+	}
+	name := strings.TrimSuffix(parts[1], ".git")
+	if !validRepoName(name) {
+		return gitRoute{}, http.StatusBadRequest
+	}
+	rt := gitRoute{owner: owner, repo: name, rest: parts[2]}
+	switch {
+	case rt.rest == "info/refs" && req.Method == http.MethodGet:
+		rt.service = req.URL.Query().Get("service")
+		if rt.service != "git-upload-pack" && rt.service != "git-receive-pack" {
+			return gitRoute{}, http.StatusForbidden // dumb HTTP is not served
+		}
+	case (rt.rest == "git-upload-pack" || rt.rest == "git-receive-pack") && req.Method == http.MethodPost:
+		rt.service = rt.rest
+	default:
+		return gitRoute{}, http.StatusNotFound
+	}
+	return rt, 0
+}
+
+func (r *Relay) gitRoot() string { return filepath.Join(r.cfg.DataDir, "git") }
+
+func (r *Relay) challenge(w http.ResponseWriter, method string) {
+	w.Header().Add("WWW-Authenticate", nip98.Challenge(method))
+	w.Header().Add("WWW-Authenticate", `Basic realm="buzz"`)
+	http.Error(w, "authentication required", http.StatusUnauthorized)
+}
+
+func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
+	rt, status := parseGitPath(req)
+	if status != 0 {
+		http.Error(w, http.StatusText(status), status)
+		return
+	}
+	v := nip98.Verifier{Now: r.cfg.Now}
+	res, err := v.Request(req, nip98.Expect{URL: nip98.GitRepoURL(req, r.httpScheme(req))})
+	switch {
+	case errors.Is(err, nip98.ErrNoToken):
+		r.challenge(w, req.Method)
+		return
+	case errors.Is(err, nip98.ErrMalformed):
+		http.Error(w, "malformed authorization", http.StatusUnauthorized)
+		return
+	case err != nil:
+		r.log.Debug("git auth refused", "path", req.URL.Path, "err", err)
+		http.Error(w, "NIP-98 auth failed", http.StatusUnauthorized)
+		return
+	}
+	c := caller{pubkey: res.PubKey.Hex(), owner: eventAttestation(res.Event)}
+	if msg := r.gate(c); msg != "" && !r.cfg.Open {
+		http.Error(w, msg, http.StatusForbidden)
+		return
+	}
+	push := rt.service == "git-receive-pack"
+	dir := filepath.Join(r.gitRoot(), rt.owner, rt.repo+".git")
+	if !r.gitAllowed(req.Context(), c, rt, push) {
+		http.Error(w, "repository not found", http.StatusNotFound)
+		return
+	}
+	if _, err := os.Stat(dir); err != nil {
+		if !push || c.pubkey != rt.owner {
+			http.Error(w, "repository not found", http.StatusNotFound)
+			return
+		}
+		if err := r.initRepo(req.Context(), dir); err != nil {
+			r.log.Error("create repository", "dir", dir, "err", err)
+			http.Error(w, "cannot create repository", http.StatusInternalServerError)
+			return
+		}
+	}
+	if req.ContentLength > maxPackBytes {
+		http.Error(w, fmt.Sprintf("request body over %d bytes", maxPackBytes), http.StatusRequestEntityTooLarge)
+		return
+	}
+	req.Body = http.MaxBytesReader(w, req.Body, maxPackBytes)
+	r.runBackend(w, req, rt, c)
+}
+
+// gitAllowed applies the ownership and channel-sharing rules.
+func (r *Relay) gitAllowed(ctx context.Context, c caller, rt gitRoute, push bool) bool {
+	if c.pubkey == rt.owner || (c.owner != "" && c.owner == rt.owner) {
+		return true
+	}
+	ch := r.repoChannel(ctx, rt)
+	if ch == "" {
+		return false
+	}
+	role := r.chans.role(ch, c.pubkey)
+	if role == "" && c.owner != "" {
+		role = r.chans.role(ch, c.owner)
+	}
+	switch role {
+	case "":
+		return false
+	case "guest":
+		return !push
+	}
+	return true
+}
+
+// repoChannel returns the channel the owner's announcement shares the
+// repository with, or "".
+func (r *Relay) repoChannel(ctx context.Context, rt gitRoute) string {
+	res, err := r.store.QueryEvents(internal(ctx), nostr.Filter{
+		Kinds: []int{kindRepoAnnouncement}, Authors: []string{rt.owner},
+		Tags: nostr.TagMap{"d": []string{rt.repo}}, Limit: 1,
+	})
+	if err != nil {
+		return ""
+	}
+	ch := ""
+	for ev := range res {
+		if v, ok := tagValue(ev, "buzz-channel"); ok && isUUID(v) {
+			ch = v
+		}
+	}
+	return ch
+}
+
+func (r *Relay) gitPath() (string, error) {
+	if r.cfg.Git != "" {
+		return r.cfg.Git, nil
+	}
+	return exec.LookPath("git")
+}
+
+func (r *Relay) initRepo(ctx context.Context, dir string) error {
+	git, err := r.gitPath()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(dir), 0o700); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, git, "init", "--quiet", "--bare", "--initial-branch=main", dir)
+	cmd.Env = r.gitEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("git init: %w: %s", err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// gitEnv keeps the user's and the system's git configuration away from
+// the served repositories.
+func (r *Relay) gitEnv() []string {
+	return []string{
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_CONFIG_GLOBAL=" + os.DevNull,
+		"HOME=" + r.cfg.DataDir,
+	}
+}
+
+func (r *Relay) runBackend(w http.ResponseWriter, req *http.Request, rt gitRoute, c caller) {
+	git, err := r.gitPath()
+	if err != nil {
+		http.Error(w, "git is not installed on the relay host", http.StatusServiceUnavailable)
+		return
+	}
+	// http-backend finds the repository from PATH_INFO; give it the
+	// canonical spelling (hex owner, .git suffix) whatever the URL said.
+	req = req.Clone(req.Context())
+	req.URL.Path = "/git/" + rt.owner + "/" + rt.repo + ".git/" + rt.rest
+	h := &cgi.Handler{
+		Path: git,
+		Root: "/git",
+		Args: []string{"http-backend"},
+		Env: append(r.gitEnv(),
+			"GIT_PROJECT_ROOT="+r.gitRoot(),
+			"GIT_HTTP_EXPORT_ALL=1",
+			"REMOTE_USER="+c.pubkey, // enables receive-pack
+		),
+		Stderr: logWriter{r.log},
+	}
+	h.ServeHTTP(w, req)
+}
+
+// logWriter turns git's stderr into log lines.
+type logWriter struct {
+	l interface{ Warn(string, ...any) }
+}
+
+func (lw logWriter) Write(p []byte) (int, error) {
+	lw.l.Warn("git http-backend", "stderr", strings.TrimSpace(string(p)))
+	return len(p), nil
+}
