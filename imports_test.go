@@ -1,0 +1,100 @@
+package main
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// identityRoots are the identity packages; one may import another only
+// along the arrows of DESIGN.md, listed in allowedArrows.
+var identityRoots = []string{"agent", "harness", "devmcp", "shimtools", "nostrgit", "relay"}
+
+// allowedArrows lists, per importing package prefix, the other identity
+// packages it may import, each with the reason.
+var allowedArrows = map[string][]string{
+	"buzzbox/harness": {
+		"buzzbox/nostrgit/nip98", // NIP-98 for the relay's HTTP bridge
+		"buzzbox/relay",          // buzzbox up starts the embedded relay
+		"buzzbox/nostrgit/nipoa", // auth tags on published events
+	},
+	"buzzbox/devmcp": {"buzzbox/shimtools"}, // the session shim
+	"buzzbox/relay":  {"buzzbox/nostrgit/nip98", "buzzbox/nostrgit/nipoa"},
+}
+
+// forbiddenDeps lists, per package prefix, packages that must not be among
+// its transitive dependencies, with the reason.
+var forbiddenDeps = map[string]map[string]string{
+	"buzzbox/shimtools/rg": {
+		"net/http":                    "rg and tree are synchronous tools with no network",
+		"log/slog":                    "the synchronous tools write plain diagnostics, no logger",
+		"github.com/nbd-wtf/go-nostr": "rg and tree know nothing of Nostr",
+	},
+	"buzzbox/shimtools/tree": {
+		"net/http":                    "rg and tree are synchronous tools with no network",
+		"log/slog":                    "the synchronous tools write plain diagnostics, no logger",
+		"github.com/nbd-wtf/go-nostr": "rg and tree know nothing of Nostr",
+	},
+	"buzzbox/internal/jsonrpc": {
+		"github.com/nbd-wtf/go-nostr": "the JSON-RPC core is protocol plumbing only",
+	},
+}
+
+func identityOf(pkg string) string {
+	for _, r := range identityRoots {
+		if pkg == "buzzbox/"+r || strings.HasPrefix(pkg, "buzzbox/"+r+"/") {
+			return r
+		}
+	}
+	return ""
+}
+
+// TestImportRules holds the package map of DESIGN.md: identity packages do
+// not reach sideways into each other, and the light packages stay light.
+func TestImportRules(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \",\"}}|{{join .Deps \",\"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		parts := strings.SplitN(line, "|", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		pkg, imports, deps := parts[0], strings.Split(parts[1], ","), strings.Split(parts[2], ",")
+		from := identityOf(pkg)
+		if from != "" {
+			for _, imp := range imports {
+				to := identityOf(imp)
+				if to == "" || to == from || allowed(pkg, imp) {
+					continue
+				}
+				t.Errorf("%s imports %s: identity packages import each other only along DESIGN.md's arrows", pkg, imp)
+			}
+		}
+		for prefix, bad := range forbiddenDeps {
+			if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {
+				continue
+			}
+			for _, d := range deps {
+				if reason, ok := bad[d]; ok {
+					t.Errorf("%s depends on %s: %s", pkg, d, reason)
+				}
+			}
+		}
+	}
+}
+
+func allowed(pkg, imp string) bool {
+	for prefix, targets := range allowedArrows {
+		if pkg != prefix && !strings.HasPrefix(pkg, prefix+"/") {
+			continue
+		}
+		for _, target := range targets {
+			if imp == target || strings.HasPrefix(imp, target+"/") {
+				return true
+			}
+		}
+	}
+	return false
+}
