@@ -319,3 +319,7 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+func procEnv(environ []string, stderr io.Writer) proc.Env {
+	return proc.Env{Stdin: strings.NewReader(""), Stderr: stderr, Environ: environ}
+}
