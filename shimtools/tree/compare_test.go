@@ -1,0 +1,175 @@
+package tree_test
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"buzzbox/internal/testexe"
+)
+
+func realTree(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("tree")
+	if err != nil {
+		t.Skip("SKIP(loud): GNU tree is not installed; apt-get install -y tree (Debian's is 2.1.0) to compare our tree with it")
+	}
+	out, _ := exec.Command(p, "--version").Output()
+	if !bytes.HasPrefix(out, []byte("tree v2.1")) {
+		t.Skipf("SKIP(loud): %s is not GNU tree 2.1 (%q); the comparison pins tree 2.1 output", p, strings.TrimSpace(string(out)))
+	}
+	return p
+}
+
+func mk(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if strings.HasSuffix(name, "/") {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func treeCorpus(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "root")
+	mk(t, dir, map[string]string{
+		"Zed":              "",
+		"a/f1.txt":         "hi\n",
+		"a/b/f2.go":        "package b\n",
+		"a/b/c/big.bin":    strings.Repeat("0", 2000),
+		"d/\u00fc.txt":     "x\n",
+		".h/h":             "y\n",
+		".gitignore":       "*.go\nignored_dir/\n",
+		"ignored_dir/x":    "",
+		"e/empty/":         "",
+		"e/mid":            strings.Repeat("m", 200000),
+		"sp ace":           "",
+		"b\\slash":         "",
+		"q'uote":           "",
+		"tab\there":        "",
+		"nl\nx":            "",
+		"st*r":             "",
+		"g/.gitignore":     "x.txt\nsub/\n",
+		"g/x.txt":          "",
+		"g/y.txt":          "",
+		"g/sub/z":          "",
+		"g/deeper/n/o/p/q": "",
+		"k.md":             "",
+		"M.md":             "",
+		"_under":           "",
+		"10":               "",
+		"9":                "",
+	})
+	must(t, os.Chmod(filepath.Join(dir, "a/f1.txt"), 0o755))
+	must(t, os.Symlink("a/f1.txt", filepath.Join(dir, "link")))
+	must(t, os.Symlink("d", filepath.Join(dir, "dlink")))
+	must(t, os.Symlink("nowhere", filepath.Join(dir, "dang")))
+	must(t, os.Symlink("../a", filepath.Join(dir, "g/up")))
+	return dir
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+var treeCases = []string{
+	"",
+	"-a",
+	"-d",
+	"-f",
+	"-i",
+	"-l",
+	"-L 1",
+	"-L 2",
+	"-dL 1",
+	"-a -L 1",
+	"-I *.txt",
+	"-I a|d",
+	"-P *.txt",
+	"-P *.txt --prune",
+	"-P *.go -a -d",
+	"-I *.md --prune",
+	"--prune",
+	"--noreport",
+	"--dirsfirst",
+	"--dirsfirst -a",
+	"-F",
+	"-F -l",
+	"-s",
+	"-h",
+	"-sh",
+	"-s -h -F",
+	"--gitignore",
+	"--gitignore -a",
+	"--gitignore g",
+	"--charset utf-8",
+	"--charset=UTF-8 -L 2",
+	"--charset ascii",
+	"a d",
+	"a nope",
+	"nope",
+	"a/f1.txt",
+	"-F a/f1.txt e",
+	"-f a",
+	"-f -i a",
+	"e",
+	"-h e",
+	"-s e",
+	"-- a",
+	"-L 0",
+	"-L",
+	"./",
+	"a/",
+	"-a -f -F -L 2 --dirsfirst",
+	"-d -f",
+	"-i -f --noreport",
+}
+
+func TestCompareWithGNUTree(t *testing.T) {
+	real := realTree(t)
+	ours := testexe.Link(t, "tree")
+	dir := treeCorpus(t)
+	env := []string{"LC_ALL=C", "PATH=" + os.Getenv("PATH"), "BUZZBOX_SHIM_PASSTHROUGH=0"}
+	run := func(exe string, args []string) (string, string, int) {
+		cmd := exec.Command(exe, args...)
+		cmd.Dir = dir
+		cmd.Env = env
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatalf("run %s: %v", exe, err)
+		}
+		return out.String(), errb.String(), code
+	}
+	for _, c := range treeCases {
+		args := strings.Fields(c)
+		t.Run(c, func(t *testing.T) {
+			wantOut, wantErr, wantCode := run(real, args)
+			gotOut, gotErr, gotCode := run(ours, args)
+			if gotOut != wantOut || gotCode != wantCode || gotErr != wantErr {
+				t.Errorf("tree %s:\n--- GNU tree (exit %d) ---\n%s%s--- ours (exit %d) ---\n%s%s", c, wantCode, wantOut, wantErr, gotCode, gotOut, gotErr)
+			}
+		})
+	}
+}

@@ -1,0 +1,623 @@
+// Package tree is the tree identity: a directory listing compatible with
+// GNU tree 2.1 for the options below, byte for byte under LC_ALL=C.
+//
+// Synopsis:
+//
+//	tree [-adfilsFh] [-L level] [-P pattern] [-I pattern] [--prune]
+//	     [--noreport] [--dirsfirst] [--gitignore] [--charset X] [--] [path ...]
+//
+// Description:
+//
+// When a real tree is on PATH (after removing every directory whose tree is
+// this executable) it is run instead with the same arguments and stdio;
+// BUZZBOX_SHIM_PASSTHROUGH=0 turns that off. The built-in listing sorts
+// names in byte order (the C locale), draws ASCII lines unless --charset
+// names UTF-8, escapes unprintable bytes as tree does in the C locale, and
+// ends with "N directories, M files" (the roots count).
+//
+// Options:
+//
+//	-a            list hidden entries too
+//	-d            list directories only
+//	-f            print each entry's full path
+//	-i            no indentation lines
+//	-l            follow symbolic links to directories
+//	-L level      descend at most level directories
+//	-P pattern    list only files matching pattern ('*', '?', [...], '|')
+//	-I pattern    do not list entries matching pattern
+//	--prune       omit directories left empty by -P/-I
+//	--noreport    omit the final count
+//	--dirsfirst   list directories before files
+//	-F            append '/', '*', '@'-style type marks ('/', '*', '=', '|')
+//	-s, -h        print sizes (bytes, or human-readable)
+//	--gitignore   honour .gitignore files below each root
+//	--charset X   draw lines in charset X (UTF-8 or ASCII)
+//
+// It does not implement tree's HTML, XML or JSON output, colours, dates,
+// permissions or sorting options; such flags are refused with exit 2 and
+// the nearest supported flag named.
+package tree
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"buzzbox/internal/proc"
+	"buzzbox/shimtools/glob"
+	"buzzbox/shimtools/ignore"
+	"buzzbox/shimtools/passthru"
+)
+
+// Main is the tree identity's entry point.
+func Main(ctx context.Context, args []string, env proc.Env) int {
+	if code, ok := passthru.Run(ctx, "tree", args, env); ok {
+		return code
+	}
+	return Run(ctx, args, env)
+}
+
+type options struct {
+	all, dirsOnly, fullPath, noIndent, follow bool
+	level                                     int
+	include, exclude                          []*glob.Glob
+	prune, noReport, dirsFirst                bool
+	classify, size, human, gitignore          bool
+	utf8                                      bool
+	paths                                     []string
+}
+
+// flags lists every supported flag, for parsing and suggestions.
+var flagNames = []string{"-a", "-d", "-f", "-i", "-l", "-L", "-P", "-I", "-F", "-s", "-h",
+	"--prune", "--noreport", "--dirsfirst", "--gitignore", "--charset", "--help"}
+
+// UsageError is a command-line mistake.
+type UsageError struct {
+	msg  string
+	code int
+}
+
+func (e *UsageError) Error() string { return e.msg }
+
+func compilePattern(p string) ([]*glob.Glob, error) {
+	var out []*glob.Glob
+	for _, alt := range strings.Split(p, "|") {
+		g, err := glob.Compile(alt, glob.Options{NoEscape: false})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func parseArgs(args []string) (*options, error) {
+	o := &options{level: -1}
+	unsupported := func(flag string) error {
+		best, bd := "", 1<<30
+		for _, f := range flagNames {
+			if d := editDistance(flag, f); d < bd {
+				best, bd = f, d
+			}
+		}
+		return &UsageError{msg: fmt.Sprintf("unsupported flag %s (this built-in tree does not have it); nearest supported flag: %s; see tree --help", flag, best), code: 2}
+	}
+	next := func(i *int, flag string) (string, error) {
+		if *i+1 >= len(args) {
+			return "", &UsageError{msg: fmt.Sprintf("Missing argument to %s option.", flag), code: 1}
+		}
+		*i++
+		return args[*i], nil
+	}
+	var err error
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			o.paths = append(o.paths, args[i+1:]...)
+			i = len(args)
+		case strings.HasPrefix(a, "--"):
+			name, val, hasVal := strings.Cut(a, "=")
+			switch name {
+			case "--prune":
+				o.prune = true
+			case "--noreport":
+				o.noReport = true
+			case "--dirsfirst":
+				o.dirsFirst = true
+			case "--gitignore":
+				o.gitignore = true
+			case "--help":
+				return nil, &UsageError{msg: "help", code: 0}
+			case "--charset":
+				if !hasVal {
+					if val, err = next(&i, "--charset"); err != nil {
+						return nil, err
+					}
+				}
+				cs := strings.ToLower(val)
+				o.utf8 = cs == "utf-8" || cs == "utf8"
+			default:
+				return nil, unsupported(name)
+			}
+			_ = hasVal
+		case len(a) > 1 && a[0] == '-':
+			for j := 1; j < len(a); j++ {
+				switch a[j] {
+				case 'a':
+					o.all = true
+				case 'd':
+					o.dirsOnly = true
+				case 'f':
+					o.fullPath = true
+				case 'i':
+					o.noIndent = true
+				case 'l':
+					o.follow = true
+				case 'F':
+					o.classify = true
+				case 's':
+					o.size = true
+				case 'h':
+					o.human = true
+				case 'L':
+					v, err := next(&i, "-L")
+					if err != nil {
+						return nil, err
+					}
+					n, _ := strconv.Atoi(strings.TrimSpace(v))
+					if n < 1 {
+						return nil, &UsageError{msg: "Invalid level, must be greater than 0.", code: 1}
+					}
+					o.level = n
+				case 'P', 'I':
+					flag := "-" + string(a[j])
+					v, err := next(&i, flag)
+					if err != nil {
+						return nil, err
+					}
+					gs, err := compilePattern(v)
+					if err != nil {
+						return nil, &UsageError{msg: fmt.Sprintf("invalid pattern %q for %s: %v", v, flag, err), code: 2}
+					}
+					if a[j] == 'P' {
+						o.include = append(o.include, gs...)
+					} else {
+						o.exclude = append(o.exclude, gs...)
+					}
+				default:
+					return nil, unsupported("-" + string(a[j]))
+				}
+			}
+		default:
+			o.paths = append(o.paths, a)
+		}
+	}
+	return o, nil
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+const helpText = `usage: tree [-adfilsFh] [-L level] [-P pattern] [-I pattern] [--prune]
+	[--noreport] [--dirsfirst] [--gitignore] [--charset X] [--] [directory ...]
+(built into buzzbox; GNU tree 2.1 compatible for these options. When a real
+tree is on PATH it is run instead; BUZZBOX_SHIM_PASSTHROUGH=0 keeps this one.)
+`
+
+// Run is the built-in tree, without pass-through.
+func Run(ctx context.Context, args []string, env proc.Env) int {
+	o, err := parseArgs(args)
+	if err != nil {
+		ue, _ := err.(*UsageError)
+		if ue != nil && ue.code == 0 {
+			fmt.Fprint(env.Out(), helpText)
+			return 0
+		}
+		fmt.Fprintf(env.Err(), "tree: %v\n", err)
+		if ue != nil {
+			return ue.code
+		}
+		return 2
+	}
+	out := bufio.NewWriterSize(env.Out(), outBufSize)
+	t := &lister{o: o, env: env, w: out, visited: map[fileKey]bool{}}
+	code := t.run(ctx)
+	if err := out.Flush(); err != nil && code == 0 {
+		return 2
+	}
+	return code
+}
+
+type lister struct {
+	o       *options
+	env     proc.Env
+	w       *bufio.Writer
+	dirs    int
+	files   int
+	visited map[fileKey]bool
+	failed  bool
+}
+
+// node is one listed entry.
+type node struct {
+	name    string // as read from the directory
+	path    string // as printed with -f
+	fi      fs.FileInfo
+	isDir   bool   // a directory, or a link to one
+	link    string // link target, "" for none
+	linkFi  fs.FileInfo
+	note    string // e.g. "  [recursive, not followed]"
+	kids    []*node
+	visible int // entries below that survive pruning (for --prune)
+}
+
+func (t *lister) abs(p string) string {
+	if filepath.IsAbs(p) || t.env.Dir == "" {
+		return p
+	}
+	return filepath.Join(t.env.Dir, p)
+}
+
+func (t *lister) run(ctx context.Context) int {
+	roots := t.o.paths
+	if len(roots) == 0 {
+		roots = []string{"."}
+	}
+	code := 0
+	for _, root := range roots {
+		if ctx.Err() != nil {
+			return 2
+		}
+		fi, err := os.Stat(t.abs(root))
+		if err != nil {
+			t.w.WriteString(escape(root))
+			t.w.WriteString("  [error opening dir]\n")
+			code = 2
+			continue
+		}
+		n := &node{name: root, path: root, fi: fi, isDir: fi.IsDir()}
+		if !fi.IsDir() {
+			t.files++
+			t.printRoot(n)
+			t.w.WriteString("  [error opening dir]\n")
+			continue
+		}
+		t.dirs++
+		var ig *ignore.Dir
+		if t.o.gitignore {
+			ig = t.ignoreFiles(nil, t.abs(root), "")
+		}
+		if t.o.follow {
+			t.visited[keyOf(fi)] = true
+		}
+		t.read(n, 1, ig, "")
+		t.printRoot(n)
+		t.w.WriteByte('\n')
+		t.printKids(n, nil)
+	}
+	if !t.o.noReport {
+		t.w.WriteByte('\n')
+		if t.o.dirsOnly {
+			fmt.Fprintf(t.w, "%d director%s\n", t.dirs, plural(t.dirs, "y", "ies"))
+		} else {
+			fmt.Fprintf(t.w, "%d director%s, %d file%s\n", t.dirs, plural(t.dirs, "y", "ies"), t.files, plural(t.files, "", "s"))
+		}
+	}
+	return code
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func (t *lister) ignoreFiles(parent *ignore.Dir, dir, rel string) *ignore.Dir {
+	var f ignore.Files
+	if data, err := os.ReadFile(filepath.Join(dir, ".gitignore")); err == nil {
+		f.Git = ignore.Parse(".gitignore", data, false)
+	}
+	if data, err := os.ReadFile(filepath.Join(dir, ".git", "info", "exclude")); err == nil {
+		f.Exclude = ignore.Parse(".git/info/exclude", data, false)
+	}
+	// tree applies .gitignore files whether or not a repository is there,
+	// and never those above a root: the root stands in for the repository.
+	f.HasGit = parent == nil
+	return parent.Child(rel, f)
+}
+
+// read fills n.kids with the entries of directory n at depth (1 for a
+// root's children).
+func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
+	ents, err := os.ReadDir(t.abs(n.path))
+	if err != nil {
+		n.note = "  [error opening dir]"
+		return
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !t.o.all && strings.HasPrefix(name, ".") {
+			continue
+		}
+		p := n.path + "/" + name
+		if strings.HasSuffix(n.path, "/") {
+			p = n.path + name
+		}
+		fi, err := os.Lstat(t.abs(p))
+		if err != nil {
+			continue
+		}
+		k := &node{name: name, path: p, fi: fi}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			k.link, _ = os.Readlink(t.abs(p))
+			if tfi, err := os.Stat(t.abs(p)); err == nil {
+				k.linkFi = tfi
+				k.isDir = tfi.IsDir()
+			}
+		} else {
+			k.isDir = fi.IsDir()
+		}
+		krel := name
+		if rel != "" {
+			krel = rel + "/" + name
+		}
+		if ig != nil && ig.Match(krel, k.isDir) == ignore.Ignore {
+			continue
+		}
+		if t.excluded(name) {
+			continue
+		}
+		if !k.isDir || (k.link != "" && !t.o.follow) {
+			// Files, and links not followed, are what -P and -d filter.
+			if t.o.dirsOnly && !k.isDir {
+				continue
+			}
+			if len(t.o.include) > 0 && !t.included(name) {
+				continue
+			}
+		}
+		n.kids = append(n.kids, k)
+	}
+	sort.SliceStable(n.kids, func(a, b int) bool {
+		ka, kb := n.kids[a], n.kids[b]
+		if t.o.dirsFirst && ka.isDir != kb.isDir {
+			return ka.isDir
+		}
+		return ka.name < kb.name
+	})
+	for _, k := range n.kids {
+		if !k.isDir || (k.link != "" && !t.o.follow) {
+			continue
+		}
+		if t.o.level >= 0 && depth >= t.o.level {
+			continue
+		}
+		if k.link != "" {
+			key := keyOf(k.linkFi)
+			if t.visited[key] {
+				k.note = "  [recursive, not followed]"
+				continue
+			}
+			t.visited[key] = true
+		} else if t.o.follow {
+			t.visited[keyOf(k.fi)] = true
+		}
+		var kig *ignore.Dir
+		krel := k.name
+		if rel != "" {
+			krel = rel + "/" + k.name
+		}
+		if ig != nil {
+			kig = t.ignoreFiles(ig, t.abs(k.path), krel)
+		}
+		t.read(k, depth+1, kig, krel)
+	}
+	if t.o.prune {
+		kept := n.kids[:0]
+		for _, k := range n.kids {
+			if k.isDir && len(k.kids) == 0 {
+				continue
+			}
+			kept = append(kept, k)
+		}
+		n.kids = kept
+	}
+}
+
+func (t *lister) excluded(name string) bool {
+	for _, g := range t.o.exclude {
+		if g.Match(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (t *lister) included(name string) bool {
+	for _, g := range t.o.include {
+		if g.Match(name) {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	asciiLines = [4]string{"|-- ", "`-- ", "|   ", "    "}
+	utf8Lines  = [4]string{"\u251c\u2500\u2500 ", "\u2514\u2500\u2500 ", "\u2502\u00a0\u00a0 ", "    "}
+)
+
+func (t *lister) printRoot(n *node) {
+	t.info(n)
+	t.w.WriteString(escape(n.name))
+	if t.o.classify && n.isDir {
+		t.w.WriteByte('/')
+	} else if t.o.classify {
+		t.w.WriteString(mark(n.fi))
+	}
+}
+
+// printKids prints n's entries; last[i] says whether the ancestor at
+// level i was the last of its siblings.
+func (t *lister) printKids(n *node, last []bool) {
+	lines := asciiLines
+	if t.o.utf8 {
+		lines = utf8Lines
+	}
+	for i, k := range n.kids {
+		isLast := i == len(n.kids)-1
+		if !t.o.noIndent {
+			for _, l := range last {
+				if l {
+					t.w.WriteString(lines[3])
+				} else {
+					t.w.WriteString(lines[2])
+				}
+			}
+			if isLast {
+				t.w.WriteString(lines[1])
+			} else {
+				t.w.WriteString(lines[0])
+			}
+		}
+		t.info(k)
+		if t.o.fullPath {
+			t.w.WriteString(escape(k.path))
+		} else {
+			t.w.WriteString(escape(k.name))
+		}
+		if k.link != "" {
+			t.w.WriteString(" -> ")
+			t.w.WriteString(escape(k.link))
+			if t.o.classify && k.linkFi != nil {
+				if k.isDir {
+					t.w.WriteByte('/')
+				} else {
+					t.w.WriteString(mark(k.linkFi))
+				}
+			}
+		} else if t.o.classify {
+			if k.isDir {
+				t.w.WriteByte('/')
+			} else {
+				t.w.WriteString(mark(k.fi))
+			}
+		}
+		t.w.WriteString(k.note)
+		t.w.WriteByte('\n')
+		if k.isDir {
+			t.dirs++
+		} else {
+			t.files++
+		}
+		if len(k.kids) > 0 {
+			t.printKids(k, append(last, isLast))
+		}
+	}
+}
+
+// mark is -F's suffix for a non-directory.
+func mark(fi fs.FileInfo) string {
+	m := fi.Mode()
+	switch {
+	case m&fs.ModeSocket != 0:
+		return "="
+	case m&fs.ModeNamedPipe != 0:
+		return "|"
+	case m.IsRegular() && m.Perm()&0o111 != 0:
+		return "*"
+	}
+	return ""
+}
+
+// info prints the "[size]  " block for -s/-h.
+func (t *lister) info(n *node) {
+	if !t.o.size && !t.o.human {
+		return
+	}
+	t.w.WriteByte('[')
+	t.w.WriteString(sizeField(n.fi.Size(), t.o.human)[1:])
+	t.w.WriteString("]  ")
+}
+
+// sizeField formats a size as tree's psize does, leading space included.
+func sizeField(size int64, human bool) string {
+	if !human {
+		return fmt.Sprintf(" %11d", size)
+	}
+	const unit = "BKMGTPEZY"
+	const usize = 1024
+	idx := 0
+	if size >= usize {
+		idx = 1
+	}
+	for ; size >= usize*usize; idx++ {
+		size /= usize
+	}
+	if idx == 0 {
+		return fmt.Sprintf(" %4d", size)
+	}
+	v := float64(float32(size) / float32(usize))
+	if size/usize >= 10 {
+		return fmt.Sprintf(" %3.0f%c", v, unit[idx])
+	}
+	return fmt.Sprintf(" %3.1f%c", v, unit[idx])
+}
+
+// escape prints a name as tree does in the C locale: backslash escapes for
+// \a..\r, '\\' and ' ', octal for other unprintable bytes.
+func escape(s string) string {
+	clean := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c >= 0x7f || c == '\\' || c == ' ' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 7 && c <= 13:
+			b.WriteByte('\\')
+			b.WriteByte("abtnvfr"[c-7])
+		case c == '\\' || c == ' ':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c >= 0x20 && c < 0x7f:
+			b.WriteByte(c)
+		default:
+			fmt.Fprintf(&b, "\\%03o", c)
+		}
+	}
+	return b.String()
+}
