@@ -137,3 +137,20 @@ func FuzzParseArmor(f *testing.F) {
 		}
 	})
 }
+
+// FuzzParseEnvelopeJSON fuzzes the JSON layer directly, past the base64 armor.
+func FuzzParseEnvelopeJSON(f *testing.F) {
+	f.Add(string(vectorEnvelope(f, false).JSON()))
+	f.Add(string(vectorEnvelope(f, true).JSON()))
+	f.Add(`{"v":1,"pk":"","sig":"","t":0}`)
+	f.Fuzz(func(t *testing.T, j string) {
+		data := armorJSON(j)
+		e, err := parseArmor(data)
+		if err != nil {
+			return
+		}
+		if string(e.JSON()) != j {
+			t.Fatalf("accepted non-canonical envelope %q (canonical %q)", j, e.JSON())
+		}
+	})
+}

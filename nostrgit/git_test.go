@@ -14,12 +14,12 @@ import (
 
 // repo is a temp git repository with isolated config and the helpers on PATH.
 type repo struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 	env []string
 }
 
-func newRepo(t *testing.T, exe string, extra ...string) *repo {
+func newRepo(t testing.TB, exe string, extra ...string) *repo {
 	t.Helper()
 	needGit(t)
 	home := t.TempDir()
@@ -48,14 +48,6 @@ func (r *repo) try(extra []string, args ...string) (string, error) {
 	cmd.Env = append(append([]string{}, r.env...), extra...)
 	cmd.Dir = r.dir
 	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-func (r *repo) tryStdout(extra []string, args ...string) (string, error) {
-	cmd := exec.Command("git", args...)
-	cmd.Env = append(append([]string{}, r.env...), extra...)
-	cmd.Dir = r.dir
-	out, err := cmd.Output()
 	return string(out), err
 }
 
