@@ -37,7 +37,7 @@ func Identities() []Identity {
 		{Name: "buzz-dev-mcp", Summary: "MCP server for coding agents: shell, read_file, str_replace, view_image, todo", Main: devmcp.Main},
 		{Name: "buzz-relay", Summary: "Nostr relay: embedded, persistent, authenticated, with channels", Main: relay.Main},
 		{Name: "buzz", Summary: "command line for talking to the relay: messages, channels, reactions", Main: cli.Main},
-		{Name: "rg", Summary: "recursive search, compatible with ripgrep", Sync: true, Main: rg.Main,
+		{Name: "rg", Summary: "recursive search, compatible with ripgrep", Sync: true, Main: rg.Main},
 		{Name: "tree", Summary: "directory listing, compatible with GNU tree", Sync: true, Main: tree.Main},
 		{Name: "git-credential-nostr", Summary: "git credential helper answering with NIP-98 tokens", Sync: true, Main: nostrgit.CredentialMain},
 		{Name: "git-sign-nostr", Summary: "git signing program: commits signed by the Nostr key", Sync: true, Main: nostrgit.SignMain},
