@@ -436,6 +436,13 @@ func runThread(in *inv) error {
 	}
 	evs = uniqueEvents(evs)
 	sortAscending(evs)
+	// The root opens the thread even when a reply shares its second.
+	for i, ev := range evs {
+		if ev.ID == root && i > 0 {
+			copy(evs[1:i+1], evs[:i])
+			evs[0] = ev
+		}
+	}
 	return writeJSON(in.out, normaliseAll(evs, in.compact))
 }
 

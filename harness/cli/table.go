@@ -47,7 +47,7 @@ const examplePubkey = "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b1
 func commands() []command {
 	return []command{
 		{Name: "keygen", Summary: "make a new key pair and print it as JSON", Offline: true, NoKey: true, Run: runKeygen,
-			Example: "buzz keygen"},
+			Example: "buzz keygen > me.json"},
 		{Name: "whoami", Summary: "print the pubkey (hex, npub) the CLI signs with", Offline: true, Run: runWhoami,
 			Example: "BUZZ_PRIVATE_KEY=nsec1… buzz whoami"},
 

@@ -1,0 +1,506 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"buzzbox/internal/acp"
+	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/proc"
+)
+
+// clientProtocolVersion is what initialize offers (spec §9.2): 2, so that
+// agents that take a top-level systemPrompt say so by echoing it.
+const clientProtocolVersion = 2
+
+// ACP methods the harness uses beyond internal/acp's list.
+const (
+	methodSetConfigOption = "session/set_config_option"
+	methodPermission      = "session/request_permission"
+	methodGooseSysPrompt  = "_goose/unstable/session/system-prompt/set"
+	methodSteering        = "_session/steering"
+)
+
+// agentSpec says how to start an agent process.
+type agentSpec struct {
+	path     string   // executable
+	argv0    string   // argv[0]; selects the identity for our own executable
+	args     []string // after argv[0]
+	env      []string // full environment
+	dir      string
+	stderr   io.Writer
+	version  string
+	maxLine  int
+	initWait time.Duration
+}
+
+// agentSpecFor resolves the configured command: the bare name buzz-agent
+// runs this executable under that name.
+func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
+	s := agentSpec{path: c.AgentCommand, argv0: c.AgentCommand, args: c.AgentArgs, dir: env.Dir,
+		stderr: env.Err(), version: version, maxLine: maxAgentLineBytes, initWait: initTimeout}
+	if c.AgentCommand == "buzz-agent" && env.Exe != "" {
+		s.path = env.Exe
+	}
+	environ := append([]string(nil), env.Environ...)
+	for _, kv := range c.AgentEnv {
+		k, v, _ := strings.Cut(kv, "=")
+		environ = proc.WithEnv(environ, k, v)
+	}
+	s.env = environ
+	return s
+}
+
+// agentProc is one running ACP agent and the client side of its connection.
+type agentProc struct {
+	cmd    *exec.Cmd
+	conn   *jsonrpc.Conn
+	log    *slog.Logger
+	done   chan struct{} // closed once the connection has ended
+	exited chan struct{} // closed once the process has been waited for
+	stdin  io.WriteCloser
+
+	name     string // agentInfo.name, trimmed and lowercased
+	protocol int
+	steering bool
+	goose    int // goose system-prompt extension: 0 untried, 1 works, -1 unsupported
+
+	activity   chan struct{} // a message arrived from the agent
+	lastOutput atomic.Int64  // unix nanos of the last message
+
+	mu         sync.Mutex
+	cancelling bool   // answer permission requests "cancelled"
+	runID      string // goose active run id of the running prompt
+}
+
+// startAgent spawns the process and runs initialize.
+func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc, error) {
+	path := s.path
+	if !strings.Contains(path, "/") {
+		if p, err := exec.LookPath(path); err == nil {
+			path = p
+		} else {
+			return nil, fmt.Errorf("buzz-acp: find agent %q: %w", s.path, err)
+		}
+	}
+	cmd := &exec.Cmd{Path: path, Args: append([]string{s.argv0}, s.args...), Env: s.env, Dir: s.dir, Stderr: s.stderr, WaitDelay: killWait}
+	setProcessGroup(cmd)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("buzz-acp: start agent %s: %w", filepath.Base(path), err)
+	}
+	a := &agentProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
+		log: log.With("pid", cmd.Process.Pid)}
+	a.conn = jsonrpc.NewConn(stdout, stdin, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log})
+	// Serve ends when the agent closes stdout, sends an oversize or
+	// non-UTF-8 frame, or kill closes the connection; the process is
+	// waited for only after that, so no frame it wrote is lost.
+	go func() {
+		err := a.conn.Serve(context.WithoutCancel(ctx), a.handle)
+		if err != nil {
+			a.log.Warn("agent connection ended", "err", err)
+		}
+		a.conn.Close()
+		close(a.done)
+		a.cmd.Wait()
+		close(a.exited)
+	}()
+	ictx, cancel := context.WithTimeout(ctx, s.initWait)
+	defer cancel()
+	var res struct {
+		ProtocolVersion *int                `json:"protocolVersion"`
+		AgentInfo       *acp.Implementation `json:"agentInfo"`
+		ServerInfo      *acp.Implementation `json:"serverInfo"`
+		Meta            struct {
+			Steering struct {
+				Supported bool `json:"supported"`
+			} `json:"steering"`
+		} `json:"_meta"`
+	}
+	params := map[string]any{
+		"protocolVersion": clientProtocolVersion,
+		"clientCapabilities": map[string]any{
+			"auth":  map[string]any{"terminal": true},
+			"_meta": map[string]any{"goose": map[string]any{"customNotifications": true}, "terminal-auth": true},
+		},
+		"clientInfo": map[string]any{"name": "buzz-acp", "version": s.version},
+	}
+	if err := a.call(ictx, acp.MethodInitialize, params, &res); err != nil {
+		a.kill()
+		return nil, fmt.Errorf("buzz-acp: initialize agent: %w", err)
+	}
+	a.protocol = 1
+	if res.ProtocolVersion != nil {
+		a.protocol = *res.ProtocolVersion
+	}
+	a.name = "unknown"
+	if res.AgentInfo != nil && strings.TrimSpace(res.AgentInfo.Name) != "" {
+		a.name = strings.ToLower(strings.TrimSpace(res.AgentInfo.Name))
+	} else if res.ServerInfo != nil && strings.TrimSpace(res.ServerInfo.Name) != "" {
+		a.name = strings.ToLower(strings.TrimSpace(res.ServerInfo.Name))
+	}
+	a.steering = res.Meta.Steering.Supported
+	a.log = a.log.With("agent", a.name)
+	a.log.Info("agent ready", "protocol", a.protocol, "steering", a.steering)
+	return a, nil
+}
+
+// call is a request that fails fast when the agent is gone.
+func (a *agentProc) call(ctx context.Context, method string, params, result any) error {
+	errc := make(chan error, 1)
+	go func() { errc <- a.conn.Call(ctx, method, params, result) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-a.done:
+		return errAgentExited
+	}
+}
+
+var errAgentExited = errors.New("agent exited")
+
+// alive reports whether the connection is still up.
+func (a *agentProc) alive() bool {
+	select {
+	case <-a.done:
+		return false
+	default:
+		return true
+	}
+}
+
+// kill ends the agent: close stdin, then TERM and KILL its process group,
+// and waits (bounded) for it to be reaped.
+func (a *agentProc) kill() {
+	a.stdin.Close()
+	wait := func(d time.Duration) bool {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-a.exited:
+			return true
+		case <-t.C:
+			return false
+		}
+	}
+	if !wait(stdinGrace) {
+		killGroup(a.cmd, false)
+		a.conn.Close()
+		if !wait(termGrace) {
+			killGroup(a.cmd, true)
+			wait(killWait)
+		}
+	}
+	killGroup(a.cmd, true) // anything the agent left behind in its group
+}
+
+// stdinGrace and termGrace pace kill: the agent gets a moment to exit on
+// its own after EOF, then after SIGTERM, before SIGKILL.
+const (
+	stdinGrace = 2 * time.Second
+	termGrace  = time.Second
+)
+
+func (a *agentProc) touch() {
+	a.lastOutput.Store(time.Now().UnixNano())
+	select {
+	case a.activity <- struct{}{}:
+	default:
+	}
+}
+
+// handle answers agent → client traffic (spec §9.7).
+func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	a.touch()
+	switch req.Method {
+	case acp.MethodSessionUpdate:
+		var p struct {
+			Update struct {
+				SessionUpdate string `json:"sessionUpdate"`
+				Meta          struct {
+					Goose *struct {
+						ActiveRunID *string `json:"activeRunId"`
+					} `json:"goose"`
+				} `json:"_meta"`
+			} `json:"update"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil && p.Update.SessionUpdate == acp.UpdateSessionInfo && p.Update.Meta.Goose != nil {
+			a.mu.Lock()
+			if p.Update.Meta.Goose.ActiveRunID != nil {
+				a.runID = *p.Update.Meta.Goose.ActiveRunID
+			} else {
+				a.runID = ""
+			}
+			a.mu.Unlock()
+		}
+		return nil, nil
+	case methodPermission:
+		a.mu.Lock()
+		cancelling := a.cancelling
+		a.mu.Unlock()
+		if cancelling {
+			return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
+		}
+		id, err := choosePermission(req.Params)
+		if err != nil {
+			a.log.Error("permission request", "err", err)
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%v", err)
+		}
+		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": id}}, nil
+	}
+	if req.IsNotification() {
+		return nil, nil
+	}
+	return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", req.Method)
+}
+
+// choosePermission picks the allow_once option, else reject_once, by kind;
+// option ids are never assumed.
+func choosePermission(params json.RawMessage) (string, error) {
+	var p struct {
+		Options []struct {
+			OptionID *string `json:"optionId"`
+			Kind     string  `json:"kind"`
+		} `json:"options"`
+	}
+	if err := json.Unmarshal(params, &p); err != nil {
+		return "", fmt.Errorf("decode permission options: %w", err)
+	}
+	for _, want := range []string{"allow_once", "reject_once"} {
+		for _, o := range p.Options {
+			if o.Kind != want {
+				continue
+			}
+			if o.OptionID == nil {
+				if want == "reject_once" {
+					return "reject", nil
+				}
+				return "", errors.New("allow_once option without optionId")
+			}
+			return *o.OptionID, nil
+		}
+	}
+	return "", errors.New("no allow_once or reject_once option offered")
+}
+
+// turnResult is how a prompt ended.
+type turnResult int
+
+const (
+	turnOK            turnResult = iota
+	turnExited                   // agent process or connection gone
+	turnIdle                     // idle timeout; cancelled and drained
+	turnHard                     // hard cap
+	turnDrainTimeout             // cancel did not finish in time
+	turnAgentError               // JSON-RPC error from the agent
+	turnProtocolError            // bad stop reason, undecodable reply
+	turnSignalled                // cancelled by a control signal, drained cleanly
+)
+
+func (r turnResult) String() string {
+	return [...]string{"ok", "agent exited", "idle timeout", "hard timeout", "cancel-drain timeout",
+		"agent error", "protocol error", "cancelled"}[r]
+}
+
+// promptOutcome is the result of one session/prompt.
+type promptOutcome struct {
+	result turnResult
+	stop   acp.StopReason
+	err    error
+}
+
+// validStop normalises a stop reason; ok is false for unknown ones.
+func validStop(s string) (acp.StopReason, bool) {
+	switch r := acp.StopReason(strings.ToLower(s)); r {
+	case acp.StopEndTurn, acp.StopCancelled, acp.StopMaxTokens, acp.StopMaxTurnRequests, acp.StopRefusal:
+		return r, true
+	}
+	return "", false
+}
+
+// prompt runs session/prompt with the idle timeout and the hard deadline,
+// and stops early when signal fires (spec §9.6, §9.8).
+func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.ContentBlock, idle time.Duration, hard time.Time, signal <-chan struct{}) promptOutcome {
+	a.mu.Lock()
+	a.cancelling = false
+	a.runID = ""
+	a.mu.Unlock()
+	type reply struct {
+		res struct {
+			StopReason string `json:"stopReason"`
+		}
+		err error
+	}
+	done := make(chan *reply, 1)
+	pctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Ends when the reply comes, the connection closes or pctx ends.
+	go func() {
+		r := &reply{}
+		r.err = a.conn.Call(pctx, acp.MethodSessionPrompt, acp.PromptParams{SessionID: sessionID, Prompt: blocks}, &r.res)
+		done <- r
+	}()
+	finish := func(r *reply) promptOutcome {
+		if r.err != nil {
+			var rpcErr *jsonrpc.Error
+			switch {
+			case errors.As(r.err, &rpcErr):
+				return promptOutcome{result: turnAgentError, err: r.err}
+			case errors.Is(r.err, jsonrpc.ErrClosed):
+				return promptOutcome{result: turnExited, err: r.err}
+			}
+			return promptOutcome{result: turnProtocolError, err: r.err}
+		}
+		stop, ok := validStop(r.res.StopReason)
+		if !ok {
+			return promptOutcome{result: turnProtocolError, err: fmt.Errorf("unknown stop reason %q", r.res.StopReason)}
+		}
+		return promptOutcome{result: turnOK, stop: stop}
+	}
+	// drain sends session/cancel and waits for the prompt's reply.
+	drain := func(why turnResult, deadline time.Time, window time.Duration) promptOutcome {
+		a.mu.Lock()
+		a.cancelling = true
+		a.mu.Unlock()
+		a.conn.Notify(acp.MethodSessionCancel, acp.CancelParams{SessionID: sessionID})
+		dl := time.NewTimer(time.Until(deadline))
+		defer dl.Stop()
+		win := time.NewTimer(window)
+		defer win.Stop()
+		for {
+			select {
+			case r := <-done:
+				o := finish(r)
+				if o.result == turnOK || o.result == turnAgentError {
+					if why == turnSignalled {
+						o.result = turnSignalled
+					} else {
+						o.result = why
+					}
+				}
+				return o
+			case <-a.activity:
+				if !win.Stop() {
+					<-win.C
+				}
+				win.Reset(window)
+			case <-a.done:
+				return promptOutcome{result: turnExited, err: errAgentExited}
+			case <-win.C:
+				return promptOutcome{result: turnDrainTimeout, err: errors.New("agent did not finish cancelling")}
+			case <-dl.C:
+				return promptOutcome{result: turnDrainTimeout, err: errors.New("agent did not finish cancelling")}
+			}
+		}
+	}
+	// Drop activity left over from before the prompt.
+	select {
+	case <-a.activity:
+	default:
+	}
+	idleT := time.NewTimer(idle)
+	defer idleT.Stop()
+	hardT := time.NewTimer(time.Until(hard))
+	defer hardT.Stop()
+	for {
+		select {
+		case r := <-done:
+			return finish(r)
+		case <-a.done:
+			select {
+			case r := <-done:
+				return finish(r)
+			default:
+			}
+			return promptOutcome{result: turnExited, err: errAgentExited}
+		case <-a.activity:
+			if !idleT.Stop() {
+				select {
+				case <-idleT.C:
+				default:
+				}
+			}
+			idleT.Reset(idle)
+		case <-idleT.C:
+			a.log.Warn("idle timeout; cancelling turn", "session", sessionID, "idle", idle)
+			return drain(turnIdle, later(hard, time.Now().Add(timeoutDrain)), timeoutDrain)
+		case <-hardT.C:
+			a.log.Warn("hard turn cap reached; cancelling turn", "session", sessionID)
+			return drain(turnHard, time.Now().Add(timeoutDrain), timeoutDrain)
+		case <-signal:
+			signal = nil
+			return drain(turnSignalled, time.Now().Add(controlGrace), controlGrace)
+		case <-ctx.Done():
+			return drain(turnSignalled, time.Now().Add(controlGrace), controlGrace)
+		}
+	}
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// steer tries a native, non-cancelling steer. ok reports the event was
+// consumed; fallback says the caller should cancel and merge instead.
+func (a *agentProc) steer(ctx context.Context, sessionID string, blocks []acp.ContentBlock) (ok, fallback bool) {
+	a.mu.Lock()
+	runID := a.runID
+	a.mu.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	switch {
+	case runID != "":
+		err := a.call(ctx, acp.MethodSteer, map[string]any{"sessionId": sessionID, "expectedRunId": runID, "prompt": blocks}, nil)
+		return steerVerdict(err, true, "")
+	case a.steering:
+		var res struct {
+			Outcome string `json:"outcome"`
+		}
+		err := a.call(ctx, methodSteering, map[string]any{"sessionId": sessionID, "prompt": blocks}, &res)
+		return steerVerdict(err, false, res.Outcome)
+	}
+	return false, true // no transport
+}
+
+func steerVerdict(err error, goose bool, outcome string) (ok, fallback bool) {
+	if err != nil {
+		var rpcErr *jsonrpc.Error
+		if errors.As(err, &rpcErr) && rpcErr.Code != jsonrpc.MethodNotFound {
+			return false, false
+		}
+		return false, true
+	}
+	if goose || outcome == "injected" || outcome == "startedNewTurn" {
+		return true, false
+	}
+	return false, true
+}
+
+// transportClass reports whether err means the connection is unusable.
+func transportClass(err error) bool {
+	var rpcErr *jsonrpc.Error
+	if errors.As(err, &rpcErr) {
+		return false
+	}
+	return err != nil
+}

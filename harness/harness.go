@@ -1,0 +1,366 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+	"github.com/nbd-wtf/go-nostr/nip19"
+
+	"buzzbox/internal/acp"
+	"buzzbox/internal/proc"
+)
+
+// version is what clientInfo reports.
+const version = "buzzbox"
+
+// Main runs buzz-acp until a signal, !shutdown or a fatal error.
+func Main(ctx context.Context, args []string, env proc.Env) int {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	log := newLogger(env)
+	cfg, err := LoadConfig(args, env)
+	if errors.Is(err, errHelp) {
+		return 0
+	}
+	if err != nil {
+		reportErr(env, err)
+		return 2
+	}
+	for _, w := range cfg.Warnings {
+		log.Warn(w)
+	}
+	if err := Run(ctx, cfg, env, log); err != nil {
+		reportErr(env, err)
+		return 1
+	}
+	return 0
+}
+
+func reportErr(env proc.Env, err error) {
+	fmt.Fprintln(env.Err(), err)
+	var ce *ConfigError
+	if errors.As(err, &ce) && ce.Hint != "" {
+		fmt.Fprintln(env.Err(), "hint: "+ce.Hint)
+	}
+}
+
+// newLogger builds the stderr logger: text, or JSON when BUZZ_ACP_LOG_JSON
+// is set; level from BUZZ_ACP_LOG_LEVEL (debug, info, warn, error).
+func newLogger(env proc.Env) *slog.Logger {
+	var level slog.Level
+	if v := env.Getenv("BUZZ_ACP_LOG_LEVEL"); v != "" {
+		level.UnmarshalText([]byte(v))
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	if env.Getenv("BUZZ_ACP_LOG_JSON") != "" {
+		return slog.New(slog.NewJSONHandler(env.Err(), opts))
+	}
+	return slog.New(slog.NewTextHandler(env.Err(), opts))
+}
+
+// timing holds the durations tests shorten; zero fields take the spec's.
+type timing struct {
+	retryBase time.Duration
+	respawn   time.Duration
+}
+
+// harness is one running buzz-acp. Queue, slot and channel state belong to
+// the loop goroutine; other goroutines hand it closures through do.
+type harness struct {
+	cfg     *Config
+	env     proc.Env
+	log     *slog.Logger
+	rc      *relayConn
+	io      *relayIO
+	chans   *channelCache
+	matcher *ruleMatcher
+	spec    agentSpec
+	cwd     string
+	t       timing
+	started time.Time
+
+	loop     chan func()
+	quit     chan int // exit code of a requested shutdown
+	quitOnce sync.Once
+
+	// Owned by the loop goroutine.
+	queues     map[string]*chanState
+	slots      []*slot
+	subscribed map[string]bool
+	memberSeen *idSet
+	memberTime map[string]int64
+	gens       map[string]int // session generation per channel; a bump invalidates
+	lastWork   time.Time
+	heartbeat  bool
+	stopping   bool
+
+	reacts   *reactions
+	siblings *siblingCache
+}
+
+// Run connects, subscribes and serves until ctx ends or a shutdown.
+func Run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger) error {
+	return run(ctx, cfg, env, log, timing{})
+}
+
+func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t timing) error {
+	if t.retryBase == 0 {
+		t.retryBase = retryBase
+	}
+	if t.respawn == 0 {
+		t.respawn = respawnBase
+	}
+	var authTag nostr.Tag
+	canonTag := ""
+	if cfg.AuthTag != "" {
+		var tag []string
+		if err := jsonUnmarshal(cfg.AuthTag, &tag); err == nil && len(tag) == 4 && tag[0] == "auth" {
+			authTag = tag
+			canonTag = jsonString(tag)
+		}
+	}
+	cwd := env.Dir
+	if cwd == "" {
+		cwd, _ = os.Getwd()
+	}
+	if cwd == "" {
+		cwd = "/"
+	}
+	h := &harness{
+		cfg: cfg, env: env, log: log, cwd: cwd, t: t, started: time.Now(),
+		loop: make(chan func(), 1024), quit: make(chan int, 1),
+		queues: map[string]*chanState{}, subscribed: map[string]bool{},
+		memberSeen: newIDSet(memberDedupGen), memberTime: map[string]int64{}, gens: map[string]int{},
+		lastWork: time.Now(),
+	}
+	h.rc = newRelayConn(cfg.RelayURL, cfg.Secret, authTag, cfg.EventBuffer, log)
+	h.io = newRelayIO(cfg.RelayURL, cfg.Secret, canonTag, h.rc)
+	h.chans = &channelCache{io: h.io, m: map[string]channelInfo{}}
+	h.reacts = newReactions(h.io, cfg.Secret, log)
+	h.siblings = &siblingCache{io: h.io, m: map[string]bool{}}
+	h.spec = agentSpecFor(cfg, env, version)
+	h.matcher = newRuleMatcher(h.rules(), cfg.AgentHex)
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watermark := time.Now().Unix()
+	relayErr := make(chan error, 1)
+	var bg sync.WaitGroup
+	bg.Add(1)
+	// Ends when ctx is cancelled (after shutdown) or the first connection fails for good.
+	go func() {
+		defer bg.Done()
+		relayErr <- h.rc.run(ctx)
+	}()
+	select {
+	case <-h.rc.connected:
+	case err := <-relayErr:
+		if err == nil {
+			return nil
+		}
+		return err
+	case <-ctx.Done():
+		return nil
+	}
+	h.io.probe(ctx)
+	log.Info("relay reads", "http_bridge", h.io.bridge.Load())
+
+	chans, err := discover(ctx, h.io, cfg.AgentHex)
+	if err != nil {
+		return err
+	}
+	for _, c := range chans {
+		h.chans.put(c)
+	}
+	chans = h.scopeChannels(chans)
+	if !cfg.LazyPool {
+		if err := h.startPool(ctx); err != nil {
+			return err
+		}
+	} else {
+		h.slots = make([]*slot, cfg.Agents)
+		for i := range h.slots {
+			h.slots[i] = &slot{idx: i, sessions: map[string]*sessionState{}}
+		}
+	}
+	for _, c := range chans {
+		if h.subscribeChannel(ctx, c.ID, watermark) {
+			h.subscribed[c.ID] = true
+		}
+	}
+	h.rc.subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{kindMemberAdded, kindMemberRemoved},
+		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, watermark, true)
+	log.Info("listening", "channels", len(chans), "agent", cfg.AgentHex, "owner", cfg.Owner, "subscribe", cfg.Subscribe)
+
+	bg.Add(1)
+	// Intake ends when ctx ends.
+	go func() {
+		defer bg.Done()
+		h.intake(ctx)
+	}()
+	if !cfg.NoPresence {
+		bg.Add(1)
+		go func() { // ends with ctx
+			defer bg.Done()
+			h.presenceLoop(ctx)
+		}()
+	}
+	code := h.serve(ctx)
+	h.shutdown(ctx)
+	cancel()
+	bg.Wait()
+	if code != 0 {
+		return fmt.Errorf("buzz-acp: stopped: no agent left alive")
+	}
+	return nil
+}
+
+func (h *harness) rules() []*Rule {
+	switch h.cfg.Subscribe {
+	case "config":
+		return h.cfg.Rules
+	case "all":
+		return []*Rule{{Name: "all", AllChannels: true, Kinds: h.cfg.Kinds, PromptTag: "all"}}
+	}
+	kinds := h.cfg.Kinds
+	if len(kinds) == 0 {
+		kinds = defaultWakeKinds()
+	}
+	return []*Rule{{Name: "mentions", AllChannels: true, Kinds: kinds, RequireMention: !h.cfg.NoMentionFilter, PromptTag: "@mention"}}
+}
+
+// scopeChannels intersects discovery with --channels. Channels named by
+// --channels that discovery did not find are kept (type unknown), so a
+// plain NIP-01 relay without channel metadata still works.
+func (h *harness) scopeChannels(found []channelInfo) []channelInfo {
+	if len(h.cfg.Channels) == 0 || h.cfg.Subscribe == "config" {
+		return found
+	}
+	byID := map[string]channelInfo{}
+	for _, c := range found {
+		byID[c.ID] = c
+	}
+	var out []channelInfo
+	for _, id := range h.cfg.Channels {
+		c, ok := byID[id]
+		if !ok {
+			h.log.Warn("channel from --channels not found by discovery; subscribing anyway", "channel", id)
+			c = channelInfo{ID: id, Name: "unknown", Type: "unknown"}
+			h.chans.put(c)
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// channelFilter merges the applicable rules into one REQ filter (§5.1);
+// ok is false when no rule applies.
+func (h *harness) channelFilter(channel string) (nostr.Filter, bool) {
+	var rules []*Rule
+	for _, r := range h.matcher.rules {
+		if r.appliesTo(channel) {
+			rules = append(rules, r)
+		}
+	}
+	if len(rules) == 0 {
+		return nostr.Filter{}, false
+	}
+	f := nostr.Filter{Tags: nostr.TagMap{"h": {channel}}}
+	wildcard := false
+	mention := true
+	kinds := map[int]bool{}
+	for _, r := range rules {
+		if len(r.Kinds) == 0 {
+			wildcard = true
+		}
+		for _, k := range r.Kinds {
+			kinds[k] = true
+		}
+		if !r.RequireMention {
+			mention = false
+		}
+	}
+	if !wildcard {
+		for k := range kinds {
+			f.Kinds = append(f.Kinds, k)
+		}
+		sort.Ints(f.Kinds)
+		if h.cfg.Subscribe != "config" {
+			f.Kinds = rules[0].Kinds // keep the configured order
+		}
+	}
+	if mention {
+		f.Tags["p"] = []string{h.cfg.AgentHex}
+	}
+	return f, true
+}
+
+func (h *harness) subscribeChannel(ctx context.Context, channel string, floor int64) bool {
+	f, ok := h.channelFilter(channel)
+	if !ok {
+		return false
+	}
+	h.rc.subscribe(ctx, "ch-"+channel, f, floor, false)
+	return true
+}
+
+func jsonString(v any) string {
+	b, _ := jsonMarshal(v)
+	return string(b)
+}
+
+// mcpServers builds the sidecar entry (§13) for a session.
+func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
+	if h.cfg.MCPCommand == "" {
+		return []stdioServer{}
+	}
+	cmd := h.cfg.MCPCommand
+	var args []string
+	name := strings.TrimSuffix(filepath.Base(cmd), filepath.Ext(filepath.Base(cmd)))
+	if cmd == "buzz-dev-mcp" && h.env.Exe != "" {
+		cmd, args, name = h.env.Exe, []string{"buzz-dev-mcp"}, "buzz-dev-mcp"
+	}
+	if name == "" || name == "." || name == "/" {
+		name = "mcp"
+	}
+	skHex, _ := h.cfg.Secret.AppendHex(nil)
+	nsec, _ := nip19.EncodePrivateKey(string(skHex))
+	env := []acp.NameValue{{Name: "BUZZ_RELAY_URL", Value: h.cfg.RelayURL}, {Name: "BUZZ_PRIVATE_KEY", Value: nsec}}
+	if h.cfg.AuthTag != "" {
+		env = append(env, acp.NameValue{Name: "BUZZ_AUTH_TAG", Value: h.cfg.AuthTag})
+	}
+	if h.cfg.DisplayName != "" {
+		env = append(env, acp.NameValue{Name: "BUZZ_ACP_DISPLAY_NAME", Value: h.cfg.DisplayName})
+	}
+	if ch != nil {
+		switch {
+		case ch.Type == "stream":
+			env = append(env, acp.NameValue{Name: "BUZZ_GIT_ORIGIN_CHANNEL_ID", Value: ch.ID})
+		case h.cfg.SessionTitle != "":
+			env = append(env, acp.NameValue{Name: "BUZZ_GIT_ORIGIN_AGENT_NAME", Value: h.cfg.SessionTitle})
+		}
+	}
+	if args == nil {
+		args = []string{}
+	}
+	return []stdioServer{{Name: name, Command: cmd, Args: args, Env: env}}
+}
+
+// stdioServer is an mcpServers entry with all four fields always present.
+type stdioServer struct {
+	Name    string          `json:"name"`
+	Command string          `json:"command"`
+	Args    []string        `json:"args"`
+	Env     []acp.NameValue `json:"env"`
+}

@@ -1,0 +1,514 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
+func jsonMarshal(v any) ([]byte, error)   { return json.Marshal(v) }
+
+// chanState is one channel's queue and turn bookkeeping (loop-owned).
+type chanState struct {
+	id       string
+	queue    []*Event
+	turn     *turnHandle // nil when idle
+	parked   []*Event
+	reason   string // why parked: steer or interrupt
+	attempts int
+	retryAt  time.Time
+	steering *Event // event withheld while a native steer is outstanding
+	removed  bool
+}
+
+// turnHandle is a running channel turn.
+type turnHandle struct {
+	slot     *slot
+	batch    []*Event
+	parked   []*Event
+	signal   chan struct{}
+	reason   string // set before signal is closed
+	session  string // set by the turn once known
+	agent    *agentProc
+	extra    []*Event // steered-in events whose reactions end with the turn
+	deadline time.Time
+}
+
+func (t *turnHandle) cancel(reason string) {
+	if t.reason != "" {
+		t.reason = reason // a second cancel: latest reason wins
+		return
+	}
+	t.reason = reason
+	close(t.signal)
+}
+
+// slot is one agent position in the pool.
+type slot struct {
+	idx        int
+	agent      *agentProc
+	busy       bool
+	sessions   map[string]*sessionState // channel → session; heartbeatKey for heartbeats
+	crashes    []time.Time
+	openUntil  time.Time
+	respawning bool
+}
+
+const heartbeatKey = ""
+
+// sessionState is one ACP session on one agent.
+type sessionState struct {
+	id     string
+	gen    int
+	turns  int
+	legacy []string // system sections for agents without system-prompt support
+}
+
+func (h *harness) do(f func()) {
+	select {
+	case h.loop <- f:
+	default:
+		// The loop is saturated; block rather than drop state changes.
+		h.loop <- f
+	}
+}
+
+func (h *harness) requestQuit(code int) {
+	h.quitOnce.Do(func() { h.quit <- code })
+}
+
+// serve runs the loop until ctx ends or a shutdown is requested.
+func (h *harness) serve(ctx context.Context) int {
+	tick := time.NewTicker(maintenanceTick)
+	defer tick.Stop()
+	wake := time.NewTimer(time.Hour)
+	defer wake.Stop()
+	var hb <-chan time.Time
+	if h.cfg.HeartbeatInterval > 0 {
+		t := time.NewTicker(h.cfg.HeartbeatInterval)
+		defer t.Stop()
+		hb = t.C
+	}
+	for {
+		h.dispatch(ctx)
+		// Wake for the earliest retry backoff expiry.
+		next := time.Time{}
+		for _, cs := range h.queues {
+			if !cs.retryAt.IsZero() && (next.IsZero() || cs.retryAt.Before(next)) && len(cs.queue) > 0 {
+				next = cs.retryAt
+			}
+		}
+		if !next.IsZero() {
+			wake.Reset(max(time.Until(next), time.Millisecond))
+		}
+		select {
+		case <-ctx.Done():
+			return 0
+		case code := <-h.quit:
+			return code
+		case f := <-h.loop:
+			f()
+		case <-wake.C:
+		case <-tick.C:
+			h.maintain(ctx)
+		case <-hb:
+			h.heartbeatTick(ctx)
+		}
+	}
+}
+
+func (h *harness) chanState(id string) *chanState {
+	cs := h.queues[id]
+	if cs == nil {
+		cs = &chanState{id: id}
+		h.queues[id] = cs
+	}
+	return cs
+}
+
+// accept queues an event that passed the gate and the rules (§6 steps 6–8).
+func (h *harness) accept(ctx context.Context, ev *Event) {
+	cs := h.chanState(ev.Channel)
+	if cs.removed {
+		return
+	}
+	busy := cs.turn != nil
+	if busy && h.cfg.Dedup == "drop" {
+		h.log.Info("channel busy; dropped event", "channel", ev.Channel, "event_id", ev.ID)
+		return
+	}
+	h.lastWork = time.Now()
+	if busy && h.cfg.Handling == "steer" && cs.steering == nil && cs.turn.agent != nil && cs.turn.session != "" &&
+		(cs.turn.agent.steering || cs.turn.agent.hasRun()) {
+		h.reacts.add(ctx, ev.ID, emojiSeen)
+		cs.steering = ev
+		t := cs.turn
+		go func() { // one steer request; ends with its reply or timeout
+			ok, fallback := t.agent.steer(ctx, t.session, steerBlocks(ev, nil))
+			h.do(func() { h.steerDone(cs, t, ev, ok, fallback) })
+		}()
+		return
+	}
+	h.push(cs, ev)
+	h.reacts.add(ctx, ev.ID, emojiSeen)
+	if !busy {
+		return
+	}
+	switch h.cfg.Handling {
+	case "steer":
+		cs.turn.cancel("steer")
+	case "interrupt":
+		cs.turn.cancel("interrupt")
+	case "owner-interrupt":
+		if h.cfg.Owner != "" && ev.PubKey == h.cfg.Owner {
+			cs.turn.cancel("interrupt")
+		}
+	}
+}
+
+func (h *harness) push(cs *chanState, ev *Event) {
+	if len(cs.queue) >= maxQueuePerChannel {
+		h.log.Warn("channel queue full; dropping oldest event", "channel", cs.id, "event_id", cs.queue[0].ID)
+		cs.queue = cs.queue[1:]
+	}
+	cs.queue = append(cs.queue, ev)
+}
+
+func (h *harness) steerDone(cs *chanState, t *turnHandle, ev *Event, ok, fallback bool) {
+	if cs.steering != ev {
+		return
+	}
+	cs.steering = nil
+	if cs.turn != t {
+		h.push(cs, ev) // the prompt finished first
+		return
+	}
+	switch {
+	case ok:
+		h.log.Info("steered event into running turn", "channel", cs.id, "event_id", ev.ID)
+		t.extra = append(t.extra, ev)
+		t.deadline = time.Now().Add(h.cfg.MaxTurn)
+	case fallback:
+		h.push(cs, ev)
+		t.cancel("steer")
+	default:
+		h.push(cs, ev)
+	}
+}
+
+// dispatch starts turns while idle agents and eligible channels exist (§7.1).
+func (h *harness) dispatch(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	for {
+		var best *chanState
+		for _, cs := range h.queues {
+			if cs.turn != nil || cs.steering != nil || (len(cs.queue) == 0 && len(cs.parked) == 0) || now.Before(cs.retryAt) {
+				continue
+			}
+			if best == nil || headTime(cs).Before(headTime(best)) {
+				best = cs
+			}
+		}
+		if best == nil {
+			return
+		}
+		s := h.claim(best.id)
+		if s == nil {
+			h.ensureAgents(ctx)
+			return
+		}
+		h.startTurn(ctx, s, best)
+	}
+}
+
+func headTime(cs *chanState) time.Time {
+	if len(cs.queue) > 0 {
+		return cs.queue[0].Received
+	}
+	if len(cs.parked) > 0 {
+		return cs.parked[0].Received
+	}
+	return time.Time{}
+}
+
+// claim prefers an idle agent already holding a session for the channel.
+func (h *harness) claim(channel string) *slot {
+	var any *slot
+	for _, s := range h.slots {
+		if s.agent == nil || s.busy || !s.agent.alive() {
+			continue
+		}
+		if ss := s.sessions[channel]; ss != nil && ss.gen == h.gens[channel] {
+			return s
+		}
+		if any == nil {
+			any = s
+		}
+	}
+	return any
+}
+
+func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
+	var batch, parked []*Event
+	reason := cs.reason
+	if len(cs.queue) > 0 {
+		n := min(len(cs.queue), maxBatch)
+		batch = append(batch, cs.queue[:n]...)
+		cs.queue = cs.queue[n:]
+		parked = cs.parked
+	} else {
+		batch = cs.parked
+		reason = ""
+	}
+	cs.parked, cs.reason = nil, ""
+	sort.SliceStable(batch, func(i, j int) bool { return batch[i].CreatedAt < batch[j].CreatedAt })
+	t := &turnHandle{slot: s, batch: batch, parked: parked, signal: make(chan struct{}),
+		agent: s.agent, deadline: time.Now().Add(h.cfg.MaxTurn)}
+	cs.turn = t
+	s.busy = true
+	h.lastWork = time.Now()
+	gen := h.gens[cs.id]
+	go func() { // the turn; ends when the prompt ends and reports back
+		out := h.runTurn(ctx, t, cs.id, gen, reason)
+		h.do(func() { h.turnDone(ctx, cs, t, out) })
+	}()
+}
+
+// turnOutcome is what a finished turn reports to the loop.
+type turnOutcome struct {
+	promptOutcome
+	newSession bool
+	stage      string // where it failed: session, initial, prompt
+}
+
+// turnDone applies §9.9.
+func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, out turnOutcome) {
+	s := t.slot
+	s.busy = false
+	cs.turn = nil
+	h.lastWork = time.Now()
+	finished := append(append([]*Event{}, t.batch...), t.extra...)
+	log := h.log.With("channel", cs.id, "result", out.result.String(), "stop", string(out.stop))
+	requeue := func(backoff bool) {
+		if cs.removed || h.cfg.Dedup == "drop" {
+			h.reacts.clear(ctx, finished)
+			return
+		}
+		h.reacts.remove(ctx, finished, emojiWorking)
+		all := append(append([]*Event{}, t.parked...), t.batch...)
+		if backoff {
+			cs.attempts++
+			if cs.attempts > maxRetries {
+				cs.attempts = 0
+				cs.retryAt = time.Time{}
+				h.deadLetter(ctx, cs, all, "the agent failed "+itoa(maxRetries)+" times in a row ("+out.result.String()+")")
+				return
+			}
+			d := time.Duration(float64(h.t.retryBase) * math.Pow(2, float64(cs.attempts-1)))
+			cs.retryAt = time.Now().Add(jitter(min(d, retryCap)))
+		}
+		cs.queue = append(all, cs.queue...)
+	}
+	switch out.result {
+	case turnOK:
+		log.Info("turn finished")
+		cs.attempts = 0
+		cs.retryAt = time.Time{}
+		if ss := s.sessions[cs.id]; ss != nil {
+			ss.turns++
+			if out.stop == "max_tokens" || out.stop == "max_turn_requests" ||
+				h.cfg.MaxTurnsPerSession > 0 && ss.turns >= h.cfg.MaxTurnsPerSession {
+				delete(s.sessions, cs.id)
+			}
+		}
+		h.reacts.clear(ctx, finished)
+	case turnSignalled:
+		log.Info("turn cancelled", "reason", t.reason)
+		delete(s.sessions, cs.id)
+		switch t.reason {
+		case "steer", "interrupt":
+			h.reacts.remove(ctx, finished, emojiWorking)
+			cs.parked = append(append(cs.parked, t.parked...), t.batch...)
+			cs.reason = t.reason
+		default:
+			h.reacts.clear(ctx, append(finished, t.parked...))
+		}
+	case turnAgentError:
+		log.Warn("agent returned an error", "err", out.err)
+		if msg := errText(out.err); strings.Contains(msg, "Re-authenticate") || strings.Contains(msg, "API Error: 401") {
+			h.reacts.clear(ctx, finished)
+			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the agent's login has expired; the owner needs to log the agent's CLI in again (for example `claude /login` or `codex login`)")
+			return
+		}
+		if out.stage == "session" {
+			delete(s.sessions, cs.id)
+		}
+		requeue(true)
+	case turnHard:
+		log.Warn("turn hit the hard cap", "err", out.err)
+		h.retire(ctx, s)
+		if t.agent != nil && time.Since(time.Unix(0, t.agent.lastOutput.Load())) < recentOutput {
+			requeue(true)
+		} else {
+			h.reacts.clear(ctx, finished)
+			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the turn ran past --max-turn-duration ("+h.cfg.MaxTurn.String()+") without recent output")
+		}
+	case turnExited, turnIdle, turnDrainTimeout:
+		log.Warn("agent retired", "err", out.err)
+		h.retire(ctx, s)
+		requeue(true)
+	case turnProtocolError:
+		log.Warn("protocol error", "err", out.err)
+		delete(s.sessions, cs.id)
+		if transportClass(out.err) {
+			h.retire(ctx, s)
+		}
+		requeue(true)
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// deadLetter posts a failure notice in the thread of the last event.
+func (h *harness) deadLetter(ctx context.Context, cs *chanState, batch []*Event, why string) {
+	if cs.removed || len(batch) == 0 {
+		return
+	}
+	h.log.Error("batch dead-lettered", "channel", cs.id, "events", len(batch), "why", why)
+	last := batch[len(batch)-1]
+	root, _ := last.thread()
+	tags := nostr.Tags{{"h", cs.id}}
+	if root != "" && root != last.ID {
+		tags = append(tags, nostr.Tag{"e", root, "", "root"})
+	}
+	tags = append(tags, nostr.Tag{"e", last.ID, "", "reply"}, nostr.Tag{"p", last.PubKey})
+	ev := &nostr.Event{Kind: kindStream, CreatedAt: nostr.Now(), Tags: tags,
+		Content: "⚠️ I could not process this message: " + why + ". Please send it again."}
+	if err := h.cfg.Secret.SignEvent(ev); err != nil {
+		return
+	}
+	go func() { // best effort, bounded
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
+		defer cancel()
+		if err := h.io.publish(pctx, ev); err != nil {
+			h.log.Warn("failure notice not published", "err", err)
+		}
+	}()
+}
+
+// maintain re-dispatches expired backoffs and refills dead slots.
+func (h *harness) maintain(ctx context.Context) {
+	now := time.Now()
+	for id, cs := range h.queues {
+		if cs.turn == nil && len(cs.queue) == 0 && len(cs.parked) == 0 && cs.steering == nil && now.After(cs.retryAt) {
+			delete(h.queues, id)
+		}
+	}
+	h.ensureAgents(ctx)
+	if h.cfg.ExitAfterInactivity > 0 && time.Since(h.lastWork) > h.cfg.ExitAfterInactivity && h.idle() {
+		h.log.Info("no work for --exit-after-inactivity; stopping")
+		h.requestQuit(0)
+	}
+}
+
+func (h *harness) idle() bool {
+	for _, cs := range h.queues {
+		if cs.turn != nil || len(cs.queue) > 0 {
+			return false
+		}
+	}
+	return !h.heartbeat
+}
+
+// control runs an owner command (§6.3).
+func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
+	cs := h.chanState(ev.Channel)
+	switch cmd {
+	case "!shutdown":
+		h.log.Info("owner asked for shutdown")
+		h.requestQuit(0)
+	case "!cancel":
+		if cs.turn == nil {
+			h.log.Warn("!cancel with no turn running", "channel", ev.Channel)
+			return
+		}
+		cs.turn.cancel("cancel")
+	case "!rotate":
+		h.gens[ev.Channel]++
+		for _, s := range h.slots {
+			if !s.busy {
+				delete(s.sessions, ev.Channel)
+			}
+		}
+		if cs.turn != nil {
+			cs.turn.cancel("rotate")
+		}
+	}
+}
+
+// membership handles 44100/44101 (§5.1).
+func (h *harness) membership(ctx context.Context, ev *Event) {
+	ch := channelOf(&ev.Event)
+	if !isUUID(ch) || !h.memberSeen.add(ev.ID) {
+		return
+	}
+	if int64(ev.CreatedAt) < h.memberTime[ch] {
+		return
+	}
+	h.memberTime[ch] = int64(ev.CreatedAt)
+	switch ev.Kind {
+	case kindMemberAdded:
+		if h.subscribed[ch] {
+			return
+		}
+		if h.cfg.Subscribe != "config" && len(h.cfg.Channels) > 0 && !containsStr(h.cfg.Channels, ch) {
+			return
+		}
+		if cs := h.queues[ch]; cs != nil {
+			cs.removed = false
+		}
+		if h.subscribeChannel(ctx, ch, int64(ev.CreatedAt)) {
+			h.subscribed[ch] = true
+			h.log.Info("joined channel", "channel", ch)
+		}
+	case kindMemberRemoved:
+		h.rc.unsubscribe(ctx, "ch-"+ch)
+		delete(h.subscribed, ch)
+		cs := h.chanState(ch)
+		cs.removed = true
+		h.reacts.clear(ctx, cs.queue)
+		cs.queue, cs.parked = nil, nil
+		cs.attempts, cs.retryAt = 0, time.Time{}
+		h.gens[ch]++
+		if cs.turn != nil {
+			cs.turn.cancel("cancel")
+		}
+		h.log.Info("left channel", "channel", ch)
+	}
+}
+
+func containsStr(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}

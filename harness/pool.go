@@ -1,0 +1,167 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"math"
+	"time"
+)
+
+// startPool spawns --agents processes one after another (§8.2).
+func (h *harness) startPool(ctx context.Context) error {
+	h.slots = make([]*slot, h.cfg.Agents)
+	live := 0
+	for i := range h.slots {
+		h.slots[i] = &slot{idx: i, sessions: map[string]*sessionState{}}
+		a, err := startAgent(ctx, h.spec, h.log.With("slot", i))
+		if err != nil {
+			h.log.Error("agent failed to start", "slot", i, "err", err)
+			continue
+		}
+		h.slots[i].agent = a
+		live++
+	}
+	if live == 0 {
+		return errors.New("buzz-acp: no agent could be started (check --agent-command and the agent's own settings)")
+	}
+	if live < len(h.slots) {
+		h.log.Warn("fewer agents than asked", "live", live, "asked", len(h.slots))
+	}
+	return nil
+}
+
+// ensureAgents starts empty slots whose circuit is closed.
+func (h *harness) ensureAgents(ctx context.Context) {
+	if ctx.Err() != nil {
+		return
+	}
+	now := time.Now()
+	for _, s := range h.slots {
+		if s.agent != nil || s.respawning || now.Before(s.openUntil) {
+			continue
+		}
+		h.spawn(ctx, s, 0)
+	}
+}
+
+// spawn starts s's agent after delay in the background.
+func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
+	if h.stopping {
+		return
+	}
+	s.respawning = true
+	go func() { // one spawn attempt; reports to the loop
+		if delay > 0 {
+			t := time.NewTimer(delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				h.do(func() { s.respawning = false })
+				return
+			case <-t.C:
+			}
+		}
+		a, err := startAgent(ctx, h.spec, h.log.With("slot", s.idx))
+		h.do(func() {
+			s.respawning = false
+			if err != nil {
+				h.log.Error("agent respawn failed; circuit open", "slot", s.idx, "err", err)
+				s.openUntil = time.Now().Add(circuitOpenFor)
+				h.checkAlive()
+				return
+			}
+			if ctx.Err() != nil || h.stopping {
+				go a.kill()
+				return
+			}
+			s.agent = a
+			s.sessions = map[string]*sessionState{}
+		})
+	}()
+}
+
+// retire kills a slot's agent and schedules the respawn (§8.4).
+func (h *harness) retire(ctx context.Context, s *slot) {
+	if s.agent != nil {
+		a := s.agent
+		go a.kill() // bounded by the kill escalation
+	}
+	s.agent = nil
+	s.sessions = map[string]*sessionState{}
+	now := time.Now()
+	recent := s.crashes[:0]
+	for _, c := range s.crashes {
+		if now.Sub(c) < crashWindow {
+			recent = append(recent, c)
+		}
+	}
+	s.crashes = append(recent, now)
+	if len(s.crashes) >= crashesToOpen {
+		h.log.Error("agent keeps crashing; not respawning for a while", "slot", s.idx, "for", circuitOpenFor)
+		s.openUntil = now.Add(circuitOpenFor)
+		s.crashes = nil
+		h.checkAlive()
+		return
+	}
+	d := time.Duration(float64(h.t.respawn) * math.Pow(2, float64(len(s.crashes)-1)))
+	h.spawn(ctx, s, jitter(min(d, respawnCap)))
+}
+
+// checkAlive stops the harness when no agent lives and none is coming.
+func (h *harness) checkAlive() {
+	for _, s := range h.slots {
+		if s.agent != nil || s.respawning {
+			return
+		}
+	}
+	if h.cfg.LazyPool {
+		return
+	}
+	h.log.Error("no agent alive and no respawn pending; stopping")
+	h.requestQuit(1)
+}
+
+// shutdown follows §8.6 once the loop has stopped.
+func (h *harness) shutdown(ctx context.Context) {
+	h.stopping = true
+	deadline := time.NewTimer(shutdownWait)
+	defer deadline.Stop()
+	for h.busyTurns() > 0 {
+		select {
+		case f := <-h.loop:
+			f()
+		case <-deadline.C:
+			h.log.Warn("turns still running at shutdown; aborting them")
+			goto kill
+		}
+	}
+kill:
+	done := make(chan struct{})
+	n := 0
+	for _, s := range h.slots {
+		if s.agent != nil {
+			n++
+			a := s.agent
+			go func() { a.kill(); done <- struct{}{} }() // bounded by kill escalation
+		}
+	}
+	for ; n > 0; n-- {
+		<-done
+	}
+	if !h.cfg.NoPresence {
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		h.presence(pctx, "offline")
+		cancel()
+	}
+	h.reacts.wg.Wait()
+}
+
+func (h *harness) busyTurns() int {
+	n := 0
+	for _, s := range h.slots {
+		if s.busy {
+			n++
+		}
+	}
+	return n
+}

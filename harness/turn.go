@@ -1,0 +1,319 @@
+package harness
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"buzzbox/internal/acp"
+	"buzzbox/internal/jsonrpc"
+)
+
+func (a *agentProc) hasRun() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.runID != ""
+}
+
+// runTurn runs one channel turn on t's slot (§10). It touches only the
+// slot's sessions (the slot is claimed) and reports through its result.
+func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, gen int, reason string) (out turnOutcome) {
+	a := t.agent
+	s := t.slot
+	log := h.log.With("channel", channel, "slot", s.idx)
+	defer func() {
+		if r := recover(); r != nil {
+			log.Error("turn panicked", "panic", r)
+			out = turnOutcome{promptOutcome: promptOutcome{result: turnProtocolError, err: fmt.Errorf("turn panicked: %v", r)}}
+		}
+	}()
+	info, _ := h.chans.get(ctx, channel)
+	ss := s.sessions[channel]
+	if ss != nil && ss.gen != gen {
+		ss = nil
+	}
+	newSession := false
+	if ss == nil {
+		var err error
+		ss, err = h.newSession(ctx, a, &info, false)
+		if err != nil {
+			return sessionFailure(a, err)
+		}
+		ss.gen = gen
+		s.sessions[channel] = ss
+		newSession = true
+	}
+	sid := ss.id
+	h.do(func() { t.session = sid })
+	log = log.With("session", sid)
+
+	if newSession && h.cfg.InitialMessage != "" {
+		text := h.cfg.InitialMessage
+		if len(ss.legacy) > 0 && h.cfg.BasePrompt != "" {
+			text = "[Base]\n" + strings.TrimSpace(h.cfg.BasePrompt) + "\n\n" + text
+		}
+		o := a.prompt(ctx, sid, []acp.ContentBlock{acp.TextBlock(text)}, h.cfg.IdleTimeout, time.Now().Add(h.cfg.MaxTurn), nil)
+		if o.result != turnOK {
+			delete(s.sessions, channel)
+			return turnOutcome{promptOutcome: o, stage: "initial"}
+		}
+	}
+
+	// Prompt sections.
+	last := t.batch[len(t.batch)-1]
+	var keys []string
+	for _, e := range append(append([]*Event{}, t.parked...), t.batch...) {
+		keys = append(keys, e.PubKey)
+		keys = append(keys, e.pTags()...)
+	}
+	profiles := fetchProfiles(ctx, h.io, keys)
+	var cs *contextSection
+	if root, _ := last.thread(); h.cfg.ContextLimit > 0 && (root != "" || info.Type == "dm") {
+		hdr, evs := fetchContext(ctx, h.io, last, info, h.cfg.AgentHex, h.cfg.ContextLimit)
+		if hdr != "" {
+			var missing []string
+			for _, ev := range evs {
+				if profiles[ev.PubKey] == nil {
+					missing = append(missing, ev.PubKey)
+				}
+			}
+			for k, v := range fetchProfiles(ctx, h.io, missing) {
+				profiles[k] = v
+			}
+			cs = renderContext(hdr, evs, profiles)
+		}
+	}
+	in := &promptInput{Batch: t.batch, Parked: t.parked, Reason: reason, Channel: info, Profiles: profiles,
+		Context: cs, Agent: h.cfg.AgentHex, Legacy: ss.legacy}
+	blocks := formatPrompt(in)
+
+	for _, e := range t.batch {
+		h.reacts.add(ctx, e.ID, emojiWorking)
+	}
+	tctx, stopTyping := context.WithCancel(ctx)
+	defer stopTyping()
+	go h.typingLoop(tctx, channel, last) // ends with stopTyping
+	log.Info("prompting agent", "events", len(t.batch), "parked", len(t.parked))
+	o := a.prompt(ctx, sid, blocks, h.cfg.IdleTimeout, t.deadline, t.signal)
+	return turnOutcome{promptOutcome: o, newSession: newSession, stage: "prompt"}
+}
+
+func sessionFailure(a *agentProc, err error) turnOutcome {
+	o := promptOutcome{err: err}
+	var rpcErr *jsonrpc.Error
+	switch {
+	case !a.alive() || errors.Is(err, errAgentExited):
+		o.result = turnExited
+	case errors.As(err, &rpcErr):
+		o.result = turnAgentError
+	default:
+		o.result = turnProtocolError
+	}
+	return turnOutcome{promptOutcome: o, stage: "session"}
+}
+
+// newSession opens an ACP session with the system prompt delivered the
+// way the agent takes it (§9.3–9.5). ch is nil for heartbeat sessions.
+func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo, heartbeat bool) (*sessionState, error) {
+	parts := systemParts{Cwd: h.cwd, Base: h.cfg.BasePrompt, Persona: h.cfg.SystemPrompt, Team: h.cfg.TeamInstructions}
+	if !heartbeat && ch != nil {
+		if h.cfg.Memory && h.cfg.Owner != "" {
+			parts.Memory = fetchCoreMemory(ctx, h.io, h.cfg.Secret, h.cfg.AgentHex, h.cfg.Owner)
+		}
+		if !ch.isDM() {
+			parts.Canvas = fetchCanvas(ctx, h.io, ch.ID)
+		}
+	}
+	system := parts.text()
+	params := map[string]any{"cwd": h.cwd, "mcpServers": h.mcpServers(ch)}
+	meta := map[string]any{}
+	title := h.cfg.SessionTitle
+	if ch != nil {
+		title = sessionTitle(h.cfg.SessionTitle, *ch)
+	}
+	if title != "" {
+		meta["sessionTitle"] = title
+	}
+	ss := &sessionState{}
+	goose := false
+	switch {
+	case system == "":
+	case a.name == "@agentclientprotocol/claude-agent-acp":
+		meta["systemPrompt"] = map[string]any{"append": system}
+	case a.name == "goose" && a.goose >= 0:
+		goose = true
+	case a.protocol >= 2:
+		params["systemPrompt"] = system
+	default:
+		ss.legacy = parts.sections(false)
+	}
+	if a.name == "goose" && a.goose < 0 && system != "" {
+		ss.legacy = parts.sections(false)
+	}
+	if len(meta) > 0 {
+		params["_meta"] = meta
+	}
+	var res struct {
+		SessionID     string `json:"sessionId"`
+		ConfigOptions []struct {
+			ID       string `json:"id"`
+			ConfigID string `json:"configId"`
+			Category string `json:"category"`
+			Options  []struct {
+				Value string `json:"value"`
+			} `json:"options"`
+		} `json:"configOptions"`
+		Modes *struct {
+			AvailableModes []struct {
+				ID string `json:"id"`
+			} `json:"availableModes"`
+		} `json:"modes"`
+		Models *struct {
+			AvailableModels []struct {
+				ModelID string `json:"modelId"`
+			} `json:"availableModels"`
+		} `json:"models"`
+	}
+	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	defer cancel()
+	if err := a.call(rctx, acp.MethodSessionNew, params, &res); err != nil {
+		return nil, fmt.Errorf("session/new: %w", err)
+	}
+	if res.SessionID == "" {
+		return nil, errors.New("session/new: reply has no sessionId")
+	}
+	ss.id = res.SessionID
+	if goose {
+		err := a.call(rctx, methodGooseSysPrompt, map[string]any{"sessionId": ss.id, "mode": "append", "key": "buzz", "text": system}, nil)
+		var rpcErr *jsonrpc.Error
+		switch {
+		case err == nil:
+			a.goose = 1
+		case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.MethodNotFound:
+			h.log.Warn("goose does not take the system-prompt extension; prompts carry the sections instead")
+			a.goose = -1
+			ss.legacy = parts.sections(false)
+		default:
+			return nil, fmt.Errorf("%s: %w", methodGooseSysPrompt, err)
+		}
+	}
+	set := func(method string, p map[string]any) error {
+		cctx, cancel := context.WithTimeout(ctx, configTimeout)
+		defer cancel()
+		err := a.call(cctx, method, p, nil)
+		if err != nil && (transportClass(err) || errors.Is(err, context.DeadlineExceeded)) {
+			return fmt.Errorf("%s: %w", method, err)
+		}
+		if err != nil {
+			h.log.Warn("agent refused a session setting", "method", method, "err", err)
+		}
+		return nil
+	}
+	if m := h.cfg.Model; m != "" {
+		done := false
+		for _, o := range res.ConfigOptions {
+			if o.Category != "model" {
+				continue
+			}
+			id := o.ConfigID
+			if id == "" {
+				id = o.ID
+			}
+			for _, v := range o.Options {
+				if v.Value == m && !done {
+					if err := set(methodSetConfigOption, map[string]any{"sessionId": ss.id, "configId": id, "value": m}); err != nil {
+						return nil, err
+					}
+					done = true
+				}
+			}
+		}
+		if !done && res.Models != nil {
+			for _, am := range res.Models.AvailableModels {
+				if am.ModelID == m && !done {
+					if err := set(acp.MethodSetModel, map[string]any{"sessionId": ss.id, "modelId": m}); err != nil {
+						return nil, err
+					}
+					done = true
+				}
+			}
+		}
+		if !done {
+			h.log.Warn("agent does not offer the configured model; keeping its default", "model", m)
+		}
+	}
+	if wire := permissionWire(h.cfg.PermissionMode); wire != "" && res.Modes != nil {
+		for _, md := range res.Modes.AvailableModes {
+			if md.ID == wire {
+				if err := set(methodSetConfigOption, map[string]any{"sessionId": ss.id, "configId": "mode", "value": wire}); err != nil {
+					return nil, err
+				}
+				break
+			}
+		}
+	}
+	return ss, nil
+}
+
+// heartbeatTick runs a heartbeat turn when nothing is queued (§8.5).
+func (h *harness) heartbeatTick(ctx context.Context) {
+	if h.heartbeat {
+		return
+	}
+	for _, cs := range h.queues {
+		if len(cs.queue) > 0 {
+			return // dispatch takes the work instead
+		}
+	}
+	var s *slot
+	for _, c := range h.slots {
+		if c.agent != nil && !c.busy && c.agent.alive() {
+			s = c
+			break
+		}
+	}
+	if s == nil {
+		return
+	}
+	s.busy = true
+	h.heartbeat = true
+	a := s.agent
+	go func() { // one heartbeat turn; reports back
+		ss := s.sessions[heartbeatKey]
+		var err error
+		if ss == nil {
+			ss, err = h.newSession(ctx, a, nil, true)
+		}
+		var o promptOutcome
+		if err != nil {
+			o = sessionFailure(a, err).promptOutcome
+		} else {
+			s.sessions[heartbeatKey] = ss
+			text := h.cfg.HeartbeatPrompt
+			if text == "" {
+				text = heartbeatText(time.Now())
+			}
+			if len(ss.legacy) > 0 && h.cfg.BasePrompt != "" {
+				text = "[Base]\n" + strings.TrimSpace(h.cfg.BasePrompt) + "\n\n" + text
+			}
+			o = a.prompt(ctx, ss.id, []acp.ContentBlock{acp.TextBlock(text)}, h.cfg.IdleTimeout, time.Now().Add(h.cfg.MaxTurn), nil)
+		}
+		h.do(func() {
+			s.busy = false
+			h.heartbeat = false
+			switch o.result {
+			case turnOK:
+				if o.stop == acp.StopMaxTokens || o.stop == acp.StopMaxTurnRequests {
+					delete(s.sessions, heartbeatKey)
+				}
+			case turnAgentError:
+			case turnProtocolError:
+				delete(s.sessions, heartbeatKey)
+			default:
+				h.retire(ctx, s)
+			}
+		})
+	}()
+}
