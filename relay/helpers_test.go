@@ -22,8 +22,10 @@ func newKey(t testing.TB) testKey {
 	return testKey{sk, pk}
 }
 
-func testLogger(t testing.TB) *slog.Logger {
-	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelInfo}))
+func testLogger(t testing.TB) *slog.Logger { return testLoggerAt(t, slog.LevelInfo) }
+
+func testLoggerAt(t testing.TB, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: level}))
 }
 
 // startRelay starts a relay on 127.0.0.1:0 with a fresh data dir unless

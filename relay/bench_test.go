@@ -1,0 +1,181 @@
+package relay
+
+import (
+	"context"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/fiatjaf/eventstore/slicestore"
+	"github.com/fiatjaf/khatru"
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Benchmarks compare buzz-relay (badger store, AUTH, access rules) with a
+// plain khatru relay on eventstore's in-memory slicestore, same run, same
+// workload, over loopback:
+//
+//	go test ./relay -run '^$' -bench . -benchtime 5000x
+//
+// BenchmarkPublish reports acknowledged events/s with 16 publishers on 4
+// connections. BenchmarkFanout publishes at 500 events/s to 100
+// subscribers and reports delivery latency percentiles.
+
+// startPlain serves a khatru relay with no policies on slicestore.
+func startPlain(b *testing.B) string {
+	b.Helper()
+	kr := khatru.NewRelay()
+	kr.Log = log.New(io.Discard, "", 0)
+	st := &slicestore.SliceStore{}
+	st.Init()
+	kr.StoreEvent = append(kr.StoreEvent, st.SaveEvent)
+	kr.QueryEvents = append(kr.QueryEvents, st.QueryEvents)
+	kr.DeleteEvent = append(kr.DeleteEvent, st.DeleteEvent)
+	kr.ReplaceEvent = append(kr.ReplaceEvent, st.ReplaceEvent)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := &http.Server{Handler: kr}
+	// Stops when Close runs at cleanup.
+	go srv.Serve(ln)
+	b.Cleanup(func() { srv.Close() })
+	return "ws://" + ln.Addr().String()
+}
+
+// benchTargets returns, per relay under test, its URL and how to open an
+// authorised client connection as k.
+func benchTargets(b *testing.B, k testKey) map[string]func() *nostr.Relay {
+	buzz := startRelay(b, Config{Owner: k.pk, EventsPerSecond: 1e9, EventBurst: 1e9, Logger: testLoggerAt(b, 8)})
+	plain := startPlain(b)
+	return map[string]func() *nostr.Relay{
+		"relay=buzz-badger":   func() *nostr.Relay { return login(b, buzz.URL(), k) },
+		"relay=khatru-memory": func() *nostr.Relay { return connect(b, plain) },
+	}
+}
+
+func BenchmarkPublish(b *testing.B) {
+	k := newKey(b)
+	for _, name := range []string{"relay=khatru-memory", "relay=buzz-badger"} {
+		b.Run(name, func(b *testing.B) {
+			open := benchTargets(b, k)[name]
+			const conns, perConn = 4, 4
+			cs := make([]*nostr.Relay, conns)
+			for i := range cs {
+				cs[i] = open()
+				cs[i].AssumeValid = true
+			}
+			evs := make([]nostr.Event, b.N)
+			for i := range evs {
+				evs[i] = signed(b, k, 1, "bench "+strconv.Itoa(i))
+			}
+			var next, failed atomic.Int64
+			var wg sync.WaitGroup
+			b.ResetTimer()
+			start := time.Now()
+			for _, c := range cs {
+				for range perConn {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for {
+							i := next.Add(1) - 1
+							if i >= int64(len(evs)) {
+								return
+							}
+							if c.Publish(context.Background(), evs[i]) != nil {
+								failed.Add(1)
+							}
+						}
+					}()
+				}
+			}
+			wg.Wait()
+			elapsed := time.Since(start)
+			b.StopTimer()
+			if failed.Load() > 0 {
+				b.Fatalf("%d publishes failed", failed.Load())
+			}
+			b.ReportMetric(float64(b.N)/elapsed.Seconds(), "events/s")
+		})
+	}
+}
+
+func BenchmarkFanout(b *testing.B) {
+	k := newKey(b)
+	for _, name := range []string{"relay=khatru-memory", "relay=buzz-badger"} {
+		b.Run(name, func(b *testing.B) {
+			const subscribers, rate = 100, 500
+			open := benchTargets(b, k)[name]
+			var (
+				mu   sync.Mutex
+				lats []time.Duration
+				// sentAt is written before each publish, under mu.
+				sentAt = make(map[string]time.Time, b.N)
+				got    atomic.Int64
+				done   = make(chan struct{})
+			)
+			want := int64(b.N * subscribers)
+			for range subscribers {
+				c := open()
+				c.AssumeValid = true
+				sub, err := c.Subscribe(context.Background(), nostr.Filters{{Kinds: []int{1}, LimitZero: true}})
+				if err != nil {
+					b.Fatal(err)
+				}
+				// Ends when the connection closes at cleanup.
+				go func() {
+					for ev := range sub.Events {
+						now := time.Now()
+						mu.Lock()
+						d := now.Sub(sentAt[ev.ID])
+						lats = append(lats, d)
+						mu.Unlock()
+						if got.Add(1) == want {
+							close(done)
+						}
+					}
+				}()
+			}
+			pub := open()
+			evs := make([]nostr.Event, b.N)
+			for i := range evs {
+				evs[i] = signed(b, k, 1, "fan "+strconv.Itoa(i))
+			}
+			b.ResetTimer()
+			tick := time.NewTicker(time.Second / rate)
+			defer tick.Stop()
+			start := time.Now()
+			for i := range evs {
+				<-tick.C
+				mu.Lock()
+				sentAt[evs[i].ID] = time.Now()
+				mu.Unlock()
+				// Fire and forget: waiting for each OK would slow the pace.
+				go pub.Publish(context.Background(), evs[i])
+			}
+			sendRate := float64(b.N) / time.Since(start).Seconds()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				b.Fatalf("only %d of %d deliveries", got.Load(), want)
+			}
+			b.StopTimer()
+			mu.Lock()
+			sort.Slice(lats, func(i, j int) bool { return lats[i] < lats[j] })
+			pct := func(p float64) float64 { return float64(lats[int(p*float64(len(lats)-1))]) / float64(time.Millisecond) }
+			b.ReportMetric(pct(0.50), "p50-ms")
+			b.ReportMetric(pct(0.99), "p99-ms")
+			b.ReportMetric(pct(1), "max-ms")
+			b.ReportMetric(sendRate, "sent-ev/s")
+			mu.Unlock()
+		})
+	}
+}
