@@ -148,7 +148,7 @@ func TestChildSeesNoKeyAndGitSeesConfig(t *testing.T) {
 	}
 
 	for key, want := range map[string]string{
-		"user.name":         "Ada Lovelace",
+		"user.name":         "Ada Lovelace ada",
 		"user.email":        testPubHex + "@buzz",
 		"credential.helper": "nostr",
 		"gpg.x509.program":  "git-sign-nostr",
@@ -209,7 +209,7 @@ func TestEmailHost(t *testing.T) {
 func TestDisplayName(t *testing.T) {
 	long := strings.Repeat("é", 100)
 	for in, want := range map[string]string{
-		"  Ada   Lovelace ": "Ada Lovelace",
+		"  Ada   Lovelace ": "Ada Lovelace ada",
 		"<>":                "",
 		"\"',:;":            "",
 		"a\u200bb \u2065c":  "ab \u2065c",
