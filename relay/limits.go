@@ -60,3 +60,7 @@ const (
 	// maxRepoName bounds a repository name, .git suffix excluded.
 	maxRepoName = 64
 )
+
+// maxQueryKinds bounds the kinds (and tag values) one filter may list
+// against the PostgreSQL store; the harness asks for at most a dozen.
+const maxQueryKinds = 50
