@@ -209,7 +209,7 @@ func TestEmailHost(t *testing.T) {
 func TestDisplayName(t *testing.T) {
 	long := strings.Repeat("é", 100)
 	for in, want := range map[string]string{
-		"  Ada   Lovelace ": "Ada Lovelace ada",
+		"  Ada   Lovelace ": "Ada Lovelace",
 		"<>":                "",
 		"\"',:;":            "",
 		"a\u200bb \u2065c":  "ab \u2065c",
