@@ -4,10 +4,11 @@ import "time"
 
 // Protocol framing.
 const (
-	// maxLineBytes bounds one inbound MCP frame, newline included. Tool
-	// arguments are at most two 1 MiB strings plus a path, so 16 MiB leaves
-	// room for JSON escaping; an over-long frame is answered and skipped.
-	maxLineBytes = 16 << 20
+	// maxLineBytes bounds one inbound MCP frame, newline included. The
+	// largest argument is a data: URL of a 20 MiB image, about 27 MB of
+	// base64; 48 MiB leaves room to answer a somewhat longer one with the
+	// limit it broke. A longer frame is answered with -32600 and skipped.
+	maxLineBytes = 48 << 20
 )
 
 // shell tool.

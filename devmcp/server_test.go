@@ -188,7 +188,7 @@ func TestProtocolAbuse(t *testing.T) {
 	nullErr("invalid request for a non-object message", -32600)
 	alive("a non-object message")
 
-	p.sendLine(strings.Repeat("x", 16<<20+10)) // over the 16 MiB frame cap
+	p.sendLine(strings.Repeat("x", 48<<20+10)) // over the 48 MiB frame cap
 	nullErr("invalid request for an over-cap line", -32600)
 	alive("an over-cap line")
 

@@ -180,6 +180,7 @@ func TestShellTruncationAndArtifacts(t *testing.T) {
 }
 
 func TestShellLargeOutputBoundedMemory(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("writes 1 GiB; skipped in -short mode")
 	}
@@ -242,6 +243,7 @@ func TestShellCancel(t *testing.T) {
 }
 
 func TestShellProgress(t *testing.T) {
+	t.Parallel()
 	p := startServer(t, startOpts{})
 	p.initialize("2025-11-25")
 	_, reply := p.request("tools/call", map[string]any{
@@ -264,6 +266,7 @@ func TestShellProgress(t *testing.T) {
 // TestShellEscapedDescendant: a process that leaves the group but keeps the
 // output pipe cannot hang the call; the reader gives up and says so.
 func TestShellEscapedDescendant(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/usr/bin/setsid"); err != nil {
 		t.Skip("SKIP(loud): setsid (util-linux) not installed")
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -233,13 +234,14 @@ func prepareImage(data []byte, maxDim int) (out []byte, mime, summary string, er
 	if longest <= maxDim && len(data) <= maxImageOutBytes {
 		return data, mime, fmt.Sprintf("%d×%d, %s", w, h, formatSize(len(data))), nil
 	}
+	srcMime := mime
 	img, err := decodeImage(mime, data)
 	if err != nil {
 		return nil, "", "", toolErrorf("image decode failed: %v", err)
 	}
 	target := min(longest, maxDim)
 	for attempt := 0; ; attempt++ {
-		out, mime, err = resizeEncode(img, target)
+		out, mime, err = resizeEncode(img, srcMime, data, target)
 		if err != nil {
 			return nil, "", "", toolErrorf("image encode failed: %v", err)
 		}
@@ -264,7 +266,7 @@ func resizedDims(w, h, target int) (int, int) {
 
 // resizeEncode scales img so its longest edge is target and encodes it: PNG
 // when the image has an alpha channel, else JPEG.
-func resizeEncode(img image.Image, target int) ([]byte, string, error) {
+func resizeEncode(img image.Image, mime string, data []byte, target int) ([]byte, string, error) {
 	b := img.Bounds()
 	nw, nh := resizedDims(b.Dx(), b.Dy(), target)
 	var small image.Image = img
@@ -272,7 +274,7 @@ func resizeEncode(img image.Image, target int) ([]byte, string, error) {
 		small = imaging.Resize(img, nw, nh, imaging.Lanczos)
 	}
 	var buf bytes.Buffer
-	if hasAlpha(img) {
+	if hasAlpha(mime, data, img) {
 		err := png.Encode(&buf, small)
 		return buf.Bytes(), mimePNG, err
 	}
@@ -280,12 +282,47 @@ func resizeEncode(img image.Image, target int) ([]byte, string, error) {
 	return buf.Bytes(), mimeJPEG, err
 }
 
-// hasAlpha reports whether the decoded image's pixel format has an alpha
-// channel (whether or not any pixel is transparent). Decoded GIFs count.
-func hasAlpha(img image.Image) bool {
-	switch img.(type) {
-	case *image.RGBA, *image.NRGBA, *image.RGBA64, *image.NRGBA64, *image.Paletted, *image.NYCbCrA, *image.Alpha, *image.Alpha16:
+// hasAlpha reports whether the source image has an alpha channel (whether
+// or not any pixel is transparent): a PNG of a colour type with alpha or
+// with a tRNS chunk, any GIF (decoded GIFs are RGBA), a WebP whose decoded
+// form is not opaque. JPEG has none.
+func hasAlpha(mime string, data []byte, img image.Image) bool {
+	switch mime {
+	case mimeJPEG:
+		return false
+	case mimeGIF:
 		return true
+	case mimePNG:
+		return pngHasAlpha(data)
+	}
+	if o, ok := img.(interface{ Opaque() bool }); ok {
+		return !o.Opaque()
+	}
+	return true
+}
+
+// pngHasAlpha reads the IHDR colour type (4 grey+alpha, 6 RGBA) and looks
+// for a tRNS chunk before the image data.
+func pngHasAlpha(b []byte) bool {
+	const ihdrColorType = 8 + 8 + 9 // signature, chunk length+type, 9 bytes into IHDR
+	if len(b) <= ihdrColorType {
+		return false
+	}
+	if ct := b[ihdrColorType]; ct == 4 || ct == 6 {
+		return true
+	}
+	for i := 8; i+8 <= len(b); {
+		n := int(binary.BigEndian.Uint32(b[i:]))
+		switch string(b[i+4 : i+8]) {
+		case "tRNS":
+			return true
+		case "IDAT", "IEND":
+			return false
+		}
+		if n < 0 || n > len(b) {
+			return false
+		}
+		i += 12 + n
 	}
 	return false
 }
