@@ -151,7 +151,8 @@ func CredentialMain(ctx context.Context, args []string, env proc.Env) int {
 	case !req.hasPath:
 		return fatal(env, msgNoPath)
 	}
-	loaded, err := nostrkey.ForGit(env, keyFileFromConfig(ctx, env), nostrkey.FileRules{Warn: env.Err()})
+	conf := newGitConfig(ctx, env)
+	loaded, err := nostrkey.ForGit(env, conf.keyFile, nostrkey.FileRules{Warn: env.Err()})
 	if errors.Is(err, nostrkey.ErrNoKey) {
 		return fatal(env, msgNoKeyCredential)
 	}
@@ -164,7 +165,7 @@ func CredentialMain(ctx context.Context, args []string, env proc.Env) int {
 		fmt.Fprintln(env.Err(), w)
 	}
 	var extra nostr.Tags
-	if tag, err := credentialAuthTag(ctx, env); err != nil {
+	if tag, err := credentialAuthTag(conf); err != nil {
 		return fatal(env, err.Error())
 	} else if tag != nil {
 		extra = nostr.Tags{tag}
@@ -190,17 +191,10 @@ func CredentialMain(ctx context.Context, args []string, env proc.Env) int {
 
 // credentialAuthTag loads the NIP-OA tag, checking its shape only (spec
 // §3.3 step 6): the relay checks the signature. nil means none configured.
-func credentialAuthTag(ctx context.Context, env proc.Env) (nostr.Tag, error) {
-	raw, source := env.Getenv(nipoa.EnvAuthTag), nipoa.EnvAuthTag
-	if raw == "" {
-		v, ok, err := gitConfig(ctx, env, nipoa.GitConfigAuthTag, false)
-		if err != nil {
-			return nil, fmt.Errorf("read %s: %w", nipoa.GitConfigAuthTag, err)
-		}
-		if !ok || v == "" {
-			return nil, nil
-		}
-		raw, source = v, nipoa.GitConfigAuthTag
+func credentialAuthTag(conf *gitConfig) (nostr.Tag, error) {
+	raw, source, err := conf.authTag()
+	if err != nil || raw == "" {
+		return nil, err
 	}
 	tag, err := nipoa.ParseShape(raw)
 	if err != nil {

@@ -9,34 +9,64 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/nostrgit/nipoa"
 )
 
-// Git config keys the helpers read (spec §1.5).
+// Git config keys the helpers read (spec §1.5), as git prints them.
 const (
 	configKeyFile    = "nostr.keyfile"
 	configSigningKey = "user.signingkey"
 )
 
-// gitConfig reads one value with `git config --get` run as a child of the
-// helper, in env's directory and environment minus the key variables (spec
-// §1.3: the child MUST NOT see them). It returns ok=false when the key is
-// unset (git exits 1) or when git printed more than maxConfigBytes (the
-// child is then killed and the value treated as unset). Other failures are
-// errors. asPath asks git to expand "~/" in the value.
-func gitConfig(ctx context.Context, env proc.Env, key string, asPath bool) (string, bool, error) {
+// configPattern selects every key the helpers may need, so one child answers
+// them all: each git start costs milliseconds, and signing sits on the
+// commit path.
+const configPattern = `^(nostr\.keyfile|nostr\.authtag|user\.signingkey)$`
+
+// gitConfig is a lazily taken snapshot of the keys above. The zero value is
+// not usable; make one with newGitConfig.
+type gitConfig struct {
+	ctx  context.Context
+	env  proc.Env
+	done bool
+	vals map[string]string
+	err  error
+}
+
+func newGitConfig(ctx context.Context, env proc.Env) *gitConfig {
+	return &gitConfig{ctx: ctx, env: env}
+}
+
+// get returns the value of key (the last one, as `git config --get` does)
+// and whether it is set. The first call runs git.
+func (c *gitConfig) get(key string) (string, bool, error) {
+	if !c.done {
+		c.vals, c.err = readGitConfig(c.ctx, c.env)
+		c.done = true
+	}
+	if c.err != nil {
+		return "", false, c.err
+	}
+	v, ok := c.vals[key]
+	return v, ok, nil
+}
+
+// readGitConfig runs `git config -z --type=path --get-regexp` as a child in
+// env's directory and environment minus the key variables (spec §1.3: the
+// child MUST NOT see them). Exit 1 means none is set. More than
+// maxConfigBytes of output kills the child and counts as unset (spec).
+// --type=path expands "~/" in nostr.keyfile and leaves the other values,
+// which never start with "~", alone.
+func readGitConfig(ctx context.Context, env proc.Env) (map[string]string, error) {
 	git, err := lookGit(env)
 	if err != nil {
-		return "", false, err
+		return nil, err
 	}
-	args := []string{"config"}
-	if asPath {
-		args = append(args, "--type=path")
-	}
-	args = append(args, "--get", key)
-	cmd := exec.CommandContext(ctx, git, args...)
+	cmd := exec.CommandContext(ctx, git, "config", "-z", "--type=path", "--get-regexp", configPattern)
 	cmd.Env = proc.Without(env.Environ, nostrkey.EnvNostrKey, nostrkey.EnvBuzzKey)
 	cmd.Dir = env.Dir
 	// Only an *os.File is handed over as is; any other writer would make
@@ -46,28 +76,36 @@ func gitConfig(ctx context.Context, env proc.Env, key string, asPath bool) (stri
 	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		return "", false, fmt.Errorf("git config --get %s: %w", key, err)
+		return nil, fmt.Errorf("git config: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return "", false, fmt.Errorf("git config --get %s: %w", key, err)
+		return nil, fmt.Errorf("git config: %w", err)
 	}
 	buf, readErr := io.ReadAll(io.LimitReader(out, maxConfigBytes+1))
 	if len(buf) > maxConfigBytes {
 		cmd.Process.Kill()
 		cmd.Wait()
-		return "", false, nil
+		return nil, nil
 	}
 	err = cmd.Wait()
 	var exit *exec.ExitError
 	switch {
 	case errors.As(err, &exit) && exit.ExitCode() == 1:
-		return "", false, nil
+		return nil, nil
 	case err != nil:
-		return "", false, fmt.Errorf("git config --get %s: %w", key, err)
+		return nil, fmt.Errorf("git config --get-regexp %s: %w", configPattern, err)
 	case readErr != nil:
-		return "", false, fmt.Errorf("git config --get %s: read output: %w", key, readErr)
+		return nil, fmt.Errorf("git config: read output: %w", readErr)
 	}
-	return string(bytes.TrimRight(buf, "\r\n")), true, nil
+	vals := map[string]string{}
+	for _, rec := range bytes.Split(buf, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		k, v, _ := bytes.Cut(rec, []byte("\n"))
+		vals[strings.ToLower(string(k))] = string(v) // later entries win
+	}
+	return vals, nil
 }
 
 // lookGit finds git on env's PATH, falling back to the process's own.
@@ -88,16 +126,30 @@ func lookGit(env proc.Env) (string, error) {
 	return p, nil
 }
 
-// keyFileFromConfig returns the nostr.keyfile path for nostrkey.ForGit.
-func keyFileFromConfig(ctx context.Context, env proc.Env) func() (string, error) {
-	return func() (string, error) {
-		v, ok, err := gitConfig(ctx, env, configKeyFile, true)
-		if err != nil || !ok {
-			return "", err
-		}
-		if v != "" && !filepath.IsAbs(v) && env.Dir != "" {
-			v = filepath.Join(env.Dir, v)
-		}
-		return v, nil
+// keyFile returns the nostr.keyfile path for nostrkey.ForGit.
+func (c *gitConfig) keyFile() (string, error) {
+	v, ok, err := c.get(configKeyFile)
+	if err != nil || !ok {
+		return "", err
 	}
+	if v != "" && !filepath.IsAbs(v) && c.env.Dir != "" {
+		v = filepath.Join(c.env.Dir, v)
+	}
+	return v, nil
+}
+
+// authTag returns the configured NIP-OA tag text and its source:
+// BUZZ_AUTH_TAG when non-empty, else nostr.authtag. "" means none.
+func (c *gitConfig) authTag() (raw, source string, err error) {
+	if v := c.env.Getenv(nipoa.EnvAuthTag); v != "" {
+		return v, nipoa.EnvAuthTag, nil
+	}
+	v, ok, err := c.get(nipoa.GitConfigAuthTag)
+	if err != nil {
+		return "", "", fmt.Errorf("read %s: %w", nipoa.GitConfigAuthTag, err)
+	}
+	if !ok {
+		return "", "", nil
+	}
+	return v, nipoa.GitConfigAuthTag, nil
 }

@@ -151,7 +151,8 @@ func sign(ctx context.Context, env proc.Env, a signArgs) int {
 			fmt.Fprintf(env.Err(), "warning: --status-fd=%d is not open; writing status to stderr\n", a.statusFD)
 		}
 	}
-	loaded, err := nostrkey.ForGit(env, keyFileFromConfig(ctx, env), nostrkey.FileRules{NoSymlink: true, OwnerOnly: true, Warn: env.Err()})
+	conf := newGitConfig(ctx, env)
+	loaded, err := nostrkey.ForGit(env, conf.keyFile, nostrkey.FileRules{NoSymlink: true, OwnerOnly: true, Warn: env.Err()})
 	if errors.Is(err, nostrkey.ErrNoKey) {
 		return fatal(env, msgNoKeySigner)
 	}
@@ -179,7 +180,7 @@ func sign(ctx context.Context, env proc.Env, a signArgs) int {
 		return fatal(env, fmt.Sprintf("current time %d does not fit the u32 signature time", now))
 	}
 	t := uint32(now)
-	attest, warn, err := signingAttestation(ctx, env, pk, t)
+	attest, warn, err := signingAttestation(conf, pk, t)
 	if err != nil {
 		return fatal(env, err.Error())
 	}
@@ -228,18 +229,10 @@ func isHexFold(s string) bool { return isLowerHex(strings.ToLower(s), len(s)) }
 
 // signingAttestation loads and fully checks the NIP-OA tag for signing at t
 // (spec §5.4 step 5). nil means none is configured.
-func signingAttestation(ctx context.Context, env proc.Env, pk nostrkey.PublicKey, t uint32) (*oa, string, error) {
-	raw := env.Getenv(nipoa.EnvAuthTag)
-	source := nipoa.EnvAuthTag
-	if raw == "" {
-		v, ok, err := gitConfig(ctx, env, nipoa.GitConfigAuthTag, false)
-		if err != nil {
-			return nil, "", fmt.Errorf("read %s: %w", nipoa.GitConfigAuthTag, err)
-		}
-		if !ok || v == "" {
-			return nil, "", nil
-		}
-		raw, source = v, nipoa.GitConfigAuthTag
+func signingAttestation(conf *gitConfig, pk nostrkey.PublicKey, t uint32) (*oa, string, error) {
+	raw, source, err := conf.authTag()
+	if err != nil || raw == "" {
+		return nil, "", err
 	}
 	tag, err := nipoa.Parse(raw)
 	if err != nil {
@@ -329,7 +322,7 @@ func verify(ctx context.Context, env proc.Env, a signArgs) int {
 	}
 	// Spec §5.5 step 10: trust is advisory, from user.signingkey only.
 	trust := "TRUST_UNDEFINED 0 shell"
-	if v, ok, err := gitConfig(ctx, env, configSigningKey, false); err == nil && ok {
+	if v, ok, err := newGitConfig(ctx, env).get(configSigningKey); err == nil && ok {
 		if want, ok := normaliseKeyID(strings.TrimSpace(v)); ok && want == pkHex {
 			trust = "TRUST_FULLY 0 shell"
 		}
