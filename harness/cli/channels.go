@@ -82,10 +82,10 @@ func runChannelsList(in *inv) error {
 		}
 		return w.add(c)
 	})
-	if cerr := w.close(); err == nil {
-		err = cerr
+	if err != nil {
+		return err // a partial array stays unterminated: it must not parse as complete
 	}
-	return err
+	return w.close()
 }
 
 func runChannelsGet(in *inv) error {

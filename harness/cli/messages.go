@@ -308,10 +308,10 @@ func runList(in *inv) error {
 	}
 	w := newArrayWriter(in.out)
 	err = pages(in, f, total, func(ev *nostr.Event) error { return w.add(normalise(ev, in.compact)) })
-	if cerr := w.close(); err == nil {
-		err = cerr
+	if err != nil {
+		return err // a partial array stays unterminated: it must not parse as complete
 	}
-	return err
+	return w.close()
 }
 
 // pages runs f page by page (pageSize each, newest first), moving `until`

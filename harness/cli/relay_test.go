@@ -1,0 +1,45 @@
+package cli
+
+import (
+	"encoding/json"
+	"testing"
+
+	"buzzbox/relay"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// TestAgainstBuzzRelay runs the round trips against buzz-relay itself.
+func TestAgainstBuzzRelay(t *testing.T) {
+	me, stranger := newKey(t), newKey(t)
+	r, err := relay.Start(relay.Config{DataDir: t.TempDir(), Owner: me.pk}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	w := &workspace{r: &plainRelay{base: r.HTTPURL()}, me: me}
+
+	var root, reply sendResult
+	w.ok(t, &root, "", "messages", "send", "--channel", testChannel, "--content", "hello relay")
+	w.ok(t, &reply, "", "messages", "send", "--channel", testChannel, "--content", "in thread", "--reply-to", root.EventID)
+	var got []outEvent
+	w.ok(t, &got, "", "messages", "get", "--channel", testChannel)
+	if len(got) != 2 || got[0].ID != root.EventID && got[1].ID != root.EventID {
+		t.Fatalf("messages get = %v; want both messages", got)
+	}
+	var thread []outEvent
+	w.ok(t, &thread, "", "messages", "thread", "--channel", testChannel, "--event", reply.EventID)
+	if len(thread) != 2 || thread[0].ID != root.EventID || !tagsEqual(thread[1].Tags[1:2], nostr.Tags{{"e", root.EventID, "", "reply"}}) {
+		t.Fatalf("thread = %v", thread)
+	}
+	w.ok(t, nil, "", "reactions", "add", "--event", root.EventID, "--emoji", "👀")
+	var reactions struct{ Reactions []reactionGroup }
+	w.ok(t, &reactions, "", "reactions", "get", "--event", root.EventID)
+	if len(reactions.Reactions) != 1 || reactions.Reactions[0].Emoji != "👀" {
+		t.Fatalf("reactions = %+v", reactions)
+	}
+	res := runBuzz(t, r.HTTPURL(), stranger, "", "messages", "send", "--channel", testChannel, "--content", "let me in")
+	fails(t, res, 3, catAuth)
+	var raw json.RawMessage
+	w.ok(t, &raw, "", "channels", "list")
+}

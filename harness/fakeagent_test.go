@@ -1,0 +1,177 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"testing"
+
+	"buzzbox/internal/jsonrpc"
+)
+
+// Environment switches of the fake ACP agent the test binary becomes.
+const (
+	envFakeAgent    = "BUZZ_TEST_FAKE_AGENT"    // mode: echo, hang, die, oversize, garbage
+	envFakeLog      = "BUZZ_TEST_AGENT_LOG"     // file the fake appends every message to
+	envFakeProtocol = "BUZZ_TEST_FAKE_PROTOCOL" // protocolVersion it answers (default min(client, 2))
+	envFakeName     = "BUZZ_TEST_FAKE_NAME"     // agentInfo.name
+	envFakeStop     = "BUZZ_TEST_FAKE_STOP"     // stop reason of echo turns
+	envFakeMarker   = "BUZZ_TEST_FAKE_MARKER"   // die mode: dies only while this file is absent
+	envFakeSteering = "BUZZ_TEST_FAKE_STEERING" // advertise _meta.steering.supported
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(envFakeAgent); mode != "" {
+		os.Exit(fakeAgent(mode))
+	}
+	os.Exit(m.Run())
+}
+
+type fakeLogLine struct {
+	Pid    int             `json:"pid"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params,omitempty"`
+	Note   string          `json:"note,omitempty"`
+}
+
+func fakeLog(method string, params json.RawMessage, note string) {
+	path := os.Getenv(envFakeLog)
+	if path == "" {
+		return
+	}
+	b, _ := json.Marshal(fakeLogLine{Pid: os.Getpid(), Method: method, Params: params, Note: note})
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		return
+	}
+	f.Write(append(b, '\n'))
+	f.Close()
+}
+
+// fakeAgent is a scripted ACP agent on stdin/stdout.
+func fakeAgent(mode string) int {
+	var conn *jsonrpc.Conn
+	var mu sync.Mutex
+	cancels := map[string]context.CancelFunc{}
+	n := 0
+	out := os.Stdout
+	handler := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
+		fakeLog(req.Method, req.Params, "")
+		switch req.Method {
+		case "initialize":
+			var p struct {
+				ProtocolVersion int `json:"protocolVersion"`
+			}
+			json.Unmarshal(req.Params, &p)
+			v := min(p.ProtocolVersion, 2)
+			if s := os.Getenv(envFakeProtocol); s != "" {
+				fmt.Sscan(s, &v)
+			}
+			name := os.Getenv(envFakeName)
+			if name == "" {
+				name = "fake"
+			}
+			res := map[string]any{"protocolVersion": v, "agentInfo": map[string]any{"name": name, "version": "0"}}
+			if os.Getenv(envFakeSteering) != "" {
+				res["_meta"] = map[string]any{"steering": map[string]any{"supported": true}}
+			}
+			return res, nil
+		case "session/new":
+			mu.Lock()
+			n++
+			id := fmt.Sprintf("s%d-%d", os.Getpid(), n)
+			mu.Unlock()
+			return map[string]any{"sessionId": id, "modes": map[string]any{"availableModes": []any{map[string]any{"id": "bypassPermissions"}}},
+				"models": map[string]any{"availableModels": []any{map[string]any{"modelId": "m1"}}}}, nil
+		case "session/set_config_option", "session/set_model":
+			return map[string]any{}, nil
+		case "_session/steering":
+			return map[string]any{"outcome": "injected"}, nil
+		case "session/cancel":
+			var p struct {
+				SessionID string `json:"sessionId"`
+			}
+			json.Unmarshal(req.Params, &p)
+			mu.Lock()
+			if c := cancels[p.SessionID]; c != nil {
+				c()
+			}
+			mu.Unlock()
+			return nil, nil
+		case "session/prompt":
+			var p struct {
+				SessionID string `json:"sessionId"`
+			}
+			json.Unmarshal(req.Params, &p)
+			pctx, cancel := context.WithCancel(ctx)
+			defer cancel()
+			mu.Lock()
+			cancels[p.SessionID] = cancel
+			mu.Unlock()
+			switch mode {
+			case "die":
+				marker := os.Getenv(envFakeMarker)
+				if _, err := os.Stat(marker); err != nil {
+					os.WriteFile(marker, nil, 0o600)
+					os.Exit(3)
+				}
+			case "hang":
+				<-pctx.Done()
+				return map[string]any{"stopReason": "cancelled"}, nil
+			case "oversize":
+				mu.Lock()
+				out.Write([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"x":"` + strings.Repeat("a", maxAgentLineBytes) + `"}}` + "\n"))
+				mu.Unlock()
+				<-pctx.Done()
+				return map[string]any{"stopReason": "cancelled"}, nil
+			case "garbage":
+				out.Write([]byte("\xff\xfe not utf-8\n"))
+				<-pctx.Done()
+				return map[string]any{"stopReason": "cancelled"}, nil
+			case "slow":
+				<-pctx.Done()
+				return map[string]any{"stopReason": "cancelled"}, nil
+			}
+			conn.Notify("session/update", map[string]any{"sessionId": p.SessionID,
+				"update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "ok"}}})
+			var perm struct {
+				Outcome struct {
+					Outcome  string `json:"outcome"`
+					OptionID string `json:"optionId"`
+				} `json:"outcome"`
+			}
+			err := conn.Call(pctx, "session/request_permission", map[string]any{"sessionId": p.SessionID,
+				"toolCall": map[string]any{"toolCallId": "t1"},
+				"options": []any{map[string]any{"optionId": "r", "name": "Reject", "kind": "reject_once"},
+					map[string]any{"optionId": "a1", "name": "Allow", "kind": "allow_once"},
+					map[string]any{"optionId": "aa", "name": "Always", "kind": "allow_always"}}}, &perm)
+			fakeLog("permission-answer", nil, perm.Outcome.OptionID+fmt.Sprint(err))
+			stop := os.Getenv(envFakeStop)
+			if stop == "" {
+				stop = "end_turn"
+			}
+			return map[string]any{"stopReason": stop}, nil
+		}
+		if req.IsNotification() {
+			return nil, nil
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", req.Method)
+	}
+	conn = jsonrpc.NewConn(os.Stdin, &lockedWriter{w: out, mu: &mu}, jsonrpc.Options{})
+	conn.Serve(context.Background(), handler)
+	return 0
+}
+
+type lockedWriter struct {
+	w  *os.File
+	mu *sync.Mutex
+}
+
+func (l *lockedWriter) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(b)
+}

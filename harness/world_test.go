@@ -1,0 +1,214 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/proc"
+	"buzzbox/relay"
+)
+
+// world is a relay with an owner, an agent and one channel.
+type world struct {
+	t       *testing.T
+	relay   *relay.Relay
+	owner   *nostrkey.Secret
+	agent   *nostrkey.Secret
+	channel string
+	logPath string
+	pub     *relayConn // the owner's connection
+	io      *relayIO
+	cancel  context.CancelFunc
+	dataDir string
+}
+
+func mustSecret(t testing.TB) *nostrkey.Secret {
+	s, err := nostrkey.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func testLogger(t testing.TB) *slog.Logger {
+	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
+}
+
+func startRelay(t testing.TB, dataDir, addr string, owner, agent *nostrkey.Secret) *relay.Relay {
+	r, err := relay.Start(relay.Config{DataDir: dataDir, Owner: owner.Public().Hex(), Allow: []string{agent.Public().Hex()},
+		Logger: slog.New(slog.DiscardHandler)}, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func newWorld(t *testing.T) *world {
+	w := &world{t: t, owner: mustSecret(t), agent: mustSecret(t), dataDir: t.TempDir()}
+	w.relay = startRelay(t, w.dataDir, "127.0.0.1:0", w.owner, w.agent)
+	t.Cleanup(func() { w.relay.Close() })
+	w.logPath = filepath.Join(t.TempDir(), "agent.log")
+	ctx, cancel := context.WithCancel(context.Background())
+	w.cancel = cancel
+	w.pub = newRelayConn(w.relay.URL(), w.owner, nil, 4096, slog.New(slog.DiscardHandler))
+	done := make(chan struct{})
+	go func() { defer close(done); w.pub.run(ctx) }()
+	t.Cleanup(func() { cancel(); <-done })
+	select {
+	case <-w.pub.connected:
+	case <-time.After(10 * time.Second):
+		t.Fatal("owner could not log in to the relay")
+	}
+	w.io = newRelayIO(w.relay.URL(), w.owner, "", w.pub)
+	w.io.probe(ctx)
+	w.channel = "6f1c2d4e-1111-4000-8000-0000000000ab"
+	w.publish(&nostr.Event{Kind: 9007, Tags: nostr.Tags{{"h", w.channel}, {"name", "general"}, {"visibility", "open"}, {"channel_type", "stream"}}})
+	w.publish(&nostr.Event{Kind: 9000, Tags: nostr.Tags{{"h", w.channel}, {"p", w.agent.Public().Hex(), "", "member"}}})
+	return w
+}
+
+// publish signs ev as the owner and stores it on the relay.
+func (w *world) publish(ev *nostr.Event) *nostr.Event {
+	w.t.Helper()
+	if ev.CreatedAt == 0 {
+		ev.CreatedAt = nostr.Now()
+	}
+	if err := w.owner.SignEvent(ev); err != nil {
+		w.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := w.io.publish(ctx, ev); err != nil {
+		w.t.Fatalf("publish kind %d: %v", ev.Kind, err)
+	}
+	return ev
+}
+
+// mention posts a kind 9 that p-tags the agent.
+func (w *world) mention(text string, extra ...nostr.Tag) *nostr.Event {
+	tags := nostr.Tags{{"h", w.channel}}
+	tags = append(tags, extra...)
+	tags = append(tags, nostr.Tag{"p", w.agent.Public().Hex()})
+	return w.publish(&nostr.Event{Kind: 9, Content: text, Tags: tags})
+}
+
+// harnessEnv is the environment a harness under test runs with.
+func (w *world) harnessEnv(mode string, extra ...string) proc.Env {
+	exe, _ := os.Executable()
+	skHex, _ := w.agent.AppendHex(nil)
+	env := append(os.Environ(), "BUZZ_PRIVATE_KEY="+string(skHex), envFakeAgent+"="+mode, envFakeLog+"="+w.logPath)
+	return proc.Env{Environ: append(env, extra...), Dir: w.t.TempDir(), Exe: exe, Stderr: w.t.Output()}
+}
+
+// startHarness runs the harness until the test ends; it returns a
+// channel closed when it has stopped, with its error.
+func (w *world) startHarness(env proc.Env, args ...string) (stop func() error) {
+	w.t.Helper()
+	exe, _ := os.Executable()
+	base := []string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(),
+		"--agent-command", exe, "--mcp-command", "", "--no-presence"}
+	cfg, err := LoadConfig(append(base, args...), env)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		errc <- run(ctx, cfg, env, testLogger(w.t), timing{retryBase: 20 * time.Millisecond, respawn: 10 * time.Millisecond})
+	}()
+	var once sync.Once
+	var res error
+	stop = func() error {
+		once.Do(func() {
+			cancel()
+			select {
+			case res = <-errc:
+			case <-time.After(60 * time.Second):
+				w.t.Error("harness did not stop within 60s")
+			}
+		})
+		return res
+	}
+	w.t.Cleanup(func() { stop() })
+	return stop
+}
+
+// agentLog reads what the fake agents received.
+func (w *world) agentLog() []fakeLogLine {
+	f, err := os.Open(w.logPath)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []fakeLogLine
+	r := bufio.NewReaderSize(f, 1<<20)
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) > 0 {
+			var l fakeLogLine
+			if json.Unmarshal(line, &l) == nil {
+				out = append(out, l)
+			}
+		}
+		if err == io.EOF || err != nil {
+			return out
+		}
+	}
+}
+
+// waitFor polls cond (a real event from another process has no channel
+// to wait on) until it holds or the deadline passes.
+func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// prompts returns the text of every session/prompt the agents received.
+func (w *world) prompts() []string {
+	var out []string
+	for _, l := range w.agentLog() {
+		if l.Method != "session/prompt" {
+			continue
+		}
+		var p struct {
+			Prompt []struct {
+				Text string `json:"text"`
+			} `json:"prompt"`
+		}
+		json.Unmarshal(l.Params, &p)
+		var parts []string
+		for _, b := range p.Prompt {
+			parts = append(parts, b.Text)
+		}
+		out = append(out, strings.Join(parts, "\n\x00\n"))
+	}
+	return out
+}
+
+func (w *world) count(method string) int {
+	n := 0
+	for _, l := range w.agentLog() {
+		if l.Method == method {
+			n++
+		}
+	}
+	return n
+}
