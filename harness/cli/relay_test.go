@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"testing"
 
 	"buzzbox/relay"
@@ -19,6 +18,12 @@ func TestAgainstBuzzRelay(t *testing.T) {
 	t.Cleanup(func() { r.Close() })
 	w := &workspace{r: &plainRelay{base: r.HTTPURL()}, me: me}
 
+	var created struct {
+		writeResult
+		ChannelID string `json:"channel_id"`
+	}
+	w.ok(t, &created, "", "channels", "create", "--name", "general", "--type", "stream", "--visibility", "open")
+	testChannel := created.ChannelID
 	var root, reply sendResult
 	w.ok(t, &root, "", "messages", "send", "--channel", testChannel, "--content", "hello relay")
 	w.ok(t, &reply, "", "messages", "send", "--channel", testChannel, "--content", "in thread", "--reply-to", root.EventID)
@@ -40,6 +45,14 @@ func TestAgainstBuzzRelay(t *testing.T) {
 	}
 	res := runBuzz(t, r.HTTPURL(), stranger, "", "messages", "send", "--channel", testChannel, "--content", "let me in")
 	fails(t, res, 3, catAuth)
-	var raw json.RawMessage
-	w.ok(t, &raw, "", "channels", "list")
+	var list []channelInfo
+	w.ok(t, &list, "", "channels", "list")
+	if len(list) != 1 || list[0].ChannelID != testChannel || list[0].Name != "general" {
+		t.Fatalf("channels list = %+v", list)
+	}
+	var members []map[string]string
+	w.ok(t, &members, "", "channels", "members", "--channel", testChannel)
+	if len(members) == 0 || members[0]["pubkey"] != me.pk {
+		t.Fatalf("channels members = %v", members)
+	}
 }
