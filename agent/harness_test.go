@@ -9,6 +9,7 @@ import (
 	"os"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ type frame struct {
 
 // client drives an in-process agent over pipes, as an ACP client would.
 type client struct {
-	t      *testing.T
+	t      testing.TB
 	in     *io.PipeWriter
 	frames chan frame
 	exit   chan int
@@ -58,11 +59,42 @@ type client struct {
 	notes  []frame // notifications seen while waiting for replies
 	LLM    *llmtest.Server
 	logs   *strings.Builder
+
+	routeMu sync.Mutex
+	routes  map[int]chan frame // used by benchmarks that drain frames elsewhere
+}
+
+// route returns a channel that receives the reply to id; only for callers
+// that run drainRouted instead of reading frames themselves.
+func (c *client) route(id int) chan frame {
+	c.routeMu.Lock()
+	defer c.routeMu.Unlock()
+	if c.routes == nil {
+		c.routes = map[int]chan frame{}
+	}
+	ch, ok := c.routes[id]
+	if !ok {
+		ch = make(chan frame, 1)
+		c.routes[id] = ch
+	}
+	return ch
+}
+
+// drainRouted reads every frame, handing replies to route channels.
+func (c *client) drainRouted() {
+	for f := range c.frames {
+		if f.Method != "" {
+			continue
+		}
+		var id int
+		json.Unmarshal(f.ID, &id)
+		c.route(id) <- f
+	}
 }
 
 // baseEnv is the environment of the agent under test: the chat dialect
 // against the fake LLM, short timeouts as upstream's tests use.
-func baseEnv(t *testing.T, llmURL string) []string {
+func baseEnv(t testing.TB, llmURL string) []string {
 	return []string{
 		"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=test-key",
 		"OPENAI_COMPAT_MODEL=test-model", "OPENAI_COMPAT_BASE_URL=" + llmURL,
@@ -74,7 +106,7 @@ func baseEnv(t *testing.T, llmURL string) []string {
 
 // startAgent runs Main in-process with env overrides KEY=VALUE applied
 // over baseEnv; the agent ends (and is checked for leaks) at test end.
-func startAgent(t *testing.T, llm *llmtest.Server, overrides ...string) *client {
+func startAgent(t testing.TB, llm *llmtest.Server, overrides ...string) *client {
 	t.Helper()
 	if llm == nil {
 		llm = llmtest.New(t)
@@ -134,7 +166,7 @@ func ourGoroutines() []string {
 }
 
 // checkGoroutines fails when goroutines started by our code outlive the test.
-func checkGoroutines(t *testing.T, before int) {
+func checkGoroutines(t testing.TB, before int) {
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		gs := ourGoroutines()
@@ -280,7 +312,7 @@ func (c *client) updates(kind string) []map[string]any {
 }
 
 // fakeServer is an MCP server entry running this test binary as the fake.
-func fakeServer(t *testing.T, name string, env ...string) map[string]any {
+func fakeServer(t testing.TB, name string, env ...string) map[string]any {
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +326,7 @@ func fakeServer(t *testing.T, name string, env ...string) map[string]any {
 }
 
 // messages returns the chat messages of the n-th LLM request.
-func messages(t *testing.T, srv *llmtest.Server, n int) []map[string]any {
+func messages(t testing.TB, srv *llmtest.Server, n int) []map[string]any {
 	t.Helper()
 	reqs := srv.Requests()
 	if n >= len(reqs) {
@@ -309,7 +341,7 @@ func messages(t *testing.T, srv *llmtest.Server, n int) []map[string]any {
 
 // waitFor polls cond; the agent runs in other goroutines and processes, so
 // there is no event to wait on.
-func waitFor(t *testing.T, cond func() bool) {
+func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !cond() {

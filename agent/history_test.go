@@ -277,3 +277,41 @@ func TestParseHookServers(t *testing.T) {
 		}
 	}
 }
+
+// TestLongSessionStaysWithinHistoryBudget runs a 200-round session (20
+// prompts of 10 tool rounds, each result 20 KB) with a 1 MiB history
+// budget and handoffs off: no request may carry more than the budget plus
+// the request frame.
+func TestLongSessionStaysWithinHistoryBudget(t *testing.T) {
+	const budget = 1 << 20
+	srv := llmtest.New(t)
+	srv.SetHandler(func(req map[string]any) llmtest.Reply {
+		msgs := req["messages"].([]any)
+		sinceUser := 0
+		for i := len(msgs) - 1; i >= 0 && msgs[i].(map[string]any)["role"] != "user"; i-- {
+			if msgs[i].(map[string]any)["role"] == "tool" {
+				sinceUser++
+			}
+		}
+		if sinceUser >= 10 {
+			return llmtest.Reply{Text: "done"}
+		}
+		return llmtest.Reply{Calls: []llmtest.Call{{ID: fmt.Sprintf("c%d", len(msgs)), Name: "fake__echo"}}}
+	})
+	c := startAgent(t, srv, fmt.Sprintf("BUZZ_AGENT_MAX_HISTORY_BYTES=%d", budget), "BUZZ_AGENT_MAX_HANDOFFS=0", "BUZZ_AGENT_MAX_ROUNDS=0")
+	sid := c.newSession(fakeServer(t, "fake", "FAKE_MCP_RESULT_SIZE=20000"))
+	for i := 0; i < 20; i++ {
+		if got := c.prompt(sid, fmt.Sprintf("prompt %d", i)); got != "end_turn" {
+			t.Fatalf("prompt %d stop = %s", i, got)
+		}
+	}
+	maxBody := 0
+	for _, b := range srv.Bodies() {
+		maxBody = max(maxBody, len(b))
+	}
+	const frame = 64 << 10 // system prompt, tool list, JSON framing
+	if maxBody > budget+frame {
+		t.Errorf("largest request %d bytes; budget %d", maxBody, budget)
+	}
+	t.Logf("220 LLM requests over 200 tool rounds; largest request %d bytes (budget %d)", maxBody, budget)
+}

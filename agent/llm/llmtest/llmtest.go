@@ -55,12 +55,14 @@ type Server struct {
 	paths    []string
 	headers  []http.Header
 	hang     chan struct{}
+	handler  func(req map[string]any) Reply
+	keep     bool
 }
 
 // New starts a server answering with script in order; when the script runs
 // out it answers with a plain "done" end_turn text. Closed at test end.
 func New(t testing.TB, script ...Reply) *Server {
-	s := &Server{script: script, hang: make(chan struct{})}
+	s := &Server{script: script, hang: make(chan struct{}), keep: true}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(func() {
 		close(s.hang)
@@ -81,6 +83,21 @@ func (s *Server) Push(r ...Reply) {
 func (s *Server) SetFallback(r Reply) {
 	s.mu.Lock()
 	s.fallback = &r
+	s.mu.Unlock()
+}
+
+// SetHandler makes the server compute each reply from the decoded request
+// body (after the script runs out); safe for concurrent sessions.
+func (s *Server) SetHandler(h func(req map[string]any) Reply) {
+	s.mu.Lock()
+	s.handler = h
+	s.mu.Unlock()
+}
+
+// DropBodies stops recording request bodies (benchmarks with many requests).
+func (s *Server) DropBodies() {
+	s.mu.Lock()
+	s.keep = false
 	s.mu.Unlock()
 }
 
@@ -126,17 +143,30 @@ func (s *Server) Count() int {
 func (s *Server) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
-	s.bodies = append(s.bodies, body)
-	s.paths = append(s.paths, r.URL.Path)
-	s.headers = append(s.headers, r.Header.Clone())
+	if s.keep {
+		s.bodies = append(s.bodies, body)
+		s.paths = append(s.paths, r.URL.Path)
+		s.headers = append(s.headers, r.Header.Clone())
+	} else {
+		s.bodies = append(s.bodies, nil)
+		s.paths = append(s.paths, r.URL.Path)
+		s.headers = append(s.headers, nil)
+	}
 	rep := Reply{Text: "done"}
+	handler := s.handler
 	if len(s.script) > 0 {
 		rep = s.script[0]
 		s.script = s.script[1:]
+		handler = nil
 	} else if s.fallback != nil {
 		rep = *s.fallback
 	}
 	s.mu.Unlock()
+	if handler != nil {
+		var req map[string]any
+		_ = json.Unmarshal(body, &req)
+		rep = handler(req)
+	}
 
 	for k, v := range rep.Header {
 		w.Header().Set(k, v)

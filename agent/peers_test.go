@@ -1,0 +1,129 @@
+package agent
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/testexe"
+)
+
+// nodePeer prepares a temp dir holding script with a node_modules link to
+// the project's npm peers, and returns the script path and node.
+func nodePeer(t *testing.T, script string) (string, string) {
+	t.Helper()
+	modules, node := testexe.NodeModules(t)
+	dir := t.TempDir()
+	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal(err)
+	}
+	src, err := os.ReadFile(filepath.Join("testdata", script))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, script)
+	if err := os.WriteFile(p, src, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p, node
+}
+
+type peerTurn struct {
+	StopReason string           `json:"stopReason"`
+	Updates    []map[string]any `json:"updates"`
+}
+
+type peerResult struct {
+	Init struct {
+		ProtocolVersion int `json:"protocolVersion"`
+	} `json:"init"`
+	SessionID string     `json:"sessionId"`
+	Turns     []peerTurn `json:"turns"`
+}
+
+// runACPPeer runs the npm ACP client against the built buzz-agent.
+func runACPPeer(t *testing.T, srv *llmtest.Server, config map[string]any, extraEnv ...string) peerResult {
+	t.Helper()
+	script, node := nodePeer(t, "acp_client.mjs")
+	agent := testexe.Link(t, "buzz-agent")
+	cfg, _ := json.Marshal(config)
+	cmd := exec.Command(node, script, agent, string(cfg))
+	cmd.Env = append(baseEnv(t, srv.URL), extraEnv...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	t.Log(stderr.String())
+	if err != nil {
+		t.Fatalf("node ACP client: %v\n%s", err, stdout.String())
+	}
+	var res peerResult
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil {
+		t.Fatalf("peer output %q: %v", stdout.String(), err)
+	}
+	return res
+}
+
+func kinds(ups []map[string]any) []string {
+	var out []string
+	for _, u := range ups {
+		k := u["sessionUpdate"].(string)
+		if st, ok := u["status"].(string); ok {
+			k += ":" + st
+		}
+		if len(out) > 0 && out[len(out)-1] == k {
+			continue // collapse streamed chunks
+		}
+		out = append(out, k)
+	}
+	return out
+}
+
+// TestExternalACPClientWithServerEverything: the official TypeScript ACP
+// SDK drives the built buzz-agent, which attaches the reference MCP server
+// @modelcontextprotocol/server-everything and calls its echo tool.
+func TestExternalACPClientWithServerEverything(t *testing.T) {
+	modules, node := testexe.NodeModules(t)
+	everything := filepath.Join(modules, "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(everything); err != nil {
+		t.Skipf("SKIP(loud): %s missing; run npm install in scripts/node", everything)
+	}
+	srv := llmtest.New(t,
+		llmtest.Reply{Text: "calling echo", Calls: []llmtest.Call{{ID: "call_echo", Name: "everything__echo", Args: `{"message":"hi from the loop"}`}}},
+		llmtest.Reply{Text: "all done"})
+	res := runACPPeer(t, srv, map[string]any{
+		"cwd":        t.TempDir(),
+		"mcpServers": []any{map[string]any{"name": "everything", "command": node, "args": []string{everything, "stdio"}, "env": []any{}}},
+		"prompts":    []string{"echo something"},
+	}, "BUZZ_AGENT_MCP_INIT_TIMEOUT_SECS=30")
+	if res.Init.ProtocolVersion != 1 || !strings.HasPrefix(res.SessionID, "ses_") || len(res.Turns) != 1 {
+		t.Fatalf("peer result = %+v", res)
+	}
+	turn := res.Turns[0]
+	if turn.StopReason != "end_turn" {
+		t.Errorf("stopReason = %s", turn.StopReason)
+	}
+	got := strings.Join(kinds(turn.Updates), " ")
+	want := "session_info_update agent_message_chunk tool_call:pending tool_call_update:in_progress tool_call_update:completed agent_message_chunk"
+	if got != want {
+		t.Errorf("updates = %s\nwant      %s", got, want)
+	}
+	for _, u := range turn.Updates {
+		if u["status"] == "completed" {
+			text := u["content"].([]any)[0].(map[string]any)["content"].(map[string]any)["text"].(string)
+			if !strings.Contains(text, "hi from the loop") {
+				t.Errorf("echo result = %q", text)
+			}
+		}
+	}
+	// The tool result reached the model paired with its call.
+	msgs := messages(t, srv, 1)
+	last := msgs[len(msgs)-1]
+	if last["role"] != "tool" || last["tool_call_id"] != "call_echo" || !strings.Contains(last["content"].(string), "hi from the loop") {
+		t.Errorf("tool message = %v", last)
+	}
+}
