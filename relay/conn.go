@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -19,6 +20,9 @@ import (
 type conn struct {
 	host   string // Host of the upgrade request, normalised
 	scheme string // "ws" or "wss": what the AUTH relay tag must say
+	// req is the upgrade request khatru keeps. Its Host is rewritten only
+	// by the connection's reader goroutine, before khatru handles the AUTH.
+	req *http.Request
 
 	mu        sync.Mutex
 	challenge string
@@ -76,8 +80,16 @@ func (c *conn) noteFilter(reqCtx context.Context, maxFilters, maxSubs int) {
 // before khatru does.
 type hijackWriter struct {
 	http.ResponseWriter
-	inspect func(payload []byte) (ok bool, challenge string)
+	inspect func(payload []byte) authVerdict
 	track   func(net.Conn, bool)
+}
+
+// authVerdict is what the relay decided about one AUTH message.
+type authVerdict struct {
+	ok        bool
+	challenge string // the connection's challenge, to spoil on refusal
+	id        string // the AUTH event id
+	reason    string // why it was refused, for the OK message
 }
 
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -97,8 +109,11 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 type sniffConn struct {
 	net.Conn
 	src     io.Reader
-	inspect func(payload []byte) (ok bool, challenge string)
+	inspect func(payload []byte) authVerdict
 	track   func(net.Conn, bool)
+
+	mu      sync.Mutex
+	refused map[string]string // AUTH event id → reason, until its OK is written
 
 	buf     []byte // read from src, not yet handed on
 	ready   int    // buf[:ready] has been inspected
@@ -181,7 +196,63 @@ func frameSize(b []byte) (int, bool) {
 	return total, len(b) >= total
 }
 
-var authLabel = []byte(`"AUTH"`)
+const authLabel = `"AUTH"`
+
+// maxPendingAuth bounds the refused AUTH ids a connection remembers while
+// their OK is on its way.
+const maxPendingAuth = 16
+
+// Write passes server frames through, except the OK khatru writes for an
+// AUTH we refused: its generic "error: failed to authenticate" becomes
+// our reason, so a client can tell a refusal from a transient error.
+func (s *sniffConn) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	pending := len(s.refused) > 0
+	s.mu.Unlock()
+	if !pending {
+		return s.Conn.Write(p)
+	}
+	size, complete := frameSize(p)
+	if !complete || size != len(p) || p[0] != 0x81 || p[1]&0x80 != 0 {
+		return s.Conn.Write(p)
+	}
+	payload := p[size-frameLen(p):]
+	var msg []json.RawMessage
+	var label, id string
+	if !bytes.HasPrefix(payload, []byte(`["OK",`)) || json.Unmarshal(payload, &msg) != nil || len(msg) != 4 ||
+		json.Unmarshal(msg[0], &label) != nil || json.Unmarshal(msg[1], &id) != nil {
+		return s.Conn.Write(p)
+	}
+	s.mu.Lock()
+	reason, ok := s.refused[id]
+	delete(s.refused, id)
+	s.mu.Unlock()
+	if !ok {
+		return s.Conn.Write(p)
+	}
+	out, _ := json.Marshal([]any{"OK", id, false, "invalid: AUTH refused: " + reason})
+	if _, err := s.Conn.Write(textFrame(out)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// textFrame builds one unmasked, final text frame.
+func textFrame(payload []byte) []byte {
+	n := len(payload)
+	var hdr []byte
+	switch {
+	case n < 126:
+		hdr = []byte{0x81, byte(n)}
+	case n <= 0xffff:
+		hdr = []byte{0x81, 126, byte(n >> 8), byte(n)}
+	default:
+		hdr = make([]byte, 10)
+		hdr[0], hdr[1] = 0x81, 127
+		binary.BigEndian.PutUint64(hdr[2:], uint64(n))
+	}
+	return append(hdr, payload...)
+}
 
 // look inspects one whole client frame in place.
 func (s *sniffConn) look(f []byte) {
@@ -197,13 +268,24 @@ func (s *sniffConn) look(f []byte) {
 		payload[i] = f[hdr+i] ^ mask[i%4]
 	}
 	rest := bytes.TrimLeft(payload, " \t\r\n")
-	if !bytes.HasPrefix(rest, []byte("[")) || !bytes.HasPrefix(bytes.TrimLeft(rest[1:], " \t\r\n"), authLabel) {
+	if !bytes.HasPrefix(rest, []byte("[")) || !bytes.HasPrefix(bytes.TrimLeft(rest[1:], " \t\r\n"), []byte(authLabel)) {
 		return
 	}
-	ok, challenge := s.inspect(payload)
-	if ok || challenge == "" {
+	v := s.inspect(payload)
+	if v.ok || v.challenge == "" {
 		return
 	}
+	if v.id != "" {
+		s.mu.Lock()
+		if s.refused == nil {
+			s.refused = make(map[string]string)
+		}
+		if len(s.refused) < maxPendingAuth {
+			s.refused[v.id] = v.reason
+		}
+		s.mu.Unlock()
+	}
+	challenge := v.challenge
 	for off := 0; ; {
 		i := bytes.Index(payload[off:], []byte(challenge))
 		if i < 0 {

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -437,33 +438,41 @@ func (r *Relay) wsBase(req *http.Request) string { return r.scheme(req) + "://" 
 
 func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	c := &conn{host: r.host(req), scheme: r.scheme(req)}
-	// khatru derives its own idea of the relay URL from these; we do not
-	// trust a proxy's say unless PublicURL is set.
-	req.Header.Del("X-Forwarded-Host")
-	req.Header.Del("X-Forwarded-Proto")
+	// khatru derives its own idea of the relay URL from these: the scheme
+	// is ours to say, the host comes from the AUTH event once we accept it.
 	req = req.WithContext(context.WithValue(req.Context(), connKey{}, c))
+	req.Header = req.Header.Clone()
+	req.Header.Del("X-Forwarded-Host")
+	req.Header.Set("X-Forwarded-Proto", r.httpScheme(req))
+	c.req = req
 	hw := &hijackWriter{
 		ResponseWriter: w,
 		track:          r.track,
-		inspect:        func(p []byte) (bool, string) { return r.inspectAuth(c, p) },
+		inspect:        func(p []byte) authVerdict { return r.inspectAuth(c, p) },
 	}
 	r.kr.HandleWebsocket(hw, req)
 }
 
 // inspectAuth validates an AUTH message before khatru sees it and records
-// the identity on c when it passes.
-func (r *Relay) inspectAuth(c *conn, payload []byte) (bool, string) {
+// the identity on c when it passes. khatru then checks the relay tag
+// against the request's Host; on success the Host is set to the spelling
+// the client used, which our check has already found equivalent.
+func (r *Relay) inspectAuth(c *conn, payload []byte) authVerdict {
 	c.mu.Lock()
 	challenge := c.challenge
 	c.mu.Unlock()
+	v := authVerdict{challenge: challenge}
 	env, ok := nostr.ParseMessage(string(payload)).(*nostr.AuthEnvelope)
 	if !ok || env == nil {
-		return false, challenge
+		v.reason = "not an AUTH envelope with an event"
+		return v
 	}
 	ev := &env.Event
+	v.id = ev.ID
 	if err := checkAuthEvent(ev, challenge, c.scheme, c.host, r.cfg.Now()); err != nil {
 		r.log.Debug("auth refused", "pubkey", ev.PubKey, "err", err)
-		return false, challenge
+		v.reason = err.Error()
+		return v
 	}
 	owner := ""
 	for _, t := range ev.Tags {
@@ -471,11 +480,15 @@ func (r *Relay) inspectAuth(c *conn, payload []byte) (bool, string) {
 			owner = a.owner
 		}
 	}
+	if u, err := url.Parse(ev.Tags.GetFirst([]string{"relay", ""}).Value()); err == nil {
+		c.req.Host = strings.ToLower(u.Host)
+	}
 	c.mu.Lock()
 	c.pubkey, c.owner = ev.PubKey, owner
 	c.mu.Unlock()
 	r.log.Debug("authenticated", "pubkey", ev.PubKey, "owner", owner)
-	return true, challenge
+	v.ok = true
+	return v
 }
 
 // connOf returns our state for a khatru websocket, or nil.

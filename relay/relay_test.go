@@ -132,8 +132,8 @@ func TestAuthEventChecks(t *testing.T) {
 				spoil(ev)
 				return ev.Sign(owner.sk)
 			})
-			if err == nil {
-				t.Fatal("AUTH accepted; want OK false")
+			if err == nil || !strings.Contains(err.Error(), "invalid: AUTH refused") {
+				t.Fatalf("AUTH = %v; want OK false with invalid: AUTH refused", err)
 			}
 			if msg := refused(t, c, signed(t, owner, 1, "x")); !strings.Contains(msg, "auth-required") {
 				t.Errorf("publish after refused AUTH = %q; want auth-required", msg)
@@ -144,6 +144,29 @@ func TestAuthEventChecks(t *testing.T) {
 			}
 			mustPublish(t, c, signed(t, owner, 1, "x"))
 		})
+	}
+}
+
+func TestAuthLoopbackSpellings(t *testing.T) {
+	owner := newKey(t)
+	r := startRelay(t, Config{Owner: owner.pk})
+	port := r.URL()[strings.LastIndex(r.URL(), ":")+1:]
+	for _, tc := range []struct{ dial, tag string }{
+		{"ws://localhost:" + port, "ws://127.0.0.1:" + port},
+		{"ws://127.0.0.1:" + port, "ws://localhost:" + port + "/"},
+		{"ws://127.0.0.1:" + port, "ws://LOCALHOST:" + port},
+	} {
+		c := connect(t, tc.dial)
+		awaitChallenge(t, c)
+		err := c.Auth(testCtx(t), func(ev *nostr.Event) error {
+			ev.Tags[0][1] = tc.tag
+			return ev.Sign(owner.sk)
+		})
+		if err != nil {
+			t.Errorf("dial %s, relay tag %s: AUTH = %v; want accepted", tc.dial, tc.tag, err)
+			continue
+		}
+		mustPublish(t, c, signed(t, owner, 1, tc.tag))
 	}
 }
 
