@@ -54,7 +54,7 @@ func newGitServer(t *testing.T) *gitServer {
 			// Both challenges: git >= 2.46 answers the Nostr one through
 			// its helper; older git needs curl to see a scheme it knows.
 			w.Header().Add("WWW-Authenticate", nip98.Challenge(r.Method))
-			w.Header().Add("WWW-Authenticate", `Basic realm="buzz"`)
+			w.Header().Add("WWW-Authenticate", nip98.BasicChallenge)
 			http.Error(w, "authentication required", http.StatusUnauthorized)
 			return
 		}

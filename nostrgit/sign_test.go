@@ -22,7 +22,9 @@ func signEnv(t *testing.T, extra ...string) proc.Env {
 	return proc.Env{Environ: gitEnviron(t, home, extra...), Dir: home}
 }
 
-func writeSig(t *testing.T, data []byte) string {
+func writeSig(t *testing.T, data []byte) string { return writeSigTB(t, data) }
+
+func writeSigTB(t testing.TB, data []byte) string {
 	t.Helper()
 	p := filepath.Join(t.TempDir(), "sig")
 	if err := os.WriteFile(p, data, 0o600); err != nil {

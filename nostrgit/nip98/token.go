@@ -100,9 +100,16 @@ func Header(key *nostrkey.Secret, url, method string, opt Options) (string, erro
 
 // Challenge returns the WWW-Authenticate value a server sends with a 401 so
 // that git asks its credential helper: `Nostr realm="buzz", method="GET"`.
+// Git routes should send BasicChallenge as a second WWW-Authenticate header.
 func Challenge(method string) string {
 	return Scheme + ` realm="buzz", method="` + method + `"`
 }
+
+// BasicChallenge is the second WWW-Authenticate value git routes send. Git
+// before 2.46 hands credentials to libcurl, which only sends them for a
+// scheme it knows; without a Basic challenge next to the Nostr one, git 2.39
+// gets a token from the helper and never sends it.
+const BasicChallenge = `Basic realm="buzz"`
 
 func uuid4() (string, error) {
 	var b [16]byte
