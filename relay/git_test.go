@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/testexe"
 	"buzzbox/nostrgit/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -162,5 +163,37 @@ func TestGitAuthAnswers(t *testing.T) {
 		if resp = get(r.HTTPURL()+bad, ""); resp.StatusCode != 400 {
 			t.Errorf("GET %s = %d; want 400", bad, resp.StatusCode)
 		}
+	}
+}
+
+// TestGitCredentialHelper clones and pushes with the real
+// git-credential-nostr on PATH, as a session does: credential.helper=nostr,
+// credential.useHttpPath=true and the key in NOSTR_PRIVATE_KEY. Git before
+// 2.46 gets the token as a Basic password; later git as a Nostr credential.
+func TestGitCredentialHelper(t *testing.T) {
+	needGit(t)
+	owner := newKey(t)
+	r := startRelay(t, Config{Owner: owner.pk})
+	helper := testexe.Link(t, "git-credential-nostr")
+	env := gitEnv(t)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + filepath.Dir(helper) + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
+		}
+	}
+	env = append(env, "NOSTR_PRIVATE_KEY="+owner.sk)
+	cfg := []string{"-c", "credential.helper=nostr", "-c", "credential.useHttpPath=true"}
+	repoURL := r.HTTPURL() + "/git/" + owner.pk + "/helper.git"
+
+	work := t.TempDir()
+	gitOK(t, env, work, "init", "--quiet", "-b", "main")
+	os.WriteFile(filepath.Join(work, "f"), []byte("x\n"), 0o644)
+	gitOK(t, env, work, "add", "f")
+	gitOK(t, env, work, "commit", "--quiet", "-m", "c")
+	gitOK(t, env, work, append(cfg, "push", "--quiet", repoURL, "main")...)
+	dst := filepath.Join(t.TempDir(), "c")
+	gitOK(t, env, "", append(cfg, "clone", "--quiet", repoURL, dst)...)
+	if b, _ := os.ReadFile(filepath.Join(dst, "f")); string(b) != "x\n" {
+		t.Fatalf("clone through the credential helper has f = %q", b)
 	}
 }

@@ -62,6 +62,11 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		fmt.Fprintf(fs.Output(), "Usage: buzz-relay [options]\n\nNostr relay for a buzz workspace: persistent, NIP-42 authenticated,\nwith channels, an HTTP bridge and git hosting.\n\nOptions:\n")
 		fs.PrintDefaults()
 	}
+	for _, a := range args {
+		if a == "-h" || a == "-help" || a == "--help" {
+			fs.SetOutput(env.Out()) // asked-for output
+		}
+	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return exitOK
