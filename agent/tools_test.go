@@ -1,8 +1,11 @@
 package agent
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +13,9 @@ import (
 	"time"
 
 	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/testexe"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 func TestMCPToolResultsPairedInCallOrder(t *testing.T) {
@@ -342,4 +348,86 @@ func processAlive(pid int) bool {
 	}
 	i := strings.LastIndexByte(string(stat), ')')
 	return i < 0 || i+2 >= len(stat) || stat[i+2] != 'Z'
+}
+
+// TestCancelKillsInflightToolViaMCPNotification runs the real buzz-dev-mcp:
+// a cancel during `sleep 60` ends the prompt within 5 s and the sleep dies.
+func TestCancelKillsInflightToolViaMCPNotification(t *testing.T) {
+	devmcp := testexe.Link(t, "buzz-dev-mcp")
+	marker := filepath.Join(t.TempDir(), "sleep.pid")
+	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "sh", Name: "dev__shell", Args: fmt.Sprintf(`{"command":"echo $$ > %s; exec sleep 60"}`, marker)}}}, llmtest.Reply{Text: "after"})
+	c := startAgent(t, srv)
+	var res struct{ SessionID string }
+	c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{map[string]any{"name": "dev", "command": devmcp, "args": []string{}, "env": []any{}}}}, &res)
+	id := c.request("session/prompt", map[string]any{"sessionId": res.SessionID, "prompt": []map[string]any{{"type": "text", "text": "sleep"}}})
+	waitFor(t, func() bool { b, _ := os.ReadFile(marker); return len(strings.TrimSpace(string(b))) > 0 })
+	start := time.Now()
+	c.notify("session/cancel", map[string]any{"sessionId": res.SessionID})
+	f := c.reply(id)
+	if !strings.Contains(string(f.Result), "cancelled") {
+		t.Fatalf("prompt = %s", f.raw)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("cancel took %v", d)
+	}
+	b, _ := os.ReadFile(marker)
+	var pid int
+	fmt.Sscan(string(b), &pid)
+	waitFor(t, func() bool { return !processAlive(pid) })
+}
+
+// TestRemoteMCPOverStreamableHTTP attaches a session/new entry of type http
+// served by the official Go SDK and runs its tool from the loop.
+func TestRemoteMCPOverStreamableHTTP(t *testing.T) {
+	s := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "shout", Description: "appends !"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text + "!"}}}, nil, nil
+	})
+	hs := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s }, nil))
+	defer hs.Close()
+	defer hs.CloseClientConnections()
+	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "r", Name: "remote__shout", Args: `{"text":"hey"}`}}}, llmtest.Reply{Text: "done"})
+	c := startAgent(t, srv)
+	sid := c.newSession(map[string]any{"type": "http", "name": "remote", "url": hs.URL, "headers": []any{}})
+	if got := c.prompt(sid, "go"); got != "end_turn" {
+		t.Fatalf("stop = %s", got)
+	}
+	msgs := messages(t, srv, 1)
+	if last := msgs[len(msgs)-1]; last["content"] != "hey!" {
+		t.Errorf("tool result = %v", last)
+	}
+}
+
+func TestEOFCancelsInflightPromptAndStillReplies(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Hang: true})
+	c := startAgent(t, srv)
+	sid := c.newSession()
+	id := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "x"}}})
+	waitFor(t, func() bool { return srv.Count() == 1 })
+	c.in.Close()
+	f := c.reply(id)
+	if !strings.Contains(string(f.Result), "cancelled") {
+		t.Errorf("reply after EOF = %s", f.raw)
+	}
+}
+
+func TestLLMRetriesThenExhausted(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.SetFallback(llmtest.Reply{Status: 503, Body: "overloaded"})
+	c := startAgent(t, srv)
+	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": c.newSession(), "prompt": []map[string]any{{"type": "text", "text": "x"}}})
+	if code != -32000 || !strings.Contains(msg, "exhausted retries") || srv.Count() != 3 {
+		t.Errorf("-> %d %s after %d requests", code, msg, srv.Count())
+	}
+}
+
+func TestLLMMalformedBody(t *testing.T) {
+	c := startAgent(t, llmtest.New(t, llmtest.Reply{Body: `{"choices": "nope"`}))
+	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": c.newSession(), "prompt": []map[string]any{{"type": "text", "text": "x"}}})
+	if code != -32000 || !strings.Contains(msg, "json") {
+		t.Errorf("-> %d %s", code, msg)
+	}
 }
