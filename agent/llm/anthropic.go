@@ -296,6 +296,9 @@ func (a anthropicDialect) stream(sr *sseReader, req *Request) (*Response, error)
 	var reply anthropicReply
 	var usage anthropicUsage
 	get := func(i int) *block {
+		if i < 0 || i >= maxStreamBlocks {
+			i = maxStreamBlocks // an out-of-range index lands in a scratch block
+		}
 		for len(blocks) <= i {
 			blocks = append(blocks, &block{})
 		}

@@ -429,7 +429,7 @@ func (d chatDialect) stream(sr *sseReader, req *Request) (*Response, error) {
 			}
 			idx := 0
 			_ = json.Unmarshal(f["index"], &idx)
-			if idx < 0 || idx >= 1024 {
+			if idx < 0 || idx >= maxStreamBlocks {
 				return nil, errorf("provider: tool_call index %d out of range", idx)
 			}
 			for len(calls) <= idx {

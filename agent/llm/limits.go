@@ -34,3 +34,7 @@ const stallNotice = 300 * time.Second
 // SummaryMaxTokens is the output cap of a handoff summary request
 // (HANDOFF_MAX_OUTPUT_TOKENS).
 const SummaryMaxTokens = 8192
+
+// maxStreamBlocks bounds content blocks (or tool-call indexes) tracked in one
+// streamed reply, so a hostile index cannot make the assembler allocate.
+const maxStreamBlocks = 1024
