@@ -2,6 +2,8 @@ package agent
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -355,3 +357,73 @@ func TestSetModel(t *testing.T) {
 }
 
 var _ = json.Marshal
+
+func usageUpdates(c *client) []map[string]any {
+	var out []map[string]any
+	for _, f := range c.notes {
+		if f.Method == "_goose/unstable/session/update" {
+			out = append(out, f.Params.Update)
+		}
+	}
+	return out
+}
+
+func TestSessionTotalPoisonedByMissingTotalAndStaysPoisoned(t *testing.T) {
+	noTotal := `{"choices":[{"finish_reason":"stop","message":{"content":"x"}}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`
+	srv := llmtest.New(t, llmtest.Reply{Text: "a", InputTokens: 5, OutputTokens: 1}, llmtest.Reply{Body: noTotal}, llmtest.Reply{Text: "c", InputTokens: 5, OutputTokens: 1}, llmtest.Reply{Text: "d", InputTokens: 1, OutputTokens: 1})
+	c := startAgent(t, srv)
+	sid := c.newSession()
+	for _, p := range []string{"1", "2", "3"} {
+		c.prompt(sid, p)
+	}
+	ups := usageUpdates(c)
+	if _, ok := ups[0]["accumulatedTotalTokens"]; !ok {
+		t.Errorf("first update lacks the total: %v", ups[0])
+	}
+	for _, u := range ups[2:] {
+		if _, ok := u["accumulatedTotalTokens"]; ok {
+			t.Errorf("total reappeared after a response without one: %v", u)
+		}
+	}
+	// NewSessionResetsTotalAccumulation.
+	c.notes = nil
+	c.prompt(c.newSession(), "fresh")
+	if ups := usageUpdates(c); len(ups) == 0 || ups[0]["accumulatedTotalTokens"] == nil || ups[0]["accumulatedInputTokens"].(float64) != 1 {
+		t.Errorf("new session usage = %v", ups)
+	}
+}
+
+func TestCancelledTurnWithUsageEmitsNotificationBeforeResponse(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "s", Name: "fake__slow"}}, InputTokens: 7, OutputTokens: 1})
+	calls := filepath.Join(t.TempDir(), "calls")
+	c := startAgent(t, srv)
+	sid := c.newSession(fakeServer(t, "fake", "FAKE_MCP_CALL_RECEIVED="+calls))
+	id := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "go"}}})
+	waitFor(t, func() bool { b, _ := os.ReadFile(calls); return len(b) > 0 })
+	c.notify("session/cancel", map[string]any{"sessionId": sid})
+	f := c.reply(id)
+	if !strings.Contains(string(f.Result), "cancelled") {
+		t.Fatalf("prompt = %s", f.raw)
+	}
+	if n := len(usageUpdates(c)); n != 2 {
+		t.Errorf("usage updates before the reply = %d; want 2 (after the round, at turn end)", n)
+	}
+}
+
+func TestSteerRejections(t *testing.T) {
+	c := startAgent(t, nil)
+	sid := c.newSession()
+	for _, tc := range []struct {
+		params map[string]any
+		want   string
+	}{
+		{map[string]any{"sessionId": sid, "expectedRunId": "run_x", "prompt": []any{}}, "prompt must not be empty"},
+		{map[string]any{"sessionId": sid, "expectedRunId": "", "prompt": []map[string]any{{"type": "text", "text": "x"}}}, "expectedRunId must not be empty"},
+		{map[string]any{"sessionId": sid, "expectedRunId": "run_x", "prompt": []map[string]any{{"type": "text", "text": "x"}}}, "no active run to steer"},
+	} {
+		code, msg := c.callErr("_goose/unstable/session/steer", tc.params)
+		if code != -32602 || !strings.Contains(msg, tc.want) {
+			t.Errorf("steer %v -> %d %s; want %q", tc.params, code, msg, tc.want)
+		}
+	}
+}
