@@ -293,3 +293,79 @@ func TestDuplicateIDsRewritten(t *testing.T) {
 		t.Errorf("ids = %v", ids)
 	}
 }
+
+func TestDatabricksServingEndpoint(t *testing.T) {
+	srv := llmtest.New(t)
+	c := client(t, llm.Databricks, srv.URL, func(cfg *llm.Config) { cfg.NoStream = true })
+	if _, err := c.Complete(context.Background(), &llm.Request{Model: "my-endpoint", Messages: []llm.Message{llm.User("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	if p := srv.Paths()[0]; p != "/serving-endpoints/my-endpoint/invocations" {
+		t.Errorf("path = %s", p)
+	}
+	if _, ok := srv.Requests()[0]["model"]; ok {
+		t.Error("databricks body carries model")
+	}
+	if h := srv.Headers()[0].Get("Authorization"); h != "Bearer k" {
+		t.Errorf("auth = %q", h)
+	}
+}
+
+func TestDatabricksV2Routes(t *testing.T) {
+	for model, want := range map[string]string{
+		"databricks-gpt-5":       "/ai-gateway/openai/v1/responses",
+		"databricks-claude-opus": "/ai-gateway/anthropic/v1/messages",
+		"llama-3-70b":            "/ai-gateway/mlflow/v1/chat/completions",
+	} {
+		srv := llmtest.New(t)
+		c := client(t, llm.DatabricksV2, srv.URL, func(cfg *llm.Config) { cfg.NoStream = true })
+		if _, err := c.Complete(context.Background(), &llm.Request{Model: model, Messages: []llm.Message{llm.User("x")}}); err != nil {
+			t.Fatal(err)
+		}
+		if p := srv.Paths()[0]; p != want {
+			t.Errorf("%s -> %s; want %s", model, p, want)
+		}
+	}
+}
+
+func TestChatReplaysProviderExtraAndReasoningContent(t *testing.T) {
+	body := `{"choices":[{"finish_reason":"tool_calls","message":{"content":"","reasoning_content":"deep","tool_calls":[{"id":"a","type":"function","thoughtSignature":"sig==","function":{"name":"n","arguments":"{}"}}]}}]}`
+	srv := llmtest.New(t, llmtest.Reply{Body: body})
+	c := client(t, llm.OpenAI, srv.URL, func(cfg *llm.Config) { cfg.API = llm.APIChat; cfg.NoStream = true })
+	resp, err := c.Complete(context.Background(), &llm.Request{Model: "m", Messages: []llm.Message{llm.User("x")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist := []llm.Message{llm.User("x"), resp.Assistant(resp.Calls), resp.Calls[0].Result([]llm.Part{{Text: "r"}}, false)}
+	if _, err := c.Complete(context.Background(), &llm.Request{Model: "m", Messages: hist}); err != nil {
+		t.Fatal(err)
+	}
+	b := string(srv.Bodies()[1])
+	if !strings.Contains(b, `"thoughtSignature":"sig=="`) || !strings.Contains(b, `"reasoning_content":"deep"`) {
+		t.Errorf("second body lost provider fields: %s", b)
+	}
+}
+
+func TestAnthropicThinkingReplayAndEffort(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Reasoning: "hmm", Calls: []llmtest.Call{{ID: "t", Name: "x"}}})
+	c := client(t, llm.Anthropic, srv.URL, func(cfg *llm.Config) { cfg.Effort = "high"; cfg.MaxOutputTokens = 64000 })
+	resp, err := c.Complete(context.Background(), &llm.Request{Model: "claude-opus-4-7", Messages: []llm.Message{llm.User("x")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(resp.Thinking) != 1 {
+		t.Fatalf("thinking blocks = %d", len(resp.Thinking))
+	}
+	hist := []llm.Message{llm.User("x"), resp.Assistant(resp.Calls), resp.Calls[0].Result([]llm.Part{{Text: "r"}}, false)}
+	if _, err := c.Complete(context.Background(), &llm.Request{Model: "claude-opus-4-7", Messages: hist}); err != nil {
+		t.Fatal(err)
+	}
+	body := srv.Requests()[1]
+	if body["thinking"].(map[string]any)["type"] != "adaptive" || body["output_config"].(map[string]any)["effort"] != "high" {
+		t.Errorf("thinking fields = %v %v", body["thinking"], body["output_config"])
+	}
+	asst := body["messages"].([]any)[1].(map[string]any)["content"].([]any)
+	if first := asst[0].(map[string]any); first["type"] != "thinking" || first["signature"] != "sig" {
+		t.Errorf("assistant does not start with the thinking block: %v", asst)
+	}
+}
