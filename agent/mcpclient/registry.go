@@ -423,10 +423,12 @@ func (s *server) check() (*Client, error) {
 		return s.client, nil
 	}
 	if s.attempts >= s.reg.opts.RestartMax {
-		return nil, fmt.Errorf("The MCP server '%s' is unavailable (exhausted). Its tools have been removed for this session.", s.name)
+		// The text is shown to the model as the tool result, so it reads as
+		// sentences rather than as a Go error string.
+		return nil, &CallError{Kind: CallUnavailable, Msg: fmt.Sprintf("The MCP server '%s' is unavailable (exhausted). Its tools have been removed for this session.", s.name)}
 	}
 	if time.Now().Before(s.nextRetry) {
-		return nil, fmt.Errorf("server '%s' is recovering (last error: %s). Try again later or use a different tool.", s.name, s.lastErr)
+		return nil, &CallError{Kind: CallUnavailable, Msg: fmt.Sprintf("server '%s' is recovering (last error: %s). Try again later or use a different tool.", s.name, s.lastErr)}
 	}
 	return nil, nil
 }

@@ -119,10 +119,6 @@ func (t *stdioTransport) close(graceful bool) {
 	})
 }
 
-// kill SIGKILLs the group without waiting; used when the server must die
-// now (timeout) and close will reap it later.
-func (t *stdioTransport) kill() { killGroup(t.cmd.Process.Pid, syscall.SIGKILL) }
-
 func waitFor(ch <-chan struct{}, d time.Duration) bool {
 	tm := time.NewTimer(d)
 	defer tm.Stop()
