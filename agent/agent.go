@@ -54,6 +54,10 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	defer stop()
 	log := newLogger(env)
 	if len(args) > 0 {
+		if args[0] == "--help" || args[0] == "-h" {
+			fmt.Fprint(env.Out(), usage)
+			return 0
+		}
 		if args[0] == "auth" {
 			fmt.Fprintln(env.Err(), "buzz-agent: auth: browser OAuth login is not part of this build; set DATABRICKS_TOKEN to a personal access token")
 			return 2
@@ -63,7 +67,6 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	}
 	opts, err := parseOptions(env)
 	if err != nil {
-		log.Error(err.Error())
 		fmt.Fprintf(env.Err(), "buzz-agent: %v\n", err)
 		return 2
 	}
@@ -78,6 +81,28 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	log.Error("connection ended", "err", err)
 	return 1
 }
+
+// usage is the --help text.
+const usage = `usage: buzz-agent
+
+Serves the Agent Client Protocol (v1) on stdin/stdout. Configuration is
+environment only:
+
+  BUZZ_AGENT_PROVIDER       anthropic | openai | openrouter | databricks | databricks_v2 (required)
+  ANTHROPIC_API_KEY, ANTHROPIC_MODEL, ANTHROPIC_BASE_URL, ANTHROPIC_API_VERSION
+  OPENAI_COMPAT_API_KEY, OPENAI_COMPAT_MODEL, OPENAI_COMPAT_BASE_URL, OPENAI_COMPAT_API (auto|chat|responses)
+  OPENROUTER_API_KEY, OPENROUTER_MODEL, OPENROUTER_BASE_URL
+  DATABRICKS_HOST, DATABRICKS_MODEL, DATABRICKS_TOKEN (required: no browser login)
+  BUZZ_AGENT_MODEL          overrides the provider's model variable
+  BUZZ_AGENT_STREAM         1 (default) streams replies; 0 makes one plain POST per round
+  BUZZ_AGENT_SYSTEM_PROMPT[_FILE], BUZZ_AGENT_MAX_ROUNDS, BUZZ_AGENT_MAX_OUTPUT_TOKENS,
+  BUZZ_AGENT_MAX_CONTEXT_TOKENS, BUZZ_AGENT_MAX_HANDOFFS, BUZZ_AGENT_LLM_TIMEOUT_SECS,
+  BUZZ_AGENT_TOOL_TIMEOUT_SECS, BUZZ_AGENT_MCP_INIT_TIMEOUT_SECS, BUZZ_AGENT_MCP_RESTART_*,
+  BUZZ_AGENT_MAX_PARALLEL_TOOLS, BUZZ_AGENT_MAX_SESSIONS, BUZZ_AGENT_MAX_LINE_BYTES,
+  BUZZ_AGENT_MAX_HISTORY_BYTES, BUZZ_AGENT_MAX_TOOL_RESULT_TEXT_BYTES, BUZZ_AGENT_HOOK_TIMEOUT_MS,
+  BUZZ_AGENT_STOP_MAX_REJECTIONS, BUZZ_AGENT_REQUIRE_REPLY, MCP_HOOK_SERVERS, BUZZ_AGENT_NO_HINTS,
+  BUZZ_AGENT_THINKING_EFFORT, BUZZ_AGENT_PROMPT_CACHING, BUZZ_AGENT_LOG_LEVEL, BUZZ_AGENT_LOG_FORMAT
+`
 
 func newLogger(env proc.Env) *slog.Logger {
 	level := slog.LevelInfo

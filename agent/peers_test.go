@@ -127,3 +127,20 @@ func TestExternalACPClientWithServerEverything(t *testing.T) {
 		t.Errorf("tool message = %v", last)
 	}
 }
+
+// TestBinaryConfigErrorExits2 runs the built binary under its identity
+// name: a missing provider exits 2 before reading stdin, naming the key.
+func TestBinaryConfigErrorExits2(t *testing.T) {
+	cmd := exec.Command(testexe.Link(t, "buzz-agent"))
+	cmd.Env = []string{"PATH=/usr/bin:/bin"}
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := -1
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	if code != 2 || !strings.Contains(stderr.String(), "BUZZ_AGENT_PROVIDER") || stdout.Len() != 0 {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
+}
