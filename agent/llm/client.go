@@ -390,6 +390,13 @@ func (c *Client) attempt(ctx context.Context, d dialect, target string, body []b
 	}
 	var le *Error
 	if errors.As(err, &le) {
+		// An in-band retryable error (Anthropic overloaded_error) may only be
+		// retried while nothing has reached the caller.
+		if le.retryable && !retry {
+			cp := *le
+			cp.retryable = false
+			return &cp
+		}
 		return le
 	}
 	if errors.Is(err, errTooLarge) {

@@ -369,3 +369,13 @@ func TestAnthropicThinkingReplayAndEffort(t *testing.T) {
 		t.Errorf("assistant does not start with the thinking block: %v", asst)
 	}
 }
+
+func TestAnthropicOverloadedInStreamRetried(t *testing.T) {
+	overloaded := "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{}}\n\nevent: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"Overloaded\"}}\n\n"
+	srv := llmtest.New(t, llmtest.Reply{Body: overloaded}, llmtest.Reply{Text: "ok"})
+	c := client(t, llm.Anthropic, srv.URL, nil)
+	resp, err := c.Complete(context.Background(), &llm.Request{Model: "m", Messages: []llm.Message{llm.User("x")}})
+	if err != nil || resp.Text != "ok" || srv.Count() != 2 {
+		t.Fatalf("Complete = %v, %v after %d requests", resp, err, srv.Count())
+	}
+}
