@@ -22,11 +22,17 @@ func normHost(hostport string) string {
 	hostport = strings.ToLower(hostport)
 	host, port, err := net.SplitHostPort(hostport)
 	if err != nil {
-		host, port = strings.Trim(hostport, "[]"), ""
+		host, port = hostport, ""
+		if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
+			host = host[1 : len(host)-1]
+		}
 	}
 	switch host {
 	case "localhost", "::1", "127.0.0.1":
 		host = "127.0.0.1"
+	}
+	if port == "" && strings.Contains(host, ":") {
+		return "[" + host + "]"
 	}
 	if port == "" {
 		return host
