@@ -171,9 +171,13 @@ func runFeed(in *inv) error {
 		}
 		f["since"] = n
 	}
+	types := "mentions,needs_action,activity,agent_activity"
 	if in.p.has("types") {
+		types = in.p.str("types")
+	}
+	{
 		var kinds []int
-		for _, t := range strings.Split(in.p.str("types"), ",") {
+		for _, t := range strings.Split(types, ",") {
 			t = strings.TrimSpace(t)
 			k, ok := feedKinds(t)
 			if !ok {

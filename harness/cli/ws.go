@@ -259,6 +259,9 @@ func (c *client) wsPublishOnce(ctx context.Context, ev *nostr.Event) (writeResul
 		switch {
 		case ok.OK:
 			return writeResult{EventID: ev.ID, Accepted: true, Message: ok.Reason}, nil
+		case ev.Kind >= 20000 && ev.Kind < 30000 && strings.HasPrefix(ok.Reason, "mute:"):
+			// An ephemeral event nobody was subscribed to: delivered to all zero listeners.
+			return writeResult{EventID: ev.ID, Accepted: true, Message: ok.Reason}, nil
 		case authRefusal(ok.Reason) && w.awaitingAuth() && !resend:
 			resend = true
 			if w.authID == "" && w.challenge != "" {
