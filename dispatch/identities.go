@@ -6,6 +6,7 @@ import (
 
 	"buzzbox/agent"
 	"buzzbox/devmcp"
+	"buzzbox/harness"
 	"buzzbox/harness/cli"
 	"buzzbox/internal/proc"
 	"buzzbox/nostrgit"
@@ -33,7 +34,7 @@ type Identity struct {
 func Identities() []Identity {
 	ids := []Identity{
 		{Name: "buzz-agent", Summary: "ACP agent on stdio: loops LLM -> MCP tool calls -> results", Main: agent.Main},
-		{Name: "buzz-acp", Summary: "harness: turns relay events into prompts for ACP agents"},
+		{Name: "buzz-acp", Summary: "harness: turns relay events into prompts for ACP agents", Main: harness.Main},
 		{Name: "buzz-dev-mcp", Summary: "MCP server for coding agents: shell, read_file, str_replace, view_image, todo", Main: devmcp.Main},
 		{Name: "buzz-relay", Summary: "Nostr relay: embedded, persistent, authenticated, with channels", Main: relay.Main},
 		{Name: "buzz", Summary: "command line for talking to the relay: messages, channels, reactions", Main: cli.Main},
