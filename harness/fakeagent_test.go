@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"buzzbox/internal/jsonrpc"
 )
@@ -131,6 +132,18 @@ func fakeAgent(mode string) int {
 				out.Write([]byte("\xff\xfe not utf-8\n"))
 				<-pctx.Done()
 				return map[string]any{"stopReason": "cancelled"}, nil
+			case "gate":
+				marker := os.Getenv(envFakeMarker)
+				for {
+					if _, err := os.Stat(marker); err == nil {
+						break
+					}
+					select {
+					case <-pctx.Done():
+						return map[string]any{"stopReason": "cancelled"}, nil
+					case <-time.After(10 * time.Millisecond):
+					}
+				}
 			case "slow":
 				<-pctx.Done()
 				return map[string]any{"stopReason": "cancelled"}, nil

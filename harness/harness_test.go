@@ -81,4 +81,3 @@ func TestMentionBecomesPrompt(t *testing.T) {
 		t.Errorf("%d prompts; want 1", n)
 	}
 }
-

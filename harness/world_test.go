@@ -212,3 +212,20 @@ func (w *world) count(method string) int {
 	}
 	return n
 }
+
+// seenReactions counts live 👀 reactions by the agent.
+func (w *world) seenReactions() int {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	evs, err := w.io.query(ctx, nostr.Filter{Kinds: []int{7}, Authors: []string{w.agent.Public().Hex()}})
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, e := range evs {
+		if e.Content == emojiSeen {
+			n++
+		}
+	}
+	return n
+}

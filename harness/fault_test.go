@@ -1,0 +1,152 @@
+package harness
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func (w *world) pids() map[int]bool {
+	out := map[int]bool{}
+	for _, l := range w.agentLog() {
+		if l.Method == "initialize" {
+			out[l.Pid] = true
+		}
+	}
+	return out
+}
+
+func promptHas(prompts []string, s string) int {
+	n := 0
+	for _, p := range prompts {
+		if strings.Contains(p, s) {
+			n++
+		}
+	}
+	return n
+}
+
+func TestAgentDiesMidTurn(t *testing.T) {
+	w := newWorld(t)
+	marker := filepath.Join(t.TempDir(), "died")
+	w.startHarness(w.harnessEnv("die", envFakeMarker+"="+marker))
+	ev := w.mention("first")
+	waitFor(t, "the event retried on a new agent", 20*time.Second, func() bool {
+		return len(w.pids()) >= 2 && promptHas(w.prompts(), ev.ID) >= 2 && w.count("permission-answer") >= 1
+	})
+	ev2 := w.mention("second")
+	waitFor(t, "the next event", 20*time.Second, func() bool { return promptHas(w.prompts(), ev2.ID) == 1 && w.count("permission-answer") >= 2 })
+}
+
+func TestIdleTimeoutCancels(t *testing.T) {
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("hang"), "--idle-timeout", "1", "--max-turn-duration", "60")
+	w.mention("never answered")
+	waitFor(t, "session/cancel and a respawned agent", 30*time.Second, func() bool {
+		return w.count("session/cancel") >= 1 && len(w.pids()) >= 2
+	})
+}
+
+func TestBadFramesTearDown(t *testing.T) {
+	for _, mode := range []string{"oversize", "garbage"} {
+		t.Run(mode, func(t *testing.T) {
+			w := newWorld(t)
+			w.startHarness(w.harnessEnv(mode))
+			w.mention("provoke")
+			waitFor(t, "a respawned agent", 30*time.Second, func() bool { return len(w.pids()) >= 2 })
+		})
+	}
+}
+
+func TestQueuedEventsBatch(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.startHarness(w.harnessEnv("gate", envFakeMarker+"="+gate), "--multiple-event-handling", "queue")
+	w.mention("first")
+	waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	w.mention("a")
+	w.mention("b")
+	w.mention("c")
+	// The three wait behind the running turn; give the relay time to deliver them.
+	waitFor(t, "three queued 👀", 10*time.Second, func() bool { return w.seenReactions() >= 3 })
+	os.WriteFile(gate, nil, 0o600)
+	waitFor(t, "batched prompt", 15*time.Second, func() bool { return len(w.prompts()) == 2 })
+	p := w.prompts()[1]
+	if !strings.Contains(p, "[Buzz events — 3 events]") || !(strings.Index(p, "Content: a") < strings.Index(p, "Content: b") && strings.Index(p, "Content: b") < strings.Index(p, "Content: c")) {
+		t.Errorf("batched prompt:\n%s", p)
+	}
+}
+
+func TestSteerWithoutNativeSteering(t *testing.T) {
+	for _, tc := range []struct{ handling, prior, latest string }{
+		{"steer", "[What you were working on]", "[New message — arrived while you were working]"},
+		{"interrupt", "[Previous request — interrupted before completion]", "[New request — supersedes previous]"},
+	} {
+		t.Run(tc.handling, func(t *testing.T) {
+			w := newWorld(t)
+			gate := filepath.Join(t.TempDir(), "gate")
+			w.startHarness(w.harnessEnv("gate", envFakeMarker+"="+gate), "--multiple-event-handling", tc.handling)
+			w.mention("first")
+			waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+			w.mention("second")
+			waitFor(t, "merged prompt", 15*time.Second, func() bool { return len(w.prompts()) >= 2 })
+			p := w.prompts()[1]
+			if !strings.Contains(p, tc.prior) || !strings.Contains(p, tc.latest) || w.count("session/cancel") < 1 {
+				t.Errorf("merged prompt (cancels %d):\n%s", w.count("session/cancel"), p)
+			}
+			os.WriteFile(gate, nil, 0o600)
+		})
+	}
+}
+
+func TestNativeSteer(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.startHarness(w.harnessEnv("gate", envFakeMarker+"="+gate, envFakeSteering+"=1"))
+	w.mention("first")
+	waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	w.mention("second")
+	waitFor(t, "_session/steering", 15*time.Second, func() bool { return w.count("_session/steering") == 1 })
+	os.WriteFile(gate, nil, 0o600)
+	waitFor(t, "turn end", 15*time.Second, func() bool { return w.count("permission-answer") == 1 })
+	if n := w.count("session/cancel"); n != 0 {
+		t.Errorf("%d session/cancel; a native steer must not cancel", n)
+	}
+}
+
+func TestOwnerCommands(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	stop := w.startHarness(w.harnessEnv("gate", envFakeMarker+"="+gate), "--multiple-event-handling", "queue")
+	w.mention("work")
+	waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	w.mention("!cancel")
+	waitFor(t, "cancel", 15*time.Second, func() bool { return w.count("session/cancel") == 1 })
+	os.WriteFile(gate, nil, 0o600)
+	w.mention("after cancel")
+	waitFor(t, "next prompt", 15*time.Second, func() bool { return len(w.prompts()) == 2 })
+	if promptHas(w.prompts(), "!cancel") != 0 {
+		t.Errorf("!cancel was forwarded to the agent")
+	}
+	news := w.count("session/new")
+	w.mention("!rotate")
+	w.mention("after rotate")
+	waitFor(t, "prompt after rotate", 15*time.Second, func() bool { return len(w.prompts()) == 3 })
+	if w.count("session/new") != news+1 {
+		t.Errorf("session/new count %d; want %d after !rotate", w.count("session/new"), news+1)
+	}
+	w.mention("!shutdown")
+	done := make(chan error, 1)
+	go func() { done <- stop() }()
+	// !shutdown ends run by itself; stop only collects the result.
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("harness after !shutdown: %v", err)
+		}
+	case <-time.After(40 * time.Second):
+		t.Fatal("harness still running after !shutdown")
+	}
+}
