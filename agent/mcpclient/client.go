@@ -6,9 +6,12 @@
 // "server__tool" names, enforces the caps, hides "_" hook tools from the
 // model and restarts dead servers lazily with exponential backoff.
 //
+// Both MCP eras are spoken on stdio: a server/discover probe selects the
+// handshake-free 2026-07-28 revision when the server offers it, else the
+// legacy handshake runs. HTTP servers use the legacy handshake.
+//
 // It does not implement resources, prompts, sampling, roots or elicitation:
-// server requests other than ping are answered -32601. It does not probe the
-// 2026-07-28 server/discover.
+// server requests other than ping are answered -32601.
 package mcpclient
 
 import (
@@ -67,11 +70,26 @@ type Client struct {
 	name string
 	t    transport
 	log  *slog.Logger
+	// meta is the per-request _meta of the modern protocol; nil in legacy mode.
+	meta map[string]any
 }
 
-// handshake initialises the server and returns its tools.
-func handshake(ctx context.Context, name string, t transport, timeout time.Duration, log *slog.Logger) (*Client, []Tool, error) {
+// handshake initialises the server and returns its tools. On stdio it
+// first probes server/discover (2026-07-28): a discover result that lists
+// that version selects the modern, handshake-free mode; any error or
+// silence within the probe timeout selects the legacy initialize.
+func handshake(ctx context.Context, name string, t transport, timeout time.Duration, probe bool, log *slog.Logger) (*Client, []Tool, error) {
 	c := &Client{name: name, t: t, log: log}
+	if probe && c.discover(ctx, min(timeout, discoverTimeout)) {
+		log.Debug("mcp server speaks the modern protocol", "version", modernVersion)
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		tools, err := c.listTools(lctx)
+		if err != nil {
+			return nil, nil, fmt.Errorf("list_tools %s: %w", name, timeoutErr(lctx, err, timeout))
+		}
+		return c, tools, nil
+	}
 	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var init struct {
@@ -80,7 +98,7 @@ func handshake(ctx context.Context, name string, t transport, timeout time.Durat
 	params := map[string]any{
 		"protocolVersion": protocolVersion,
 		"capabilities":    map[string]any{},
-		"clientInfo":      map[string]any{"name": "buzz-agent", "version": "1"},
+		"clientInfo":      clientInfo,
 	}
 	if err := t.call(ictx, "initialize", params, &init, nil); err != nil {
 		return nil, nil, fmt.Errorf("init %s: %w", name, timeoutErr(ictx, err, timeout))
@@ -97,6 +115,48 @@ func handshake(ctx context.Context, name string, t transport, timeout time.Durat
 	return c, tools, nil
 }
 
+var clientInfo = map[string]string{"name": "buzz-agent", "version": "1"}
+
+// discover sends server/discover and reports whether the server speaks
+// the modern revision; then every later request carries the modern _meta.
+func (c *Client) discover(ctx context.Context, d time.Duration) bool {
+	meta := map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    modernVersion,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         clientInfo,
+	}
+	dctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var res struct {
+		SupportedVersions []string `json:"supportedVersions"`
+	}
+	if err := c.t.call(dctx, "server/discover", map[string]any{"_meta": meta}, &res, nil); err != nil {
+		return false
+	}
+	for _, v := range res.SupportedVersions {
+		if v == modernVersion {
+			c.meta = meta
+			return true
+		}
+	}
+	return false
+}
+
+// params adds the modern _meta to a request's params when it applies.
+func (c *Client) params(p map[string]any) any {
+	if c.meta == nil {
+		if len(p) == 0 {
+			return nil
+		}
+		return p
+	}
+	if p == nil {
+		p = map[string]any{}
+	}
+	p["_meta"] = c.meta
+	return p
+}
+
 func timeoutErr(ctx context.Context, err error, d time.Duration) error {
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		return fmt.Errorf("timeout after %ds", int(d.Seconds()))
@@ -108,10 +168,11 @@ func (c *Client) listTools(ctx context.Context) ([]Tool, error) {
 	var all []Tool
 	cursor := ""
 	for page := 0; page < maxListPages; page++ {
-		var params any
+		p := map[string]any{}
 		if cursor != "" {
-			params = map[string]string{"cursor": cursor}
+			p["cursor"] = cursor
 		}
+		params := c.params(p)
 		var res struct {
 			Tools      []Tool `json:"tools"`
 			NextCursor string `json:"nextCursor"`
@@ -139,7 +200,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	}
 	var id json.RawMessage
 	var res Result
-	err := c.t.call(ctx, "tools/call", params, &res, func(i json.RawMessage) { id = i })
+	err := c.t.call(ctx, "tools/call", c.params(params), &res, func(i json.RawMessage) { id = i })
 	if err == nil {
 		return &res, nil
 	}

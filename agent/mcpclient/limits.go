@@ -25,6 +25,13 @@ const (
 // legacy-era one; any counter-offer is accepted).
 const protocolVersion = "2025-11-25"
 
+// modernVersion is the handshake-free MCP revision probed with server/discover.
+const modernVersion = "2026-07-28"
+
+// discoverTimeout bounds the server/discover probe; a legacy server that
+// stays silent costs at most this before the initialize handshake.
+const discoverTimeout = 2 * time.Second
+
 // restartForever is how far a server that used up its restarts is pushed
 // into the future.
 const restartForever = 24 * time.Hour

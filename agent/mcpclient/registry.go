@@ -262,7 +262,8 @@ func (r *Registry) start(ctx context.Context, sp Spec) (*Client, []Tool, error) 
 	default:
 		return nil, nil, fmt.Errorf("init %s: unsupported MCP transport %q", sp.Name, sp.Type)
 	}
-	c, tools, err := handshake(ctx, sp.Name, t, r.opts.InitTimeout, log)
+	_, isStdio := t.(*stdioTransport)
+	c, tools, err := handshake(ctx, sp.Name, t, r.opts.InitTimeout, isStdio, log)
 	if err != nil {
 		t.close(false)
 		return nil, nil, err

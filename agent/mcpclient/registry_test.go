@@ -340,3 +340,23 @@ func TestHookSecondTimeoutKills(t *testing.T) {
 		t.Error("second consecutive hook timeout left the server alive")
 	}
 }
+
+// TestDualEraAgainstGoSDKStdio: the official Go SDK server answers
+// server/discover, so the client runs the modern handshake-free protocol;
+// our own fake answers -32601 and gets the legacy handshake.
+func TestDualEraAgainstGoSDKStdio(t *testing.T) {
+	r := newRegistry(t, testOpts(t), fakeSpec(t, "modern", "FAKE_MCP_GOSDK=1"), fakeSpec(t, "legacy"))
+	if r.servers[0].client.meta == nil {
+		t.Error("go-sdk server: legacy mode; want modern after server/discover")
+	}
+	if r.servers[1].client.meta != nil {
+		t.Error("fake server: modern mode; want legacy")
+	}
+	res, err := r.Call(context.Background(), "modern__shout", json.RawMessage(`{"text":"hey"}`), 5*time.Second)
+	if err != nil || resultText(res) != "hey!" {
+		t.Fatalf("shout = %+v, %v", res, err)
+	}
+	if res, err := r.Call(context.Background(), "legacy__echo", json.RawMessage(`{"text":"old"}`), 5*time.Second); err != nil || resultText(res) != "old" {
+		t.Fatalf("echo = %+v, %v", res, err)
+	}
+}

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // EnvSwitch marks a test-binary child that must act as the fake server.
@@ -63,8 +65,27 @@ func Main(stdin io.Reader, stdout io.Writer, environ []string) int {
 			os.WriteFile(f.get("GRANDCHILD_PID_FILE"), []byte(strconv.Itoa(cmd.Process.Pid)), 0o644)
 		}
 	}
+	if f.on("GOSDK") {
+		return goSDKServer()
+	}
 	f.conn = jsonrpc.NewConn(stdin, stdout, jsonrpc.Options{})
 	if err := f.conn.Serve(context.Background(), f.handle); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// goSDKServer serves one tool with the official Go SDK, a dual-era server
+// (legacy initialize and 2026-07-28 server/discover).
+func goSDKServer() int {
+	srv := mcp.NewServer(&mcp.Implementation{Name: "gosdk", Version: "1"}, nil)
+	type in struct {
+		Text string `json:"text"`
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "shout", Description: "appends !"}, func(ctx context.Context, req *mcp.CallToolRequest, a in) (*mcp.CallToolResult, any, error) {
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: a.Text + "!"}}}, nil, nil
+	})
+	if err := srv.Run(context.Background(), &mcp.StdioTransport{}); err != nil {
 		return 1
 	}
 	return 0
