@@ -427,3 +427,16 @@ func TestSteerRejections(t *testing.T) {
 		}
 	}
 }
+
+func TestInvalidUTF8FrameKillsAgent(t *testing.T) {
+	c := startAgent(t, nil)
+	go c.sendRaw("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"x\":\"\xff\xfe\"}}")
+	for f := range c.frames {
+		t.Errorf("agent replied to a non-UTF-8 frame: %s", f.raw)
+	}
+	code := <-c.exit
+	c.exit <- code
+	if code == 0 {
+		t.Error("exit code 0 after a non-UTF-8 frame")
+	}
+}

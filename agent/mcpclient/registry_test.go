@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -22,7 +23,34 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mcptest.EnvSwitch) == "1" {
 		os.Exit(mcptest.Main(os.Stdin, os.Stdout, os.Environ()))
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	if code == 0 {
+		if leaked := leakedGoroutines(); leaked != "" {
+			fmt.Fprintf(os.Stderr, "goroutines started by buzzbox outlived the tests:\n%s\n", leaked)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// leakedGoroutines waits briefly for goroutines created by our code to end
+// and returns the stacks of those that did not.
+func leakedGoroutines() string {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		buf := make([]byte, 4<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		var ours []string
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "created by buzzbox/") {
+				ours = append(ours, g)
+			}
+		}
+		if len(ours) == 0 || time.Now().After(deadline) {
+			return strings.Join(ours, "\n\n")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // fakeSpec returns a spec that runs this test binary as the fake server.
