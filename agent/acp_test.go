@@ -2,6 +2,7 @@ package agent
 
 import (
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -112,7 +113,7 @@ func TestPromptOverMaxPromptBytesRejected(t *testing.T) {
 
 func TestOversizedLineKillsAgent(t *testing.T) {
 	c := startAgent(t, nil, "BUZZ_AGENT_MAX_LINE_BYTES=1024")
-	go c.sendRaw(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", 4096) + `"}}`)
+	go io.WriteString(c.in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", 4096) + `"}}`+"\n") // may fail once the agent is gone
 	for f := range c.frames {
 		t.Errorf("agent replied to an oversize line: %s", f.raw)
 	}
@@ -430,7 +431,7 @@ func TestSteerRejections(t *testing.T) {
 
 func TestInvalidUTF8FrameKillsAgent(t *testing.T) {
 	c := startAgent(t, nil)
-	go c.sendRaw("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"x\":\"\xff\xfe\"}}")
+	go io.WriteString(c.in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"x\":\"\xff\xfe\"}}"+"\n") // may fail once the agent is gone
 	for f := range c.frames {
 		t.Errorf("agent replied to a non-UTF-8 frame: %s", f.raw)
 	}
