@@ -113,7 +113,7 @@ func TestPromptOverMaxPromptBytesRejected(t *testing.T) {
 
 func TestOversizedLineKillsAgent(t *testing.T) {
 	c := startAgent(t, nil, "BUZZ_AGENT_MAX_LINE_BYTES=1024")
-	go io.WriteString(c.in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", 4096) + `"}}`+"\n") // may fail once the agent is gone
+	go io.WriteString(c.in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"`+strings.Repeat("a", 4096)+`"}}`+"\n") // may fail once the agent is gone
 	for f := range c.frames {
 		t.Errorf("agent replied to an oversize line: %s", f.raw)
 	}
