@@ -88,6 +88,7 @@ func corpus(t *testing.T) (dir, home string) {
 		"c.c":                                  "int foo(void);\n",
 		"h.hpp":                                "int foo();\n",
 		"words.txt":                            "foo foo,foo xfoo foo_ foo\n-foo- (foo) foo.bar\nnotfoo\nFOO Foo fOO\n\nlast\n",
+		"docs/fold.txt":                        "the \u212aind of thing\n\u017fome \u017ftring\nKIND plain\nkinder\nstrinG\n",
 		"ctx.txt":                              "a1\nfoo\nb\nc\nd\nfoo\ne\nf\ng\nh\nfoo\nfoo\ni\nj\nk\nl\nm\nfoo\n",
 	}
 	for name, body := range files {
@@ -265,6 +266,13 @@ var compareCases = []string{
 	"foo --sort path src/",
 	"foo --sort path docs/linkdir",
 	"-in foo README.md",
+	"-i kind docs/fold.txt",
+	"-i string docs/fold.txt",
+	"-i -c kind --sort path",
+	"-i -w kind docs/fold.txt",
+	"-S Kind docs/fold.txt",
+	"-i func --sort path src",
+	"-i -v kind docs/fold.txt",
 	"--max-count=1 --context=1 foo ctx.txt",
 	"--glob=*.md foo --sort=path",
 	"-A 1 -B 0 foo ctx.txt",

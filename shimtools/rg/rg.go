@@ -354,14 +354,10 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 			if quit.Load() {
 				return false
 			}
-			f, err := os.Open(abs(env.Dir, e.Path))
+			f, size, err := search.Open(abs(env.Dir, e.Path))
 			if err != nil {
 				report(walk.Message(e.Path, err))
 				return true
-			}
-			size := int64(-1)
-			if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
-				size = fi.Size()
 			}
 			cont := searchOne(e.Path, e.Explicit, wi, f, size)
 			f.Close()
@@ -417,12 +413,19 @@ func listFiles(ctx context.Context, o *options, wo walk.Options, out *bufio.Writ
 	return 1
 }
 
+// abs resolves p against dir; relative paths stay relative when dir is the
+// process's own working directory (cwd), which saves a join per file.
 func abs(dir, p string) string {
-	if filepath.IsAbs(p) || dir == "" {
+	if filepath.IsAbs(p) || dir == "" || dir == cwd() {
 		return p
 	}
 	return filepath.Join(dir, p)
 }
+
+var cwd = sync.OnceValue(func() string {
+	d, _ := os.Getwd()
+	return d
+})
 
 func isDir(p string) bool {
 	fi, err := os.Stat(p)

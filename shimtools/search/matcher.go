@@ -14,6 +14,7 @@ import (
 	"regexp/syntax"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // MatcherOptions say how patterns are compiled. The zero value compiles
@@ -35,8 +36,14 @@ type Matcher struct {
 	// req is a literal every match contains, used to skip to candidate
 	// lines before the regular expression runs; nil when none is known.
 	req []byte
+	// fold, when req is nil, finds candidate positions for a literal
+	// matched case-insensitively.
+	fold *foldFinder
 	// any is set when the pattern matches every line (an empty pattern).
 	any bool
+	// word requires a non-word character (Unicode) or a line end on each
+	// side of a match (-w); Go's \b only knows ASCII.
+	word bool
 }
 
 // ErrNewline reports a pattern that can only match across lines.
@@ -63,8 +70,6 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 	}
 	if o.Line {
 		src = "^(?:" + src + ")$"
-	} else if o.Word {
-		src = `\b(?:` + src + `)\b`
 	}
 	flags := syntax.Perl &^ syntax.OneLine
 	if fold {
@@ -84,17 +89,22 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 		return nil, err
 	}
 	tree = tree.Simplify()
-	m := &Matcher{}
-	if tree.Op == syntax.OpEmptyMatch {
+	m := &Matcher{word: o.Word && !o.Line}
+	if tree.Op == syntax.OpEmptyMatch && !m.word {
 		m.any = true
 		return m, nil
 	}
-	if tree.Op == syntax.OpLiteral && tree.Flags&syntax.FoldCase == 0 {
+	if tree.Op == syntax.OpLiteral && tree.Flags&syntax.FoldCase == 0 && !m.word {
 		m.lit = []byte(string(tree.Rune))
 		m.req = m.lit
 		return m, nil
 	}
 	m.req = requiredLiteral(tree)
+	if m.req == nil {
+		if lit := foldLiteral(tree); len(lit) > 0 {
+			m.fold, _ = newFoldFinder(lit)
+		}
+	}
 	re, err := regexp.Compile(tree.String())
 	if err != nil {
 		return nil, err
@@ -260,23 +270,110 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 				return 0, 0, false
 			}
 			s, e := lineBounds(buf, pos+i)
-			if m.re == nil || m.re.Match(buf[s:e]) {
+			if m.lineOK(buf[s:e]) {
 				return s, e, true
 			}
 			pos = e + 1
 		}
 		return 0, 0, false
 	}
-	loc := m.re.FindIndex(buf)
-	if loc == nil {
+	if m.fold != nil {
+		sc := m.fold.scanner(buf)
+		for p := sc.next(0); p >= 0; {
+			if !m.fold.at(buf, p) && !(m.fold.ks && m.fold.maybeFolded(buf, p)) {
+				p = sc.next(p + 1)
+				continue
+			}
+			s, e := lineBounds(buf, p)
+			if m.lineOK(buf[s:e]) {
+				return s, e, true
+			}
+			p = sc.next(e + 1)
+		}
 		return 0, 0, false
 	}
-	if loc[0] == len(buf) && buf[len(buf)-1] == '\n' {
-		// An empty match after the final terminator is not on a line.
-		return 0, 0, false
+	pos := 0
+	for pos <= len(buf) {
+		loc := m.re.FindIndex(buf[pos:])
+		if loc == nil {
+			return 0, 0, false
+		}
+		at := pos + loc[0]
+		if at == len(buf) && len(buf) > 0 && buf[len(buf)-1] == '\n' {
+			// An empty match after the final terminator is not on a line.
+			return 0, 0, false
+		}
+		s, e := lineBounds(buf, at)
+		if !m.word || m.lineOK(buf[s:e]) {
+			return s, e, true
+		}
+		pos = e + 1
 	}
-	s, e := lineBounds(buf, loc[0])
-	return s, e, true
+	return 0, 0, false
+}
+
+// lineOK confirms a candidate line (no terminator).
+func (m *Matcher) lineOK(line []byte) bool {
+	if m.word {
+		found := false
+		m.eachWord(line, func(int, int) bool { found = true; return false })
+		return found
+	}
+	return m.re == nil || m.re.Match(line)
+}
+
+// eachWord reports the matches of the pattern that stand as whole words,
+// retrying one position later after a match that does not.
+func (m *Matcher) eachWord(line []byte, fn func(start, end int) bool) {
+	pos := 0
+	for pos <= len(line) {
+		var s, e int
+		if m.re == nil {
+			i := bytes.Index(line[pos:], m.lit)
+			if i < 0 {
+				return
+			}
+			s, e = pos+i, pos+i+len(m.lit)
+		} else {
+			loc := m.re.FindIndex(line[pos:])
+			if loc == nil {
+				return
+			}
+			s, e = pos+loc[0], pos+loc[1]
+		}
+		startOK := s == 0 || !isWordRune(lastRune(line[:s]))
+		endOK := e == len(line) || !isWordAt(line, e)
+		if startOK && endOK {
+			if !fn(s, e) {
+				return
+			}
+			if e > s {
+				pos = e
+				continue
+			}
+		}
+		if s >= len(line) {
+			return
+		}
+		_, n := utf8.DecodeRune(line[s:])
+		pos = s + n
+	}
+}
+
+func isWordAt(line []byte, i int) bool {
+	r, _ := utf8.DecodeRune(line[i:])
+	return isWordRune(r)
+}
+
+func lastRune(b []byte) rune {
+	r, _ := utf8.DecodeLastRune(b)
+	return r
+}
+
+// isWordRune is Unicode's \w as ripgrep uses it: letters, marks, decimal
+// digits and connector punctuation.
+func isWordRune(r rune) bool {
+	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r) || unicode.Is(unicode.Pc, r)
 }
 
 // MatchLine reports whether line (no terminator) matches.
@@ -287,16 +384,20 @@ func (m *Matcher) MatchLine(line []byte) bool {
 	if m.req != nil && bytes.Index(line, m.req) < 0 {
 		return false
 	}
-	if m.re == nil {
-		return true
+	if m.fold != nil && !m.fold.anyIn(line) {
+		return false
 	}
-	return m.re.Match(line)
+	return m.lineOK(line)
 }
 
 // Each calls fn with the bounds of every match in line (no terminator),
 // left to right, stopping when fn returns false. Empty matches are
 // reported as ripgrep reports them (at most one per position).
 func (m *Matcher) Each(line []byte, fn func(start, end int) bool) {
+	if m.word {
+		m.eachWord(line, fn)
+		return
+	}
 	if m.any {
 		fn(0, 0)
 		return
@@ -326,4 +427,13 @@ func (m *Matcher) Each(line []byte, fn func(start, end int) bool) {
 			return
 		}
 	}
+}
+
+func hasNonASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
 }

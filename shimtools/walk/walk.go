@@ -140,6 +140,23 @@ type job struct {
 
 type fileID struct{ dev, ino uint64 }
 
+// dirent is one directory entry: its name and type bits (fs.ModeDir,
+// fs.ModeSymlink, 0 for a regular file, fs.ModeIrregular otherwise).
+type dirent struct {
+	name string
+	typ  fs.FileMode
+}
+
+// unwrapPath drops the *fs.PathError wrapping, whose path and operation
+// the caller prints its own way.
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
 func (w *walker) walkRoot(root string, implicit bool) {
 	w.implicit = implicit
 	fi, err := os.Stat(w.abs(root))
@@ -269,27 +286,21 @@ func (w *walker) process(j job, worker int, sorted bool, out func(job)) {
 	if full == "" {
 		full = "."
 	}
-	f, err := os.Open(w.abs(full))
-	if err != nil {
-		w.report(w.errPath(j.path), err)
-		return
-	}
-	ents, err := f.ReadDir(-1)
-	f.Close()
+	ents, err := readDir(w.abs(full))
 	if err != nil && len(ents) == 0 {
-		w.report(w.errPath(j.path), err)
+		w.report(w.errPath(j.path), unwrapPath(err))
 		return
 	}
 	if sorted {
-		sort.Slice(ents, func(a, b int) bool { return ents[a].Name() < ents[b].Name() })
+		sort.Slice(ents, func(a, b int) bool { return ents[a].name < ents[b].name })
 	}
 	dir := j.dir
 	if !w.o.NoIgnore {
 		names := make(map[string]bool, 4)
 		for _, e := range ents {
-			switch e.Name() {
+			switch e.name {
 			case ".gitignore", ".ignore", ".rgignore", ".git":
-				names[e.Name()] = true
+				names[e.name] = true
 			}
 		}
 		if len(names) > 0 || j.dir == nil {
@@ -301,13 +312,13 @@ func (w *walker) process(j job, worker int, sorted bool, out func(job)) {
 		if w.stopped() {
 			return
 		}
-		name := e.Name()
+		name := e.name
 		path := join(j.path, name)
 		rel := name
 		if j.rel != "" {
 			rel = j.rel + "/" + name
 		}
-		typ := e.Type()
+		typ := e.typ
 		isDir := typ.IsDir()
 		isLink := typ&fs.ModeSymlink != 0
 		var linkInfo fs.FileInfo
@@ -496,8 +507,18 @@ func (w *walker) runParallel(start job) {
 					stack = append(stack, pending[k])
 				}
 				busy--
+				done := busy == 0 && len(stack) == 0
 				mu.Unlock()
-				cond.Broadcast()
+				// Wake sleepers only when there is work for them or the
+				// walk is over; a wake-up per directory costs futex calls.
+				switch {
+				case done || w.quit.Load():
+					cond.Broadcast()
+				case len(pending) == 1:
+					cond.Signal()
+				case len(pending) > 1:
+					cond.Broadcast()
+				}
 			}
 		}(i)
 	}

@@ -1,0 +1,194 @@
+package search
+
+import (
+	"bytes"
+	"regexp/syntax"
+	"unicode/utf8"
+)
+
+// commonBytes lists bytes from most to least frequent in source code and
+// prose; a prefilter scans for the rarest byte of a literal so that fewer
+// false candidates need checking. Bytes not listed count as rare.
+const commonBytes = " e\ntaoinsrlcdhu\tpm.f(),g_;=\"byw:/v-'*{}0[]1x>2<k#jq!z&|+"
+
+func rarity(b byte) int {
+	if b >= 'A' && b <= 'Z' {
+		// Upper case is rarer than lower case in code.
+		if i := bytes.IndexByte([]byte(commonBytes), b+'a'-'A'); i >= 0 {
+			return 40 + i
+		}
+	}
+	if i := bytes.IndexByte([]byte(commonBytes), b); i >= 0 {
+		return i
+	}
+	return 100
+}
+
+// foldFinder finds candidates for a case-insensitive literal: it scans
+// for one byte of it in both cases (memchr2 style) and leaves confirming
+// the match to the caller.
+type foldFinder struct {
+	lo, hi byte   // the scanned byte, lower and upper case (equal for non-letters)
+	off    int    // its first index in lit
+	lit    []byte // the literal, ASCII lower case
+	// ks is set when lit has 'k' or 's', whose folds include non-ASCII
+	// letters: a candidate that fails the byte check is then confirmed by
+	// the caller when its line has non-ASCII bytes.
+	ks bool
+}
+
+// newFoldFinder picks the byte to scan for in an ASCII literal matched
+// with Unicode simple folding. 'k' and 's' are skipped: they also fold to
+// non-ASCII letters (KELVIN SIGN, LONG S), which a byte scan would miss.
+func newFoldFinder(lit []rune) (*foldFinder, bool) {
+	best, bestRank := byte(0), 1<<30
+	low := make([]byte, len(lit))
+	ks := false
+	for i, r := range lit {
+		if r < utf8.RuneSelf {
+			b := byte(r)
+			if b >= 'A' && b <= 'Z' {
+				b += 'a' - 'A'
+			}
+			low[i] = b
+			ks = ks || b == 'k' || b == 's'
+		}
+	}
+	for _, r := range lit {
+		if r >= utf8.RuneSelf {
+			return nil, false
+		}
+		b := byte(r)
+		l := b
+		if b >= 'A' && b <= 'Z' {
+			l = b + 'a' - 'A'
+		}
+		if l == 'k' || l == 's' {
+			continue
+		}
+		rk := rarity(l)
+		if l >= 'a' && l <= 'z' {
+			rk += rarity(l-'a'+'A') / 4 // both cases are scanned
+		}
+		if rk < bestRank {
+			best, bestRank = l, rk
+		}
+	}
+	if bestRank == 1<<30 {
+		return nil, false
+	}
+	f := &foldFinder{lo: best, hi: best, lit: low, ks: ks, off: bytes.IndexByte(low, best)}
+	if best >= 'a' && best <= 'z' {
+		f.hi = best - 'a' + 'A'
+	}
+	return f, true
+}
+
+// scan iterates over the positions of the scanned byte (either case) in
+// buf, remembering the next position of each case so that no byte is
+// scanned twice.
+type scan struct {
+	f        *foldFinder
+	buf      []byte
+	nlo, nhi int // next position of lo / hi at or after the cursor; -1 none, -2 unknown
+}
+
+func (f *foldFinder) scanner(buf []byte) scan { return scan{f: f, buf: buf, nlo: -2, nhi: -2} }
+
+// next returns the first candidate at or after pos, or -1.
+func (sc *scan) next(pos int) int {
+	f := sc.f
+	if sc.nlo == -2 || (sc.nlo >= 0 && sc.nlo < pos) {
+		sc.nlo = indexFrom(sc.buf, pos, f.lo)
+	}
+	if f.lo == f.hi {
+		return sc.nlo
+	}
+	if sc.nhi == -2 || (sc.nhi >= 0 && sc.nhi < pos) {
+		sc.nhi = indexFrom(sc.buf, pos, f.hi)
+	}
+	switch {
+	case sc.nlo < 0:
+		return sc.nhi
+	case sc.nhi < 0:
+		return sc.nlo
+	}
+	return min(sc.nlo, sc.nhi)
+}
+
+func indexFrom(buf []byte, pos int, b byte) int {
+	if pos >= len(buf) {
+		return -1
+	}
+	i := bytes.IndexByte(buf[pos:], b)
+	if i < 0 {
+		return -1
+	}
+	return pos + i
+}
+
+// maybeFolded reports whether the bytes around a failed candidate at p
+// hold non-ASCII text, where a KELVIN SIGN or LONG S could stand for 'k'
+// or 's' (each at most three bytes for one).
+func (f *foldFinder) maybeFolded(buf []byte, p int) bool {
+	lo := max(p-f.off*3, 0)
+	hi := min(p+len(f.lit)*3, len(buf))
+	return hasNonASCII(buf[lo:hi])
+}
+
+// at reports whether the literal matches (ASCII case-insensitively) at the
+// candidate found at position p of buf.
+func (f *foldFinder) at(buf []byte, p int) bool {
+	st := p - f.off
+	if st < 0 || st+len(f.lit) > len(buf) {
+		return false
+	}
+	for j, c := range buf[st : st+len(f.lit)] {
+		if c >= 'A' && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != f.lit[j] {
+			return false
+		}
+	}
+	return true
+}
+
+// foldLiteral returns the longest ASCII case-folded literal every match of
+// t contains, if any.
+func foldLiteral(t *syntax.Regexp) []rune {
+	var best []rune
+	consider := func(s *syntax.Regexp) {
+		if s.Op == syntax.OpLiteral && s.Flags&syntax.FoldCase != 0 && len(s.Rune) > len(best) {
+			best = s.Rune
+		}
+	}
+	switch t.Op {
+	case syntax.OpLiteral:
+		consider(t)
+	case syntax.OpConcat:
+		for _, s := range t.Sub {
+			if s.Op == syntax.OpCapture && len(s.Sub) == 1 {
+				s = s.Sub[0]
+			}
+			consider(s)
+		}
+	case syntax.OpCapture:
+		if len(t.Sub) == 1 {
+			return foldLiteral(t.Sub[0])
+		}
+	}
+	return best
+}
+
+// anyIn reports whether line may hold the literal: a position passing the
+// byte check, or (for 'k'/'s') non-ASCII text near a candidate.
+func (f *foldFinder) anyIn(line []byte) bool {
+	sc := f.scanner(line)
+	for p := sc.next(0); p >= 0; p = sc.next(p + 1) {
+		if f.at(line, p) || (f.ks && f.maybeFolded(line, p)) {
+			return true
+		}
+	}
+	return false
+}
