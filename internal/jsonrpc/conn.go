@@ -34,6 +34,11 @@ type Options struct {
 	OversizeFatal bool
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
+	// BeforeRequest, when set, is called on the reader goroutine for each
+	// incoming request just before its handler goroutine starts. It lets a
+	// server order a request against notifications that follow it (an ACP
+	// session/cancel right after session/prompt). It must not block.
+	BeforeRequest func(req *Request)
 }
 
 // LineError reports an inbound frame that broke the framing rules.
@@ -333,6 +338,9 @@ func (c *Conn) dispatch(ctx context.Context, line []byte, h Handler, wg *sync.Wa
 	}
 	c.inflight[key] = cancel
 	c.mu.Unlock()
+	if c.opts.BeforeRequest != nil {
+		c.opts.BeforeRequest(req)
+	}
 	wg.Add(1)
 	// The handler goroutine ends when h returns; h must honour rctx.
 	go func() {

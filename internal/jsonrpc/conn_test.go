@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -323,4 +324,35 @@ func TestCallTrackReportsID(t *testing.T) {
 	cw.Close()
 	sw.Close()
 	<-done
+}
+
+func TestBeforeRequestRunsInOrderWithNotifications(t *testing.T) {
+	var order []string
+	in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"slow"}` + "\n" + `{"jsonrpc":"2.0","method":"note"}` + "\n")
+	var out strings.Builder
+	c := NewConn(in, &syncWriter{w: &out}, Options{BeforeRequest: func(req *Request) { order = append(order, "before "+req.Method) }})
+	err := c.Serve(context.Background(), func(ctx context.Context, req *Request) (any, error) {
+		if req.IsNotification() {
+			order = append(order, "notify "+req.Method)
+		}
+		return nil, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(order, ","); got != "before slow,notify note" {
+		t.Errorf("order = %s", got)
+	}
+}
+
+// syncWriter serialises writes for tests that share a builder.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
 }
