@@ -7,8 +7,8 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip11"
 )
 
-// supportedNIPs are the NIPs the NIP-11 document names.
-var supportedNIPs = []any{1, 9, 11, 29, 40, 42, 45, 70, 98}
+// supportedNIPs returns the NIPs the NIP-11 document names.
+func supportedNIPs() []any { return []any{1, 9, 11, 29, 40, 42, 45, 70, 98} }
 
 // infoDoc is the NIP-11 document plus where the HTTP bridge and git
 // hosting live.
@@ -31,7 +31,7 @@ func (r *Relay) serveInfo(w http.ResponseWriter, req *http.Request) {
 			Name:          "buzz-relay",
 			Description:   "workspace relay: channels (NIP-29 style), HTTP bridge, git hosting",
 			PubKey:        r.pubkey,
-			SupportedNIPs: supportedNIPs,
+			SupportedNIPs: supportedNIPs(),
 			Software:      "buzzbox",
 			Version:       "1",
 			Limitation: &nip11.RelayLimitationDocument{

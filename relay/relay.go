@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"buzzbox/nostrgit/nip98"
@@ -83,13 +84,14 @@ type Relay struct {
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
 
-	mu       sync.Mutex
-	url      string
-	conns    map[net.Conn]bool
-	stop     context.CancelFunc // set by Start
-	done     chan struct{}      // closed when Start's Serve returns
-	closeErr error
-	closed   bool
+	storeClosed atomic.Bool
+
+	mu     sync.Mutex
+	url    string
+	conns  map[net.Conn]bool
+	stop   context.CancelFunc // set by Start
+	done   chan struct{}      // closed when Start's Serve returns
+	closed bool
 }
 
 type internalKey struct{}
@@ -360,7 +362,7 @@ func (r *Relay) Close() error {
 	r.mu.Lock()
 	if r.closed {
 		r.mu.Unlock()
-		return r.closeErr
+		return nil
 	}
 	r.closed = true
 	r.mu.Unlock()
@@ -369,6 +371,7 @@ func (r *Relay) Close() error {
 		<-r.done
 	}
 	r.closeConns()
+	r.storeClosed.Store(true)
 	r.store.Close()
 	return nil
 }
