@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -327,4 +328,24 @@ func without(tags nostr.Tags, key string) nostr.Tags {
 		}
 	}
 	return out
+}
+
+func TestSeenCacheConcurrent(t *testing.T) {
+	c := NewSeenCache(0, 0)
+	var wg sync.WaitGroup
+	wins := make(chan bool, 64)
+	for range 64 {
+		wg.Go(func() { wins <- c.Claim("same", t0) }) // each claims once and returns
+	}
+	wg.Wait()
+	close(wins)
+	n := 0
+	for w := range wins {
+		if w {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Errorf("%d concurrent claims of one id won; want exactly 1", n)
+	}
 }
