@@ -1,0 +1,124 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/testexe"
+)
+
+// TestEndToEnd runs the real chain: relay → harness → buzz-agent (against
+// a loopback fake LLM) → buzz-dev-mcp shell → `buzz messages send` → relay.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	exe := testexe.Path(t)
+	w := newWorld(t)
+	bin := t.TempDir()
+	if err := os.Symlink(exe, filepath.Join(bin, "buzz")); err != nil {
+		t.Fatal(err)
+	}
+	replyTo := regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+	var calls atomic.Int32
+	llm := llmtest.New(t)
+	llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		msgs, _ := req["messages"].([]any)
+		if len(msgs) > 0 {
+			if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] == "tool" {
+				return llmtest.Reply{Text: "sent"}
+			}
+		}
+		body, _ := json.Marshal(msgs)
+		m := replyTo.FindStringSubmatch(strings.ReplaceAll(string(body), `\u0060`, "`"))
+		if m == nil {
+			return llmtest.Reply{Text: "no anchor found"}
+		}
+		n := calls.Add(1)
+		cmd := "buzz messages send --channel " + m[1] + " --reply-to " + m[2] + " --content 'pong " + string(rune('0'+n)) + "'"
+		args, _ := json.Marshal(map[string]string{"command": cmd})
+		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+	})
+	env := w.harnessEnv("", "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
+		"OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL="+llm.URL, "HOME="+t.TempDir(),
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	env.Environ = withoutKey(env.Environ, envFakeAgent)
+	env.Exe = exe
+	cfg := []string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence"}
+	c, err := LoadConfig(cfg, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, c, env, testLogger(t), timing{}) }()
+	defer func() {
+		t.Log("stopping")
+		cancel()
+		defer t.Log("stopped")
+		select {
+		case <-errc:
+		case <-time.After(60 * time.Second):
+			t.Error("harness did not stop")
+		}
+	}()
+
+	mention := w.mention("ping")
+	var reply *nostr.Event
+	waitFor(t, "the agent's reply in the thread", 60*time.Second, func() bool {
+		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
+		for _, e := range evs {
+			if e.Tags.FindWithValue("e", mention.ID) != nil {
+				reply = e
+			}
+		}
+		return reply != nil
+	})
+	if !strings.HasPrefix(reply.Content, "pong") {
+		t.Errorf("reply content = %q", reply.Content)
+	}
+	// The prompt the model saw carried the sections in order.
+	first := string(llm.Bodies()[0])
+	// ([Workspace] rides only in a session-level system prompt, which
+	// needs an agent answering protocolVersion >= 2.)
+	for _, want := range []string{"[Base]", "[Context]", "[Buzz event: @mention]", "Event ID: " + mention.ID} {
+		if !strings.Contains(first, want) {
+			t.Errorf("model request lacks %q", want)
+		}
+	}
+	if strings.Index(first, "[Context]") > strings.Index(first, "[Buzz event") {
+		t.Errorf("[Context] comes after the event section")
+	}
+	t.Log("reply seen")
+	// Nothing sent twice: give the chain a moment to misbehave, then count.
+	waitFor(t, "reactions cleaned up", 20*time.Second, func() bool { return w.seenReactions() == 0 })
+	t.Log("reactions gone")
+	qctx, qcancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer qcancel()
+	evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}})
+	if len(evs) != 1 || calls.Load() != 1 {
+		t.Errorf("agent posted %d messages, model asked to send %d times; want 1 and 1", len(evs), calls.Load())
+	}
+}
+
+func withoutKey(environ []string, key string) []string {
+	var out []string
+	for _, kv := range environ {
+		if !strings.HasPrefix(kv, key+"=") {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
