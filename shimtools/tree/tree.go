@@ -53,6 +53,7 @@ import (
 	"buzzbox/shimtools/glob"
 	"buzzbox/shimtools/ignore"
 	"buzzbox/shimtools/passthru"
+	"buzzbox/shimtools/walk"
 )
 
 // Main is the tree identity's entry point.
@@ -244,7 +245,8 @@ func Run(ctx context.Context, args []string, env proc.Env) int {
 		return 2
 	}
 	out := bufio.NewWriterSize(env.Out(), outBufSize)
-	t := &lister{o: o, env: env, w: out, visited: map[fileKey]bool{}}
+	t := &lister{o: o, env: env, w: out, visited: map[fileKey]bool{}, needInfo: o.size || o.human || o.classify}
+	t.cwd, _ = os.Getwd()
 	code := t.run(ctx)
 	if err := out.Flush(); err != nil && code == 0 {
 		return 2
@@ -259,7 +261,10 @@ type lister struct {
 	dirs    int
 	files   int
 	visited map[fileKey]bool
-	failed  bool
+	cwd     string
+	// needInfo is set when entries need lstat (sizes, -F marks); names and
+	// types come from the directory listing alone otherwise.
+	needInfo bool
 }
 
 // node is one listed entry.
@@ -275,8 +280,10 @@ type node struct {
 	visible int // entries below that survive pruning (for --prune)
 }
 
+// abs resolves p against the working directory; when that is the
+// process's own, p is used as it is, which saves a join per entry.
 func (t *lister) abs(p string) string {
-	if filepath.IsAbs(p) || t.env.Dir == "" {
+	if filepath.IsAbs(p) || t.env.Dir == "" || t.env.Dir == t.cwd {
 		return p
 	}
 	return filepath.Join(t.env.Dir, p)
@@ -354,13 +361,13 @@ func (t *lister) ignoreFiles(parent *ignore.Dir, dir, rel string) *ignore.Dir {
 // read fills n.kids with the entries of directory n at depth (1 for a
 // root's children).
 func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
-	ents, err := os.ReadDir(t.abs(n.path))
-	if err != nil {
+	ents, err := walk.ReadDir(t.abs(n.path))
+	if err != nil && len(ents) == 0 {
 		n.note = "  [error opening dir]"
 		return
 	}
 	for _, e := range ents {
-		name := e.Name()
+		name := e.Name
 		if !t.o.all && strings.HasPrefix(name, ".") {
 			continue
 		}
@@ -368,19 +375,22 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 		if strings.HasSuffix(n.path, "/") {
 			p = n.path + name
 		}
-		fi, err := os.Lstat(t.abs(p))
-		if err != nil {
-			continue
+		k := &node{name: name, path: p}
+		if t.needInfo || e.Type == fs.ModeIrregular {
+			fi, err := os.Lstat(t.abs(p))
+			if err != nil {
+				continue
+			}
+			k.fi = fi
 		}
-		k := &node{name: name, path: p, fi: fi}
-		if fi.Mode()&fs.ModeSymlink != 0 {
+		if e.Type&fs.ModeSymlink != 0 {
 			k.link, _ = os.Readlink(t.abs(p))
 			if tfi, err := os.Stat(t.abs(p)); err == nil {
 				k.linkFi = tfi
 				k.isDir = tfi.IsDir()
 			}
 		} else {
-			k.isDir = fi.IsDir()
+			k.isDir = e.Type.IsDir()
 		}
 		krel := name
 		if rel != "" {
@@ -425,7 +435,9 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 			}
 			t.visited[key] = true
 		} else if t.o.follow {
-			t.visited[keyOf(k.fi)] = true
+			if fi, err := os.Stat(t.abs(k.path)); err == nil {
+				t.visited[keyOf(fi)] = true
+			}
 		}
 		var kig *ignore.Dir
 		krel := k.name

@@ -147,6 +147,25 @@ type dirent struct {
 	typ  fs.FileMode
 }
 
+// Dirent is one directory entry as ReadDir returns it.
+type Dirent struct {
+	Name string
+	// Type holds fs.ModeDir, fs.ModeSymlink, 0 for a regular file or
+	// fs.ModeIrregular for anything else.
+	Type fs.FileMode
+}
+
+// ReadDir lists a directory in the order the system returns it, with the
+// cheapest system calls the platform offers (getdents64 on Linux).
+func ReadDir(path string) ([]Dirent, error) {
+	ents, err := readDir(path)
+	out := make([]Dirent, len(ents))
+	for i, e := range ents {
+		out[i] = Dirent{Name: e.name, Type: e.typ}
+	}
+	return out, err
+}
+
 // unwrapPath drops the *fs.PathError wrapping, whose path and operation
 // the caller prints its own way.
 func unwrapPath(err error) error {
