@@ -1,0 +1,154 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/proc"
+	"buzzbox/internal/testexe"
+)
+
+func TestUpNeedsProvider(t *testing.T) {
+	var stderr strings.Builder
+	for _, tc := range []struct {
+		env  []string
+		want []string
+	}{
+		{nil, []string{"BUZZ_AGENT_PROVIDER", "ANTHROPIC_API_KEY", "OPENAI_COMPAT_MODEL"}},
+		{[]string{"BUZZ_AGENT_PROVIDER=anthropic"}, []string{"ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"}},
+		{[]string{"BUZZ_AGENT_PROVIDER=bogus"}, []string{"not supported"}},
+	} {
+		stderr.Reset()
+		dir := t.TempDir()
+		code := Up(context.Background(), nil, proc.Env{Environ: tc.env, Dir: dir, Stderr: &stderr})
+		if code != 2 {
+			t.Errorf("Up(%q) = %d; want 2", tc.env, code)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(stderr.String(), w) {
+				t.Errorf("Up(%q) stderr lacks %q:\n%s", tc.env, w, stderr.String())
+			}
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".buzz")); err == nil {
+			t.Errorf("Up without a provider created .buzz")
+		}
+	}
+}
+
+// TestUp runs `buzzbox up`, then the exact commands it prints.
+func TestUp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	exe := testexe.Path(t)
+	llm := llmtest.New(t)
+	var anchor = regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+	llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		msgs, _ := req["messages"].([]any)
+		if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] == "tool" {
+			return llmtest.Reply{Text: "done"}
+		}
+		b, _ := json.Marshal(msgs)
+		m := anchor.FindStringSubmatch(strings.ReplaceAll(string(b), `\u0060`, "`"))
+		if m == nil {
+			return llmtest.Reply{Text: "?"}
+		}
+		args, _ := json.Marshal(map[string]string{"command": "buzz messages send --channel " + m[1] + " --reply-to " + m[2] + " --content 'hello from the agent'"})
+		return llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+	})
+	bin := t.TempDir()
+	os.Symlink(exe, filepath.Join(bin, "buzz"))
+	dir := t.TempDir()
+	environ := []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
+		"OPENAI_COMPAT_BASE_URL=" + llm.URL, "HOME=" + t.TempDir(), "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	runUp := func() (lines chan string, stop func() int) {
+		pr, pw := io.Pipe()
+		ctx, cancel := context.WithCancel(context.Background())
+		code := make(chan int, 1)
+		go func() {
+			code <- Up(ctx, []string{"--listen", "127.0.0.1:0"}, proc.Env{Environ: environ, Dir: dir, Exe: exe, Stdout: pw, Stderr: t.Output()})
+			pw.Close()
+		}()
+		lines = make(chan string, 100)
+		go func() {
+			sc := bufio.NewScanner(pr)
+			for sc.Scan() {
+				lines <- sc.Text()
+			}
+			close(lines)
+		}()
+		return lines, func() int {
+			cancel()
+			select {
+			case c := <-code:
+				return c
+			case <-time.After(60 * time.Second):
+				t.Fatal("up did not stop on cancel")
+				return -1
+			}
+		}
+	}
+	lines, stop := runUp()
+	var send, get, npub string
+	deadline := time.After(60 * time.Second)
+	for send == "" || get == "" {
+		select {
+		case l := <-lines:
+			l = strings.TrimSpace(l)
+			switch {
+			case strings.Contains(l, " messages send "):
+				send = l
+			case strings.Contains(l, " messages get "):
+				get = l
+			case strings.HasPrefix(l, "buzzbox is up"):
+				npub = l[strings.LastIndex(l, " ")+1:]
+			}
+		case <-deadline:
+			t.Fatal("up printed no commands")
+		}
+	}
+	for _, f := range []string{upOwnerKey, upAgentKey} {
+		fi, err := os.Stat(filepath.Join(dir, ".buzz", f))
+		if err != nil || fi.Mode().Perm() != 0o600 {
+			t.Errorf("%s: %v mode %v; want 0600", f, err, fi.Mode())
+		}
+	}
+	sh := func(line string) string {
+		cmd := exec.Command("/bin/sh", "-c", line)
+		cmd.Dir = dir
+		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		return string(out)
+	}
+	sh(send)
+	waitFor(t, "the agent's reply via the printed read command", 60*time.Second, func() bool {
+		return strings.Contains(sh(get), "hello from the agent")
+	})
+	if c := stop(); c != 0 {
+		t.Errorf("up exited %d after cancel; want 0", c)
+	}
+	// A second run reuses the keys.
+	lines, stop = runUp()
+	for l := range lines {
+		if strings.HasPrefix(l, "buzzbox is up") {
+			if !strings.HasSuffix(l, npub) {
+				t.Errorf("second run agent %q; want %s", l, npub)
+			}
+			break
+		}
+	}
+	stop()
+}
