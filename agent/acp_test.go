@@ -441,3 +441,20 @@ func TestInvalidUTF8FrameKillsAgent(t *testing.T) {
 		t.Error("exit code 0 after a non-UTF-8 frame")
 	}
 }
+
+// TestCancelRightBehindPromptIsNotLost sends a prompt and its cancel in one
+// write: the cancel must reach the prompt even before its turn started.
+func TestCancelRightBehindPromptIsNotLost(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.SetFallback(llmtest.Reply{Hang: true})
+	c := startAgent(t, srv)
+	sid := c.newSession()
+	c.nextID++
+	prompt, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": "session/prompt", "params": map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "x"}}}})
+	cancel, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "method": "session/cancel", "params": map[string]any{"sessionId": sid}})
+	c.sendRaw(string(prompt) + "\n" + string(cancel))
+	f := c.reply(c.nextID)
+	if !strings.Contains(string(f.Result), "cancelled") {
+		t.Errorf("prompt = %s; want cancelled", f.raw)
+	}
+}

@@ -42,6 +42,7 @@ import (
 	"strings"
 	"syscall"
 
+	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/proc"
 )
@@ -71,7 +72,12 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		return 2
 	}
 	a := newAgent(opts, env, log, version())
-	conn := jsonrpc.NewConn(env.In(), env.Out(), jsonrpc.Options{MaxLineBytes: opts.MaxLineBytes, OversizeFatal: true, Logger: log})
+	conn := jsonrpc.NewConn(env.In(), env.Out(), jsonrpc.Options{MaxLineBytes: opts.MaxLineBytes, OversizeFatal: true, Logger: log,
+		BeforeRequest: func(req *jsonrpc.Request) {
+			if req.Method == acp.MethodSessionPrompt {
+				a.notePrompt(req.Params)
+			}
+		}})
 	log.Info("buzz-agent ready", "provider", string(opts.Provider), "model", opts.Model, "stream", opts.Stream)
 	err = a.serve(ctx, conn)
 	switch {

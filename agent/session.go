@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"strings"
 	"sync"
 
@@ -34,6 +35,11 @@ type Session struct {
 	measured   *uint64
 	measuredAt int
 	usage      usageTotals
+	// queued counts prompt requests read but not yet started, and
+	// cancelQueued records a cancel that arrived for them: a cancel sent
+	// right behind a prompt must not be lost in the gap.
+	queued       int
+	cancelQueued bool
 }
 
 // usageTotals accumulates provider usage across the session.
@@ -77,8 +83,26 @@ func (s *Session) cancelTurn() {
 	s.mu.Lock()
 	if s.cancel != nil {
 		s.cancel()
+	} else if s.queued > 0 {
+		s.cancelQueued = true
 	}
 	s.mu.Unlock()
+}
+
+// notePrompt runs on the reader goroutine when a session/prompt request
+// arrives, before its handler starts (see jsonrpc.Options.BeforeRequest).
+func (a *Agent) notePrompt(params []byte) {
+	var p struct {
+		SessionID string `json:"sessionId"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return
+	}
+	if s := a.session(p.SessionID); s != nil {
+		s.mu.Lock()
+		s.queued++
+		s.mu.Unlock()
+	}
 }
 
 func (s *Session) emitUsage(last llm.Usage, model string) {
@@ -128,6 +152,15 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if s == nil {
 		return nil, invalid("session/prompt: unknown session")
 	}
+	s.mu.Lock()
+	cancelled := s.cancelQueued
+	if s.queued > 0 {
+		s.queued--
+	}
+	if s.queued == 0 {
+		s.cancelQueued = false
+	}
+	s.mu.Unlock()
 	text, err := joinPrompt(p.Prompt)
 	if err != nil {
 		return nil, err
@@ -141,6 +174,9 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	}
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	if cancelled {
+		cancel() // a cancel arrived between this request and its start
+	}
 	s.mu.Lock()
 	if s.busy {
 		s.mu.Unlock()
