@@ -83,8 +83,8 @@ func channelOf(ev *nostr.Event) string {
 	if ev.Kind >= kindGroupMetadata && ev.Kind <= kindGroupRoles {
 		return ev.Tags.GetD()
 	}
-	if t := ev.Tags.GetFirst([]string{"h", ""}); t != nil {
-		return (*t)[1]
+	if t := ev.Tags.Find("h"); t != nil {
+		return t[1]
 	}
 	return ""
 }
@@ -125,7 +125,7 @@ func (r *Relay) channelReadable(c caller, ev *nostr.Event) bool {
 		return true
 	}
 	if ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
-		return c.pubkey != "" && ev.Tags.GetFirst([]string{"p", c.pubkey}) != nil
+		return c.pubkey != "" && ev.Tags.FindWithValue("p", c.pubkey) != nil
 	}
 	return false
 }
@@ -235,8 +235,8 @@ func tagValues(ev *nostr.Event, name string) []string {
 }
 
 func tagValue(ev *nostr.Event, name string) (string, bool) {
-	if t := ev.Tags.GetFirst([]string{name, ""}); t != nil {
-		return (*t)[1], true
+	if t := ev.Tags.Find(name); t != nil {
+		return t[1], true
 	}
 	return "", false
 }

@@ -465,8 +465,9 @@ func (r *Relay) inspectAuth(c *conn, payload []byte) authVerdict {
 	challenge := c.challenge
 	c.mu.Unlock()
 	v := authVerdict{challenge: challenge}
-	env, ok := nostr.ParseMessage(string(payload)).(*nostr.AuthEnvelope)
-	if !ok || env == nil {
+	parsed, err := nostr.NewMessageParser().ParseMessage(string(payload))
+	env, ok := parsed.(*nostr.AuthEnvelope)
+	if err != nil || !ok || env == nil {
 		v.reason = "not an AUTH envelope with an event"
 		return v
 	}
@@ -483,7 +484,7 @@ func (r *Relay) inspectAuth(c *conn, payload []byte) authVerdict {
 			owner = a.owner
 		}
 	}
-	if u, err := url.Parse(ev.Tags.GetFirst([]string{"relay", ""}).Value()); err == nil {
+	if u, err := url.Parse(ev.Tags.Find("relay")[1]); err == nil {
 		c.req.Host = strings.ToLower(u.Host)
 	}
 	c.mu.Lock()
