@@ -388,3 +388,14 @@ func TestDualEraAgainstGoSDKStdio(t *testing.T) {
 		t.Fatalf("echo = %+v, %v", res, err)
 	}
 }
+
+func TestDeadServerLeavesOthersWorking(t *testing.T) {
+	r := newRegistry(t, testOpts(t), fakeSpec(t, "a"), fakeSpec(t, "b"))
+	if _, err := r.Call(context.Background(), "a__die", nil, 2*time.Second); err == nil {
+		t.Fatal("die succeeded")
+	}
+	res, err := r.Call(context.Background(), "b__echo", json.RawMessage(`{"text":"still here"}`), time.Second)
+	if err != nil || resultText(res) != "still here" {
+		t.Fatalf("other server = %v, %v", res, err)
+	}
+}
