@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"buzzbox/internal/nostrkey"
@@ -42,8 +43,14 @@ func newGitConfig(ctx context.Context, env proc.Env) *gitConfig {
 }
 
 // get returns the value of key (the last one, as `git config --get` does)
-// and whether it is set. The first call runs git.
+// and whether it is set. A value the environment sets through
+// GIT_CONFIG_COUNT (how the session host configures git) is taken from
+// there, since git ranks it above every file; otherwise the first call runs
+// git.
 func (c *gitConfig) get(key string) (string, bool, error) {
+	if v, ok := envConfig(c.env, key); ok {
+		return v, true, nil
+	}
 	if !c.done {
 		c.vals, c.err = readGitConfig(c.ctx, c.env)
 		c.done = true
@@ -53,6 +60,48 @@ func (c *gitConfig) get(key string) (string, bool, error) {
 	}
 	v, ok := c.vals[key]
 	return v, ok, nil
+}
+
+// envConfig returns key's value from GIT_CONFIG_COUNT/KEY_n/VALUE_n when
+// that is certainly what git would answer: the last matching entry, with
+// "~/" expanded for nostr.keyfile as --type=path would. It declines (false)
+// when GIT_CONFIG_PARAMETERS (git -c, which outranks these entries) or
+// GIT_CONFIG is set, when the count is malformed, or when the key is not
+// among the entries, and then git is asked.
+func envConfig(env proc.Env, key string) (string, bool) {
+	if env.Getenv("GIT_CONFIG_PARAMETERS") != "" || env.Getenv("GIT_CONFIG") != "" {
+		return "", false
+	}
+	count := env.Getenv("GIT_CONFIG_COUNT")
+	if count == "" {
+		return "", false
+	}
+	n, err := strconv.Atoi(count)
+	if err != nil || n < 0 || n > maxEnvConfigEntries {
+		return "", false
+	}
+	val, found := "", false
+	for i := range n {
+		k, ok := env.LookupEnv("GIT_CONFIG_KEY_" + strconv.Itoa(i))
+		if !ok {
+			return "", false // git refuses such an environment; let it say so
+		}
+		if strings.EqualFold(k, key) {
+			val, found = env.Getenv("GIT_CONFIG_VALUE_"+strconv.Itoa(i)), true
+		}
+	}
+	if !found {
+		return "", false
+	}
+	if key == configKeyFile && strings.HasPrefix(val, "~") {
+		rest, ok := strings.CutPrefix(val, "~/")
+		home := env.Getenv("HOME")
+		if !ok || home == "" {
+			return "", false // ~user or no HOME: git knows best
+		}
+		val = filepath.Join(home, rest)
+	}
+	return val, true
 }
 
 // readGitConfig runs `git config -z --type=path --get-regexp` as a child in

@@ -63,3 +63,50 @@ func TestGitConfigCaps(t *testing.T) {
 		t.Errorf("verify with repeated signingkey:\n%s", out)
 	}
 }
+
+func TestEnvConfig(t *testing.T) {
+	base := []string{"HOME=/home/a", "GIT_CONFIG_COUNT=3",
+		"GIT_CONFIG_KEY_0=user.signingKey", "GIT_CONFIG_VALUE_0=" + pk1,
+		"GIT_CONFIG_KEY_1=nostr.keyfile", "GIT_CONFIG_VALUE_1=~/k",
+		"GIT_CONFIG_KEY_2=user.signingkey", "GIT_CONFIG_VALUE_2=" + pk3}
+	cases := []struct {
+		name, key, want string
+		ok              bool
+		env             []string
+	}{
+		{"last wins, any case", configSigningKey, pk3, true, base},
+		{"tilde", configKeyFile, "/home/a/k", true, base},
+		{"absent key", "nostr.authtag", "", false, base},
+		{"git -c outranks", configSigningKey, "", false, append(base, "GIT_CONFIG_PARAMETERS='user.signingkey'='x'")},
+		{"GIT_CONFIG file", configSigningKey, "", false, append(base, "GIT_CONFIG=/x")},
+		{"bad count", configSigningKey, "", false, append(base, "GIT_CONFIG_COUNT=x")},
+		{"missing entry", configSigningKey, "", false, append(base, "GIT_CONFIG_COUNT=4")},
+		{"tilde user", configKeyFile, "", false, append(base, "GIT_CONFIG_VALUE_1=~bob/k")},
+		{"no count", configSigningKey, "", false, []string{"GIT_CONFIG_KEY_0=user.signingkey", "GIT_CONFIG_VALUE_0=x"}},
+	}
+	for _, c := range cases {
+		got, ok := envConfig(proc.Env{Environ: c.env}, c.key)
+		if got != c.want || ok != c.ok {
+			t.Errorf("%s: envConfig(%s) = %q, %v; want %q, %v", c.name, c.key, got, ok, c.want, c.ok)
+		}
+	}
+}
+
+// Under the session env every key the helpers need is in GIT_CONFIG_*, so
+// they must not start git at all: the stand-in git fails if they do.
+func TestSessionEnvNeedsNoGit(t *testing.T) {
+	env, dir := fakeGit(t, `touch "$(dirname "$0")/ran"; exit 3`+"\n")
+	env.Environ = append(proc.Without(env.Environ, "NOSTR_PRIVATE_KEY", "BUZZ_PRIVATE_KEY"), sessionEnv(t, k3)...)
+	env.Environ = append(env.Environ, "BUZZ_AUTH_TAG="+authTagV)
+	out, errOut, code := run(t, SignMain, env, payloadV, "--status-fd=2", "-bsau", pk3)
+	if code != 0 {
+		t.Fatalf("sign under session env: %d %s", code, errOut)
+	}
+	vout, _, code := run(t, SignMain, env, payloadV, "--status-fd=1", "--verify", writeSig(t, []byte(out)), "-")
+	if code != 0 || !strings.Contains(vout, "TRUST_FULLY") {
+		t.Errorf("verify under session env: %d\n%s", code, vout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran")); err == nil {
+		t.Error("a helper started git although the environment held every key")
+	}
+}

@@ -21,3 +21,7 @@ const maxConfigBytes = 8 << 10
 // maxCredentialInputBytes caps the credential request git writes on stdin:
 // a handful of short key=value lines, plus challenges.
 const maxCredentialInputBytes = 64 << 10
+
+// maxEnvConfigEntries bounds the GIT_CONFIG_COUNT we walk ourselves; the
+// session host sets about ten, and beyond this we let git read them.
+const maxEnvConfigEntries = 1000
