@@ -78,15 +78,18 @@ func TestChannelLifecycle(t *testing.T) {
 	}
 
 	// A live subscription by alice must not see private traffic.
-	sub, err := ca.Subscribe(testCtx(t), nostr.Filters{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {chanA}}}})
+	sub, err := ca.Subscribe(testCtx(t), nostr.Filters{{Kinds: []int{9}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-sub.EndOfStoredEvents
 	secret := signed(t, owner, 9, "secret", h)
 	mustPublish(t, co, secret)
-	if evs, _ := query(t, ca, nostr.Filter{Tags: nostr.TagMap{"h": {chanA}}}); len(evs) != 0 {
+	if evs, _ := query(t, ca, nostr.Filter{Kinds: []int{9}}); len(evs) != 0 {
 		t.Errorf("non-member read %d private events", len(evs))
+	}
+	if _, reason := query(t, ca, nostr.Filter{Tags: nostr.TagMap{"h": {chanA}}}); reason != "restricted: not a channel member" {
+		t.Errorf("non-member REQ on #h closed with %q; want restricted: not a channel member", reason)
 	}
 
 	// Owner adds alice as admin; she gets a notification and can post.

@@ -75,6 +75,15 @@ func (c *conn) noteFilter(reqCtx context.Context, maxFilters, maxSubs int) {
 	}
 }
 
+// setVerdict refuses the REQ whose context is reqCtx, unless it already is.
+func (c *conn) setVerdict(reqCtx context.Context, msg string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if st := c.reqs[reqCtx]; st != nil && st.verdict == "" {
+		st.verdict = msg
+	}
+}
+
 // hijackWriter hands khatru's websocket upgrader a connection whose reads
 // pass through a frame inspector, so that the relay sees each AUTH message
 // before khatru does.

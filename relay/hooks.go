@@ -179,10 +179,25 @@ func (r *Relay) overwriteFilter(ctx context.Context, f *nostr.Filter) {
 	}
 	if c := connOf(khatru.GetConnection(ctx)); c != nil {
 		c.noteFilter(ctx, r.cfg.MaxFilters, r.cfg.MaxSubscriptions)
+		if msg := r.channelFilterVerdict(callerOf(ctx), f); msg != "" {
+			c.setVerdict(ctx, msg)
+		}
 	}
 	if r.filterVerdict(ctx) != "" {
 		f.LimitZero = false
 	}
+}
+
+// channelFilterVerdict refuses a filter naming (#h) a private channel the
+// caller is not in, with the reason a harness takes as "drop this channel".
+func (r *Relay) channelFilterVerdict(c caller, f *nostr.Filter) string {
+	for _, id := range f.Tags["h"] {
+		ch, ok := r.chans.get(id)
+		if ok && ch.private && ch.members[c.pubkey] == "" && (c.pubkey == "" || c.pubkey != r.owner) {
+			return "restricted: not a channel member"
+		}
+	}
+	return ""
 }
 
 func (r *Relay) filterVerdict(ctx context.Context) string {
