@@ -3,10 +3,10 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"os/exec"
-	"slices"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
