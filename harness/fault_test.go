@@ -3,6 +3,8 @@ package harness
 import (
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -150,3 +152,49 @@ func TestOwnerCommands(t *testing.T) {
 		t.Fatal("harness still running after !shutdown")
 	}
 }
+
+// TestRelayRestartDuringBurst kills the relay halfway through 500 mentions;
+// every event must reach the agent in exactly one prompt.
+func TestRelayRestartDuringBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("500-event burst")
+	}
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("echo"), "--multiple-event-handling", "queue", "--no-typing")
+	const n = 500
+	ids := map[string]bool{}
+	addr := strings.TrimPrefix(w.relay.URL(), "ws://")
+	for i := 0; i < n; i++ {
+		if i == n/2 {
+			w.relay.Close()
+			w.relay = startRelay(t, w.dataDir, addr, w.owner, w.agent)
+		}
+		ev := w.mentionRetry(t, "burst "+strconv.Itoa(i))
+		ids[ev.ID] = true
+	}
+	seen := func() map[string]int {
+		got := map[string]int{}
+		for _, p := range w.prompts() {
+			for _, m := range eventIDLine.FindAllStringSubmatch(p, -1) {
+				got[m[1]]++
+			}
+		}
+		return got
+	}
+	waitFor(t, "all 500 events prompted", 120*time.Second, func() bool {
+		got := seen()
+		for id := range ids {
+			if got[id] == 0 {
+				return false
+			}
+		}
+		return true
+	})
+	for id, c := range seen() {
+		if c != 1 && ids[id] {
+			t.Errorf("event %s was prompted %d times", id, c)
+		}
+	}
+}
+
+var eventIDLine = regexp.MustCompile(`Event ID: ([0-9a-f]{64})`)

@@ -229,3 +229,25 @@ func (w *world) seenReactions() int {
 	}
 	return n
 }
+
+// mentionRetry posts a mention, retrying while the relay restarts.
+func (w *world) mentionRetry(t *testing.T, text string) *nostr.Event {
+	ev := &nostr.Event{Kind: 9, Content: text, CreatedAt: nostr.Now(),
+		Tags: nostr.Tags{{"h", w.channel}, {"p", w.agent.Public().Hex()}}}
+	if err := w.owner.SignEvent(ev); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := w.io.publish(ctx, ev)
+		cancel()
+		if err == nil {
+			return ev
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("publish during restart: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
