@@ -166,7 +166,7 @@ func TestGitKeyFile(t *testing.T) {
 
 // sessionEnv is the GIT_CONFIG_* environment the session host builds (spec
 // §1.7), with the key only in a 0600 file.
-func sessionEnv(t *testing.T, keyHex string) []string {
+func sessionEnv(t testing.TB, keyHex string) []string {
 	t.Helper()
 	k, err := nostrkey.ParseSecret(keyHex)
 	if err != nil {
