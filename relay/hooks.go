@@ -72,6 +72,7 @@ func (r *Relay) newKhatru() *khatru.Relay {
 	kr.QueryEvents = append(kr.QueryEvents, r.queryEvents)
 	kr.CountEvents = append(kr.CountEvents, r.countEvents)
 
+	kr.OverwriteDeletionOutcome = append(kr.OverwriteDeletionOutcome, r.deletionOutcome)
 	kr.OnConnect = append(kr.OnConnect, r.onConnect)
 	kr.RejectEvent = append(kr.RejectEvent, r.rejectEvent)
 	kr.OverwriteFilter = append(kr.OverwriteFilter, r.overwriteFilter)
@@ -83,6 +84,19 @@ func (r *Relay) newKhatru() *khatru.Relay {
 	// when no subscriber matched; they are forwarded, never stored.
 	kr.OnEphemeralEvent = append(kr.OnEphemeralEvent, func(context.Context, *nostr.Event) {})
 	return kr
+}
+
+// deletionOutcome runs before khatru deletes a NIP-09 target, which it
+// does before our write gate sees the deletion event: the sender must pass
+// the gate as well as be the target's author.
+func (r *Relay) deletionOutcome(ctx context.Context, target, deletion *nostr.Event) (bool, string) {
+	if msg := r.gate(callerOf(ctx)); msg != "" {
+		return false, msg
+	}
+	if target.PubKey != deletion.PubKey {
+		return false, "you are not the author of this event"
+	}
+	return true, ""
 }
 
 // onConnect sends the NIP-42 challenge at once, as the spec asks, and

@@ -404,7 +404,7 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case strings.EqualFold(req.Header.Get("Upgrade"), "websocket"):
 		r.serveWebsocket(w, req)
-	case req.Header.Get("Accept") == "application/nostr+json":
+	case strings.Contains(req.Header.Get("Accept"), "application/nostr+json"):
 		r.serveInfo(w, req)
 	case strings.HasPrefix(req.URL.Path, "/git/"):
 		r.serveGit(w, req)

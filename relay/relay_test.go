@@ -195,7 +195,14 @@ func TestDeletionByAuthor(t *testing.T) {
 	if evs, _ := query(t, co, nostr.Filter{IDs: []string{ev.ID}}); len(evs) != 1 {
 		t.Fatalf("after a foreign deletion the event is gone")
 	}
-	mustPublish(t, co, signed(t, owner, 5, "", nostr.Tag{"e", ev.ID}))
+	// Not even the author's own deletion works without AUTH.
+	anon := connect(t, r.URL())
+	del := signed(t, owner, 5, "", nostr.Tag{"e", ev.ID})
+	refused(t, anon, del)
+	if evs, _ := query(t, co, nostr.Filter{IDs: []string{ev.ID}}); len(evs) != 1 {
+		t.Fatalf("an unauthenticated deletion removed the event")
+	}
+	mustPublish(t, co, del)
 	if evs, _ := query(t, co, nostr.Filter{IDs: []string{ev.ID}}); len(evs) != 0 {
 		t.Fatalf("after the author's deletion query = %s; want nothing", ids(evs))
 	}
