@@ -226,13 +226,23 @@ func (c *Client) Close(graceful bool) { c.t.close(graceful) }
 func (c *Client) Done() <-chan struct{} { return c.t.done() }
 
 // serverRequests answers what a server may ask of the client: ping gets {},
-// anything else -32601; notifications are ignored.
-func serverRequests(_ context.Context, req *jsonrpc.Request) (any, error) {
-	if req.IsNotification() {
-		return nil, nil
+// anything else -32601. Notifications are ignored except
+// notifications/tools/list_changed, passed to onListChanged (which must
+// not block: it runs on the connection's reader goroutine).
+func serverRequests(onListChanged func()) jsonrpc.Handler {
+	return func(_ context.Context, req *jsonrpc.Request) (any, error) {
+		if req.IsNotification() {
+			if req.Method == "notifications/tools/list_changed" && onListChanged != nil {
+				onListChanged()
+			}
+			return nil, nil
+		}
+		if req.Method == "ping" {
+			return struct{}{}, nil
+		}
+		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", req.Method)
 	}
-	if req.Method == "ping" {
-		return struct{}{}, nil
-	}
-	return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", req.Method)
 }
+
+// ListTools asks the server for its current tools.
+func (c *Client) ListTools(ctx context.Context) ([]Tool, error) { return c.listTools(ctx) }

@@ -131,7 +131,7 @@ func New(ctx context.Context, specs []Spec, opts Options) (*Registry, error) {
 	}
 	for _, sp := range specs {
 		s := &server{name: sp.Name, spec: sp, reg: r}
-		c, tools, err := r.start(ctx, sp)
+		c, tools, err := r.start(ctx, sp, s.relist)
 		if err != nil {
 			r.Close()
 			return nil, err
@@ -231,8 +231,9 @@ func (r *Registry) childEnv(sp Spec) []string {
 	return env
 }
 
-// start connects to one server and performs the handshake.
-func (r *Registry) start(ctx context.Context, sp Spec) (*Client, []Tool, error) {
+// start connects to one server and performs the handshake. onListChanged
+// runs (without blocking) when the server says its tool list changed.
+func (r *Registry) start(ctx context.Context, sp Spec, onListChanged func()) (*Client, []Tool, error) {
 	log := r.log.With("server", sp.Name)
 	var t transport
 	switch sp.Type {
@@ -244,7 +245,7 @@ func (r *Registry) start(ctx context.Context, sp Spec) (*Client, []Tool, error) 
 		if stderr == nil {
 			stderr = io.Discard
 		}
-		st, err := startStdio(sp.Command, sp.Args, r.childEnv(sp), r.opts.Cwd, stderr, log)
+		st, err := startStdio(sp.Command, sp.Args, r.childEnv(sp), r.opts.Cwd, stderr, onListChanged, log)
 		if err != nil {
 			return nil, nil, fmt.Errorf("init %s: %w", sp.Name, err)
 		}
@@ -269,6 +270,36 @@ func (r *Registry) start(ctx context.Context, sp Spec) (*Client, []Tool, error) 
 		return nil, nil, err
 	}
 	return c, tools, nil
+}
+
+// relist refreshes the server's tool list after list_changed, in its own
+// goroutine (bounded by the init timeout). Tools the server did not list at
+// spawn time stay unknown: the model's catalog only shrinks or recovers.
+func (s *server) relist() {
+	go func() {
+		s.mu.Lock()
+		c := s.client
+		s.mu.Unlock()
+		if c == nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.reg.opts.InitTimeout)
+		defer cancel()
+		tools, err := c.ListTools(ctx)
+		if err != nil {
+			s.reg.log.Warn("mcp tools/list after list_changed failed", "server", s.name, "err", err)
+			return
+		}
+		listed := map[string]bool{}
+		for _, t := range tools {
+			listed[t.Name] = true
+		}
+		s.mu.Lock()
+		if s.client == c {
+			s.listed = listed
+		}
+		s.mu.Unlock()
+	}()
 }
 
 // watch marks the server dead when its connection ends by itself. The
@@ -389,7 +420,7 @@ func (s *server) acquire(ctx context.Context) (*Client, error) {
 	if c, err := s.check(); c != nil || err != nil {
 		return c, err // another caller restarted it, or it failed meanwhile
 	}
-	c, tools, err := s.reg.start(ctx, s.spec)
+	c, tools, err := s.reg.start(ctx, s.spec, s.relist)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {

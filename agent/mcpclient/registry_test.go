@@ -399,3 +399,29 @@ func TestDeadServerLeavesOthersWorking(t *testing.T) {
 		t.Fatalf("other server = %v, %v", res, err)
 	}
 }
+
+func TestToolsListChangedRelists(t *testing.T) {
+	r := newRegistry(t, testOpts(t), fakeSpec(t, "fake"))
+	if _, err := r.Call(context.Background(), "fake__shrink", nil, time.Second); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for r.Has("fake__echo") && visible(r, "fake__echo") {
+		if time.Now().After(deadline) {
+			t.Fatal("echo still listed after list_changed")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if _, err := r.Call(context.Background(), "fake__echo", nil, time.Second); err == nil || !strings.Contains(err.Error(), "no longer available") {
+		t.Errorf("echo after shrink = %v", err)
+	}
+}
+
+func visible(r *Registry, q string) bool {
+	for _, ti := range r.Tools() {
+		if ti.Name == q {
+			return true
+		}
+	}
+	return false
+}

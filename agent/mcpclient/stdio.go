@@ -31,7 +31,7 @@ type stdioTransport struct {
 
 // startStdio starts command in dir with exactly env and connects to it.
 // The child's stderr goes to stderr.
-func startStdio(command string, args []string, env []string, dir string, stderr io.Writer, log *slog.Logger) (*stdioTransport, error) {
+func startStdio(command string, args []string, env []string, dir string, stderr io.Writer, onListChanged func(), log *slog.Logger) (*stdioTransport, error) {
 	cmd := exec.Command(command, args...)
 	cmd.Env = env
 	cmd.Dir = dir
@@ -64,7 +64,7 @@ func startStdio(command string, args []string, env []string, dir string, stderr 
 	// or close() closes our end of the pipe.
 	go func() {
 		defer close(t.served)
-		_ = t.conn.Serve(context.Background(), serverRequests)
+		_ = t.conn.Serve(context.Background(), serverRequests(onListChanged))
 	}()
 	// Ends when the child exits; then the rest of its group is killed and
 	// our read end closed, so a grandchild holding the pipe cannot keep the

@@ -31,6 +31,7 @@ type fake struct {
 	conn      *jsonrpc.Conn
 	mu        sync.Mutex
 	stopCount int
+	shrunk    bool // after the "shrink" tool: echo is no longer listed
 }
 
 func (f *fake) get(k string) string { return f.env["FAKE_MCP_"+k] }
@@ -113,7 +114,13 @@ func (f *fake) tools() []map[string]any {
 		}
 		return out
 	}
-	for _, n := range []string{"echo", "slow", "die", "getenv", "fail", "reject", "image"} {
+	f.mu.Lock()
+	shrunk := f.shrunk
+	f.mu.Unlock()
+	for _, n := range []string{"echo", "slow", "die", "getenv", "fail", "reject", "image", "shrink"} {
+		if n == "echo" && shrunk {
+			continue
+		}
 		add(n)
 	}
 	if f.on("SHELL_TOOL") {
@@ -213,6 +220,12 @@ func (f *fake) call(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		return nil, jsonrpc.ErrNoReply
 	case "die":
 		os.Exit(3)
+	case "shrink":
+		f.mu.Lock()
+		f.shrunk = true
+		f.mu.Unlock()
+		f.conn.Notify("notifications/tools/list_changed", nil)
+		return text("shrunk"), nil
 	case "getenv":
 		return text(os.Getenv(arg)), nil
 	case "fail":
