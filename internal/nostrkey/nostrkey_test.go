@@ -92,7 +92,17 @@ func TestSecretRedacts(t *testing.T) {
 		fmt.Fprintf(&buf, f+"\n", s)
 	}
 	fmt.Fprintln(&buf, s, *s)
+	fmt.Fprintf(&buf, "%v %d %x %+v\n", *s, *s, *s, struct{ K Secret }{*s})
+	slog.New(slog.NewJSONHandler(&buf, nil)).Info("key", "value", *s)
 	out := buf.String()
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if !strings.Contains(line, redacted) {
+			t.Errorf("line without the redaction marker: %q", line)
+		}
+	}
+	if strings.Contains(out, "[0 0 0") || strings.Contains(out, "00000000") {
+		t.Errorf("redacted output shows key bytes:\n%s", out)
+	}
 	if strings.Contains(out, "0003") || strings.Contains(out, "nsec1") {
 		t.Errorf("redacted output shows the key:\n%s", out)
 	}

@@ -181,15 +181,18 @@ func (s *Secret) AppendHex(dst []byte) ([]byte, error) {
 	return hex.AppendEncode(dst, s.k[:]), nil
 }
 
+// The redaction methods have value receivers so that a Secret value, not
+// only a pointer, prints redacted too.
+
 // String returns a redaction marker, never the key.
-func (s *Secret) String() string { return redacted }
+func (Secret) String() string { return redacted }
 
 // GoString returns a redaction marker, so %#v does not show the key.
-func (s *Secret) GoString() string { return redacted }
+func (Secret) GoString() string { return redacted }
 
 // LogValue implements slog.LogValuer: logs show a redaction marker.
-func (s *Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
+func (Secret) LogValue() slog.Value { return slog.StringValue(redacted) }
 
-// Format implements fmt.Formatter so every verb, %x included, prints the
-// redaction marker.
-func (s *Secret) Format(f fmt.State, _ rune) { fmt.Fprint(f, redacted) }
+// Format implements fmt.Formatter so every verb, %x and %d included, prints
+// the redaction marker.
+func (Secret) Format(f fmt.State, _ rune) { fmt.Fprint(f, redacted) }
