@@ -169,7 +169,7 @@ func sign(ctx context.Context, env proc.Env, a signArgs) int {
 	if id := strings.TrimSpace(a.keyID); id != "" {
 		want, ok := normaliseKeyID(id)
 		if !ok {
-			return fatal(env, fmt.Sprintf("signing key argument (%s) is not a recognized key format (expected 64-char hex or npub1...); set git config user.signingkey %s", id, pk.Hex()))
+			return fatal(env, fmt.Sprintf("signing key argument (%s) is not a recognized key format (expected 64-char hex or npub1...); set git config user.signingkey %s", shownKeyID(id), pk.Hex()))
 		}
 		if want != pk.Hex() {
 			return fatal(env, fmt.Sprintf("signing key argument (%s) does not match loaded key (%s)", id, pk.Hex()))
@@ -223,6 +223,14 @@ func normaliseKeyID(id string) (string, bool) {
 		return strings.ToLower(id), true
 	}
 	return "", false
+}
+
+// shownKeyID is id for a message, unless it is a secret key by mistake.
+func shownKeyID(id string) string {
+	if strings.HasPrefix(strings.ToLower(id), "nsec1") {
+		return "an nsec1 secret key, not shown; user.signingkey takes the public key"
+	}
+	return id
 }
 
 func isHexFold(s string) bool { return isLowerHex(strings.ToLower(s), len(s)) }

@@ -269,3 +269,11 @@ func TestVerifyRefuses(t *testing.T) {
 type blockReader struct{}
 
 func (blockReader) Read([]byte) (int, error) { select {} }
+
+func TestSignKeyIDHidesNsec(t *testing.T) {
+	nsec, _ := nip19.EncodePrivateKey(k3)
+	_, errOut, code := run(t, SignMain, signEnv(t, "NOSTR_PRIVATE_KEY="+k3), payloadV, "-bsau", nsec)
+	if code != 1 || strings.Contains(errOut, nsec[5:20]) || !strings.Contains(errOut, "not a recognized key format") {
+		t.Errorf("-bsau nsec: %d %q", code, errOut)
+	}
+}

@@ -445,3 +445,16 @@ func TestSignEvent(t *testing.T) {
 		t.Errorf("SignEvent: signature does not verify: %v", err)
 	}
 }
+
+func TestParsePublicHidesSecrets(t *testing.T) {
+	nsec := nsecOf(t, k3)
+	for _, f := range []func(string) error{
+		func(s string) error { _, err := ParsePublic(s); return err },
+		func(s string) error { _, err := NpubToHex(s); return err },
+		func(s string) error { _, err := HexToNpub(s); return err },
+	} {
+		if err := f(nsec); err == nil || strings.Contains(err.Error(), nsec[5:20]) {
+			t.Errorf("error %v shows the nsec", err)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package nostrkey
 import (
 	"encoding/hex"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/btcsuite/btcd/btcec/v2/schnorr"
@@ -22,17 +23,17 @@ func ParsePublic(s string) (PublicKey, error) {
 	case len(s) >= 5 && strings.EqualFold(s[:5], "npub1"):
 		prefix, v, err := nip19.Decode(strings.ToLower(s))
 		if err != nil || prefix != "npub" {
-			return p, fmt.Errorf("nostrkey: invalid public key %q: not a valid npub1 bech32 string", s)
+			return p, fmt.Errorf("nostrkey: invalid public key %s: not a valid npub1 bech32 string", Shown(s))
 		}
 		h, _ = v.(string)
 	case len(s) != 64:
-		return p, fmt.Errorf("nostrkey: invalid public key %q: expected npub1… or 64 hex characters", s)
+		return p, fmt.Errorf("nostrkey: invalid public key %s: expected npub1… or 64 hex characters", Shown(s))
 	}
 	if _, err := hex.Decode(p[:], []byte(h)); err != nil || len(h) != 64 {
-		return PublicKey{}, fmt.Errorf("nostrkey: invalid public key %q: not 64 hex characters", s)
+		return PublicKey{}, fmt.Errorf("nostrkey: invalid public key %s: not 64 hex characters", Shown(s))
 	}
 	if !p.Valid() {
-		return PublicKey{}, fmt.Errorf("nostrkey: invalid public key %q: not a point on secp256k1", s)
+		return PublicKey{}, fmt.Errorf("nostrkey: invalid public key %s: not a point on secp256k1", Shown(s))
 	}
 	return p, nil
 }
@@ -81,7 +82,7 @@ func (p PublicKey) Verify(hash []byte, sig []byte) bool {
 // NpubToHex converts an npub1… string to 64 lower-case hex characters.
 func NpubToHex(npub string) (string, error) {
 	if !strings.HasPrefix(strings.ToLower(strings.TrimSpace(npub)), "npub1") {
-		return "", fmt.Errorf("nostrkey: %q is not an npub1… key", npub)
+		return "", fmt.Errorf("nostrkey: %s is not an npub1… key", Shown(npub))
 	}
 	p, err := ParsePublic(npub)
 	if err != nil {
@@ -93,11 +94,25 @@ func NpubToHex(npub string) (string, error) {
 // HexToNpub converts a 64-hex public key to its npub1… form.
 func HexToNpub(h string) (string, error) {
 	if len(strings.TrimSpace(h)) != 64 {
-		return "", fmt.Errorf("nostrkey: %q is not a 64-hex public key", h)
+		return "", fmt.Errorf("nostrkey: %s is not a 64-hex public key", Shown(h))
 	}
 	p, err := ParsePublic(h)
 	if err != nil {
 		return "", err
 	}
 	return p.Npub(), nil
+}
+
+// Shown returns s quoted for an error message, unless it looks like a
+// secret key (nsec1…), which is replaced by a marker: people do paste an
+// nsec where a public key belongs.
+func Shown(s string) string {
+	t := strings.TrimSpace(s)
+	if len(t) >= 5 && strings.EqualFold(t[:5], "nsec1") {
+		return "(an nsec1 secret key, not shown)"
+	}
+	if len(t) > 100 {
+		t = t[:100] + "…"
+	}
+	return strconv.Quote(t)
 }
