@@ -16,10 +16,6 @@ const maxEmojiChars = 64
 // maxShortcodeChars bounds a custom emoji shortcode, in characters.
 const maxShortcodeChars = 64
 
-// maxStdinBytes bounds what `--content -` reads: one byte past the content
-// cap, so an oversized body is reported instead of silently cut.
-const maxStdinBytes = maxContentBytes + 1
-
 // maxDiffBytes is where send-diff cuts a diff (at a hunk boundary).
 const maxDiffBytes = 60 << 10
 

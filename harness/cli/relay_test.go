@@ -43,6 +43,11 @@ func TestAgainstBuzzRelay(t *testing.T) {
 	if len(reactions.Reactions) != 1 || reactions.Reactions[0].Emoji != "👀" {
 		t.Fatalf("reactions = %+v", reactions)
 	}
+	var pres writeResult // ephemeral: over websocket with NIP-42, never the bridge
+	w.ok(t, &pres, "", "users", "set-presence", "--status", "online")
+	if !pres.Accepted {
+		t.Fatalf("presence = %+v", pres)
+	}
 	res := runBuzz(t, r.HTTPURL(), stranger, "", "messages", "send", "--channel", testChannel, "--content", "let me in")
 	fails(t, res, 3, catAuth)
 	var list []channelInfo

@@ -86,7 +86,10 @@ func (w *wsConn) read(ctx context.Context) (nostr.Envelope, *attemptErr) {
 	if err != nil {
 		return nil, &attemptErr{err: &Error{Category: catNetwork, Message: "network error: read: " + err.Error(), Retryable: true}, retry: true, ambiguous: true}
 	}
-	env := nostr.ParseMessage(string(b))
+	env, err := nostr.NewMessageParser().ParseMessage(string(b))
+	if err != nil {
+		return nil, nil // a frame we do not understand is skipped
+	}
 	switch e := env.(type) {
 	case *nostr.AuthEnvelope:
 		if e.Challenge == nil || len(*e.Challenge) > maxChallengeBytes || w.c.key == nil {
