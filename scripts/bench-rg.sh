@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# bench-rg.sh — our rg and tree side by side with ripgrep, grep -rn and GNU
+# tree on one source tree, in one run. Prints, per command, the median of
+# RUNS runs of wall time and of CPU time (user+sys), and our/their ratio.
+#
+# usage: scripts/bench-rg.sh [ROOT]        (default: $(go env GOROOT)/src)
+#        RUNS=7 scripts/bench-rg.sh ~/src
+# needs: go, ripgrep, GNU tree, grep, awk (apt-get install -y ripgrep tree)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=${1:-$(go env GOROOT)/src}
+RUNS=${RUNS:-5}
+BIN=$(mktemp -d)
+trap 'rm -rf "$BIN"' EXIT
+CGO_ENABLED=0 go build -trimpath -o "$BIN/buzzbox" .
+ln -s buzzbox "$BIN/rg"
+ln -s buzzbox "$BIN/tree"
+export BUZZBOX_SHIM_PASSTHROUGH=0 LC_ALL=C
+command -v rg >/dev/null || { echo "ripgrep missing: apt-get install -y ripgrep" >&2; exit 1; }
+command -v tree >/dev/null || { echo "GNU tree missing: apt-get install -y tree" >&2; exit 1; }
+REAL_RG=$(command -v rg) REAL_TREE=$(command -v tree)
+
+# median of RUNS timings of a command run in ROOT: "wall cpu"
+measure() {
+	local t walls=() cpus=()
+	for ((i = 0; i < RUNS; i++)); do
+		t=$( { TIMEFORMAT='%R %U %S'; time (cd "$ROOT" && "$@" >/dev/null 2>&1 || true); } 2>&1 | tail -1)
+		read -r w u s <<<"$t"
+		walls+=("$w")
+		cpus+=("$(awk -v u="$u" -v s="$s" 'BEGIN { printf "%.3f", u + s }')")
+	done
+	printf '%s %s\n' "$(printf '%s\n' "${walls[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p")" \
+		"$(printf '%s\n' "${cpus[@]}" | sort -n | sed -n "$(((RUNS + 1) / 2))p")"
+}
+
+echo "root: $ROOT ($(du -sh "$ROOT" | cut -f1)), $(nproc) cpus, median of $RUNS runs, load $(cut -d' ' -f1-3 /proc/loadavg)"
+printf '%-44s %9s %9s %9s %9s %7s %7s\n' case ours-wall ref-wall ours-cpu ref-cpu wall× cpu×
+line() {
+	awk -v n="$1" -v ow="$2" -v rw="$3" -v oc="$4" -v rc="$5" \
+		'BEGIN { printf "%-44s %9.3f %9.3f %9.3f %9.3f %7.2f %7.2f\n", n, ow, rw, oc, rc, ow / rw, oc / (rc + 0.001) }'
+}
+row() {
+	local name=$1 ref=$2
+	shift 2
+	read -r ow oc < <(measure "$BIN/$@")
+	read -r rw rc < <(measure $ref "${@:2}")
+	line "$name" "$ow" "$rw" "$oc" "$rc"
+}
+row "literal: rg -n 'func main'" "$REAL_RG" rg -n 'func main'
+row "regex+literal: rg -n 'fmt\\.Errorf\\(\"[a-z]+'" "$REAL_RG" rg -n 'fmt\.Errorf\("[a-z]+'
+row "case-insensitive: rg -in 'func main'" "$REAL_RG" rg -in 'func main'
+row "rg --files" "$REAL_RG" rg --files
+row "tree (vs GNU tree)" "$REAL_TREE" tree
+read -r gw gc < <(measure grep -rn 'func main' .)
+read -r rw rc < <(measure "$REAL_RG" -n 'func main')
+line "grep -rn vs ripgrep (reference)" "$gw" "$rw" "$gc" "$rc"
