@@ -25,12 +25,32 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// tWriter sends logs to the test's output.
-type tWriter struct{ t testing.TB }
+// tWriter sends logs to the test's output and, when keep is set, keeps
+// them for assertions.
+type tWriter struct {
+	t    testing.TB
+	keep *logBuffer
+}
 
 func (w tWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimRight(string(p), "\n"))
+	if w.keep != nil {
+		w.keep.mu.Lock()
+		w.keep.b.Write(p)
+		w.keep.mu.Unlock()
+	}
 	return len(p), nil
+}
+
+type logBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *logBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // frame is one JSON-RPC message the agent wrote.
@@ -58,7 +78,7 @@ type client struct {
 	nextID int
 	notes  []frame // notifications seen while waiting for replies
 	LLM    *llmtest.Server
-	logs   *strings.Builder
+	logs   *logBuffer
 
 	routeMu sync.Mutex
 	routes  map[int]chan frame // used by benchmarks that drain frames elsewhere
@@ -118,8 +138,8 @@ func startAgent(t testing.TB, llm *llmtest.Server, overrides ...string) *client 
 	}
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	c := &client{t: t, in: inW, frames: make(chan frame, 1024), exit: make(chan int, 1), LLM: llm, logs: &strings.Builder{}}
-	env := proc.Env{Stdin: inR, Stdout: outW, Stderr: tWriter{t}, Environ: environ, Dir: t.TempDir()}
+	c := &client{t: t, in: inW, frames: make(chan frame, 1024), exit: make(chan int, 1), LLM: llm, logs: &logBuffer{}}
+	env := proc.Env{Stdin: inR, Stdout: outW, Stderr: tWriter{t, c.logs}, Environ: environ, Dir: t.TempDir()}
 	before := len(ourGoroutines())
 	go func() {
 		code := Main(context.Background(), nil, env)

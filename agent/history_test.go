@@ -315,3 +315,51 @@ func TestLongSessionStaysWithinHistoryBudget(t *testing.T) {
 	}
 	t.Logf("220 LLM requests over 200 tool rounds; largest request %d bytes (budget %d)", maxBody, budget)
 }
+
+func TestStaleUsagePlusHistoryGrowthTriggersHandoff(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Reply{Calls: []llmtest.Call{{ID: "big", Name: "fake__echo"}}, InputTokens: 85000},
+		llmtest.Reply{Text: "SUMMARY"}, llmtest.Reply{Text: "done"})
+	c := startAgent(t, srv, "BUZZ_AGENT_MAX_CONTEXT_TOKENS=100000", "BUZZ_AGENT_MAX_OUTPUT_TOKENS=1000")
+	sid := c.newSession(fakeServer(t, "fake", "FAKE_MCP_RESULT_SIZE=6000"))
+	if got := c.prompt(sid, "work"); got != "end_turn" {
+		t.Fatalf("stop = %s", got)
+	}
+	if !strings.Contains(string(srv.Bodies()[1]), "[Internal handoff #1") {
+		t.Errorf("second request is not a summary: %.200s", srv.Bodies()[1])
+	}
+	if logs := c.logs.String(); !strings.Contains(logs, "handoff #1 (history") || !strings.Contains(logs, " tokens)") {
+		t.Errorf("handoff log line missing:\n%s", logs)
+	}
+}
+
+// TestToolMetadataCapsEnforced: 200 tools with 100 KB descriptions make a
+// 20 MB tools/list reply, over the 16 MiB MCP frame cap; either cap may
+// refuse it, but the session must fail cleanly.
+func TestToolMetadataCapsEnforced(t *testing.T) {
+	c := startAgent(t, nil, "BUZZ_AGENT_MCP_INIT_TIMEOUT_SECS=60")
+	code, msg := c.callErr("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{fakeServer(t, "fake", "FAKE_MCP_TOOL_COUNT=200", "FAKE_MCP_HUGE_DESC=1")}})
+	if code != -32000 || !(strings.Contains(msg, "too many") || strings.Contains(msg, "line exceeds max")) {
+		t.Errorf("-> %d %s", code, msg)
+	}
+	code, msg = c.callErr("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{fakeServer(t, "fake", "FAKE_MCP_TOOL_COUNT=200")}})
+	if code != -32000 || !strings.Contains(msg, "too many") {
+		t.Errorf("200 small tools -> %d %s", code, msg)
+	}
+}
+
+func TestEmptyAssistantSerializesAsEmptyString(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "a", Name: "no__tool"}}}, llmtest.Reply{Text: "ok"})
+	c := startAgent(t, srv, "BUZZ_AGENT_STREAM=0")
+	c.prompt(c.newSession(), "x")
+	body := srv.Requests()[1]
+	if body["stream"] != false {
+		t.Errorf("stream = %v; want false", body["stream"])
+	}
+	for _, m := range body["messages"].([]any) {
+		mm := m.(map[string]any)
+		if mm["role"] == "assistant" && mm["content"] != "" {
+			t.Errorf("assistant content = %#v; want \"\"", mm["content"])
+		}
+	}
+}

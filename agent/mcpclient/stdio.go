@@ -3,6 +3,7 @@ package mcpclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -86,7 +87,13 @@ func killGroup(pid int, sig syscall.Signal) {
 }
 
 func (t *stdioTransport) call(ctx context.Context, method string, params, result any, onID func(json.RawMessage)) error {
-	return t.conn.CallTrack(ctx, method, params, result, onID)
+	err := t.conn.CallTrack(ctx, method, params, result, onID)
+	if errors.Is(err, jsonrpc.ErrClosed) {
+		if why := t.conn.Err(); why != nil {
+			return fmt.Errorf("%w: %v", err, why) // e.g. a frame over the size cap
+		}
+	}
+	return err
 }
 
 func (t *stdioTransport) notify(method string, params any) error {
