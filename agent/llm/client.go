@@ -98,10 +98,10 @@ func New(cfg Config) *Client {
 	if hc == nil {
 		tr := &http.Transport{
 			Proxy:               http.ProxyFromEnvironment,
-			DialContext:         (&net.Dialer{Timeout: connectTimeout, KeepAlive: 30 * time.Second}).DialContext,
+			DialContext:         (&net.Dialer{Timeout: connectTimeout, KeepAlive: tcpKeepAlive}).DialContext,
 			TLSHandshakeTimeout: connectTimeout,
-			MaxIdleConnsPerHost: 16,
-			IdleConnTimeout:     90 * time.Second,
+			MaxIdleConnsPerHost: maxIdlePerHost,
+			IdleConnTimeout:     idleConnTimeout,
 		}
 		hc = &http.Client{Transport: tr}
 	}

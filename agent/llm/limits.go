@@ -38,3 +38,11 @@ const SummaryMaxTokens = 8192
 // maxStreamBlocks bounds content blocks (or tool-call indexes) tracked in one
 // streamed reply, so a hostile index cannot make the assembler allocate.
 const maxStreamBlocks = 1024
+
+// Connection reuse: concurrent sessions share keep-alive connections to
+// the provider; idle ones are dropped after idleConnTimeout.
+const (
+	maxIdlePerHost  = 16
+	idleConnTimeout = 90 * time.Second
+	tcpKeepAlive    = 30 * time.Second
+)

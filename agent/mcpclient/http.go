@@ -122,7 +122,7 @@ func (t *httpTransport) call(ctx context.Context, method string, params, result 
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 4<<10))
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxHTTPErrorBytes))
 		if resp.StatusCode == http.StatusNotFound && t.sessionID() != "" {
 			t.end()
 		}
@@ -178,7 +178,7 @@ func (t *httpTransport) sessionID() string {
 // readStream reads SSE events until the response to id; server requests on
 // the stream are answered (ping) or rejected, notifications ignored.
 func (t *httpTransport) readStream(ctx context.Context, r io.Reader, id json.RawMessage) (*rpcMessage, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
+	br := bufio.NewReaderSize(r, sseBuffer)
 	var data []byte
 	for {
 		line, err := br.ReadBytes('\n')

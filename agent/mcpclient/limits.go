@@ -35,3 +35,11 @@ const discoverTimeout = 2 * time.Second
 // restartForever is how far a server that used up its restarts is pushed
 // into the future.
 const restartForever = 24 * time.Hour
+
+// Streamable HTTP: error bodies quoted up to maxHTTPErrorBytes; SSE lines
+// are read through a sseBuffer-sized buffer (longer lines still work, and
+// the whole reply stays under maxFrameBytes).
+const (
+	maxHTTPErrorBytes = 4 << 10
+	sseBuffer         = 64 << 10
+)
