@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -23,8 +24,8 @@ import (
 // `git http-backend` as CGI.
 type gitServer struct {
 	*httptest.Server
-	root  string        // GIT_PROJECT_ROOT: repos at <owner>/<name>.git
-	shift time.Duration // added to the server clock, to age tokens
+	root  string       // GIT_PROJECT_ROOT: repos at <owner>/<name>.git
+	shift atomic.Int64 // nanoseconds added to the server clock, to age tokens
 	mu    sync.Mutex
 	auths []string // Authorization headers that passed
 }
@@ -48,7 +49,7 @@ func newGitServer(t *testing.T) *gitServer {
 			http.Error(w, "bad git path", http.StatusBadRequest)
 			return
 		}
-		v := nip98.Verifier{Now: func() time.Time { return time.Now().Add(s.shift) }}
+		v := nip98.Verifier{Now: func() time.Time { return time.Now().Add(time.Duration(s.shift.Load())) }}
 		res, err := v.Request(r, nip98.Expect{URL: nip98.GitRepoURL(r, "http")})
 		if errors.Is(err, nip98.ErrNoToken) {
 			// Both challenges: git >= 2.46 answers the Nostr one through
@@ -172,11 +173,11 @@ func TestGitHTTP(t *testing.T) {
 	}
 
 	// A token older than 60 s is refused: the server's clock runs ahead.
-	s.shift = 61 * time.Second
+	s.shift.Store(int64(61 * time.Second))
 	if out, err := r.try(withK3, "push", url, "main"); err == nil || !strings.Contains(out, "Authentication failed") {
 		t.Errorf("push with a 61 s old token: %v\n%s", err, out)
 	}
-	s.shift = 0
+	s.shift.Store(0)
 	if out, err := r.try(withK3, "push", url, "main"); err != nil {
 		t.Errorf("push after the clock is back: %v\n%s", err, out)
 	}
