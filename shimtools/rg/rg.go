@@ -314,6 +314,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	started := time.Now()
 	var matched atomic.Bool
 	var quit atomic.Bool
+	var searched atomic.Int64
 	type worker struct {
 		s *search.Searcher
 		f *printer.File
@@ -323,6 +324,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		workers[i] = worker{s: search.New(m, sc), f: pr.NewFile()}
 	}
 	searchOne := func(path string, explicit bool, wi int, r io.Reader, size int64) bool {
+		searched.Add(1)
 		w := &workers[wi]
 		f, mode := w.f, walkMode
 		if explicit {
@@ -368,6 +370,11 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	if o.json {
 		pw.Write(pr.Summary(time.Since(started)))
 	}
+	if len(o.paths) == 0 && !useStdin && searched.Load() == 0 {
+		// Helpful emptiness: with the default path, searching nothing
+		// means a filter excluded everything.
+		report(noFilesSearched)
+	}
 	if err := pr.Err(); err != nil && !isBrokenPipe(err) {
 		fmt.Fprintf(errOut, "rg: write stdout: %v\n", err)
 		return 2
@@ -380,6 +387,9 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	}
 	return 1
 }
+
+// noFilesSearched is ripgrep's note when the default path yields no file.
+const noFilesSearched = "No files were searched, which means ripgrep probably applied a filter you didn't expect.\nRunning with --debug will show why files are being skipped."
 
 func listFiles(ctx context.Context, o *options, wo walk.Options, out *bufio.Writer, walkErr walk.ErrorFunc, errored *atomic.Bool) int {
 	var mu sync.Mutex
