@@ -2,6 +2,7 @@ package cli
 
 import (
 	"io"
+	"os"
 	"strconv"
 	"strings"
 
@@ -145,4 +146,21 @@ func signAndPublish(in *inv, ev *nostr.Event) (writeResult, error) {
 		return writeResult{}, err
 	}
 	return in.c.publish(in.ctx, ev)
+}
+
+// readFileCapped reads a file the user named, refusing more than max bytes.
+func readFileCapped(path string, max int) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, userErr("cannot read %s: %v", path, err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, int64(max)+1))
+	if err != nil {
+		return nil, userErr("cannot read %s: %v", path, err)
+	}
+	if len(b) > max {
+		return nil, userErr("%s passes the %d-byte limit", path, max)
+	}
+	return b, nil
 }

@@ -35,6 +35,15 @@ func TestMemRoundTrip(t *testing.T) {
 	if res := run("", "mem", "hash", "notes/today"); !strings.Contains(res.stdout, hex.EncodeToString(sum[:])) {
 		t.Fatalf("mem hash = %q", res.stdout)
 	}
+	patch := "@@ -1,2 +1,2 @@\n line one\n-line two\n+line 2\n"
+	fails(t, run(patch, "mem", "patch", "notes/today", "--base-hash", strings.Repeat("0", 64)), 5, catConflict)
+	fails(t, run(patch, "mem", "patch", "notes/today"), 1, catUser)
+	if res := run(patch, "mem", "patch", "notes/today", "--base-hash", hex.EncodeToString(sum[:])); res.code != 0 {
+		t.Fatalf("mem patch: %d %s", res.code, res.stderr)
+	}
+	if res := run("", "mem", "get", "notes/today"); res.stdout != "line one\nline 2\n" {
+		t.Fatalf("after patch = %q", res.stdout)
+	}
 	var ls []struct{ Slug string }
 	if res := run("", "mem", "ls"); json.Unmarshal([]byte(res.stdout), &ls) != nil || len(ls) != 1 || ls[0].Slug != "mem/notes/today" {
 		t.Fatalf("mem ls = %q", res.stdout)

@@ -362,13 +362,93 @@ func runMemGet(in *inv) error {
 	return err
 }
 
+// runMemHash prints the SHA-256 of the value as one hex line, ready for
+// `buzz mem patch --base-hash "$(buzz mem hash SLUG)"`.
 func runMemHash(in *inv) error {
 	v, err := memRead(in)
 	if err != nil {
 		return err
 	}
-	sum := sha256.Sum256([]byte(v))
-	return writeJSON(in.out, map[string]string{"slug": in.p.args[0], "sha256": hex.EncodeToString(sum[:])})
+	_, err = io.WriteString(in.out, sha256Hex(v)+"\n")
+	return err
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// runMemPatch applies a unified diff to a memory, strictly at the declared
+// lines, guarded by the hash of the value the diff was made against.
+func runMemPatch(in *inv) error {
+	slug, err := memSlugArg(in)
+	if err != nil {
+		return err
+	}
+	base, noBase := in.p.str("base-hash"), in.p.boolean("no-base-hash")
+	switch {
+	case base != "" && noBase:
+		return userErr("--base-hash and --no-base-hash exclude each other")
+	case base == "" && !noBase:
+		return userErr("missing --base-hash <sha256> (from buzz mem hash %s); pass --no-base-hash to skip the check", in.p.args[0])
+	case base != "" && !isLowerHex(strings.ToLower(base), 64):
+		return userErr("--base-hash must be a 64-character hex SHA-256")
+	}
+	var diff []byte
+	if f := in.p.str("patch-file"); f != "" {
+		diff, err = readFileCapped(f, maxMemBodyBytes*2)
+	} else {
+		diff, err = io.ReadAll(io.LimitReader(in.env.In(), maxMemBodyBytes*2+1))
+		if err == nil && len(diff) > maxMemBodyBytes*2 {
+			err = userErr("patch on stdin passes %d bytes", maxMemBodyBytes*2)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	if len(diff) == 0 {
+		return userErr("refusing to apply an empty patch (an earlier pipeline step probably failed)")
+	}
+	hunks, err := parsePatch(string(diff))
+	if err != nil {
+		return userErr("malformed unified diff: %v", err)
+	}
+	p, err := memParties(in, false)
+	if err != nil {
+		return err
+	}
+	_, body, err := memHead(in, p, slug)
+	if err != nil {
+		return err
+	}
+	if body == nil {
+		return notFound("not found: %s", slug)
+	}
+	current, ok := memValue(body)
+	if !ok {
+		return notFound("tombstoned: %s", slug)
+	}
+	if base != "" && sha256Hex(current) != strings.ToLower(base) {
+		return &Error{Category: catConflict, Message: fmt.Sprintf("conflict: %s changed since the patch was made (sha256 now %s, patch made against %s); fetch it again and re-diff", slug, sha256Hex(current), strings.ToLower(base))}
+	}
+	next, err := applyPatch(current, hunks)
+	if err != nil {
+		return userErr("patch does not apply to %s: %v (context must match at the declared lines)", slug, err)
+	}
+	switch {
+	case next == current:
+		return userErr("patch changes nothing in %s; nothing was written", slug)
+	case next == "" && !in.p.boolean("allow-empty"):
+		return userErr("refusing to write an empty value; pass --allow-empty, or buzz mem rm to tombstone")
+	}
+	if in.p.boolean("dry-run") {
+		return writeJSON(in.out, map[string]any{"slug": slug, "sha256": sha256Hex(next), "dry_run": true})
+	}
+	nb := memBody{Slug: slug, Value: &next}
+	if slug == memCoreSlug {
+		nb = memBody{Slug: slug, Profile: next}
+	}
+	return memWrite(in, nb)
 }
 
 func memRead(in *inv) (string, error) {
@@ -504,5 +584,6 @@ func memWrite(in *inv, body memBody) error {
 	if strings.HasPrefix(res.Message, "duplicate") {
 		return &Error{Category: catConflict, Message: "conflict: the relay kept a newer version of " + body.Slug + " (" + res.Message + "); read it and try again"}
 	}
-	return writeJSON(in.out, map[string]any{"slug": body.Slug, "event_id": ev.ID, "created_at": int64(ev.CreatedAt)})
+	v, _ := memValue(&body)
+	return writeJSON(in.out, map[string]any{"slug": body.Slug, "event_id": ev.ID, "created_at": int64(ev.CreatedAt), "sha256": sha256Hex(v)})
 }
