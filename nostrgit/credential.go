@@ -114,6 +114,9 @@ func looksLikeGitRoute(path string) bool {
 // remotes: `get` answers with a fresh NIP-98 token for the repository root
 // URL; `store`, `erase` and anything else do nothing.
 func CredentialMain(ctx context.Context, args []string, env proc.Env) int {
+	if wantsHelp(args, env.Out(), credentialUsage) {
+		return exitOK
+	}
 	action := "get"
 	if len(args) > 0 {
 		action = args[0]

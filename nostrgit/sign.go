@@ -108,6 +108,9 @@ func parseSignArgs(args []string) (signArgs, error) {
 // tag with the Nostr key (NIP-GS v1) or verifies such a signature, speaking
 // the gpg status protocol git parses.
 func SignMain(ctx context.Context, args []string, env proc.Env) int {
+	if wantsHelp(args, env.Out(), signUsage) {
+		return exitOK
+	}
 	a, err := parseSignArgs(args)
 	if err != nil {
 		return fatal(env, err.Error())

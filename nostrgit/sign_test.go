@@ -1,6 +1,7 @@
 package nostrgit
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -275,5 +276,14 @@ func TestSignKeyIDHidesNsec(t *testing.T) {
 	_, errOut, code := run(t, SignMain, signEnv(t, "NOSTR_PRIVATE_KEY="+k3), payloadV, "-bsau", nsec)
 	if code != 1 || strings.Contains(errOut, nsec[5:20]) || !strings.Contains(errOut, "not a recognized key format") {
 		t.Errorf("-bsau nsec: %d %q", code, errOut)
+	}
+}
+
+func TestHelp(t *testing.T) {
+	for name, main := range map[string]func(context.Context, []string, proc.Env) int{"sign": SignMain, "credential": CredentialMain} {
+		out, errOut, code := run(t, main, proc.Env{}, "", "--help")
+		if code != 0 || !strings.HasPrefix(out, "usage: git-") || errOut != "" {
+			t.Errorf("%s --help: %d %q %q", name, code, out, errOut)
+		}
 	}
 }
