@@ -2,6 +2,7 @@ package nostrgit
 
 import (
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,8 +10,6 @@ import (
 	"testing"
 
 	"buzzbox/internal/proc"
-
-	"encoding/base64"
 
 	"github.com/nbd-wtf/go-nostr/nip19"
 )
