@@ -215,23 +215,31 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		after = o.after
 	}
 	po := printer.Options{Matcher: m, Invert: o.invert, Null: o.null, OnlyMatching: o.onlyMatching}
+	// ripgrep's precedence: -q, --json, then counts before file lists.
 	switch {
 	case o.quiet:
 		po.Mode = printer.Quiet
 	case o.json:
 		po.Mode = printer.JSON
-	case o.filesWithout:
-		po.Mode = printer.FilesWithout
-	case o.countMatches:
+	case o.countMatches, o.count && o.onlyMatching:
 		po.Mode = printer.CountMatches
 	case o.count:
 		po.Mode = printer.Count
 	case o.filesWith:
 		po.Mode = printer.FilesWith
+	case o.filesWithout:
+		po.Mode = printer.FilesWithout
 	}
-	if o.onlyMatching && o.count && !o.countMatches && !o.json && !o.quiet && !o.filesWithout {
-		// -c -o counts matches, as ripgrep does.
-		po.Mode = printer.CountMatches
+	if o.json {
+		for _, c := range []struct {
+			set  bool
+			name string
+		}{{o.count, "--count"}, {o.countMatches, "--count-matches"}, {o.filesWith, "--files-with-matches"}, {o.filesWithout, "--files-without-match"}, {o.vimgrep, "--vimgrep"}} {
+			if c.set {
+				fmt.Fprintf(errOut, "rg: the argument '%s' cannot be used with '--json'\n", c.name)
+				return 2
+			}
+		}
 	}
 	explicitFiles := len(o.paths) > 0 && len(o.paths) <= mmapMaxPaths
 	if explicitFiles {
@@ -250,7 +258,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	if o.vimgrep {
 		withFilename = o.withFilename == nil || *o.withFilename
 	}
-	lineNumber := tty || o.vimgrep || o.json
+	lineNumber := tty || o.vimgrep || o.json || o.column
 	if useStdin && len(o.paths) == 0 {
 		lineNumber = o.vimgrep || o.json
 	}
@@ -279,7 +287,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	po.Vimgrep = o.vimgrep
 	po.Heading = heading
 	po.Color = color
-	po.Context = (before > 0 || after > 0) && !o.vimgrep
+	po.Context = before > 0 || after > 0
 	po.Column = o.column || o.vimgrep
 
 	sc := search.Config{
@@ -288,10 +296,6 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		After:       after,
 		MaxCount:    o.maxCount,
 		LineNumbers: lineNumber || o.json,
-	}
-	if o.vimgrep || o.onlyMatching {
-		sc.Before, sc.After = 0, 0
-		po.Context = false
 	}
 	if po.Mode != printer.Standard && po.Mode != printer.JSON {
 		sc.Before, sc.After = 0, 0
