@@ -2,7 +2,6 @@ package nostrgit
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -198,11 +197,7 @@ func sign(ctx context.Context, env proc.Env, a signArgs) int {
 	if n > maxPayloadBytes {
 		return fatal(env, fmt.Sprintf("payload is larger than the %d-byte limit", maxPayloadBytes))
 	}
-	var aux [32]byte
-	if _, err := rand.Read(aux[:]); err != nil {
-		return fatal(env, "read randomness: "+err.Error())
-	}
-	sig, err := key.SignAux(h.Sum(nil), aux)
+	sig, err := key.Sign(h.Sum(nil)) // fresh auxiliary randomness, as NIP-GS asks
 	if err != nil {
 		return fatal(env, err.Error())
 	}
