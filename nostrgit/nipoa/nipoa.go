@@ -24,10 +24,6 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 )
 
-// maxTagBytes caps the JSON text of an auth tag, as the spec does: a valid
-// tag is under 300 bytes.
-const maxTagBytes = 1024
-
 // TagName is the first element of the tag.
 const TagName = "auth"
 
