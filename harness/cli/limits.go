@@ -87,3 +87,6 @@ const (
 	jitterThird   = 1500 * time.Millisecond
 	maxRetryAfter = 30 * time.Second
 )
+
+// stdoutBuffer batches output writes; a streamed list flushes as it fills.
+const stdoutBuffer = 64 << 10

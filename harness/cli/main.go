@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -81,7 +82,9 @@ func run(ctx context.Context, args []string, env proc.Env) error {
 	if len(p.args) > cmd.MaxArgs {
 		return userErr("unexpected argument %q; see buzz %s --help", p.args[cmd.MaxArgs], cmd.path())
 	}
-	in := &inv{ctx: ctx, env: env, out: env.Out(), p: p}
+	out := bufio.NewWriterSize(env.Out(), stdoutBuffer)
+	defer out.Flush()
+	in := &inv{ctx: ctx, env: env, out: out, p: p}
 	switch f := p.str("format"); f {
 	case "", "json":
 	case "compact":
