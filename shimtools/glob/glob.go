@@ -23,6 +23,9 @@ type Options struct {
 	CaseFold bool
 	// NoEscape makes '\' an ordinary character.
 	NoEscape bool
+	// NoBraces makes '{', ',' and '}' ordinary characters (GNU tree's
+	// patterns have no alternation).
+	NoBraces bool
 }
 
 // ErrSyntax is wrapped by every compile error.
@@ -201,7 +204,7 @@ func parse(p string, opts Options, depth int) ([]token, error) {
 			}
 			toks = append(toks, tk)
 			i += n
-		case c == '{':
+		case c == '{' && !opts.NoBraces:
 			flush()
 			var alts [][]token
 			j := i + 1
@@ -222,7 +225,7 @@ func parse(p string, opts Options, depth int) ([]token, error) {
 			}
 			toks = append(toks, token{kind: kAlt, alts: alts})
 			i = j
-		case c == '}' && depth == 0:
+		case c == '}' && depth == 0 && !opts.NoBraces:
 			return nil, errors.New("unopened '}'")
 		default:
 			lit.WriteByte(c)

@@ -140,6 +140,13 @@ var treeCases = []string{
 	"-a -f -F -L 2 --dirsfirst",
 	"-d -f",
 	"-i -f --noreport",
+	"-dF",
+	"-d --prune",
+	"-I *",
+	"-P *.{txt,go}",
+	"e/empty",
+	"-d d",
+	"-a -P .* -L 1",
 }
 
 func TestCompareWithGNUTree(t *testing.T) {

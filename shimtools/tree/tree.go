@@ -89,7 +89,7 @@ func (e *UsageError) Error() string { return e.msg }
 func compilePattern(p string) ([]*glob.Glob, error) {
 	var out []*glob.Glob
 	for _, alt := range strings.Split(p, "|") {
-		g, err := glob.Compile(alt, glob.Options{NoEscape: false})
+		g, err := glob.Compile(alt, glob.Options{NoBraces: true})
 		if err != nil {
 			return nil, err
 		}
@@ -245,6 +245,10 @@ func Run(ctx context.Context, args []string, env proc.Env) int {
 		return 2
 	}
 	out := bufio.NewWriterSize(env.Out(), outBufSize)
+	if o.dirsOnly {
+		// GNU tree 2.1 ignores -F and --prune when listing directories only.
+		o.classify, o.prune = false, false
+	}
 	t := &lister{o: o, env: env, w: out, visited: map[fileKey]bool{}, needInfo: o.size || o.human || o.classify}
 	t.cwd, _ = os.Getwd()
 	code := t.run(ctx)
@@ -313,7 +317,6 @@ func (t *lister) run(ctx context.Context) int {
 			t.w.WriteString("  [error opening dir]\n")
 			continue
 		}
-		t.dirs++
 		var ig *ignore.Dir
 		if t.o.gitignore {
 			ig = t.ignoreFiles(nil, t.abs(root), "")
@@ -322,6 +325,10 @@ func (t *lister) run(ctx context.Context) int {
 			t.visited[keyOf(fi)] = true
 		}
 		t.read(n, 1, ig, "")
+		if len(n.kids) > 0 {
+			// tree 2.1 counts a root directory only when it lists something.
+			t.dirs++
+		}
 		t.printRoot(n)
 		t.w.WriteByte('\n')
 		t.printKids(n, nil)
