@@ -369,6 +369,10 @@ func (s *statusLines) line(text string) {
 // readSigFile reads the temp file git wrote: a regular file of at most
 // maxSigFileBytes.
 func readSigFile(path string) ([]byte, error) {
+	// Stat first so that a FIFO is refused before open could block on it.
+	if fi, err := os.Stat(path); err == nil && !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("signature file %s is not a regular file", path)
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("open signature file: %w", err)

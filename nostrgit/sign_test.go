@@ -259,6 +259,10 @@ func TestVerifyRefuses(t *testing.T) {
 	if out, _, code := run(t, SignMain, signEnv(t), payloadV, "--status-fd=1", "--verify", filepath.Join(t.TempDir(), "missing"), "-"); code != 1 || !strings.Contains(out, "ERRSIG "+errsigUnknown) {
 		t.Errorf("verify missing file: exit %d, %s", code, out)
 	}
+	big := writeSig(t, []byte(strings.Repeat("a", maxSigFileBytes+1)))
+	if _, errOut, code := run(t, SignMain, signEnv(t), payloadV, "--status-fd=1", "--verify", big, "-"); code != 1 || !strings.Contains(errOut, "larger than") {
+		t.Errorf("verify oversized file: exit %d, %s", code, errOut)
+	}
 	if out, _, code := run(t, SignMain, signEnv(t), payloadV, "--keyid-format=long", "--status-fd=1", "--verify", writeSig(t, vectorEnvelope(t, false).Armor()), "-"); code != 0 || !strings.Contains(out, "GOODSIG") {
 		t.Errorf("verify with unknown arg: exit %d, %s", code, out)
 	}
