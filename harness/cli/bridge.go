@@ -125,6 +125,9 @@ func decodeEvents(r io.Reader, fn func(*nostr.Event)) error {
 	if err != nil {
 		return err
 	}
+	if tok == nil { // null: no events
+		return nil
+	}
 	if d, ok := tok.(json.Delim); !ok || d != '[' {
 		return fmt.Errorf("expected a JSON array of events")
 	}
