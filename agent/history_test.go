@@ -76,6 +76,10 @@ func TestHistoryBudgetEvictsOldTurns(t *testing.T) {
 	if strings.Contains(string(last), "prompt-00") {
 		t.Error("oldest prompt survived eviction")
 	}
+	logs := c.logs.String()
+	if !strings.Contains(logs, "handoff cap reached (0); using truncation") || !strings.Contains(logs, "history truncated") {
+		t.Errorf("logs lack the handoff-cap fallback:\n%.2000s", logs)
+	}
 }
 
 func TestTokenUsageOverBudgetTriggersHandoff(t *testing.T) {

@@ -379,3 +379,15 @@ func TestAnthropicOverloadedInStreamRetried(t *testing.T) {
 		t.Fatalf("Complete = %v, %v after %d requests", resp, err, srv.Count())
 	}
 }
+
+func TestOpenRouterRetryAfterHonoured(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Status: 429, Body: "slow", Header: map[string]string{"Retry-After": "1"}}, llmtest.Reply{Text: "ok"})
+	c := client(t, llm.OpenRouter, srv.URL, func(cfg *llm.Config) { cfg.RetryAfterCap = 0 }) // default 60 s cap
+	start := time.Now()
+	if _, err := c.Complete(context.Background(), &llm.Request{Model: "m", Messages: []llm.Message{llm.User("x")}}); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d < time.Second {
+		t.Errorf("retried after %v; Retry-After asked for 1s", d)
+	}
+}
