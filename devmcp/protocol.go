@@ -3,6 +3,7 @@ package devmcp
 import (
 	"encoding/json"
 	"slices"
+	"strconv"
 )
 
 // Wire names of the MCP surface this server implements.
@@ -120,6 +121,74 @@ type toolResult struct {
 	Content           []content `json:"content"`
 	StructuredContent any       `json:"structuredContent,omitempty"`
 	IsError           bool      `json:"isError,omitempty"`
+}
+
+// encode renders the result as JSON in one pass over the (possibly large)
+// text: the generic encoder would escape each text and then re-scan it
+// once per nesting level.
+func (r *toolResult) encode() (json.RawMessage, error) {
+	size := 64
+	for _, c := range r.Content {
+		size += len(c.Text) + len(c.Data) + 64
+	}
+	b := make([]byte, 0, size+size/16)
+	b = append(b, '{')
+	if r.ResultType != "" {
+		b = append(b, `"resultType":`...)
+		b = strconv.AppendQuote(b, r.ResultType) // ASCII
+		meta, err := json.Marshal(r.Meta)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"_meta":`...)
+		b = append(b, meta...)
+		b = append(b, ',')
+	}
+	b = append(b, `"content":[`...)
+	for i, c := range r.Content {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		var err error
+		if c.Type == "image" {
+			b = append(b, `{"type":"image","data":`...)
+			if b, err = appendJSONString(b, c.Data); err != nil {
+				return nil, err
+			}
+			b = append(b, `,"mimeType":`...)
+			if b, err = appendJSONString(b, c.MimeType); err != nil {
+				return nil, err
+			}
+		} else {
+			b = append(b, `{"type":"text","text":`...)
+			if b, err = appendJSONString(b, c.Text); err != nil {
+				return nil, err
+			}
+		}
+		b = append(b, '}')
+	}
+	b = append(b, ']')
+	if r.StructuredContent != nil {
+		sc, err := json.Marshal(r.StructuredContent)
+		if err != nil {
+			return nil, err
+		}
+		b = append(b, `,"structuredContent":`...)
+		b = append(b, sc...)
+	}
+	if r.IsError {
+		b = append(b, `,"isError":true`...)
+	}
+	return append(b, '}'), nil
+}
+
+// appendJSONString appends s as a JSON string.
+func appendJSONString(b []byte, s string) ([]byte, error) {
+	q, err := json.Marshal(s)
+	if err != nil {
+		return nil, err
+	}
+	return append(b, q...), nil
 }
 
 // content is one content block: text or image.

@@ -333,7 +333,7 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request, params json
 	if meta.modern {
 		out.modern = s.modernFields()
 	}
-	return out, nil
+	return out.encode()
 }
 
 func (s *Server) toolNames() []string {

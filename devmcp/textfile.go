@@ -64,7 +64,7 @@ func loadText(root, p string) (*textFile, error) {
 		return nil, toolErrorf("cannot open %s: %s", path, causeOf(err))
 	}
 	defer f.Close()
-	content, err := io.ReadAll(io.LimitReader(f, maxTextFileBytes+1))
+	content, err := readBounded(f, info.Size(), maxTextFileBytes)
 	if err != nil {
 		return nil, toolErrorf("cannot read %s: %s", path, causeOf(err))
 	}
@@ -78,6 +78,29 @@ func loadText(root, p string) (*textFile, error) {
 		return nil, toolErrorf("not valid UTF-8: %s: invalid byte at offset %d; the text tools only handle UTF-8 text (try the shell tool: iconv, xxd)", path, firstInvalidUTF8(content))
 	}
 	return &textFile{path: path, content: content, info: info}, nil
+}
+
+// readBounded reads r to EOF, expecting about size bytes, and stops after
+// limit+1 bytes so the caller can tell a file that grew past limit. One
+// allocation when the size is right.
+func readBounded(r io.Reader, size, limit int64) ([]byte, error) {
+	buf := make([]byte, 0, min(size, limit)+1)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := r.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if int64(len(buf)) > limit {
+			return buf, nil
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 }
 
 // firstInvalidUTF8 returns the offset of the first byte that does not start a

@@ -1,0 +1,143 @@
+package devmcp_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"buzzbox/internal/testexe"
+)
+
+// lineClient is the plainest MCP client: write a request line, read lines
+// until the reply with the same id. No schema validation, so the server's
+// cost dominates.
+type lineClient struct {
+	cmd *exec.Cmd
+	in  io.WriteCloser
+	out *bufio.Reader
+	id  int
+}
+
+func newLineClient(b *testing.B, dir string, name string, args ...string) *lineClient {
+	b.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TMPDIR="+b.TempDir(), "BUZZ_DEV_MCP_LOG=warn")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		b.Fatal(err)
+	}
+	c := &lineClient{cmd: cmd, in: in, out: bufio.NewReaderSize(out, 1<<20)}
+	b.Cleanup(func() { in.Close(); cmd.Wait() })
+	c.roundTrip(b, "initialize", `{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"bench","version":"0"}}`)
+	io.WriteString(in, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	return c
+}
+
+// roundTrip sends one request and returns the raw reply line.
+func (c *lineClient) roundTrip(b *testing.B, method, params string) []byte {
+	c.id++
+	fmt.Fprintf(c.in, `{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`+"\n", c.id, method, params)
+	// The id may be followed by another member or end the object.
+	want1, want2 := fmt.Sprintf(`"id":%d,`, c.id), fmt.Sprintf(`"id":%d}`, c.id)
+	for {
+		line, err := c.out.ReadBytes('\n')
+		if err != nil {
+			b.Fatalf("%s: %v", method, err)
+		}
+		if s := string(line); strings.Contains(s, want1) || strings.Contains(s, want2) {
+			return line
+		}
+	}
+}
+
+func hundredKB(b *testing.B) (dir, path string) {
+	dir = b.TempDir()
+	var sb strings.Builder
+	for i := 0; sb.Len() < 100_000; i++ {
+		fmt.Fprintf(&sb, "line %d: the quick brown fox jumps over the lazy dog\n", i)
+	}
+	path = filepath.Join(dir, "file.txt")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	return dir, path
+}
+
+// BenchmarkReadFile100KB compares one read_file round trip of a 100 KB file
+// with server-filesystem's read_text_file of the same file, measured in the
+// same run with the same line client.
+func BenchmarkReadFile100KB(b *testing.B) {
+	dir, path := hundredKB(b)
+	b.Run("buzz-dev-mcp", func(b *testing.B) {
+		c := newLineClient(b, dir, testexe.Link(b, "buzz-dev-mcp"))
+		params := fmt.Sprintf(`{"name":"read_file","arguments":{"path":%q,"limit":100000}}`, path)
+		if r := c.roundTrip(b, "tools/call", params); !strings.Contains(string(r), "1:line 0:") {
+			b.Fatalf("reply %.200s", r)
+		}
+		b.SetBytes(100_000)
+		b.ResetTimer()
+		for b.Loop() {
+			c.roundTrip(b, "tools/call", params)
+		}
+	})
+	b.Run("server-filesystem", func(b *testing.B) {
+		nm, node := testexe.NodeModules(b)
+		c := newLineClient(b, dir, node, filepath.Join(nm, "@modelcontextprotocol", "server-filesystem", "dist", "index.js"), dir)
+		params := fmt.Sprintf(`{"name":"read_text_file","arguments":{"path":%q}}`, path)
+		if r := c.roundTrip(b, "tools/call", params); !strings.Contains(string(r), "line 0:") {
+			b.Fatalf("reply %.200s", r)
+		}
+		b.SetBytes(100_000)
+		b.ResetTimer()
+		for b.Loop() {
+			c.roundTrip(b, "tools/call", params)
+		}
+	})
+}
+
+// BenchmarkShellTrue is one shell call running `true`, round trip; compare
+// with BenchmarkBashTrue for the overhead the server adds.
+func BenchmarkShellTrue(b *testing.B) {
+	c := newLineClient(b, b.TempDir(), testexe.Link(b, "buzz-dev-mcp"))
+	params := `{"name":"shell","arguments":{"command":"true"}}`
+	var res struct {
+		Result struct {
+			StructuredContent struct {
+				ExitCode int `json:"exit_code"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(c.roundTrip(b, "tools/call", params), &res); err != nil || res.Result.StructuredContent.ExitCode != 0 {
+		b.Fatalf("shell true: %v %+v", err, res)
+	}
+	for b.Loop() {
+		c.roundTrip(b, "tools/call", params)
+	}
+}
+
+// BenchmarkBashTrue is a bare `bash -c true` spawn and wait.
+func BenchmarkBashTrue(b *testing.B) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		b.Skip("SKIP(loud): bash not installed")
+	}
+	for b.Loop() {
+		if err := exec.Command(bash, "-c", "true").Run(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
