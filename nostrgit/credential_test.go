@@ -240,3 +240,29 @@ func FuzzCredentialRequest(f *testing.F) {
 		looksLikeGitRoute(req.path)
 	})
 }
+
+// TestNeverPrintsKey runs the helpers' success and failure paths with a key
+// loaded and checks that neither stream ever shows it.
+func TestNeverPrintsKey(t *testing.T) {
+	const secret = "7f7ff03d123792d6ac594bfa67bf6d0c0ab55b6b1fdb6249303fe861f1ccba9a"
+	nsec, _ := nip19.EncodePrivateKey(secret)
+	for _, keyEnv := range []string{"NOSTR_PRIVATE_KEY=" + secret, "BUZZ_PRIVATE_KEY=" + nsec} {
+		env := signEnv(t, keyEnv, "BUZZ_AUTH_TAG="+authTagV)
+		runs := [][]string{
+			{validRequest, "get"}, {drop1(validRequest, "capability[]=authtype"), "get"},
+			{drop1(validRequest, "path=git/owner/repo.git/info/refs"), "get"},
+		}
+		var all strings.Builder
+		for _, r := range runs {
+			out, errOut, _ := run(t, CredentialMain, env, r[0], r[1])
+			all.WriteString(out + errOut)
+		}
+		for _, args := range [][]string{{"-bsau", pk3}, {"-bsau", pk1}, {"-bsau", nsec}, {"--status-fd=1", "-bsau", ""}} {
+			out, errOut, _ := run(t, SignMain, env, payloadV, args...)
+			all.WriteString(out + errOut)
+		}
+		if s := all.String(); strings.Contains(s, secret) || strings.Contains(s, nsec[5:30]) {
+			t.Errorf("a helper printed the key:\n%s", s)
+		}
+	}
+}
