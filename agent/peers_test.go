@@ -144,3 +144,23 @@ func TestBinaryConfigErrorExits2(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
 	}
 }
+
+// TestExternalACPClientCancelsDuringTool: the npm ACP client cancels while
+// a slow tool of our fake MCP server runs; the prompt ends "cancelled" and
+// the next prompt on the session succeeds.
+func TestExternalACPClientCancelsDuringTool(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "slow1", Name: "fake__slow"}}}, llmtest.Reply{Text: "second turn"})
+	res := runACPPeer(t, srv, map[string]any{
+		"cwd":              t.TempDir(),
+		"mcpServers":       []any{fakeServer(t, "fake")},
+		"prompts":          []string{"start slow work", "again"},
+		"cancelOnToolCall": true,
+	})
+	if len(res.Turns) != 2 || res.Turns[0].StopReason != "cancelled" || res.Turns[1].StopReason != "end_turn" {
+		t.Fatalf("turns = %+v", res.Turns)
+	}
+	last := res.Turns[0].Updates[len(res.Turns[0].Updates)-1]
+	if last["status"] != "failed" {
+		t.Errorf("last update of the cancelled turn = %v; want the failed tool call", last)
+	}
+}
