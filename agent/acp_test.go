@@ -34,6 +34,12 @@ func TestTextOnlyEndTurn(t *testing.T) {
 	if text.String() != "hello from the model" || len(chunks) < 2 {
 		t.Errorf("chunks = %v; want streamed text in several chunks", chunks)
 	}
+	run := info[0]["_meta"].(map[string]any)["goose"].(map[string]any)["activeRunId"].(string)
+	for _, u := range chunks {
+		if u["messageId"] != run+"-message-1" {
+			t.Errorf("chunk messageId = %v; want %s-message-1", u["messageId"], run)
+		}
+	}
 }
 
 func TestInitializeVersionCheck(t *testing.T) {

@@ -190,7 +190,7 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if s.model != "" {
 		model = s.model
 	}
-	t := &turn{s: s, a: a, model: model, history: s.history, original: s.original,
+	t := &turn{s: s, a: a, model: model, runID: runID, history: s.history, original: s.original,
 		handoffs: s.handoffs, measured: s.measured, measuredAt: s.measuredAt}
 	s.history = nil
 	s.mu.Unlock()

@@ -24,6 +24,7 @@ type turn struct {
 	s     *Session
 	a     *Agent
 	model string
+	runID string
 
 	history    []llm.Message
 	original   string
@@ -176,11 +177,19 @@ func (t *turn) complete(ctx context.Context, tools []llm.Tool) (*llm.Response, e
 	return resp, nil
 }
 
+// chunk sends a text or thought chunk. Chunks of one round share a
+// messageId ("<runId>-message-<round>", "<runId>-thought-<round>") so a
+// client can tell the rounds' messages apart.
 func (t *turn) chunk(kind, text string) {
 	if text == "" {
 		return
 	}
-	t.s.update(acp.Update{SessionUpdate: kind, Content: &acp.ContentBlock{Type: "text", Text: text}})
+	part := "message"
+	if kind == acp.UpdateAgentThoughtChunk {
+		part = "thought"
+	}
+	t.s.update(acp.Update{SessionUpdate: kind, Content: &acp.ContentBlock{Type: "text", Text: text},
+		MessageID: fmt.Sprintf("%s-%s-%d", t.runID, part, t.round)})
 }
 
 // callResult is the outcome of one tool call before it enters history.

@@ -183,6 +183,7 @@ const (
 type Update struct {
 	SessionUpdate string            `json:"sessionUpdate"`
 	Content       *ContentBlock     `json:"content,omitempty"`
+	MessageID     string            `json:"messageId,omitempty"`
 	ToolCallID    string            `json:"toolCallId,omitempty"`
 	Title         string            `json:"title,omitempty"`
 	Kind          string            `json:"kind,omitempty"`
