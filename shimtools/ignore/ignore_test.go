@@ -69,13 +69,13 @@ func TestStackPrecedence(t *testing.T) {
 		{sub, "sub/local.txt", Whitelist},
 		{sub, "sub/other.txt", Ignore},
 	} {
-		if got := tt.d.Match(tt.rel, false); got != tt.want {
+		if got := tt.d.Match(tt.rel, tt.rel, false); got != tt.want {
 			t.Errorf("Match(%q) = %v; want %v", tt.rel, got, tt.want)
 		}
 	}
 	// Without a repository, .gitignore does not apply but .ignore does.
 	norepo := (*Dir)(nil).Child("", Files{Git: Parse("g", []byte("*.txt\n"), false)})
-	if got := norepo.Match("a.txt", false); got != None {
+	if got := norepo.Match("a.txt", "a.txt", false); got != None {
 		t.Errorf("outside a repository Match = %v; want None", got)
 	}
 }

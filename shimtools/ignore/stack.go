@@ -1,5 +1,7 @@
 package ignore
 
+import "strings"
+
 // Dir holds the ignore files found in one directory of a walk. Dirs link to
 // their parent, so a walk shares one chain per branch and never copies it.
 // A Dir is immutable once built and safe to share between goroutines.
@@ -8,9 +10,11 @@ type Dir struct {
 	// rel is this directory's path below the walk root ("" for the root).
 	rel string
 	// above is set for directories above the walk root: the path from this
-	// directory down to the root, joined with '/' and ending in '/'.
+	// directory down to the root it was first built for, ending in '/'.
 	above   string
 	isAbove bool
+	// absDir is an above directory's absolute path, for absolute paths.
+	absDir string
 
 	custom, ign, git, exclude *Matcher
 	hasGit                    bool
@@ -38,16 +42,17 @@ func (d *Dir) Child(rel string, f Files) *Dir {
 	return n
 }
 
-// Above returns a Dir for a directory above the walk root; down is the path
-// from that directory to the root ("proj/src"). Call it from the outermost
-// directory inwards.
-func (d *Dir) Above(down string, f Files) *Dir {
+// Above returns a Dir for the directory absDir above the walk root; down is
+// the path from that directory to the root ("proj/src"). Call it from the
+// outermost directory inwards.
+func (d *Dir) Above(down, absDir string, f Files) *Dir {
 	n := d.Child("", f)
 	if n == d {
 		return d
 	}
 	n.isAbove = true
 	n.above = down + "/"
+	n.absDir = absDir
 	return n
 }
 
@@ -55,18 +60,29 @@ func (d *Dir) Above(down string, f Files) *Dir {
 // is when ripgrep applies gitignore rules.
 func (d *Dir) AnyGit() bool { return d != nil && d.anyGit }
 
-// Match decides rel (relative to the walk root) against the chain, with
+// Match decides rel (relative to the walk root; display is the path as
+// printed) against the chain, with
 // ripgrep's precedence: .rgignore, then .ignore, then .gitignore, then
 // .git/info/exclude, the innermost directory first within each kind;
 // gitignore kinds only inside a repository and not above its root.
-func (d *Dir) Match(rel string, isDir bool) Decision {
+//
+// Directories above the root see what ripgrep 13's do: the printed path
+// (without "./") appended to the root the directory was first built for.
+// For a root such as "docs" that doubles it ("docs/docs/x"), so anchored
+// patterns of a parent .gitignore miss, as they do in ripgrep 13; absolute
+// roots are matched correctly.
+func (d *Dir) Match(rel, display string, isDir bool) Decision {
 	var mCustom, mIgn, mGit, mExcl Decision
 	anyGit := d.AnyGit()
 	sawGit := false
 	for n := d; n != nil; n = n.parent {
 		var sub string
 		if n.isAbove {
-			sub = n.above + rel
+			if strings.HasPrefix(display, "/") {
+				sub = strings.TrimPrefix(strings.TrimPrefix(display, n.absDir), "/")
+			} else {
+				sub = n.above + strings.TrimPrefix(display, "./")
+			}
 		} else if n.rel == "" {
 			sub = rel
 		} else {

@@ -293,6 +293,11 @@ var compareCases = []string{
 	"foo src/nested/deep --sort path",
 	"foo src/nested --sort path",
 	"foo lib --sort path",
+	"foo --sort path src docs",
+	"foo --sort path docs src",
+	"foo --sort path docs/a",
+	"foo --sort path ./docs",
+	"--files --sort path lib/build docs",
 }
 
 var elapsedRE = regexp.MustCompile(`"(elapsed|elapsed_total)":\{[^}]*\}`)
@@ -363,4 +368,42 @@ func clip(s string) string {
 		return s[:max] + "…(clipped)\n"
 	}
 	return s
+}
+
+// terminalCases run with stdout on a terminal (through script(1)), where
+// ripgrep switches on headings, line numbers and colours.
+var terminalCases = []string{
+	"foo --sort path src docs",
+	"-C1 foo ctx.txt",
+	"-c foo --sort path src",
+	"-l foo --sort path src",
+	"--no-heading -i foo --sort path src",
+	"--color never foo --sort path src",
+	"-o fo+ --sort path src",
+}
+
+func TestCompareOnTerminal(t *testing.T) {
+	real := realRG(t)
+	script, err := exec.LookPath("script")
+	if err != nil {
+		t.Skip("SKIP(loud): script(1) is not installed (apt-get install -y bsdutils); terminal output not compared")
+	}
+	ours := testexe.Link(t, "rg")
+	dir, home := corpus(t)
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "TERM=xterm", "LC_ALL=C", "BUZZBOX_SHIM_PASSTHROUGH=0"}
+	run := func(exe, args string) string {
+		cmd := exec.Command(script, "-qec", exe+" "+args, "/dev/null")
+		cmd.Dir = dir
+		cmd.Env = env
+		out, _ := cmd.Output()
+		return string(out)
+	}
+	for _, c := range terminalCases {
+		t.Run(c, func(t *testing.T) {
+			want, got := run(real, c), run(ours, c)
+			if got != want {
+				t.Errorf("rg %s on a terminal:\n--- ripgrep ---\n%q\n--- ours ---\n%q", c, want, got)
+			}
+		})
+	}
 }

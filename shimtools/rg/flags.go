@@ -1,7 +1,6 @@
 package rg
 
 import (
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -354,5 +353,3 @@ func helpText() string {
 	b.WriteString("\nWhen a real rg is on PATH it is run instead; set BUZZBOX_SHIM_PASSTHROUGH=0 to always use this one.\n")
 	return b.String()
 }
-
-var errStop = errors.New("stop")

@@ -403,7 +403,7 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 		if rel != "" {
 			krel = rel + "/" + name
 		}
-		if ig != nil && ig.Match(krel, k.isDir) == ignore.Ignore {
+		if ig != nil && ig.Match(krel, krel, k.isDir) == ignore.Ignore {
 			continue
 		}
 		if t.excluded(name) {

@@ -107,6 +107,8 @@ type walker struct {
 	quit   atomic.Bool
 	// implicit is set while walking the implicit root "./".
 	implicit bool
+	// above caches the ignore chain of each directory above a root.
+	above map[string]*ignore.Dir
 }
 
 func (w *walker) stopped() bool {
@@ -223,6 +225,9 @@ func (w *walker) parents(root string) *ignore.Dir {
 	if err != nil {
 		return nil
 	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = real
+	}
 	var chain []string
 	for d := filepath.Dir(abs); ; d = filepath.Dir(d) {
 		chain = append(chain, d)
@@ -236,12 +241,22 @@ func (w *walker) parents(root string) *ignore.Dir {
 		if d == abs {
 			continue
 		}
+		// ripgrep 13 builds each parent directory once per run, for the
+		// first root below it, and keeps that root's path in it.
+		if cached, ok := w.above[d]; ok {
+			top = cached
+			continue
+		}
 		down, err := filepath.Rel(d, abs)
 		if err != nil || down == "." {
 			continue
 		}
 		f := w.readIgnoreFiles(d, nil)
-		top = top.Above(filepath.ToSlash(down), f)
+		top = top.Above(filepath.ToSlash(down), filepath.ToSlash(d), f)
+		if w.above == nil {
+			w.above = map[string]*ignore.Dir{}
+		}
+		w.above[d] = top
 	}
 	return top
 }
@@ -429,7 +444,7 @@ func (w *walker) keep(path, rel, name string, isDir bool, dir *ignore.Dir) bool 
 	}
 	white := false
 	if !w.o.NoIgnore {
-		switch dir.Match(rel, isDir) {
+		switch dir.Match(rel, path, isDir) {
 		case ignore.Ignore:
 			return false
 		case ignore.Whitelist:
