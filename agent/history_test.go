@@ -2,6 +2,7 @@ package agent
 
 import (
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -365,5 +366,18 @@ func TestEmptyAssistantSerializesAsEmptyString(t *testing.T) {
 		if mm["role"] == "assistant" && mm["content"] != "" {
 			t.Errorf("assistant content = %#v; want \"\"", mm["content"])
 		}
+	}
+}
+
+func TestAPIKeyRedacted(t *testing.T) {
+	opts, err := parseOptions(procEnv([]string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API_KEY=sk-very-secret", "OPENAI_COMPAT_MODEL=m"}, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	slog.New(slog.NewTextHandler(&b, nil)).Info("options", "opts", opts, "key", opts.APIKey)
+	fmt.Fprintf(&b, "%v %+v %#v %s", opts, opts, opts, opts.APIKey)
+	if strings.Contains(b.String(), "sk-very-secret") {
+		t.Errorf("key leaked: %s", b.String())
 	}
 }

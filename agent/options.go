@@ -3,6 +3,7 @@ package agent
 import (
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"os"
 	"strconv"
@@ -54,7 +55,7 @@ const defaultSystemPrompt = "You are buzz-agent. Act only through the provided t
 type Options struct {
 	Provider   llm.Provider
 	Model      string
-	APIKey     string
+	APIKey     secret
 	BaseURL    string
 	APIVersion string // Anthropic only
 	OpenAIAPI  string // openai only: auto, chat, responses
@@ -87,6 +88,18 @@ type Options struct {
 	// RetryBase shortens the LLM retry backoff (tests only; zero = default).
 	RetryBase time.Duration
 }
+
+// secret is a credential: it redacts itself in logs and formatted output.
+type secret string
+
+// LogValue keeps the value out of slog output.
+func (secret) LogValue() slog.Value { return slog.StringValue("[redacted]") }
+
+// String keeps the value out of fmt output.
+func (secret) String() string { return "[redacted]" }
+
+// GoString keeps the value out of %#v output.
+func (secret) GoString() string { return "[redacted]" }
 
 // optionError is a configuration error; its text names the variable.
 type optionError struct{ msg string }
@@ -164,12 +177,12 @@ func parseOptions(env proc.Env) (Options, error) {
 	}
 	switch o.Provider {
 	case llm.Anthropic:
-		o.APIKey = need("ANTHROPIC_API_KEY")
+		o.APIKey = secret(need("ANTHROPIC_API_KEY"))
 		o.Model = r.str("ANTHROPIC_MODEL")
 		o.BaseURL = orDefault("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
 		o.APIVersion = orDefault("ANTHROPIC_API_VERSION", "2023-06-01")
 	case llm.OpenAI:
-		o.APIKey = need("OPENAI_COMPAT_API_KEY")
+		o.APIKey = secret(need("OPENAI_COMPAT_API_KEY"))
 		o.Model = r.str("OPENAI_COMPAT_MODEL")
 		o.BaseURL = orDefault("OPENAI_COMPAT_BASE_URL", "https://api.openai.com/v1")
 		switch api := strings.ToLower(orDefault("OPENAI_COMPAT_API", "auto")); api {
@@ -183,13 +196,13 @@ func parseOptions(env proc.Env) (Options, error) {
 			r.err = cfgErr("OPENAI_COMPAT_API=%s not supported (auto, chat or responses)", api)
 		}
 	case llm.OpenRouter:
-		o.APIKey = need("OPENROUTER_API_KEY")
+		o.APIKey = secret(need("OPENROUTER_API_KEY"))
 		o.Model = r.str("OPENROUTER_MODEL")
 		o.BaseURL = orDefault("OPENROUTER_BASE_URL", "https://openrouter.ai/api/v1")
 	case llm.Databricks, llm.DatabricksV2:
 		o.BaseURL = need("DATABRICKS_HOST")
 		o.Model = need("DATABRICKS_MODEL")
-		o.APIKey = r.str("DATABRICKS_TOKEN")
+		o.APIKey = secret(r.str("DATABRICKS_TOKEN"))
 		if o.APIKey == "" && r.err == nil {
 			r.err = cfgErr("DATABRICKS_TOKEN required: this build has no browser OAuth login; create a personal access token and set DATABRICKS_TOKEN")
 		}

@@ -48,7 +48,7 @@ type Agent struct {
 // newAgent builds an agent for opts.
 func newAgent(opts Options, env proc.Env, log *slog.Logger, version string) *Agent {
 	client := llm.New(llm.Config{
-		Provider: opts.Provider, BaseURL: opts.BaseURL, APIKey: opts.APIKey, APIVersion: opts.APIVersion,
+		Provider: opts.Provider, BaseURL: opts.BaseURL, APIKey: string(opts.APIKey), APIVersion: opts.APIVersion,
 		API: opts.OpenAIAPI, MaxOutputTokens: opts.MaxOutputTokens, Effort: opts.Effort,
 		PromptCaching: opts.PromptCaching, NoStream: !opts.Stream, IdleTimeout: opts.LLMTimeout,
 		RetryBase: opts.RetryBase, Logger: log,
