@@ -464,3 +464,22 @@ func TestCancelRightBehindPromptIsNotLost(t *testing.T) {
 		t.Errorf("prompt = %s; want cancelled", f.raw)
 	}
 }
+
+func TestMaxSessionsAndBadServerEntries(t *testing.T) {
+	c := startAgent(t, nil, "BUZZ_AGENT_MAX_SESSIONS=1")
+	c.newSession()
+	code, msg := c.callErr("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{}})
+	if code != -32602 || !strings.Contains(msg, "max sessions reached") {
+		t.Errorf("second session -> %d %s", code, msg)
+	}
+	c2 := startAgent(t, nil)
+	for _, entry := range []map[string]any{
+		{"name": "x", "args": []any{}, "env": []any{}},
+		{"type": "sse", "name": "x", "url": "http://127.0.0.1:1/sse", "headers": []any{}},
+	} {
+		code, msg := c2.callErr("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{entry}})
+		if code != -32602 {
+			t.Errorf("entry %v -> %d %s", entry, code, msg)
+		}
+	}
+}
