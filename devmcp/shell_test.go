@@ -346,3 +346,51 @@ func peakRSS(t *testing.T, pid int) int64 {
 	t.Skip("SKIP(loud): no VmHWM in /proc status")
 	return 0
 }
+
+// TestShimAndCleanup: shell children see the session shim first on PATH,
+// with rg resolving into it and git configured from the key; on stdin EOF
+// the server removes the shim dir and the session dir.
+func TestShimAndCleanup(t *testing.T) {
+	tmp := t.TempDir()
+	key := strings.Repeat("0", 63) + "3"
+	p := startServer(t, startOpts{tmp: tmp, env: []string{"NOSTR_PRIVATE_KEY=" + key, "BUZZ_RELAY_URL=wss://relay.example.com:443/x"}})
+	p.initialize("2025-11-25")
+	out := runShell(t, p, map[string]any{"command": `echo "$PATH"; command -v rg; echo "$GIT_CONFIG_COUNT"; git config user.email 2>/dev/null || echo no-git; echo "${NOSTR_PRIVATE_KEY-unset}"`})
+	lines := strings.Split(strings.TrimSuffix(out.Stdout, "\n"), "\n")
+	if len(lines) != 5 {
+		t.Fatalf("stdout %q", out.Stdout)
+	}
+	shimDir, _, _ := strings.Cut(lines[0], ":")
+	if filepath.Dir(shimDir) != tmp || !strings.HasPrefix(filepath.Base(shimDir), "buzz-dev-mcp-") {
+		t.Errorf("PATH starts with %q; want the shim dir in %s", shimDir, tmp)
+	}
+	if lines[1] != filepath.Join(shimDir, "rg") {
+		t.Errorf("rg resolves to %q; want the shim link", lines[1])
+	}
+	if lines[2] != "10" {
+		t.Errorf("GIT_CONFIG_COUNT = %q; want 10", lines[2])
+	}
+	if lines[3] != "no-git" && !strings.HasSuffix(lines[3], "@relay.example.com") {
+		t.Errorf("git user.email = %q", lines[3])
+	}
+	if lines[4] != "unset" {
+		t.Errorf("NOSTR_PRIVATE_KEY reached the child")
+	}
+	if st, err := os.Stat(filepath.Join(shimDir, ".nostr-key")); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("key file: %v %v", st, err)
+	}
+	p.stdin.Close()
+	select {
+	case <-p.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("server did not exit on stdin EOF")
+	}
+	p.cmd.Wait()
+	if entries, _ := os.ReadDir(tmp); len(entries) != 0 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("temp dir after exit holds %v; want the shim and session dirs removed", names)
+	}
+}
