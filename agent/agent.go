@@ -43,6 +43,7 @@ import (
 	"syscall"
 
 	"buzzbox/internal/acp"
+	"buzzbox/internal/caroots"
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/proc"
 )
@@ -70,6 +71,9 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	if err != nil {
 		fmt.Fprintf(env.Err(), "buzz-agent: %v\n", err)
 		return 2
+	}
+	if err := caroots.Install(); err != nil {
+		log.Warn("embedded CA roots unavailable; HTTPS relies on the system's roots", "err", err)
 	}
 	a := newAgent(opts, env, log, version())
 	conn := jsonrpc.NewConn(env.In(), env.Out(), jsonrpc.Options{MaxLineBytes: opts.MaxLineBytes, OversizeFatal: true, Logger: log,
