@@ -234,7 +234,9 @@ func (t *httpTransport) notify(method string, params any) error {
 			return err
 		}
 	}
-	resp, err := t.post(context.Background(), rpcMessage{JSONRPC: jsonrpc.Version, Method: method, Params: raw})
+	ctx, cancel := context.WithTimeout(context.Background(), httpNotifyTimeout)
+	defer cancel()
+	resp, err := t.post(ctx, rpcMessage{JSONRPC: jsonrpc.Version, Method: method, Params: raw})
 	if err != nil {
 		return err
 	}

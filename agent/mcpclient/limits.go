@@ -43,3 +43,7 @@ const (
 	maxHTTPErrorBytes = 4 << 10
 	sseBuffer         = 64 << 10
 )
+
+// httpNotifyTimeout bounds a notification POST (initialized, cancelled):
+// the server owes only a 202, and a cancel must not hang the caller.
+const httpNotifyTimeout = 10 * time.Second
