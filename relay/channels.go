@@ -99,6 +99,19 @@ func (cs *channels) get(id string) (channel, bool) {
 	return *ch, true
 }
 
+// anyPrivate reports whether some channel is private, i.e. whether reads
+// need filtering at all.
+func (cs *channels) anyPrivate() bool {
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	for _, ch := range cs.byID {
+		if ch.private {
+			return true
+		}
+	}
+	return false
+}
+
 func (cs *channels) role(id, pubkey string) string {
 	cs.mu.RLock()
 	defer cs.mu.RUnlock()

@@ -272,13 +272,19 @@ func (s *sniffConn) look(f []byte) {
 	size, _ := frameSize(f)
 	hdr := size - frameLen(f)
 	mask := f[hdr-4 : hdr]
+	// Unmask a short head first: only AUTH messages are looked at whole.
+	const headLen = 32
+	head := make([]byte, min(headLen, size-hdr))
+	for i := range head {
+		head[i] = f[hdr+i] ^ mask[i%4]
+	}
+	rest := bytes.TrimLeft(head, " \t\r\n")
+	if !bytes.HasPrefix(rest, []byte("[")) || !bytes.HasPrefix(bytes.TrimLeft(rest[1:], " \t\r\n"), []byte(authLabel)) {
+		return
+	}
 	payload := make([]byte, size-hdr)
 	for i := range payload {
 		payload[i] = f[hdr+i] ^ mask[i%4]
-	}
-	rest := bytes.TrimLeft(payload, " \t\r\n")
-	if !bytes.HasPrefix(rest, []byte("[")) || !bytes.HasPrefix(bytes.TrimLeft(rest[1:], " \t\r\n"), []byte(authLabel)) {
-		return
 	}
 	v := s.inspect(payload)
 	if v.ok || v.challenge == "" {

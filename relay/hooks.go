@@ -270,17 +270,21 @@ func (r *Relay) canRead(c caller, ev *nostr.Event) bool {
 
 // queryEvents reads the store and drops what the caller may not see.
 func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Event, error) {
-	if r.storeClosed.Load() {
-		// khatru's expiration sweeper outlives Close; it finds nothing.
-		ch := make(chan *nostr.Event)
-		close(ch)
-		return ch, nil
+	c := callerOf(ctx)
+	// khatru's expiration sweeper outlives Close; it finds nothing. A
+	// caller who may not read at all gets nothing without a store query.
+	if r.storeClosed.Load() || (!isInternal(ctx) && r.gate(c) != "") {
+		empty := make(chan *nostr.Event)
+		close(empty)
+		return empty, nil
 	}
 	ch, err := r.store.QueryEvents(ctx, f)
 	if err != nil || isInternal(ctx) {
 		return ch, err
 	}
-	c := callerOf(ctx)
+	if !r.chans.anyPrivate() || (c.pubkey != "" && c.pubkey == r.owner) {
+		return ch, nil // nothing to hide from this caller
+	}
 	out := make(chan *nostr.Event)
 	// Ends when the store closes ch, which it does when done or when ctx ends.
 	go func() {
