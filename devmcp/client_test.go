@@ -70,6 +70,12 @@ func startServer(t *testing.T, o startOpts) *mcpProc {
 	}
 	cmd.Env = append(base, "TMPDIR="+o.tmp, "BUZZ_DEV_MCP_LOG=debug")
 	cmd.Env = append(cmd.Env, o.env...)
+	return startCmd(t, cmd)
+}
+
+// startCmd starts a prepared server command and drives it.
+func startCmd(t *testing.T, cmd *exec.Cmd) *mcpProc {
+	t.Helper()
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)

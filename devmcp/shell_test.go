@@ -3,6 +3,7 @@ package devmcp_test
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -11,6 +12,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"buzzbox/internal/testexe"
 )
 
 // shellOut is the shell tool's result body.
@@ -393,4 +396,45 @@ func TestShimAndCleanup(t *testing.T) {
 		}
 		t.Errorf("temp dir after exit holds %v; want the shim and session dirs removed", names)
 	}
+}
+
+// TestEmptyRoot runs the static binary chrooted into a directory that
+// holds nothing but itself: no shell, no /proc, no /dev. The shell tool
+// answers with an isError naming what it looked for; the file tools work.
+func TestEmptyRoot(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("SKIP(loud): chroot needs root; run the tests as root (CI does) to cover the empty-root case")
+	}
+	root := t.TempDir()
+	data, err := os.ReadFile(testexe.Path(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "buzz-dev-mcp"), data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"tmp", "work"} {
+		os.Mkdir(filepath.Join(root, d), 0o777)
+	}
+	writeFile(t, filepath.Join(root, "work", "notes.txt"), "inside the root\n")
+	cmd := exec.Command("/buzz-dev-mcp")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Chroot: root}
+	cmd.Dir = "/work"
+	cmd.Env = []string{"PATH=/bin:/usr/bin", "TMPDIR=/tmp"}
+	p := startCmd(t, cmd)
+	instr := p.initialize("2025-11-25")["instructions"].(string)
+	if !strings.Contains(instr, "Shell: none found") {
+		t.Errorf("instructions = %q", instr)
+	}
+	got := errText(t, p.tool("shell", map[string]any{"command": "echo hi"}))
+	for _, want := range []string{"no shell found", "bash in PATH", "/bin/sh", "BUZZ_SHELL"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("shell in an empty root = %q; want it to name %q", got, want)
+		}
+	}
+	if got := okText(t, p.tool("read_file", map[string]any{"path": "notes.txt"})); got != "notes.txt (lines 1-1 of 1)\n1:inside the root\n" {
+		t.Errorf("read_file in an empty root = %q", got)
+	}
+	okText(t, p.tool("str_replace", map[string]any{"path": "notes.txt", "old_str": "inside", "new_str": "within"}))
+	okText(t, p.tool("todo", map[string]any{}))
 }

@@ -24,6 +24,11 @@ type shellInfo struct {
 // result carries an error naming everything that was tried, and the other
 // tools go on working.
 func resolveShell(buzzShell, pathList, cwd string) shellInfo {
+	return resolveShellIn(buzzShell, pathList, cwd, []string{"/bin", "/usr/bin", "/usr/local/bin"})
+}
+
+// resolveShellIn is resolveShell with the fallback directories given.
+func resolveShellIn(buzzShell, pathList, cwd string, fallbackDirs []string) shellInfo {
 	var tried []string
 	if buzzShell != "" {
 		if p := findProgram(buzzShell, pathList, cwd, false); p != "" {
@@ -38,7 +43,7 @@ func resolveShell(buzzShell, pathList, cwd string) shellInfo {
 			return describeShell(p)
 		}
 		tried = append(tried, name+" in PATH")
-		for _, dir := range []string{"/bin", "/usr/bin", "/usr/local/bin"} {
+		for _, dir := range fallbackDirs {
 			p := filepath.Join(dir, name)
 			if isExecutableFile(p) {
 				return describeShell(p)
