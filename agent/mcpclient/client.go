@@ -207,7 +207,10 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	if ctx.Err() != nil {
 		if id != nil {
 			// Fire and forget: the server should stop work and not reply.
-			_ = c.t.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": reason})
+			// The send ends when written (stdio; a dead child fails it at
+			// once) or within httpNotifyTimeout (HTTP), so the caller never
+			// waits on it.
+			go func() { _ = c.t.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": reason}) }()
 		}
 		return nil, ctx.Err()
 	}
