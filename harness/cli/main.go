@@ -65,7 +65,7 @@ func run(ctx context.Context, args []string, env proc.Env) error {
 	table := commands()
 	cmd, rest, err := lookup(table, words, at, args)
 	if err != nil || help && cmd == nil {
-		if help || len(words) == 0 || words[0] == "help" {
+		if help || len(args) == 0 || len(words) > 0 && words[0] == "help" {
 			printHelp(env.Out(), table, words)
 			return errHelpShown
 		}

@@ -316,8 +316,9 @@ func runList(in *inv) error {
 
 // pages runs f page by page (pageSize each, newest first), moving `until`
 // to the last event's created_at and `before_id` to its id; events at the
-// boundary second that were already seen are skipped, so relays that
-// ignore before_id page correctly too. total 0 means no cap.
+// boundary second that were already seen are skipped (and asked for on
+// top of the page), so relays that ignore before_id page correctly too.
+// total 0 means no cap.
 func pages(in *inv, f filter, total int64, fn func(*nostr.Event) error) error {
 	var n int64
 	seen := map[string]bool{}
@@ -326,6 +327,9 @@ func pages(in *inv, f filter, total int64, fn func(*nostr.Event) error) error {
 		if total > 0 {
 			size = min(size, total-n)
 		}
+		// A relay that ignores before_id sends the boundary second's
+		// events again; ask for that many more so the page still advances.
+		size += int64(len(seen))
 		page := filter{}
 		for k, v := range f {
 			page[k] = v
@@ -356,7 +360,9 @@ func pages(in *inv, f filter, total int64, fn func(*nostr.Event) error) error {
 				return nil
 			}
 		}
-		if int64(len(evs)) < size || fresh == 0 {
+		// Relays clamp limits to their own maximum, so a short page does not
+		// prove the end; a page with nothing new does.
+		if fresh == 0 {
 			return nil
 		}
 		f["until"] = int64(last.CreatedAt)
