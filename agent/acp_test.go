@@ -483,3 +483,27 @@ func TestMaxSessionsAndBadServerEntries(t *testing.T) {
 		}
 	}
 }
+
+func TestOpenRouterProviderEndToEnd(t *testing.T) {
+	srv := llmtest.New(t, llmtest.Reply{Text: "routed", ReasoningDetails: `[{"type":"reasoning.text","text":"r","index":0}]`}, llmtest.Reply{Text: "again"})
+	c := startAgent(t, srv, "BUZZ_AGENT_PROVIDER=openrouter", "OPENROUTER_API_KEY=k", "OPENROUTER_MODEL=anthropic/claude-sonnet-4.5", "OPENROUTER_BASE_URL="+srv.URL)
+	sid := c.newSession()
+	c.prompt(sid, "one")
+	c.prompt(sid, "two")
+	if h := srv.Headers()[0]; h.Get("X-OpenRouter-Title") != "Buzz" || h.Get("Authorization") != "Bearer k" {
+		t.Errorf("headers = %v", h)
+	}
+	if !strings.Contains(string(srv.Bodies()[1]), `"reasoning_details":[{"type":"reasoning.text","text":"r","index":0}]`) {
+		t.Errorf("reasoning_details not replayed: %s", srv.Bodies()[1])
+	}
+}
+
+func TestStaticKeyRejectedOpenRouter402(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.SetFallback(llmtest.Reply{Status: 402, Body: `{"error":{"message":"no credits"}}`})
+	c := startAgent(t, srv, "BUZZ_AGENT_PROVIDER=openrouter", "OPENROUTER_API_KEY=k", "OPENROUTER_MODEL=m", "OPENROUTER_BASE_URL="+srv.URL)
+	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": c.newSession(), "prompt": []map[string]any{{"type": "text", "text": "x"}}})
+	if code != -32000 || !strings.Contains(msg, "credits exhausted") || srv.Count() != 1 {
+		t.Errorf("-> %d %s after %d requests", code, msg, srv.Count())
+	}
+}
