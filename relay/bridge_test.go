@@ -39,6 +39,12 @@ func nip98Header(t *testing.T, k testKey, url string, body []byte) string {
 
 func postHeader(t *testing.T, url, auth string, body []byte) (int, string) {
 	t.Helper()
+	return postWith(t, url, auth, "", body)
+}
+
+// postWith also sends an x-auth-tag header when authTag is not empty.
+func postWith(t *testing.T, url, auth, authTag string, body []byte) (int, string) {
+	t.Helper()
 	req, err := http.NewRequestWithContext(testCtx(t), "POST", url, bytes.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
@@ -46,6 +52,9 @@ func postHeader(t *testing.T, url, auth string, body []byte) (int, string) {
 	req.Header.Set("Content-Type", "application/json")
 	if auth != "" {
 		req.Header.Set("Authorization", auth)
+	}
+	if authTag != "" {
+		req.Header.Set("x-auth-tag", authTag)
 	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
