@@ -491,10 +491,13 @@ func (d chatDialect) stream(sr *sseReader, req *Request) (*Response, error) {
 
 // detailsMerger merges OpenRouter reasoning_details fragments that share a
 // (type, index): text, summary and data concatenate, the last non-empty
-// signature and other fields win.
+// signature and other fields win. An entry that arrived in one piece keeps
+// its exact bytes.
 type detailsMerger struct {
-	order []string
-	byKey map[string]map[string]json.RawMessage
+	order  []string
+	byKey  map[string]map[string]json.RawMessage
+	raw    map[string]json.RawMessage
+	merged map[string]bool
 }
 
 func (m *detailsMerger) add(raw json.RawMessage) {
@@ -507,13 +510,17 @@ func (m *detailsMerger) add(raw json.RawMessage) {
 	key := typ + "\x00" + string(f["index"])
 	if m.byKey == nil {
 		m.byKey = map[string]map[string]json.RawMessage{}
+		m.raw = map[string]json.RawMessage{}
+		m.merged = map[string]bool{}
 	}
 	cur, ok := m.byKey[key]
 	if !ok {
 		m.byKey[key] = f
+		m.raw[key] = bytes.Clone(raw)
 		m.order = append(m.order, key)
 		return
 	}
+	m.merged[key] = true
 	for k, v := range f {
 		switch k {
 		case "text", "summary", "data":
@@ -535,13 +542,18 @@ func (m *detailsMerger) add(raw json.RawMessage) {
 	}
 }
 
-func (m *detailsMerger) result() []map[string]json.RawMessage {
+func (m *detailsMerger) result() []json.RawMessage {
 	if len(m.order) == 0 {
 		return nil
 	}
-	out := make([]map[string]json.RawMessage, len(m.order))
+	out := make([]json.RawMessage, len(m.order))
 	for i, k := range m.order {
-		out[i] = m.byKey[k]
+		if !m.merged[k] {
+			out[i] = m.raw[k]
+			continue
+		}
+		enc, _ := json.Marshal(m.byKey[k])
+		out[i] = enc
 	}
 	return out
 }

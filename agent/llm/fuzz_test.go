@@ -67,3 +67,20 @@ func TestResponseOverCapFails(t *testing.T) {
 		t.Errorf("ReadAll at the cap = %v", err)
 	}
 }
+
+func TestReasoningDetailsFragmentsMerged(t *testing.T) {
+	var m detailsMerger
+	m.add([]byte(`{"type":"reasoning.text","index":0,"text":"ab"}`))
+	m.add([]byte(`{"type":"reasoning.text","index":0,"text":"cd","signature":"s1"}`))
+	m.add([]byte(`{"type":"reasoning.encrypted","index":1,"data":"zz"}`))
+	got := m.result()
+	if len(got) != 2 {
+		t.Fatalf("result = %s", got)
+	}
+	if s := string(got[0]); !strings.Contains(s, `"text":"abcd"`) || !strings.Contains(s, `"signature":"s1"`) {
+		t.Errorf("merged = %s", s)
+	}
+	if string(got[1]) != `{"type":"reasoning.encrypted","index":1,"data":"zz"}` {
+		t.Errorf("single fragment not kept verbatim: %s", got[1])
+	}
+}
