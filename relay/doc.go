@@ -2,7 +2,7 @@
 //
 // # Synopsis
 //
-//	buzz-relay [--listen 127.0.0.1:3000] [--data ./buzz-relay-data] [--db postgres://…]
+//	buzz-relay [--listen 127.0.0.1:3000] [--data ./buzz-relay-data] [--sync] [--db postgres://…]
 //	           [--owner PUBKEY] [--allow PUBKEY]… [--allow-file FILE] [--open]
 //	           [--public-url ws(s)://host] [--max-event-bytes N] [--max-filters N]
 //	           [--max-subscriptions N] [--rate N] [--burst N] [--log-level L] [--log-json]
@@ -15,6 +15,8 @@
 //     badger store under --data (or PostgreSQL with --db). Ephemeral kinds
 //     (20000–29999) are forwarded and never stored; replaceable and
 //     addressable kinds keep the newest; NIP-09 deletions by the author.
+//     An acknowledged event survives kill -9; with --sync it also survives
+//     a power cut.
 //   - NIP-11: the information document names the supported NIPs, the
 //     limits and the HTTP bridge.
 //   - NIP-42: the relay sends AUTH at once; reads and writes need an

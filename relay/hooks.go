@@ -12,8 +12,8 @@ import (
 
 // Kinds the relay refuses to take as plain events.
 const (
-	kindAuth    = nostr.KindClientAuthentication // belongs in AUTH messages
-	kindHTTPAut = 27235                          // NIP-98 tokens are headers, not posts
+	kindAuth     = nostr.KindClientAuthentication // belongs in AUTH messages
+	kindHTTPAuth = 27235                          // NIP-98 tokens are headers, not posts
 )
 
 type callerKey struct{}
@@ -139,7 +139,7 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 	switch ev.Kind {
 	case kindAuth:
 		return true, "invalid: AUTH events go in AUTH messages"
-	case kindHTTPAut:
+	case kindHTTPAuth:
 		return true, "invalid: NIP-98 events are HTTP headers, not posts"
 	}
 	if !r.cfg.Open && ev.PubKey != c.pubkey && !r.members[ev.PubKey] {

@@ -48,6 +48,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	)
 	fs.StringVar(&cfg.DataDir, "data", "./buzz-relay-data", "`dir` for the event store, the relay key and git repositories")
 	fs.StringVar(&cfg.DB, "db", "", "postgres://… `url`: keep events in PostgreSQL instead of the embedded store")
+	fs.BoolVar(&cfg.SyncWrites, "sync", false, "fsync every write to the embedded store (survives power loss, slower)")
 	fs.StringVar(&cfg.Owner, "owner", "", "owner `pubkey` (hex or npub): a member who administers every channel")
 	fs.Var(&allow, "allow", "member `pubkey` (hex or npub); repeat or separate with commas")
 	fs.StringVar(&cfg.AllowFile, "allow-file", "", "`file` of member pubkeys, one per line, # comments")

@@ -57,6 +57,10 @@ type Config struct {
 	MaxSubscriptions int
 	EventsPerSecond  float64
 	EventBurst       int
+	// SyncWrites makes the badger store fsync every write, so acknowledged
+	// events survive a power cut, not only a crash of the process. False
+	// leaves flushing to the OS: a kill -9 loses nothing, a power cut may.
+	SyncWrites bool
 	// Git is the git executable serving /git/; empty looks up "git" on
 	// PATH when a request comes.
 	Git string
@@ -271,7 +275,7 @@ func openStore(cfg Config, log *slog.Logger) (eventstore.Store, error) {
 		Path:     dir,
 		MaxLimit: maxQueryLimit,
 		BadgerOptionsModifier: func(o badger.Options) badger.Options {
-			return o.WithLogger(badgerLog{log.With("component", "badger")})
+			return o.WithLogger(badgerLog{log.With("component", "badger")}).WithSyncWrites(cfg.SyncWrites)
 		},
 	}
 	if err := s.Init(); err != nil {
