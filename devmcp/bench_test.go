@@ -141,3 +141,27 @@ func BenchmarkBashTrue(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkShell1GiBOutput runs a command printing 1 GiB to stdout through
+// a fresh server and reports the server's peak resident set size (VmHWM)
+// as peak-RSS-MiB. Run with -benchtime 1x.
+func BenchmarkShell1GiBOutput(b *testing.B) {
+	testexe.Path(b) // build outside the timed loop
+	for b.Loop() {
+		c := newLineClient(b, b.TempDir(), testexe.Link(b, "buzz-dev-mcp"))
+		r := c.roundTrip(b, "tools/call", `{"name":"shell","arguments":{"command":"head -c 1073741824 /dev/zero","timeout_ms":600000}}`)
+		var res struct {
+			Result struct {
+				StructuredContent struct {
+					StdoutArtifact string `json:"stdout_artifact"`
+				} `json:"structuredContent"`
+			} `json:"result"`
+		}
+		if err := json.Unmarshal(r, &res); err != nil || res.Result.StructuredContent.StdoutArtifact == "" {
+			b.Fatalf("reply %.300s: %v", r, err)
+		}
+		os.Remove(res.Result.StructuredContent.StdoutArtifact)
+		b.ReportMetric(float64(peakRSS(b, c.cmd.Process.Pid))/(1<<20), "peak-RSS-MiB")
+	}
+	b.SetBytes(1 << 30)
+}

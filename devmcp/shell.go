@@ -120,6 +120,14 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 		return nil, toolErrorf("failed to spawn shell %s: %v", s.sh.path, err)
 	}
 	pgid := cmd.Process.Pid
+	// Last resort: if this function is left by a panic, the group must not
+	// outlive the call.
+	finished := false
+	defer func() {
+		if !finished {
+			killGroup(pgid)
+		}
+	}()
 	log := s.log.With("tool", "shell", "pid", pgid)
 	log.Debug("started", "dir", dir, "timeout", timeout)
 
@@ -181,6 +189,7 @@ wait:
 		stdout.discard()
 		stderr.discard()
 		log.Info("cancelled", "elapsed", time.Since(start))
+		finished = true
 		return nil, jsonrpc.ErrNoReply
 	case timedOut:
 		waitErr = s.stopGroup(pgid, exited, false)
@@ -219,6 +228,7 @@ wait:
 		r.pipe.Close()
 	}
 
+	finished = true
 	res := &shellResult{Notes: notes, TimedOut: timedOut}
 	switch {
 	case timedOut:

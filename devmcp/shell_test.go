@@ -334,7 +334,7 @@ func alive(pid int) bool {
 }
 
 // peakRSS returns the peak resident set size of a process (VmHWM).
-func peakRSS(t *testing.T, pid int) int64 {
+func peakRSS(t testing.TB, pid int) int64 {
 	t.Helper()
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
 	if err != nil {

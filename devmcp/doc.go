@@ -1,0 +1,49 @@
+// Package devmcp is buzz-dev-mcp, the developer-tools MCP server a coding
+// agent mounts to work on a repository.
+//
+// Synopsis:
+//
+//	buzz-dev-mcp
+//
+// Description:
+//
+// The server speaks MCP over stdin and stdout, one JSON-RPC message per line,
+// until stdin reaches EOF (or SIGINT/SIGTERM); diagnostics go to stderr
+// through log/slog and nothing but protocol frames goes to stdout. It is
+// dual-era: the legacy lifecycle (initialize with protocol versions
+// 2024-11-05 through 2025-11-25, negotiated with a counter-offer, then
+// notifications/initialized and ping) and the stateless 2026-07-28 era
+// (server/discover, per-request _meta, resultType, ttlMs and cacheScope on
+// cacheable results, -32022 for an unsupported version).
+//
+// Tools: shell (one short-lived process per call in its own process group,
+// output capped to a tail for the model with the whole stream in an
+// artifact file, timeouts and notifications/cancelled killing the whole
+// group, progress notifications on request), read_file (numbered line
+// windows of UTF-8 text), str_replace (exact, atomic single-file edits with
+// a unified diff; an empty old_str creates a new file), view_image (PNG,
+// JPEG, GIF and WebP from a path, http(s) or data: URL, shrunk to fit),
+// todo, and the host hooks _Stop and _PostCompact. Failures the model can
+// fix are tool results with isError; JSON-RPC errors are kept for unknown
+// tools, malformed requests and server faults. A malformed, non-UTF-8 or
+// over-long frame is answered and the server keeps serving.
+//
+// Start-up records the working directory, installs the session shim
+// (package shimtools/shim: links named rg, tree, buzz and the git helpers
+// first on the children's PATH, the Nostr key in a 0600 file, git's
+// identity), creates the session temp dir, resolves the shell once and
+// builds the instructions. Both temp dirs are removed on exit.
+//
+// Options: none. The environment: BUZZ_SHELL picks the shell;
+// BUZZ_DEV_MCP_LOG sets the log level (debug, info, warn, error) and
+// BUZZ_DEV_MCP_LOG_FORMAT=json switches the log to JSON; BUZZ_RELAY_URL and
+// BUZZ_PRIVATE_KEY enable the relay hint and signed reads of the relay's
+// /media/ URLs; NOSTR_PRIVATE_KEY is moved into the shim's key file and
+// never reaches a child.
+//
+// What it does not do: it is not a sandbox (the file tools accept any path,
+// as the shell can touch any file; isolation is the operator's job), it
+// keeps no shell state between calls, it offers no resources, prompts,
+// logging or list-change notifications, and it does not accept JSON-RPC
+// batches. It serves stdio only; Streamable HTTP is not implemented.
+package devmcp
