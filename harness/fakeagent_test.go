@@ -36,6 +36,7 @@ type fakeLogLine struct {
 	Method string          `json:"method"`
 	Params json.RawMessage `json:"params,omitempty"`
 	Note   string          `json:"note,omitempty"`
+	T      int64           `json:"t"` // receipt time, unix nanoseconds
 }
 
 func fakeLog(method string, params json.RawMessage, note string) {
@@ -43,7 +44,7 @@ func fakeLog(method string, params json.RawMessage, note string) {
 	if path == "" {
 		return
 	}
-	b, _ := json.Marshal(fakeLogLine{Pid: os.Getpid(), Method: method, Params: params, Note: note})
+	b, _ := json.Marshal(fakeLogLine{Pid: os.Getpid(), Method: method, Params: params, Note: note, T: time.Now().UnixNano()})
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
 	if err != nil {
 		return

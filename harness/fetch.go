@@ -152,6 +152,11 @@ func (c *channelCache) get(ctx context.Context, id string) (channelInfo, bool) {
 
 // fetchProfiles loads kind 0 profiles for pubkeys (§11.6).
 func fetchProfiles(ctx context.Context, io *relayIO, pubkeys []string) map[string]*profile {
+	out, _ := fetchProfilesErr(ctx, io, pubkeys)
+	return out
+}
+
+func fetchProfilesErr(ctx context.Context, io *relayIO, pubkeys []string) (map[string]*profile, error) {
 	out := map[string]*profile{}
 	var keys []string
 	seen := map[string]bool{}
@@ -162,13 +167,13 @@ func fetchProfiles(ctx context.Context, io *relayIO, pubkeys []string) map[strin
 		}
 	}
 	if len(keys) == 0 {
-		return out
+		return out, nil
 	}
 	evs, err := retryOnce(ctx, contextFetchTO, func(ctx context.Context) ([]*nostr.Event, error) {
 		return io.query(ctx, nostr.Filter{Kinds: []int{kindProfile}, Authors: keys})
 	})
 	if err != nil {
-		return out
+		return out, err
 	}
 	for _, ev := range evs {
 		if old := out[ev.PubKey]; old != nil && old.Event.CreatedAt >= ev.CreatedAt {
@@ -176,7 +181,7 @@ func fetchProfiles(ctx context.Context, io *relayIO, pubkeys []string) map[strin
 		}
 		out[ev.PubKey] = profileOf(ev)
 	}
-	return out
+	return out, nil
 }
 
 func profileOf(ev *nostr.Event) *profile {
@@ -400,4 +405,59 @@ func fetchCanvas(ctx context.Context, io *relayIO, channel string) string {
 		return ""
 	}
 	return canvasSection(ev, channel)
+}
+
+// profileCache keeps kind 0 lookups for a short while: a busy channel
+// would otherwise query the same authors for every turn.
+type profileCache struct {
+	io *relayIO
+	mu sync.Mutex
+	m  map[string]cachedProfile
+}
+
+type cachedProfile struct {
+	p  *profile // nil: no profile
+	at time.Time
+}
+
+// profileTTL bounds how stale a display name in a prompt may be.
+const profileTTL = 60 * time.Second
+
+// maxCachedProfiles bounds the cache; it is cleared when full.
+const maxCachedProfiles = 4096
+
+func (c *profileCache) get(ctx context.Context, pubkeys []string) map[string]*profile {
+	out := map[string]*profile{}
+	var missing []string
+	now := time.Now()
+	c.mu.Lock()
+	for _, k := range pubkeys {
+		if e, ok := c.m[k]; ok && now.Sub(e.at) < profileTTL {
+			if e.p != nil {
+				out[k] = e.p
+			}
+			continue
+		}
+		missing = append(missing, k)
+	}
+	c.mu.Unlock()
+	if len(missing) == 0 {
+		return out
+	}
+	got, err := fetchProfilesErr(ctx, c.io, missing)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) > maxCachedProfiles {
+		c.m = map[string]cachedProfile{}
+	}
+	for _, k := range missing {
+		p := got[k]
+		if p != nil {
+			out[k] = p
+		}
+		if err == nil {
+			c.m[k] = cachedProfile{p: p, at: now}
+		}
+	}
+	return out
 }

@@ -73,6 +73,10 @@ func newLogger(env proc.Env) *slog.Logger {
 type timing struct {
 	retryBase time.Duration
 	respawn   time.Duration
+	// started, when set, receives the harness once it is listening.
+	started func(*harness)
+	// prompting, when set, is told of each batch as its prompt is sent.
+	prompting func(batch []*Event, at time.Time)
 }
 
 // harness is one running buzz-acp. Queue, slot and channel state belong to
@@ -107,6 +111,7 @@ type harness struct {
 
 	reacts   *reactions
 	siblings *siblingCache
+	profiles *profileCache
 }
 
 // Run connects, subscribes and serves until ctx ends or a shutdown.
@@ -149,6 +154,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.chans = &channelCache{io: h.io, m: map[string]channelInfo{}}
 	h.reacts = newReactions(h.io, cfg.Secret, log)
 	h.siblings = &siblingCache{io: h.io, m: map[string]bool{}}
+	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)
 	h.matcher = newRuleMatcher(h.rules(), cfg.AgentHex)
 
@@ -215,6 +221,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 			defer bg.Done()
 			h.presenceLoop(ctx)
 		}()
+	}
+	if t.started != nil {
+		t.started(h)
 	}
 	code := h.serve(ctx)
 	h.shutdown(ctx)

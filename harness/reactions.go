@@ -33,44 +33,75 @@ func newReactions(io *relayIO, key *nostrkey.Secret, log *slog.Logger) *reaction
 	return &reactions{io: io, key: key, log: log, sem: make(chan struct{}, maxReactionsInFly), mine: map[string]map[string]string{}}
 }
 
-func (r *reactions) send(ctx context.Context, ev *nostr.Event, timeout time.Duration, after func()) {
-	if err := r.key.SignEvent(ev); err != nil {
-		return
-	}
+func (r *reactions) send(ctx context.Context, ev *nostr.Event, timeout time.Duration, after func(ok bool)) {
 	r.wg.Add(1)
 	go func() { // bounded by timeout
 		defer r.wg.Done()
 		r.sem <- struct{}{}
 		defer func() { <-r.sem }()
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-		defer cancel()
-		if err := r.io.publish(pctx, ev); err != nil {
-			r.log.Debug("reaction not published", "kind", ev.Kind, "err", err)
+		// Signing here keeps it off the loop and the turn's path to the agent.
+		if err := r.key.SignEvent(ev); err != nil {
+			if after != nil {
+				after(false)
+			}
 			return
 		}
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
+		defer cancel()
+		err := r.io.publish(pctx, ev)
+		if err != nil {
+			r.log.Debug("reaction not published", "kind", ev.Kind, "err", err)
+		}
 		if after != nil {
-			after()
+			after(err == nil)
 		}
 	}()
 }
 
-// add reacts to an event with emoji.
+// pending marks a reaction whose publication is still in flight.
+const pending = "pending"
+
+// add reacts to an event with emoji. A removal asked for while the add is
+// in flight deletes the reaction as soon as it is published.
 func (r *reactions) add(ctx context.Context, eventID, emoji string) {
 	r.mu.Lock()
 	if r.mine[eventID][emoji] != "" {
 		r.mu.Unlock()
 		return
 	}
+	if r.mine[eventID] == nil {
+		r.mine[eventID] = map[string]string{}
+	}
+	r.mine[eventID][emoji] = pending
 	r.mu.Unlock()
 	ev := &nostr.Event{Kind: kindReaction, CreatedAt: nostr.Now(), Content: emoji, Tags: nostr.Tags{{"e", eventID}}}
-	r.send(ctx, ev, reactionAddTimeout, func() {
+	r.send(ctx, ev, reactionAddTimeout, func(ok bool) {
 		r.mu.Lock()
-		if r.mine[eventID] == nil {
-			r.mine[eventID] = map[string]string{}
+		state, still := r.mine[eventID][emoji]
+		switch {
+		case still && state == pending && ok:
+			r.mine[eventID][emoji] = ev.ID
+		case still && state == pending:
+			r.forget(eventID, emoji)
 		}
-		r.mine[eventID][emoji] = ev.ID
 		r.mu.Unlock()
+		if ok && !still {
+			r.deleteReaction(ctx, ev.ID)
+		}
 	})
+}
+
+// forget drops an entry; r.mu must be held.
+func (r *reactions) forget(eventID, emoji string) {
+	delete(r.mine[eventID], emoji)
+	if len(r.mine[eventID]) == 0 {
+		delete(r.mine, eventID)
+	}
+}
+
+func (r *reactions) deleteReaction(ctx context.Context, id string) {
+	del := &nostr.Event{Kind: kindDeletion, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"e", id}}}
+	r.send(ctx, del, reactionRemoveTO*2, nil)
 }
 
 // reactionAddTimeout is larger than the spec's 0.5 s when the reaction
@@ -82,16 +113,11 @@ func (r *reactions) remove(ctx context.Context, evs []*Event, emoji string) {
 	for _, e := range evs {
 		r.mu.Lock()
 		id := r.mine[e.ID][emoji]
-		delete(r.mine[e.ID], emoji)
-		if len(r.mine[e.ID]) == 0 {
-			delete(r.mine, e.ID)
-		}
+		r.forget(e.ID, emoji)
 		r.mu.Unlock()
-		if id == "" {
-			continue
+		if id != "" && id != pending {
+			r.deleteReaction(ctx, id)
 		}
-		del := &nostr.Event{Kind: kindDeletion, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"e", id}}}
-		r.send(ctx, del, reactionRemoveTO*2, nil)
 	}
 }
 

@@ -68,7 +68,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 		keys = append(keys, e.PubKey)
 		keys = append(keys, e.pTags()...)
 	}
-	profiles := fetchProfiles(ctx, h.io, keys)
+	profiles := h.profiles.get(ctx, keys)
 	var cs *contextSection
 	if root, _ := last.thread(); h.cfg.ContextLimit > 0 && (root != "" || info.Type == "dm") {
 		hdr, evs := fetchContext(ctx, h.io, last, info, h.cfg.AgentHex, h.cfg.ContextLimit)
@@ -79,7 +79,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 					missing = append(missing, ev.PubKey)
 				}
 			}
-			for k, v := range fetchProfiles(ctx, h.io, missing) {
+			for k, v := range h.profiles.get(ctx, missing) {
 				profiles[k] = v
 			}
 			cs = renderContext(hdr, evs, profiles)
@@ -96,6 +96,9 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	defer stopTyping()
 	go h.typingLoop(tctx, channel, last) // ends with stopTyping
 	log.Info("prompting agent", "events", len(t.batch), "parked", len(t.parked))
+	if h.t.prompting != nil {
+		h.t.prompting(t.batch, time.Now())
+	}
 	o := a.prompt(ctx, sid, blocks, h.cfg.IdleTimeout, t.deadline, t.signal)
 	return turnOutcome{promptOutcome: o, newSession: newSession, stage: "prompt"}
 }

@@ -22,7 +22,7 @@ import (
 
 // world is a relay with an owner, an agent and one channel.
 type world struct {
-	t       *testing.T
+	t       testing.TB
 	relay   *relay.Relay
 	owner   *nostrkey.Secret
 	agent   *nostrkey.Secret
@@ -48,14 +48,21 @@ func testLogger(t testing.TB) *slog.Logger {
 
 func startRelay(t testing.TB, dataDir, addr string, owner, agent *nostrkey.Secret) *relay.Relay {
 	r, err := relay.Start(relay.Config{DataDir: dataDir, Owner: owner.Public().Hex(), Allow: []string{agent.Public().Hex()},
-		Logger: slog.New(slog.DiscardHandler)}, addr)
+		Logger: slog.New(slog.DiscardHandler), EventsPerSecond: relayRate, EventBurst: relayBurst}, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
 
-func newWorld(t *testing.T) *world {
+// relayRate and relayBurst lift the relay's per-key write limits so that
+// bursts in tests and benchmarks are not refused.
+const (
+	relayRate  = 100000
+	relayBurst = 100000
+)
+
+func newWorld(t testing.TB) *world {
 	w := &world{t: t, owner: mustSecret(t), agent: mustSecret(t), dataDir: t.TempDir()}
 	w.relay = startRelay(t, w.dataDir, "127.0.0.1:0", w.owner, w.agent)
 	t.Cleanup(func() { w.relay.Close() })
@@ -74,9 +81,14 @@ func newWorld(t *testing.T) *world {
 	w.io = newRelayIO(w.relay.URL(), w.owner, "", w.pub)
 	w.io.probe(ctx)
 	w.channel = "6f1c2d4e-1111-4000-8000-0000000000ab"
-	w.publish(&nostr.Event{Kind: 9007, Tags: nostr.Tags{{"h", w.channel}, {"name", "general"}, {"visibility", "open"}, {"channel_type", "stream"}}})
-	w.publish(&nostr.Event{Kind: 9000, Tags: nostr.Tags{{"h", w.channel}, {"p", w.agent.Public().Hex(), "", "member"}}})
+	w.addChannel(w.channel, "general")
 	return w
+}
+
+// addChannel creates a stream channel with the agent in it.
+func (w *world) addChannel(id, name string) {
+	w.publish(&nostr.Event{Kind: 9007, Tags: nostr.Tags{{"h", id}, {"name", name}, {"visibility", "open"}, {"channel_type", "stream"}}})
+	w.publish(&nostr.Event{Kind: 9000, Tags: nostr.Tags{{"h", id}, {"p", w.agent.Public().Hex(), "", "member"}}})
 }
 
 // publish signs ev as the owner and stores it on the relay.
@@ -116,6 +128,10 @@ func (w *world) harnessEnv(mode string, extra ...string) proc.Env {
 // channel closed when it has stopped, with its error.
 func (w *world) startHarness(env proc.Env, args ...string) (stop func() error) {
 	w.t.Helper()
+	return w.startHarnessTiming(env, timing{retryBase: 20 * time.Millisecond, respawn: 10 * time.Millisecond}, args...)
+}
+
+func (w *world) startHarnessTiming(env proc.Env, tm timing, args ...string) (stop func() error) {
 	exe, _ := os.Executable()
 	base := []string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(),
 		"--agent-command", exe, "--mcp-command", "", "--no-presence"}
@@ -126,7 +142,7 @@ func (w *world) startHarness(env proc.Env, args ...string) (stop func() error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		errc <- run(ctx, cfg, env, testLogger(w.t), timing{retryBase: 20 * time.Millisecond, respawn: 10 * time.Millisecond})
+		errc <- run(ctx, cfg, env, testLogger(w.t), tm)
 	}()
 	var once sync.Once
 	var res error
@@ -231,7 +247,7 @@ func (w *world) seenReactions() int {
 }
 
 // mentionRetry posts a mention, retrying while the relay restarts.
-func (w *world) mentionRetry(t *testing.T, text string) *nostr.Event {
+func (w *world) mentionRetry(t testing.TB, text string) *nostr.Event {
 	ev := &nostr.Event{Kind: 9, Content: text, CreatedAt: nostr.Now(),
 		Tags: nostr.Tags{{"h", w.channel}, {"p", w.agent.Public().Hex()}}}
 	if err := w.owner.SignEvent(ev); err != nil {

@@ -1,0 +1,186 @@
+package harness
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+var benchStamp = regexp.MustCompile(`Content: bench (\d+)`)
+
+// BenchmarkEventToPrompt measures relay publish → session/prompt read by
+// the agent, at 200 events/s over 20 channels, with a fake agent that
+// answers at once. Run with -benchtime=2000x.
+func BenchmarkEventToPrompt(b *testing.B) {
+	if b.N == 1 {
+		return // the framework's probe run; the fixed-count run does the work
+	}
+	w := newWorld(b)
+	const channels = 20
+	ids := make([]string, channels)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("6f1c2d4e-2222-4000-8000-%012d", i)
+		w.addChannel(ids[i], "ch"+strconv.Itoa(i))
+	}
+	env := w.harnessEnv("echo")
+	env.Stderr = nil
+	cfg := []string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--agent-command", env.Exe,
+		"--mcp-command", "", "--no-presence", "--no-typing", "--agents", "4", "--multiple-event-handling", "queue"}
+	c, err := LoadConfig(cfg, env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	var mu sync.Mutex
+	var inner []time.Duration
+	measuring := false
+	tm := timing{prompting: func(batch []*Event, at time.Time) {
+		mu.Lock()
+		defer mu.Unlock()
+		if measuring {
+			for _, e := range batch {
+				inner = append(inner, at.Sub(e.Received))
+			}
+		}
+	}}
+	go func() { run(ctx, c, env, slog.New(slog.DiscardHandler), tm); close(done) }()
+	defer func() { cancel(); <-done }()
+	// Warm every channel's session first.
+	for _, ch := range ids {
+		w.publish(&nostr.Event{Kind: 9, Content: "warm", Tags: nostr.Tags{{"h", ch}, {"p", w.agent.Public().Hex()}}})
+	}
+	waitFor(b, "warm-up prompts", 60*time.Second, func() bool { return len(w.prompts()) >= channels })
+	base := len(w.agentLog())
+
+	mu.Lock()
+	measuring = true
+	mu.Unlock()
+	b.ResetTimer()
+	tick := time.NewTicker(time.Second / 200)
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 8)
+	for i := 0; i < b.N; i++ {
+		<-tick.C
+		ch := ids[i%channels]
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			ev := &nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Content: "bench " + strconv.FormatInt(time.Now().UnixNano(), 10),
+				Tags: nostr.Tags{{"h", ch}, {"p", w.agent.Public().Hex()}}}
+			w.owner.SignEvent(ev)
+			pctx, c := context.WithTimeout(context.Background(), 10*time.Second)
+			defer c()
+			w.io.publish(pctx, ev)
+		}()
+	}
+	tick.Stop()
+	wg.Wait()
+	var lat []time.Duration
+	waitFor(b, "every benchmark event prompted", 60*time.Second, func() bool {
+		lat = lat[:0]
+		for _, l := range w.agentLog()[base:] {
+			if l.Method != "session/prompt" {
+				continue
+			}
+			for _, m := range benchStamp.FindAllStringSubmatch(string(l.Params), -1) {
+				sent, _ := strconv.ParseInt(m[1], 10, 64)
+				lat = append(lat, time.Duration(l.T-sent))
+			}
+		}
+		return len(lat) >= b.N
+	})
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
+	mu.Lock()
+	defer mu.Unlock()
+	sort.Slice(inner, func(i, j int) bool { return inner[i] < inner[j] })
+	if len(inner) > 0 {
+		b.ReportMetric(float64(inner[len(inner)/2].Microseconds())/1000, "harness-ms-p50")
+		b.ReportMetric(float64(inner[len(inner)*99/100].Microseconds())/1000, "harness-ms-p99")
+	}
+}
+
+// BenchmarkBusyChannelBurst sends 10 000 mentions to one channel whose
+// turn never ends, and reports the queue length and heap afterwards: the
+// queue stays at its cap of 500.
+func BenchmarkBusyChannelBurst(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		busyBurst(b, 10000)
+	}
+}
+
+func busyBurst(b *testing.B, n int) {
+	w := newWorld(b)
+	var h *harness
+	ready := make(chan struct{})
+	env := w.harnessEnv("hang")
+	env.Stderr = nil
+	cfg := []string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--agent-command", env.Exe,
+		"--mcp-command", "", "--no-presence", "--no-typing", "--multiple-event-handling", "queue"}
+	c, err := LoadConfig(cfg, env)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		run(ctx, c, env, slog.New(slog.DiscardHandler), timing{started: func(x *harness) { h = x; close(ready) }})
+		close(done)
+	}()
+	defer func() { cancel(); <-done }()
+	<-ready
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 16)
+	for i := 0; i < n; i++ {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			w.mentionRetry(b, "burst "+strconv.Itoa(i))
+		}()
+	}
+	wg.Wait()
+	queued := func() int {
+		got := make(chan int, 1)
+		h.do(func() {
+			q := 0
+			for _, cs := range h.queues {
+				q = max(q, len(cs.queue))
+			}
+			got <- q
+		})
+		return <-got
+	}
+	waitFor(b, "queue at its cap", 60*time.Second, func() bool { return queued() == maxQueuePerChannel })
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	b.ReportMetric(float64(queued()), "queued")
+	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "heap-MiB")
+}
+
+// TestBusyChannelQueueCap is the cap check at a size that suits a unit test.
+func TestBusyChannelQueueCap(t *testing.T) {
+	if testing.Short() {
+		t.Skip("burst")
+	}
+	res := testing.Benchmark(func(b *testing.B) { b.N = 1; busyBurst(b, 700) })
+	if res.Extra["queued"] != maxQueuePerChannel {
+		t.Errorf("queue after 700 events = %v; want the cap %d", res.Extra["queued"], maxQueuePerChannel)
+	}
+}
