@@ -1,17 +1,16 @@
 package relay
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/btcsuite/btcd/btcec/v2/schnorr"
+	"buzzbox/internal/nostrkey"
+	"buzzbox/nostrgit/nipoa"
+
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -94,101 +93,43 @@ func checkSigned(ev *nostr.Event) error {
 	return nil
 }
 
-// attestation is a NIP-OA owner attestation: the owner lets the agent key
-// act for it under conditions.
-type attestation struct {
-	owner, conditions, sig string
+// attestedOwner returns the owner hex of a NIP-OA tag that vouches for
+// agent, or "". The conditions are not applied: they concern the events
+// the agent signs, which eventAttestation checks one by one.
+func attestedOwner(t nostr.Tag, agent string) string {
+	if len(t) != 4 || t[0] != nipoa.TagName {
+		return ""
+	}
+	a, err := nipoa.FromParts(t[1], t[2], t[3])
+	if err != nil {
+		return ""
+	}
+	pub, err := nostrkey.ParsePublic(agent)
+	if err != nil || a.Verify(pub) != nil {
+		return ""
+	}
+	return a.Owner.Hex()
 }
 
-const oaPrefix = "nostr:agent-auth:"
-
-// parseAttestation reads ["auth", owner, conditions, sig].
-func parseAttestation(t nostr.Tag) (attestation, bool) {
-	if len(t) != 4 || t[0] != "auth" || !nostr.IsValid32ByteHex(t[1]) || len(t[3]) != 128 {
-		return attestation{}, false
+// headerOwner reads an x-auth-tag header (the tag's JSON) for agent.
+func headerOwner(h, agent string) string {
+	a, err := nipoa.Parse(h)
+	if err != nil {
+		return ""
 	}
-	return attestation{owner: t[1], conditions: t[2], sig: t[3]}, true
+	pub, err := nostrkey.ParsePublic(agent)
+	if err != nil || a.Verify(pub) != nil {
+		return ""
+	}
+	return a.Owner.Hex()
 }
 
-// verify checks the owner's BIP-340 signature over
-// SHA256("nostr:agent-auth:" || agent || ":" || conditions), and that the
-// owner is not the agent itself.
-func (a attestation) verify(agent string) bool {
-	if a.owner == agent || a.owner != strings.ToLower(a.owner) {
-		return false
-	}
-	pkb, err := hex.DecodeString(a.owner)
-	if err != nil {
-		return false
-	}
-	pk, err := schnorr.ParsePubKey(pkb)
-	if err != nil {
-		return false
-	}
-	sb, err := hex.DecodeString(a.sig)
-	if err != nil {
-		return false
-	}
-	sig, err := schnorr.ParseSignature(sb)
-	if err != nil {
-		return false
-	}
-	h := sha256.Sum256([]byte(oaPrefix + agent + ":" + a.conditions))
-	return sig.Verify(h[:], pk)
-}
-
-// allows reports whether the conditions admit an event of kind created at
-// at. An empty condition string admits everything; a clause that does not
-// parse admits nothing.
-func (a attestation) allows(kind int, at nostr.Timestamp) bool {
-	if a.conditions == "" {
-		return true
-	}
-	for _, clause := range strings.Split(a.conditions, "&") {
-		var op, num string
-		switch {
-		case strings.HasPrefix(clause, "kind="):
-			op, num = "kind", clause[5:]
-		case strings.HasPrefix(clause, "created_at<"):
-			op, num = "<", clause[11:]
-		case strings.HasPrefix(clause, "created_at>"):
-			op, num = ">", clause[11:]
-		default:
-			return false
-		}
-		n, err := strconv.ParseUint(num, 10, 32)
-		if err != nil {
-			return false
-		}
-		switch op {
-		case "kind":
-			if uint64(kind) != n {
-				return false
-			}
-		case "<":
-			if uint64(at) >= n {
-				return false
-			}
-		case ">":
-			if uint64(at) <= n {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// eventAttestation returns the owner of a valid auth tag on ev whose
-// conditions admit ev, or "".
+// eventAttestation returns the owner of ev's auth tag when the tag is
+// valid for ev's author and its conditions admit ev, or "".
 func eventAttestation(ev *nostr.Event) string {
-	for _, t := range ev.Tags {
-		if len(t) > 0 && t[0] == "auth" {
-			a, ok := parseAttestation(t)
-			if ok && a.verify(ev.PubKey) && a.allows(ev.Kind, ev.CreatedAt) {
-				return a.owner
-			}
-			return ""
-		}
+	a, ok, err := nipoa.FromEvent(ev)
+	if !ok || err != nil {
+		return ""
 	}
-	return ""
+	return a.Owner.Hex()
 }

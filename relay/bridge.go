@@ -83,12 +83,7 @@ func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *bridgeErr
 	c := caller{pubkey: res.PubKey.Hex()}
 	if c.owner = eventAttestation(res.Event); c.owner == "" {
 		if h := req.Header.Get("x-auth-tag"); h != "" {
-			var t nostr.Tag
-			if json.Unmarshal([]byte(h), &t) == nil {
-				if a, ok := parseAttestation(t); ok && a.verify(c.pubkey) {
-					c.owner = a.owner
-				}
-			}
+			c.owner = headerOwner(h, c.pubkey)
 		}
 	}
 	if msg := r.gate(c); msg != "" {

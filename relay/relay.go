@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"buzzbox/nostrgit/nip98"
+	"buzzbox/nostrgit/nipoa"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/fiatjaf/eventstore"
@@ -483,10 +484,8 @@ func (r *Relay) inspectAuth(c *conn, payload []byte) authVerdict {
 		return v
 	}
 	owner := ""
-	for _, t := range ev.Tags {
-		if a, ok := parseAttestation(t); ok && a.verify(ev.PubKey) {
-			owner = a.owner
-		}
+	if t := ev.Tags.Find(nipoa.TagName); t != nil {
+		owner = attestedOwner(t, ev.PubKey)
 	}
 	if u, err := url.Parse(ev.Tags.Find("relay")[1]); err == nil {
 		c.req.Host = strings.ToLower(u.Host)
