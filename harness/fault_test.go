@@ -68,11 +68,9 @@ func TestQueuedEventsBatch(t *testing.T) {
 	w.startHarness(w.harnessEnv("gate", envFakeMarker+"="+gate), "--multiple-event-handling", "queue")
 	w.mention("first")
 	waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
-	w.mention("a")
-	w.mention("b")
-	w.mention("c")
-	// The three wait behind the running turn; give the relay time to deliver them.
-	waitFor(t, "three queued 👀", 10*time.Second, func() bool { return w.seenReactions() >= 3 })
+	a, b, c := w.mention("a"), w.mention("b"), w.mention("c")
+	// The three wait behind the running turn; 👀 on each says they are queued.
+	waitFor(t, "three queued 👀", 10*time.Second, func() bool { return w.seenReactions(a, b, c) == 3 })
 	os.WriteFile(gate, nil, 0o600)
 	waitFor(t, "batched prompt", 15*time.Second, func() bool { return len(w.prompts()) == 2 })
 	p := w.prompts()[1]

@@ -229,8 +229,9 @@ func (w *world) count(method string) int {
 	return n
 }
 
-// seenReactions counts live 👀 reactions by the agent.
-func (w *world) seenReactions() int {
+// seenReactions counts live 👀 reactions by the agent, on the given
+// events only when any are given.
+func (w *world) seenReactions(on ...*nostr.Event) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	evs, err := w.io.query(ctx, nostr.Filter{Kinds: []int{7}, Authors: []string{w.agent.Public().Hex()}})
@@ -239,8 +240,17 @@ func (w *world) seenReactions() int {
 	}
 	n := 0
 	for _, e := range evs {
-		if e.Content == emojiSeen {
+		if e.Content != emojiSeen {
+			continue
+		}
+		if len(on) == 0 {
 			n++
+			continue
+		}
+		for _, o := range on {
+			if e.Tags.FindWithValue("e", o.ID) != nil {
+				n++
+			}
 		}
 	}
 	return n
