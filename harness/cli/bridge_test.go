@@ -275,6 +275,12 @@ func TestBridgeAuthTag(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, owner.pk) {
 		t.Fatalf("shorthand tag: exit %d %s %s", res.code, res.stdout, res.stderr)
 	}
+	forbid := startStubBridge(t, func(string, int, []byte) (int, string) { return 403, `{"error":"restricted: attestation revoked"}` })
+	res = runBuzzEnv(t, []string{"BUZZ_RELAY_URL=" + forbid.base, "BUZZ_PRIVATE_KEY=" + me.sk, "BUZZ_AUTH_TAG=" + tag}, "", "channels", "list")
+	fails(t, res, 3, catAuth)
+	if !strings.Contains(res.stderr, "BUZZ_AUTH_TAG is set") {
+		t.Errorf("403 with an auth tag: stderr %s lacks the stale-tag hint", res.stderr)
+	}
 	before := len(s.requests())
 	other := newKey(t)
 	res = runBuzzEnv(t, []string{"BUZZ_RELAY_URL=" + s.base, "BUZZ_PRIVATE_KEY=" + other.sk, "BUZZ_AUTH_TAG=" + tag}, "", "channels", "list")
