@@ -263,6 +263,12 @@ var compareCases = []string{
 	"\\bfoo\\b --sort path src",
 	"fo{2} -n --sort path src",
 	"(foo|bar)baz? --sort path -o",
+	"foo|bar --sort path -n",
+	"-c a|b --sort path src",
+	"[xz] --sort path src",
+	"-w foo|bar --sort path",
+	"-o Foo|FOO|upper --sort path",
+	"-v foo|bar ctx.txt",
 	"ü --sort path",
 	"-i über --sort path",
 	"foo --sort path . ",
@@ -318,13 +324,14 @@ func TestCompareWithRipgrep(t *testing.T) {
 		if ee, ok := err.(*exec.ExitError); ok {
 			code = ee.ExitCode()
 		} else if err != nil {
-			t.Fatalf("run %s: %v", exe, err)
+			t.Errorf("run %s: %v", exe, err)
 		}
 		return out.String(), errb.String(), code
 	}
 	for _, c := range compareCases {
 		args := strings.Fields(c)
 		t.Run(c, func(t *testing.T) {
+			t.Parallel()
 			wantOut, wantErr, wantCode := run(real, args)
 			gotOut, gotErr, gotCode := run(ours, args)
 			ordered := strings.Contains(c, "--sort") || oneFile(args)

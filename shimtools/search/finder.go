@@ -192,3 +192,117 @@ func (f *foldFinder) anyIn(line []byte) bool {
 	}
 	return false
 }
+
+// maxAltLiterals bounds the literals a multiFinder scans for; each costs a
+// pass over the buffer, so beyond this the regex engine alone is cheaper.
+const maxAltLiterals = 8
+
+// multiFinder finds candidates for a set of case-sensitive literals of
+// which every match contains one (foo|bar): it keeps the next position of
+// each and reports the smallest.
+type multiFinder struct{ lits [][]byte }
+
+type multiScan struct {
+	f    *multiFinder
+	buf  []byte
+	next []int // per literal: next position at or after the cursor, -1 none, -2 unknown
+}
+
+func (f *multiFinder) scanner(buf []byte) multiScan {
+	next := make([]int, len(f.lits))
+	for i := range next {
+		next[i] = -2
+	}
+	return multiScan{f: f, buf: buf, next: next}
+}
+
+// at returns the first candidate position at or after pos, or -1.
+func (sc *multiScan) at(pos int) int {
+	best := -1
+	for i, lit := range sc.f.lits {
+		n := sc.next[i]
+		if n == -2 || (n >= 0 && n < pos) {
+			n = -1
+			if pos <= len(sc.buf) {
+				if j := bytes.Index(sc.buf[pos:], lit); j >= 0 {
+					n = pos + j
+				}
+			}
+			sc.next[i] = n
+		}
+		if n >= 0 && (best < 0 || n < best) {
+			best = n
+		}
+	}
+	return best
+}
+
+// anyIn reports whether line holds one of the literals.
+func (f *multiFinder) anyIn(line []byte) bool {
+	for _, lit := range f.lits {
+		if bytes.Contains(line, lit) {
+			return true
+		}
+	}
+	return false
+}
+
+// requiredSet returns literals of which every match of t contains at least
+// one, or nil when none can be named (or there would be too many).
+func requiredSet(t *syntax.Regexp) [][]byte {
+	switch t.Op {
+	case syntax.OpLiteral:
+		if t.Flags&syntax.FoldCase != 0 || len(t.Rune) == 0 {
+			return nil
+		}
+		return [][]byte{[]byte(string(t.Rune))}
+	case syntax.OpCapture, syntax.OpPlus:
+		if len(t.Sub) == 1 {
+			return requiredSet(t.Sub[0])
+		}
+	case syntax.OpCharClass:
+		// A small class ([ab], or a|b, which the parser turns into one).
+		var out [][]byte
+		for i := 0; i+1 < len(t.Rune); i += 2 {
+			for r := t.Rune[i]; r <= t.Rune[i+1]; r++ {
+				if len(out) == maxAltLiterals {
+					return nil
+				}
+				out = append(out, []byte(string(r)))
+			}
+		}
+		return out
+	case syntax.OpAlternate:
+		var out [][]byte
+		for _, s := range t.Sub {
+			set := requiredSet(s)
+			if set == nil {
+				return nil
+			}
+			out = append(out, set...)
+			if len(out) > maxAltLiterals {
+				return nil
+			}
+		}
+		return out
+	case syntax.OpConcat:
+		var best [][]byte
+		bestLen := 0
+		for _, s := range t.Sub {
+			set := requiredSet(s)
+			if set == nil {
+				continue
+			}
+			short := len(set[0])
+			for _, l := range set {
+				short = min(short, len(l))
+			}
+			// Fewer literals first, then longer ones.
+			if best == nil || len(set) < len(best) || len(set) == len(best) && short > bestLen {
+				best, bestLen = set, short
+			}
+		}
+		return best
+	}
+	return nil
+}

@@ -41,6 +41,12 @@ type Matcher struct {
 	fold *foldFinder
 	// any is set when the pattern matches every line (an empty pattern).
 	any bool
+	// multi, when req and fold are nil, finds candidates for a set of
+	// literals one of which every match holds.
+	multi *multiFinder
+	// multiExact says the pattern is just those literals: a candidate is a
+	// match, no regex run needed.
+	multiExact bool
 	// word requires a non-word character (Unicode) or a line end on each
 	// side of a match (-w); Go's \b only knows ASCII.
 	word bool
@@ -103,6 +109,12 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 	if m.req == nil {
 		if lit := foldLiteral(tree); len(lit) > 0 {
 			m.fold, _ = newFoldFinder(lit)
+		}
+	}
+	if m.req == nil && m.fold == nil {
+		if set := requiredSet(tree); len(set) > 1 {
+			m.multi = &multiFinder{lits: set}
+			m.multiExact = !m.word && isLiteralAlternation(tree)
 		}
 	}
 	re, err := regexp.Compile(tree.String())
@@ -292,6 +304,17 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 		}
 		return 0, 0, false
 	}
+	if m.multi != nil {
+		sc := m.multi.scanner(buf)
+		for p := sc.at(0); p >= 0; {
+			s, e := lineBounds(buf, p)
+			if m.multiExact || m.lineOK(buf[s:e]) {
+				return s, e, true
+			}
+			p = sc.at(e + 1)
+		}
+		return 0, 0, false
+	}
 	pos := 0
 	for pos <= len(buf) {
 		loc := m.re.FindIndex(buf[pos:])
@@ -387,6 +410,14 @@ func (m *Matcher) MatchLine(line []byte) bool {
 	if m.fold != nil && !m.fold.anyIn(line) {
 		return false
 	}
+	if m.multi != nil {
+		if !m.multi.anyIn(line) {
+			return false
+		}
+		if m.multiExact {
+			return true
+		}
+	}
 	return m.lineOK(line)
 }
 
@@ -436,4 +467,21 @@ func hasNonASCII(b []byte) bool {
 		}
 	}
 	return false
+}
+
+// isLiteralAlternation reports whether t is an alternation of plain
+// case-sensitive literals (foo|bar).
+func isLiteralAlternation(t *syntax.Regexp) bool {
+	if t.Op == syntax.OpCharClass {
+		return t.Flags&syntax.FoldCase == 0
+	}
+	if t.Op != syntax.OpAlternate {
+		return false
+	}
+	for _, s := range t.Sub {
+		if s.Op != syntax.OpLiteral || s.Flags&syntax.FoldCase != 0 {
+			return false
+		}
+	}
+	return true
 }
