@@ -70,7 +70,8 @@ type agentProc struct {
 	exited chan struct{} // closed once the process has been waited for
 	stdin  io.WriteCloser
 
-	name     string // agentInfo.name, trimmed and lowercased
+	initRaw  json.RawMessage // the initialize reply
+	name     string          // agentInfo.name, trimmed and lowercased
 	protocol int
 	steering bool
 	goose    int // goose system-prompt extension: 0 untried, 1 works, -1 unsupported
@@ -142,9 +143,13 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		},
 		"clientInfo": map[string]any{"name": "buzz-acp", "version": s.version},
 	}
-	if err := a.call(ictx, acp.MethodInitialize, params, &res); err != nil {
+	if err := a.call(ictx, acp.MethodInitialize, params, &a.initRaw); err != nil {
 		a.kill()
 		return nil, fmt.Errorf("buzz-acp: initialize agent: %w", err)
+	}
+	if err := json.Unmarshal(a.initRaw, &res); err != nil {
+		a.kill()
+		return nil, fmt.Errorf("buzz-acp: initialize agent: decode reply: %w", err)
 	}
 	a.protocol = 1
 	if res.ProtocolVersion != nil {

@@ -76,7 +76,8 @@ func fakeAgent(mode string) int {
 			if name == "" {
 				name = "fake"
 			}
-			res := map[string]any{"protocolVersion": v, "agentInfo": map[string]any{"name": name, "version": "0"}}
+			res := map[string]any{"protocolVersion": v, "agentInfo": map[string]any{"name": name, "version": "0"},
+				"authMethods": []any{map[string]any{"id": "login", "name": "Log in"}}}
 			if os.Getenv(envFakeSteering) != "" {
 				res["_meta"] = map[string]any{"steering": map[string]any{"supported": true}}
 			}
@@ -88,7 +89,7 @@ func fakeAgent(mode string) int {
 			mu.Unlock()
 			return map[string]any{"sessionId": id, "modes": map[string]any{"availableModes": []any{map[string]any{"id": "bypassPermissions"}}},
 				"models": map[string]any{"availableModels": []any{map[string]any{"modelId": "m1"}}}}, nil
-		case "session/set_config_option", "session/set_model":
+		case "session/set_config_option", "session/set_model", "authenticate":
 			return map[string]any{}, nil
 		case "_session/steering":
 			return map[string]any{"outcome": "injected"}, nil

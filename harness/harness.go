@@ -28,6 +28,9 @@ const version = "buzzbox"
 func Main(ctx context.Context, args []string, env proc.Env) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if isSubcommand(args) {
+		return subcommand(ctx, args, env)
+	}
 	log := newLogger(env)
 	cfg, err := LoadConfig(args, env)
 	if errors.Is(err, errHelp) {
