@@ -368,6 +368,13 @@ func (c *Conn) reply(req *Request, h Handler, ctx context.Context) {
 		c.writeError(req.ID, rpcErr)
 		return
 	}
+	if enc, ok := result.(Encoded); ok {
+		if frame := encodedFrame(req.ID, enc); frame != nil {
+			c.writeFrame(frame)
+			return
+		}
+		result = json.RawMessage(enc)
+	}
 	raw, err := marshalResult(result)
 	if err != nil {
 		c.writeError(req.ID, &Error{Code: InternalError, Message: "jsonrpc: encode result: " + err.Error()})
