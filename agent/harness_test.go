@@ -187,7 +187,7 @@ func ourGoroutines() []string {
 
 // checkGoroutines fails when goroutines started by our code outlive the test.
 func checkGoroutines(t testing.TB, before int) {
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(15 * time.Second)
 	for {
 		gs := ourGoroutines()
 		if len(gs) <= before {
@@ -363,10 +363,10 @@ func messages(t testing.TB, srv *llmtest.Server, n int) []map[string]any {
 // there is no event to wait on.
 func waitFor(t testing.TB, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
+			t.Fatal("condition not met within 30s")
 		}
 		time.Sleep(5 * time.Millisecond)
 	}

@@ -244,8 +244,8 @@ func TestHookStopTimeoutFailopen(t *testing.T) {
 	srv := llmtest.New(t)
 	c := startAgent(t, srv, "MCP_HOOK_SERVERS=*", "BUZZ_AGENT_HOOK_TIMEOUT_MS=200")
 	start := time.Now()
-	c.prompt(c.newSession(fakeServer(t, "fake", "FAKE_MCP_STOP_HOOK=1", "FAKE_MCP_STOP_DELAY_MS=3000")), "go")
-	if d := time.Since(start); d > 2500*time.Millisecond {
+	c.prompt(c.newSession(fakeServer(t, "fake", "FAKE_MCP_STOP_HOOK=1", "FAKE_MCP_STOP_DELAY_MS=20000")), "go")
+	if d := time.Since(start); d > 15*time.Second {
 		t.Errorf("turn took %v", d)
 	}
 	if srv.Count() != 1 {
@@ -332,7 +332,7 @@ func TestMCPInitTimeoutKillsChild(t *testing.T) {
 	if code != -32000 || !strings.Contains(msg, "timeout") {
 		t.Errorf("-> %d %s", code, msg)
 	}
-	if d := time.Since(start); d > 6*time.Second {
+	if d := time.Since(start); d > 20*time.Second {
 		t.Errorf("took %v", d)
 	}
 	b, _ := os.ReadFile(pid)
