@@ -4,8 +4,9 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
+	"strings"
 	"testing"
 
 	"buzzbox/internal/proc"
@@ -17,7 +18,7 @@ func benchRoot(b *testing.B) string {
 	if r := os.Getenv("BUZZBOX_BENCH_ROOT"); r != "" {
 		return r
 	}
-	r := filepath.Join(runtime.GOROOT(), "src")
+	r := filepath.Join(goroot(), "src")
 	if _, err := os.Stat(r); err != nil {
 		b.Skipf("SKIP(loud): %s missing; set BUZZBOX_BENCH_ROOT to a source tree", r)
 	}
@@ -46,3 +47,12 @@ func BenchmarkCaseInsensitive(b *testing.B) { benchRun(b, "-n", "-i", "func main
 
 // BenchmarkFiles lists the files a search would read.
 func BenchmarkFiles(b *testing.B) { benchRun(b, "--files") }
+
+// goroot asks the go tool where its sources are ("" when it is absent).
+func goroot() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}

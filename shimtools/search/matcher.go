@@ -404,7 +404,7 @@ func (m *Matcher) MatchLine(line []byte) bool {
 	if m.any {
 		return true
 	}
-	if m.req != nil && bytes.Index(line, m.req) < 0 {
+	if m.req != nil && !bytes.Contains(line, m.req) {
 		return false
 	}
 	if m.fold != nil && !m.fold.anyIn(line) {

@@ -130,10 +130,12 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 				copy(nb, buf)
 				buf = nb
 			}
-			n, err := io.ReadFull(r, buf[len(buf):cap(buf)])
+			// One read at a time, so that a pipe's lines are searched as
+			// they arrive rather than when a whole buffer has filled.
+			n, err := r.Read(buf[len(buf):cap(buf)])
 			buf = buf[:len(buf)+n]
 			s.searched += int64(n)
-			if err == io.EOF || err == io.ErrUnexpectedEOF {
+			if err == io.EOF {
 				eof = true
 			} else if err != nil {
 				return err

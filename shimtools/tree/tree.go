@@ -273,15 +273,14 @@ type lister struct {
 
 // node is one listed entry.
 type node struct {
-	name    string // as read from the directory
-	path    string // as printed with -f
-	fi      fs.FileInfo
-	isDir   bool   // a directory, or a link to one
-	link    string // link target, "" for none
-	linkFi  fs.FileInfo
-	note    string // e.g. "  [recursive, not followed]"
-	kids    []*node
-	visible int // entries below that survive pruning (for --prune)
+	name   string // as read from the directory
+	path   string // as printed with -f
+	fi     fs.FileInfo
+	isDir  bool   // a directory, or a link to one
+	link   string // link target, "" for none
+	linkFi fs.FileInfo
+	note   string // e.g. "  [recursive, not followed]"
+	kids   []*node
 }
 
 // abs resolves p against the working directory; when that is the

@@ -5,8 +5,8 @@ import (
 	"context"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
@@ -75,7 +75,7 @@ func FuzzParseArgs(f *testing.F) {
 func BenchmarkTree(b *testing.B) {
 	root := os.Getenv("BUZZBOX_BENCH_ROOT")
 	if root == "" {
-		root = filepath.Join(runtime.GOROOT(), "src")
+		root = filepath.Join(goroot(), "src")
 	}
 	if _, err := os.Stat(root); err != nil {
 		b.Skipf("SKIP(loud): %s missing; set BUZZBOX_BENCH_ROOT", root)
@@ -87,4 +87,13 @@ func BenchmarkTree(b *testing.B) {
 			b.Fatalf("tree exited %d", code)
 		}
 	}
+}
+
+// goroot asks the go tool where its sources are ("" when it is absent).
+func goroot() string {
+	out, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
