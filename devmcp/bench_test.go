@@ -90,9 +90,11 @@ func BenchmarkReadFile100KB(b *testing.B) {
 		}
 		b.SetBytes(100_000)
 		b.ResetTimer()
+		cpu := cpuTime(b, c.cmd.Process.Pid)
 		for b.Loop() {
 			c.roundTrip(b, "tools/call", params)
 		}
+		reportCPU(b, c.cmd.Process.Pid, cpu)
 	})
 	b.Run("server-filesystem", func(b *testing.B) {
 		nm, node := testexe.NodeModules(b)
@@ -103,10 +105,35 @@ func BenchmarkReadFile100KB(b *testing.B) {
 		}
 		b.SetBytes(100_000)
 		b.ResetTimer()
+		cpu := cpuTime(b, c.cmd.Process.Pid)
 		for b.Loop() {
 			c.roundTrip(b, "tools/call", params)
 		}
+		reportCPU(b, c.cmd.Process.Pid, cpu)
 	})
+}
+
+// cpuTime returns the user+system CPU time a process has used, in clock
+// ticks (1/100 s on Linux), from /proc/<pid>/stat. Server CPU per request
+// is a fairer comparison than wall time on a loaded machine.
+func cpuTime(b *testing.B, pid int) int64 {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return -1
+	}
+	s := string(data)
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+2:])
+	var ut, st int64
+	fmt.Sscan(f[11], &ut) // field 14 utime
+	fmt.Sscan(f[12], &st) // field 15 stime
+	return ut + st
+}
+
+// reportCPU reports the server's CPU time per operation since start.
+func reportCPU(b *testing.B, pid int, start int64) {
+	if end := cpuTime(b, pid); start >= 0 && end >= 0 && b.N > 0 {
+		b.ReportMetric(float64(end-start)*10_000/float64(b.N), "server-cpu-µs/op")
+	}
 }
 
 // BenchmarkShellTrue is one shell call running `true`, round trip; compare

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"strings"
 	"syscall"
 
@@ -55,6 +56,9 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	signal.Notify(sigpipe, syscall.SIGPIPE)
 	defer signal.Stop(sigpipe)
 
+	if _, set := env.LookupEnv("GOGC"); !set {
+		debug.SetGCPercent(gcPercent)
+	}
 	log := newLogger(env)
 	s, err := newServer(env, log, options{})
 	if err != nil {

@@ -1,9 +1,11 @@
 package devmcp
 
 import (
+	"bytes"
 	"encoding/json"
 	"slices"
-	"strconv"
+
+	"buzzbox/internal/jsonrpc"
 )
 
 // Wire names of the MCP surface this server implements.
@@ -123,72 +125,73 @@ type toolResult struct {
 	IsError           bool      `json:"isError,omitempty"`
 }
 
-// encode renders the result as JSON in one pass over the (possibly large)
-// text: the generic encoder would escape each text and then re-scan it
-// once per nesting level.
-func (r *toolResult) encode() (json.RawMessage, error) {
+// encode renders the result as compact JSON in one pass over the
+// (possibly large) texts, for the connection to send without re-encoding.
+// HTML characters are not escaped: the reader is a program, and code is
+// full of < > &.
+func (r *toolResult) encode() (jsonrpc.Encoded, error) {
 	size := 64
 	for _, c := range r.Content {
 		size += len(c.Text) + len(c.Data) + 64
 	}
-	b := make([]byte, 0, size+size/16)
-	b = append(b, '{')
+	var b bytes.Buffer
+	b.Grow(size + size/16)
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	// put writes v and drops the newline Encode adds.
+	put := func(v any) error {
+		if err := enc.Encode(v); err != nil {
+			return err
+		}
+		b.Truncate(b.Len() - 1)
+		return nil
+	}
+	b.WriteByte('{')
 	if r.ResultType != "" {
-		b = append(b, `"resultType":`...)
-		b = strconv.AppendQuote(b, r.ResultType) // ASCII
-		meta, err := json.Marshal(r.Meta)
-		if err != nil {
+		b.WriteString(`"resultType":`)
+		if err := put(r.ResultType); err != nil {
 			return nil, err
 		}
-		b = append(b, `,"_meta":`...)
-		b = append(b, meta...)
-		b = append(b, ',')
+		b.WriteString(`,"_meta":`)
+		if err := put(r.Meta); err != nil {
+			return nil, err
+		}
+		b.WriteByte(',')
 	}
-	b = append(b, `"content":[`...)
+	b.WriteString(`"content":[`)
 	for i, c := range r.Content {
 		if i > 0 {
-			b = append(b, ',')
+			b.WriteByte(',')
 		}
-		var err error
 		if c.Type == "image" {
-			b = append(b, `{"type":"image","data":`...)
-			if b, err = appendJSONString(b, c.Data); err != nil {
+			b.WriteString(`{"type":"image","data":`)
+			if err := put(c.Data); err != nil {
 				return nil, err
 			}
-			b = append(b, `,"mimeType":`...)
-			if b, err = appendJSONString(b, c.MimeType); err != nil {
+			b.WriteString(`,"mimeType":`)
+			if err := put(c.MimeType); err != nil {
 				return nil, err
 			}
 		} else {
-			b = append(b, `{"type":"text","text":`...)
-			if b, err = appendJSONString(b, c.Text); err != nil {
+			b.WriteString(`{"type":"text","text":`)
+			if err := put(c.Text); err != nil {
 				return nil, err
 			}
 		}
-		b = append(b, '}')
+		b.WriteByte('}')
 	}
-	b = append(b, ']')
+	b.WriteByte(']')
 	if r.StructuredContent != nil {
-		sc, err := json.Marshal(r.StructuredContent)
-		if err != nil {
+		b.WriteString(`,"structuredContent":`)
+		if err := put(r.StructuredContent); err != nil {
 			return nil, err
 		}
-		b = append(b, `,"structuredContent":`...)
-		b = append(b, sc...)
 	}
 	if r.IsError {
-		b = append(b, `,"isError":true`...)
+		b.WriteString(`,"isError":true`)
 	}
-	return append(b, '}'), nil
-}
-
-// appendJSONString appends s as a JSON string.
-func appendJSONString(b []byte, s string) ([]byte, error) {
-	q, err := json.Marshal(s)
-	if err != nil {
-		return nil, err
-	}
-	return append(b, q...), nil
+	b.WriteByte('}')
+	return jsonrpc.Encoded(b.Bytes()), nil
 }
 
 // content is one content block: text or image.

@@ -152,7 +152,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	defer timer.Stop()
 
 	var waitErr error
-	timedOut, cancelled := false, false
+	timedOut, cancelled, shellGone := false, false, false
 wait:
 	for {
 		select {
@@ -160,6 +160,7 @@ wait:
 			cancelled = true
 			break wait
 		case waitErr = <-exited:
+			shellGone = true
 			break wait
 		case <-timer.C:
 			timedOut = true
@@ -176,11 +177,16 @@ wait:
 	switch {
 	case cancelled:
 		killGroup(pgid)
-		select {
-		case <-exited:
+		if !shellGone {
+			select {
+			case <-exited:
+				shellGone = true
+			case <-time.After(s.opts.reapAfterCancel):
+				log.Warn("shell not reaped after cancellation")
+			}
+		}
+		if shellGone {
 			reapGroup(pgid)
-		case <-time.After(s.opts.reapAfterCancel):
-			log.Warn("shell not reaped after cancellation")
 		}
 		outR.Close()
 		errR.Close()
