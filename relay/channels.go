@@ -335,6 +335,7 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 
 	if ev.Kind == kindDeleteGroup {
 		r.dropChannelState(ctx, id)
+		r.revoke(id, keys(snapshot.members))
 		return
 	}
 	if ch == nil {
@@ -347,6 +348,15 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	for _, pk := range removed {
 		r.publishRelayEvent(ctx, kindMemberRemoved, nostr.Tags{{"h", id}, {"p", pk}})
 	}
+	r.revoke(id, removed)
+}
+
+func keys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 func maps(m map[string]string) map[string]string {

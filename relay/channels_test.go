@@ -112,6 +112,9 @@ func TestChannelLifecycle(t *testing.T) {
 		t.Fatalf("non-member subscription received private event %s", ev.Content)
 	default:
 	}
+	// Undrained subscriptions would stall the client's reader.
+	sub.Unsub()
+	notes.Unsub()
 	if _, members = channelState(t, co, chanA); roles(members)[alice.pk] != roleAdmin {
 		t.Errorf("39002 after add = %v; want alice admin", roles(members))
 	}
@@ -122,8 +125,23 @@ func TestChannelLifecycle(t *testing.T) {
 	// Now an admin, alice adds bob.
 	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", bob.pk}))
 	mustPublish(t, cb, signed(t, bob, 9, "bob here", h))
-	// A reaction from outside the channel to a channel event is refused.
+	// bob listens to the channel, then leaves: his subscription is closed.
+	// (limit 0: no stored events the test would have to drain.)
+	bsub, err := cb.Subscribe(testCtx(t), nostr.Filters{{Kinds: []int{9}, Tags: nostr.TagMap{"h": {chanA}}, LimitZero: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-bsub.EndOfStoredEvents
 	mustPublish(t, cb, signed(t, bob, kindLeaveRequest, "", h))
+	select {
+	case reason := <-bsub.ClosedReason:
+		if reason != "restricted: channel access revoked" {
+			t.Errorf("subscription of a departed member closed with %q", reason)
+		}
+	case <-testCtx(t).Done():
+		t.Fatal("subscription of a departed member not closed")
+	}
+	// A reaction from outside the channel to a channel event is refused.
 	if msg := refused(t, cb, signed(t, bob, nostr.KindReaction, "+", nostr.Tag{"e", secret.ID})); !strings.Contains(msg, "not a channel member") {
 		t.Errorf("outside reaction refused with %q", msg)
 	}

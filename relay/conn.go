@@ -11,6 +11,9 @@ import (
 	"net"
 	"net/http"
 	"sync"
+
+	"github.com/fiatjaf/khatru"
+	"github.com/nbd-wtf/go-nostr"
 )
 
 // conn is what the relay knows about one websocket connection beyond what
@@ -29,6 +32,7 @@ type conn struct {
 	pubkey    string // authenticated pubkey; empty until AUTH passes
 	owner     string // NIP-OA owner attesting pubkey; empty when none
 	reqs      map[context.Context]*reqState
+	ws        *khatru.WebSocket // set on connect
 }
 
 type connKey struct{}
@@ -42,15 +46,17 @@ func (c *conn) identity() (pubkey, owner string) {
 
 // reqState is what the relay counts for one REQ.
 type reqState struct {
-	filters int
-	verdict string // non-empty: the CLOSED reason for this REQ
+	filters  int
+	verdict  string   // non-empty: the CLOSED reason for this REQ
+	subID    string   // the client's subscription id
+	channels []string // channels its filters name with #h
 }
 
 // noteFilter records one more filter for the REQ whose context is reqCtx
 // and sets its verdict when the REQ has more than maxFilters filters or the
 // connection more than maxSubs live REQs. A REQ stops counting when khatru
 // cancels its context (CLOSE, a rejected filter, or the connection ending).
-func (c *conn) noteFilter(reqCtx context.Context, maxFilters, maxSubs int) {
+func (c *conn) noteFilter(reqCtx context.Context, f *nostr.Filter, maxFilters, maxSubs int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.reqs == nil {
@@ -58,7 +64,7 @@ func (c *conn) noteFilter(reqCtx context.Context, maxFilters, maxSubs int) {
 	}
 	st := c.reqs[reqCtx]
 	if st == nil {
-		st = &reqState{}
+		st = &reqState{subID: subscriptionID(reqCtx)}
 		c.reqs[reqCtx] = st
 		context.AfterFunc(reqCtx, func() {
 			c.mu.Lock()
@@ -70,9 +76,33 @@ func (c *conn) noteFilter(reqCtx context.Context, maxFilters, maxSubs int) {
 		}
 	}
 	st.filters++
+	st.channels = append(st.channels, f.Tags["h"]...)
 	if st.filters > maxFilters && st.verdict == "" {
 		st.verdict = fmt.Sprintf("invalid: more than %d filters in one REQ", maxFilters)
 	}
+}
+
+// subscriptionID asks khatru for the REQ's id; its accessor asserts the
+// type without checking, so a context without one yields "".
+func subscriptionID(reqCtx context.Context) (id string) {
+	defer func() { recover() }()
+	return khatru.GetSubscriptionID(reqCtx)
+}
+
+// revoked returns the ids of the live subscriptions that name channel id.
+func (c *conn) revoked(id string) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var subs []string
+	for _, st := range c.reqs {
+		for _, ch := range st.channels {
+			if ch == id && st.subID != "" {
+				subs = append(subs, st.subID)
+				break
+			}
+		}
+	}
+	return subs
 }
 
 // setVerdict refuses the REQ whose context is reqCtx, unless it already is.

@@ -74,6 +74,7 @@ func (r *Relay) newKhatru() *khatru.Relay {
 
 	kr.OverwriteDeletionOutcome = append(kr.OverwriteDeletionOutcome, r.deletionOutcome)
 	kr.OnConnect = append(kr.OnConnect, r.onConnect)
+	kr.OnDisconnect = append(kr.OnDisconnect, r.onDisconnect)
 	kr.RejectEvent = append(kr.RejectEvent, r.rejectEvent)
 	kr.OverwriteFilter = append(kr.OverwriteFilter, r.overwriteFilter)
 	kr.RejectFilter = append(kr.RejectFilter, r.rejectFilter)
@@ -109,8 +110,47 @@ func (r *Relay) onConnect(ctx context.Context) {
 	}
 	c.mu.Lock()
 	c.challenge = ws.Challenge
+	c.ws = ws
 	c.mu.Unlock()
+	r.mu.Lock()
+	r.live[c] = true
+	r.mu.Unlock()
 	khatru.RequestAuth(ctx)
+}
+
+func (r *Relay) onDisconnect(ctx context.Context) {
+	if c := connOf(khatru.GetConnection(ctx)); c != nil {
+		r.mu.Lock()
+		delete(r.live, c)
+		r.mu.Unlock()
+	}
+}
+
+// revoke sends CLOSED "restricted: channel access revoked" for every live
+// subscription of the given pubkeys that names channel id.
+func (r *Relay) revoke(id string, pubkeys []string) {
+	gone := make(map[string]bool, len(pubkeys))
+	for _, pk := range pubkeys {
+		gone[pk] = true
+	}
+	r.mu.Lock()
+	conns := make([]*conn, 0, len(r.live))
+	for c := range r.live {
+		conns = append(conns, c)
+	}
+	r.mu.Unlock()
+	for _, c := range conns {
+		pk, _ := c.identity()
+		if !gone[pk] {
+			continue
+		}
+		c.mu.Lock()
+		ws := c.ws
+		c.mu.Unlock()
+		for _, sub := range c.revoked(id) {
+			ws.WriteJSON(nostr.ClosedEnvelope{SubscriptionID: sub, Reason: "restricted: channel access revoked"})
+		}
+	}
 }
 
 // eventSize approximates the serialised size of ev without encoding it.
@@ -192,7 +232,7 @@ func (r *Relay) overwriteFilter(ctx context.Context, f *nostr.Filter) {
 		return
 	}
 	if c := connOf(khatru.GetConnection(ctx)); c != nil {
-		c.noteFilter(ctx, r.cfg.MaxFilters, r.cfg.MaxSubscriptions)
+		c.noteFilter(ctx, f, r.cfg.MaxFilters, r.cfg.MaxSubscriptions)
 		if msg := r.channelFilterVerdict(callerOf(ctx), f); msg != "" {
 			c.setVerdict(ctx, msg)
 		}

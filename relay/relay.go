@@ -93,7 +93,8 @@ type Relay struct {
 
 	mu     sync.Mutex
 	url    string
-	conns  map[net.Conn]bool
+	conns  map[net.Conn]bool  // hijacked websocket sockets, closed on shutdown
+	live   map[*conn]bool     // connected websockets, for revocations
 	stop   context.CancelFunc // set by Start
 	done   chan struct{}      // closed when Start's Serve returns
 	closed bool
@@ -124,6 +125,7 @@ func New(cfg Config) (*Relay, error) {
 		log:     cfg.Logger,
 		members: make(map[string]bool),
 		conns:   make(map[net.Conn]bool),
+		live:    make(map[*conn]bool),
 		limiter: newRateLimiter(cfg.EventsPerSecond, cfg.EventBurst),
 		seen:    nip98.NewSeenCache(0, replayWindow),
 	}
