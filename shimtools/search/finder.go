@@ -85,46 +85,40 @@ func newFoldFinder(lit []rune) (*foldFinder, bool) {
 }
 
 // scan iterates over the positions of the scanned byte (either case) in
-// buf, remembering the next position of each case so that no byte is
-// scanned twice.
+// buf. It looks through windows that double in size, so finding the next
+// candidate costs about its distance even when one of the two cases is
+// absent (a whole-buffer search for it per call would be quadratic).
 type scan struct {
-	f        *foldFinder
-	buf      []byte
-	nlo, nhi int // next position of lo / hi at or after the cursor; -1 none, -2 unknown
+	f   *foldFinder
+	buf []byte
 }
 
-func (f *foldFinder) scanner(buf []byte) scan { return scan{f: f, buf: buf, nlo: -2, nhi: -2} }
+func (f *foldFinder) scanner(buf []byte) scan { return scan{f: f, buf: buf} }
+
+// firstWindow is where the doubling windows of the candidate scans start.
+const firstWindow = 256 // bytes
 
 // next returns the first candidate at or after pos, or -1.
 func (sc *scan) next(pos int) int {
 	f := sc.f
-	if sc.nlo == -2 || (sc.nlo >= 0 && sc.nlo < pos) {
-		sc.nlo = indexFrom(sc.buf, pos, f.lo)
+	for start, w := pos, firstWindow; start < len(sc.buf); start, w = start+w, w*2 {
+		end := min(start+w, len(sc.buf))
+		win := sc.buf[start:end]
+		i := bytes.IndexByte(win, f.lo)
+		if f.hi != f.lo {
+			lim := win
+			if i >= 0 {
+				lim = win[:i]
+			}
+			if j := bytes.IndexByte(lim, f.hi); j >= 0 {
+				i = j
+			}
+		}
+		if i >= 0 {
+			return start + i
+		}
 	}
-	if f.lo == f.hi {
-		return sc.nlo
-	}
-	if sc.nhi == -2 || (sc.nhi >= 0 && sc.nhi < pos) {
-		sc.nhi = indexFrom(sc.buf, pos, f.hi)
-	}
-	switch {
-	case sc.nlo < 0:
-		return sc.nhi
-	case sc.nhi < 0:
-		return sc.nlo
-	}
-	return min(sc.nlo, sc.nhi)
-}
-
-func indexFrom(buf []byte, pos int, b byte) int {
-	if pos >= len(buf) {
-		return -1
-	}
-	i := bytes.IndexByte(buf[pos:], b)
-	if i < 0 {
-		return -1
-	}
-	return pos + i
+	return -1
 }
 
 // maybeFolded reports whether the bytes around a failed candidate at p
@@ -182,15 +176,19 @@ func foldLiteral(t *syntax.Regexp) []rune {
 }
 
 // anyIn reports whether line may hold the literal: a position passing the
-// byte check, or (for 'k'/'s') non-ASCII text near a candidate.
-func (f *foldFinder) anyIn(line []byte) bool {
+// byte check (exact), or (for 'k'/'s') non-ASCII text near a candidate.
+func (f *foldFinder) anyIn(line []byte) (maybe, exact bool) {
 	sc := f.scanner(line)
+	maybe = false
 	for p := sc.next(0); p >= 0; p = sc.next(p + 1) {
-		if f.at(line, p) || (f.ks && f.maybeFolded(line, p)) {
-			return true
+		if f.at(line, p) {
+			return true, true
+		}
+		if f.ks && f.maybeFolded(line, p) {
+			maybe = true
 		}
 	}
-	return false
+	return maybe, false
 }
 
 // maxAltLiterals bounds the literals a multiFinder scans for; each costs a
@@ -203,38 +201,36 @@ const maxAltLiterals = 8
 type multiFinder struct{ lits [][]byte }
 
 type multiScan struct {
-	f    *multiFinder
-	buf  []byte
-	next []int // per literal: next position at or after the cursor, -1 none, -2 unknown
+	f   *multiFinder
+	buf []byte
 }
 
-func (f *multiFinder) scanner(buf []byte) multiScan {
-	next := make([]int, len(f.lits))
-	for i := range next {
-		next[i] = -2
-	}
-	return multiScan{f: f, buf: buf, next: next}
-}
+func (f *multiFinder) scanner(buf []byte) multiScan { return multiScan{f: f, buf: buf} }
 
-// at returns the first candidate position at or after pos, or -1.
+// at returns the first candidate position at or after pos, or -1, looking
+// through doubling windows as scan.next does.
 func (sc *multiScan) at(pos int) int {
-	best := -1
-	for i, lit := range sc.f.lits {
-		n := sc.next[i]
-		if n == -2 || (n >= 0 && n < pos) {
-			n = -1
-			if pos <= len(sc.buf) {
-				if j := bytes.Index(sc.buf[pos:], lit); j >= 0 {
-					n = pos + j
+	for start, w := pos, firstWindow; start < len(sc.buf); start, w = start+w, w*2 {
+		end := min(start+w, len(sc.buf))
+		best := -1
+		for _, lit := range sc.f.lits {
+			// Let a literal straddle the window's end.
+			hi := min(end+len(lit)-1, len(sc.buf))
+			lim := hi
+			if best >= 0 {
+				lim = min(hi, best+len(lit))
+			}
+			if j := bytes.Index(sc.buf[start:lim], lit); j >= 0 && start+j < end {
+				if best < 0 || start+j < best {
+					best = start + j
 				}
 			}
-			sc.next[i] = n
 		}
-		if n >= 0 && (best < 0 || n < best) {
-			best = n
+		if best >= 0 {
+			return best
 		}
 	}
-	return best
+	return -1
 }
 
 // anyIn reports whether line holds one of the literals.
@@ -300,6 +296,86 @@ func requiredSet(t *syntax.Regexp) [][]byte {
 			// Fewer literals first, then longer ones.
 			if best == nil || len(set) < len(best) || len(set) == len(best) && short > bestLen {
 				best, bestLen = set, short
+			}
+		}
+		return best
+	}
+	return nil
+}
+
+// foldSet finds candidates for several case-insensitive literals of which
+// every match holds one ((?i)foo|bar).
+type foldSet struct{ fs []*foldFinder }
+
+// next returns the first position at or after pos where one of the
+// literals passes its byte check (or may be folded), or -1; exact says the
+// byte check passed.
+func (s *foldSet) next(buf []byte, pos int) (at int, exact bool) {
+	best := -1
+	for _, f := range s.fs {
+		lim := buf
+		if best >= 0 {
+			lim = buf[:min(len(buf), best+len(f.lit))]
+		}
+		sc := f.scanner(lim)
+		for p := sc.next(pos); p >= 0; p = sc.next(p + 1) {
+			if best >= 0 && p >= best {
+				break
+			}
+			if f.at(buf, p) {
+				best, exact = p, true
+				break
+			}
+			if f.ks && f.maybeFolded(buf, p) {
+				best, exact = p, false
+				break
+			}
+		}
+	}
+	return best, exact
+}
+
+// anyIn reports whether line may hold one of the literals; exact says one
+// passed the byte check, which for a plain literal pattern is a match.
+func (s *foldSet) anyIn(line []byte) (maybe, exact bool) {
+	p, ex := s.next(line, 0)
+	return p >= 0, ex
+}
+
+// requiredFoldSet is requiredSet for literals matched case-insensitively.
+func requiredFoldSet(t *syntax.Regexp) []*foldFinder {
+	switch t.Op {
+	case syntax.OpLiteral:
+		if t.Flags&syntax.FoldCase == 0 {
+			return nil
+		}
+		f, ok := newFoldFinder(t.Rune)
+		if !ok {
+			return nil
+		}
+		return []*foldFinder{f}
+	case syntax.OpCapture, syntax.OpPlus:
+		if len(t.Sub) == 1 {
+			return requiredFoldSet(t.Sub[0])
+		}
+	case syntax.OpAlternate:
+		var out []*foldFinder
+		for _, s := range t.Sub {
+			set := requiredFoldSet(s)
+			if set == nil {
+				return nil
+			}
+			out = append(out, set...)
+			if len(out) > maxAltLiterals {
+				return nil
+			}
+		}
+		return out
+	case syntax.OpConcat:
+		var best []*foldFinder
+		for _, s := range t.Sub {
+			if set := requiredFoldSet(s); set != nil && (best == nil || len(set) < len(best)) {
+				best = set
 			}
 		}
 		return best

@@ -44,6 +44,12 @@ type Matcher struct {
 	// multi, when req and fold are nil, finds candidates for a set of
 	// literals one of which every match holds.
 	multi *multiFinder
+	// folds, when nothing above applies, finds candidates for a set of
+	// case-insensitive literals.
+	folds *foldSet
+	// foldExact says the pattern is just the fold literal(s): a candidate
+	// passing the byte check is a match.
+	foldExact bool
 	// multiExact says the pattern is just those literals: a candidate is a
 	// match, no regex run needed.
 	multiExact bool
@@ -109,12 +115,19 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 	if m.req == nil {
 		if lit := foldLiteral(tree); len(lit) > 0 {
 			m.fold, _ = newFoldFinder(lit)
+			m.foldExact = m.fold != nil && !m.word && tree.Op == syntax.OpLiteral
 		}
 	}
 	if m.req == nil && m.fold == nil {
 		if set := requiredSet(tree); len(set) > 1 {
 			m.multi = &multiFinder{lits: set}
 			m.multiExact = !m.word && isLiteralAlternation(tree)
+		}
+	}
+	if m.req == nil && m.fold == nil && m.multi == nil {
+		if set := requiredFoldSet(tree); len(set) > 1 {
+			m.folds = &foldSet{fs: set}
+			m.foldExact = !m.word && isFoldAlternation(tree)
 		}
 	}
 	re, err := regexp.Compile(tree.String())
@@ -292,12 +305,13 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 	if m.fold != nil {
 		sc := m.fold.scanner(buf)
 		for p := sc.next(0); p >= 0; {
-			if !m.fold.at(buf, p) && !(m.fold.ks && m.fold.maybeFolded(buf, p)) {
+			exact := m.fold.at(buf, p)
+			if !exact && !(m.fold.ks && m.fold.maybeFolded(buf, p)) {
 				p = sc.next(p + 1)
 				continue
 			}
 			s, e := lineBounds(buf, p)
-			if m.lineOK(buf[s:e]) {
+			if (exact && m.foldExact) || m.lineOK(buf[s:e]) {
 				return s, e, true
 			}
 			p = sc.next(e + 1)
@@ -312,6 +326,16 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 				return s, e, true
 			}
 			p = sc.at(e + 1)
+		}
+		return 0, 0, false
+	}
+	if m.folds != nil {
+		for p, exact := m.folds.next(buf, 0); p >= 0; {
+			s, e := lineBounds(buf, p)
+			if (exact && m.foldExact) || m.lineOK(buf[s:e]) {
+				return s, e, true
+			}
+			p, exact = m.folds.next(buf, e+1)
 		}
 		return 0, 0, false
 	}
@@ -407,8 +431,23 @@ func (m *Matcher) MatchLine(line []byte) bool {
 	if m.req != nil && !bytes.Contains(line, m.req) {
 		return false
 	}
-	if m.fold != nil && !m.fold.anyIn(line) {
-		return false
+	if m.fold != nil {
+		maybe, exact := m.fold.anyIn(line)
+		if !maybe {
+			return false
+		}
+		if exact && m.foldExact {
+			return true
+		}
+	}
+	if m.folds != nil {
+		maybe, exact := m.folds.anyIn(line)
+		if !maybe {
+			return false
+		}
+		if exact && m.foldExact {
+			return true
+		}
 	}
 	if m.multi != nil {
 		if !m.multi.anyIn(line) {
@@ -480,6 +519,20 @@ func isLiteralAlternation(t *syntax.Regexp) bool {
 	}
 	for _, s := range t.Sub {
 		if s.Op != syntax.OpLiteral || s.Flags&syntax.FoldCase != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// isFoldAlternation reports whether t is an alternation of literals
+// matched case-insensitively ((?i)foo|bar).
+func isFoldAlternation(t *syntax.Regexp) bool {
+	if t.Op != syntax.OpAlternate {
+		return false
+	}
+	for _, s := range t.Sub {
+		if s.Op != syntax.OpLiteral || s.Flags&syntax.FoldCase == 0 {
 			return false
 		}
 	}
