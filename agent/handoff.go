@@ -22,6 +22,11 @@ const (
 // handoffGate decides, before every LLM call, whether the history is close
 // enough to the context window to summarise and restart, and does it.
 func (t *turn) handoffGate(ctx context.Context) gate {
+	if t.forceBudget > 0 {
+		budget := t.forceBudget
+		t.forceBudget = 0
+		return t.handoff(ctx, budget)
+	}
 	o := &t.a.opts
 	threshold := min(o.MaxContextTokens/10*9, o.MaxContextTokens-o.MaxOutputTokens)
 	pressure := totalBytes(t.history, pressureBytes)
@@ -39,7 +44,14 @@ func (t *turn) handoffGate(ctx context.Context) gate {
 		t.a.log.Info(fmt.Sprintf("handoff cap reached (%d); using truncation", o.MaxHandoffs), "session", t.s.id)
 		return gateSkipped
 	}
-	prompt := t.summaryPrompt()
+	return t.handoff(ctx, 0)
+}
+
+// handoff summarises the history and restarts from the summary. A non-zero
+// budget bounds the history quoted in the summary request (context-window
+// recovery); zero derives it from the context window.
+func (t *turn) handoff(ctx context.Context, budget int) gate {
+	prompt := t.summaryPrompt(budget)
 	summary, err := t.a.llm.Summarize(ctx, t.model, handoffSystemPrompt, prompt)
 	if ctx.Err() != nil {
 		return gateCancelled
@@ -81,7 +93,7 @@ func (t *turn) handoffGate(ctx context.Context) gate {
 }
 
 // summaryPrompt lays out the summary request's user message.
-func (t *turn) summaryPrompt() string {
+func (t *turn) summaryPrompt(budgetOverride int) string {
 	o := &t.a.opts
 	var head strings.Builder
 	fmt.Fprintf(&head, "[Internal handoff #%d — context reset]\n\n", t.handoffs+1)
@@ -116,6 +128,9 @@ func (t *turn) summaryPrompt() string {
 		snippets[i] = snippet(&t.history[i])
 	}
 	budget := max(0, (o.MaxContextTokens-handoffOutputTokens)-(head.Len()+len(instructions)+64))
+	if budgetOverride > 0 {
+		budget = budgetOverride
+	}
 	var picked []string
 	used := 0
 	omitted := 0

@@ -120,7 +120,7 @@ func TestTokenUsageOverBudgetTriggersHandoff(t *testing.T) {
 func TestHandoffSummaryPromptKeepsLatestItemWhenOneItemExceedsBudget(t *testing.T) {
 	tr := &turn{a: &Agent{opts: Options{MaxContextTokens: 12000, MaxOutputTokens: 100}}, s: &Session{reg: &mcpclient.Registry{}}}
 	tr.history = []llm.Message{llm.User("old"), llm.User(strings.Repeat("z", 20000))}
-	p := tr.summaryPrompt()
+	p := tr.summaryPrompt(0)
 	if !strings.Contains(p, "older items omitted") || !strings.Contains(p, "[user] zzz") {
 		t.Errorf("prompt lacks omission marker or clamped newest item")
 	}
@@ -379,5 +379,37 @@ func TestAPIKeyRedacted(t *testing.T) {
 	fmt.Fprintf(&b, "%v %+v %#v %s", opts, opts, opts, opts.APIKey)
 	if strings.Contains(b.String(), "sk-very-secret") {
 		t.Errorf("key leaked: %s", b.String())
+	}
+}
+
+// TestContextWindowErrorForcesHandoff: a 400 saying the prompt is over the
+// context window makes the agent summarise and retry instead of failing;
+// an ordinary 400 stays terminal.
+func TestContextWindowErrorForcesHandoff(t *testing.T) {
+	srv := llmtest.New(t,
+		llmtest.Reply{Status: 400, Body: `{"error":{"code":"context_length_exceeded","message":"This model's maximum context length is 8192 tokens"}}`},
+		llmtest.Reply{Text: "SUMMARY"}, llmtest.Reply{Text: "fits now"})
+	c := startAgent(t, srv, "BUZZ_AGENT_MAX_HANDOFFS=0", "BUZZ_AGENT_MAX_ROUNDS=1")
+	if got := c.prompt(c.newSession(), "big task"); got != "end_turn" {
+		t.Fatalf("stop = %s", got)
+	}
+	if srv.Count() != 3 || !strings.Contains(string(srv.Bodies()[1]), "[Internal handoff #1") {
+		t.Fatalf("requests = %d; second = %.120s", srv.Count(), srv.Bodies()[1])
+	}
+	if last := string(srv.Bodies()[2]); !strings.Contains(last, `[Context Handoff]\nSUMMARY`) || !strings.Contains(last, "big task") {
+		t.Errorf("retry request = %.300s", last)
+	}
+	// Recovery is bounded: a provider that always refuses ends the turn.
+	srv2 := llmtest.New(t)
+	srv2.SetHandler(func(req map[string]any) llmtest.Reply {
+		if strings.Contains(fmt.Sprint(req["messages"]), "[Internal handoff") {
+			return llmtest.Reply{Text: "S"}
+		}
+		return llmtest.Reply{Status: 400, Body: "prompt is too long"}
+	})
+	c2 := startAgent(t, srv2)
+	code, msg := c2.callErr("session/prompt", map[string]any{"sessionId": c2.newSession(), "prompt": []map[string]any{{"type": "text", "text": "x"}}})
+	if code != -32000 || !strings.Contains(msg, "prompt is too long") || srv2.Count() != 7 {
+		t.Errorf("-> %d %s after %d requests; want the error after 4 calls and 3 summaries", code, msg, srv2.Count())
 	}
 }

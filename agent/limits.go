@@ -21,6 +21,9 @@ const (
 	handoffMaxToolNames         = 20       // tool names listed in a summary request
 	handoffOutputTokens         = 8192     // summary output cap (HANDOFF_MAX_OUTPUT_TOKENS)
 
+	maxContextRecoveries = 3       // forced handoffs per turn after context-window errors (MAX_CONTEXT_RECOVERIES_PER_RUN)
+	minRecoveryBudget    = 4 << 10 // history quoted in a recovery summary never shrinks below this (HANDOFF_MIN_PROMPT_BUDGET_BYTES)
+
 	maxSkillDirs     = 256       // skill subdirectories examined per skills dir
 	maxSkillFiles    = 512       // supporting files enumerated per skill
 	maxSkillMDBytes  = 256 << 10 // SKILL.md bytes read

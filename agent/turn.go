@@ -38,6 +38,11 @@ type turn struct {
 	nags           int
 	sawUsage       bool
 	lastUsage      llm.Usage
+	// recoveries counts forced handoffs after context-window errors in this
+	// turn; forceBudget, when set, makes the next gate hand off with that
+	// history budget.
+	recoveries  int
+	forceBudget int
 }
 
 // run executes the turn loop for one user prompt.
@@ -74,6 +79,10 @@ func (t *turn) run(ctx context.Context, text string) (acp.StopReason, error) {
 			return acp.StopCancelled, nil
 		}
 		if err != nil {
+			if t.recoverContextWindow(err) {
+				t.round-- // the rejected call is refunded
+				continue
+			}
 			return "", err
 		}
 		if len(resp.Calls) == 0 {
@@ -110,6 +119,23 @@ func (t *turn) run(ctx context.Context, text string) (acp.StopReason, error) {
 			return acp.StopCancelled, nil
 		}
 	}
+}
+
+// recoverContextWindow arranges a forced handoff after the provider said
+// the request does not fit its context window: the summary quotes at most
+// half, a quarter, an eighth of the rejected history (never below
+// minRecoveryBudget), up to maxContextRecoveries times per turn.
+func (t *turn) recoverContextWindow(err error) bool {
+	var le *llm.Error
+	if !errors.As(err, &le) || le.Kind != llm.KindContextWindow || t.recoveries >= maxContextRecoveries {
+		return false
+	}
+	t.recoveries++
+	rejected := totalBytes(t.history, wireBytes)
+	t.forceBudget = max(rejected>>t.recoveries, minRecoveryBudget)
+	t.measured = nil
+	t.a.log.Warn("request over the context window; summarising and retrying", "session", t.s.id, "attempt", t.recoveries, "history_budget", t.forceBudget)
+	return true
 }
 
 // tools lists what the model may call this round.

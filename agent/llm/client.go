@@ -448,8 +448,22 @@ func (c *Client) statusErr(resp *http.Response, body string) *Error {
 		return &Error{Kind: KindNotFound, Status: st, Msg: "404 model or route not found: " + body}
 	case st >= 500 || st == http.StatusTooManyRequests || st == 499:
 		return &Error{Status: st, Msg: msg, retryable: true}
+	case st == http.StatusBadRequest && contextWindowBody(body):
+		return &Error{Kind: KindContextWindow, Status: st, Msg: msg}
 	}
 	return &Error{Status: st, Msg: msg}
+}
+
+// contextWindowBody reports whether a 400 body says the prompt is over the
+// model's context window, in any of the wordings providers use.
+func contextWindowBody(body string) bool {
+	b := strings.ToLower(body)
+	for _, w := range []string{"context_length_exceeded", "maximum context length", "context window", "prompt is too long"} {
+		if strings.Contains(b, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // parseRetryAfter reads a Retry-After of whole seconds; 0, negative and

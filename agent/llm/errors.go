@@ -13,6 +13,9 @@ const (
 	KindOther    Kind = iota // any other failure (-32000)
 	KindAuth                 // 401/403: credentials rejected (-32001)
 	KindNotFound             // 404: unknown model or route (-32002)
+	// KindContextWindow is a 400 saying the request does not fit the
+	// model's context window; the agent can summarise and retry.
+	KindContextWindow
 )
 
 // Error is a failed completion call. Its text is what the ACP client sees
