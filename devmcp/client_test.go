@@ -31,6 +31,7 @@ type mcpProc struct {
 	notes   []map[string]any               // notifications, in arrival order
 	nullIDs []map[string]any               // error replies with id null
 	noteCh  chan struct{}                  // pinged on each notification
+	logCh   chan struct{}                  // pinged on each stderr write
 	done    chan struct{}                  // closed when stdout ends
 	nextID  int
 }
@@ -87,7 +88,8 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *mcpProc {
 	p := &mcpProc{t: t, cmd: cmd, stdin: stdin, stderr: &strings.Builder{},
 		waiters: map[string]chan map[string]any{}, early: map[string]map[string]any{},
 		noteCh: make(chan struct{}, 1024), done: make(chan struct{})}
-	cmd.Stderr = &lockedWriter{w: p.stderr, mu: &p.mu}
+	p.logCh = make(chan struct{}, 1)
+	cmd.Stderr = &lockedWriter{w: p.stderr, mu: &p.mu, signal: p.logCh}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -112,14 +114,33 @@ func startCmd(t *testing.T, cmd *exec.Cmd) *mcpProc {
 }
 
 type lockedWriter struct {
-	w  io.Writer
-	mu *sync.Mutex
+	w      io.Writer
+	mu     *sync.Mutex
+	signal chan struct{} // pinged after each write
 }
 
 func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.w.Write(b)
+	n, err := l.w.Write(b)
+	l.mu.Unlock()
+	select {
+	case l.signal <- struct{}{}:
+	default:
+	}
+	return n, err
+}
+
+// waitLog waits until the server's stderr contains s.
+func (p *mcpProc) waitLog(s string) {
+	p.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for !strings.Contains(p.stderrText(), s) {
+		select {
+		case <-p.logCh:
+		case <-deadline:
+			p.t.Fatalf("server log never said %q", s)
+		}
+	}
 }
 
 func (p *mcpProc) read(r io.Reader) {

@@ -208,6 +208,7 @@ wait:
 		// when nothing is left, there is nothing to wait for.
 		reapGroup(pgid)
 		if groupAlive(pgid) {
+			log.Debug("stopping processes left in the group")
 			s.stopGroup(pgid, nil, true)
 		}
 	}
