@@ -394,3 +394,19 @@ func TestParsePublicHidesSecrets(t *testing.T) {
 		}
 	}
 }
+
+func TestNewSecret(t *testing.T) {
+	a, err := NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := NewSecret()
+	if a.Equal(b) || a.Public() == b.Public() || !a.Public().Valid() {
+		t.Error("two fresh keys are equal or invalid")
+	}
+	h, _ := a.AppendHex(nil)
+	back, err := ParseSecretBytes(h)
+	if err != nil || !back.Equal(a) {
+		t.Errorf("fresh key does not round-trip: %v", err)
+	}
+}
