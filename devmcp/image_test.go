@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/base64"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"hash/crc32"
 	"image"
@@ -16,10 +17,13 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/nbd-wtf/go-nostr"
 )
 
 func pngBytes(t *testing.T, w, h int, alpha bool) []byte {
@@ -248,9 +252,7 @@ func TestViewImageHTTP(t *testing.T) {
 	if _, mime, _ := imageOf(t, p.tool("view_image", map[string]any{"source": relay.URL + "/media/a.png"})); mime != "image/png" {
 		t.Errorf("fetch: %s", mime)
 	}
-	if a := relay.authFor("/media/a.png"); !strings.HasPrefix(a, "Nostr ") {
-		t.Errorf("relay media fetch Authorization = %q; want a Nostr token", a)
-	}
+	checkMediaToken(t, relay.authFor("/media/a.png"), strings.TrimPrefix(relay.URL, "http://"))
 	imageOf(t, p.tool("view_image", map[string]any{"source": relay.URL + "/other/a.png"}))
 	if a := relay.authFor("/other/a.png"); a != "" {
 		t.Errorf("non-media path got Authorization %q", a)
@@ -292,5 +294,42 @@ func TestViewImageFetchTimeout(t *testing.T) {
 	got := errText(t, p.tool("view_image", map[string]any{"source": "http://" + ln.Addr().String() + "/x.png"}))
 	if d := time.Since(start); d > 15*time.Second || !strings.Contains(got, "fetch failed") {
 		t.Errorf("silent server: %q after %v; want fetch failed within about 10s", got, d)
+	}
+}
+
+// checkMediaToken decodes an "Authorization: Nostr <token>" header and checks
+// the signed kind-24242 read token inside.
+func checkMediaToken(t *testing.T, header, server string) {
+	t.Helper()
+	tok, ok := strings.CutPrefix(header, "Nostr ")
+	if !ok {
+		t.Fatalf("Authorization = %q; want a Nostr token", header)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(tok)
+	if err != nil {
+		t.Fatalf("token is not unpadded base64url: %v", err)
+	}
+	var evt nostr.Event
+	if err := json.Unmarshal(raw, &evt); err != nil {
+		t.Fatalf("token %s: %v", raw, err)
+	}
+	if ok, err := evt.CheckSignature(); !ok || err != nil {
+		t.Errorf("token signature does not verify: %v", err)
+	}
+	if evt.Kind != 24242 || evt.Content != "Get buzz-media" {
+		t.Errorf("token kind %d content %q", evt.Kind, evt.Content)
+	}
+	tags := map[string]string{}
+	for _, tag := range evt.Tags {
+		if len(tag) >= 2 {
+			tags[tag[0]] = tag[1]
+		}
+	}
+	exp, _ := strconv.ParseInt(tags["expiration"], 10, 64)
+	if tags["t"] != "get" || tags["server"] != server || exp < time.Now().Unix()+500 || exp > time.Now().Unix()+700 {
+		t.Errorf("token tags %v; want t=get, server=%s, expiration about 600 s ahead", evt.Tags, server)
+	}
+	if _, hasX := tags["x"]; hasX {
+		t.Errorf("token carries an x tag")
 	}
 }
