@@ -42,8 +42,9 @@ type peerResult struct {
 	Init struct {
 		ProtocolVersion int `json:"protocolVersion"`
 	} `json:"init"`
-	SessionID string     `json:"sessionId"`
-	Turns     []peerTurn `json:"turns"`
+	SessionID    string     `json:"sessionId"`
+	Turns        []peerTurn `json:"turns"`
+	SchemaErrors []any      `json:"schemaErrors"`
 }
 
 // runACPPeer runs the npm ACP client against the built buzz-agent.
@@ -99,7 +100,13 @@ func TestExternalACPClientWithServerEverything(t *testing.T) {
 		"cwd":        t.TempDir(),
 		"mcpServers": []any{map[string]any{"name": "everything", "command": node, "args": []string{everything, "stdio"}, "env": []any{}}},
 		"prompts":    []string{"echo something"},
+		"schema":     filepath.Join(modules, "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"),
 	}, "BUZZ_AGENT_MCP_INIT_TIMEOUT_SECS=30")
+	// Every response and update validates against the ACP v1 JSON Schema.
+	for _, e := range res.SchemaErrors {
+		b, _ := json.Marshal(e)
+		t.Errorf("schema: %s", b)
+	}
 	if res.Init.ProtocolVersion != 1 || !strings.HasPrefix(res.SessionID, "ses_") || len(res.Turns) != 1 {
 		t.Fatalf("peer result = %+v", res)
 	}
