@@ -156,13 +156,19 @@ func TestBinaryConfigErrorExits2(t *testing.T) {
 // a slow tool of our fake MCP server runs; the prompt ends "cancelled" and
 // the next prompt on the session succeeds.
 func TestExternalACPClientCancelsDuringTool(t *testing.T) {
-	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "slow1", Name: "fake__slow"}}}, llmtest.Reply{Text: "second turn"})
+	modules, _ := testexe.NodeModules(t)
+	srv := llmtest.New(t, llmtest.Reply{Reasoning: "thinking first", Calls: []llmtest.Call{{ID: "slow1", Name: "fake__slow"}}}, llmtest.Reply{Text: "second turn", InputTokens: 3, OutputTokens: 1})
 	res := runACPPeer(t, srv, map[string]any{
 		"cwd":              t.TempDir(),
 		"mcpServers":       []any{fakeServer(t, "fake")},
 		"prompts":          []string{"start slow work", "again"},
 		"cancelOnToolCall": true,
+		"schema":           filepath.Join(modules, "@agentclientprotocol", "sdk", "schema", "v1", "schema.json"),
 	})
+	for _, e := range res.SchemaErrors {
+		b, _ := json.Marshal(e)
+		t.Errorf("schema: %s", b)
+	}
 	if len(res.Turns) != 2 || res.Turns[0].StopReason != "cancelled" || res.Turns[1].StopReason != "end_turn" {
 		t.Fatalf("turns = %+v", res.Turns)
 	}
