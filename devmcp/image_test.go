@@ -333,3 +333,34 @@ func checkMediaToken(t *testing.T, header, server string) {
 		t.Errorf("token carries an x tag")
 	}
 }
+
+// TestViewImageFetchCancelled: a cancelled fetch ends at once with no reply.
+func TestViewImageFetchCancelled(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() { // accepts one connection and never answers; ends when ln closes
+		c, err := ln.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	p := startServer(t, startOpts{})
+	p.initialize("2025-11-25")
+	id, reply := p.request("tools/call", map[string]any{"name": "view_image", "arguments": map[string]any{"source": "http://" + ln.Addr().String() + "/x.png"}})
+	c := <-accepted // the fetch is in flight
+	defer c.Close()
+	p.sendLine(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.Itoa(id) + `}}`)
+	p.waitLog("call cancelled")
+	if r := p.call("ping", nil); r["error"] != nil {
+		t.Fatalf("ping after cancel = %v", r)
+	}
+	select {
+	case m := <-reply:
+		t.Errorf("cancelled request got a reply: %v", m)
+	default:
+	}
+}

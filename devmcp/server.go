@@ -314,6 +314,12 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request, params json
 	}()
 	start := time.Now()
 	out, err := t.run(ctx, c, p.Arguments)
+	if ctx.Err() != nil {
+		// Cancelled (notifications/cancelled, or the client went away):
+		// MCP asks that such a request get no response at all.
+		log.Info("call cancelled", "elapsed", time.Since(start))
+		return nil, jsonrpc.ErrNoReply
+	}
 	var te *toolError
 	switch {
 	case errors.As(err, &te):
