@@ -188,6 +188,21 @@ func TestProtocolAbuse(t *testing.T) {
 	nullErr("invalid request for a non-object message", -32600)
 	alive("a non-object message")
 
+	p.sendLine("{\"jsonrpc\":\"2.0\",\"id\":1001,\"method\":\"ping\",\"x\":\"\xff\xfe\"}") // not UTF-8
+	nullErr("invalid request for a non-UTF-8 frame", -32600)
+	alive("a non-UTF-8 frame")
+
+	if code, _ := rpcError(t, p.await(func() <-chan map[string]any {
+		ch := make(chan map[string]any, 1)
+		p.mu.Lock()
+		p.waiters["1002"] = ch
+		p.mu.Unlock()
+		p.sendLine(`{"jsonrpc":"1.0","id":1002,"method":"ping"}`)
+		return ch
+	}(), "wrong jsonrpc version")); code != -32600 {
+		t.Errorf("wrong jsonrpc version: code %d; want -32600", code)
+	}
+
 	p.sendLine(strings.Repeat("x", 48<<20+10)) // over the 48 MiB frame cap
 	nullErr("invalid request for an over-cap line", -32600)
 	alive("an over-cap line")
