@@ -323,11 +323,6 @@ type matcher struct {
 	steps int
 }
 
-// maxSteps bounds backtracking for one Match call; a pattern that needs
-// more is reported as not matching rather than letting a hostile ignore
-// file stall the walk.
-const maxSteps = 1 << 20
-
 func (m *matcher) match(toks []token, s string) bool {
 	for len(toks) > 0 {
 		m.steps++

@@ -12,9 +12,6 @@ import (
 	"buzzbox/shimtools/ignore"
 )
 
-// maxGitConfig bounds how much of a git config file is read.
-const maxGitConfig = 1 << 20 // bytes
-
 // globalExcludes loads git's global excludes file: core.excludesFile from
 // $XDG_CONFIG_HOME/git/config or ~/.gitconfig, else
 // $XDG_CONFIG_HOME/git/ignore (~/.config/git/ignore). Nil when absent.

@@ -12,3 +12,6 @@ const maxThreads = 12
 // this many paths, all regular files, each file is searched whole, which
 // changes how binary files are reported.
 const mmapMaxPaths = 10
+
+// maxGitConfig bounds how much of a git config file is read.
+const maxGitConfig = 1 << 20 // bytes

@@ -95,9 +95,6 @@ type scan struct {
 
 func (f *foldFinder) scanner(buf []byte) scan { return scan{f: f, buf: buf} }
 
-// firstWindow is where the doubling windows of the candidate scans start.
-const firstWindow = 256 // bytes
-
 // next returns the first candidate at or after pos, or -1.
 func (sc *scan) next(pos int) int {
 	f := sc.f
@@ -190,10 +187,6 @@ func (f *foldFinder) anyIn(line []byte) (maybe, exact bool) {
 	}
 	return maybe, false
 }
-
-// maxAltLiterals bounds the literals a multiFinder scans for; each costs a
-// pass over the buffer, so beyond this the regex engine alone is cheaper.
-const maxAltLiterals = 8
 
 // multiFinder finds candidates for a set of case-sensitive literals of
 // which every match contains one (foo|bar): it keeps the next position of

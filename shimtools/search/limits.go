@@ -21,3 +21,10 @@ const keepBufMax = 16 << 20 // bytes
 // MaxLineBytes bounds one line; a longer line ends the search of that file
 // with an error naming the limit.
 const MaxLineBytes = 1 << 30 // bytes
+
+// maxAltLiterals bounds the literals a multiFinder scans for; each costs a
+// pass over the buffer, so beyond this the regex engine alone is cheaper.
+const maxAltLiterals = 8
+
+// firstWindow is where the doubling windows of the candidate scans start.
+const firstWindow = 256 // bytes

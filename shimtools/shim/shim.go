@@ -264,9 +264,6 @@ func EmailHost(relayURL string) string {
 	return h
 }
 
-// maxNameRunes bounds the display name used as git's user.name.
-const maxNameRunes = 80
-
 // DisplayName sanitises a display name for git's user.name (devmcp.md
 // §12.3). It returns "" when nothing usable remains.
 func DisplayName(s string) string {

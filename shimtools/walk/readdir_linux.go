@@ -9,10 +9,6 @@ import (
 	"unsafe"
 )
 
-// direntBufSize is the getdents buffer: large enough for most directories
-// in one call.
-const direntBufSize = 32 << 10 // bytes
-
 // readDir lists a directory with getdents64, without os.File (which costs
 // poller registration and fcntl calls per directory). Entry types come
 // from the directory itself; unknown ones are filled in with lstat.
