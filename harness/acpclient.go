@@ -52,13 +52,41 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	if c.AgentCommand == "buzz-agent" && env.Exe != "" {
 		s.path = env.Exe
 	}
+	if c.AgentIdentity == "codex" || c.AgentIdentity == "codex-acp" {
+		s.args = codexNetworkArgs(s.args)
+	}
 	environ := append([]string(nil), env.Environ...)
+	// The agent's own buzz CLI reads these; flags given to the harness
+	// reach it too (the parent's environment wins when it has them).
+	if _, ok := env.LookupEnv("BUZZ_RELAY_URL"); !ok && c.RelayURL != "" {
+		environ = append(environ, "BUZZ_RELAY_URL="+c.RelayURL)
+	}
+	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil {
+		if sk, err := c.Secret.AppendHex(nil); err == nil {
+			environ = append(environ, "BUZZ_PRIVATE_KEY="+string(sk))
+		}
+	}
 	for _, kv := range c.AgentEnv {
 		k, v, _ := strings.Cut(kv, "=")
 		environ = proc.WithEnv(environ, k, v)
 	}
 	s.env = environ
 	return s
+}
+
+// codexNetworkOverride lets commands in codex's workspace-write sandbox
+// reach the network, so the agent's buzz CLI can reach the relay. codex-acp
+// 0.16 does not read CODEX_CONFIG (which the spec sets too); it takes the
+// same setting as a -c override.
+const codexNetworkOverride = "sandbox_workspace_write.network_access=true"
+
+func codexNetworkArgs(args []string) []string {
+	for _, a := range args {
+		if strings.Contains(a, "network_access") {
+			return args
+		}
+	}
+	return append(append([]string{}, args...), "-c", codexNetworkOverride)
 }
 
 // agentProc is one running ACP agent and the client side of its connection.
@@ -354,7 +382,9 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 		err error
 	}
 	done := make(chan *reply, 1)
-	pctx, cancel := context.WithCancel(ctx)
+	// The call outlives ctx: a cancelled turn still waits (bounded) for
+	// the agent's own answer to session/cancel.
+	pctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
 	// Ends when the reply comes, the connection closes or pctx ends.
 	go func() {

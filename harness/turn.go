@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -181,9 +182,14 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 	}
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
-	if err := a.call(rctx, acp.MethodSessionNew, params, &res); err != nil {
+	var raw json.RawMessage
+	if err := a.call(rctx, acp.MethodSessionNew, params, &raw); err != nil {
 		return nil, fmt.Errorf("session/new: %w", err)
 	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return nil, fmt.Errorf("session/new: decode reply: %w", err)
+	}
+	h.log.Debug("session/new reply", "reply", truncRunes(string(raw), 2000))
 	if res.SessionID == "" {
 		return nil, errors.New("session/new: reply has no sessionId")
 	}
