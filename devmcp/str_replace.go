@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"unicode/utf8"
 )
 
@@ -201,9 +200,7 @@ func atomicWrite(path string, data []byte, old fs.FileInfo) error {
 		return err
 	}
 	if old != nil {
-		if st, ok := old.Sys().(*syscall.Stat_t); ok {
-			_ = tmp.Chown(int(st.Uid), int(st.Gid)) // best effort: only root or the owner may
-		}
+		copyOwner(tmp, old)
 		// After Chown, which clears set-id bits.
 		if err := tmp.Chmod(old.Mode() & (fs.ModePerm | fs.ModeSetuid | fs.ModeSetgid | fs.ModeSticky)); err != nil {
 			return err
