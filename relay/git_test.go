@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
@@ -155,7 +156,12 @@ func TestGitAuthAnswers(t *testing.T) {
 	if resp = get(repoURL+"/info/refs?service=git-upload-pack", "Nostr !!!"); resp.StatusCode != 401 || resp.Header.Get("WWW-Authenticate") != "" {
 		t.Errorf("undecodable token = %d challenge %q; want 401 without one", resp.StatusCode, resp.Header.Get("WWW-Authenticate"))
 	}
-	wrong := r.HTTPURL() + "/git/" + owner.pk + "/other.git"
+	sec, _ := nostrkey.ParseSecret(owner.sk)
+	old, _ := nip98.Token(sec, repoURL, "GET", nip98.Options{Now: time.Now().Add(-2 * time.Minute)})
+	if resp = get(repoURL+"/info/refs?service=git-upload-pack", "Nostr "+old); resp.StatusCode != 401 {
+		t.Errorf("token 120 s old = %d; want 401", resp.StatusCode)
+	}
+		wrong := r.HTTPURL() + "/git/" + owner.pk + "/other.git"
 	if resp = get(repoURL+"/info/refs?service=git-upload-pack", "Nostr "+gitToken(t, owner, wrong)); resp.StatusCode != 401 {
 		t.Errorf("token for another repo = %d; want 401", resp.StatusCode)
 	}
