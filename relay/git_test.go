@@ -161,7 +161,7 @@ func TestGitAuthAnswers(t *testing.T) {
 	if resp = get(repoURL+"/info/refs?service=git-upload-pack", "Nostr "+old); resp.StatusCode != 401 {
 		t.Errorf("token 120 s old = %d; want 401", resp.StatusCode)
 	}
-		wrong := r.HTTPURL() + "/git/" + owner.pk + "/other.git"
+	wrong := r.HTTPURL() + "/git/" + owner.pk + "/other.git"
 	if resp = get(repoURL+"/info/refs?service=git-upload-pack", "Nostr "+gitToken(t, owner, wrong)); resp.StatusCode != 401 {
 		t.Errorf("token for another repo = %d; want 401", resp.StatusCode)
 	}
