@@ -41,6 +41,9 @@ type Options struct {
 	Null         bool // -0: NUL after paths
 	Color        bool // ANSI colours as ripgrep's defaults
 	Context      bool // -A/-B/-C in effect: "--" between groups
+	ByteOffset   bool // -b: byte offset of the line (or match with -o)
+	Trim         bool // --trim: drop leading whitespace of printed lines
+	IncludeZero  bool // --include-zero: -c prints zero counts too
 	Invert       bool // -v (changes what -o prints)
 	// Matcher finds matches within a line, for -o, colours and counts.
 	Matcher *search.Matcher
@@ -196,7 +199,7 @@ func (f *File) Finish(searched int64) (matched bool, err error) {
 		if o.Mode == CountMatches {
 			n = f.matches
 		}
-		if n > 0 && !quitBinary {
+		if (n > 0 || o.IncludeZero) && !quitBinary {
 			if o.WithFilename {
 				f.pathPrefix(':')
 			}
@@ -323,7 +326,7 @@ func (f *File) Match(l search.Line) bool {
 	case o.Vimgrep && !o.Invert:
 		o.Matcher.Each(text, func(s, e int) bool {
 			f.matches++
-			f.prefix(l.Number, s+1, ':', true)
+			f.prefix(l.Number, s+1, l.Offset, ':', true)
 			f.appendText(text, true)
 			return true
 		})
@@ -334,7 +337,7 @@ func (f *File) Match(l search.Line) bool {
 			if o.Column {
 				col = s + 1
 			}
-			f.prefix(l.Number, col, ':', false)
+			f.prefix(l.Number, col, l.Offset+int64(s), ':', false)
 			if o.Color {
 				f.buf = append(f.buf, colorMatch...)
 				f.buf = append(f.buf, text[s:e]...)
@@ -354,7 +357,7 @@ func (f *File) Match(l search.Line) bool {
 				return false
 			})
 		}
-		f.prefix(l.Number, col, ':', false)
+		f.prefix(l.Number, col, l.Offset, ':', false)
 		f.appendText(text, !o.Invert)
 	}
 	return true
@@ -382,13 +385,13 @@ func (f *File) Context(l search.Line, after bool) bool {
 		return true
 	}
 	f.grouped = true
-	f.prefix(l.Number, 0, '-', false)
+	f.prefix(l.Number, 0, l.Offset, '-', false)
 	f.appendText(trimEOL(l.Bytes), o.Invert)
 	return true
 }
 
 // prefix writes "path:line:col:" as configured, sep between fields.
-func (f *File) prefix(line uint64, col int, sep byte, vim bool) {
+func (f *File) prefix(line uint64, col int, off int64, sep byte, vim bool) {
 	o := &f.p.o
 	if o.WithFilename && !o.Heading {
 		f.pathPrefix(sep)
@@ -418,15 +421,26 @@ func (f *File) prefix(line uint64, col int, sep byte, vim bool) {
 		}
 		f.buf = append(f.buf, sep)
 	}
+	if o.ByteOffset {
+		f.buf = strconv.AppendInt(f.buf, off, 10)
+		f.buf = append(f.buf, sep)
+	}
 }
 
 // appendText writes a line's text and '\n', colouring matches if asked.
 func (f *File) appendText(text []byte, highlight bool) {
 	o := &f.p.o
+	skip := 0
+	if o.Trim {
+		for skip < len(text) && isASCIISpace(text[skip]) {
+			skip++
+		}
+	}
 	if o.Color && highlight {
-		last := 0
+		last := skip
 		o.Matcher.Each(text, func(s, e int) bool {
-			if e == s {
+			s = max(s, skip)
+			if e <= s {
 				return true
 			}
 			f.buf = append(f.buf, text[last:s]...)
@@ -438,9 +452,13 @@ func (f *File) appendText(text []byte, highlight bool) {
 		})
 		f.buf = append(f.buf, text[last:]...)
 	} else {
-		f.buf = append(f.buf, text...)
+		f.buf = append(f.buf, text[skip:]...)
 	}
 	f.buf = append(f.buf, '\n')
+}
+
+func isASCIISpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
 }
 
 func trimEOL(b []byte) []byte {

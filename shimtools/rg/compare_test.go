@@ -89,6 +89,8 @@ func corpus(t *testing.T) (dir, home string) {
 		"h.hpp":                                "int foo();\n",
 		"words.txt":                            "foo foo,foo xfoo foo_ foo\n-foo- (foo) foo.bar\nnotfoo\nFOO Foo fOO\n\nlast\n",
 		"docs/fold.txt":                        "the \u212aind of thing\n\u017fome \u017ftring\nKIND plain\nkinder\nstrinG\n",
+		"trim.txt":                             "  foo\n\tbar foo\nzzz\n",
+		"pats.lst":                             "foo\nbar\n",
 		"ctx.txt":                              "a1\nfoo\nb\nc\nd\nfoo\ne\nf\ng\nh\nfoo\nfoo\ni\nj\nk\nl\nm\nfoo\n",
 	}
 	for name, body := range files {
@@ -303,6 +305,19 @@ var compareCases = []string{
 	"foo src/nested/deep --sort path",
 	"foo src/nested --sort path",
 	"foo lib --sort path",
+	"-b foo trim.txt",
+	"-n -b --column foo trim.txt",
+	"-o -b foo trim.txt",
+	"--trim foo trim.txt",
+	"--trim -C1 zzz trim.txt",
+	"-b -C1 zzz trim.txt",
+	"-c --include-zero zzz src --sort path",
+	"-f pats.lst trim.txt",
+	"-f pats.lst -e zzz trim.txt",
+	"-p foo src --sort path",
+	"--no-ignore-vcs foo --sort path",
+	"--no-ignore-vcs --files --sort path",
+	"--no-config foo trim.txt",
 	"foo --sort path src docs",
 	"foo --sort path docs src",
 	"foo --sort path docs/a",
@@ -391,6 +406,7 @@ var terminalCases = []string{
 	"--no-heading -i foo --sort path src",
 	"--color never foo --sort path src",
 	"-o fo+ --sort path src",
+	"-p foo --sort path src",
 }
 
 func TestCompareOnTerminal(t *testing.T) {

@@ -49,6 +49,11 @@ type options struct {
 	text          bool
 	binary        bool
 	noMessages    bool
+	patternFiles  []string
+	trim          bool
+	byteOffset    bool
+	includeZero   bool
+	noIgnoreVCS   bool
 	help          bool
 	version       bool
 }
@@ -197,6 +202,23 @@ func flagTable() []flagDef {
 		{"text", 'a', "", "search binary files as text", func(o *options, _ string) error { o.text = true; return nil }},
 		{"binary", 0, "", "search binary files found while walking", func(o *options, _ string) error { o.binary = true; return nil }},
 		{"no-messages", 0, "", "suppress error messages", func(o *options, _ string) error { o.noMessages = true; return nil }},
+		{"file", 'f', "PATTERNFILE", "read patterns, one per line, from a file ('-' for stdin); repeatable", func(o *options, v string) error {
+			o.patternFiles = append(o.patternFiles, v)
+			o.patternGiven = true
+			return nil
+		}},
+		{"trim", 0, "", "remove leading whitespace from printed lines", func(o *options, _ string) error { o.trim = true; return nil }},
+		{"byte-offset", 'b', "", "print the byte offset of each line (or match with -o)", func(o *options, _ string) error { o.byteOffset = true; return nil }},
+		{"include-zero", 0, "", "with -c, also print files with zero matches", func(o *options, _ string) error { o.includeZero = true; return nil }},
+		{"no-ignore-vcs", 0, "", "ignore .gitignore, .git/info/exclude and global excludes", func(o *options, _ string) error { o.noIgnoreVCS = true; return nil }},
+		{"pretty", 'p', "", "--color always --heading --line-number", func(o *options, _ string) error {
+			// ripgrep forces "auto" colours on: shown when TERM allows.
+			o.color, o.heading, o.lineNumber = "pretty", boolPtr(true), boolPtr(true)
+			return nil
+		}},
+		{"no-config", 0, "", "accepted for compatibility: no config file is ever read", func(o *options, _ string) error { return nil }},
+		{"line-buffered", 0, "", "accepted for compatibility (output is flushed per file)", func(o *options, _ string) error { return nil }},
+		{"block-buffered", 0, "", "accepted for compatibility", func(o *options, _ string) error { return nil }},
 		{"help", 'h', "", "print this help", func(o *options, _ string) error { o.help = true; return nil }},
 		{"version", 'V', "", "print the version", func(o *options, _ string) error { o.version = true; return nil }},
 	}

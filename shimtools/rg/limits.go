@@ -15,3 +15,6 @@ const mmapMaxPaths = 10
 
 // maxGitConfig bounds how much of a git config file is read.
 const maxGitConfig = 1 << 20 // bytes
+
+// maxPatternFile bounds a -f pattern file.
+const maxPatternFile = 16 << 20 // bytes

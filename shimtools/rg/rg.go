@@ -30,6 +30,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -147,13 +148,14 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		threads = 1
 	}
 	var global *ignore.Matcher
-	if !o.noIgnore {
+	if !o.noIgnore && !o.noIgnoreVCS {
 		global = globalExcludes(env)
 	}
 	wo := walk.Options{
 		Roots:     o.paths,
 		Hidden:    o.hidden,
 		NoIgnore:  o.noIgnore,
+		NoVCS:     o.noIgnoreVCS,
 		Follow:    o.follow,
 		MaxDepth:  o.maxDepth,
 		Sorted:    o.sortPath,
@@ -190,6 +192,19 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 
 	if o.files {
 		return listFiles(ctx, o, wo, out, walkErr, &errored)
+	}
+
+	// Patterns from files (-f), after any -e patterns.
+	for _, pf := range o.patternFiles {
+		pats, err := readPatternFile(pf, env)
+		if err != nil {
+			fmt.Fprintf(errOut, "rg: %v\n", err)
+			return 2
+		}
+		o.patterns = append(o.patterns, pats...)
+	}
+	if len(o.patternFiles) > 0 && len(o.patterns) == 0 {
+		return 1 // an empty pattern file matches nothing
 	}
 
 	// Build the matcher.
@@ -276,8 +291,11 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	switch o.color {
 	case "always", "ansi":
 		color = true
-	case "auto":
-		color = tty && env.Getenv("TERM") != "dumb" && env.Getenv("TERM") != ""
+	case "auto", "pretty":
+		// termcolor's rule: a TERM other than "dumb", and no NO_COLOR.
+		term := env.Getenv("TERM")
+		_, noColor := env.LookupEnv("NO_COLOR")
+		color = (tty || o.color == "pretty") && term != "" && term != "dumb" && !noColor
 	}
 	if o.json {
 		color, heading = false, false
@@ -289,6 +307,9 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	po.Color = color
 	po.Context = before > 0 || after > 0
 	po.Column = o.column || o.vimgrep
+	po.ByteOffset = o.byteOffset
+	po.Trim = o.trim
+	po.IncludeZero = o.includeZero
 
 	sc := search.Config{
 		Invert:      o.invert,
@@ -456,4 +477,31 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(b)
+}
+
+// readPatternFile reads -f patterns, one per line ("-" is stdin).
+func readPatternFile(name string, env proc.Env) ([]string, error) {
+	var r io.Reader
+	if name == "-" {
+		r = env.In()
+	} else {
+		f, err := os.Open(abs(env.Dir, name))
+		if err != nil {
+			return nil, errors.New(walk.Message(name, err))
+		}
+		defer f.Close()
+		r = f
+	}
+	data, err := io.ReadAll(io.LimitReader(r, maxPatternFile))
+	if err != nil {
+		return nil, fmt.Errorf("read pattern file %s: %w", name, err)
+	}
+	var pats []string
+	for _, line := range strings.Split(string(data), "\n") {
+		pats = append(pats, strings.TrimSuffix(line, "\r"))
+	}
+	if n := len(pats); n > 0 && pats[n-1] == "" {
+		pats = pats[:n-1]
+	}
+	return pats, nil
 }

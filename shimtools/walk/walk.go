@@ -35,6 +35,9 @@ type Options struct {
 	// NoIgnore disables every ignore file (.gitignore, .ignore, .rgignore,
 	// .git/info/exclude, global excludes).
 	NoIgnore bool
+	// NoVCS disables .gitignore, .git/info/exclude and global excludes,
+	// keeping .ignore and .rgignore.
+	NoVCS bool
 	// Follow follows symbolic links.
 	Follow bool
 	// MaxDepth limits descent; entries directly in a root have depth 1.
@@ -284,6 +287,9 @@ func (w *walker) readIgnoreFiles(dir string, names map[string]bool) ignore.Files
 	}
 	f.Custom = load(".rgignore")
 	f.Ignore = load(".ignore")
+	if w.o.NoVCS {
+		return f
+	}
 	f.Git = load(".gitignore")
 	if has(".git") {
 		f.HasGit = true
