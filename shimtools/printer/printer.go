@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"buzzbox/shimtools/search"
 )
@@ -44,7 +45,11 @@ type Options struct {
 	ByteOffset   bool // -b: byte offset of the line (or match with -o)
 	Trim         bool // --trim: drop leading whitespace of printed lines
 	IncludeZero  bool // --include-zero: -c prints zero counts too
-	Invert       bool // -v (changes what -o prints)
+	// MaxColumns omits (or, with MaxColumnsPreview, cuts) lines longer
+	// than this many bytes, terminator included; 0 means no limit.
+	MaxColumns        int
+	MaxColumnsPreview bool
+	Invert            bool // -v (changes what -o prints)
 	// Matcher finds matches within a line, for -o, colours and counts.
 	Matcher *search.Matcher
 }
@@ -358,6 +363,10 @@ func (f *File) Match(l search.Line) bool {
 			})
 		}
 		f.prefix(l.Number, col, l.Offset, ':', false)
+		if f.tooLong(l) {
+			f.omitted(text, true)
+			break
+		}
 		f.appendText(text, !o.Invert)
 	}
 	return true
@@ -386,6 +395,10 @@ func (f *File) Context(l search.Line, after bool) bool {
 	}
 	f.grouped = true
 	f.prefix(l.Number, 0, l.Offset, '-', false)
+	if f.tooLong(l) {
+		f.omitted(trimEOL(l.Bytes), false)
+		return true
+	}
 	f.appendText(trimEOL(l.Bytes), o.Invert)
 	return true
 }
@@ -455,6 +468,38 @@ func (f *File) appendText(text []byte, highlight bool) {
 		f.buf = append(f.buf, text[skip:]...)
 	}
 	f.buf = append(f.buf, '\n')
+}
+
+// tooLong reports whether -M applies to l.
+func (f *File) tooLong(l search.Line) bool {
+	return f.p.o.MaxColumns > 0 && len(l.Bytes) > f.p.o.MaxColumns
+}
+
+// omitted prints ripgrep's stand-in for a line over -M.
+func (f *File) omitted(text []byte, match bool) {
+	o := &f.p.o
+	if o.MaxColumnsPreview {
+		cut := 0
+		for n := 0; n < o.MaxColumns && cut < len(text); n++ {
+			_, size := utf8.DecodeRune(text[cut:])
+			cut += size
+		}
+		f.buf = append(f.buf, text[:cut]...)
+		f.buf = append(f.buf, " [... omitted end of long line]\n"...)
+		return
+	}
+	switch {
+	case match && o.Color && !o.Invert:
+		n := 0
+		o.Matcher.Each(text, func(int, int) bool { n++; return true })
+		f.buf = append(f.buf, "[Omitted long line with "...)
+		f.buf = strconv.AppendInt(f.buf, int64(n), 10)
+		f.buf = append(f.buf, " matches]\n"...)
+	case match:
+		f.buf = append(f.buf, "[Omitted long matching line]\n"...)
+	default:
+		f.buf = append(f.buf, "[Omitted long context line]\n"...)
+	}
 }
 
 func isASCIISpace(c byte) bool {

@@ -9,53 +9,55 @@ import (
 // options are the parsed command line ("low args"): plain values, no
 // matchers or walkers yet.
 type options struct {
-	patterns      []string
-	patternGiven  bool // -e used: every positional is a path
-	paths         []string
-	fixed         bool
-	caseMode      caseMode
-	word, line    bool
-	invert        bool
-	lineNumber    *bool
-	withFilename  *bool
-	filesWith     bool
-	filesWithout  bool
-	count         bool
-	countMatches  bool
-	onlyMatching  bool
-	maxCount      int64
-	after, before int
-	afterSet      bool
-	beforeSet     bool
-	context       int
-	globs         []globArg
-	types         []typeArg
-	typeList      bool
-	files         bool
-	hidden        bool
-	noIgnore      bool
-	unrestricted  int
-	follow        bool
-	maxDepth      int
-	sortPath      bool
-	vimgrep       bool
-	json          bool
-	heading       *bool
-	color         string
-	null          bool
-	quiet         bool
-	threads       int
-	column        bool
-	text          bool
-	binary        bool
-	noMessages    bool
-	patternFiles  []string
-	trim          bool
-	byteOffset    bool
-	includeZero   bool
-	noIgnoreVCS   bool
-	help          bool
-	version       bool
+	patterns          []string
+	patternGiven      bool // -e used: every positional is a path
+	paths             []string
+	fixed             bool
+	caseMode          caseMode
+	word, line        bool
+	invert            bool
+	lineNumber        *bool
+	withFilename      *bool
+	filesWith         bool
+	filesWithout      bool
+	count             bool
+	countMatches      bool
+	onlyMatching      bool
+	maxCount          int64
+	after, before     int
+	afterSet          bool
+	beforeSet         bool
+	context           int
+	globs             []globArg
+	types             []typeArg
+	typeList          bool
+	files             bool
+	hidden            bool
+	noIgnore          bool
+	unrestricted      int
+	follow            bool
+	maxDepth          int
+	sortPath          bool
+	vimgrep           bool
+	json              bool
+	heading           *bool
+	color             string
+	null              bool
+	quiet             bool
+	threads           int
+	column            bool
+	text              bool
+	binary            bool
+	noMessages        bool
+	patternFiles      []string
+	maxColumns        int
+	maxColumnsPreview bool
+	trim              bool
+	byteOffset        bool
+	includeZero       bool
+	noIgnoreVCS       bool
+	help              bool
+	version           bool
 }
 
 type caseMode uint8
@@ -207,6 +209,12 @@ func flagTable() []flagDef {
 			o.patternGiven = true
 			return nil
 		}},
+		{"max-columns", 'M', "NUM", "omit lines longer than NUM bytes", func(o *options, v string) error {
+			n, err := parseNum("--max-columns", v)
+			o.maxColumns = int(n)
+			return err
+		}},
+		{"max-columns-preview", 0, "", "with -M, print the start of long lines", func(o *options, _ string) error { o.maxColumnsPreview = true; return nil }},
 		{"trim", 0, "", "remove leading whitespace from printed lines", func(o *options, _ string) error { o.trim = true; return nil }},
 		{"byte-offset", 'b', "", "print the byte offset of each line (or match with -o)", func(o *options, _ string) error { o.byteOffset = true; return nil }},
 		{"include-zero", 0, "", "with -c, also print files with zero matches", func(o *options, _ string) error { o.includeZero = true; return nil }},

@@ -309,6 +309,8 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	po.Column = o.column || o.vimgrep
 	po.ByteOffset = o.byteOffset
 	po.Trim = o.trim
+	po.MaxColumns = o.maxColumns
+	po.MaxColumnsPreview = o.maxColumnsPreview
 	po.IncludeZero = o.includeZero
 
 	sc := search.Config{
