@@ -69,7 +69,8 @@ func startServer(t *testing.T, o startOpts) *mcpProc {
 			base = append(base, kv)
 		}
 	}
-	cmd.Env = append(base, "TMPDIR="+o.tmp, "BUZZ_DEV_MCP_LOG=debug")
+	// execwait=2: a shell Cmd started and never waited for panics the server.
+	cmd.Env = append(base, "TMPDIR="+o.tmp, "BUZZ_DEV_MCP_LOG=debug", "GODEBUG=execwait=2")
 	cmd.Env = append(cmd.Env, o.env...)
 	return startCmd(t, cmd)
 }

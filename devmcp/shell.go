@@ -101,15 +101,15 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 		outW.Close()
 		return nil, toolErrorf("failed to spawn shell: %v", err)
 	}
-	cmd := &exec.Cmd{
-		Path:   s.sh.path,
-		Args:   []string{s.sh.path, s.sh.flag, command},
-		Dir:    dir,
-		Env:    s.childEnv,
-		Stdout: outW, // *os.File: handed to the child as is, no copying goroutine
-		Stderr: errW,
-		// Stdin nil: the null device, so a command waiting for input ends.
-	}
+	// exec.Command (not a bare Cmd literal) so GODEBUG=execwait=2 can
+	// report a Cmd that was started and never waited for.
+	// s.sh.path holds a slash, so Command does no PATH lookup.
+	cmd := exec.Command(s.sh.path, s.sh.flag, command)
+	cmd.Dir = dir
+	cmd.Env = s.childEnv
+	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
+	cmd.Stderr = errW
+	// Stdin nil: the null device, so a command waiting for input ends.
 	setGroup(cmd)
 	err = cmd.Start()
 	outW.Close()
