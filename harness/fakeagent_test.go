@@ -22,6 +22,7 @@ const (
 	envFakeStop     = "BUZZ_TEST_FAKE_STOP"     // stop reason of echo turns
 	envFakeMarker   = "BUZZ_TEST_FAKE_MARKER"   // die mode: dies only while this file is absent
 	envFakeSteering = "BUZZ_TEST_FAKE_STEERING" // advertise _meta.steering.supported
+	envFakeError    = "BUZZ_TEST_FAKE_ERROR"    // prompts fail with this JSON-RPC error message
 )
 
 func TestMain(m *testing.M) {
@@ -114,7 +115,12 @@ func fakeAgent(mode string) int {
 			mu.Lock()
 			cancels[p.SessionID] = cancel
 			mu.Unlock()
+			if msg := os.Getenv(envFakeError); msg != "" {
+				return nil, jsonrpc.Errorf(-32000, "%s", msg)
+			}
 			switch mode {
+			case "dieall":
+				os.Exit(3)
 			case "die":
 				marker := os.Getenv(envFakeMarker)
 				if _, err := os.Stat(marker); err != nil {

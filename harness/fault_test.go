@@ -138,12 +138,10 @@ func TestOwnerCommands(t *testing.T) {
 		t.Errorf("session/new count %d; want %d after !rotate", w.count("session/new"), news+1)
 	}
 	w.mention("!shutdown")
-	done := make(chan error, 1)
-	go func() { done <- stop() }()
 	// !shutdown ends run by itself; stop only collects the result.
 	select {
-	case err := <-done:
-		if err != nil {
+	case <-w.exited:
+		if err := stop(); err != nil {
 			t.Errorf("harness after !shutdown: %v", err)
 		}
 	case <-time.After(40 * time.Second):

@@ -235,7 +235,6 @@ func fetchContext(ctx context.Context, io *relayIO, last *Event, ch channelInfo,
 			switch {
 			case ev.ID == root:
 				rootEv = ev
-			case ev.ID == last.ID:
 			default:
 				if ev.PubKey == agent && (own == nil || ev.CreatedAt > own.CreatedAt) {
 					own = ev

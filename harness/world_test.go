@@ -32,6 +32,7 @@ type world struct {
 	io      *relayIO
 	cancel  context.CancelFunc
 	dataDir string
+	exited  chan struct{} // closed when the last harness started has returned
 }
 
 func mustSecret(t testing.TB) *nostrkey.Secret {
@@ -141,8 +142,11 @@ func (w *world) startHarnessTiming(env proc.Env, tm timing, args ...string) (sto
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
+	exited := make(chan struct{})
+	w.exited = exited
 	go func() {
 		errc <- run(ctx, cfg, env, testLogger(w.t), tm)
+		close(exited)
 	}()
 	var once sync.Once
 	var res error

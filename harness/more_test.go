@@ -1,0 +1,192 @@
+package harness
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+func (w *world) sessionNews() []map[string]any {
+	var out []map[string]any
+	for _, l := range w.agentLog() {
+		if l.Method == "session/new" {
+			var m map[string]any
+			json.Unmarshal(l.Params, &m)
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func TestSystemPromptDelivery(t *testing.T) {
+	for _, tc := range []struct {
+		name, protocol string
+		check          func(t *testing.T, w *world)
+	}{
+		{"goose", "1", func(t *testing.T, w *world) {
+			if w.count("_goose/unstable/session/system-prompt/set") != 1 {
+				t.Errorf("goose got no system-prompt extension call")
+			}
+			if sp := w.sessionNews()[0]["systemPrompt"]; sp != nil {
+				t.Errorf("goose session/new carried systemPrompt")
+			}
+			if p := w.prompts()[0]; !strings.Contains(p, "[Base]\n") {
+				t.Errorf("goose without the extension: prompt lacks [Base]")
+			}
+		}},
+		{"@agentclientprotocol/claude-agent-acp", "1", func(t *testing.T, w *world) {
+			meta, _ := w.sessionNews()[0]["_meta"].(map[string]any)
+			sp, _ := meta["systemPrompt"].(map[string]any)
+			if a, _ := sp["append"].(string); !strings.Contains(a, "[Base]") {
+				t.Errorf("claude _meta = %v", meta)
+			}
+		}},
+		{"old-agent", "1", func(t *testing.T, w *world) {
+			if sp := w.sessionNews()[0]["systemPrompt"]; sp != nil {
+				t.Errorf("protocol 1 agent got a top-level systemPrompt")
+			}
+			p := w.prompts()[0]
+			if !strings.Contains(p, "[Base]\n") || strings.Contains(p, "[Workspace]") || strings.Index(p, "[Base]") > strings.Index(p, "[Context]") {
+				t.Errorf("legacy prompt sections wrong:\n%.300s", p)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.startHarness(w.harnessEnv("echo", envFakeName+"="+tc.name, envFakeProtocol+"="+tc.protocol))
+			w.mention("hi")
+			waitFor(t, "a prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+			tc.check(t, w)
+		})
+	}
+}
+
+func TestSessionRotation(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		env   []string
+		args  []string
+		turns int
+		news  int
+	}{
+		{"max_tokens rotates", []string{envFakeStop + "=max_tokens"}, nil, 2, 2},
+		{"end_turn keeps", nil, nil, 2, 1},
+		{"max turns per session", nil, []string{"--max-turns-per-session", "2"}, 3, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.startHarness(w.harnessEnv("echo", tc.env...), tc.args...)
+			for i := 1; i <= tc.turns; i++ {
+				w.mention("turn " + strconv.Itoa(i))
+				waitFor(t, "turn end", 15*time.Second, func() bool { return w.count("permission-answer") == i })
+			}
+			if got := w.count("session/new"); got != tc.news {
+				t.Errorf("session/new = %d; want %d", got, tc.news)
+			}
+		})
+	}
+}
+
+func TestAgentErrorDeadLetter(t *testing.T) {
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("echo", envFakeError+"=API Error: 401 {\"type\":\"authentication_error\"}"))
+	ev := w.mention("needs login")
+	waitFor(t, "a failure notice in the thread", 15*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+		return len(evs) == 1 && strings.Contains(evs[0].Content, "log")
+	})
+	if n := w.count("session/prompt"); n != 1 {
+		t.Errorf("%d prompts; a 401 must not be retried", n)
+	}
+}
+
+func TestRetriesThenDeadLetter(t *testing.T) {
+	w := newWorld(t)
+	w.startHarnessTiming(w.harnessEnv("echo", envFakeError+"=model overloaded"), timing{retryBase: time.Millisecond, respawn: time.Millisecond})
+	ev := w.mention("keeps failing")
+	waitFor(t, "a failure notice after the retries", 60*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+		return len(evs) == 1
+	})
+	if n := w.count("session/prompt"); n != maxRetries+1 {
+		t.Errorf("%d prompts; want %d (first try and %d retries)", n, maxRetries+1, maxRetries)
+	}
+}
+
+func TestCrashLoopStopsHarness(t *testing.T) {
+	w := newWorld(t)
+	stop := w.startHarness(w.harnessEnv("dieall"))
+	w.mention("boom")
+	waitFor(t, "three crashes", 30*time.Second, func() bool { return len(w.pids()) >= 3 })
+	select {
+	case <-w.exited:
+		err := stop()
+		if err == nil || !strings.Contains(err.Error(), "no agent") {
+			t.Errorf("harness ended with %v; want the no-agent error", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("harness kept running with its only slot's circuit open")
+	}
+}
+
+func TestMembershipJoin(t *testing.T) {
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("echo"))
+	w.mention("warm")
+	waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	const ch2 = "6f1c2d4e-3333-4000-8000-0000000000cd"
+	w.addChannel(ch2, "second")
+	// The 44100 reaches the harness, which subscribes the new channel.
+	var ev *nostr.Event
+	waitFor(t, "a prompt from the joined channel", 20*time.Second, func() bool {
+		if ev == nil || len(w.prompts()) == 1 {
+			ev = w.publish(&nostr.Event{Kind: 9, Content: "in second", Tags: nostr.Tags{{"h", ch2}, {"p", w.agent.Public().Hex()}}})
+			time.Sleep(200 * time.Millisecond)
+		}
+		return promptHas(w.prompts(), "Content: in second") >= 1
+	})
+	p := w.prompts()[len(w.prompts())-1]
+	if !strings.Contains(p, "second (#"+ch2+")") {
+		t.Errorf("joined channel prompt:\n%s", p)
+	}
+}
+
+func TestThreadContext(t *testing.T) {
+	w := newWorld(t)
+	root := w.publish(&nostr.Event{Kind: 9, Content: "root post", Tags: nostr.Tags{{"h", w.channel}}})
+	for i := 0; i < 20; i++ {
+		w.publish(&nostr.Event{Kind: 9, Content: "reply", CreatedAt: nostr.Now() - 100 + nostr.Timestamp(i), Tags: nostr.Tags{{"h", w.channel}, {"e", root.ID, "", "reply"}}})
+	}
+	w.startHarness(w.harnessEnv("echo"))
+	w.mention("what do you think?", nostr.Tag{"e", root.ID, "", "reply"})
+	waitFor(t, "a prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	p := w.prompts()[0]
+	for _, want := range []string{"Scope: thread", "Thread root: " + root.ID, "--reply-to " + root.ID, "[Thread Context (13 of", ", truncated)]", "[1] ", "root post", "[13] "} {
+		if !strings.Contains(p, want) {
+			t.Errorf("prompt lacks %q:\n%s", want, p)
+		}
+	}
+}
+
+func TestNoContextWhenDisabled(t *testing.T) {
+	w := newWorld(t)
+	root := w.publish(&nostr.Event{Kind: 9, Content: "root post", Tags: nostr.Tags{{"h", w.channel}}})
+	w.startHarness(w.harnessEnv("echo"), "--context-message-limit", "0", "--no-memory")
+	w.mention("reply", nostr.Tag{"e", root.ID, "", "reply"})
+	waitFor(t, "a prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	if p := w.prompts()[0]; strings.Contains(p, "Thread Context") {
+		t.Errorf("context fetched with limit 0")
+	}
+	if sp, _ := w.sessionNews()[0]["systemPrompt"].(string); strings.Contains(sp, memoryHeader) {
+		t.Errorf("--no-memory still injected memory")
+	}
+}
