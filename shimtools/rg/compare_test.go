@@ -318,6 +318,8 @@ var compareCases = []string{
 	"--no-ignore-vcs foo --sort path",
 	"--no-ignore-vcs --files --sort path",
 	"--no-config foo trim.txt",
+	"--files --sortr path",
+	"-n foo --sortr path src",
 	"-M 100 foo docs/long.txt",
 	"-M 100 -n -C1 foo --sort path docs",
 	"--max-columns-preview -M 10 foo docs/long.txt",

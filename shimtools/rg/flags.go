@@ -38,6 +38,8 @@ type options struct {
 	follow            bool
 	maxDepth          int
 	sortPath          bool
+	sortBy            string // "path", "modified", "accessed", "created"
+	sortReverse       bool
 	vimgrep           bool
 	json              bool
 	heading           *bool
@@ -169,18 +171,13 @@ func flagTable() []flagDef {
 			o.maxDepth = int(n)
 			return err
 		}},
-		{"sort", 0, "SORTBY", "sort results: path or none", func(o *options, v string) error {
-			switch v {
-			case "path":
-				o.sortPath = true
-			case "none":
-				o.sortPath = false
-			default:
-				return fmt.Errorf("unsupported value %q for --sort: this rg sorts by path or none", v)
-			}
-			return nil
+		{"sort", 0, "SORTBY", "sort results: path, modified, accessed, created or none", func(o *options, v string) error {
+			return setSort(o, v, false)
 		}},
-		{"sort-files", 0, "", "same as --sort path", func(o *options, _ string) error { o.sortPath = true; return nil }},
+		{"sortr", 0, "SORTBY", "sort results in reverse: path, modified, accessed, created or none", func(o *options, v string) error {
+			return setSort(o, v, true)
+		}},
+		{"sort-files", 0, "", "same as --sort path", func(o *options, _ string) error { return setSort(o, "path", false) }},
 		{"vimgrep", 0, "", "print path:line:column:text for every match", func(o *options, _ string) error { o.vimgrep = true; return nil }},
 		{"json", 0, "", "print results as JSON lines", func(o *options, _ string) error { o.json = true; return nil }},
 		{"heading", 0, "", "print the path above its matches", func(o *options, _ string) error { o.heading = boolPtr(true); return nil }},
@@ -382,4 +379,16 @@ func helpText() string {
 	}
 	b.WriteString("\nWhen a real rg is on PATH it is run instead; set BUZZBOX_SHIM_PASSTHROUGH=0 to always use this one.\n")
 	return b.String()
+}
+
+func setSort(o *options, v string, reverse bool) error {
+	switch v {
+	case "path", "modified", "accessed", "created":
+		o.sortPath, o.sortBy, o.sortReverse = true, v, reverse
+	case "none":
+		o.sortPath, o.sortBy, o.sortReverse = false, "", false
+	default:
+		return fmt.Errorf("invalid value %q for --sort: use path, modified, accessed, created or none", v)
+	}
+	return nil
 }

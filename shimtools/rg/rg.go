@@ -159,6 +159,8 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		Follow:    o.follow,
 		MaxDepth:  o.maxDepth,
 		Sorted:    o.sortPath,
+		SortBy:    o.sortBy,
+		Reverse:   o.sortReverse,
 		Threads:   threads,
 		Overrides: &overrides,
 		Types:     &types,

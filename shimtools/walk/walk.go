@@ -45,6 +45,11 @@ type Options struct {
 	MaxDepth int
 	// Sorted walks with one goroutine in file-name order.
 	Sorted bool
+	// SortBy, with Sorted, orders each directory by "modified",
+	// "accessed" or "created" time instead of by name ("" or "path").
+	SortBy string
+	// Reverse, with Sorted, reverses the order.
+	Reverse bool
 	// Threads is the number of workers; below 1 means one.
 	Threads int
 	// Overrides are -g globs; nil means none.
@@ -332,7 +337,7 @@ func (w *walker) process(j job, worker int, sorted bool, out func(job)) {
 		return
 	}
 	if sorted {
-		sort.Slice(ents, func(a, b int) bool { return ents[a].name < ents[b].name })
+		w.sortEntries(full, ents)
 	}
 	dir := j.dir
 	if !w.o.NoIgnore {
@@ -609,4 +614,48 @@ func itoa(n int) string {
 		b[i] = '-'
 	}
 	return string(b[i:])
+}
+
+// sortEntries orders a directory's entries for a sorted walk.
+func (w *walker) sortEntries(dir string, ents []dirent) {
+	if w.o.SortBy == "" || w.o.SortBy == "path" {
+		sort.SliceStable(ents, func(a, b int) bool {
+			if w.o.Reverse {
+				return ents[a].name > ents[b].name
+			}
+			return ents[a].name < ents[b].name
+		})
+		return
+	}
+	// ripgrep sorts by the entry's time; entries whose time cannot be
+	// read go last.
+	times := make([]int64, len(ents))
+	ok := make([]bool, len(ents))
+	idx := make([]int, len(ents))
+	for i, e := range ents {
+		idx[i] = i
+		stat := os.Lstat
+		if w.o.Follow {
+			stat = os.Stat
+		}
+		if fi, err := stat(w.abs(join(dir, e.name))); err == nil {
+			times[i], ok[i] = fileTime(w.abs(join(dir, e.name)), fi, w.o.SortBy)
+		}
+	}
+	sort.SliceStable(idx, func(a, b int) bool {
+		i, j := idx[a], idx[b]
+		if ok[i] != ok[j] {
+			return ok[i]
+		}
+		// Ties keep the directory's own order, as ripgrep's stable sort does.
+		if w.o.Reverse {
+			return times[i] > times[j]
+		}
+		return times[i] < times[j]
+	})
+	sorted := make([]dirent, len(ents))
+	for k, i := range idx {
+		sorted[k] = ents[i]
+	}
+	copy(ents, sorted)
 }
