@@ -104,13 +104,13 @@ func TestShellTimeoutKillsGrandchildren(t *testing.T) {
 	// lets the call end.
 	out := runShell(t, p, map[string]any{
 		"command":    "(sleep 1000; echo never) & echo $! > " + pidFile + "; sleep 1000",
-		"timeout_ms": 300,
+		"timeout_ms": 1500, // long enough for a loaded machine to write the pid file
 	})
 	if !out.TimedOut || out.ExitCode != 124 {
 		t.Errorf("timeout = %+v; want timed_out and exit_code 124", out)
 	}
-	if d := time.Since(start); d > 4*time.Second {
-		t.Errorf("timed-out call took %v; want well under 5s", d)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("timed-out call took %v; want the timeout plus well under a few seconds", d)
 	}
 	waitGone(t, readPids(t, pidFile))
 }
@@ -230,7 +230,7 @@ func TestShellCancel(t *testing.T) {
 		pr, _ := m["params"].(map[string]any)
 		return m["method"] == "notifications/progress" && pr["progressToken"] == "tok-1"
 	})
-	pids := readPids(t, pidFile)
+	pids := waitPids(t, pidFile, 2)
 	start := time.Now()
 	p.sendLine(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.Itoa(id) + `,"reason":"test"}}`)
 	waitGone(t, pids)
@@ -256,7 +256,7 @@ func TestShellProgress(t *testing.T) {
 	p := startServer(t, startOpts{})
 	p.initialize("2025-11-25")
 	_, reply := p.request("tools/call", map[string]any{
-		"name": "shell", "arguments": map[string]any{"command": "sleep 2.5"}, "_meta": map[string]any{"progressToken": 99},
+		"name": "shell", "arguments": map[string]any{"command": "sleep 4"}, "_meta": map[string]any{"progressToken": 99},
 	})
 	var last float64
 	for range 2 {
@@ -267,7 +267,7 @@ func TestShellProgress(t *testing.T) {
 		})
 		last = m["params"].(map[string]any)["progress"].(float64)
 	}
-	if r := p.await(reply, "sleep 2.5"); r["error"] != nil {
+	if r := p.await(reply, "sleep 4"); r["error"] != nil {
 		t.Errorf("call with progress = %v", r)
 	}
 }
@@ -282,7 +282,9 @@ func TestShellEscapedDescendant(t *testing.T) {
 	p := startServer(t, startOpts{})
 	p.initialize("2025-11-25")
 	pidFile := filepath.Join(t.TempDir(), "pids")
-	out := runShell(t, p, map[string]any{"command": "setsid sh -c 'echo $$ > " + pidFile + "; exec sleep 1000' & sleep 0.2; echo visible"})
+	out := runShell(t, p, map[string]any{"command": "setsid sh -c 'echo $$ > " + pidFile + ".tmp; mv " + pidFile + ".tmp " + pidFile + "; exec sleep 1000' & " +
+		// Wait until the escape happened (the pid is written after setsid).
+		"while [ ! -s " + pidFile + " ]; do sleep 0.01; done; echo visible"})
 	t.Cleanup(func() {
 		for _, pid := range readPids(t, pidFile) {
 			syscall.Kill(pid, syscall.SIGKILL)
@@ -312,6 +314,21 @@ func readPids(t *testing.T, path string) []int {
 		pids = append(pids, n)
 	}
 	return pids
+}
+
+// waitPids waits until the command has written n pids to path.
+func waitPids(t *testing.T, path string, n int) []int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if b, err := os.ReadFile(path); err == nil && len(strings.Fields(string(b))) >= n {
+			return readPids(t, path)
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s never held %d pids", path, n)
+		}
+		time.Sleep(10 * time.Millisecond) // another process writes the file; nothing to wait on
+	}
 }
 
 // waitGone waits until none of pids is a live process (zombies count as
