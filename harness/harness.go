@@ -113,6 +113,7 @@ type harness struct {
 	stopping   bool
 
 	reacts   *reactions
+	setup    *setupState // non-nil in setup mode: no agents, nudges only
 	siblings *siblingCache
 	profiles *profileCache
 }
@@ -159,6 +160,14 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.siblings = &siblingCache{io: h.io, m: map[string]bool{}}
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)
+	if raw := env.Getenv("BUZZ_ACP_SETUP_PAYLOAD"); strings.TrimSpace(raw) != "" {
+		s, err := parseSetup(raw)
+		if err != nil {
+			return err
+		}
+		h.setup = s
+		log.Warn("setup mode: no agent is started; mentions get a reply saying what to configure")
+	}
 	h.matcher = newRuleMatcher(h.rules(), cfg.AgentHex)
 
 	ctx, cancel := context.WithCancel(ctx)
@@ -193,7 +202,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		h.chans.put(c)
 	}
 	chans = h.scopeChannels(chans)
-	if !cfg.LazyPool {
+	if !cfg.LazyPool && h.setup == nil {
 		if err := h.startPool(ctx); err != nil {
 			return err
 		}
@@ -239,6 +248,13 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 }
 
 func (h *harness) rules() []*Rule {
+	if h.setup != nil && h.cfg.Subscribe != "config" {
+		kinds := h.cfg.Kinds
+		if len(kinds) == 0 {
+			kinds = []int{kindStream, kindApproval}
+		}
+		return []*Rule{{Name: "mentions", AllChannels: true, Kinds: kinds, RequireMention: true, PromptTag: "@mention"}}
+	}
 	switch h.cfg.Subscribe {
 	case "config":
 		return h.cfg.Rules

@@ -41,7 +41,7 @@ func (h *harness) pipeline(ctx context.Context, ev *Event) {
 	if !h.cfg.NoIgnoreSelf && ev.PubKey == h.cfg.AgentHex {
 		return
 	}
-	if cmd := h.ownerCommand(ev); cmd != "" {
+	if cmd := h.ownerCommand(ev); cmd != "" && h.setup == nil {
 		log.Info("owner command", "command", cmd)
 		h.do(func() { h.control(ctx, cmd, ev) })
 		return
@@ -56,6 +56,10 @@ func (h *harness) pipeline(ctx context.Context, ev *Event) {
 		return
 	}
 	ev.Tag = tag
+	if h.setup != nil {
+		h.setupReply(ctx, ev)
+		return
+	}
 	h.do(func() { h.accept(ctx, ev) })
 }
 

@@ -190,3 +190,39 @@ func TestNoContextWhenDisabled(t *testing.T) {
 		t.Errorf("--no-memory still injected memory")
 	}
 }
+
+func TestSetupMode(t *testing.T) {
+	w := newWorld(t)
+	payload := `{"agent_name":"Eva","agent_pubkey":"` + w.agent.Public().Hex() + `","requirements":[` +
+		`{"surface":"env_key","key":"ANTHROPIC_API_KEY"},{"surface":"cli_login","probe_args":["claude","/login"],"setup_copy":"","availability":"available"}]}`
+	w.startHarness(w.harnessEnv("echo", "BUZZ_ACP_SETUP_PAYLOAD="+payload))
+	ev := w.mention("hello?")
+	var replies []*nostr.Event
+	waitFor(t, "a setup nudge", 15*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		replies, _ = w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+		return len(replies) > 0
+	})
+	r := replies[0]
+	for _, want := range []string{"`ANTHROPIC_API_KEY`", "`claude /login`", "```buzz:config-nudge\n" + payload + "\n```"} {
+		if !strings.Contains(r.Content, want) {
+			t.Errorf("nudge lacks %q:\n%s", want, r.Content)
+		}
+	}
+	if r.Tags.FindWithValue("p", w.owner.Public().Hex()) == nil {
+		t.Errorf("nudge does not p-tag the asker: %v", r.Tags)
+	}
+	if n := w.count("initialize"); n != 0 {
+		t.Errorf("setup mode started %d agents", n)
+	}
+}
+
+func TestSetupModeBadPayload(t *testing.T) {
+	w := newWorld(t)
+	stop := w.startHarness(w.harnessEnv("echo", "BUZZ_ACP_SETUP_PAYLOAD={nope"))
+	<-w.exited
+	if err := stop(); err == nil || !strings.Contains(err.Error(), "BUZZ_ACP_SETUP_PAYLOAD") {
+		t.Errorf("bad payload: %v", err)
+	}
+}

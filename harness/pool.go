@@ -32,7 +32,7 @@ func (h *harness) startPool(ctx context.Context) error {
 
 // ensureAgents starts empty slots whose circuit is closed.
 func (h *harness) ensureAgents(ctx context.Context) {
-	if ctx.Err() != nil {
+	if ctx.Err() != nil || h.setup != nil {
 		return
 	}
 	now := time.Now()
