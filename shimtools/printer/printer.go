@@ -109,7 +109,10 @@ func (p *Printer) WriteRaw(b []byte) error {
 
 // commit writes one file's rendered output.
 func (p *Printer) commit(f *File) error {
-	p.mu.Lock()
+	if !f.streaming {
+		p.mu.Lock()
+	}
+	f.streaming = false
 	defer p.mu.Unlock()
 	if p.err != nil {
 		return p.err
@@ -132,6 +135,19 @@ func (p *Printer) commit(f *File) error {
 	} else {
 		p.stats.BytesPrinted += int64(len(f.buf))
 	}
+	if !f.started {
+		p.separate(f)
+	}
+	if p.err == nil {
+		_, p.err = p.out.Write(f.buf)
+	}
+	p.wrote = true
+	return p.err
+}
+
+// separate writes what goes between two files' output; p.mu is held.
+func (p *Printer) separate(f *File) {
+	f.started = true
 	if p.wrote && p.o.Mode == Standard {
 		switch {
 		case p.o.Heading:
@@ -140,11 +156,30 @@ func (p *Printer) commit(f *File) error {
 			_, p.err = p.out.Write([]byte("--\n"))
 		}
 	}
+}
+
+// spill bounds a file's buffered output: past streamThreshold the file
+// takes the output for itself (other workers wait to commit) and writes
+// as it goes, so one huge result does not have to fit in memory. It
+// reports false when writing failed.
+func (f *File) spill() bool {
+	p := f.p
+	if p.o.Mode != Standard || (!f.streaming && len(f.buf) < streamThreshold) || (f.streaming && len(f.buf) < streamChunk) {
+		return true
+	}
+	if !f.streaming {
+		p.mu.Lock()
+		f.streaming = true
+		if p.err == nil {
+			p.separate(f)
+		}
+	}
 	if p.err == nil {
 		_, p.err = p.out.Write(f.buf)
 	}
 	p.wrote = true
-	return p.err
+	f.buf = f.buf[:0]
+	return p.err == nil
 }
 
 const (
@@ -168,7 +203,10 @@ type File struct {
 	done     bool  // stop asked (first match for -l/-q)
 	searched int64
 	mode     search.BinaryMode
-	json     jsonState
+	// streaming is set while the file holds the printer's lock and writes
+	// directly (see spill); started once its separator is written.
+	streaming, started bool
+	json               jsonState
 }
 
 // NewFile returns a reusable File for p.
@@ -180,6 +218,7 @@ func (f *File) Begin(path string, mode search.BinaryMode) {
 	f.mode = mode
 	f.path, f.buf, f.hits, f.matches, f.binary = path, f.buf[:0], 0, 0, -1
 	f.grouped, f.done, f.searched = false, false, 0
+	f.streaming, f.started = false, false
 	if f.p.o.Mode == JSON {
 		f.jsonBegin()
 	}
@@ -369,7 +408,7 @@ func (f *File) Match(l search.Line) bool {
 		}
 		f.appendText(text, !o.Invert)
 	}
-	return true
+	return f.spill()
 }
 
 func (f *File) countMatches(l search.Line) {
@@ -400,7 +439,7 @@ func (f *File) Context(l search.Line, after bool) bool {
 		return true
 	}
 	f.appendText(trimEOL(l.Bytes), o.Invert)
-	return true
+	return f.spill()
 }
 
 // prefix writes "path:line:col:" as configured, sep between fields.
