@@ -52,8 +52,8 @@ func channelFromMeta(ev *nostr.Event) (info channelInfo, archived bool) {
 	if t := ev.Tags.Find("t"); len(t) >= 2 {
 		tval = t[1]
 	}
-	hidden := ev.Tags.Find("hidden") != nil
-	private := ev.Tags.Find("private") != nil
+	hidden := hasTag(ev.Tags, "hidden")
+	private := hasTag(ev.Tags, "private")
 	switch {
 	case tval == "dm" || hidden:
 		info.Type = "dm"
@@ -459,4 +459,15 @@ func (c *profileCache) get(ctx context.Context, pubkeys []string) map[string]*pr
 		}
 	}
 	return out
+}
+
+// hasTag reports a tag with the given name, of any length (["private"]
+// carries no value).
+func hasTag(tags nostr.Tags, name string) bool {
+	for _, t := range tags {
+		if len(t) >= 1 && t[0] == name {
+			return true
+		}
+	}
+	return false
 }

@@ -2,6 +2,9 @@ package harness
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
 	"encoding/json"
 	"strconv"
 	"strings"
@@ -9,6 +12,8 @@ import (
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/nostrkey"
 )
 
 func (w *world) sessionNews() []map[string]any {
@@ -224,5 +229,72 @@ func TestSetupModeBadPayload(t *testing.T) {
 	<-w.exited
 	if err := stop(); err == nil || !strings.Contains(err.Error(), "BUZZ_ACP_SETUP_PAYLOAD") {
 		t.Errorf("bad payload: %v", err)
+	}
+}
+
+func TestAuthorGate(t *testing.T) {
+	w := newWorld(t)
+	const dm = "6f1c2d4e-4444-4000-8000-0000000000dd"
+	w.addChannelType(dm, "dm-with-owner", "dm")
+	// The sibling proves its owner with a NIP-OA tag on its profile.
+	cond := "kind=9"
+	h := sha256.Sum256([]byte("nostr:agent-auth:" + w.sibling.Public().Hex() + ":" + cond))
+	sig, err := w.owner.Sign(h[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.publishAs(w.sibling, &nostr.Event{Kind: 0, Content: `{"name":"sib"}`,
+		Tags: nostr.Tags{{"auth", w.owner.Public().Hex(), cond, hex.EncodeToString(sig[:])}}})
+	post := func(key *nostrkey.Secret, channel, text string) {
+		w.publishAs(key, &nostr.Event{Kind: 9, Content: text, Tags: nostr.Tags{{"h", channel}, {"p", w.agent.Public().Hex()}}})
+	}
+	for _, tc := range []struct {
+		mode   string
+		posts  func()
+		want   []string
+		reject []string
+	}{
+		{"owner-only", func() {
+			post(w.stranger, w.channel, "stranger in stream")
+			post(w.sibling, w.channel, "sibling in stream")
+			post(w.owner, w.channel, "owner in stream")
+		}, []string{"sibling in stream", "owner in stream"}, []string{"stranger in stream"}},
+		{"anyone", func() {
+			post(w.stranger, dm, "stranger in dm")
+			post(w.stranger, w.channel, "stranger in stream")
+			post(w.owner, dm, "owner in dm")
+		}, []string{"stranger in stream", "owner in dm"}, []string{"stranger in dm"}},
+		{"nobody", func() { post(w.owner, w.channel, "owner nobody") }, nil, []string{"owner nobody"}},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			os.Remove(w.logPath)
+			stop := w.startHarness(w.harnessEnv("echo"), "--respond-to", tc.mode, "--multiple-event-handling", "queue")
+			tc.posts()
+			// A last owner post in the stream marks the end (nobody mode has none).
+			if tc.mode != "nobody" {
+				post(w.owner, w.channel, "marker "+tc.mode)
+				waitFor(t, "the marker and every allowed post", 15*time.Second, func() bool {
+					for _, s := range append([]string{"marker " + tc.mode}, tc.want...) {
+						if promptHas(w.prompts(), "Content: "+s) == 0 {
+							return false
+						}
+					}
+					return true
+				})
+			} else {
+				time.Sleep(time.Second) // nothing can arrive; give the harness a moment to misbehave
+			}
+			for _, s := range tc.want {
+				if promptHas(w.prompts(), "Content: "+s) != 1 {
+					t.Errorf("%s: %q not prompted in %d prompts:\n%s", tc.mode, s, len(w.prompts()), strings.Join(w.prompts(), "\n=====\n"))
+				}
+			}
+			for _, s := range tc.reject {
+				if promptHas(w.prompts(), "Content: "+s) != 0 {
+					t.Errorf("%s: %q was prompted", tc.mode, s)
+				}
+			}
+			stop()
+		})
 	}
 }

@@ -22,17 +22,19 @@ import (
 
 // world is a relay with an owner, an agent and one channel.
 type world struct {
-	t       testing.TB
-	relay   *relay.Relay
-	owner   *nostrkey.Secret
-	agent   *nostrkey.Secret
-	channel string
-	logPath string
-	pub     *relayConn // the owner's connection
-	io      *relayIO
-	cancel  context.CancelFunc
-	dataDir string
-	exited  chan struct{} // closed when the last harness started has returned
+	t        testing.TB
+	relay    *relay.Relay
+	owner    *nostrkey.Secret
+	agent    *nostrkey.Secret
+	stranger *nostrkey.Secret // a relay member who is not the owner
+	sibling  *nostrkey.Secret // another agent of the same owner
+	channel  string
+	logPath  string
+	pub      *relayConn // the owner's connection
+	io       *relayIO
+	cancel   context.CancelFunc
+	dataDir  string
+	exited   chan struct{} // closed when the last harness started has returned
 }
 
 func mustSecret(t testing.TB) *nostrkey.Secret {
@@ -47,8 +49,12 @@ func testLogger(t testing.TB) *slog.Logger {
 	return slog.New(slog.NewTextHandler(t.Output(), &slog.HandlerOptions{Level: slog.LevelDebug}))
 }
 
-func startRelay(t testing.TB, dataDir, addr string, owner, agent *nostrkey.Secret) *relay.Relay {
-	r, err := relay.Start(relay.Config{DataDir: dataDir, Owner: owner.Public().Hex(), Allow: []string{agent.Public().Hex()},
+func startRelay(t testing.TB, dataDir, addr string, owner, agent *nostrkey.Secret, others ...*nostrkey.Secret) *relay.Relay {
+	allow := []string{agent.Public().Hex()}
+	for _, o := range others {
+		allow = append(allow, o.Public().Hex())
+	}
+	r, err := relay.Start(relay.Config{DataDir: dataDir, Owner: owner.Public().Hex(), Allow: allow,
 		Logger: slog.New(slog.DiscardHandler), EventsPerSecond: relayRate, EventBurst: relayBurst}, addr)
 	if err != nil {
 		t.Fatal(err)
@@ -64,8 +70,8 @@ const (
 )
 
 func newWorld(t testing.TB) *world {
-	w := &world{t: t, owner: mustSecret(t), agent: mustSecret(t), dataDir: t.TempDir()}
-	w.relay = startRelay(t, w.dataDir, "127.0.0.1:0", w.owner, w.agent)
+	w := &world{t: t, owner: mustSecret(t), agent: mustSecret(t), stranger: mustSecret(t), sibling: mustSecret(t), dataDir: t.TempDir()}
+	w.relay = startRelay(t, w.dataDir, "127.0.0.1:0", w.owner, w.agent, w.stranger, w.sibling)
 	t.Cleanup(func() { w.relay.Close() })
 	w.logPath = filepath.Join(t.TempDir(), "agent.log")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -86,10 +92,31 @@ func newWorld(t testing.TB) *world {
 	return w
 }
 
-// addChannel creates a stream channel with the agent in it.
-func (w *world) addChannel(id, name string) {
-	w.publish(&nostr.Event{Kind: 9007, Tags: nostr.Tags{{"h", id}, {"name", name}, {"visibility", "open"}, {"channel_type", "stream"}}})
-	w.publish(&nostr.Event{Kind: 9000, Tags: nostr.Tags{{"h", id}, {"p", w.agent.Public().Hex(), "", "member"}}})
+// addChannel creates a stream channel with the agent, the stranger and
+// the sibling in it.
+func (w *world) addChannel(id, name string) { w.addChannelType(id, name, "stream") }
+
+func (w *world) addChannelType(id, name, typ string) {
+	w.publish(&nostr.Event{Kind: 9007, Tags: nostr.Tags{{"h", id}, {"name", name}, {"visibility", "open"}, {"channel_type", typ}}})
+	w.publish(&nostr.Event{Kind: 9000, Tags: nostr.Tags{{"h", id}, {"p", w.agent.Public().Hex(), "", "member"},
+		{"p", w.stranger.Public().Hex(), "", "member"}, {"p", w.sibling.Public().Hex(), "", "member"}}})
+}
+
+// publishAs signs ev with key and stores it.
+func (w *world) publishAs(key *nostrkey.Secret, ev *nostr.Event) *nostr.Event {
+	w.t.Helper()
+	ev.CreatedAt = nostr.Now()
+	if err := key.SignEvent(ev); err != nil {
+		w.t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	io := newRelayIO(w.relay.URL(), key, "", w.pub)
+	io.bridge.Store(w.io.bridge.Load())
+	if err := io.publish(ctx, ev); err != nil {
+		w.t.Fatalf("publish kind %d: %v", ev.Kind, err)
+	}
+	return ev
 }
 
 // publish signs ev as the owner and stores it on the relay.
