@@ -298,3 +298,38 @@ func TestAuthorGate(t *testing.T) {
 		})
 	}
 }
+
+func TestModelHeartbeatLazy(t *testing.T) {
+	t.Run("model", func(t *testing.T) {
+		w := newWorld(t)
+		w.startHarness(w.harnessEnv("echo"), "--model", "m1", "--permission-mode", "default")
+		w.mention("hi")
+		waitFor(t, "a prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+		if w.count("session/set_model") != 1 {
+			t.Errorf("--model m1 (only in availableModels) did not use session/set_model")
+		}
+		if w.count("session/set_config_option") != 0 {
+			t.Errorf("--permission-mode default sent a mode")
+		}
+	})
+	t.Run("heartbeat", func(t *testing.T) {
+		w := newWorld(t)
+		w.startHarness(w.harnessEnv("echo"), "--heartbeat-interval", "10", "--heartbeat-prompt", "[System: Heartbeat] check the feed")
+		// The first tick comes one interval after start.
+		waitFor(t, "a heartbeat turn", 30*time.Second, func() bool { return promptHas(w.prompts(), "[System: Heartbeat]") >= 1 })
+		news := w.sessionNews()
+		if len(news) != 1 || len(news[0]["mcpServers"].([]any)) != 0 {
+			t.Errorf("heartbeat sessions: %v", news)
+		}
+	})
+	t.Run("lazy", func(t *testing.T) {
+		w := newWorld(t)
+		w.startHarness(w.harnessEnv("echo"), "--lazy-pool")
+		time.Sleep(300 * time.Millisecond) // nothing to do yet: no agent may start
+		if n := w.count("initialize"); n != 0 {
+			t.Errorf("lazy pool started %d agents before any work", n)
+		}
+		w.mention("wake up")
+		waitFor(t, "a prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	})
+}
