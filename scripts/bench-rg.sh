@@ -23,6 +23,7 @@ REAL_RG=$(command -v rg) REAL_TREE=$(command -v tree)
 # median of RUNS timings of a command run in ROOT: "wall cpu"
 measure() {
 	local t walls=() cpus=()
+	(cd "$ROOT" && "$@" >/dev/null 2>&1 || true) # warm the page cache
 	for ((i = 0; i < RUNS; i++)); do
 		t=$( { TIMEFORMAT='%R %U %S'; time (cd "$ROOT" && "$@" >/dev/null 2>&1 || true); } 2>&1 | tail -1)
 		read -r w u s <<<"$t"
