@@ -49,6 +49,10 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	if code, ok := passthru.Run(ctx, "rg", args, env); ok {
 		return code
 	}
+	// ripgrep exits 0 when its reader goes away (rg … | head): take EPIPE
+	// as an error value instead of dying of SIGPIPE. Set only here, after
+	// any pass-through, because an ignored signal is inherited by children.
+	ignoreSIGPIPE()
 	return Run(ctx, args, env)
 }
 

@@ -1,0 +1,5 @@
+//go:build !unix
+
+package rg
+
+func ignoreSIGPIPE() {}
