@@ -150,12 +150,7 @@ func (c *channelCache) get(ctx context.Context, id string) (channelInfo, bool) {
 	return info, true
 }
 
-// fetchProfiles loads kind 0 profiles for pubkeys (§11.6).
-func fetchProfiles(ctx context.Context, io *relayIO, pubkeys []string) map[string]*profile {
-	out, _ := fetchProfilesErr(ctx, io, pubkeys)
-	return out
-}
-
+// fetchProfilesErr loads kind 0 profiles for pubkeys (§11.6).
 func fetchProfilesErr(ctx context.Context, io *relayIO, pubkeys []string) (map[string]*profile, error) {
 	out := map[string]*profile{}
 	var keys []string

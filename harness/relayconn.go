@@ -67,10 +67,9 @@ func (s *subState) since() int64 {
 
 // idSet is the two-generation dedup set of spec §4.5.
 type idSet struct {
-	gen    int
-	cur    map[string]bool
-	prev   map[string]bool
-	forget map[string]bool
+	gen  int
+	cur  map[string]bool
+	prev map[string]bool
 }
 
 func newIDSet(gen int) *idSet {
@@ -223,7 +222,7 @@ func (rc *relayConn) session(ctx context.Context, up func()) error {
 			if !ok {
 				return <-readErr
 			}
-			if env, _ := nostr.ParseMessage(string(b)).(*nostr.AuthEnvelope); env != nil && env.Challenge != nil {
+			if env, _ := parseEnvelope(b).(*nostr.AuthEnvelope); env != nil && env.Challenge != nil {
 				challenge = *env.Challenge
 				continue
 			}
@@ -245,7 +244,7 @@ func (rc *relayConn) session(ctx context.Context, up func()) error {
 			if !ok {
 				return <-readErr
 			}
-			if env, _ := nostr.ParseMessage(string(b)).(*nostr.OKEnvelope); env != nil && env.EventID == authID {
+			if env, _ := parseEnvelope(b).(*nostr.OKEnvelope); env != nil && env.EventID == authID {
 				if !env.OK {
 					if strings.HasPrefix(env.Reason, "error:") {
 						return fmt.Errorf("auth: %s", env.Reason)
@@ -377,7 +376,7 @@ func (rc *relayConn) sendReq(ctx context.Context, ws *websocket.Conn, s *subStat
 
 // handle processes one relay frame. A returned error ends the session.
 func (rc *relayConn) handle(ctx context.Context, ws *websocket.Conn, b []byte) error {
-	switch env := nostr.ParseMessage(string(b)).(type) {
+	switch env := parseEnvelope(b).(type) {
 	case *nostr.EventEnvelope:
 		if env.SubscriptionID == nil {
 			return nil
@@ -610,4 +609,13 @@ func anySlice(fs []nostr.Filter) []any {
 		out[i] = fs[i]
 	}
 	return out
+}
+
+// parseEnvelope decodes one relay frame; nil when it is not a known envelope.
+func parseEnvelope(b []byte) nostr.Envelope {
+	env, err := nostr.NewMessageParser().ParseMessage(string(b))
+	if err != nil {
+		return nil
+	}
+	return env
 }

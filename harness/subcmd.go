@@ -48,11 +48,7 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 	given = given || flagGiven(fs, "agent-args")
 	cfg := &Config{AgentCommand: strings.TrimSpace(*cmd)}
 	cfg.AgentIdentity = CommandIdentity(cfg.AgentCommand)
-	var list []string
-	for _, a := range strings.Split(*argList, ",") {
-		list = append(list, a)
-	}
-	cfg.AgentArgs = NormalizeArgs(cfg.AgentIdentity, list, given)
+	cfg.AgentArgs = NormalizeArgs(cfg.AgentIdentity, strings.Split(*argList, ","), given)
 	spec := agentSpecFor(cfg, env, version)
 	spec.initWait = subInitTimeout
 	log := slog.New(slog.NewTextHandler(env.Err(), &slog.HandlerOptions{Level: slog.LevelWarn}))
