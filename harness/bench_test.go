@@ -34,7 +34,7 @@ func BenchmarkEventToPrompt(b *testing.B) {
 	env := w.harnessEnv("echo")
 	env.Stderr = nil
 	cfg := []string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--agent-command", env.Exe,
-		"--mcp-command", "", "--no-presence", "--no-typing", "--agents", "4", "--multiple-event-handling", "queue"}
+		"--mcp-command", "", "--no-presence", "--no-typing", "--agents", "20", "--multiple-event-handling", "queue"}
 	c, err := LoadConfig(cfg, env)
 	if err != nil {
 		b.Fatal(err)
