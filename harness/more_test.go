@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -331,5 +332,61 @@ func TestModelHeartbeatLazy(t *testing.T) {
 		}
 		w.mention("wake up")
 		waitFor(t, "a prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	})
+}
+
+func TestCanvasAndMemorySections(t *testing.T) {
+	w := newWorld(t)
+	canvas := w.publish(&nostr.Event{Kind: 40100, Content: "# Plan\n- ship", Tags: nostr.Tags{{"h", w.channel}}})
+	w.startHarness(w.harnessEnv("echo"))
+	w.mention("hi")
+	waitFor(t, "a prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	sp, _ := w.sessionNews()[0]["systemPrompt"].(string)
+	for _, want := range []string{memoryHeader, "buzz mem set core", "[Channel Canvas]\nCanvas revision (event ID): " + canvas.ID,
+		"buzz canvas get --channel " + w.channel} {
+		if !strings.Contains(sp, want) {
+			t.Errorf("system prompt lacks %q", want)
+		}
+	}
+	if strings.Index(sp, memoryHeader) > strings.Index(sp, "[Channel Canvas]") {
+		t.Errorf("memory comes after the canvas")
+	}
+}
+
+func TestOwnerInterruptAndDrop(t *testing.T) {
+	t.Run("owner-interrupt", func(t *testing.T) {
+		w := newWorld(t)
+		gate := filepath.Join(t.TempDir(), "gate")
+		w.startHarness(w.harnessEnv("gate", envFakeMarker+"="+gate), "--multiple-event-handling", "owner-interrupt", "--respond-to", "anyone")
+		w.mention("first")
+		waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+		w.publishAs(w.stranger, &nostr.Event{Kind: 9, Content: "from a stranger", Tags: nostr.Tags{{"h", w.channel}, {"p", w.agent.Public().Hex()}}})
+		time.Sleep(500 * time.Millisecond) // a cancel would come now; none may
+		if n := w.count("session/cancel"); n != 0 {
+			t.Fatalf("a non-owner mention cancelled the turn")
+		}
+		w.mention("owner says stop")
+		waitFor(t, "the owner's interrupt", 15*time.Second, func() bool { return w.count("session/cancel") == 1 && len(w.prompts()) == 2 })
+		if p := w.prompts()[1]; !strings.Contains(p, "[New request — supersedes previous") {
+			t.Errorf("interrupt prompt:\n%s", p)
+		}
+		os.WriteFile(gate, nil, 0o600)
+	})
+	t.Run("drop", func(t *testing.T) {
+		w := newWorld(t)
+		gate := filepath.Join(t.TempDir(), "gate")
+		w.startHarness(w.harnessEnv("gate", envFakeMarker+"="+gate), "--dedup", "drop", "--multiple-event-handling", "queue")
+		first := w.mention("first")
+		waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+		busy := w.mention("while busy")
+		time.Sleep(500 * time.Millisecond)
+		os.WriteFile(gate, nil, 0o600)
+		// Reactions are cleared once the harness has marked the channel idle.
+		waitFor(t, "the first turn's end", 15*time.Second, func() bool { return w.seenReactions(first) == 0 })
+		w.mention("after")
+		waitFor(t, "the next prompt", 15*time.Second, func() bool { return len(w.prompts()) == 2 })
+		if promptHas(w.prompts(), busy.ID) != 0 || w.seenReactions(busy) != 0 {
+			t.Errorf("drop mode kept or reacted to the busy-channel event")
+		}
 	})
 }
