@@ -175,6 +175,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	watermark := time.Now().Unix()
 	relayErr := make(chan error, 1)
 	var bg sync.WaitGroup
+	// Every background goroutine ends with ctx; wait for them on any return.
+	defer bg.Wait()
+	defer cancel()
 	bg.Add(1)
 	// Ends when ctx is cancelled (after shutdown) or the first connection fails for good.
 	go func() {
@@ -239,8 +242,6 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	code := h.serve(ctx)
 	h.shutdown(ctx)
-	cancel()
-	bg.Wait()
 	if code != 0 {
 		return fmt.Errorf("buzz-acp: stopped: no agent left alive")
 	}

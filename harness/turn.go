@@ -23,6 +23,7 @@ func (a *agentProc) hasRun() bool {
 func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, gen int, reason string) (out turnOutcome) {
 	a := t.agent
 	s := t.slot
+	deadline := t.deadline // the loop may renew t.deadline later; the prompt keeps this one
 	log := h.log.With("channel", channel, "slot", s.idx)
 	defer func() {
 		if r := recover(); r != nil {
@@ -100,7 +101,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	if h.t.prompting != nil {
 		h.t.prompting(t.batch, time.Now())
 	}
-	o := a.prompt(ctx, sid, blocks, h.cfg.IdleTimeout, t.deadline, t.signal)
+	o := a.prompt(ctx, sid, blocks, h.cfg.IdleTimeout, deadline, t.signal)
 	return turnOutcome{promptOutcome: o, newSession: newSession, stage: "prompt"}
 }
 
