@@ -1,0 +1,45 @@
+// Package harness is buzz-acp, the process that makes ACP agents members of
+// a Buzz workspace, and `buzzbox up`, which starts a whole workspace in the
+// current directory.
+//
+// # Synopsis
+//
+//	buzz-acp [--relay-url ws://…] [--private-key KEY] [--agent-owner HEX]
+//	         [--agent-command buzz-agent|goose|codex-acp|claude-agent-acp|PATH] [--agent-args a,b]
+//	         [--mcp-command buzz-dev-mcp|PATH|""] [--subscribe mentions|all|config] [--config FILE]
+//	         [--respond-to owner-only|allowlist|anyone|nobody] [--dedup queue|drop]
+//	         [--multiple-event-handling queue|steer|interrupt|owner-interrupt] [--agents N] …
+//	buzz-acp models|auth-methods [--json] [--agent-command …]
+//	buzz-acp authenticate --method-id ID [--agent-command …]
+//	buzzbox up [--listen 127.0.0.1:3000] [--dir .buzz]
+//
+// Every flag has an environment fallback (BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY,
+// BUZZ_ACP_*); `buzz-acp --help` lists them with their defaults.
+//
+// # Description
+//
+// The harness logs in to a Nostr relay (NIP-42), finds the channels the agent
+// belongs to and subscribes to the events that should wake it. Each event is
+// checked (signature, self, owner !commands, author gate, rules and the
+// filter-expression language of package filter), queued per channel, batched
+// and rendered into a sectioned prompt, then handed to an ACP v1 agent
+// subprocess over stdio (JSON-RPC 2.0, one object per line). The agent
+// answers through the `buzz` CLI or its MCP sidecar, never through the
+// harness; the harness adds only reactions (👀 queued, 💬 working), typing,
+// presence and failure notices.
+//
+// Reads go through the relay's HTTP bridge (POST /query, /count, /events with
+// NIP-98) when its NIP-11 document offers one, otherwise over the websocket,
+// so any NIP-01 relay works.
+//
+// By default the agent is this same executable run as buzz-agent, with this
+// executable as the buzz-dev-mcp sidecar of every session.
+//
+// The harness does not publish NIP-AO observer frames or NIP-AM usage
+// metrics, and does not implement the later upstream additions (effort
+// level, wake tickets, last-mile publishing).
+//
+// `buzzbox up` keeps an owner key, an agent key (both 0600) and the relay's
+// data under ./.buzz, creates a general channel on first run, prints the
+// buzz commands that talk to the agent, and runs until Ctrl-C.
+package harness
