@@ -143,7 +143,7 @@ func New(cfg Config) (*Relay, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.store = store
+	r.store = guard(store)
 	r.kr = r.newKhatru()
 	r.chans = newChannels()
 	if err := r.loadChannels(); err != nil {
