@@ -390,3 +390,16 @@ func TestOwnerInterruptAndDrop(t *testing.T) {
 		}
 	})
 }
+
+func TestInitialMessage(t *testing.T) {
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("echo"), "--initial-message", "Introduce yourself to the channel.")
+	w.mention("one")
+	waitFor(t, "two prompts", 15*time.Second, func() bool { return len(w.prompts()) == 2 })
+	w.mention("two")
+	waitFor(t, "three prompts", 15*time.Second, func() bool { return len(w.prompts()) == 3 })
+	p := w.prompts()
+	if p[0] != "Introduce yourself to the channel." || !strings.Contains(p[1], "Content: one") || strings.Contains(p[2], "Introduce") {
+		t.Errorf("prompts = %q", p)
+	}
+}
