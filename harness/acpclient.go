@@ -414,7 +414,10 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 		a.mu.Lock()
 		a.cancelling = true
 		a.mu.Unlock()
-		a.conn.Notify(acp.MethodSessionCancel, acp.CancelParams{SessionID: sessionID})
+		// A hung agent may have stopped reading stdin; the drain timers must
+		// still fire, so the notification is written on its own goroutine
+		// (kill closes stdin, which ends a blocked write).
+		go a.conn.Notify(acp.MethodSessionCancel, acp.CancelParams{SessionID: sessionID})
 		dl := time.NewTimer(time.Until(deadline))
 		defer dl.Stop()
 		win := time.NewTimer(window)
