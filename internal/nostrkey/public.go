@@ -68,15 +68,7 @@ func (p PublicKey) Verify(hash []byte, sig []byte) bool {
 	if len(hash) != 32 || len(sig) != 64 {
 		return false
 	}
-	pk, err := schnorr.ParsePubKey(p[:])
-	if err != nil {
-		return false
-	}
-	s, err := schnorr.ParseSignature(sig)
-	if err != nil {
-		return false
-	}
-	return s.Verify(hash, pk)
+	return verifyBIP340((*[32]byte)(&p), hash, (*[64]byte)(sig))
 }
 
 // NpubToHex converts an npub1… string to 64 lower-case hex characters.

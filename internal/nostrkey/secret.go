@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/btcsuite/btcd/btcec/v2"
-	"github.com/btcsuite/btcd/btcec/v2/schnorr"
 	"github.com/nbd-wtf/go-nostr/nip19"
 )
 
@@ -104,9 +103,7 @@ func fromBytes(k *[32]byte) (*Secret, error) {
 		return nil, &KeyError{Reason: "value is not a valid secp256k1 scalar (zero or not below the curve order)"}
 	}
 	s := &Secret{k: *k, live: true}
-	priv := btcec.PrivKeyFromScalar(&sc)
-	defer priv.Zero()
-	copy(s.pub[:], schnorr.SerializePubKey(priv.PubKey()))
+	s.pub = xOnlyPublic(&sc)
 	return s, nil
 }
 
@@ -161,14 +158,10 @@ func (s *Secret) SignAux(hash []byte, aux [32]byte) ([64]byte, error) {
 	if len(hash) != 32 {
 		return out, fmt.Errorf("nostrkey: sign: hash is %d bytes, want 32", len(hash))
 	}
-	priv, _ := btcec.PrivKeyFromBytes(s.k[:])
-	defer priv.Zero()
-	sig, err := schnorr.Sign(priv, hash, schnorr.CustomNonce(aux))
-	if err != nil {
-		return out, fmt.Errorf("nostrkey: sign: %w", err)
-	}
-	copy(out[:], sig.Serialize())
-	return out, nil
+	var d btcec.ModNScalar
+	d.SetBytes(&s.k)
+	defer d.Zero()
+	return signBIP340(&d, hash, &aux)
 }
 
 // AppendHex appends the key as 64 lower-case hex characters to dst, for

@@ -1,0 +1,117 @@
+package nostrkey
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"strings"
+	"testing"
+
+	"github.com/btcsuite/btcd/btcec/v2"
+	"github.com/btcsuite/btcd/btcec/v2/schnorr"
+	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+)
+
+func unhex32(t *testing.T, s string) [32]byte {
+	t.Helper()
+	b, err := hex.DecodeString(s)
+	if err != nil || len(b) != 32 {
+		t.Fatalf("bad hex %q", s)
+	}
+	return [32]byte(b)
+}
+
+// TestBIP340Vector0 is test vector 0 of BIP-340 (secret key 3, zero aux and
+// message).
+func TestBIP340Vector0(t *testing.T) {
+	var d secp256k1.ModNScalar
+	d.SetInt(3)
+	if got, want := xOnlyPublic(&d), unhex32(t, "F9308A019258C31049344F85F89D5229B531C845836F99B08601F113BCE036F9"); got != want {
+		t.Fatalf("public key = %x; want %x", got, want)
+	}
+	var aux, msg [32]byte
+	sig, err := signBIP340(&d, msg[:], &aux)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "E907831F80848D1069A5371B402410364BDF1C5F8307B0084C55F1CE2DCA821525F66A4A85EA8B71E482A74F382D2CE5EBEEE8FDB2172F477DF4900D310536C0"
+	if got := strings.ToUpper(hex.EncodeToString(sig[:])); got != want {
+		t.Fatalf("signature = %s; want %s", got, want)
+	}
+}
+
+// TestBIP340AgainstBtcec signs and verifies random keys and messages both
+// ways against the library go-nostr signs with.
+func TestBIP340AgainstBtcec(t *testing.T) {
+	for range 64 {
+		var kb, aux, msg [32]byte
+		rand.Read(kb[:])
+		rand.Read(aux[:])
+		rand.Read(msg[:])
+		var d secp256k1.ModNScalar
+		if d.SetBytes(&kb) != 0 || d.IsZero() {
+			continue
+		}
+		priv, _ := btcec.PrivKeyFromBytes(kb[:])
+		pub := xOnlyPublic(&d)
+		if want := schnorr.SerializePubKey(priv.PubKey()); string(pub[:]) != string(want) {
+			t.Fatalf("public key of %x = %x; btcec says %x", kb, pub, want)
+		}
+		ours, err := signBIP340(&d, msg[:], &aux)
+		if err != nil {
+			t.Fatal(err)
+		}
+		theirs, err := schnorr.Sign(priv, msg[:], schnorr.CustomNonce(aux))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(ours[:]) != string(theirs.Serialize()) {
+			t.Fatalf("signatures differ for key %x msg %x aux %x", kb, msg, aux)
+		}
+		pk, _ := schnorr.ParsePubKey(pub[:])
+		if parsed, err := schnorr.ParseSignature(ours[:]); err != nil || !parsed.Verify(msg[:], pk) {
+			t.Fatalf("btcec rejects our signature: %v", err)
+		}
+		if !verifyBIP340(&pub, msg[:], &ours) {
+			t.Fatal("we reject our own signature")
+		}
+		bad := ours
+		bad[63] ^= 1
+		if verifyBIP340(&pub, msg[:], &bad) {
+			t.Fatal("verified a signature with a flipped bit")
+		}
+		other := msg
+		other[0] ^= 0x80
+		if verifyBIP340(&pub, other[:], &ours) {
+			t.Fatal("verified a signature over another message")
+		}
+	}
+}
+
+func TestBIP340RejectsOutOfRange(t *testing.T) {
+	var d secp256k1.ModNScalar
+	d.SetInt(7)
+	pub := xOnlyPublic(&d)
+	var aux, msg [32]byte
+	sig, _ := signBIP340(&d, msg[:], &aux)
+	// s at or above the group order.
+	high := sig
+	copy(high[32:], []byte(strings.Repeat("\xff", 32)))
+	if verifyBIP340(&pub, msg[:], &high) {
+		t.Error("accepted s >= n")
+	}
+	// A public key that is not on the curve (x = 5 has no square root).
+	var notOnCurve [32]byte
+	notOnCurve[31] = 5
+	if verifyBIP340(&notOnCurve, msg[:], &sig) {
+		t.Error("accepted a public key off the curve")
+	}
+}
+
+func BenchmarkSignFresh(b *testing.B) {
+	var d secp256k1.ModNScalar
+	d.SetInt(12345)
+	var aux, msg [32]byte
+	for b.Loop() {
+		signBIP340(&d, msg[:], &aux)
+	}
+}
