@@ -13,6 +13,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip44"
+
+	"buzzbox/internal/nostrkey"
 )
 
 // NIP-AE (agent engrams): kind 30174, NIP-44 v2 content between agent and
@@ -279,7 +281,7 @@ func (p memParty) open(ev *nostr.Event) (memBody, bool) {
 	if ev.Kind != kindEngram || ev.PubKey != p.agent {
 		return memBody{}, false
 	}
-	if ok, err := ev.CheckSignature(); !ok || err != nil {
+	if !nostrkey.CheckEvent(ev) {
 		return memBody{}, false
 	}
 	var ds, ps []string

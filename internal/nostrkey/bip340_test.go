@@ -9,6 +9,7 @@ import (
 	"github.com/btcsuite/btcd/btcec/v2"
 	"github.com/btcsuite/btcd/btcec/v2/schnorr"
 	"github.com/decred/dcrd/dcrec/secp256k1/v4"
+	"github.com/nbd-wtf/go-nostr"
 )
 
 func unhex32(t *testing.T, s string) [32]byte {
@@ -113,5 +114,32 @@ func BenchmarkSignFresh(b *testing.B) {
 	var aux, msg [32]byte
 	for b.Loop() {
 		signBIP340(&d, msg[:], &aux)
+	}
+}
+
+func TestCheckEvent(t *testing.T) {
+	s, err := NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := nostr.Event{Kind: 1, Content: "hello", CreatedAt: 1700000000}
+	if err := s.SignEvent(&ev); err != nil {
+		t.Fatal(err)
+	}
+	if !CheckEvent(&ev) {
+		t.Fatal("CheckEvent rejects a freshly signed event")
+	}
+	if ok, err := ev.CheckSignature(); !ok || err != nil {
+		t.Fatalf("go-nostr rejects our event: %v", err)
+	}
+	changed := ev
+	changed.Content = "hellO"
+	if CheckEvent(&changed) {
+		t.Error("CheckEvent accepts changed content under the old id")
+	}
+	forged := ev
+	forged.Sig = strings.Repeat("0", 128)
+	if CheckEvent(&forged) {
+		t.Error("CheckEvent accepts a zero signature")
 	}
 }

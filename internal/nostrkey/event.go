@@ -27,3 +27,24 @@ func (s *Secret) SignEvent(evt *nostr.Event) error {
 	evt.Sig = hex.EncodeToString(sig[:])
 	return nil
 }
+
+// CheckEvent reports whether evt's ID hashes its content (NIP-01) and Sig is
+// a valid signature by PubKey over that ID.
+func CheckEvent(evt *nostr.Event) bool {
+	pub, err := ParsePublic(evt.PubKey)
+	if err != nil {
+		return false
+	}
+	id, err := hex.DecodeString(evt.ID)
+	if err != nil || len(id) != 32 {
+		return false
+	}
+	sig, err := hex.DecodeString(evt.Sig)
+	if err != nil || len(sig) != 64 {
+		return false
+	}
+	if sha256.Sum256(evt.Serialize()) != [32]byte(id) {
+		return false
+	}
+	return pub.Verify(id, sig)
+}

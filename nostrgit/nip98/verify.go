@@ -94,7 +94,7 @@ func (v *Verifier) Check(evt *nostr.Event, want Expect) (Result, error) {
 	if !evt.CheckID() {
 		return Result{}, fmt.Errorf("nip98: %w: id does not hash the event", ErrSignature)
 	}
-	if ok, _ := evt.CheckSignature(); !ok {
+	if !nostrkey.CheckEvent(evt) {
 		return Result{}, fmt.Errorf("nip98: %w: signature does not verify for pubkey %s", ErrSignature, evt.PubKey)
 	}
 	now := time.Now()
