@@ -12,7 +12,15 @@ import (
 	"testing"
 )
 
+// exeVar names a prebuilt executable to test instead of building one, for
+// running one package's tests while others in the tree are mid-edit, or for
+// testing a release build.
+const exeVar = "BUZZBOX_TEST_EXE"
+
 var build = sync.OnceValues(func() (string, error) {
+	if exe := os.Getenv(exeVar); exe != "" {
+		return filepath.Abs(exe)
+	}
 	dir, err := os.MkdirTemp("", "buzzbox-testexe-")
 	if err != nil {
 		return "", err
@@ -43,7 +51,7 @@ func moduleRoot() string {
 }
 
 // Path returns the path of the buzzbox executable built for this test
-// process, building it on first use.
+// process, building it on first use, or the one $BUZZBOX_TEST_EXE names.
 func Path(t testing.TB) string {
 	t.Helper()
 	exe, err := build()
