@@ -5,6 +5,7 @@
 //	NAME [ARGS...]                  started through a link called NAME
 //	buzzbox NAME [ARGS...]          the same, by subcommand
 //	buzzbox install [--force] [--copy] DIR
+//	buzzbox up [--listen ADDR] [--dir DIR]
 //	buzzbox [--help | --version]
 //
 // Description:
@@ -30,6 +31,7 @@ import (
 	"slices"
 	"strings"
 
+	"buzzbox/harness"
 	"buzzbox/internal/caroots"
 	"buzzbox/internal/proc"
 )
@@ -114,6 +116,13 @@ func run(args []string, mkEnv func() proc.Env) int {
 			env := mkEnv()
 			fixExe(&env, argv0)
 			return install(rest[1:], env)
+		case "up":
+			env := mkEnv()
+			fixExe(&env, argv0)
+			if err := caroots.Install(); err != nil {
+				fmt.Fprintf(env.Err(), "buzzbox up: load embedded CA roots: %v\n", err)
+			}
+			return harness.Up(context.Background(), rest[1:], env)
 		}
 		name = strings.ToLower(rest[0])
 		rest = rest[1:]
@@ -179,10 +188,16 @@ func Lookup(name string) (Identity, bool) {
 func usage(w io.Writer) {
 	fmt.Fprintf(w, "buzzbox %s: one executable for a human-and-agent workspace on a Nostr relay\n\n", Version())
 	fmt.Fprintf(w, "Usage:\n")
-	fmt.Fprintf(w, "  NAME [ARGS...]                         run tool NAME through a link called NAME\n")
-	fmt.Fprintf(w, "  buzzbox NAME [ARGS...]                 the same, by subcommand\n")
-	fmt.Fprintf(w, "  buzzbox install [--force] [--copy] DIR lay one link per tool in DIR\n")
-	fmt.Fprintf(w, "  buzzbox --version                      print the version\n\n")
+	for _, l := range [][2]string{
+		{"NAME [ARGS...]", "run tool NAME through a link called NAME"},
+		{"buzzbox NAME [ARGS...]", "the same, by subcommand"},
+		{"buzzbox install [--force] [--copy] DIR", "lay one link per tool in DIR"},
+		{"buzzbox up [--listen ADDR] [--dir DIR]", "start a local workspace: relay, harness, agent"},
+		{"buzzbox --version", "print the version"},
+	} {
+		fmt.Fprintf(w, "  %-40s %s\n", l[0], l[1])
+	}
+	fmt.Fprintln(w)
 	fmt.Fprintf(w, "Tools:\n")
 	for _, id := range sorted() {
 		fmt.Fprintf(w, "  %-22s %s\n", id.Name, id.Summary)

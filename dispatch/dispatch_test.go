@@ -288,3 +288,11 @@ func TestEmptyRoot(t *testing.T) {
 		t.Errorf("empty root holds %d entries after install; want %d", len(entries), 1+len(Identities()))
 	}
 }
+
+func TestUpWithoutProvider(t *testing.T) {
+	dir := t.TempDir()
+	code, out, errOut := runIn(t, dir, "buzzbox", "up")
+	if code != ExitUsage || !strings.Contains(errOut, "BUZZ_AGENT_PROVIDER") {
+		t.Fatalf("buzzbox up without a provider = %d, stdout %q, stderr %q; want exit 2 naming BUZZ_AGENT_PROVIDER", code, out, errOut)
+	}
+}
