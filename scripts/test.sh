@@ -10,11 +10,21 @@ cd "$(dirname "$0")/.."
 say() { printf '== %s\n' "$*" >&2; }
 loud() { printf '!! SKIPPED PREREQUISITE: %s\n' "$*" >&2; }
 
-# Debian packages the tests use, by the command that proves each is there.
-declare -A need=([git]=git [rg]=ripgrep [tree]=tree [chroot]=coreutils [node]=nodejs [npm]=npm)
+# Debian packages the tests use, by a file that proves each is there:
+# comparisons (ripgrep, tree), real git, chroot for the empty-root run,
+# node/npm for the external clients, script(1) for rg on a terminal,
+# bubblewrap for codex-acp's sandbox, a PostgreSQL server for the relay's
+# --db backend, GNU time for memory benchmarks, diff and setsid for tests.
+declare -A need=(
+	[/usr/bin/git]=git [/usr/bin/rg]=ripgrep [/usr/bin/tree]=tree
+	[/usr/sbin/chroot]=coreutils [/usr/bin/node]=nodejs [/usr/bin/npm]=npm
+	[/usr/bin/script]=bsdutils [/usr/bin/bwrap]=bubblewrap
+	[/usr/bin/time]=time [/usr/bin/diff]=diffutils [/usr/bin/setsid]=util-linux
+	[/usr/bin/pg_ctlcluster]=postgresql
+)
 missing=()
-for cmd in "${!need[@]}"; do
-	command -v "$cmd" >/dev/null 2>&1 || missing+=("${need[$cmd]}")
+for file in "${!need[@]}"; do
+	[ -e "$file" ] || missing+=("${need[$file]}")
 done
 if [ ${#missing[@]} -gt 0 ]; then
 	say "installing Debian packages: ${missing[*]}"
