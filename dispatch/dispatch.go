@@ -34,6 +34,7 @@ import (
 	"buzzbox/harness"
 	"buzzbox/internal/caroots"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/suggest"
 )
 
 // Exit codes shared by every identity unless its own spec says otherwise.
@@ -206,7 +207,7 @@ func usage(w io.Writer) {
 
 func unknown(w io.Writer, name string) {
 	fmt.Fprintf(w, "buzzbox: unknown tool %q", name)
-	if near := nearest(name); near != "" {
+	if near := suggest.Nearest(name, names(), 2); near != "" {
 		fmt.Fprintf(w, "; did you mean %q?", near)
 	}
 	fmt.Fprintf(w, "\nknown tools: %s\n", strings.Join(names(), ", "))
@@ -225,36 +226,4 @@ func names() []string {
 		ns = append(ns, id.Name)
 	}
 	return ns
-}
-
-// nearest returns the identity within edit distance 2 of name, if one is
-// closest, else "".
-func nearest(name string) string {
-	best, bestD := "", 3
-	for _, n := range names() {
-		if d := editDistance(name, n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"buzzbox/internal/suggest"
 )
 
 // options are the parsed command line ("low args"): plain values, no
@@ -325,39 +327,15 @@ func parseArgs(args []string) (*options, error) {
 // unknownFlag builds the one-line error for a flag this rg does not have,
 // naming the closest one it does.
 func unknownFlag(flag string, table []flagDef) error {
-	best, bestD := "", 1<<30
+	var cands []string
 	for _, d := range table {
-		cands := []string{"--" + d.long}
+		cands = append(cands, "--"+d.long)
 		if d.short != 0 {
 			cands = append(cands, "-"+string(d.short))
 		}
-		for _, c := range cands {
-			if dist := editDistance(flag, c); dist < bestD {
-				best, bestD = c, dist
-			}
-		}
 	}
+	best := suggest.Nearest(flag, cands, -1)
 	return &UsageError{msg: fmt.Sprintf("unsupported flag %s (this built-in rg does not have it); nearest supported flag: %s; see rg --help", flag, best)}
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // helpText renders --help from the flag table.

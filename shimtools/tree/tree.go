@@ -50,6 +50,7 @@ import (
 	"strings"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/suggest"
 	"buzzbox/shimtools/glob"
 	"buzzbox/shimtools/ignore"
 	"buzzbox/shimtools/passthru"
@@ -101,12 +102,7 @@ func compilePattern(p string) ([]*glob.Glob, error) {
 func parseArgs(args []string) (*options, error) {
 	o := &options{level: -1}
 	unsupported := func(flag string) error {
-		best, bd := "", 1<<30
-		for _, f := range flagNames {
-			if d := editDistance(flag, f); d < bd {
-				best, bd = f, d
-			}
-		}
+		best := suggest.Nearest(flag, flagNames, -1)
 		return &UsageError{msg: fmt.Sprintf("unsupported flag %s (this built-in tree does not have it); nearest supported flag: %s; see tree --help", flag, best), code: 2}
 	}
 	next := func(i *int, flag string) (string, error) {
@@ -201,26 +197,6 @@ func parseArgs(args []string) (*options, error) {
 		}
 	}
 	return o, nil
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			c := 1
-			if a[i-1] == b[j-1] {
-				c = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 const helpText = `usage: tree [-adfilsFh] [-L level] [-P pattern] [-I pattern] [--prune]
