@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 
@@ -362,7 +363,7 @@ func slashCommand(content string, profiles map[string]*profile) string {
 	return ""
 }
 
-var mentionToken = sync0(func() *regexp.Regexp { return regexp.MustCompile(`^@[A-Za-z0-9._-]+`) })
+var mentionToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^@[A-Za-z0-9._-]+`) })
 
 // systemParts are the session-level sections (§11.1).
 type systemParts struct {

@@ -2,8 +2,6 @@ package harness
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -13,6 +11,7 @@ import (
 
 	"buzzbox/harness/filter"
 	"buzzbox/internal/nostrkey"
+	"buzzbox/nostrgit/nipoa"
 )
 
 // Rule is one [[rules]] entry of the rules file (spec §5.2), validated and
@@ -131,25 +130,20 @@ func ownerFromAuthTag(tagJSON, agentHex string) (string, bool) {
 }
 
 // verifyAuthTag checks a NIP-OA tag: BIP-340 by the owner over
-// SHA-256("nostr:agent-auth:<agent>:<conditions>").
+// SHA-256("nostr:agent-auth:<agent>:<conditions>"), owner not the agent.
 func verifyAuthTag(tag []string, agentHex string) (string, bool) {
-	if len(tag) != 4 || tag[0] != "auth" {
+	if len(tag) != 4 || tag[0] != nipoa.TagName {
 		return "", false
 	}
-	owner := strings.ToLower(tag[1])
-	pk, err := nostrkey.ParsePublic(owner)
+	t, err := nipoa.FromParts(strings.ToLower(tag[1]), tag[2], tag[3])
 	if err != nil {
 		return "", false
 	}
-	sig, err := hex.DecodeString(tag[3])
-	if err != nil || len(sig) != 64 {
+	agent, err := nostrkey.ParsePublic(agentHex)
+	if err != nil || t.Verify(agent) != nil {
 		return "", false
 	}
-	h := sha256.Sum256([]byte("nostr:agent-auth:" + agentHex + ":" + tag[2]))
-	if !pk.Verify(h[:], sig) {
-		return "", false
-	}
-	return owner, true
+	return t.Owner.Hex(), true
 }
 
 // codexEnv returns the CODEX_CONFIG entry for a codex child: the parent's

@@ -31,9 +31,6 @@ const maxMemSlugBytes = 255
 // maxMemSegmentBytes bounds one path segment of a `mem/…` slug.
 const maxMemSegmentBytes = 64
 
-// maxAuthTagBytes bounds the NIP-OA tag JSON.
-const maxAuthTagBytes = 1024
-
 // maxChallengeBytes: NIP-42 challenges longer than this are refused.
 const maxChallengeBytes = 1024
 
