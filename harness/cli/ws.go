@@ -158,10 +158,14 @@ func (c *client) wsQueryOnce(ctx context.Context, filters []filter, fn func(*nos
 	for _, f := range filters {
 		req = append(req, f)
 	}
+	// sentAuthed records whether the REQ went out after AUTH succeeded: a
+	// refusal of a REQ sent before may arrive after our AUTH's OK, and then
+	// the REQ is sent once more.
+	sentAuthed := w.authed
 	if ae := w.send(ctx, req); ae != nil {
 		return ae
 	}
-	resend := false
+	resend, retried := false, false
 	for {
 		env, ae := w.read(ctx)
 		if ae != nil {
@@ -192,7 +196,14 @@ func (c *client) wsQueryOnce(ctx context.Context, filters []filter, fn func(*nos
 				continue
 			}
 			switch {
-			case authRefusal(e.Reason) && w.awaitingAuth() && !resend:
+			case authRefusal(e.Reason) && !retried && (w.awaitingAuth() || (w.authed && !sentAuthed)):
+				retried = true
+				if w.authed {
+					if ae := w.send(ctx, req); ae != nil {
+						return ae
+					}
+					continue
+				}
 				resend = true
 				if w.authID == "" && w.challenge != "" {
 					if ae := w.authenticate(ctx); ae != nil {
@@ -237,10 +248,11 @@ func (c *client) wsPublishOnce(ctx context.Context, ev *nostr.Event) (writeResul
 		return writeResult{}, ae
 	}
 	frame := []any{"EVENT", ev}
+	sentAuthed := w.authed // as in wsQueryOnce
 	if ae := w.send(ctx, frame); ae != nil {
 		return writeResult{}, ae
 	}
-	resend := false
+	resend, retried := false, false
 	for {
 		env, ae := w.read(ctx)
 		if ae != nil {
@@ -265,7 +277,14 @@ func (c *client) wsPublishOnce(ctx context.Context, ev *nostr.Event) (writeResul
 		case ev.Kind >= 20000 && ev.Kind < 30000 && strings.HasPrefix(ok.Reason, "mute:"):
 			// An ephemeral event nobody was subscribed to: delivered to all zero listeners.
 			return writeResult{EventID: ev.ID, Accepted: true, Message: ok.Reason}, nil
-		case authRefusal(ok.Reason) && w.awaitingAuth() && !resend:
+		case authRefusal(ok.Reason) && !retried && (w.awaitingAuth() || (w.authed && !sentAuthed)):
+			retried = true
+			if w.authed {
+				if ae := w.send(ctx, frame); ae != nil {
+					return writeResult{}, ae
+				}
+				continue
+			}
 			resend = true
 			if w.authID == "" && w.challenge != "" {
 				if ae := w.authenticate(ctx); ae != nil {
