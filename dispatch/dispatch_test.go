@@ -92,18 +92,10 @@ func TestHelpAndVersion(t *testing.T) {
 // behave the same, with the real executable.
 func TestSubcommandForm(t *testing.T) {
 	run := func(name string, args ...string) (int, string, string) {
-		var out, errb bytes.Buffer
 		cmd := exec.Command(name, args...)
-		cmd.Stdout, cmd.Stderr = &out, &errb
 		cmd.Dir = t.TempDir()
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatal(err)
-		}
-		return code, out.String(), errb.String()
+		out, errOut, code := testexe.Run(t, cmd)
+		return code, out, errOut
 	}
 	for _, id := range []string{"tree", "git-sign-nostr"} {
 		c1, o1, e1 := run(testexe.Path(t), id, "--definitely-not-a-flag")

@@ -1,9 +1,7 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"errors"
 	"net"
 	"net/http"
 	"os/exec"
@@ -171,17 +169,8 @@ func runBuzzEnv(t testing.TB, env []string, stdin string, args ...string) result
 	cmd := exec.CommandContext(ctx, buzzExe(t), args...)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin", "HOME=/nonexistent"}, env...)
 	cmd.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("run buzz %.200q: %v", strings.Join(args, " "), err)
-	}
-	return result{out.String(), errb.String(), code}
+	out, errOut, code := testexe.Run(t, cmd)
+	return result{out, errOut, code}
 }
 
 func testexeNode(t testing.TB) (string, string) { return testexe.NodeModules(t) }

@@ -4,6 +4,8 @@
 package testexe
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -91,4 +93,21 @@ func NodeModules(t testing.TB) (dir, node string) {
 		t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test against external npm clients", dir)
 	}
 	return dir, node
+}
+
+// Run runs cmd and returns what it wrote to standard output and standard
+// error and its exit code (-1 when a signal ended it). A command that cannot
+// be started fails the test. cmd's Stdout and Stderr must be unset.
+func Run(t testing.TB, cmd *exec.Cmd) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("run %s: %v", cmd.Path, err)
+	}
+	return out.String(), errb.String(), code
 }

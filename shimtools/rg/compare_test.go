@@ -339,27 +339,18 @@ func TestCompareWithRipgrep(t *testing.T) {
 	ours := testexe.Link(t, "rg")
 	dir, home := corpus(t)
 	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C", "BUZZBOX_SHIM_PASSTHROUGH=0"}
-	run := func(exe string, args []string) (string, string, int) {
+	run := func(t *testing.T, exe string, args []string) (string, string, int) {
 		cmd := exec.Command(exe, args...)
 		cmd.Dir = dir
 		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Errorf("run %s: %v", exe, err)
-		}
-		return out.String(), errb.String(), code
+		return testexe.Run(t, cmd)
 	}
 	for _, c := range compareCases {
 		args := strings.Fields(c)
 		t.Run(c, func(t *testing.T) {
 			t.Parallel()
-			wantOut, wantErr, wantCode := run(real, args)
-			gotOut, gotErr, gotCode := run(ours, args)
+			wantOut, wantErr, wantCode := run(t, real, args)
+			gotOut, gotErr, gotCode := run(t, ours, args)
 			ordered := strings.Contains(c, "--sort") || oneFile(args)
 			if strings.Contains(c, "--json") {
 				wantOut = elapsedRE.ReplaceAllString(wantOut, `"$1":{}`)

@@ -154,26 +154,17 @@ func TestCompareWithGNUTree(t *testing.T) {
 	ours := testexe.Link(t, "tree")
 	dir := treeCorpus(t)
 	env := []string{"LC_ALL=C", "PATH=" + os.Getenv("PATH"), "BUZZBOX_SHIM_PASSTHROUGH=0"}
-	run := func(exe string, args []string) (string, string, int) {
+	run := func(t *testing.T, exe string, args []string) (string, string, int) {
 		cmd := exec.Command(exe, args...)
 		cmd.Dir = dir
 		cmd.Env = env
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
-		err := cmd.Run()
-		code := 0
-		if ee, ok := err.(*exec.ExitError); ok {
-			code = ee.ExitCode()
-		} else if err != nil {
-			t.Fatalf("run %s: %v", exe, err)
-		}
-		return out.String(), errb.String(), code
+		return testexe.Run(t, cmd)
 	}
 	for _, c := range treeCases {
 		args := strings.Fields(c)
 		t.Run(c, func(t *testing.T) {
-			wantOut, wantErr, wantCode := run(real, args)
-			gotOut, gotErr, gotCode := run(ours, args)
+			wantOut, wantErr, wantCode := run(t, real, args)
+			gotOut, gotErr, gotCode := run(t, ours, args)
 			if gotOut != wantOut || gotCode != wantCode || gotErr != wantErr {
 				t.Errorf("tree %s:\n--- GNU tree (exit %d) ---\n%s%s--- ours (exit %d) ---\n%s%s", c, wantCode, wantOut, wantErr, gotCode, gotOut, gotErr)
 			}
