@@ -504,7 +504,7 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 		c.Allowlist = map[string]bool{}
 		for _, a := range allow {
 			h := strings.ToLower(strings.TrimSpace(a))
-			if !isHex64(h) {
+			if !nostrkey.IsLowerHex(h, 64) {
 				return nil, cfgErr("allowlist entries are 64 hex characters", "--respond-to-allowlist: %q is not a 64-hex pubkey", a)
 			}
 			c.Allowlist[h] = true
@@ -737,19 +737,6 @@ func truncRunes(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
-}
-
-func isHex64(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
 
 // isUUID reports whether s is a hyphenated UUID (any case).

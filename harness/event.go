@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/nostrkey"
 )
 
 // Nostr kinds the harness touches (spec §3).
@@ -52,7 +54,7 @@ func (e *Event) mentions(hex string) bool {
 // both root and parent; otherwise e is top-level and both are empty.
 func (e *Event) thread() (root, parent string) {
 	for _, t := range e.Tags {
-		if len(t) < 4 || t[0] != "e" || !isHex64(t[1]) {
+		if len(t) < 4 || t[0] != "e" || !nostrkey.IsLowerHex(t[1], 64) {
 			continue
 		}
 		switch t[3] {
@@ -78,7 +80,7 @@ func (e *Event) pTags() []string {
 	for _, t := range e.Tags {
 		if len(t) >= 2 && t[0] == "p" {
 			h := strings.ToLower(t[1])
-			if isHex64(h) && !seen[h] {
+			if nostrkey.IsLowerHex(h, 64) && !seen[h] {
 				seen[h] = true
 				out = append(out, h)
 			}

@@ -156,7 +156,7 @@ func fetchProfilesErr(ctx context.Context, io *relayIO, pubkeys []string) (map[s
 	var keys []string
 	seen := map[string]bool{}
 	for _, p := range pubkeys {
-		if isHex64(p) && !seen[p] {
+		if nostrkey.IsLowerHex(p, 64) && !seen[p] {
 			seen[p] = true
 			keys = append(keys, p)
 		}
@@ -211,7 +211,7 @@ func fetchContext(ctx context.Context, io *relayIO, last *Event, ch channelInfo,
 	kinds := []int{kindStream, kindStreamV2}
 	switch {
 	case root != "":
-		if !isHex64(root) {
+		if !nostrkey.IsLowerHex(root, 64) {
 			return "", nil
 		}
 		replies := nostr.Filter{Kinds: kinds, Tags: nostr.TagMap{"e": {root}, "h": {ch.ID}}, Limit: limit + 1}

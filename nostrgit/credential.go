@@ -103,7 +103,7 @@ func challengeMethod(ch string) (string, bool) {
 func looksLikeGitRoute(path string) bool {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	for i := 0; i+2 < len(segs); i++ {
-		if segs[i] == "git" && isLowerHex(segs[i+1], 64) && segs[i+2] != "" {
+		if segs[i] == "git" && nostrkey.IsLowerHex(segs[i+1], 64) && segs[i+2] != "" {
 			return true
 		}
 	}

@@ -148,10 +148,10 @@ func parseArmor(data []byte) (*envelope, error) {
 	if string(f.V) != "1" {
 		return fail(pk, "unsupported version %.16s (only v1 is known)", f.V)
 	}
-	if f.PK == nil || !isLowerHex(*f.PK, 64) {
+	if f.PK == nil || !nostrkey.IsLowerHex(*f.PK, 64) {
 		return fail(pk, "pk is not 64 lower-case hex characters")
 	}
-	if f.Sig == nil || !isLowerHex(*f.Sig, 128) {
+	if f.Sig == nil || !nostrkey.IsLowerHex(*f.Sig, 128) {
 		return fail(pk, "sig is not 128 lower-case hex characters")
 	}
 	t, err := strconv.ParseUint(string(f.T), 10, 32)
@@ -188,7 +188,7 @@ func parseArmor(data []byte) (*envelope, error) {
 // returns "" when there is none.
 func scanPK(raw []byte) string {
 	_, after, ok := bytes.Cut(raw, []byte(`"pk":"`))
-	if !ok || len(after) < 64 || !isLowerHex(string(after[:64]), 64) {
+	if !ok || len(after) < 64 || !nostrkey.IsLowerHex(string(after[:64]), 64) {
 		return ""
 	}
 	return string(after[:64])
@@ -209,17 +209,4 @@ func whitespaceOutsideStrings(b []byte) bool {
 		}
 	}
 	return false
-}
-
-func isLowerHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }

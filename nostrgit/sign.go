@@ -231,7 +231,7 @@ func shownKeyID(id string) string {
 	return id
 }
 
-func isHexFold(s string) bool { return isLowerHex(strings.ToLower(s), len(s)) }
+func isHexFold(s string) bool { return nostrkey.IsLowerHex(strings.ToLower(s), len(s)) }
 
 // signingAttestation loads and fully checks the NIP-OA tag for signing at t
 // (spec §5.4 step 5). nil means none is configured.

@@ -38,16 +38,3 @@ func (a *authTag) verify(agent string) error {
 	}
 	return a.tag.Verify(pk)
 }
-
-func isLowerHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/nostrkey"
 )
 
 // truncateDiff cuts a diff to at most max bytes at the start of a hunk
@@ -86,7 +88,7 @@ func runSendDiff(in *inv) error {
 		return userErr("--repo must be an http(s) URL, got %q", repo)
 	}
 	commit := strings.ToLower(in.p.str("commit"))
-	if len(commit) < 7 || len(commit) > 64 || !isLowerHex(commit, len(commit)) {
+	if len(commit) < 7 || len(commit) > 64 || !nostrkey.IsLowerHex(commit, len(commit)) {
 		return userErr("--commit must be at least 7 hex characters, got %q", in.p.str("commit"))
 	}
 	src, tgt := in.p.str("source-branch"), in.p.str("target-branch")

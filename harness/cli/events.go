@@ -125,7 +125,7 @@ func parseUUID(s string) (string, error) {
 // parseHexID checks an event id (64 hex) and returns it lower-cased.
 func parseHexID(s string) (string, error) {
 	l := strings.ToLower(strings.TrimSpace(s))
-	if !isLowerHex(l, 64) {
+	if !nostrkey.IsLowerHex(l, 64) {
 		return "", userErr("must be a 64-character hex string: %q", s)
 	}
 	return l, nil
@@ -189,7 +189,7 @@ func channelOf(ev *nostr.Event) (string, error) {
 func threadRoot(parent *nostr.Event) string {
 	var root, reply string
 	for _, t := range parent.Tags {
-		if len(t) < 4 || t[0] != "e" || !isLowerHex(strings.ToLower(t[1]), 64) {
+		if len(t) < 4 || t[0] != "e" || !nostrkey.IsLowerHex(strings.ToLower(t[1]), 64) {
 			continue
 		}
 		switch t[3] {

@@ -293,7 +293,7 @@ func (p memParty) open(ev *nostr.Event) (memBody, bool) {
 			ps = append(ps, t[1])
 		}
 	}
-	if len(ds) != 1 || !isLowerHex(ds[0], 64) || len(ps) != 1 || !strings.EqualFold(ps[0], p.owner) {
+	if len(ds) != 1 || !nostrkey.IsLowerHex(ds[0], 64) || len(ps) != 1 || !strings.EqualFold(ps[0], p.owner) {
 		return memBody{}, false
 	}
 	plain, err := nip44.Decrypt(ev.Content, p.key)
@@ -393,7 +393,7 @@ func runMemPatch(in *inv) error {
 		return userErr("--base-hash and --no-base-hash exclude each other")
 	case base == "" && !noBase:
 		return userErr("missing --base-hash <sha256> (from buzz mem hash %s); pass --no-base-hash to skip the check", in.p.args[0])
-	case base != "" && !isLowerHex(strings.ToLower(base), 64):
+	case base != "" && !nostrkey.IsLowerHex(strings.ToLower(base), 64):
 		return userErr("--base-hash must be a 64-character hex SHA-256")
 	}
 	var diff []byte

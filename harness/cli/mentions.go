@@ -8,6 +8,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
+
+	"buzzbox/internal/nostrkey"
 )
 
 // stripCode blanks Markdown fenced blocks and inline code spans, byte for
@@ -122,7 +124,7 @@ func nostrRefs(text string) []string {
 				pk = p.PublicKey
 			}
 		}
-		if isLowerHex(pk, 64) && !seen[pk] {
+		if nostrkey.IsLowerHex(pk, 64) && !seen[pk] {
 			seen[pk] = true
 			out = append(out, pk)
 		}

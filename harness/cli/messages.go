@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/nostrkey"
 )
 
 // messageKinds are what `messages get` reads by default.
@@ -171,7 +173,7 @@ func channelMembers(in *inv, ch string) (map[string]string, error) {
 	}
 	sortDescending(evs)
 	for _, t := range evs[0].Tags {
-		if len(t) >= 2 && t[0] == "p" && isLowerHex(t[1], 64) {
+		if len(t) >= 2 && t[0] == "p" && nostrkey.IsLowerHex(t[1], 64) {
 			role := "member"
 			if len(t) >= 4 && t[3] != "" {
 				role = t[3]

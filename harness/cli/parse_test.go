@@ -9,6 +9,8 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
 	"github.com/nbd-wtf/go-nostr/nip44"
+
+	"buzzbox/internal/nostrkey"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -213,7 +215,7 @@ func FuzzMentions(f *testing.F) {
 			}
 		}
 		for _, pk := range nostrRefs(s) {
-			if !isLowerHex(pk, 64) {
+			if !nostrkey.IsLowerHex(pk, 64) {
 				t.Fatalf("nostrRefs gave %q", pk)
 			}
 		}

@@ -108,3 +108,18 @@ func Shown(s string) string {
 	}
 	return strconv.Quote(t)
 }
+
+// IsLowerHex reports whether s is exactly n lower-case hexadecimal
+// characters, the form NIP-01 gives ids, pubkeys and signatures.
+func IsLowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -75,14 +75,14 @@ func Parse(s string) (Tag, error) {
 // owner signature), as they appear in a NIP-GS `oa` array.
 func FromParts(owner, conditions, sig string) (Tag, error) {
 	var t Tag
-	if !isLowerHex(owner, 64) {
+	if !nostrkey.IsLowerHex(owner, 64) {
 		return t, fmt.Errorf("%w: owner is not 64 lower-case hex characters", ErrInvalid)
 	}
 	hex.Decode(t.Owner[:], []byte(owner))
 	if !t.Owner.Valid() {
 		return t, fmt.Errorf("%w: owner %s is not a point on secp256k1", ErrInvalid, owner)
 	}
-	if !isLowerHex(sig, 128) {
+	if !nostrkey.IsLowerHex(sig, 128) {
 		return t, fmt.Errorf("%w: signature is not 128 lower-case hex characters", ErrInvalid)
 	}
 	hex.Decode(t.Sig[:], []byte(sig))
@@ -209,17 +209,4 @@ func canonicalUint(s string, max uint64) bool {
 	}
 	v, err := strconv.ParseUint(s, 10, 64)
 	return err == nil && v <= max
-}
-
-func isLowerHex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
 }
