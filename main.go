@@ -6,6 +6,9 @@ import (
 	"os"
 
 	"buzzbox/dispatch"
+
+	// First, so that it runs before the rest of package initialisation.
+	_ "buzzbox/internal/prefault"
 )
 
 func main() {
