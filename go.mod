@@ -12,6 +12,7 @@ require (
 	github.com/fiatjaf/eventstore v0.16.2
 	github.com/fiatjaf/khatru v0.19.0
 	github.com/hexops/gotextdiff v1.0.3
+	github.com/json-iterator/go v1.1.12
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nbd-wtf/go-nostr v0.51.8
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
@@ -40,13 +41,10 @@ require (
 	github.com/google/jsonschema-go v0.4.3 // indirect
 	github.com/jmoiron/sqlx v1.4.0 // indirect
 	github.com/josharian/intern v1.0.0 // indirect
-	github.com/json-iterator/go v1.1.12 // indirect
 	github.com/klauspost/compress v1.18.0 // indirect
 	github.com/klauspost/cpuid/v2 v2.2.10 // indirect
 	github.com/lib/pq v1.10.9 // indirect
 	github.com/mailru/easyjson v0.9.0 // indirect
-	github.com/modern-go/concurrent v0.0.0-20180306012644-bacd9c7ef1dd // indirect
-	github.com/modern-go/reflect2 v1.0.2 // indirect
 	github.com/puzpuzpuz/xsync/v3 v3.5.1 // indirect
 	github.com/rs/cors v1.11.1 // indirect
 	github.com/savsgio/gotils v0.0.0-20240704082632-aef3928b8a38 // indirect
@@ -70,5 +68,11 @@ require (
 	golang.org/x/oauth2 v0.35.0 // indirect
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
-	google.golang.org/protobuf v1.36.7 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// go-nostr uses json-iterator as a faster encoding/json; its reflect2
+// dependency turns off the linker's dead-method elimination (see
+// third_party/jsoniter and DEVELOPERS.md), so an encoding/json stand-in
+// takes its place.
+replace github.com/json-iterator/go => ./third_party/jsoniter
