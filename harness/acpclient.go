@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -42,13 +43,17 @@ type agentSpec struct {
 	version  string
 	maxLine  int
 	initWait time.Duration
+	// writeTimeout bounds each write to the agent's stdin
+	// (agentWriteTimeout; tests shorten it).
+	writeTimeout time.Duration
 }
 
 // agentSpecFor resolves the configured command: the bare name buzz-agent
 // runs this executable under that name.
 func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	s := agentSpec{path: c.AgentCommand, argv0: c.AgentCommand, args: c.AgentArgs, dir: env.Dir,
-		stderr: env.Err(), version: version, maxLine: maxAgentLineBytes, initWait: initTimeout}
+		stderr: env.Err(), version: version, maxLine: maxAgentLineBytes, initWait: initTimeout,
+		writeTimeout: agentWriteTimeout}
 	if c.AgentCommand == "buzz-agent" && env.Exe != "" {
 		s.path = env.Exe
 	}
@@ -96,7 +101,11 @@ type agentProc struct {
 	log    *slog.Logger
 	done   chan struct{} // closed once the connection has ended
 	exited chan struct{} // closed once the process has been waited for
-	stdin  io.WriteCloser
+	stdin  *os.File      // write end of the agent's stdin pipe
+
+	// stdinTimedOut is set when a write to stdin timed out; the
+	// connection then ends and turns report turnWriteTimeout.
+	stdinTimedOut atomic.Bool
 
 	initRaw  json.RawMessage // the initialize reply
 	name     string          // agentInfo.name, trimmed and lowercased
@@ -124,20 +133,29 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	}
 	cmd := &exec.Cmd{Path: path, Args: append([]string{s.argv0}, s.args...), Env: s.env, Dir: s.dir, Stderr: s.stderr, WaitDelay: killWait}
 	setProcessGroup(cmd)
-	stdin, err := cmd.StdinPipe()
+	// Our own pipe rather than StdinPipe: its write end must take write
+	// deadlines (stdinWriter).
+	stdinR, stdin, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("buzz-acp: agent stdin pipe: %w", err)
 	}
+	cmd.Stdin = stdinR
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
-		return nil, err
+		stdinR.Close()
+		stdin.Close()
+		return nil, fmt.Errorf("buzz-acp: agent stdout pipe: %w", err)
 	}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	stdinR.Close() // the child holds its own copy
+	if err != nil {
+		stdin.Close()
 		return nil, fmt.Errorf("buzz-acp: start agent %s: %w", filepath.Base(path), err)
 	}
 	a := &agentProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
 		log: log.With("pid", cmd.Process.Pid)}
-	a.conn = jsonrpc.NewConn(stdout, stdin, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log})
+	w := &stdinWriter{f: stdin, timeout: s.writeTimeout, expired: a.stdinExpired}
+	a.conn = jsonrpc.NewConn(stdout, w, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log})
 	// Serve ends when the agent closes stdout, sends an oversize or
 	// non-UTF-8 frame, or kill closes the connection; the process is
 	// waited for only after that, so no frame it wrote is lost.
@@ -208,6 +226,59 @@ func (a *agentProc) call(ctx context.Context, method string, params, result any)
 }
 
 var errAgentExited = errors.New("agent exited")
+
+// errStdinTimeout is why a write to the agent's stdin failed when the agent
+// did not read it within agentWriteTimeout.
+var errStdinTimeout = errors.New("agent stopped reading its stdin")
+
+// stdinWriter bounds every write to the agent's stdin (spec §9.1: writes
+// time out after 30 s). An agent that stops reading fills the pipe, and an
+// unbounded write would stall whichever goroutine made it, and with it the
+// turn. A timed-out write calls expired, which ends the connection so the
+// agent is retired like any other I/O failure. The jsonrpc.Conn serialises
+// writes, so Write is never called concurrently.
+type stdinWriter struct {
+	f       *os.File
+	timeout time.Duration
+	expired func()
+}
+
+func (w *stdinWriter) Write(b []byte) (int, error) {
+	var fired atomic.Bool
+	if err := w.f.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
+		// A pipe without deadlines (not on Unix): closing it on expiry
+		// ends the blocked write instead.
+		t := time.AfterFunc(w.timeout, func() { fired.Store(true); w.f.Close() })
+		defer t.Stop()
+	}
+	n, err := w.f.Write(b)
+	if err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || fired.Load()) {
+		w.expired()
+		return n, fmt.Errorf("write to agent stdin: %w (nothing read for %v)", errStdinTimeout, w.timeout)
+	}
+	return n, err
+}
+
+// stdinExpired tears the connection down after a timed-out stdin write:
+// closing stdin fails every write queued behind it at once (instead of each
+// waiting out its own timeout), and closing the connection fails the
+// pending calls, so the running turn ends and the slot is respawned.
+func (a *agentProc) stdinExpired() {
+	if a.stdinTimedOut.Swap(true) {
+		return
+	}
+	a.log.Error("agent did not read its stdin in time; tearing it down")
+	a.stdin.Close()
+	a.conn.Close()
+}
+
+// gone is the outcome of a prompt whose connection ended.
+func (a *agentProc) gone() promptOutcome {
+	if a.stdinTimedOut.Load() {
+		return promptOutcome{result: turnWriteTimeout, err: errStdinTimeout}
+	}
+	return promptOutcome{result: turnExited, err: errAgentExited}
+}
 
 // alive reports whether the connection is still up.
 func (a *agentProc) alive() bool {
@@ -345,11 +416,12 @@ const (
 	turnAgentError               // JSON-RPC error from the agent
 	turnProtocolError            // bad stop reason, undecodable reply
 	turnSignalled                // cancelled by a control signal, drained cleanly
+	turnWriteTimeout             // a write to the agent's stdin timed out
 )
 
 func (r turnResult) String() string {
 	return [...]string{"ok", "agent exited", "idle timeout", "hard timeout", "cancel-drain timeout",
-		"agent error", "protocol error", "cancelled"}[r]
+		"agent error", "protocol error", "cancelled", "stdin write timeout"}[r]
 }
 
 // promptOutcome is the result of one session/prompt.
@@ -398,6 +470,8 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 			switch {
 			case errors.As(r.err, &rpcErr):
 				return promptOutcome{result: turnAgentError, err: r.err}
+			case errors.Is(r.err, errStdinTimeout) || a.stdinTimedOut.Load():
+				return promptOutcome{result: turnWriteTimeout, err: r.err}
 			case errors.Is(r.err, jsonrpc.ErrClosed):
 				return promptOutcome{result: turnExited, err: r.err}
 			}
@@ -416,7 +490,8 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 		a.mu.Unlock()
 		// A hung agent may have stopped reading stdin; the drain timers must
 		// still fire, so the notification is written on its own goroutine
-		// (kill closes stdin, which ends a blocked write).
+		// (the stdin write timeout, or kill closing stdin, ends a blocked
+		// write).
 		go a.conn.Notify(acp.MethodSessionCancel, acp.CancelParams{SessionID: sessionID})
 		dl := time.NewTimer(time.Until(deadline))
 		defer dl.Stop()
@@ -440,7 +515,7 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 				}
 				win.Reset(window)
 			case <-a.done:
-				return promptOutcome{result: turnExited, err: errAgentExited}
+				return a.gone()
 			case <-win.C:
 				return promptOutcome{result: turnDrainTimeout, err: errors.New("agent did not finish cancelling")}
 			case <-dl.C:
@@ -467,7 +542,7 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 				return finish(r)
 			default:
 			}
-			return promptOutcome{result: turnExited, err: errAgentExited}
+			return a.gone()
 		case <-a.activity:
 			if !idleT.Stop() {
 				select {

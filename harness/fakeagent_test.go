@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,7 +16,7 @@ import (
 
 // Environment switches of the fake ACP agent the test binary becomes.
 const (
-	envFakeAgent    = "BUZZ_TEST_FAKE_AGENT"    // mode: echo, hang, die, oversize, garbage
+	envFakeAgent    = "BUZZ_TEST_FAKE_AGENT"    // mode: echo, hang, die, oversize, garbage, deaf
 	envFakeLog      = "BUZZ_TEST_AGENT_LOG"     // file the fake appends every message to
 	envFakeProtocol = "BUZZ_TEST_FAKE_PROTOCOL" // protocolVersion it answers (default min(client, 2))
 	envFakeName     = "BUZZ_TEST_FAKE_NAME"     // agentInfo.name
@@ -61,6 +62,7 @@ func fakeAgent(mode string) int {
 	cancels := map[string]context.CancelFunc{}
 	n := 0
 	out := os.Stdout
+	var deaf atomic.Bool
 	handler := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		fakeLog(req.Method, req.Params, "")
 		switch req.Method {
@@ -140,6 +142,23 @@ func fakeAgent(mode string) int {
 				out.Write([]byte("\xff\xfe not utf-8\n"))
 				<-pctx.Done()
 				return map[string]any{"stopReason": "cancelled"}, nil
+			case "deaf":
+				// Once (while the marker is absent): stop reading stdin, then
+				// send requests whose error replies overfill the pipe.
+				marker := os.Getenv(envFakeMarker)
+				if _, err := os.Stat(marker); err == nil {
+					break
+				}
+				os.WriteFile(marker, nil, 0o600)
+				deaf.Store(true)
+				mu.Lock()
+				pad := strings.Repeat("p", 100)
+				for i := range deafFlood {
+					out.Write([]byte(`{"jsonrpc":"2.0","id":"flood-` + fmt.Sprint(i) + pad + `","method":"x/flood"}` + "\n"))
+				}
+				mu.Unlock()
+				<-pctx.Done()
+				return map[string]any{"stopReason": "cancelled"}, nil
 			case "gate":
 				marker := os.Getenv(envFakeMarker)
 				for {
@@ -181,9 +200,25 @@ func fakeAgent(mode string) int {
 		}
 		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", req.Method)
 	}
-	conn = jsonrpc.NewConn(os.Stdin, &lockedWriter{w: out, mu: &mu}, jsonrpc.Options{})
+	conn = jsonrpc.NewConn(deafReader{&deaf}, &lockedWriter{w: out, mu: &mu}, jsonrpc.Options{})
 	conn.Serve(context.Background(), handler)
 	return 0
+}
+
+// deafFlood is how many requests a deaf fake sends after it stops reading:
+// their replies (about 200 bytes each) are far more than a pipe buffers.
+const deafFlood = 2000
+
+// deafReader reads stdin until deaf is set, then never returns: an agent
+// that has stopped reading its input. It sleeps rather than blocking on a
+// channel so that the runtime does not report a deadlock.
+type deafReader struct{ deaf *atomic.Bool }
+
+func (r deafReader) Read(p []byte) (int, error) {
+	for r.deaf.Load() {
+		time.Sleep(time.Hour)
+	}
+	return os.Stdin.Read(p)
 }
 
 type lockedWriter struct {

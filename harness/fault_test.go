@@ -51,6 +51,22 @@ func TestIdleTimeoutCancels(t *testing.T) {
 	})
 }
 
+// TestStdinWriteTimeout: an agent that stops reading stdin while it keeps
+// sending requests fills the pipe; the timed-out write retires it and the
+// batch is retried on a new agent instead of the turn hanging until the
+// (here ten-minute) idle timeout.
+func TestStdinWriteTimeout(t *testing.T) {
+	w := newWorld(t)
+	marker := filepath.Join(t.TempDir(), "deafened")
+	w.startHarnessTiming(w.harnessEnv("deaf", envFakeMarker+"="+marker),
+		timing{retryBase: 20 * time.Millisecond, respawn: 10 * time.Millisecond, stdinTimeout: 300 * time.Millisecond},
+		"--idle-timeout", "600", "--max-turn-duration", "1200")
+	ev := w.mention("are you listening?")
+	waitFor(t, "the batch retried on a respawned agent", 30*time.Second, func() bool {
+		return len(w.pids()) >= 2 && promptHas(w.prompts(), ev.ID) >= 2 && w.count("permission-answer") >= 1
+	})
+}
+
 func TestBadFramesTearDown(t *testing.T) {
 	for _, mode := range []string{"oversize", "garbage"} {
 		t.Run(mode, func(t *testing.T) {

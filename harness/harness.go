@@ -76,6 +76,8 @@ func newLogger(env proc.Env) *slog.Logger {
 type timing struct {
 	retryBase time.Duration
 	respawn   time.Duration
+	// stdinTimeout replaces agentWriteTimeout for the agents started.
+	stdinTimeout time.Duration
 	// started, when set, receives the harness once it is listening.
 	started func(*harness)
 	// prompting, when set, is told of each batch as its prompt is sent.
@@ -160,6 +162,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.siblings = &siblingCache{io: h.io, m: map[string]bool{}}
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)
+	if t.stdinTimeout > 0 {
+		h.spec.writeTimeout = t.stdinTimeout
+	}
 	if raw := env.Getenv("BUZZ_ACP_SETUP_PAYLOAD"); strings.TrimSpace(raw) != "" {
 		s, err := parseSetup(raw)
 		if err != nil {

@@ -67,7 +67,8 @@ const (
 
 // ACP client (spec §9).
 const (
-	maxAgentLineBytes = 10 << 20 // one frame from the agent; beyond it the agent is torn down
+	maxAgentLineBytes = 10 << 20         // one frame from the agent; beyond it the agent is torn down
+	agentWriteTimeout = 30 * time.Second // one write to the agent's stdin; an agent that stops reading is torn down
 	initTimeout       = 60 * time.Second
 	requestTimeout    = 60 * time.Second
 	configTimeout     = 5 * time.Second

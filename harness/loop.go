@@ -363,7 +363,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.reacts.clear(ctx, finished)
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the turn ran past --max-turn-duration ("+h.cfg.MaxTurn.String()+") without recent output")
 		}
-	case turnExited, turnIdle, turnDrainTimeout:
+	case turnExited, turnIdle, turnDrainTimeout, turnWriteTimeout:
 		log.Warn("agent retired", "err", out.err)
 		h.retire(ctx, s)
 		requeue(true)

@@ -109,6 +109,8 @@ func sessionFailure(a *agentProc, err error) turnOutcome {
 	o := promptOutcome{err: err}
 	var rpcErr *jsonrpc.Error
 	switch {
+	case a.stdinTimedOut.Load():
+		o.result = turnWriteTimeout
 	case !a.alive() || errors.Is(err, errAgentExited):
 		o.result = turnExited
 	case errors.As(err, &rpcErr):
