@@ -1,6 +1,7 @@
 // Package cli is `buzz`, the command line people and agents use to talk to
 // a Buzz relay: post and read channel messages, follow threads, react,
-// manage channels and profiles, read their feed and keep NIP-AE memory.
+// manage channels and profiles, read their feed, answer workflow
+// approvals and keep NIP-AE memory.
 //
 // # Synopsis
 //
@@ -12,6 +13,7 @@
 //	buzz channels list|get|members|join|leave|create|add-member|remove-member|topic|purpose|archive|unarchive|delete|search …
 //	buzz users get|set-profile|set-presence …
 //	buzz canvas get|set …    buzz feed get …    buzz mem ls|get|hash|set|rm …
+//	buzz workflows list|get|trigger|approve|runs …
 //
 // Every command answers --help with its flags and an example; the text
 // comes from the one command table in table.go.
@@ -47,7 +49,13 @@
 //	--format       json (default) or compact
 //	BUZZ_TIMEOUT_SECS, BUZZ_CONNECT_TIMEOUT_SECS: request and connect timeouts (30, 15)
 //
+// Workflows are upstream's events: list and get read kind 30620
+// definitions, trigger publishes kind 46020, approve kind 46030 or 46031
+// with d = SHA-256 of the token. runs fails with a user_error: upstream
+// reads run history from GET /workflow-runs, which buzz-relay does not
+// serve.
+//
 // The package does not upload files (Blossom), speak NIP-17 DMs, or
-// implement the workflow, repository and issue commands of upstream's CLI;
+// implement the repository and issue commands of upstream's CLI;
 // NOSTR_PRIVATE_KEY is not read.
 package cli

@@ -34,12 +34,15 @@ func list(name, value, help string) flagSpec {
 }
 func boolean(name, help string) flagSpec { return flagSpec{Name: name, Help: help, Kind: flagBool} }
 
-func fChannel() flagSpec { return str("channel", "UUID", "channel id") }
-func fEvent() flagSpec   { return str("event", "ID", "event id (64 hex)") }
-func fSince() flagSpec   { return str("since", "TS", "only events at or after this unix time") }
+func fChannel() flagSpec  { return str("channel", "UUID", "channel id") }
+func fEvent() flagSpec    { return str("event", "ID", "event id (64 hex)") }
+func fSince() flagSpec    { return str("since", "TS", "only events at or after this unix time") }
+func fWorkflow() flagSpec { return str("workflow", "UUID", "workflow id") }
 
 const exampleChannel = "3f2a9c1e-8d4b-4c6a-9e2f-1b7d5a0c9e44"
 const exampleEvent = "5c83da77af1dec6d7289834998ad7aafbd9e2191396d75ec3cc27f5a77226f36"
+const exampleWorkflow = "8b1e4f0a-2c7d-4e93-a6b5-0d9c3e7f1a28"
+const exampleToken = "c41d2e7b-9a03-4f6e-8b12-5e7a0c3d9f64"
 const examplePubkey = "79be667ef9dcbbac55a06295ce870b07029bfcdb2dce28d959f2815b16f81798"
 
 // commands returns the command table in help order. Built on each call so
@@ -160,6 +163,22 @@ func commands() []command {
 			Usage:   "[--since TS] [--limit N] [--types mentions,needs_action,activity,agent_activity]",
 			Flags:   []flagSpec{fSince(), str("limit", "N", "how many (default 20, at most 50)"), str("types", "LIST", "comma-separated feed types")},
 			Example: "buzz feed get --types needs_action", Run: runFeed},
+
+		{Group: "workflows", Name: "list", Summary: "workflow definitions (kind 30620) of a channel", Usage: "--channel UUID",
+			Flags: []flagSpec{fChannel()}, Example: "buzz workflows list --channel " + exampleChannel, Run: runWorkflowsList},
+		{Group: "workflows", Name: "get", Summary: "one workflow definition, or null", Usage: "--workflow UUID",
+			Flags: []flagSpec{fWorkflow()}, Example: "buzz workflows get --workflow " + exampleWorkflow, Run: runWorkflowsGet},
+		{Group: "workflows", Name: "trigger", Summary: "run a workflow by hand (kind 46020)", Usage: "--workflow UUID [--inputs JSON]",
+			Flags:   []flagSpec{fWorkflow(), str("inputs", "JSON", "input variables, a JSON object")},
+			Example: "buzz workflows trigger --workflow " + exampleWorkflow + ` --inputs '{"version":"1.4.0"}'`, Run: runWorkflowsTrigger},
+		{Group: "workflows", Name: "approve", Summary: "approve (kind 46030) or deny (kind 46031) a workflow step waiting on you",
+			Usage: "--token UUID [--approved true|false] [--note TEXT]",
+			Flags: []flagSpec{str("token", "UUID", "approval token from the request"), str("approved", "true|false", "false denies the step (default true)"),
+				str("note", "TEXT", "note sent with the decision (default empty)")},
+			Example: "buzz workflows approve --token " + exampleToken + " --note 'release notes look right'", Run: runWorkflowsApprove},
+		{Group: "workflows", Name: "runs", Summary: "run history of a workflow (not offered by buzz-relay)", Usage: "--workflow UUID [--limit N]",
+			Flags: []flagSpec{fWorkflow(), str("limit", "N", "how many runs")}, Offline: true, NoKey: true,
+			Example: "buzz workflows runs --workflow " + exampleWorkflow, Run: runWorkflowsRuns},
 
 		{Group: "mem", Name: "ls", Summary: "list your memory slugs (NIP-AE), core excluded", Usage: "[--owner HEX] [--agent HEX]",
 			Flags: memFlags(), Example: "buzz mem ls", Run: runMemLs},

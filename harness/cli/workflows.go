@@ -1,0 +1,148 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Workflows, as upstream's CLI writes them: a definition is an addressable
+// kind 30620 event (d = workflow UUID, h = channel); a manual run is a
+// kind 46020 naming the workflow in d; an approval step is answered with
+// kind 46030 (grant) or 46031 (deny) whose d is the SHA-256 of the token.
+// Running workflows is the relay's business; buzz-relay runs none, so
+// these events are stored and served but nothing acts on them there.
+
+// workflowInfo is a workflow definition as list and get print it.
+type workflowInfo struct {
+	WorkflowID string `json:"workflow_id"`
+	Content    string `json:"content"`
+	CreatedAt  int64  `json:"created_at"`
+	Pubkey     string `json:"pubkey"`
+}
+
+func toWorkflow(ev *nostr.Event) workflowInfo {
+	return workflowInfo{WorkflowID: tagValue(ev, "d"), Content: ev.Content, CreatedAt: int64(ev.CreatedAt), Pubkey: ev.PubKey}
+}
+
+func needWorkflow(in *inv) (string, error) {
+	v, err := need(in, "workflow")
+	if err != nil {
+		return "", err
+	}
+	return parseUUID(v)
+}
+
+func runWorkflowsList(in *inv) error {
+	ch, err := needChannel(in)
+	if err != nil {
+		return err
+	}
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindWorkflowDef}, "#h": []string{ch}})
+	if err != nil {
+		return err
+	}
+	sortDescending(evs)
+	out := make([]workflowInfo, 0, len(evs))
+	for _, ev := range evs {
+		out = append(out, toWorkflow(ev))
+	}
+	return writeJSON(in.out, out)
+}
+
+func runWorkflowsGet(in *inv) error {
+	id, err := needWorkflow(in)
+	if err != nil {
+		return err
+	}
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindWorkflowDef}, "#d": []string{id}})
+	if err != nil {
+		return err
+	}
+	if len(evs) == 0 {
+		return writeJSON(in.out, nil)
+	}
+	sortDescending(evs)
+	return writeJSON(in.out, toWorkflow(evs[0]))
+}
+
+func runWorkflowsTrigger(in *inv) error {
+	id, err := needWorkflow(in)
+	if err != nil {
+		return err
+	}
+	content := ""
+	if in.p.has("inputs") {
+		if content, err = compactObject("inputs", in.p.str("inputs")); err != nil {
+			return err
+		}
+	}
+	return publishAndPrint(in, &nostr.Event{Kind: kindWorkflowTrigger, Content: content, Tags: nostr.Tags{{"d", id}}})
+}
+
+// compactObject checks that a flag's value is one JSON object and
+// re-encodes it without whitespace: keys sorted, numbers as written.
+func compactObject(name, raw string) (string, error) {
+	if len(raw) > maxContentBytes {
+		return "", userErr("--%s is %d bytes, over the %d-byte limit", name, len(raw), maxContentBytes)
+	}
+	if !json.Valid([]byte(raw)) {
+		var v any
+		err := json.Unmarshal([]byte(raw), &v)
+		return "", userErr("--%s is not valid JSON: %v", name, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader([]byte(raw)))
+	dec.UseNumber()
+	var v any
+	dec.Decode(&v) // cannot fail: raw is one valid JSON value
+	obj, ok := v.(map[string]any)
+	if !ok {
+		return "", userErr("--%s must be a JSON object", name)
+	}
+	var buf bytes.Buffer
+	if err := writeJSON(&buf, obj); err != nil {
+		return "", otherErr("encode --%s: %v", name, err)
+	}
+	return string(bytes.TrimSuffix(buf.Bytes(), []byte("\n"))), nil
+}
+
+func runWorkflowsApprove(in *inv) error {
+	token, err := need(in, "token")
+	if err != nil {
+		return err
+	}
+	if _, err := parseUUID(token); err != nil {
+		return userErr("--token: %s", err.Error())
+	}
+	kind := kindApprovalGrant
+	switch v := in.p.str("approved"); {
+	case !in.p.has("approved") || v == "true":
+	case v == "false":
+		kind = kindApprovalDeny
+	default:
+		return userErr("--approved must be true or false, got %q", v)
+	}
+	note := in.p.str("note")
+	if len(note) > maxContentBytes {
+		return userErr("--note is %d bytes, over the %d-byte limit", len(note), maxContentBytes)
+	}
+	// Upstream's relay compares d with the hash of the token it issued, so
+	// the token is hashed exactly as given, case included.
+	return publishAndPrint(in, &nostr.Event{Kind: kind, Content: note, Tags: nostr.Tags{{"d", sha256Hex(token)}}})
+}
+
+// runWorkflowsRuns checks its flags, then says why it cannot answer:
+// upstream reads run history from the relay's GET /workflow-runs, which
+// buzz-relay does not serve, and no event kind records runs there.
+func runWorkflowsRuns(in *inv) error {
+	id, err := needWorkflow(in)
+	if err != nil {
+		return err
+	}
+	if _, err := in.p.nonNegative("limit", 0); err != nil {
+		return err
+	}
+	return userErr("the relay does not offer workflow run history (upstream's GET /workflow-runs); "+
+		"read the workflow with buzz workflows get --workflow %s, or a channel's workflows with buzz workflows list --channel UUID", id)
+}

@@ -1,0 +1,218 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/proc"
+	"buzzbox/relay"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// bridgeClient is this package's client, in-process, talking to base as k:
+// the tests publish workflow definitions (no command writes them) and read
+// back exactly what the CLI stored.
+func bridgeClient(t *testing.T, base string, k testKey) *client {
+	t.Helper()
+	s, err := nostrkey.ParseSecret(k.sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Zero)
+	c := newClient(proc.Env{}, &parsed{vals: map[string][]string{"relay": {base}}}, s, nil)
+	t.Cleanup(c.close)
+	return c
+}
+
+// stored fetches the event the CLI reported writing.
+func stored(t *testing.T, c *client, res writeResult) *nostr.Event {
+	t.Helper()
+	if !res.Accepted || !nostrkey.IsLowerHex(res.EventID, 64) {
+		t.Fatalf("write result = %+v; want an accepted event id", res)
+	}
+	ev, err := c.fetchOne(t.Context(), res.EventID)
+	if err != nil || ev == nil {
+		t.Fatalf("event %s on the relay: %v, %v", res.EventID, ev, err)
+	}
+	return ev
+}
+
+// tokenHash is the d tag an approval must carry, computed here rather
+// than with the package's own helper.
+func tokenHash(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+// TestWorkflowsAgainstBuzzRelay runs list, get, trigger and approve against
+// buzz-relay and checks the events as the relay stored them.
+//
+// buzz-relay (khatru) stores kinds 10000 and up outside 30000–39999 as
+// replaceable: one event per author and kind, and of two in the same
+// second the one with the higher id is dropped though acknowledged. So
+// every second write of a kind here comes from its own key.
+func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
+	me, second, checker := newKey(t), newKey(t), newKey(t)
+	r, err := relay.Start(relay.Config{DataDir: t.TempDir(), Owner: me.pk, Allow: []string{second.pk, checker.pk}}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	w := &workspace{r: &plainRelay{base: r.HTTPURL()}, me: me}
+	c := bridgeClient(t, r.HTTPURL(), me)
+	as := func(t *testing.T, k testKey, v any, args ...string) {
+		t.Helper()
+		res := runBuzz(t, r.HTTPURL(), k, "", args...)
+		if res.code != 0 || json.Unmarshal([]byte(res.stdout), v) != nil {
+			t.Fatalf("buzz %v as %s: exit %d, stdout %q, stderr %s", args, k.pk, res.code, res.stdout, res.stderr)
+		}
+	}
+
+	channel := func(name string) string {
+		var created struct {
+			ChannelID string `json:"channel_id"`
+		}
+		w.ok(t, &created, "", "channels", "create", "--name", name, "--type", "stream", "--visibility", "open")
+		return created.ChannelID
+	}
+	ops, other := channel("ops"), channel("other")
+	const (
+		deploy  = "0b6f3c1e-5a2d-4e8f-9c71-3d4a5b6c7d8e"
+		backup  = "1c7a4d2f-6b3e-4f90-8d82-4e5b6c7d8e9f"
+		foreign = "2d8b5e3a-7c4f-4a01-9e93-5f6c7d8e9fa0"
+		missing = "3e9c6f4b-8d5a-4b12-8fa4-6a7d8e9fa0b1"
+	)
+	now := time.Now().Unix()
+	defs := []*nostr.Event{
+		signed(t, me, kindWorkflowDef, "name: deploy\nsteps: []\n", nostr.Tags{{"d", deploy}, {"h", ops}}, now-20),
+		signed(t, me, kindWorkflowDef, "name: backup\n", nostr.Tags{{"d", backup}, {"h", ops}}, now-10),
+		signed(t, me, kindWorkflowDef, "name: elsewhere\n", nostr.Tags{{"d", foreign}, {"h", other}}, now),
+	}
+	for _, ev := range defs {
+		if res, err := c.publish(t.Context(), ev); err != nil || !res.Accepted {
+			t.Fatalf("publish workflow %s: %+v %v", tagValue(ev, "d"), res, err)
+		}
+	}
+	want := func(ev *nostr.Event) workflowInfo {
+		return workflowInfo{WorkflowID: tagValue(ev, "d"), Content: ev.Content, CreatedAt: int64(ev.CreatedAt), Pubkey: me.pk}
+	}
+
+	t.Run("list", func(t *testing.T) {
+		var got []workflowInfo
+		w.ok(t, &got, "", "workflows", "list", "--channel", ops)
+		if len(got) != 2 || got[0] != want(defs[1]) || got[1] != want(defs[0]) {
+			t.Fatalf("workflows list = %+v; want backup then deploy", got)
+		}
+		empty := channel("empty")
+		if res := w.run(t, "", "workflows", "list", "--channel", empty); res.code != 0 || res.stdout != "[]\n" {
+			t.Fatalf("empty channel: exit %d, stdout %q; want []", res.code, res.stdout)
+		}
+	})
+	t.Run("get", func(t *testing.T) {
+		var got *workflowInfo
+		w.ok(t, &got, "", "workflows", "get", "--workflow", strings.ToUpper(deploy))
+		if got == nil || *got != want(defs[0]) {
+			t.Fatalf("workflows get = %+v; want %+v", got, want(defs[0]))
+		}
+		if res := w.run(t, "", "workflows", "get", "--workflow", missing); res.code != 0 || res.stdout != "null\n" {
+			t.Fatalf("unknown workflow: exit %d, stdout %q; want null", res.code, res.stdout)
+		}
+	})
+	t.Run("trigger", func(t *testing.T) {
+		var bare writeResult
+		w.ok(t, &bare, "", "workflows", "trigger", "--workflow", deploy)
+		ev := stored(t, c, bare)
+		if ev.Kind != kindWorkflowTrigger || ev.Content != "" || !tagsEqual(ev.Tags, nostr.Tags{{"d", deploy}}) {
+			t.Fatalf("trigger = kind %d, content %q, tags %v; want 46020, empty, d only", ev.Kind, ev.Content, ev.Tags)
+		}
+		var with writeResult
+		as(t, second, &with, "workflows", "trigger", "--workflow", deploy,
+			"--inputs", "{\n  \"version\": \"1.4.0\", \"dry_run\": false,\n  \"n\": 12345678901234567890, \"tags\": [\"a\", \"<b>\"]\n}")
+		ev = stored(t, c, with)
+		const compact = `{"dry_run":false,"n":12345678901234567890,"tags":["a","<b>"],"version":"1.4.0"}`
+		if ev.Kind != kindWorkflowTrigger || ev.Content != compact || !tagsEqual(ev.Tags, nostr.Tags{{"d", deploy}}) {
+			t.Fatalf("trigger --inputs = kind %d, content %q, tags %v; want content %s", ev.Kind, ev.Content, ev.Tags, compact)
+		}
+	})
+	t.Run("approve", func(t *testing.T) {
+		const token = "7f3e2d1c-0b9a-4876-a543-210fedcba987"
+		var grant writeResult
+		w.ok(t, &grant, "", "workflows", "approve", "--token", token, "--note", "looks right")
+		ev := stored(t, c, grant)
+		if ev.Kind != kindApprovalGrant || ev.Content != "looks right" || !tagsEqual(ev.Tags, nostr.Tags{{"d", tokenHash(token)}}) {
+			t.Fatalf("approve = kind %d, content %q, tags %v; want 46030 with d = sha256(token)", ev.Kind, ev.Content, ev.Tags)
+		}
+		// Denial, with the token upper-cased: it is hashed as given.
+		upper := strings.ToUpper(token)
+		var deny writeResult
+		w.ok(t, &deny, "", "workflows", "approve", "--token", upper, "--approved", "false")
+		ev = stored(t, c, deny)
+		if ev.Kind != kindApprovalDeny || ev.Content != "" || !tagsEqual(ev.Tags, nostr.Tags{{"d", tokenHash(upper)}}) {
+			t.Fatalf("deny = kind %d, content %q, tags %v; want 46031, empty, d = sha256(token as given)", ev.Kind, ev.Content, ev.Tags)
+		}
+		var explicit writeResult
+		as(t, second, &explicit, "workflows", "approve", "--token", token, "--approved=true")
+		if ev = stored(t, c, explicit); ev.Kind != kindApprovalGrant {
+			t.Fatalf("--approved=true gave kind %d", ev.Kind)
+		}
+	})
+	t.Run("refused", func(t *testing.T) {
+		cases := []struct {
+			name string
+			args []string
+			msg  string
+		}{
+			{"list bad channel", []string{"workflows", "list", "--channel", "ops"}, "invalid UUID"},
+			{"get bad uuid", []string{"workflows", "get", "--workflow", "not-a-uuid"}, "invalid UUID"},
+			{"get no workflow", []string{"workflows", "get"}, "--workflow is required"},
+			{"trigger bad uuid", []string{"workflows", "trigger", "--workflow", deploy + "0"}, "invalid UUID"},
+			{"inputs array", []string{"workflows", "trigger", "--workflow", deploy, "--inputs", "[1]"}, "--inputs must be a JSON object"},
+			{"inputs null", []string{"workflows", "trigger", "--workflow", deploy, "--inputs", "null"}, "--inputs must be a JSON object"},
+			{"inputs broken", []string{"workflows", "trigger", "--workflow", deploy, "--inputs", `{"a":`}, "--inputs is not valid JSON: "},
+			{"inputs trailing", []string{"workflows", "trigger", "--workflow", deploy, "--inputs", `{} {}`}, "--inputs is not valid JSON: "},
+			{"approve bad token", []string{"workflows", "approve", "--token", "token-1"}, "invalid UUID"},
+			{"approve no token", []string{"workflows", "approve", "--approved", "false"}, "--token is required"},
+			{"approved yes", []string{"workflows", "approve", "--token", missing, "--approved", "yes"}, "--approved must be true or false"},
+			{"approved empty", []string{"workflows", "approve", "--token", missing, "--approved="}, "--approved must be true or false"},
+			{"approved missing value", []string{"workflows", "approve", "--token", missing, "--approved"}, "--approved needs a value"},
+		}
+		for _, tc := range cases {
+			t.Run(tc.name, func(t *testing.T) {
+				res := runBuzz(t, r.HTTPURL(), checker, "", tc.args...)
+				fails(t, res, 1, catUser)
+				if !strings.Contains(res.stderr, tc.msg) {
+					t.Fatalf("stderr %s; want it to say %q", res.stderr, tc.msg)
+				}
+			})
+		}
+		// checker wrote nothing else: any event of theirs came from a refused command.
+		if evs, err := c.query(t.Context(), filter{"authors": []string{checker.pk}}); err != nil || len(evs) != 0 {
+			t.Fatalf("refused commands published %d events (%v)", len(evs), err)
+		}
+	})
+	t.Run("runs", func(t *testing.T) {
+		res := w.run(t, "", "workflows", "runs", "--workflow", deploy, "--limit", "5")
+		fails(t, res, 1, catUser)
+		var e struct{ Message string }
+		json.Unmarshal([]byte(res.stderr), &e)
+		for _, part := range []string{"does not offer workflow run history", "buzz workflows list", "buzz workflows get --workflow " + deploy} {
+			if !strings.Contains(e.Message, part) {
+				t.Fatalf("runs message %q; want it to contain %q", e.Message, part)
+			}
+		}
+		// Flags are still checked first, and no key is needed to learn it.
+		fails(t, w.run(t, "", "workflows", "runs", "--workflow", "nope"), 1, catUser)
+		fails(t, w.run(t, "", "workflows", "runs", "--workflow", deploy, "--limit", "-1"), 1, catUser)
+		res = runBuzzEnv(t, nil, "", "workflows", "runs", "--workflow", deploy)
+		fails(t, res, 1, catUser)
+		if !strings.Contains(res.stderr, "does not offer workflow run history") {
+			t.Fatalf("runs without a key: %s", res.stderr)
+		}
+	})
+}
