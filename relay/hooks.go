@@ -67,7 +67,7 @@ func (r *Relay) newKhatru() *khatru.Relay {
 	kr.Info.PubKey = r.pubkey
 
 	kr.StoreEvent = append(kr.StoreEvent, r.store.SaveEvent)
-	kr.ReplaceEvent = append(kr.ReplaceEvent, r.store.ReplaceEvent)
+	kr.ReplaceEvent = append(kr.ReplaceEvent, r.replaceEvent)
 	kr.DeleteEvent = append(kr.DeleteEvent, r.store.DeleteEvent)
 	kr.QueryEvents = append(kr.QueryEvents, r.queryEvents)
 	kr.CountEvents = append(kr.CountEvents, r.countEvents)

@@ -252,6 +252,25 @@ func TestReplaceableAndAddressable(t *testing.T) {
 	}
 }
 
+// TestUnrangedKindsAreRegular: kinds past NIP-01's ranges (forum posts,
+// workflow triggers and approvals) are all kept, even two from one author
+// in the same second.
+func TestUnrangedKindsAreRegular(t *testing.T) {
+	owner := newKey(t)
+	r := startRelay(t, Config{Owner: owner.pk})
+	c := login(t, r.URL(), owner)
+	for _, kind := range []int{40002, 45001, 46020, 46030, 65000} {
+		first := signed(t, owner, kind, "first")
+		second := signed(t, owner, kind, "second")
+		mustPublish(t, c, first)
+		mustPublish(t, c, second)
+		evs, _ := query(t, c, nostr.Filter{Kinds: []int{kind}, Authors: []string{owner.pk}})
+		if len(evs) != 2 {
+			t.Errorf("kind %d: stored %s; want both %s and %s", kind, ids(evs), first.ID[:8], second.ID[:8])
+		}
+	}
+}
+
 func TestEphemeralForwardedNotStored(t *testing.T) {
 	owner := newKey(t)
 	r := startRelay(t, Config{Owner: owner.pk})
