@@ -72,7 +72,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		fmt.Fprintf(env.Err(), "buzz-agent: %v\n", err)
 		return 2
 	}
-	if err := caroots.Install(); err != nil {
+	if err := caroots.Install(env.Getenv); err != nil {
 		log.Warn("embedded CA roots unavailable; HTTPS relies on the system's roots", "err", err)
 	}
 	a := newAgent(opts, env, log, version())

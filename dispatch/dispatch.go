@@ -120,7 +120,7 @@ func run(args []string, mkEnv func() proc.Env) int {
 		case "up":
 			env := mkEnv()
 			fixExe(&env, argv0)
-			if err := caroots.Install(); err != nil {
+			if err := caroots.Install(env.Getenv); err != nil {
 				fmt.Fprintf(env.Err(), "buzzbox up: load embedded CA roots: %v\n", err)
 			}
 			return harness.Up(context.Background(), rest[1:], env)
@@ -141,7 +141,7 @@ func run(args []string, mkEnv func() proc.Env) int {
 	if !id.Sync {
 		// Long-running identities may speak HTTPS (LLM providers, relays);
 		// give them roots where the system has none (scratch containers).
-		if err := caroots.Install(); err != nil {
+		if err := caroots.Install(env.Getenv); err != nil {
 			fmt.Fprintf(env.Err(), "%s: load embedded CA roots: %v\n", id.Name, err)
 		}
 	}
