@@ -328,16 +328,19 @@ func (f *File) Binary(offset int64) bool {
 	return true
 }
 
-// Break implements search.Sink.
+// Break implements search.Sink. ripgrep prints the separator even after
+// binary data has ended the output of a converted file: the next line it
+// is handed stops the search, but the separator before it is already out.
 func (f *File) Break() bool {
-	if f.p.o.Mode == Standard && !f.suppressed() {
+	if f.p.o.Mode == Standard {
 		f.buf = append(f.buf, "--\n"...)
 	}
 	return true
 }
 
 // suppressed reports whether lines are no longer printed because binary
-// data was found in a file searched with conversion.
+// data was found in a file searched with conversion; the first line handed
+// over after that stops the search.
 func (f *File) suppressed() bool {
 	return f.binary >= 0 && f.mode != search.BinaryQuit
 }
@@ -429,8 +432,11 @@ func (f *File) Context(l search.Line, after bool) bool {
 		f.jsonLine(l, false)
 		return true
 	}
-	if o.Mode != Standard || f.suppressed() {
+	if o.Mode != Standard {
 		return true
+	}
+	if f.suppressed() {
+		return false
 	}
 	f.grouped = true
 	f.prefix(l.Number, 0, l.Offset, '-', false)

@@ -2,6 +2,7 @@ package rg_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -378,6 +379,70 @@ func oneFile(args []string) bool {
 		}
 	}
 	return n == 1
+}
+
+// compareExact runs real ripgrep and ours with each case's arguments in
+// dir and fails on any difference in stdout, stderr or exit code. stdin,
+// when not empty, names a file both read as standard input. Output is
+// compared as it is, so each case must fix the order (one file, --sort
+// path or -j1); --json elapsed times are blanked.
+func compareExact(t *testing.T, dir, stdin string, cases []string) {
+	t.Helper()
+	real := realRG(t)
+	ours := testexe.Link(t, "rg")
+	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C", "BUZZBOX_SHIM_PASSTHROUGH=0"}
+	run := func(t *testing.T, exe string, args []string) (string, string, int) {
+		cmd := exec.Command(exe, args...)
+		cmd.Dir = dir
+		cmd.Env = env
+		if stdin != "" {
+			f, err := os.Open(stdin)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			cmd.Stdin = f
+		}
+		return testexe.Run(t, cmd)
+	}
+	for _, c := range cases {
+		args := strings.Fields(c)
+		t.Run(c, func(t *testing.T) {
+			t.Parallel()
+			wantOut, wantErr, wantCode := run(t, real, args)
+			gotOut, gotErr, gotCode := run(t, ours, args)
+			wantOut = elapsedRE.ReplaceAllString(wantOut, `"$1":{}`)
+			gotOut = elapsedRE.ReplaceAllString(gotOut, `"$1":{}`)
+			if gotOut != wantOut || gotCode != wantCode || gotErr != wantErr {
+				t.Errorf("rg %s: exit %d, want %d; stderr %q, want %q; stdout %s",
+					c, gotCode, wantCode, clip(gotErr), clip(wantErr), firstDiff(gotOut, wantOut))
+			}
+		})
+	}
+}
+
+// firstDiff describes where got first differs from want, line by line,
+// with a few lines of each from there.
+func firstDiff(got, want string) string {
+	if got == want {
+		return "same"
+	}
+	g, w := strings.SplitAfter(got, "\n"), strings.SplitAfter(want, "\n")
+	i := 0
+	for i < len(g) && i < len(w) && g[i] == w[i] {
+		i++
+	}
+	show := func(l []string) string {
+		l = l[min(i, len(l)):]
+		l = l[:min(4, len(l))]
+		for k := range l {
+			if len(l[k]) > 200 {
+				l[k] = l[k][:200] + "…\n"
+			}
+		}
+		return strings.Join(l, "")
+	}
+	return fmt.Sprintf("differs at line %d (%d lines, want %d):\n--- ours ---\n%s--- ripgrep ---\n%s", i+1, len(g), len(w), show(g), show(w))
 }
 
 func sortLines(s string) string {

@@ -383,6 +383,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		return !quit.Load()
 	}
 	if useStdin {
+		workers[0].s.Stdin = true
 		searchOne("<stdin>", true, 0, env.In(), -1)
 	} else {
 		visit := func(e walk.Entry, wi int) bool {

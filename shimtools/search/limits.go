@@ -5,6 +5,10 @@ package search
 // ripgrep 13 does, how much of a binary file is searched before it stops.
 const fillSize = 64 << 10 // bytes
 
+// stdinBufSize is the buffer Rust's standard library puts in front of
+// stdin; ripgrep's first read of stdin returns at most this much.
+const stdinBufSize = 8 << 10 // bytes
+
 // chunkSize is how much we read at once from a large file; bigger reads
 // mean fewer system calls and longer runs for the literal scanner.
 const chunkSize = 1 << 20 // bytes

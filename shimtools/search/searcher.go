@@ -32,6 +32,10 @@ type Config struct {
 	MaxCount    int64      // -m; negative means no limit
 	LineNumbers bool       // count lines (Line.Number is 0 otherwise)
 	Binary      BinaryMode // NUL handling
+	// Stdin marks a search of standard input, which ripgrep reads through
+	// an 8 KiB buffer: its first read returns at most that much, which
+	// moves where the fills end and so where a NUL is noticed.
+	Stdin bool
 }
 
 // Line is one line handed to a Sink. Bytes is only valid during the call.
@@ -57,6 +61,10 @@ type Searcher struct {
 	Config
 	m   *Matcher
 	buf []byte
+	// fillCap is the size ripgrep's line buffer has grown to. ripgrep
+	// reuses one buffer per worker and never shrinks it, so a long line in
+	// one file makes the fills of the next files bigger; 0 means 64 KiB.
+	fillCap int64
 
 	// per search
 	sink      Sink
@@ -85,14 +93,30 @@ func (e *LineTooLongError) Error() string {
 }
 
 // sim replays ripgrep's fills to find how far it reads before it notices a
-// NUL: a 64 KiB buffer, the unfinished last line rolled to the front,
-// doubled when one line fills it.
+// NUL. ripgrep's line buffer starts at 64 KiB; each fill first rolls the
+// unconsumed bytes to the front, then reads into the free space until the
+// new bytes hold a line terminator, growing the buffer to three times its
+// size whenever it is full. Without context everything searched is
+// consumed; with context (-A/-B/-C) the last max(A, B)+1 lines, or the
+// lines from the last one reported, whichever is less, stay in the buffer
+// and make the next fill smaller.
 type sim struct {
-	cap        int
-	start, end int64 // file offsets: ripgrep's consumed point and data end
-	nul        int64 // offset of the first NUL, -1 if none yet
-	cut        int64 // consumed point when the NUL was read
-	done       bool
+	cap   int64 // ripgrep's buffer size
+	start int64 // file offset of the buffer's first byte (consumed so far)
+	term  int64 // end of the complete lines of the last fill
+	end   int64 // end of the data read
+	nul   int64 // offset of the first NUL, -1 if none yet
+	// cut is where searching stopped when the NUL was read: the end of
+	// the lines of the fill before.
+	cut int64
+	// consumed is ripgrep's byte count when the NUL was read.
+	consumed int64
+	// firstRead, when positive, caps the first read (stdin's buffer).
+	firstRead int64
+	// filling is set between the roll and the end of a fill that had to
+	// wait for more data.
+	filling bool
+	done    bool
 }
 
 // Search reads r (of size bytes, or -1 when unknown) and reports to sink.
@@ -118,7 +142,14 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 			s.buf = nil
 		}
 	}()
-	sm := sim{cap: fillSize, nul: -1, cut: -1}
+	if s.fillCap == 0 {
+		s.fillCap = fillSize
+	}
+	sm := sim{cap: s.fillCap, nul: -1, cut: -1}
+	if s.Stdin {
+		sm.firstRead = stdinBufSize
+	}
+	defer func() { s.fillCap = sm.cap }()
 	useSim := s.Binary == BinaryQuit || s.Binary == BinaryConvert
 	eof := false
 	firstChecked := false
@@ -168,9 +199,9 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 					s.flagged = true
 					s.process(buf, int(sm.cut-s.base), true)
 					if s.Binary == BinaryQuit {
-						// ripgrep counts the bytes it searched: those
-						// before the fill that held the NUL.
-						s.searched = sm.cut
+						// ripgrep counts the bytes it consumed before the
+						// fill that held the NUL.
+						s.searched = sm.consumed
 						sink.Binary(sm.nul)
 						return nil
 					}
@@ -179,13 +210,13 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 						return nil
 					}
 				}
-				s.process(buf, int(sm.start-s.base), false)
+				s.process(buf, int(sm.term-s.base), false)
 			}
 			if s.stop {
 				return nil
 			}
 			if !sm.done {
-				limit = sm.start
+				limit = sm.term
 			}
 		} else if !eof {
 			i := bytes.LastIndexByte(buf[s.pos:], '\n')
@@ -202,8 +233,12 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 		if eof && useSim && !sm.done {
 			continue
 		}
-		// Roll: keep the lines before pos that before-context may need.
+		// Roll: keep the lines before pos that before-context may need,
+		// and what ripgrep keeps, which the replay looks at.
 		keep := s.historyStart(buf)
+		if useSim && !sm.done {
+			keep = min(keep, int(sm.start-s.base))
+		}
 		if keep > 0 {
 			n := copy(buf, buf[keep:])
 			buf = buf[:n]
@@ -218,49 +253,105 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 }
 
 // advance replays one ripgrep fill over the data read so far. It reports
-// false when more data must be read first (or the replay is done).
+// false when more data must be read first (or the replay is done). The
+// lines of the previous fill must have been searched, since what they
+// reported decides what the roll keeps.
 func (s *Searcher) advance(sm *sim, buf []byte, dataEnd int64, eof bool) bool {
 	if sm.done {
 		return false
 	}
-	free := int64(sm.cap) - (sm.end - sm.start)
-	for free <= 0 {
-		sm.cap *= 2
-		free = int64(sm.cap) - (sm.end - sm.start)
+	if !sm.filling {
+		sm.start = s.rollPoint(sm, buf)
+		sm.filling = true
 	}
-	n := free
-	if sm.end+n > dataEnd {
-		if !eof {
-			return false
+	for {
+		used := sm.end - sm.start
+		if used >= sm.cap {
+			sm.cap *= 3 // ripgrep adds twice the current size
 		}
-		n = dataEnd - sm.end
-	}
-	if n == 0 {
-		sm.done = true
-		sm.start = sm.end
-		return true
-	}
-	fresh := buf[sm.end-s.base : sm.end+n-s.base]
-	if i := bytes.IndexByte(fresh, 0); i >= 0 {
-		if sm.nul < 0 {
-			sm.nul = sm.end + int64(i)
-			sm.cut = sm.start
+		n := sm.cap - used
+		if sm.firstRead > 0 {
+			n = min(n, sm.firstRead)
 		}
-		if s.Binary == BinaryQuit {
-			sm.end += n
+		if sm.end+n > dataEnd {
+			if !eof {
+				return false
+			}
+			n = dataEnd - sm.end
+		}
+		if n == 0 {
+			sm.term = sm.end
+			sm.done, sm.filling = true, false
 			return true
 		}
-		for j := range fresh {
-			if fresh[j] == 0 {
-				fresh[j] = '\n'
+		sm.firstRead = 0
+		old := sm.end
+		fresh := buf[old-s.base : old+n-s.base]
+		sm.end += n
+		if i := bytes.IndexByte(fresh, 0); i >= 0 {
+			if sm.nul < 0 {
+				sm.nul = old + int64(i)
+				sm.cut, sm.consumed = sm.term, sm.start
+			}
+			if s.Binary == BinaryQuit {
+				sm.done, sm.filling = true, false
+				return true
+			}
+			for j := range fresh {
+				if fresh[j] == 0 {
+					fresh[j] = '\n'
+				}
 			}
 		}
+		if i := bytes.LastIndexByte(fresh, '\n'); i >= 0 {
+			sm.term = old + int64(i) + 1
+			sm.filling = false
+			return true
+		}
 	}
-	sm.end += n
-	if i := bytes.LastIndexByte(buf[sm.start-s.base:sm.end-s.base], '\n'); i >= 0 {
-		sm.start += int64(i) + 1
+}
+
+// rollPoint returns the file offset ripgrep's roll keeps from after the
+// search of buf's lines up to sm.term: the end of everything without
+// context, else the later of the start of the last max(A, B)+1 lines and
+// the end of the last line reported.
+func (s *Searcher) rollPoint(sm *sim, buf []byte) int64 {
+	ctx := max(s.Before, s.After)
+	if ctx == 0 {
+		return sm.term
 	}
-	return true
+	at := sm.start + int64(preceding(buf[sm.start-s.base:sm.term-s.base], ctx))
+	if s.lastEnd > at {
+		at = s.lastEnd
+	}
+	return at
+}
+
+// preceding returns the start of the line count lines before the last line
+// of b, a terminator at the very end belonging to that last line (ripgrep's
+// lines::preceding).
+func preceding(b []byte, count int) int {
+	pos := len(b)
+	if pos == 0 {
+		return 0
+	}
+	if b[pos-1] == '\n' {
+		pos--
+	}
+	for {
+		i := bytes.LastIndexByte(b[:pos], '\n')
+		if i < 0 {
+			return 0
+		}
+		if count == 0 {
+			return i + 1
+		}
+		if i == 0 {
+			return 0
+		}
+		count--
+		pos = i
+	}
 }
 
 // historyStart returns where the before-context lines kept across a roll
