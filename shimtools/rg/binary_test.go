@@ -74,7 +74,7 @@ func TestRGIssueBinaryCutOffWithContext(t *testing.T) {
 	cases = append(cases,
 		"foo --sort path grown", "-B2 foo --sort path grown", "-A5 -n foo --sort path grown",
 		"foo --sort path walk", "-B2 foo walk/sparse.bin", "-B2 --binary foo walk/long.bin")
-	compareExact(t, dir, "", cases)
+	compareExact(t, dir, "", "", cases)
 }
 
 // TestRGIssueBinaryCutOffStdin: ripgrep reads stdin through an 8 KiB
@@ -83,7 +83,7 @@ func TestRGIssueBinaryCutOffStdin(t *testing.T) {
 	dir := binaryCorpus(t)
 	for _, f := range []string{"walk/sparse.bin", "walk/long.bin", "walk/varied.bin"} {
 		t.Run(f, func(t *testing.T) {
-			compareExact(t, dir, filepath.Join(dir, f), []string{"foo", "-B2 foo", "-A3 -n foo", "-c foo"})
+			compareExact(t, dir, "", filepath.Join(dir, f), []string{"foo", "-B2 foo", "-A3 -n foo", "-c foo"})
 		})
 	}
 }

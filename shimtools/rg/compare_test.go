@@ -382,15 +382,19 @@ func oneFile(args []string) bool {
 }
 
 // compareExact runs real ripgrep and ours with each case's arguments in
-// dir and fails on any difference in stdout, stderr or exit code. stdin,
-// when not empty, names a file both read as standard input. Output is
-// compared as it is, so each case must fix the order (one file, --sort
-// path or -j1); --json elapsed times are blanked.
-func compareExact(t *testing.T, dir, stdin string, cases []string) {
+// dir and fails on any difference in stdout, stderr or exit code. home is
+// $HOME (a fresh directory when empty); stdin, when not empty, names a
+// file both read as standard input. Output is compared as it is, so each
+// case must fix the order (one file, --sort path or -j1); --json elapsed
+// times are blanked.
+func compareExact(t *testing.T, dir, home, stdin string, cases []string) {
 	t.Helper()
 	real := realRG(t)
 	ours := testexe.Link(t, "rg")
-	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C", "BUZZBOX_SHIM_PASSTHROUGH=0"}
+	if home == "" {
+		home = t.TempDir()
+	}
+	env := []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C", "BUZZBOX_SHIM_PASSTHROUGH=0"}
 	run := func(t *testing.T, exe string, args []string) (string, string, int) {
 		cmd := exec.Command(exe, args...)
 		cmd.Dir = dir

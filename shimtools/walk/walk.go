@@ -1,8 +1,10 @@
 // Package walk lists the files under a set of roots, honouring ignore files,
 // override globs, file types and hidden names the way ripgrep 13 does. It
 // walks in parallel (a bounded pool of workers, each reading a directory and
-// visiting its files inline) or, when sorted output is asked for, with one
-// goroutine in file-name order.
+// visiting its files inline) or, with one thread or when sorted output is
+// asked for, with one goroutine depth first, as ripgrep's single-threaded
+// walker does: each subdirectory is walked where it stands among its
+// siblings, in the order the directory lists them or sorted.
 //
 // It does not read file contents beyond ignore files; the visitor does.
 package walk
@@ -220,7 +222,7 @@ func (w *walker) walkRoot(root string, implicit bool) {
 		start.ancestors = []fileID{idOf(fi)}
 	}
 	if w.o.Threads == 1 {
-		w.runSorted(start)
+		w.runSerial(start)
 		return
 	}
 	w.runParallel(start)
@@ -324,8 +326,9 @@ func join(dir, name string) string {
 	return dir + "/" + name
 }
 
-// process reads one directory and visits its files, returning the
-// subdirectories still to walk, in name order when sorted.
+// process reads one directory and visits its files, handing each
+// subdirectory still to walk to out where it stands among them (in name
+// order when sorted).
 func (w *walker) process(j job, worker int, sorted bool, out func(job)) {
 	full := j.path
 	if full == "" {
@@ -496,10 +499,12 @@ type LoopError struct{ Ancestor string }
 
 func (e *LoopError) Error() string { return "points to an ancestor " + e.Ancestor }
 
-func (w *walker) runSorted(start job) {
+// runSerial walks depth first with the calling goroutine, descending into
+// each subdirectory as it is met, in directory order unless Sorted.
+func (w *walker) runSerial(start job) {
 	var rec func(j job)
 	rec = func(j job) {
-		w.process(j, 0, true, func(sub job) {
+		w.process(j, 0, w.o.Sorted, func(sub job) {
 			if !w.stopped() {
 				rec(sub)
 			}
