@@ -16,7 +16,7 @@ import (
 
 // Environment switches of the fake ACP agent the test binary becomes.
 const (
-	envFakeAgent    = "BUZZ_TEST_FAKE_AGENT"    // mode: echo, hang, die, oversize, garbage, deaf
+	envFakeAgent    = "BUZZ_TEST_FAKE_AGENT"    // mode: echo, hang, die, oversize, garbage, deaf, stuck
 	envFakeLog      = "BUZZ_TEST_AGENT_LOG"     // file the fake appends every message to
 	envFakeProtocol = "BUZZ_TEST_FAKE_PROTOCOL" // protocolVersion it answers (default min(client, 2))
 	envFakeName     = "BUZZ_TEST_FAKE_NAME"     // agentInfo.name
@@ -95,6 +95,9 @@ func fakeAgent(mode string) int {
 		case "session/set_config_option", "session/set_model", "authenticate":
 			return map[string]any{}, nil
 		case "_session/steering":
+			if mode == "stuck" {
+				waitFile(os.Getenv(envFakeMarker))
+			}
 			return map[string]any{"outcome": "injected"}, nil
 		case "session/cancel":
 			var p struct {
@@ -159,6 +162,9 @@ func fakeAgent(mode string) int {
 				mu.Unlock()
 				<-pctx.Done()
 				return map[string]any{"stopReason": "cancelled"}, nil
+			case "stuck":
+				// Silent, and deaf to session/cancel, until the marker exists.
+				waitFile(os.Getenv(envFakeMarker))
 			case "gate":
 				marker := os.Getenv(envFakeMarker)
 				for {
@@ -203,6 +209,16 @@ func fakeAgent(mode string) int {
 	conn = jsonrpc.NewConn(deafReader{&deaf}, &lockedWriter{w: out, mu: &mu}, jsonrpc.Options{})
 	conn.Serve(context.Background(), handler)
 	return 0
+}
+
+// waitFile returns once path exists.
+func waitFile(path string) {
+	for {
+		if _, err := os.Stat(path); err == nil {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // deafFlood is how many requests a deaf fake sends after it stops reading:

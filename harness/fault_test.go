@@ -67,6 +67,44 @@ func TestStdinWriteTimeout(t *testing.T) {
 	})
 }
 
+// TestInflightBackstop: a turn that outlives its deadline by the backstop
+// (the agent ignores session/cancel, so the drain would hold the channel
+// for another 30 s) releases its channel: the next event runs on the
+// second agent, the stuck batch is given up, and an event withheld for a
+// native steer that never returns is recovered.
+func TestInflightBackstop(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"queued event", nil, []string{"--multiple-event-handling", "queue"}},
+		{"withheld steer event", []string{envFakeSteering + "=1"}, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			gate := filepath.Join(t.TempDir(), "gate")
+			env := w.harnessEnv("stuck", append(tc.env, envFakeMarker+"="+gate)...)
+			w.startHarnessTiming(env, timing{retryBase: 20 * time.Millisecond, respawn: 10 * time.Millisecond, backstop: 500 * time.Millisecond},
+				append([]string{"--agents", "2", "--idle-timeout", "1", "--max-turn-duration", "2"}, tc.args...)...)
+			// Runs before the harness is stopped: lets the stuck agents answer.
+			t.Cleanup(func() { os.WriteFile(gate, nil, 0o600) })
+			first := w.mention("never answered")
+			waitFor(t, "first prompt", 15*time.Second, func() bool { return promptHas(w.prompts(), first.ID) == 1 })
+			second := w.mention("after the backstop")
+			if len(tc.env) > 0 {
+				waitFor(t, "the steer request", 15*time.Second, func() bool { return w.count("_session/steering") == 1 })
+			}
+			waitFor(t, "the second event prompted on the other agent", 20*time.Second, func() bool {
+				return promptHas(w.prompts(), second.ID) == 1
+			})
+			if n := promptHas(w.prompts(), first.ID); n != 1 {
+				t.Errorf("first event prompted %d times; the released batch must be given up", n)
+			}
+		})
+	}
+}
+
 func TestBadFramesTearDown(t *testing.T) {
 	for _, mode := range []string{"oversize", "garbage"} {
 		t.Run(mode, func(t *testing.T) {

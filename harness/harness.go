@@ -78,6 +78,8 @@ type timing struct {
 	respawn   time.Duration
 	// stdinTimeout replaces agentWriteTimeout for the agents started.
 	stdinTimeout time.Duration
+	// backstop replaces inflightBackstop.
+	backstop time.Duration
 	// started, when set, receives the harness once it is listening.
 	started func(*harness)
 	// prompting, when set, is told of each batch as its prompt is sent.
@@ -131,6 +133,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	if t.respawn == 0 {
 		t.respawn = respawnBase
+	}
+	if t.backstop == 0 {
+		t.backstop = inflightBackstop
 	}
 	var authTag nostr.Tag
 	canonTag := ""

@@ -36,8 +36,8 @@ const (
 	maxBatch           = 50  // events folded into one prompt
 	retryBase          = 5 * time.Second
 	retryCap           = 300 * time.Second
-	maxRetries         = 10 // failed turns of one batch before it is dead-lettered
-	inflightBackstop   = 100 * time.Second
+	maxRetries         = 10                // failed turns of one batch before it is dead-lettered
+	inflightBackstop   = 100 * time.Second // past a turn's deadline its channel is released even if the turn never returned
 	maintenanceTick    = 30 * time.Second
 )
 

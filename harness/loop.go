@@ -97,12 +97,18 @@ func (h *harness) serve(ctx context.Context) int {
 		hb = t.C
 	}
 	for {
+		h.releaseStuck()
 		h.dispatch(ctx)
-		// Wake for the earliest retry backoff expiry.
+		// Wake for the earliest retry backoff expiry or backstop.
 		next := time.Time{}
 		for _, cs := range h.queues {
 			if !cs.retryAt.IsZero() && (next.IsZero() || cs.retryAt.Before(next)) && len(cs.queue) > 0 {
 				next = cs.retryAt
+			}
+			if cs.turn != nil {
+				if at := cs.turn.deadline.Add(h.t.backstop); next.IsZero() || at.Before(next) {
+					next = at
+				}
 			}
 		}
 		if !next.IsZero() {
@@ -284,6 +290,31 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 	}()
 }
 
+// releaseStuck is the in-flight backstop (spec §7.1): a channel still in
+// flight h.t.backstop (inflightBackstop) past its turn's deadline is
+// released, so that its new events can run on another agent. The hard cap
+// and the cancel drain normally end a turn well before that; this catches a
+// turn stuck anywhere else. The released batch is lost; an event withheld
+// for a native steer goes back to the queue. The turn keeps its slot until
+// it returns, and turnDone then only settles the slot.
+func (h *harness) releaseStuck() {
+	now := time.Now()
+	for _, cs := range h.queues {
+		t := cs.turn
+		if t == nil || now.Before(t.deadline.Add(h.t.backstop)) {
+			continue
+		}
+		h.log.Error("channel still in flight past the backstop; releasing it and dropping its batch",
+			"channel", cs.id, "slot", t.slot.idx, "events", len(t.batch)+len(t.parked)+len(t.extra),
+			"deadline", t.deadline.Format(time.RFC3339), "backstop", h.t.backstop)
+		cs.turn = nil
+		if ev := cs.steering; ev != nil {
+			cs.steering = nil
+			cs.queue = append([]*Event{ev}, cs.queue...)
+		}
+	}
+}
+
 // turnOutcome is what a finished turn reports to the loop.
 type turnOutcome struct {
 	promptOutcome
@@ -295,10 +326,16 @@ type turnOutcome struct {
 func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, out turnOutcome) {
 	s := t.slot
 	s.busy = false
-	cs.turn = nil
 	h.lastWork = time.Now()
 	finished := append(append([]*Event{}, t.batch...), t.extra...)
 	log := h.log.With("channel", cs.id, "result", out.result.String(), "stop", string(out.stop))
+	if cs.turn != t {
+		log.Warn("turn ended after the in-flight backstop released its channel", "err", out.err)
+		h.reacts.clear(ctx, append(finished, t.parked...))
+		h.settleReleased(ctx, s, cs.id, out)
+		return
+	}
+	cs.turn = nil
 	requeue := func(backoff bool) {
 		if cs.removed || h.cfg.Dedup == "drop" {
 			h.reacts.clear(ctx, finished)
@@ -374,6 +411,28 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.retire(ctx, s)
 		}
 		requeue(true)
+	}
+}
+
+// settleReleased applies §9.9 to the slot of a turn whose channel the
+// backstop released: the agent is kept, its session dropped, or the agent
+// retired, as for any turn; the batch is not touched (it was given up).
+func (h *harness) settleReleased(ctx context.Context, s *slot, channel string, out turnOutcome) {
+	switch out.result {
+	case turnOK:
+	case turnAgentError:
+		if out.stage == "session" {
+			delete(s.sessions, channel)
+		}
+	case turnSignalled:
+		delete(s.sessions, channel)
+	case turnProtocolError:
+		delete(s.sessions, channel)
+		if transportClass(out.err) {
+			h.retire(ctx, s)
+		}
+	default:
+		h.retire(ctx, s)
 	}
 }
 
