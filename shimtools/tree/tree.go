@@ -255,17 +255,22 @@ type node struct {
 	isDir  bool   // a directory, or a link to one
 	link   string // link target, "" for none
 	linkFi fs.FileInfo
-	note   string // e.g. "  [recursive, not followed]"
-	kids   []*node
+	// dir is the path the entries are read from and their paths are built
+	// on (tree's "newpath"): path itself, or for a followed link the
+	// target, absolute or joined to the link's directory.
+	dir  string
+	note string // e.g. "  [recursive, not followed]"
+	kids []*node
 }
 
 // abs resolves p against the working directory; when that is the
-// process's own, p is used as it is, which saves a join per entry.
+// process's own, p is used as it is, which saves a join per entry. p is
+// not cleaned: "link/.." must go through the link, as the kernel does.
 func (t *lister) abs(p string) string {
 	if filepath.IsAbs(p) || t.env.Dir == "" || t.env.Dir == t.cwd {
 		return p
 	}
-	return filepath.Join(t.env.Dir, p)
+	return t.env.Dir + "/" + p
 }
 
 func (t *lister) run(ctx context.Context) int {
@@ -278,6 +283,12 @@ func (t *lister) run(ctx context.Context) int {
 		if ctx.Err() != nil {
 			return 2
 		}
+		if t.o.fullPath {
+			// With -f tree drops a root's trailing slashes ("./" is ".").
+			for len(root) > 1 && root[len(root)-1] == '/' {
+				root = root[:len(root)-1]
+			}
+		}
 		fi, err := os.Stat(t.abs(root))
 		if err != nil {
 			t.w.WriteString(escape(root))
@@ -285,7 +296,7 @@ func (t *lister) run(ctx context.Context) int {
 			code = 2
 			continue
 		}
-		n := &node{name: root, path: root, fi: fi, isDir: fi.IsDir()}
+		n := &node{name: root, path: root, dir: root, fi: fi, isDir: fi.IsDir()}
 		if !fi.IsDir() {
 			t.files++
 			t.printRoot(n)
@@ -297,7 +308,10 @@ func (t *lister) run(ctx context.Context) int {
 			ig = t.ignoreFiles(nil, t.abs(root), "")
 		}
 		if t.o.follow {
-			t.visited[keyOf(fi)] = true
+			// tree notes the root as lstat(2) sees it.
+			if lfi, err := os.Lstat(t.abs(root)); err == nil {
+				t.visited[keyOf(lfi)] = true
+			}
 		}
 		t.read(n, 1, ig, "")
 		if len(n.kids) > 0 {
@@ -328,10 +342,10 @@ func plural(n int, one, many string) string {
 
 func (t *lister) ignoreFiles(parent *ignore.Dir, dir, rel string) *ignore.Dir {
 	var f ignore.Files
-	if data, err := os.ReadFile(filepath.Join(dir, ".gitignore")); err == nil {
+	if data, err := os.ReadFile(dir + "/.gitignore"); err == nil {
 		f.Git = ignore.Parse(".gitignore", data, false)
 	}
-	if data, err := os.ReadFile(filepath.Join(dir, ".git", "info", "exclude")); err == nil {
+	if data, err := os.ReadFile(dir + "/.git/info/exclude"); err == nil {
 		f.Exclude = ignore.Parse(".git/info/exclude", data, false)
 	}
 	// tree applies .gitignore files whether or not a repository is there,
@@ -343,7 +357,7 @@ func (t *lister) ignoreFiles(parent *ignore.Dir, dir, rel string) *ignore.Dir {
 // read fills n.kids with the entries of directory n at depth (1 for a
 // root's children).
 func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
-	ents, err := walk.ReadDir(t.abs(n.path))
+	ents, err := walk.ReadDir(t.abs(n.dir))
 	if err != nil && len(ents) == 0 {
 		n.note = "  [error opening dir]"
 		return
@@ -353,11 +367,11 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 		if !t.o.all && strings.HasPrefix(name, ".") {
 			continue
 		}
-		p := n.path + "/" + name
-		if strings.HasSuffix(n.path, "/") {
-			p = n.path + name
+		p := n.dir + "/" + name
+		if strings.HasSuffix(n.dir, "/") {
+			p = n.dir + name
 		}
-		k := &node{name: name, path: p}
+		k := &node{name: name, path: p, dir: p}
 		if t.needInfo || e.Type == fs.ModeIrregular {
 			fi, err := os.Lstat(t.abs(p))
 			if err != nil {
@@ -370,6 +384,14 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 			if tfi, err := os.Stat(t.abs(p)); err == nil {
 				k.linkFi = tfi
 				k.isDir = tfi.IsDir()
+			}
+			if k.isDir && t.o.follow {
+				k.dir = t.linkDir(n.dir, k.link)
+				if !filepath.IsAbs(k.link) {
+					// tree builds this path in the buffer that holds the
+					// name -f prints, so -f shows it instead of the link's.
+					k.path = k.dir
+				}
 			}
 		} else {
 			k.isDir = e.Type.IsDir()
@@ -395,6 +417,14 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 		}
 		n.kids = append(n.kids, k)
 	}
+	// With --prune tree reads the whole tree first, in the order each
+	// directory lists its entries, and prints it sorted afterwards; with
+	// -l that order decides which link to a directory reaches it first.
+	fullTree := t.o.prune && t.o.follow
+	order := n.kids
+	if fullTree {
+		order = append([]*node(nil), n.kids...)
+	}
 	sort.SliceStable(n.kids, func(a, b int) bool {
 		ka, kb := n.kids[a], n.kids[b]
 		if t.o.dirsFirst && ka.isDir != kb.isDir {
@@ -402,24 +432,26 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 		}
 		return ka.name < kb.name
 	})
-	for _, k := range n.kids {
+	for _, k := range order {
 		if !k.isDir || (k.link != "" && !t.o.follow) {
 			continue
 		}
-		if t.o.level >= 0 && depth >= t.o.level {
-			continue
-		}
-		if k.link != "" {
+		if t.o.follow {
+			// tree notes every directory it lists, descended into or not
+			// (-L), and refuses a link to one already noted, at any depth.
 			key := keyOf(k.linkFi)
-			if t.visited[key] {
+			if k.link == "" {
+				key = t.dirKey(k)
+			}
+			seen := t.visited[key]
+			t.visited[key] = true
+			if seen && k.link != "" {
 				k.note = "  [recursive, not followed]"
 				continue
 			}
-			t.visited[key] = true
-		} else if t.o.follow {
-			if fi, err := os.Stat(t.abs(k.path)); err == nil {
-				t.visited[keyOf(fi)] = true
-			}
+		}
+		if t.o.level >= 0 && depth >= t.o.level {
+			continue
 		}
 		var kig *ignore.Dir
 		krel := k.name
@@ -427,7 +459,7 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 			krel = rel + "/" + k.name
 		}
 		if ig != nil {
-			kig = t.ignoreFiles(ig, t.abs(k.path), krel)
+			kig = t.ignoreFiles(ig, t.abs(k.dir), krel)
 		}
 		t.read(k, depth+1, kig, krel)
 	}
@@ -437,10 +469,43 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 			if k.isDir && len(k.kids) == 0 {
 				continue
 			}
+			if fullTree && k.isDir && k.link != "" {
+				// When printing, tree checks each link again against
+				// every directory the first pass noted, its own target
+				// included: a link that survived pruning is shown as
+				// recursive and not descended into.
+				k.note = "  [recursive, not followed]"
+				k.kids = nil
+			}
 			kept = append(kept, k)
 		}
 		n.kids = kept
 	}
+}
+
+// linkDir is the path tree reads a followed link to a directory through:
+// the target itself when absolute, else the target joined to the link's
+// directory, unresolved ("a/b/.." for a link to ".." in a/b).
+func (t *lister) linkDir(dir, target string) string {
+	switch {
+	case filepath.IsAbs(target):
+		return target
+	case t.o.fullPath && dir == "/":
+		return dir + target
+	}
+	return dir + "/" + target
+}
+
+// dirKey identifies directory k (not a link) for loop detection.
+func (t *lister) dirKey(k *node) fileKey {
+	if k.fi != nil {
+		return keyOf(k.fi)
+	}
+	fi, err := os.Lstat(t.abs(k.dir))
+	if err != nil {
+		return fileKey{}
+	}
+	return keyOf(fi)
 }
 
 func (t *lister) excluded(name string) bool {
