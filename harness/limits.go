@@ -63,6 +63,9 @@ const (
 	reactionAddTO     = 500 * time.Millisecond
 	reactionRemoveTO  = time.Second
 	maxReactionsInFly = 10
+	rateGateDefault   = 5 * time.Second  // rate-limit gate when the relay gives no usable "retry in N s" hint
+	rateGateMinHint   = 2 * time.Second  // hints shorter than this are not trusted and become rateGateDefault
+	rateGateMax       = 10 * time.Minute // longest hint honoured, so a hostile or broken relay cannot park us for good
 )
 
 // ACP client (spec §9).

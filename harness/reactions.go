@@ -165,7 +165,10 @@ func (h *harness) typingLoop(ctx context.Context, channel string, last *Event) {
 	defer t.Stop()
 	for {
 		ev := &nostr.Event{Kind: kindTyping, CreatedAt: nostr.Now(), Tags: tags}
-		if h.cfg.Secret.SignEvent(ev) == nil {
+		if h.rc.gated() {
+			// The relay rate-limits us (spec §4.6): typing is dropped, not deferred.
+			h.log.Debug("rate-limit gate closed; typing dropped", "channel", channel)
+		} else if h.cfg.Secret.SignEvent(ev) == nil {
 			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
 			h.rc.publishWS(wctx, ev, false)
 			cancel()

@@ -115,6 +115,12 @@ type relayConn struct {
 	oks     map[string]chan okReply
 	qn      atomic.Int64
 
+	// The rate-limit gate (spec §4.5–4.6): until gateUntil, REQs are
+	// parked and typing is dropped. Zero when it has never been armed.
+	gateUntil time.Time
+	parked    map[string]bool // subscriptions whose REQ waits for the gate
+	gateWake  chan struct{}   // capacity 1: the gate or the parked set changed
+
 	connected chan struct{} // closed after the first successful login
 	once      sync.Once
 }
@@ -132,6 +138,8 @@ func newRelayConn(url string, key *nostrkey.Secret, authTag nostr.Tag, buffer in
 		seen:      newIDSet(dedupGeneration),
 		queries:   map[string]chan *nostr.Event{},
 		oks:       map[string]chan okReply{},
+		parked:    map[string]bool{},
+		gateWake:  make(chan struct{}, 1),
 		connected: make(chan struct{}),
 	}
 }
@@ -267,6 +275,7 @@ func (rc *relayConn) session(ctx context.Context, up func()) error {
 	for _, s := range rc.subs {
 		subs = append(subs, s)
 	}
+	clear(rc.parked) // the resubscribe below covers (or parks again) every one
 	rc.mu.Unlock()
 	defer func() {
 		rc.mu.Lock()
@@ -300,6 +309,8 @@ func (rc *relayConn) session(ctx context.Context, up func()) error {
 			}
 		}
 	}()
+	// Sends the REQs parked behind the rate-limit gate; ends with sctx.
+	go rc.gateLoop(sctx, ws)
 	// Liveness: ping every 30 s; no pong within 10 s ends the session.
 	go func() {
 		t := time.NewTicker(pingInterval)
@@ -362,8 +373,16 @@ func (rc *relayConn) write(ctx context.Context, ws *websocket.Conn, b []byte) er
 	return nil
 }
 
+// sendReq sends s's REQ, or parks it while the rate-limit gate is closed.
 func (rc *relayConn) sendReq(ctx context.Context, ws *websocket.Conn, s *subState) {
 	rc.mu.Lock()
+	if time.Now().Before(rc.gateUntil) {
+		rc.parked[s.id] = true
+		rc.mu.Unlock()
+		rc.log.Debug("rate-limit gate closed; REQ deferred", "sub", s.id)
+		rc.wakeGate()
+		return
+	}
 	f := s.filter
 	since := nostr.Timestamp(s.since())
 	rc.mu.Unlock()
@@ -435,7 +454,12 @@ func (rc *relayConn) handle(ctx context.Context, ws *websocket.Conn, b []byte) e
 	case *nostr.ClosedEnvelope:
 		return rc.closed(ctx, ws, env.SubscriptionID, env.Reason)
 	case *nostr.NoticeEnvelope:
-		rc.log.Info("relay notice", "notice", string(*env))
+		if notice := string(*env); strings.HasPrefix(notice, "rate-limited:") {
+			until := rc.armGate(notice)
+			rc.log.Warn("relay rate-limits us; holding REQs and typing", "notice", notice, "until", until.Format(time.RFC3339Nano))
+		} else {
+			rc.log.Info("relay notice", "notice", notice)
+		}
 	case *nostr.AuthEnvelope:
 		if env.Challenge != nil {
 			if _, err := rc.sendAuth(ctx, ws, *env.Challenge); err != nil {
@@ -473,10 +497,10 @@ func (rc *relayConn) closed(ctx context.Context, ws *websocket.Conn, sid, reason
 		rc.mu.Unlock()
 		return nil
 	case strings.HasPrefix(reason, "rate-limited:"):
-		delay := rateHint(reason)
-		rc.log.Warn("rate limited; re-requesting later", "sub", sid, "in", delay)
+		until := rc.armGate(reason)
+		rc.log.Warn("relay rate-limits us; subscription parked", "sub", sid, "reason", reason, "until", until.Format(time.RFC3339Nano))
 		if active {
-			time.AfterFunc(jitter(delay), func() { rc.sendReq(ctx, ws, s) })
+			rc.sendReq(ctx, ws, s) // parks it: the gate is closed
 		}
 		return nil
 	case strings.HasPrefix(reason, "auth-required") || strings.HasPrefix(reason, "restricted") || strings.Contains(reason, "auth"):
@@ -488,18 +512,114 @@ func (rc *relayConn) closed(ctx context.Context, ws *websocket.Conn, sid, reason
 	return nil
 }
 
-// rateHint reads "retry in N s" from a rate-limit reason; short or absent
-// hints become 5 s.
+// rateHint reads "retry in N s" from a rate-limit reason; hints under
+// rateGateMinHint, or none, become rateGateDefault, and none exceeds
+// rateGateMax.
 func rateHint(reason string) time.Duration {
 	if i := strings.Index(reason, "retry in "); i >= 0 {
 		f := strings.Fields(reason[i+len("retry in "):])
 		if len(f) > 0 {
-			if n, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "s"), 64); err == nil && n >= 2 {
-				return time.Duration(n * float64(time.Second))
+			n, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "s"), 64)
+			if err == nil && n >= rateGateMinHint.Seconds() {
+				return time.Duration(min(n, rateGateMax.Seconds()) * float64(time.Second))
 			}
 		}
 	}
-	return 5 * time.Second
+	return rateGateDefault
+}
+
+// armGate closes the rate-limit gate for reason's hint ±20 % (spec §4.6).
+// The gate only ever extends: a shorter hint leaves a later end in place.
+// It returns when the gate opens.
+func (rc *relayConn) armGate(reason string) time.Time {
+	until := time.Now().Add(jitter(rateHint(reason)))
+	rc.mu.Lock()
+	if until.After(rc.gateUntil) {
+		rc.gateUntil = until
+	}
+	until = rc.gateUntil
+	rc.mu.Unlock()
+	rc.wakeGate()
+	return until
+}
+
+// gated reports whether the rate-limit gate is closed.
+func (rc *relayConn) gated() bool {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return time.Now().Before(rc.gateUntil)
+}
+
+func (rc *relayConn) wakeGate() {
+	select {
+	case rc.gateWake <- struct{}{}:
+	default:
+	}
+}
+
+// waitGate blocks while the rate-limit gate is closed.
+func (rc *relayConn) waitGate(ctx context.Context) error {
+	for {
+		rc.mu.Lock()
+		wait := time.Until(rc.gateUntil)
+		rc.mu.Unlock()
+		if wait <= 0 {
+			return nil
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C: // the gate may have been extended meanwhile: look again
+		}
+	}
+}
+
+// gateLoop sends the parked REQs once the rate-limit gate opens, spaced
+// like a resubscribe, on ws until ctx (the session) ends. REQs still parked
+// then are covered by the next session's resubscribe.
+func (rc *relayConn) gateLoop(ctx context.Context, ws *websocket.Conn) {
+	t := time.NewTimer(time.Hour)
+	defer t.Stop()
+	for {
+		rc.mu.Lock()
+		wait := time.Until(rc.gateUntil)
+		var ready []*subState
+		if wait <= 0 {
+			for id := range rc.parked {
+				if s := rc.subs[id]; s != nil {
+					ready = append(ready, s)
+				}
+			}
+			clear(rc.parked)
+		}
+		rc.mu.Unlock()
+		if len(ready) > 0 {
+			rc.log.Info("rate-limit gate open; sending parked REQs", "subs", len(ready))
+		}
+		for i, s := range ready {
+			if i > 0 {
+				select {
+				case <-time.After(reqSpacing):
+				case <-ctx.Done():
+					return
+				}
+			}
+			rc.sendReq(ctx, ws, s) // parks it again if the gate closed meanwhile
+		}
+		var timer <-chan time.Time
+		if wait > 0 {
+			t.Reset(wait)
+			timer = t.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-rc.gateWake:
+		case <-timer:
+		}
+	}
 }
 
 // subscribe adds (or replaces) a subscription and sends its REQ when connected.
@@ -519,6 +639,7 @@ func (rc *relayConn) unsubscribe(ctx context.Context, id string) {
 	rc.mu.Lock()
 	_, ok := rc.subs[id]
 	delete(rc.subs, id)
+	delete(rc.parked, id)
 	ws := rc.ws
 	rc.mu.Unlock()
 	if ok && ws != nil {
@@ -561,6 +682,10 @@ func (rc *relayConn) publishWS(ctx context.Context, ev *nostr.Event, wait bool) 
 
 // queryWS runs filters as a one-shot subscription until EOSE.
 func (rc *relayConn) queryWS(ctx context.Context, filters []nostr.Filter) ([]*nostr.Event, error) {
+	// A query is a REQ too: it waits for the rate-limit gate.
+	if err := rc.waitGate(ctx); err != nil {
+		return nil, fmt.Errorf("query waiting for the relay's rate limit: %w", err)
+	}
 	rc.mu.Lock()
 	ws := rc.ws
 	id := "q-" + strconv.FormatInt(rc.qn.Add(1), 10)
