@@ -29,12 +29,60 @@ import (
 // connections per relay, and the ratio buzz/khatru. BenchmarkFanout publishes at 500 events/s to 100
 // subscribers and reports delivery latency percentiles.
 
+// lockedSlices is slicestore with its mutex used: SliceStore embeds a
+// sync.Mutex but never locks it, and concurrent publishers corrupt its
+// slice (a nil event, then a panic in its comparator). Queries run to the
+// end under the lock, then hand on what they found; ctx is not used.
+type lockedSlices struct {
+	mu sync.Mutex
+	slicestore.SliceStore
+}
+
+func (s *lockedSlices) SaveEvent(ctx context.Context, ev *nostr.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.SliceStore.SaveEvent(ctx, ev)
+}
+
+func (s *lockedSlices) DeleteEvent(ctx context.Context, ev *nostr.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.SliceStore.DeleteEvent(ctx, ev)
+}
+
+func (s *lockedSlices) ReplaceEvent(ctx context.Context, ev *nostr.Event) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.SliceStore.ReplaceEvent(ctx, ev)
+}
+
+func (s *lockedSlices) QueryEvents(_ context.Context, f nostr.Filter) (chan *nostr.Event, error) {
+	s.mu.Lock()
+	// Not ctx: slicestore leaves its channel open when ctx ends.
+	ch, err := s.SliceStore.QueryEvents(context.Background(), f)
+	if err != nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	var found []*nostr.Event
+	for ev := range ch {
+		found = append(found, ev)
+	}
+	s.mu.Unlock()
+	out := make(chan *nostr.Event, len(found))
+	for _, ev := range found {
+		out <- ev
+	}
+	close(out)
+	return out, nil
+}
+
 // startPlain serves a khatru relay with no policies on slicestore.
 func startPlain(b *testing.B) string {
 	b.Helper()
 	kr := khatru.NewRelay()
 	kr.Log = log.New(io.Discard, "", 0)
-	st := &slicestore.SliceStore{}
+	st := &lockedSlices{}
 	st.Init()
 	kr.StoreEvent = append(kr.StoreEvent, st.SaveEvent)
 	kr.QueryEvents = append(kr.QueryEvents, st.QueryEvents)
