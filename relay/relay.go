@@ -284,7 +284,7 @@ func openStore(cfg Config, log *slog.Logger) (eventstore.Store, error) {
 	if err := s.Init(); err != nil {
 		return nil, fmt.Errorf("buzz-relay: open store %s: %w", dir, err)
 	}
-	return s, nil
+	return &badgerStore{s}, nil
 }
 
 // PublicKey returns the hex pubkey the relay signs channel state with.
