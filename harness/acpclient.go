@@ -117,8 +117,10 @@ type agentProc struct {
 	lastOutput atomic.Int64  // unix nanos of the last message
 
 	mu         sync.Mutex
-	cancelling bool   // answer permission requests "cancelled"
-	runID      string // goose active run id of the running prompt
+	cancelling bool                      // answer permission requests "cancelled"
+	runID      string                    // goose active run id of the running prompt
+	usage      map[string]*usageSnapshot // latest usage report per session; nil until the first
+	usageSeq   uint64                    // usage reports received
 }
 
 // startAgent spawns the process and runs initialize.
@@ -345,7 +347,16 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 				} `json:"_meta"`
 			} `json:"update"`
 		}
-		if json.Unmarshal(req.Params, &p) == nil && p.Update.SessionUpdate == acp.UpdateSessionInfo && p.Update.Meta.Goose != nil {
+		if json.Unmarshal(req.Params, &p) != nil {
+			return nil, nil
+		}
+		switch p.Update.SessionUpdate {
+		case acp.UpdateUsage:
+			a.noteUsage(req.Params)
+		case acp.UpdateSessionInfo:
+			if p.Update.Meta.Goose == nil {
+				break
+			}
 			a.mu.Lock()
 			if p.Update.Meta.Goose.ActiveRunID != nil {
 				a.runID = *p.Update.Meta.Goose.ActiveRunID
@@ -354,6 +365,9 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			}
 			a.mu.Unlock()
 		}
+		return nil, nil
+	case acp.MethodUsageUpdate:
+		a.noteUsage(req.Params)
 		return nil, nil
 	case methodPermission:
 		a.mu.Lock()

@@ -35,9 +35,11 @@
 // By default the agent is this same executable run as buzz-agent, with this
 // executable as the buzz-dev-mcp sidecar of every session.
 //
-// The harness does not publish NIP-AO observer frames or NIP-AM usage
-// metrics, and does not implement the later upstream additions (effort
-// level, wake tickets, last-mile publishing).
+// After a turn in which the agent reported token usage (goose's
+// usage_update), the harness publishes a NIP-AM kind 44200 usage record
+// encrypted to the owner. It does not publish NIP-AO observer frames, and
+// does not implement the later upstream additions (effort level, wake
+// tickets, last-mile publishing, usage from session/prompt responses).
 //
 // `buzzbox up` keeps an owner key, an agent key (both 0600) and the relay's
 // data under ./.buzz, creates a general channel on first run, prints the

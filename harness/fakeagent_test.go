@@ -24,7 +24,15 @@ const (
 	envFakeMarker   = "BUZZ_TEST_FAKE_MARKER"   // die mode: dies only while this file is absent
 	envFakeSteering = "BUZZ_TEST_FAKE_STEERING" // advertise _meta.steering.supported
 	envFakeError    = "BUZZ_TEST_FAKE_ERROR"    // prompts fail with this JSON-RPC error message
+	envFakeUsage    = "BUZZ_TEST_FAKE_USAGE"    // report usage per turn (fakeTurnUsage), naming this model
 )
+
+// fakeTurnUsage is what a fake reporting usage adds to its session's
+// cumulative counters on every turn.
+var fakeTurnUsage = struct {
+	input, output, total, cached int64
+	cost                         float64
+}{input: 100, output: 20, total: 125, cached: 40, cost: 0.5}
 
 func TestMain(m *testing.M) {
 	if mode := os.Getenv(envFakeAgent); mode != "" {
@@ -63,6 +71,7 @@ func fakeAgent(mode string) int {
 	n := 0
 	out := os.Stdout
 	var deaf atomic.Bool
+	turns := map[string]int64{} // usage-reporting turns per session
 	handler := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		fakeLog(req.Method, req.Params, "")
 		switch req.Method {
@@ -183,6 +192,17 @@ func fakeAgent(mode string) int {
 			}
 			conn.Notify("session/update", map[string]any{"sessionId": p.SessionID,
 				"update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "ok"}}})
+			if model := os.Getenv(envFakeUsage); model != "" {
+				mu.Lock()
+				turns[p.SessionID]++
+				n := turns[p.SessionID]
+				mu.Unlock()
+				u := fakeTurnUsage
+				conn.Notify("_goose/unstable/session/update", map[string]any{"sessionId": p.SessionID,
+					"update": map[string]any{"sessionUpdate": "usage_update", "accumulatedInputTokens": n * u.input,
+						"accumulatedOutputTokens": n * u.output, "accumulatedTotalTokens": n * u.total,
+						"accumulatedCachedInputTokens": n * u.cached, "accumulatedCost": float64(n) * u.cost, "model": model}})
+			}
 			var perm struct {
 				Outcome struct {
 					Outcome  string `json:"outcome"`

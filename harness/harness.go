@@ -117,7 +117,8 @@ type harness struct {
 	stopping   bool
 
 	reacts   *reactions
-	setup    *setupState // non-nil in setup mode: no agents, nudges only
+	pubs     sync.WaitGroup // NIP-AM metrics being published; shutdown waits
+	setup    *setupState    // non-nil in setup mode: no agents, nudges only
 	siblings *siblingCache
 	profiles *profileCache
 }

@@ -85,4 +85,7 @@ const (
 	respawnBase       = time.Second
 	respawnCap        = 30 * time.Second
 	shutdownWait      = 30 * time.Second
+	maxUsageSessions  = 256   // sessions whose latest usage report an agent keeps; the map is cleared when full
+	maxModelBytes     = 256   // a model name in a usage report; a longer one is not recorded
+	maxMetricBytes    = 65535 // one NIP-AM record: NIP-44 v2's plaintext limit
 )

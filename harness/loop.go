@@ -69,6 +69,11 @@ type sessionState struct {
 	gen    int
 	turns  int
 	legacy []string // system sections for agents without system-prompt support
+	// usage is the cumulative usage at the end of the last turn that
+	// reported any (nil: none yet); metricSeq counts the NIP-AM metrics
+	// published for the session. The turn running on the session owns both.
+	usage     *usageCounters
+	metricSeq int
 }
 
 func (h *harness) do(f func()) {

@@ -154,6 +154,7 @@ kill:
 		cancel()
 	}
 	h.reacts.wg.Wait()
+	h.pubs.Wait()
 }
 
 func (h *harness) busyTurns() int {

@@ -21,6 +21,7 @@ func (a *agentProc) hasRun() bool {
 // runTurn runs one channel turn on t's slot (§10). It touches only the
 // slot's sessions (the slot is claimed) and reports through its result.
 func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, gen int, reason string) (out turnOutcome) {
+	start := time.Now()
 	a := t.agent
 	s := t.slot
 	deadline := t.deadline // the loop may renew t.deadline later; the prompt keeps this one
@@ -50,6 +51,9 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	sid := ss.id
 	h.do(func() { t.session = sid })
 	log = log.With("session", sid)
+	// Every way out of the turn from here reports the usage it caused (§10 step 7).
+	mark := a.usageMark()
+	defer func() { h.reportUsage(ctx, a, ss, channel, start, mark, out.promptOutcome) }()
 
 	if newSession && h.cfg.InitialMessage != "" {
 		text := h.cfg.InitialMessage
@@ -293,6 +297,7 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 	h.heartbeat = true
 	a := s.agent
 	go func() { // one heartbeat turn; reports back
+		start := time.Now()
 		ss := s.sessions[heartbeatKey]
 		var err error
 		if ss == nil {
@@ -302,6 +307,7 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 		if err != nil {
 			o = sessionFailure(a, err).promptOutcome
 		} else {
+			mark := a.usageMark()
 			s.sessions[heartbeatKey] = ss
 			text := h.cfg.HeartbeatPrompt
 			if text == "" {
@@ -311,6 +317,7 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 				text = "[Base]\n" + strings.TrimSpace(h.cfg.BasePrompt) + "\n\n" + text
 			}
 			o = a.prompt(ctx, ss.id, []acp.ContentBlock{acp.TextBlock(text)}, h.cfg.IdleTimeout, time.Now().Add(h.cfg.MaxTurn), nil)
+			h.reportUsage(ctx, a, ss, heartbeatKey, start, mark, o) // before the slot is released
 		}
 		h.do(func() {
 			s.busy = false
