@@ -45,6 +45,8 @@ func TestMentionBecomesPrompt(t *testing.T) {
 	if meta, _ := newParams["_meta"].(map[string]any); meta["sessionTitle"] != "A B C · #general" {
 		t.Errorf("_meta = %v", newParams["_meta"])
 	}
+	// The fake logs the permission answer after the prompt; wait for it.
+	waitFor(t, "the permission answer", 15*time.Second, func() bool { return w.count("permission-answer") >= 1 })
 	var perm, mode bool
 	for _, l := range w.agentLog() {
 		if l.Method == "permission-answer" && strings.HasPrefix(l.Note, "a1") {

@@ -393,7 +393,9 @@ func TestOwnerInterruptAndDrop(t *testing.T) {
 
 func TestInitialMessage(t *testing.T) {
 	w := newWorld(t)
-	w.startHarness(w.harnessEnv("echo"), "--initial-message", "Introduce yourself to the channel.")
+	// Queue handling: "two" may arrive while the first turn still runs, and
+	// must wait for it rather than cancel it into a new session.
+	w.startHarness(w.harnessEnv("echo"), "--initial-message", "Introduce yourself to the channel.", "--multiple-event-handling", "queue")
 	w.mention("one")
 	waitFor(t, "two prompts", 15*time.Second, func() bool { return len(w.prompts()) == 2 })
 	w.mention("two")
