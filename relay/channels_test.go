@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -172,6 +173,39 @@ func TestChannelLifecycle(t *testing.T) {
 	mustPublish(t, co2, signed(t, owner, kindDeleteGroup, "", h))
 	if meta, members := channelState(t, co2, chanA); meta != nil || members != nil {
 		t.Errorf("channel state after delete: %v %v; want none", meta, members)
+	}
+}
+
+// TestTagQueryMatchesTagName: a query by #h returns the channel's messages,
+// not the relay's 39000/39002 whose d tag holds the same id (the store
+// indexes tag values without their names). Read through the HTTP bridge,
+// since go-nostr's client drops non-matching events itself.
+func TestTagQueryMatchesTagName(t *testing.T) {
+	owner := newKey(t)
+	r := startRelay(t, Config{Owner: owner.pk})
+	co := login(t, r.URL(), owner)
+	h := nostr.Tag{"h", chanA}
+	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h, nostr.Tag{"name", "general"}))
+	mustPublish(t, co, signed(t, owner, 9, "hello", h))
+	for _, f := range []nostr.Filter{
+		{Tags: nostr.TagMap{"h": {chanA}}},
+		{Tags: nostr.TagMap{"h": {chanA}}, Kinds: []int{9, kindGroupMetadata, kindGroupMembers}},
+	} {
+		status, body := post(t, owner, r.HTTPURL()+"/query", "", jsonOf(t, []nostr.Filter{f}))
+		var evs []nostr.Event
+		if err := json.Unmarshal([]byte(body), &evs); status != 200 || err != nil {
+			t.Fatalf("POST /query %v = %d %s (%v)", f, status, body, err)
+		}
+		kinds := map[int]bool{}
+		for _, ev := range evs {
+			kinds[ev.Kind] = true
+			if !f.Matches(&ev) {
+				t.Errorf("query %v returned kind %d with tags %v", f, ev.Kind, ev.Tags)
+			}
+		}
+		if !kinds[9] {
+			t.Errorf("query %v returned kinds %v; want the message", f, kinds)
+		}
 	}
 }
 

@@ -319,18 +319,23 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 		return empty, nil
 	}
 	ch, err := r.store.QueryEvents(ctx, f)
-	if err != nil || isInternal(ctx) {
+	if err != nil {
 		return ch, err
 	}
-	if !r.chans.anyPrivate() || (c.pubkey != "" && c.pubkey == r.owner) {
-		return ch, nil // nothing to hide from this caller
+	// The store indexes tag values without their names, so a #h query
+	// also finds a 39000 whose d tag holds the same id: check tag filters
+	// against each event.
+	recheck := len(f.Tags) > 0
+	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
+	if !recheck && !hide {
+		return ch, nil
 	}
 	out := make(chan *nostr.Event)
 	// Ends when the store closes ch, which it does when done or when ctx ends.
 	go func() {
 		defer close(out)
 		for ev := range ch {
-			if !r.canRead(c, ev) {
+			if (recheck && !f.Matches(ev)) || (hide && !r.canRead(c, ev)) {
 				continue
 			}
 			select {
