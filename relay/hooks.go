@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
@@ -207,18 +208,38 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 }
 
 // deleted reports whether ev's author has published a NIP-09 deletion
-// naming ev's id. (khatru's own check looks the tag up under the wrong key.)
+// naming ev's id or, for a replaceable or addressable kind, ev's address
+// at or after ev's time. (khatru's own checks look the tags up under the
+// wrong key.)
 func (r *Relay) deleted(ctx context.Context, ev *nostr.Event) bool {
-	ch, err := r.store.QueryEvents(ctx, nostr.Filter{
+	byID := nostr.Filter{
 		Kinds: []int{nostr.KindDeletion}, Authors: []string{ev.PubKey},
 		Tags: nostr.TagMap{"e": []string{ev.ID}}, Limit: 1,
-	})
+	}
+	if r.storeHas(ctx, byID) {
+		return true
+	}
+	if !nostr.IsReplaceableKind(ev.Kind) && !nostr.IsAddressableKind(ev.Kind) {
+		return false
+	}
+	since := ev.CreatedAt
+	byAddress := nostr.Filter{
+		Kinds: []int{nostr.KindDeletion}, Authors: []string{ev.PubKey},
+		Tags:  nostr.TagMap{"a": []string{fmt.Sprintf("%d:%s:%s", ev.Kind, ev.PubKey, ev.Tags.GetD())}},
+		Since: &since, Limit: 1,
+	}
+	return r.storeHas(ctx, byAddress)
+}
+
+// storeHas reports whether the store holds an event matching f.
+func (r *Relay) storeHas(ctx context.Context, f nostr.Filter) bool {
+	ch, err := r.store.QueryEvents(ctx, f)
 	if err != nil {
 		return false
 	}
 	found := false
-	for range ch {
-		found = true
+	for ev := range ch {
+		found = found || f.Matches(ev)
 	}
 	return found
 }
@@ -326,6 +347,9 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 	// also finds a 39000 whose d tag holds the same id: check tag filters
 	// against each event.
 	recheck := len(f.Tags) > 0
+	if recheck {
+		f = nameTags(f)
+	}
 	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
 	if !recheck && !hide {
 		return ch, nil
@@ -348,6 +372,17 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 		}
 	}()
 	return out, nil
+}
+
+// nameTags returns f with its tag keys as events spell tag names: khatru's
+// own lookups write "#e" and "#a" where a parsed REQ has "e" and "a".
+func nameTags(f nostr.Filter) nostr.Filter {
+	tags := make(nostr.TagMap, len(f.Tags))
+	for k, v := range f.Tags {
+		tags[strings.TrimPrefix(k, "#")] = v
+	}
+	f.Tags = tags
+	return f
 }
 
 func (r *Relay) countEvents(ctx context.Context, f nostr.Filter) (int64, error) {

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -210,6 +211,30 @@ func TestDeletionByAuthor(t *testing.T) {
 	if msg := refused(t, co, ev); !strings.Contains(msg, "deleted") {
 		t.Errorf("republishing a deleted event refused with %q; want deleted", msg)
 	}
+}
+
+// TestAddressDeletionHolds: after the author deletes an address (NIP-09
+// "a" tag), an older version of it cannot be published again.
+func TestAddressDeletionHolds(t *testing.T) {
+	owner := newKey(t)
+	r := startRelay(t, Config{Owner: owner.pk})
+	c := login(t, r.URL(), owner)
+	v1 := signed(t, owner, 30078, "one", nostr.Tag{"d", "x"})
+	v1.CreatedAt -= 10
+	v1.Sign(owner.sk)
+	mustPublish(t, c, v1)
+	del := signed(t, owner, 5, "", nostr.Tag{"a", fmt.Sprintf("30078:%s:x", owner.pk)})
+	del.CreatedAt -= 5
+	del.Sign(owner.sk)
+	mustPublish(t, c, del)
+	if evs, _ := query(t, c, nostr.Filter{Kinds: []int{30078}, Authors: []string{owner.pk}}); len(evs) != 0 {
+		t.Errorf("after deleting the address query = %s; want nothing", ids(evs))
+	}
+	if msg := refused(t, c, v1); !strings.Contains(msg, "deleted") {
+		t.Errorf("republishing a deleted address refused with %q; want deleted", msg)
+	}
+	// A version newer than the deletion is a new write.
+	mustPublish(t, c, signed(t, owner, 30078, "three", nostr.Tag{"d", "x"}))
 }
 
 func TestReplaceableAndAddressable(t *testing.T) {
