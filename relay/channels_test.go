@@ -187,9 +187,15 @@ func TestTagQueryMatchesTagName(t *testing.T) {
 	h := nostr.Tag{"h", chanA}
 	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h, nostr.Tag{"name", "general"}))
 	mustPublish(t, co, signed(t, owner, 9, "hello", h))
+	// Newer than the channel's state events, which would take limit slots.
+	older := signed(t, owner, 9, "older", h)
+	older.CreatedAt -= 100
+	older.Sign(owner.sk)
+	mustPublish(t, co, older)
 	for _, f := range []nostr.Filter{
 		{Tags: nostr.TagMap{"h": {chanA}}},
 		{Tags: nostr.TagMap{"h": {chanA}}, Kinds: []int{9, kindGroupMetadata, kindGroupMembers}},
+		{Tags: nostr.TagMap{"h": {chanA}}, Kinds: []int{9, kindGroupMetadata, kindGroupMembers}, Limit: 2},
 	} {
 		status, body := post(t, owner, r.HTTPURL()+"/query", "", jsonOf(t, []nostr.Filter{f}))
 		var evs []nostr.Event
@@ -203,8 +209,8 @@ func TestTagQueryMatchesTagName(t *testing.T) {
 				t.Errorf("query %v returned kind %d with tags %v", f, ev.Kind, ev.Tags)
 			}
 		}
-		if !kinds[9] {
-			t.Errorf("query %v returned kinds %v; want the message", f, kinds)
+		if !kinds[9] || (f.Kinds != nil && len(evs) != 2) {
+			t.Errorf("query %v returned %d events of kinds %v; want the two messages", f, len(evs), kinds)
 		}
 	}
 }

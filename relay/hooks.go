@@ -339,31 +339,35 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 		close(empty)
 		return empty, nil
 	}
-	ch, err := r.store.QueryEvents(ctx, f)
-	if err != nil {
-		return ch, err
-	}
 	// The store indexes tag values without their names, so a #h query
 	// also finds a 39000 whose d tag holds the same id: check tag filters
-	// against each event.
+	// against each event, asking the store for a few more to fill the
+	// limit.
 	recheck := len(f.Tags) > 0
+	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
+	sf := f
 	if recheck {
 		f = nameTags(f)
+		if f.Limit > 0 {
+			sf.Limit = f.Limit + recheckSlack
+		}
 	}
-	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
-	if !recheck && !hide {
-		return ch, nil
+	ch, err := r.store.QueryEvents(ctx, sf)
+	if err != nil || (!recheck && !hide) {
+		return ch, err
 	}
 	out := make(chan *nostr.Event)
 	// Ends when the store closes ch, which it does when done or when ctx ends.
 	go func() {
 		defer close(out)
+		sent := 0
 		for ev := range ch {
-			if (recheck && !f.Matches(ev)) || (hide && !r.canRead(c, ev)) {
+			if (recheck && !f.Matches(ev)) || (hide && !r.canRead(c, ev)) || (f.Limit > 0 && sent == f.Limit) {
 				continue
 			}
 			select {
 			case out <- ev:
+				sent++
 			case <-ctx.Done():
 				for range ch {
 				}

@@ -64,3 +64,8 @@ const (
 // maxQueryKinds bounds the kinds (and tag values) one filter may list
 // against the PostgreSQL store; the harness asks for at most a dozen.
 const maxQueryKinds = 50
+
+// recheckSlack is how many more events a tag query asks the store for than
+// its limit, so that events another tag name matched (a channel's own
+// 39000/39002 for its #h) do not leave the page short.
+const recheckSlack = 8
