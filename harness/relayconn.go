@@ -364,7 +364,15 @@ func (rc *relayConn) sendAuth(ctx context.Context, ws *websocket.Conn, challenge
 }
 
 func (rc *relayConn) write(ctx context.Context, ws *websocket.Conn, b []byte) error {
-	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	// Once started, a write is bounded only by writeTimeout, not by ctx:
+	// coder/websocket closes the whole socket when a write's context ends,
+	// even while the write still waits for another writer (a turn's typing
+	// ending while the observer publisher writes), which would drop every
+	// subscription for one abandoned typing event.
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), writeTimeout)
 	defer cancel()
 	if err := ws.Write(wctx, websocket.MessageText, b); err != nil {
 		ws.CloseNow() // a failed write means reconnect
