@@ -46,6 +46,9 @@ type agentSpec struct {
 	// writeTimeout bounds each write to the agent's stdin
 	// (agentWriteTimeout; tests shorten it).
 	writeTimeout time.Duration
+	// tapWrite and tapRead, when set, record the raw ACP traffic to and
+	// from the agent as observer frames; nil records nothing.
+	tapWrite, tapRead *acpTap
 }
 
 // agentSpecFor resolves the configured command: the bare name buzz-agent
@@ -121,6 +124,7 @@ type agentProc struct {
 	runID      string                    // goose active run id of the running prompt
 	usage      map[string]*usageSnapshot // latest usage report per session; nil until the first
 	usageSeq   uint64                    // usage reports received
+	catalog    *modelCatalog             // models offered by the first session/new; nil until then
 }
 
 // startAgent spawns the process and runs initialize.
@@ -156,8 +160,12 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	}
 	a := &agentProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
 		log: log.With("pid", cmd.Process.Pid)}
-	w := &stdinWriter{f: stdin, timeout: s.writeTimeout, expired: a.stdinExpired}
-	a.conn = jsonrpc.NewConn(stdout, w, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log})
+	w := &stdinWriter{f: stdin, timeout: s.writeTimeout, expired: a.stdinExpired, tap: s.tapWrite}
+	var out io.Reader = stdout
+	if s.tapRead != nil {
+		out = tapReader{r: stdout, tap: s.tapRead}
+	}
+	a.conn = jsonrpc.NewConn(out, w, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log})
 	// Serve ends when the agent closes stdout, sends an oversize or
 	// non-UTF-8 frame, or kill closes the connection; the process is
 	// waited for only after that, so no frame it wrote is lost.
@@ -243,6 +251,7 @@ type stdinWriter struct {
 	f       *os.File
 	timeout time.Duration
 	expired func()
+	tap     *acpTap // nil: raw traffic is not recorded
 }
 
 func (w *stdinWriter) Write(b []byte) (int, error) {
@@ -254,6 +263,9 @@ func (w *stdinWriter) Write(b []byte) (int, error) {
 		defer t.Stop()
 	}
 	n, err := w.f.Write(b)
+	if w.tap != nil && n > 0 {
+		w.tap.feed(b[:n])
+	}
 	if err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || fired.Load()) {
 		w.expired()
 		return n, fmt.Errorf("write to agent stdin: %w (nothing read for %v)", errStdinTimeout, w.timeout)

@@ -40,6 +40,9 @@ type relayIO struct {
 	client  *http.Client
 	ws      *relayConn
 	bridge  atomic.Bool
+	// maxContent is the relay's NIP-11 limitation on one event (the
+	// smaller of max_content_length and max_message_length); 0 unknown.
+	maxContent atomic.Int64
 }
 
 func newRelayIO(relayURL string, key *nostrkey.Secret, authTag string, ws *relayConn) *relayIO {
@@ -70,9 +73,23 @@ func (r *relayIO) probe(ctx context.Context) {
 		Bridge *struct {
 			Query string `json:"query"`
 		} `json:"http_bridge"`
+		Limitation *struct {
+			MaxContent int64 `json:"max_content_length"`
+			MaxMessage int64 `json:"max_message_length"`
+		} `json:"limitation"`
 	}
-	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc) == nil && doc.Bridge != nil && doc.Bridge.Query != "" {
+	if json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&doc) != nil {
+		return
+	}
+	if doc.Bridge != nil && doc.Bridge.Query != "" {
 		r.bridge.Store(true)
+	}
+	if l := doc.Limitation; l != nil {
+		limit := l.MaxContent
+		if l.MaxMessage > 0 && (limit <= 0 || l.MaxMessage < limit) {
+			limit = l.MaxMessage
+		}
+		r.maxContent.Store(max(limit, 0))
 	}
 }
 

@@ -37,9 +37,13 @@
 //
 // After a turn in which the agent reported token usage (goose's
 // usage_update), the harness publishes a NIP-AM kind 44200 usage record
-// encrypted to the owner. It does not publish NIP-AO observer frames, and
+// encrypted to the owner. With --relay-observer and a known owner it also
+// publishes NIP-AO observer frames (kind 24200: lifecycle, turn and raw ACP
+// frames, encrypted to the owner, paced and capped) and takes the owner's
+// cancel_turn and switch_model controls (observer.go describes both). It
 // does not implement the later upstream additions (effort level, wake
-// tickets, last-mile publishing, usage from session/prompt responses).
+// tickets, last-mile publishing, usage from session/prompt responses,
+// observer pacing at 1/s with gap reports).
 //
 // `buzzbox up` keeps an owner key, an agent key (both 0600) and the relay's
 // data under ./.buzz, creates a general channel on first run, prints the

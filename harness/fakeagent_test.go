@@ -100,7 +100,7 @@ func fakeAgent(mode string) int {
 			id := fmt.Sprintf("s%d-%d", os.Getpid(), n)
 			mu.Unlock()
 			return map[string]any{"sessionId": id, "modes": map[string]any{"availableModes": []any{map[string]any{"id": "bypassPermissions"}}},
-				"models": map[string]any{"availableModels": []any{map[string]any{"modelId": "m1"}}}}, nil
+				"models": map[string]any{"availableModels": []any{map[string]any{"modelId": "m1"}, map[string]any{"modelId": "m2"}}}}, nil
 		case "session/set_config_option", "session/set_model", "authenticate":
 			return map[string]any{}, nil
 		case "_session/steering":

@@ -84,6 +84,9 @@ type timing struct {
 	started func(*harness)
 	// prompting, when set, is told of each batch as its prompt is sent.
 	prompting func(batch []*Event, at time.Time)
+	// obsEvery replaces observerPublishEvery, obsPerWindow observerPerWindow.
+	obsEvery     time.Duration
+	obsPerWindow int
 }
 
 // harness is one running buzz-acp. Queue, slot and channel state belong to
@@ -115,7 +118,12 @@ type harness struct {
 	lastWork   time.Time
 	heartbeat  bool
 	stopping   bool
+	models     map[string]string         // channel → model chosen by an observer switch_model
+	switchAcks map[string]controlRequest // channel → switch_model whose final result waits for its session
+	waking     bool                      // a lazy pool's first agent is starting (lifecycle "waking" sent)
 
+	obs      *observerBus // observer frames (§15); always recorded
+	obsPub   *observerPub // publishes them; nil without --relay-observer or an owner
 	reacts   *reactions
 	pubs     sync.WaitGroup // NIP-AM metrics being published; shutdown waits
 	setup    *setupState    // non-nil in setup mode: no agents, nudges only
@@ -159,7 +167,8 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		loop: make(chan func(), 1024), quit: make(chan int, 1),
 		queues: map[string]*chanState{}, subscribed: map[string]bool{},
 		memberSeen: newIDSet(memberDedupGen), memberTime: map[string]int64{}, gens: map[string]int{},
-		lastWork: time.Now(),
+		lastWork: time.Now(), models: map[string]string{}, switchAcks: map[string]controlRequest{},
+		obs: newObserverBus(),
 	}
 	h.rc = newRelayConn(cfg.RelayURL, cfg.Secret, authTag, cfg.EventBuffer, log)
 	h.io = newRelayIO(cfg.RelayURL, cfg.Secret, canonTag, h.rc)
@@ -170,6 +179,20 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.spec = agentSpecFor(cfg, env, version)
 	if t.stdinTimeout > 0 {
 		h.spec.writeTimeout = t.stdinTimeout
+	}
+	h.obs.emit(frameHarnessStarted, noScope, map[string]any{"version": version, "agentPubkey": cfg.AgentHex,
+		"ownerPubkey": nullable(cfg.Owner), "agents": cfg.Agents, "lazyPool": cfg.LazyPool, "relayUrl": cfg.RelayURL})
+	if cfg.RelayObserver {
+		if cfg.Owner == "" {
+			log.Warn("--relay-observer needs an owner (--agent-owner or BUZZ_AUTH_TAG); no observer frames are published")
+		} else {
+			p, err := newObserverPub(h)
+			if err != nil {
+				return err
+			}
+			h.obsPub = p
+			h.obs.raw = true // before any agent starts
+		}
 	}
 	if raw := env.Getenv("BUZZ_ACP_SETUP_PAYLOAD"); strings.TrimSpace(raw) != "" {
 		s, err := parseSetup(raw)
@@ -207,6 +230,13 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	h.io.probe(ctx)
 	log.Info("relay reads", "http_bridge", h.io.bridge.Load())
+	if h.obsPub != nil {
+		bg.Add(1)
+		go func() { // ends with ctx, or after shutdown's stop has flushed it
+			defer bg.Done()
+			h.obsPub.run(ctx)
+		}()
+	}
 
 	chans, err := discover(ctx, h.io, cfg.AgentHex)
 	if err != nil {
@@ -233,7 +263,15 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	h.rc.subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{kindMemberAdded, kindMemberRemoved},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, watermark, true)
+	if h.obsPub != nil {
+		h.rc.subscribe(ctx, observerControlSub, nostr.Filter{Kinds: []int{kindObserverFrame},
+			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, time.Now().Unix(), false)
+	}
 	log.Info("listening", "channels", len(chans), "agent", cfg.AgentHex, "owner", cfg.Owner, "subscribe", cfg.Subscribe)
+	h.lifecycle(lifecycleListening, "")
+	if !cfg.LazyPool && h.setup == nil {
+		h.lifecycle(lifecycleReady, "")
+	}
 
 	bg.Add(1)
 	// Intake ends when ctx ends.

@@ -26,6 +26,10 @@ func (h *harness) intake(ctx context.Context) {
 			}
 			continue
 		}
+		if re.sub == observerControlSub {
+			h.observerControl(ctx, re.ev)
+			continue
+		}
 		ch, ok := strings.CutPrefix(re.sub, "ch-")
 		if !ok {
 			continue

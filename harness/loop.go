@@ -39,6 +39,13 @@ type turnHandle struct {
 	agent    *agentProc
 	extra    []*Event // steered-in events whose reactions end with the turn
 	deadline time.Time
+	// Observer bookkeeping, fixed at start: the turn's id and start time,
+	// the model an observer switch_model chose for the channel ("" none)
+	// and the switch_model whose final result the new session gives.
+	turnID    string
+	startedAt time.Time
+	model     string
+	switchAck *controlRequest
 }
 
 func (t *turnHandle) cancel(reason string) {
@@ -74,6 +81,9 @@ type sessionState struct {
 	// published for the session. The turn running on the session owns both.
 	usage     *usageCounters
 	metricSeq int
+	// modelStatus says how setting the session's model went: switched,
+	// unsupported_model or failure; "" when no model was asked for.
+	modelStatus string
 }
 
 func (h *harness) do(f func()) {
@@ -284,7 +294,12 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 	cs.parked, cs.reason = nil, ""
 	sort.SliceStable(batch, func(i, j int) bool { return batch[i].CreatedAt < batch[j].CreatedAt })
 	t := &turnHandle{slot: s, batch: batch, parked: parked, signal: make(chan struct{}),
-		agent: s.agent, deadline: time.Now().Add(h.cfg.MaxTurn)}
+		agent: s.agent, deadline: time.Now().Add(h.cfg.MaxTurn),
+		turnID: newTurnID(), startedAt: time.Now(), model: h.models[cs.id]}
+	if req, ok := h.switchAcks[cs.id]; ok {
+		t.switchAck = &req
+		delete(h.switchAcks, cs.id)
+	}
 	cs.turn = t
 	s.busy = true
 	h.lastWork = time.Now()
@@ -335,12 +350,14 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	finished := append(append([]*Event{}, t.batch...), t.extra...)
 	log := h.log.With("channel", cs.id, "result", out.result.String(), "stop", string(out.stop))
 	if cs.turn != t {
+		h.turnEnded(cs.id, t, out)
 		log.Warn("turn ended after the in-flight backstop released its channel", "err", out.err)
 		h.reacts.clear(ctx, append(finished, t.parked...))
 		h.settleReleased(ctx, s, cs.id, out)
 		return
 	}
 	cs.turn = nil
+	h.turnEnded(cs.id, t, out)
 	requeue := func(backoff bool) {
 		if cs.removed || h.cfg.Dedup == "drop" {
 			h.reacts.clear(ctx, finished)
@@ -378,10 +395,13 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		log.Info("turn cancelled", "reason", t.reason)
 		delete(s.sessions, cs.id)
 		switch t.reason {
-		case "steer", "interrupt":
+		case "steer", "interrupt", reasonSwitchModel:
 			h.reacts.remove(ctx, finished, emojiWorking)
 			cs.parked = append(append(cs.parked, t.parked...), t.batch...)
 			cs.reason = t.reason
+			if t.reason == reasonSwitchModel {
+				cs.reason = "interrupt" // spec §7.5: re-run like an interrupted batch
+			}
 		default:
 			h.reacts.clear(ctx, append(finished, t.parked...))
 		}

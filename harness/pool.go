@@ -13,11 +13,12 @@ func (h *harness) startPool(ctx context.Context) error {
 	live := 0
 	for i := range h.slots {
 		h.slots[i] = &slot{idx: i, sessions: map[string]*sessionState{}}
-		a, err := startAgent(ctx, h.spec, h.log.With("slot", i))
+		a, err := startAgent(ctx, h.slotSpec(i), h.log.With("slot", i))
 		if err != nil {
 			h.log.Error("agent failed to start", "slot", i, "err", err)
 			continue
 		}
+		h.agentInitialized(i, a)
 		h.slots[i].agent = a
 		live++
 	}
@@ -36,12 +37,47 @@ func (h *harness) ensureAgents(ctx context.Context) {
 		return
 	}
 	now := time.Now()
+	alive := false
+	for _, s := range h.slots {
+		alive = alive || s.agent != nil
+	}
 	for _, s := range h.slots {
 		if s.agent != nil || s.respawning || now.Before(s.openUntil) {
 			continue
 		}
+		if h.cfg.LazyPool && !alive && !h.waking {
+			h.waking = true
+			h.lifecycle(lifecycleWaking, "")
+		}
 		h.spawn(ctx, s, 0)
 	}
+}
+
+// slotSpec is how slot i's agent is started: h.spec, with taps recording
+// its raw traffic when a publisher reads it.
+func (h *harness) slotSpec(i int) agentSpec {
+	spec := h.spec
+	spec.tapWrite, spec.tapRead = h.obs.acpTaps(i)
+	return spec
+}
+
+// agentInitialized records slot i's agent as initialized.
+func (h *harness) agentInitialized(i int, a *agentProc) {
+	h.obs.emit(frameAgentInitialized, obsScope{slot: i}, map[string]any{"agentName": a.name,
+		"protocolVersion": a.protocol, "steering": a.steering, "pid": a.cmd.Process.Pid})
+}
+
+// lifecycle records a managed_agent_runtime_lifecycle frame; errMsg only
+// for failed.
+func (h *harness) lifecycle(state, errMsg string) {
+	p := map[string]any{"state": state, "relayUrl": h.cfg.RelayURL}
+	if nonce := h.env.Getenv(envStartNonce); nonce != "" {
+		p["startNonce"] = nonce
+	}
+	if errMsg != "" {
+		p["error"] = errMsg
+	}
+	h.obs.emit(frameLifecycle, noScope, p)
 }
 
 // spawn starts s's agent after delay in the background.
@@ -61,12 +97,19 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 			case <-t.C:
 			}
 		}
-		a, err := startAgent(ctx, h.spec, h.log.With("slot", s.idx))
+		a, err := startAgent(ctx, h.slotSpec(s.idx), h.log.With("slot", s.idx))
+		if err == nil {
+			h.agentInitialized(s.idx, a)
+		}
 		h.do(func() {
 			s.respawning = false
 			if err != nil {
 				h.log.Error("agent respawn failed; circuit open", "slot", s.idx, "err", err)
 				s.openUntil = time.Now().Add(circuitOpenFor)
+				if h.waking && !h.anyStarting() {
+					h.waking = false
+					h.lifecycle(lifecycleFailed, err.Error())
+				}
 				h.checkAlive()
 				return
 			}
@@ -76,6 +119,10 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 			}
 			s.agent = a
 			s.sessions = map[string]*sessionState{}
+			if h.waking {
+				h.waking = false
+				h.lifecycle(lifecycleReady, "")
+			}
 		})
 	}()
 }
@@ -105,6 +152,16 @@ func (h *harness) retire(ctx context.Context, s *slot) {
 	}
 	d := time.Duration(float64(h.t.respawn) * math.Pow(2, float64(len(s.crashes)-1)))
 	h.spawn(ctx, s, jitter(min(d, respawnCap)))
+}
+
+// anyStarting reports whether an agent is alive or being started.
+func (h *harness) anyStarting() bool {
+	for _, s := range h.slots {
+		if s.agent != nil || s.respawning {
+			return true
+		}
+	}
+	return false
 }
 
 // checkAlive stops the harness when no agent lives and none is coming.
@@ -152,6 +209,9 @@ kill:
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		h.presence(pctx, "offline")
 		cancel()
+	}
+	if h.obsPub != nil {
+		h.obsPub.stop()
 	}
 	h.reacts.wg.Wait()
 	h.pubs.Wait()

@@ -2,10 +2,13 @@ package harness
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"buzzbox/internal/acp"
@@ -32,6 +35,19 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 			out = turnOutcome{promptOutcome: promptOutcome{result: turnProtocolError, err: fmt.Errorf("turn panicked: %v", r)}}
 		}
 	}()
+	sc := obsScope{slot: s.idx, channel: channel, turn: t.turnID, startedAt: t.startedAt.UTC().Format(time.RFC3339Nano)}
+	h.obs.emit(frameTurnStarted, sc, map[string]any{"triggeringEventIds": eventIDs(t.batch),
+		"parkedEventIds": eventIDs(t.parked), "reason": nullable(reason)})
+	var session atomic.Pointer[string]
+	if h.cfg.TurnLiveness > 0 {
+		lctx, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { // liveness pings; stopped (and waited for) when the turn returns
+			defer close(done)
+			h.livenessLoop(lctx, sc, a, &session)
+		}()
+		defer func() { stop(); <-done }()
+	}
 	info, _ := h.chans.get(ctx, channel)
 	ss := s.sessions[channel]
 	if ss != nil && ss.gen != gen {
@@ -39,16 +55,31 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	}
 	newSession := false
 	if ss == nil {
+		model := h.cfg.Model
+		if t.model != "" {
+			model = t.model
+		}
 		var err error
-		ss, err = h.newSession(ctx, a, &info, false)
+		ss, err = h.newSession(ctx, a, &info, false, model, sc)
 		if err != nil {
+			if t.switchAck != nil {
+				h.answerControl(*t.switchAck, statusFailure, err.Error())
+			}
 			return sessionFailure(a, err)
+		}
+		if t.switchAck != nil {
+			h.answerControl(*t.switchAck, ss.modelStatus, "")
 		}
 		ss.gen = gen
 		s.sessions[channel] = ss
 		newSession = true
+	} else if t.switchAck != nil {
+		h.answerControl(*t.switchAck, statusSwitched, "") // the session already has it
 	}
 	sid := ss.id
+	session.Store(&sid)
+	sc.session = sid
+	h.obs.emit(frameSessionResolved, sc, map[string]any{"isNewSession": newSession})
 	h.do(func() { t.session = sid })
 	log = log.With("session", sid)
 	// Every way out of the turn from here reports the usage it caused (§10 step 7).
@@ -127,7 +158,10 @@ func sessionFailure(a *agentProc, err error) turnOutcome {
 
 // newSession opens an ACP session with the system prompt delivered the
 // way the agent takes it (§9.3–9.5). ch is nil for heartbeat sessions.
-func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo, heartbeat bool) (*sessionState, error) {
+//
+// model is the model to set ("" none); sc says what the
+// session_config_captured frame is about.
+func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo, heartbeat bool, model string, sc obsScope) (*sessionState, error) {
 	parts := systemParts{Cwd: h.cwd, Base: h.cfg.BasePrompt, Persona: h.cfg.SystemPrompt, Team: h.cfg.TeamInstructions}
 	if !heartbeat && ch != nil {
 		if h.cfg.Memory && h.cfg.Owner != "" {
@@ -201,6 +235,20 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 		return nil, errors.New("session/new: reply has no sessionId")
 	}
 	ss.id = res.SessionID
+	catalog := &modelCatalog{ids: map[string]bool{}}
+	for _, o := range res.ConfigOptions {
+		if o.Category == "model" {
+			for _, v := range o.Options {
+				catalog.ids[v.Value] = true
+			}
+		}
+	}
+	if res.Models != nil {
+		for _, am := range res.Models.AvailableModels {
+			catalog.ids[am.ModelID] = true
+		}
+	}
+	a.noteCatalog(catalog)
 	if goose {
 		err := a.call(rctx, methodGooseSysPrompt, map[string]any{"sessionId": ss.id, "mode": "append", "key": "buzz", "text": system}, nil)
 		var rpcErr *jsonrpc.Error
@@ -215,6 +263,7 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 			return nil, fmt.Errorf("%s: %w", methodGooseSysPrompt, err)
 		}
 	}
+	refused := false
 	set := func(method string, p map[string]any) error {
 		cctx, cancel := context.WithTimeout(ctx, configTimeout)
 		defer cancel()
@@ -223,11 +272,12 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 			return fmt.Errorf("%s: %w", method, err)
 		}
 		if err != nil {
+			refused = true
 			h.log.Warn("agent refused a session setting", "method", method, "err", err)
 		}
 		return nil
 	}
-	if m := h.cfg.Model; m != "" {
+	if m := model; m != "" {
 		done := false
 		for _, o := range res.ConfigOptions {
 			if o.Category != "model" {
@@ -256,8 +306,14 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 				}
 			}
 		}
-		if !done {
+		switch {
+		case !done:
+			ss.modelStatus = statusUnsupportedModel
 			h.log.Warn("agent does not offer the configured model; keeping its default", "model", m)
+		case refused:
+			ss.modelStatus = statusFailure
+		default:
+			ss.modelStatus = statusSwitched
 		}
 	}
 	if wire := permissionWire(h.cfg.PermissionMode); wire != "" && res.Modes != nil {
@@ -270,7 +326,90 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 			}
 		}
 	}
+	var captured struct {
+		ConfigOptions json.RawMessage `json:"configOptions"`
+		Modes         json.RawMessage `json:"modes"`
+		Models        json.RawMessage `json:"models"`
+	}
+	json.Unmarshal(raw, &captured) // it decoded above
+	sc.session = ss.id
+	h.obs.emit(frameSessionConfig, sc, map[string]any{"configOptions": rawOrNull(captured.ConfigOptions),
+		"modes": rawOrNull(captured.Modes), "models": rawOrNull(captured.Models), "model": nullable(model),
+		"modelStatus": nullable(ss.modelStatus), "modelOverridden": model != "" && model != h.cfg.Model && ss.modelStatus == statusSwitched})
 	return ss, nil
+}
+
+func rawOrNull(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 {
+		return json.RawMessage("null")
+	}
+	return r
+}
+
+func eventIDs(evs []*Event) []string {
+	ids := make([]string, 0, len(evs))
+	for _, e := range evs {
+		ids = append(ids, e.ID)
+	}
+	return ids
+}
+
+// newTurnID is a random UUID (version 4) naming one turn in observer frames.
+func newTurnID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	b[6] = b[6]&0x0f | 0x40
+	b[8] = b[8]&0x3f | 0x80
+	h := hex.EncodeToString(b[:])
+	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+}
+
+// livenessLoop records turn_liveness every --turn-liveness-secs until ctx
+// ends: how long the turn has run and how long the agent has been quiet.
+func (h *harness) livenessLoop(ctx context.Context, sc obsScope, a *agentProc, session *atomic.Pointer[string]) {
+	start := time.Now()
+	t := time.NewTicker(h.cfg.TurnLiveness)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case now := <-t.C:
+			if sid := session.Load(); sid != nil {
+				sc.session = *sid
+			}
+			idle := now.Sub(start)
+			if last := a.lastOutput.Load(); last > start.UnixNano() {
+				idle = now.Sub(time.Unix(0, last))
+			}
+			h.obs.emit(frameTurnLiveness, sc, map[string]any{"elapsedMs": now.Sub(start).Milliseconds(), "idleMs": idle.Milliseconds()})
+		}
+	}
+}
+
+// turnEnded records the end of channel turn t (on the loop goroutine,
+// after every frame the turn itself recorded): turn_completed when its
+// prompt ended or a control signal cancelled it, else turn_error.
+func (h *harness) turnEnded(channel string, t *turnHandle, out turnOutcome) {
+	sc := obsScope{slot: t.slot.idx, channel: channel, session: t.session, turn: t.turnID,
+		startedAt: t.startedAt.UTC().Format(time.RFC3339Nano)}
+	ms := time.Since(t.startedAt).Milliseconds()
+	switch out.result {
+	case turnOK, turnSignalled:
+		stop := string(out.stop)
+		if out.result == turnSignalled {
+			stop = string(acp.StopCancelled)
+		}
+		reason := ""
+		if out.result == turnSignalled {
+			reason = t.reason
+		}
+		h.obs.emit(frameTurnCompleted, sc, map[string]any{"outcome": out.result.String(), "stopReason": stop,
+			"reason": nullable(reason), "durationMs": ms})
+	default:
+		h.obs.emit(frameTurnError, sc, map[string]any{"outcome": out.result.String(), "error": errText(out.err),
+			"stage": nullable(out.stage), "durationMs": ms})
+	}
 }
 
 // heartbeatTick runs a heartbeat turn when nothing is queued (§8.5).
@@ -301,7 +440,7 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 		ss := s.sessions[heartbeatKey]
 		var err error
 		if ss == nil {
-			ss, err = h.newSession(ctx, a, nil, true)
+			ss, err = h.newSession(ctx, a, nil, true, h.cfg.Model, obsScope{slot: s.idx})
 		}
 		var o promptOutcome
 		if err != nil {
