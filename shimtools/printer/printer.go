@@ -371,14 +371,14 @@ func (f *File) Match(l search.Line) bool {
 	text := trimEOL(l.Bytes)
 	switch {
 	case o.Vimgrep && !o.Invert:
-		o.Matcher.Each(text, func(s, e int) bool {
+		o.Matcher.Each(text, l.BufStart, func(s, e int) bool {
 			f.matches++
 			f.prefix(l.Number, s+1, l.Offset, ':', true)
-			f.appendText(text, true)
+			f.appendText(text, l.BufStart, true)
 			return true
 		})
 	case o.OnlyMatching && !o.Invert:
-		o.Matcher.Each(text, func(s, e int) bool {
+		o.Matcher.Each(text, l.BufStart, func(s, e int) bool {
 			f.matches++
 			col := 0
 			if o.Column {
@@ -399,17 +399,17 @@ func (f *File) Match(l search.Line) bool {
 		col := 0
 		if o.Column && !o.Invert {
 			col = 1
-			o.Matcher.Each(text, func(s, e int) bool {
+			o.Matcher.Each(text, l.BufStart, func(s, e int) bool {
 				col = s + 1
 				return false
 			})
 		}
 		f.prefix(l.Number, col, l.Offset, ':', false)
 		if f.tooLong(l) {
-			f.omitted(text, true)
+			f.omitted(text, l.BufStart, true)
 			break
 		}
-		f.appendText(text, !o.Invert)
+		f.appendText(text, l.BufStart, !o.Invert)
 	}
 	return f.spill()
 }
@@ -419,7 +419,7 @@ func (f *File) countMatches(l search.Line) {
 		f.matches++
 		return
 	}
-	f.p.o.Matcher.Each(trimEOL(l.Bytes), func(s, e int) bool {
+	f.p.o.Matcher.Each(trimEOL(l.Bytes), l.BufStart, func(s, e int) bool {
 		f.matches++
 		return true
 	})
@@ -441,10 +441,12 @@ func (f *File) Context(l search.Line, after bool) bool {
 	f.grouped = true
 	f.prefix(l.Number, 0, l.Offset, '-', false)
 	if f.tooLong(l) {
-		f.omitted(trimEOL(l.Bytes), false)
+		f.omitted(trimEOL(l.Bytes), true, false)
 		return true
 	}
-	f.appendText(trimEOL(l.Bytes), o.Invert)
+	// ripgrep looks for the matches of a context line in the line alone,
+	// which -w tells from the line in its buffer.
+	f.appendText(trimEOL(l.Bytes), true, o.Invert)
 	return f.spill()
 }
 
@@ -485,8 +487,9 @@ func (f *File) prefix(line uint64, col int, off int64, sep byte, vim bool) {
 	}
 }
 
-// appendText writes a line's text and '\n', colouring matches if asked.
-func (f *File) appendText(text []byte, highlight bool) {
+// appendText writes a line's text and '\n', colouring matches if asked
+// (bufStart is the line's search.Line.BufStart).
+func (f *File) appendText(text []byte, bufStart, highlight bool) {
 	o := &f.p.o
 	skip := 0
 	if o.Trim {
@@ -496,7 +499,7 @@ func (f *File) appendText(text []byte, highlight bool) {
 	}
 	if o.Color && highlight {
 		last := skip
-		o.Matcher.Each(text, func(s, e int) bool {
+		o.Matcher.Each(text, bufStart, func(s, e int) bool {
 			s = max(s, skip)
 			if e <= s {
 				return true
@@ -521,7 +524,7 @@ func (f *File) tooLong(l search.Line) bool {
 }
 
 // omitted prints ripgrep's stand-in for a line over -M.
-func (f *File) omitted(text []byte, match bool) {
+func (f *File) omitted(text []byte, bufStart, match bool) {
 	o := &f.p.o
 	if o.MaxColumnsPreview {
 		cut := 0
@@ -536,7 +539,7 @@ func (f *File) omitted(text []byte, match bool) {
 	switch {
 	case match && o.Color && !o.Invert:
 		n := 0
-		o.Matcher.Each(text, func(int, int) bool { n++; return true })
+		o.Matcher.Each(text, bufStart, func(int, int) bool { n++; return true })
 		f.buf = append(f.buf, "[Omitted long line with "...)
 		f.buf = strconv.AppendInt(f.buf, int64(n), 10)
 		f.buf = append(f.buf, " matches]\n"...)

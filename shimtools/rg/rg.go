@@ -340,6 +340,9 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	}
 	if o.text {
 		walkMode, explicitMode = search.BinaryNone, search.BinaryNone
+		if explicitFiles {
+			explicitMode = search.BinaryNoneWhole
+		}
 	}
 	pw := &lockedWriter{w: out}
 	pr := printer.New(pw, po)

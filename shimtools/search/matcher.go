@@ -3,7 +3,8 @@
 // expression engine, context lines, match limits and ripgrep 13's binary
 // file rules. Results go to a Sink; the package prints nothing.
 //
-// Patterns use Go's RE2 syntax. A match never spans lines: '\n' is removed
+// Patterns use Go's RE2 syntax, with ripgrep's Unicode meaning of \d, \s
+// and \w (see rewritePattern). A match never spans lines: '\n' is removed
 // from character classes and a literal '\n' is refused, as in ripgrep.
 package search
 
@@ -53,9 +54,22 @@ type Matcher struct {
 	// multiExact says the pattern is just those literals: a candidate is a
 	// match, no regex run needed.
 	multiExact bool
-	// word requires a non-word character (Unicode) or a line end on each
-	// side of a match (-w); Go's \b only knows ASCII.
-	word bool
+	// word is set for -w; words holds ripgrep's word regexes.
+	word  bool
+	words *wordMatcher
+}
+
+// wordMatcher finds -w matches the way ripgrep 13 does: a non-word
+// character (Unicode \W) or a line edge on each side of the pattern,
+// consumed by the match, which is then cut back to the pattern's part.
+type wordMatcher struct {
+	// full is (?:^|\W)(PAT)(?:\W|$), for a search from the line's start;
+	// mid lacks the ^ branch, for a search from inside the line, since ^
+	// cannot match there (Go would take the slice's start for one).
+	full, mid *regexp.Regexp
+	// whole is ^(?:PAT)$, which ripgrep tries on a match with its first
+	// and last character cut off before it extracts the group.
+	whole *regexp.Regexp
 }
 
 // ErrNewline reports a pattern that can only match across lines.
@@ -63,17 +77,23 @@ var ErrNewline = errors.New(`the literal '"\n"' is not allowed in a regex`)
 
 // NewMatcher compiles patterns (joined as alternatives).
 func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
-	fold := o.IgnoreCase
-	if o.SmartCase && !o.IgnoreCase {
-		fold = !hasUpper(patterns, o.Fixed)
-	}
 	parts := make([]string, len(patterns))
+	literal, upper := false, false
 	for i, p := range patterns {
 		if o.Fixed {
+			literal = literal || p != ""
+			upper = upper || strings.IndexFunc(p, unicode.IsUpper) >= 0
 			p = regexp.QuoteMeta(p)
+		} else {
+			var lit, up bool
+			p, lit, up = rewritePattern(p)
+			literal, upper = literal || lit, upper || up
 		}
 		parts[i] = p
 	}
+	// Smart case, as ripgrep: ignore case when the patterns have a literal
+	// and no upper-case one (\p{Lu} alone stays case-sensitive).
+	fold := o.IgnoreCase || o.SmartCase && literal && !upper
 	var src string
 	if len(parts) == 1 {
 		src = parts[0]
@@ -89,9 +109,13 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 	}
 	tree, err := syntax.Parse(src, flags)
 	if err != nil {
-		// Report the error against the user's pattern, not our wrapping.
-		for _, p := range parts {
+		// Report the error against the user's pattern, not our wrapping
+		// or rewriting.
+		for i, p := range parts {
 			if _, perr := syntax.Parse(p, flags); perr != nil {
+				if _, oerr := syntax.Parse(patterns[i], flags); oerr != nil && !o.Fixed {
+					return nil, oerr
+				}
 				return nil, perr
 			}
 		}
@@ -102,6 +126,11 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 	}
 	tree = tree.Simplify()
 	m := &Matcher{word: o.Word && !o.Line}
+	if m.word {
+		if m.words, err = newWordMatcher(tree, flags); err != nil {
+			return nil, err
+		}
+	}
 	if tree.Op == syntax.OpEmptyMatch && !m.word {
 		m.any = true
 		return m, nil
@@ -130,62 +159,12 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 			m.foldExact = !m.word && isFoldAlternation(tree)
 		}
 	}
-	re, err := regexp.Compile(tree.String())
+	re, err := compileTree(tree, nil)
 	if err != nil {
 		return nil, err
 	}
 	m.re = re
 	return m, nil
-}
-
-// hasUpper reports whether a pattern has an upper-case letter that is not
-// part of an escape (smart case looks at literal letters only).
-func hasUpper(patterns []string, fixed bool) bool {
-	for _, p := range patterns {
-		if fixed {
-			if strings.IndexFunc(p, unicode.IsUpper) >= 0 {
-				return true
-			}
-			continue
-		}
-		tree, err := syntax.Parse(p, syntax.Perl)
-		if err != nil {
-			if strings.IndexFunc(p, unicode.IsUpper) >= 0 {
-				return true
-			}
-			continue
-		}
-		if treeHasUpper(tree) {
-			return true
-		}
-	}
-	return false
-}
-
-func treeHasUpper(t *syntax.Regexp) bool {
-	switch t.Op {
-	case syntax.OpLiteral:
-		for _, r := range t.Rune {
-			if unicode.IsUpper(r) {
-				return true
-			}
-		}
-	case syntax.OpCharClass:
-		// A class such as [A-Z] counts, as it does in ripgrep.
-		for i := 0; i+1 < len(t.Rune); i += 2 {
-			for r := t.Rune[i]; r <= t.Rune[i+1] && r-t.Rune[i] < 128; r++ {
-				if unicode.IsUpper(r) {
-					return true
-				}
-			}
-		}
-	}
-	for _, s := range t.Sub {
-		if treeHasUpper(s) {
-			return true
-		}
-	}
-	return false
 }
 
 // stripNewlines removes '\n' from classes and refuses literal newlines, so
@@ -362,65 +341,92 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 // lineOK confirms a candidate line (no terminator).
 func (m *Matcher) lineOK(line []byte) bool {
 	if m.word {
-		found := false
-		m.eachWord(line, func(int, int) bool { found = true; return false })
-		return found
+		return m.words.full.Match(line)
 	}
 	return m.re == nil || m.re.Match(line)
 }
 
-// eachWord reports the matches of the pattern that stand as whole words,
-// retrying one position later after a match that does not.
-func (m *Matcher) eachWord(line []byte, fn func(start, end int) bool) {
-	pos := 0
-	for pos <= len(line) {
-		var s, e int
-		if m.re == nil {
-			i := bytes.Index(line[pos:], m.lit)
-			if i < 0 {
-				return
-			}
-			s, e = pos+i, pos+i+len(m.lit)
-		} else {
-			loc := m.re.FindIndex(line[pos:])
-			if loc == nil {
-				return
-			}
-			s, e = pos+loc[0], pos+loc[1]
-		}
-		startOK := s == 0 || !isWordRune(lastRune(line[:s]))
-		endOK := e == len(line) || !isWordAt(line, e)
-		if startOK && endOK {
-			if !fn(s, e) {
-				return
-			}
-			if e > s {
-				pos = e
-				continue
-			}
-		}
-		if s >= len(line) {
+// newWordMatcher compiles ripgrep's -w regexes around the parsed pattern.
+func newWordMatcher(pat *syntax.Regexp, flags syntax.Flags) (*wordMatcher, error) {
+	text, _ := perlClass('W', true, false)
+	notWord, err := syntax.Parse(text, flags)
+	if err != nil {
+		return nil, err
+	}
+	if err := stripNewlines(notWord); err != nil {
+		return nil, err
+	}
+	node := func(op syntax.Op, sub ...*syntax.Regexp) *syntax.Regexp {
+		return &syntax.Regexp{Op: op, Sub: sub}
+	}
+	group := &syntax.Regexp{Op: syntax.OpCapture, Cap: 1, Sub: []*syntax.Regexp{pat}}
+	tail := node(syntax.OpAlternate, notWord, node(syntax.OpEndLine))
+	var w wordMatcher
+	if w.full, err = compileTree(node(syntax.OpConcat, node(syntax.OpAlternate, node(syntax.OpBeginLine), notWord), group, tail), group); err != nil {
+		return nil, err
+	}
+	if w.mid, err = compileTree(node(syntax.OpConcat, notWord, group, tail), group); err != nil {
+		return nil, err
+	}
+	if w.whole, err = compileTree(node(syntax.OpConcat, node(syntax.OpBeginText), pat, node(syntax.OpEndText)), nil); err != nil {
+		return nil, err
+	}
+	return &w, nil
+}
+
+// find returns ripgrep's next -w match in line at or after at. bufStart
+// says the line starts ripgrep's buffer: only there does ripgrep see that
+// a match began at the buffer's start and take the group directly.
+// Elsewhere it first cuts one character off each end of the whole match
+// and keeps that when the pattern matches it entirely, which drops the
+// first character of a match that began at a line's start: on a later
+// line "foo bar", -w '[a-z]+' gives "oo", and "straße" gives "traße" for
+// -w '\w+'.
+func (w *wordMatcher) find(line []byte, at int, bufStart bool) (start, end int, ok bool) {
+	re := w.mid
+	if at == 0 {
+		re = w.full
+	}
+	loc := re.FindSubmatchIndex(line[at:])
+	if loc == nil {
+		return 0, 0, false
+	}
+	cs, ce := at+loc[0], at+loc[1]
+	gs, ge := at+loc[2], at+loc[3]
+	if (bufStart && cs == 0) || ce == len(line) {
+		return gs, ge, true
+	}
+	_, sl := utf8.DecodeRune(line[cs:ce])
+	_, el := utf8.DecodeLastRune(line[cs:ce])
+	if cs+sl <= ce-el && w.whole.Match(line[cs+sl:ce-el]) {
+		return cs + sl, ce - el, true
+	}
+	return gs, ge, true
+}
+
+// eachWord reports the -w matches in line as ripgrep's match iterator
+// does: the next search starts at a match's end, one byte further after
+// an empty match, and an empty match right after a match is skipped.
+func (m *Matcher) eachWord(line []byte, bufStart bool, fn func(start, end int) bool) {
+	lastEnd := -1
+	for pos := 0; pos <= len(line); {
+		s, e, ok := m.words.find(line, pos, bufStart)
+		if !ok {
 			return
 		}
-		_, n := utf8.DecodeRune(line[s:])
-		pos = s + n
+		if s == e {
+			pos = e + 1
+			if e == lastEnd {
+				continue
+			}
+		} else {
+			pos = e
+		}
+		lastEnd = e
+		if !fn(s, e) {
+			return
+		}
 	}
-}
-
-func isWordAt(line []byte, i int) bool {
-	r, _ := utf8.DecodeRune(line[i:])
-	return isWordRune(r)
-}
-
-func lastRune(b []byte) rune {
-	r, _ := utf8.DecodeLastRune(b)
-	return r
-}
-
-// isWordRune is Unicode's \w as ripgrep uses it: letters, marks, decimal
-// digits and connector punctuation.
-func isWordRune(r rune) bool {
-	return r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.M, r) || unicode.Is(unicode.Pc, r)
 }
 
 // MatchLine reports whether line (no terminator) matches.
@@ -462,10 +468,12 @@ func (m *Matcher) MatchLine(line []byte) bool {
 
 // Each calls fn with the bounds of every match in line (no terminator),
 // left to right, stopping when fn returns false. Empty matches are
-// reported as ripgrep reports them (at most one per position).
-func (m *Matcher) Each(line []byte, fn func(start, end int) bool) {
+// reported as ripgrep reports them (at most one per position). bufStart
+// says the line starts ripgrep's search buffer (Line.BufStart), which
+// changes some -w matches.
+func (m *Matcher) Each(line []byte, bufStart bool, fn func(start, end int) bool) {
 	if m.word {
-		m.eachWord(line, fn)
+		m.eachWord(line, bufStart, fn)
 		return
 	}
 	if m.any {

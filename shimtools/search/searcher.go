@@ -21,6 +21,9 @@ const (
 	// BinaryConvertWhole is ripgrep's memory-mapped path for a few named
 	// files: the first fill and every reported line are checked for NUL.
 	BinaryConvertWhole
+	// BinaryNoneWhole searches everything as text, as one buffer (the
+	// memory-mapped path with -a).
+	BinaryNoneWhole
 )
 
 // Config controls one searcher. The zero value reports matching lines with
@@ -43,6 +46,9 @@ type Line struct {
 	Bytes  []byte // the line with its '\n' when it has one
 	Number uint64 // 1-based line number, 0 when not counted
 	Offset int64  // byte offset of the line's start in the file
+	// BufStart says the line starts ripgrep's search buffer: the file's
+	// first line, or the first of a fill (see Matcher.Each).
+	BufStart bool
 }
 
 // Sink receives what a search finds. Returning false stops the search.
@@ -72,6 +78,7 @@ type Searcher struct {
 	pos       int   // first byte not yet processed
 	lineNo    uint64
 	lastEnd   int64 // file offset just past the last reported line; -1 none
+	bufStart  int64 // file offset where ripgrep's buffer starts
 	afterLeft int
 	hits      int64
 	stop      bool
@@ -123,7 +130,7 @@ type sim struct {
 func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 	s.sink = sink
 	s.base, s.pos, s.lineNo, s.lastEnd, s.afterLeft, s.hits = 0, 0, 1, -1, 0, 0
-	s.stop, s.flagged, s.searched = false, false, 0
+	s.stop, s.flagged, s.searched, s.bufStart = false, false, 0, 0
 	if s.MaxCount == 0 {
 		return nil
 	}
@@ -150,7 +157,9 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 		sm.firstRead = stdinBufSize
 	}
 	defer func() { s.fillCap = sm.cap }()
-	useSim := s.Binary == BinaryQuit || s.Binary == BinaryConvert
+	// The fills are replayed for where ripgrep notices a NUL and where its
+	// buffer starts, except for a file it searches whole.
+	useSim := s.Binary == BinaryQuit || s.Binary == BinaryConvert || s.Binary == BinaryNone
 	eof := false
 	firstChecked := false
 	for !s.stop {
@@ -195,6 +204,7 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 				if !s.advance(&sm, buf, dataEnd, eof) {
 					break
 				}
+				s.bufStart = sm.start
 				if sm.nul >= 0 && !s.flagged {
 					s.flagged = true
 					s.process(buf, int(sm.cut-s.base), true)
@@ -288,7 +298,7 @@ func (s *Searcher) advance(sm *sim, buf []byte, dataEnd int64, eof bool) bool {
 		old := sm.end
 		fresh := buf[old-s.base : old+n-s.base]
 		sm.end += n
-		if i := bytes.IndexByte(fresh, 0); i >= 0 {
+		if i := bytes.IndexByte(fresh, 0); i >= 0 && s.Binary != BinaryNone {
 			if sm.nul < 0 {
 				sm.nul = old + int64(i)
 				sm.cut, sm.consumed = sm.term, sm.start
@@ -486,7 +496,7 @@ func (s *Searcher) send(buf []byte, b, e int, back uint64, match, after bool) {
 			}
 		}
 	}
-	l := Line{Bytes: buf[b:e], Offset: off}
+	l := Line{Bytes: buf[b:e], Offset: off, BufStart: off == s.bufStart}
 	if s.LineNumbers {
 		l.Number = s.lineNo - back
 	}

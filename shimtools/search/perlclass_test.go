@@ -1,0 +1,180 @@
+package search
+
+import (
+	"regexp"
+	"regexp/syntax"
+	"strings"
+	"testing"
+)
+
+// TestPerlClassesAreUnicode checks each class against characters where
+// Rust's regex crate (ripgrep) and Go's RE2 disagree.
+func TestPerlClassesAreUnicode(t *testing.T) {
+	for _, tt := range []struct {
+		pattern string
+		text    string
+		want    string // the first match; "" for none
+	}{
+		{`\w+`, "straße", "straße"},
+		{`\w+`, "Привет", "Привет"},
+		{`\w+`, "e\u0301x", "e\u0301x"},         // a combining mark
+		{`\w+`, "\u216b\u24b6", "\u216b\u24b6"}, // a letter number, a circled letter (Other_Alphabetic)
+		{`\w+`, "a\u200db", "a\u200db"},         // ZERO WIDTH JOINER (Join_Control)
+		{`\w+`, "x\u203fy", "x\u203fy"},         // UNDERTIE (Pc)
+		{`\W+`, "é ß", " "},
+		{`\d+`, "x٠١٢٣y", "٠١٢٣"},
+		{`\d+`, "０１２", "０１２"},
+		{`\D+`, "٣abc", "abc"},
+		{`\s`, "a\u00a0b", "\u00a0"},
+		{`\s`, "a\u3000b", "\u3000"},
+		{`\s`, "a\vb", "\v"},
+		{`\S+`, "\u00a0ab\u2009", "ab"},
+		{`[\w.-]+`, " ünï-cödé.txt ", "ünï-cödé.txt"},
+		{`[\W\d]+`, "ab٣ é", "٣ "},
+		{`[^\w]+`, "éa ß", " "},
+		{`[^\W]+`, " éa ", "éa"},
+		{`[\S]+`, "\u00a0é\u00a0", "é"},
+		{`[\s\d]+`, "a\u3000٣b", "\u3000٣"},
+		{`[\D]+`, "٣é٣", "é"},
+		{`[\w-]+`, "x ab-ç y", "x"},
+		{`(?-u)\w+`, "éab", "ab"},
+		{`(?-u:\d)+`, "٣12", "12"},
+		{`(?-u)\s`, "\u00a0\v", "\v"},
+		{`(?-u)[\W]`, "aé", "é"},
+		{`(?-u:\w)\w`, "aé", "aé"},
+		{`\w(?-u)\w`, "éé ab", "ab"},
+		{`(?i-u)\w+`, "\u212aK", "K"},
+		{`(?u)\w+`, "éa", "éa"},
+		{`\\w`, `x\w`, `\w`},
+		{`[\\w]+`, `ww\\`, `ww\\`},
+		{`\Q\w\E`, `a\w`, `\w`},
+		{`\Q\w`, `a\w`, `\w`},
+		{`\p{Greek}\w`, "αβ", "αβ"},
+		{`\d\D\s\S\w\W`, "٣x\u00a0éé!", "٣x\u00a0éé!"},
+	} {
+		m, err := NewMatcher([]string{tt.pattern}, MatcherOptions{})
+		if err != nil {
+			t.Errorf("NewMatcher(%q) = %v", tt.pattern, err)
+			continue
+		}
+		got := ""
+		m.Each([]byte(tt.text), true, func(s, e int) bool {
+			got = tt.text[s:e]
+			return false
+		})
+		if got != tt.want {
+			t.Errorf("%q on %q matches %q; want %q", tt.pattern, tt.text, got, tt.want)
+		}
+	}
+}
+
+// TestSmartCaseLiterals checks what counts for smart case: literals and
+// class ends, not classes, anchors, flags or group names.
+func TestSmartCaseLiterals(t *testing.T) {
+	for _, tt := range []struct {
+		pattern        string
+		literal, upper bool
+	}{
+		{`foo`, true, false},
+		{`Foo`, true, true},
+		{`\w+`, false, false},
+		{`\wfoo`, true, false},
+		{`\p{Lu}`, false, false},
+		{`\p{Lu}x`, true, false},
+		{`\pL`, false, false},
+		{`[[:upper:]]`, false, false},
+		{`[A-Z]`, true, true},
+		{`[a-z]`, true, false},
+		{`[^\d]`, false, false},
+		{`\x41`, true, true},
+		{`\x{41}b`, true, true},
+		{`\.`, true, false},
+		{`\b\w\B`, false, false},
+		{`(?P<Name>\w)`, false, false},
+		{`(?i)\w`, false, false},
+		{`(?U)x`, true, false},
+		{`.{2,3}^$`, false, false},
+		{`a{b`, true, false},
+		{`\QAB\E`, true, true},
+		{`É`, true, true},
+	} {
+		_, literal, upper := rewritePattern(tt.pattern)
+		if literal != tt.literal || upper != tt.upper {
+			t.Errorf("rewritePattern(%q) literal, upper = %v, %v; want %v, %v", tt.pattern, literal, upper, tt.literal, tt.upper)
+		}
+	}
+}
+
+// TestRewriteKeepsEscapes checks that what is not a Perl class escape is
+// left alone.
+func TestRewriteKeepsEscapes(t *testing.T) {
+	for _, p := range []string{`foo`, `\\w`, `\\\\d`, `\p{Greek}`, `\pL`, `\x{64}`, `[[:word:]]`, `a\.b`, `(?i)x`, `(?P<w>x)`, `\Qd\E`} {
+		if out, _, _ := rewritePattern(p); out != p {
+			t.Errorf("rewritePattern(%q) = %q; want it unchanged", p, out)
+		}
+	}
+	for p, want := range map[string]string{
+		`(?-u)x`:   `(?:)x`,
+		`(?i-u)x`:  `(?i)x`,
+		`(?-iu:x)`: `(?-i:x)`,
+		`(?u:x)`:   `(?:x)`,
+		`\Qab`:     `\Qab\E`,
+		`[\d-]`:    `[\p{Nd}\-]`,
+	} {
+		if out, _, _ := rewritePattern(p); out != want {
+			t.Errorf("rewritePattern(%q) = %q; want %q", p, out, want)
+		}
+	}
+}
+
+// FuzzRewritePattern checks that rewriting never panics and that a
+// pattern Go accepts still parses once rewritten, alone and inside the
+// -w, -x and multi-pattern wrappers.
+func FuzzRewritePattern(f *testing.F) {
+	for _, s := range []string{
+		`\w+`, `[\w.-]+`, `[\W\d]`, `[^\S\n]`, `\\w`, `\Q\w`, `(?-u)\w(?u)\d`, `(?i-u:\s)`,
+		`[\w-a]`, `[]\w]`, `[^]\d]`, `[[:alpha:]\s]`, `\p{Greek}\D`, `\x{41}\S`, `a{2}\w{1,}`,
+		`(?P<n>\d)`, `(?:\w|\W)*`, `[\d-\w]`, `\`, `[`, `(?u`, `\pN\w`,
+	} {
+		f.Add(s)
+	}
+	flags := syntax.Perl &^ syntax.OneLine
+	f.Fuzz(func(t *testing.T, pattern string) {
+		out, _, _ := rewritePattern(pattern)
+		if _, err := syntax.Parse(pattern, flags); err != nil {
+			return
+		}
+		if _, err := syntax.Parse(out, flags); err != nil {
+			t.Fatalf("rewritePattern(%q) = %q, which does not parse: %v", pattern, out, err)
+		}
+		if _, err := syntax.Parse(out, flags|syntax.FoldCase); err != nil {
+			t.Fatalf("rewritePattern(%q) = %q, which does not parse case-folded: %v", pattern, out, err)
+		}
+		if _, err := NewMatcher([]string{pattern}, MatcherOptions{}); err != nil {
+			return // a literal newline, refused whatever the options
+		}
+		for _, o := range []MatcherOptions{{Word: true}, {Line: true}, {IgnoreCase: true, Word: true}} {
+			if _, err := NewMatcher([]string{pattern}, o); err != nil {
+				t.Fatalf("NewMatcher(%q, %+v) = %v; the pattern alone compiles", pattern, o, err)
+			}
+		}
+		if _, err := NewMatcher([]string{pattern, pattern}, MatcherOptions{}); err != nil {
+			t.Fatalf("NewMatcher(%q twice) = %v; the pattern alone compiles", pattern, err)
+		}
+	})
+}
+
+// TestRewriteMatchesGoOnASCII checks that on ASCII text, where the
+// Unicode classes and Go's agree except for \v, the rewritten pattern
+// finds what Go's regexp finds with the original.
+func TestRewriteMatchesGoOnASCII(t *testing.T) {
+	text := "foo_bar 123 x-y\tz,w.q  end"
+	for _, p := range []string{`\w+`, `\W+`, `\d+`, `\D+`, `\s+`, `\S+`, `[\w.-]+`, `[^\w\s]+`, `[\d\s]+`, `\b\w+\b`} {
+		out, _, _ := rewritePattern(p)
+		want := regexp.MustCompile(p).FindAllString(text, -1)
+		got := regexp.MustCompile(out).FindAllString(text, -1)
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%q rewritten to %.60q finds %q; Go's original finds %q", p, out, got, want)
+		}
+	}
+}
