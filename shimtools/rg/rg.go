@@ -281,7 +281,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	}
 	lineNumber := tty || o.vimgrep || o.json || o.column
 	if useStdin && len(o.paths) == 0 {
-		lineNumber = o.vimgrep || o.json
+		lineNumber = o.vimgrep || o.json || o.column
 	}
 	if o.lineNumber != nil {
 		lineNumber = *o.lineNumber
