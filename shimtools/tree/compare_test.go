@@ -150,9 +150,15 @@ var treeCases = []string{
 }
 
 func TestCompareWithGNUTree(t *testing.T) {
+	compareWithGNUTree(t, treeCorpus(t), treeCases, false)
+}
+
+// compareWithGNUTree runs GNU tree and ours in dir with each case's
+// arguments and wants identical stdout, stderr and exit code.
+func compareWithGNUTree(t *testing.T, dir string, cases []string, parallel bool) {
+	t.Helper()
 	real := realTree(t)
 	ours := testexe.Link(t, "tree")
-	dir := treeCorpus(t)
 	env := []string{"LC_ALL=C", "PATH=" + os.Getenv("PATH"), "BUZZBOX_SHIM_PASSTHROUGH=0"}
 	run := func(t *testing.T, exe string, args []string) (string, string, int) {
 		cmd := exec.Command(exe, args...)
@@ -160,9 +166,12 @@ func TestCompareWithGNUTree(t *testing.T) {
 		cmd.Env = env
 		return testexe.Run(t, cmd)
 	}
-	for _, c := range treeCases {
+	for _, c := range cases {
 		args := strings.Fields(c)
 		t.Run(c, func(t *testing.T) {
+			if parallel {
+				t.Parallel()
+			}
 			wantOut, wantErr, wantCode := run(t, real, args)
 			gotOut, gotErr, gotCode := run(t, ours, args)
 			if gotOut != wantOut || gotCode != wantCode || gotErr != wantErr {

@@ -2,12 +2,8 @@ package tree_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
-
-	"buzzbox/internal/testexe"
 )
 
 // linkCorpus holds symbolic links that loop back to an ancestor ("..",
@@ -45,16 +41,7 @@ func linkCorpus(t *testing.T) string {
 // lists, even past -L, so a link to one is "recursive" at any depth; and
 // with --prune it reads the tree in directory order before printing it.
 func TestTreeIssueLinkLoopFullPath(t *testing.T) {
-	real := realTree(t)
-	ours := testexe.Link(t, "tree")
 	dir := linkCorpus(t)
-	env := []string{"LC_ALL=C", "PATH=" + os.Getenv("PATH"), "BUZZBOX_SHIM_PASSTHROUGH=0"}
-	run := func(t *testing.T, exe string, args []string) (string, string, int) {
-		cmd := exec.Command(exe, args...)
-		cmd.Dir = dir
-		cmd.Env = env
-		return testexe.Run(t, cmd)
-	}
 	var cases []string
 	for _, flags := range []string{
 		"-f -l", "-l", "-f -l -a", "-f -l -F", "-f -l -i", "-f -l -d", "-f -l -L 1", "-f -l -L 2",
@@ -64,15 +51,5 @@ func TestTreeIssueLinkLoopFullPath(t *testing.T) {
 		cases = append(cases, flags, flags+" a", flags+" ./", flags+" c many", flags+" a/b/", flags+" "+dir)
 	}
 	cases = append(cases, "-f ./", "-f a//", "-f -l a//", "-f . a/")
-	for _, c := range cases {
-		args := strings.Fields(c)
-		t.Run(c, func(t *testing.T) {
-			t.Parallel()
-			wantOut, wantErr, wantCode := run(t, real, args)
-			gotOut, gotErr, gotCode := run(t, ours, args)
-			if gotOut != wantOut || gotCode != wantCode || gotErr != wantErr {
-				t.Errorf("tree %s:\n--- GNU tree (exit %d) ---\n%s%s--- ours (exit %d) ---\n%s%s", c, wantCode, wantOut, wantErr, gotCode, gotOut, gotErr)
-			}
-		})
-	}
+	compareWithGNUTree(t, dir, cases, true)
 }
