@@ -10,16 +10,18 @@ const (
 	madvPopulateWrite = 23 // map private pages writable, zero or copied
 )
 
-// heapAhead is how much heap above the first object to populate. Package
+// heapAhead is how much heap above the anchor to populate. Package
 // initialisation allocates ~200 KB spread over spans, stacks and mark bits
-// in the first megabyte or so; populating more than about half a megabyte
-// costs more in zeroing than the faults it saves (BENCHMARKS.md).
+// in the first megabyte or so; 256 KB and 1 MB measured no better, since
+// every populated page is zeroed whether used or not (BENCHMARKS.md).
 const heapAhead = 512 << 10
 
 // heapChunk is the runtime's heap mapping granule (pallocChunkBytes): the
 // region around the first object is mapped at least up to its end.
 const heapChunk = 4 << 20
 
+// pageSize is the smallest page Linux uses on amd64 and arm64. On a kernel
+// with larger pages an unaligned start fails the call, which costs nothing.
 const pageSize = 4 << 10
 
 // Implemented in assembly: the raw system call, and the linker's section
@@ -27,8 +29,8 @@ const pageSize = 4 << 10
 func madvise(addr, n, advice uintptr) (errno uintptr)
 func image() (text, etext, rodata, epclntab, data, ebss uintptr)
 
-// anchor is the first heap object of the process, or close to it; its
-// address says where the heap is.
+// anchor is allocated as package initialisation starts; its address says
+// where the heap is growing from.
 var anchor *uintptr
 
 func init() {
