@@ -57,6 +57,10 @@ type Matcher struct {
 	// word is set for -w; words holds ripgrep's word regexes.
 	word  bool
 	words *wordMatcher
+	// emptyInside says the pattern matches the empty string between two
+	// bytes of one character, where ripgrep, stepping one byte after an
+	// empty match, finds it and Go, stepping one character, does not.
+	emptyInside bool
 }
 
 // wordMatcher finds -w matches the way ripgrep 13 does: a non-word
@@ -164,7 +168,38 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 		return nil, err
 	}
 	m.re = re
+	m.emptyInside = emptyInside(tree)
 	return m, nil
+}
+
+// emptyInside reports whether t matches the empty string inside a
+// character: between two bytes that are neither newlines nor ASCII word
+// characters and are not the text's ends.
+func emptyInside(t *syntax.Regexp) bool {
+	switch t.Op {
+	case syntax.OpEmptyMatch, syntax.OpNoWordBoundary, syntax.OpStar, syntax.OpQuest:
+		return true
+	case syntax.OpLiteral:
+		return len(t.Rune) == 0
+	case syntax.OpRepeat:
+		return t.Min == 0 || emptyInside(t.Sub[0])
+	case syntax.OpCapture, syntax.OpPlus:
+		return emptyInside(t.Sub[0])
+	case syntax.OpConcat:
+		for _, s := range t.Sub {
+			if !emptyInside(s) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		for _, s := range t.Sub {
+			if emptyInside(s) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // stripNewlines removes '\n' from classes and refuses literal newlines, so
@@ -477,7 +512,12 @@ func (m *Matcher) Each(line []byte, bufStart bool, fn func(start, end int) bool)
 		return
 	}
 	if m.any {
-		fn(0, 0)
+		// ripgrep steps one byte after an empty match, into characters.
+		for i := 0; i <= len(line); i++ {
+			if !fn(i, i) {
+				return
+			}
+		}
 		return
 	}
 	if m.re == nil {
@@ -500,8 +540,53 @@ func (m *Matcher) Each(line []byte, bufStart bool, fn func(start, end int) bool)
 			}
 		}
 	}
-	for _, loc := range m.re.FindAllIndex(line, -1) {
-		if !fn(loc[0], loc[1]) {
+	locs := m.re.FindAllIndex(line, -1)
+	if !m.emptyInside {
+		for _, loc := range locs {
+			if !fn(loc[0], loc[1]) {
+				return
+			}
+		}
+		return
+	}
+	// ripgrep steps one byte after an empty match where Go steps one
+	// character, so it also finds the empty matches inside each character
+	// of several bytes that no match covers. Elsewhere the two agree: a
+	// search from inside a character finds what one from its end finds.
+	p := 0 // the next character start not yet looked at
+	// inside reports the empty matches inside the character at p, up to
+	// limit, and steps p past the character.
+	inside := func(limit int) bool {
+		_, w := utf8.DecodeRune(line[p:])
+		for k := 1; k < w && p+k < limit; k++ {
+			if !fn(p+k, p+k) {
+				return false
+			}
+		}
+		p += w
+		return true
+	}
+	for _, loc := range locs {
+		s, e := loc[0], loc[1]
+		for p < s {
+			if !inside(s) {
+				return
+			}
+		}
+		if !fn(s, e) {
+			return
+		}
+		switch {
+		case s != e:
+			p = e
+		case p == s && p < len(line):
+			if !inside(len(line)) {
+				return
+			}
+		}
+	}
+	for p < len(line) {
+		if !inside(len(line)) {
 			return
 		}
 	}
