@@ -222,6 +222,12 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		mo.SmartCase = true
 	}
 	m, err := search.NewMatcher(o.patterns, mo)
+	var perr *search.ParseError
+	if errors.As(err, &perr) {
+		// ripgrep's own words, without the "rg: " prefix.
+		fmt.Fprintf(errOut, "%v\n", err)
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintf(errOut, "rg: regex parse error: %v\n", err)
 		return 2

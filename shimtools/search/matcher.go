@@ -81,6 +81,11 @@ var ErrNewline = errors.New(`the literal '"\n"' is not allowed in a regex`)
 
 // NewMatcher compiles patterns (joined as alternatives).
 func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
+	if !o.Fixed {
+		if err := rustRejects(strings.Join(patterns, "|")); err != nil {
+			return nil, err
+		}
+	}
 	parts := make([]string, len(patterns))
 	literal, upper := false, false
 	for i, p := range patterns {
