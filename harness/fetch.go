@@ -337,8 +337,8 @@ const memoryNudge = memoryHeader + "\nYou have no core memory yet. Create one wi
 
 // fetchCoreMemory returns the core memory section (§12): the profile, the
 // nudge when there is none, or "" when the answer is unknown.
-func fetchCoreMemory(ctx context.Context, io *relayIO, sec *nostrkey.Secret, agent, owner string) string {
-	key, err := conversationKey(sec, owner)
+func fetchCoreMemory(ctx context.Context, io *relayIO, ownerKey func() ([32]byte, error), agent, owner string) string {
+	key, err := ownerKey()
 	if err != nil {
 		return ""
 	}

@@ -122,6 +122,10 @@ type harness struct {
 	switchAcks map[string]controlRequest // channel → switch_model whose final result waits for its session
 	waking     bool                      // a lazy pool's first agent is starting (lifecycle "waking" sent)
 
+	// ownerKey is the NIP-44 conversation key between the agent and the
+	// owner (core memory, turn metrics, observer frames), computed once.
+	ownerKey func() ([32]byte, error)
+
 	obs      *observerBus // observer frames (§15); always recorded
 	obsPub   *observerPub // publishes them; nil without --relay-observer or an owner
 	reacts   *reactions
@@ -177,6 +181,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.siblings = &siblingCache{io: h.io, m: map[string]bool{}}
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)
+	h.ownerKey = sync.OnceValues(func() ([32]byte, error) { return conversationKey(cfg.Secret, cfg.Owner) })
 	if t.stdinTimeout > 0 {
 		h.spec.writeTimeout = t.stdinTimeout
 	}

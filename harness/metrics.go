@@ -246,7 +246,7 @@ func (h *harness) metricEvent(m turnMetric, at time.Time) (*nostr.Event, error) 
 	if len(plain) > maxMetricBytes {
 		return nil, fmt.Errorf("turn metric is %d bytes, over NIP-AM's %d", len(plain), maxMetricBytes)
 	}
-	key, err := conversationKey(h.cfg.Secret, h.cfg.Owner)
+	key, err := h.ownerKey()
 	if err != nil {
 		return nil, fmt.Errorf("conversation key for owner %s: %w", h.cfg.Owner, err)
 	}

@@ -66,7 +66,7 @@ type observerPub struct {
 }
 
 func newObserverPub(h *harness) (*observerPub, error) {
-	key, err := conversationKey(h.cfg.Secret, h.cfg.Owner)
+	key, err := h.ownerKey()
 	if err != nil {
 		return nil, fmt.Errorf("buzz-acp: observer: conversation key for owner %s: %w", h.cfg.Owner, err)
 	}

@@ -165,7 +165,7 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 	parts := systemParts{Cwd: h.cwd, Base: h.cfg.BasePrompt, Persona: h.cfg.SystemPrompt, Team: h.cfg.TeamInstructions}
 	if !heartbeat && ch != nil {
 		if h.cfg.Memory && h.cfg.Owner != "" {
-			parts.Memory = fetchCoreMemory(ctx, h.io, h.cfg.Secret, h.cfg.AgentHex, h.cfg.Owner)
+			parts.Memory = fetchCoreMemory(ctx, h.io, h.ownerKey, h.cfg.AgentHex, h.cfg.Owner)
 		}
 		if !ch.isDM() {
 			parts.Canvas = fetchCanvas(ctx, h.io, ch.ID)
