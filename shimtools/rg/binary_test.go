@@ -18,25 +18,13 @@ func binaryCorpus(t *testing.T) string {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "bin")
 	var sparse bytes.Buffer
-	for i := 0; i < 20000; i++ {
-		if i%7 == 0 {
-			fmt.Fprintf(&sparse, "foo line %d\n", i)
-		} else {
-			fmt.Fprintf(&sparse, "bar %d\n", i)
-		}
-	}
+	numbered(&sparse, 20000, 7, "foo line %d\n")
 	sparse.WriteString("bin\x00ary\nfoo after\n")
 	write(t, filepath.Join(dir, "walk/sparse.bin"), sparse.Bytes())
 
 	var long bytes.Buffer
 	long.WriteString(strings.Repeat("x", 100000) + " foo\n")
-	for i := 0; i < 20000; i++ {
-		if i%5 == 0 {
-			fmt.Fprintf(&long, "foo %d\n", i)
-		} else {
-			fmt.Fprintf(&long, "bar %d\n", i)
-		}
-	}
+	numbered(&long, 20000, 5, "foo %d\n")
 	long.WriteString("bin\x00ary\nfoo after\n")
 	write(t, filepath.Join(dir, "walk/long.bin"), long.Bytes())
 
@@ -55,6 +43,18 @@ func binaryCorpus(t *testing.T) string {
 	write(t, filepath.Join(dir, "grown/a.txt"), []byte(strings.Repeat("x", 100000)+" foo\n"+strings.Repeat("foo\n", 10)))
 	write(t, filepath.Join(dir, "grown/b.bin"), sparse.Bytes())
 	return dir
+}
+
+// numbered writes n numbered lines: every every-th in match's format
+// and the others "bar <i>".
+func numbered(b *bytes.Buffer, n, every int, match string) {
+	for i := 0; i < n; i++ {
+		if i%every == 0 {
+			fmt.Fprintf(b, match, i)
+		} else {
+			fmt.Fprintf(b, "bar %d\n", i)
+		}
+	}
 }
 
 // TestRGIssueBinaryCutOffWithContext: with context lines ripgrep keeps the
