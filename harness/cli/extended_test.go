@@ -141,6 +141,14 @@ func TestExtendedCommands(t *testing.T) {
 	if len(users) != 1 || users[0]["display_name"] != "Me Bot" || users[0]["name"] != "me" {
 		t.Fatalf("users get = %v", users)
 	}
+	// Edits in one second each supersede the last (created_at moves on).
+	for _, name := range []string{"me2", "me3", "me4", "me"} {
+		w.ok(t, nil, "", "users", "set-profile", "--name", name)
+		w.ok(t, &users, "", "users", "get")
+		if len(users) != 1 || users[0]["name"] != name || users[0]["display_name"] != "Me Bot" {
+			t.Fatalf("users get after set-profile --name %s = %v", name, users)
+		}
+	}
 	w.ok(t, &users, "", "--format", "compact", "users", "get", "--pubkey", w.alice.pk, "--pubkey", w.bob.pk)
 	if len(users) != 2 || users[0]["display_name"] != "Alice" || users[1]["display_name"] != "Bob" {
 		t.Fatalf("users get compact = %v", users)

@@ -574,11 +574,8 @@ func memWrite(in *inv, body memBody) error {
 	if err != nil {
 		return otherErr("encrypt memory: %v", err)
 	}
-	ev := &nostr.Event{Kind: kindEngram, Content: ct, CreatedAt: nostr.Now(),
+	ev := &nostr.Event{Kind: kindEngram, Content: ct, CreatedAt: successor(head),
 		Tags: nostr.Tags{{"d", memDTag(p.key, body.Slug)}, {"p", p.owner}}}
-	if head != nil && head.CreatedAt >= ev.CreatedAt {
-		ev.CreatedAt = head.CreatedAt + 1
-	}
 	res, err := signAndPublish(in, ev)
 	if err != nil {
 		return err

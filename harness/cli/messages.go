@@ -192,8 +192,25 @@ type profile struct {
 
 // profiles fetches the newest kind 0 of each author, decoded loosely.
 func profiles(in *inv, authors []string) (map[string]map[string]any, error) {
-	out := map[string]map[string]any{}
-	newest := map[string]nostr.Timestamp{}
+	evs, err := profileEvents(in, authors)
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]map[string]any, len(evs))
+	for pk, p := range evs {
+		out[pk] = p.content
+	}
+	return out, nil
+}
+
+// profileEvent is an author's newest kind 0 whose content decodes.
+type profileEvent struct {
+	ev      *nostr.Event
+	content map[string]any
+}
+
+func profileEvents(in *inv, authors []string) (map[string]profileEvent, error) {
+	out := map[string]profileEvent{}
 	for start := 0; start < len(authors); start += usersMaxPubkeys {
 		chunk := authors[start:min(start+usersMaxPubkeys, len(authors))]
 		evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindProfile}, "authors": chunk, "limit": len(chunk)})
@@ -201,18 +218,28 @@ func profiles(in *inv, authors []string) (map[string]map[string]any, error) {
 			return nil, err
 		}
 		for _, ev := range evs {
-			if t, ok := newest[ev.PubKey]; ok && t >= ev.CreatedAt {
+			if p, ok := out[ev.PubKey]; ok && p.ev.CreatedAt >= ev.CreatedAt {
 				continue
 			}
 			var m map[string]any
 			if json.Unmarshal([]byte(ev.Content), &m) != nil || m == nil {
 				continue
 			}
-			newest[ev.PubKey] = ev.CreatedAt
-			out[ev.PubKey] = m
+			out[ev.PubKey] = profileEvent{ev, m}
 		}
 	}
 	return out, nil
+}
+
+// successor is the created_at for a new version of a replaceable event
+// whose current version is prev (nil: none): now, or one second past prev,
+// so that a quick edit is not dropped as older than, or tied with, it.
+func successor(prev *nostr.Event) nostr.Timestamp {
+	now := nostr.Now()
+	if prev != nil && prev.CreatedAt >= now {
+		return prev.CreatedAt + 1
+	}
+	return now
 }
 
 // displayName is display_name, else name.

@@ -78,11 +78,12 @@ func runUsersGet(in *inv) error {
 
 func runSetProfile(in *inv) error {
 	fields := map[string]string{"name": "name", "display-name": "display_name", "about": "about", "avatar": "picture", "nip05": "nip05"}
-	profs, err := profiles(in, []string{in.pubkey})
+	profs, err := profileEvents(in, []string{in.pubkey})
 	if err != nil {
 		return err
 	}
-	m := profs[in.pubkey]
+	prev := profs[in.pubkey]
+	m := prev.content
 	if m == nil {
 		m = map[string]any{}
 	}
@@ -100,7 +101,7 @@ func runSetProfile(in *inv) error {
 	if err != nil {
 		return otherErr("encode profile: %v", err)
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindProfile, Content: string(b)})
+	return publishAndPrint(in, &nostr.Event{Kind: kindProfile, Content: string(b), CreatedAt: successor(prev.ev)})
 }
 
 func runPresence(in *inv) error {
