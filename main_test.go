@@ -134,3 +134,54 @@ func TestInitCost(t *testing.T) {
 		t.Fatalf("no inittrace lines in output:\n%s", out)
 	}
 }
+
+// maxBinaryBytes is the size goal for the executable with every identity in.
+const maxBinaryBytes = 30 << 20
+
+// TestBuildScript runs scripts/build.sh, the README's build, and checks what
+// it leaves: one executable under the asked name, stamped with VERSION,
+// within the size goal, and no temporary files beside it.
+func TestBuildScript(t *testing.T) {
+	if testing.Short() {
+		t.Skip("links a release build")
+	}
+	dir := t.TempDir()
+	out := filepath.Join(dir, "buzzbox")
+	cmd := exec.Command("bash", filepath.Join(testexe.ModuleRoot(), "scripts", "build.sh"), out)
+	cmd.Env = append(os.Environ(), "VERSION=v0.0.0-buildtest")
+	msg, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("scripts/build.sh: %v\n%s", err, msg)
+	}
+	if !strings.Contains(string(msg), "bytes") {
+		t.Errorf("scripts/build.sh did not print the size:\n%s", msg)
+	}
+	info, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Size() > maxBinaryBytes {
+		t.Errorf("binary is %d bytes; goal ≤ %d", info.Size(), maxBinaryBytes)
+	}
+	if info.Mode().Perm() != 0o755 {
+		t.Errorf("mode %v, want 0755", info.Mode().Perm())
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Errorf("build left %v, want only buzzbox", names)
+	}
+	version, err := exec.Command(out, "--version").Output()
+	if err != nil {
+		t.Fatalf("buzzbox --version: %v", err)
+	}
+	if got := strings.TrimSpace(string(version)); got != "buzzbox v0.0.0-buildtest" {
+		t.Errorf("--version = %q, want the stamped version", got)
+	}
+}
