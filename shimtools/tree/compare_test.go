@@ -73,6 +73,24 @@ func treeCorpus(t *testing.T) string {
 		"_under":           "",
 		"10":               "",
 		"9":                "",
+		// tree's own .gitignore reading: negation from any file in force,
+		// anchors joined to the directory's path, escapes dropped.
+		"gi/.gitignore":      "# comment\n*.log\n!keep.log\n/top.txt\nbuild/\none/*.tmp\n\\#hash\ntrailing\\ \n",
+		"gi/a.log":           "",
+		"gi/keep.log":        "",
+		"gi/top.txt":         "",
+		"gi/#hash":           "",
+		"gi/trailing ":       "",
+		"gi/build/out/x":     "",
+		"gi/keep/y.log":      "",
+		"gi/one/.gitignore":  "!b.log\ntwo/\n*.txt\n",
+		"gi/one/top.txt":     "",
+		"gi/one/a.tmp":       "",
+		"gi/one/b.log":       "",
+		"gi/one/two/a.tmp":   "",
+		"gi/one/sub/build/z": "",
+		"M.md.x":             "",
+		".git/info/exclude":  "Zed\n/k.md\n",
 	})
 	must(t, os.Chmod(filepath.Join(dir, "a/f1.txt"), 0o755))
 	must(t, os.Symlink("a/f1.txt", filepath.Join(dir, "link")))
@@ -147,19 +165,80 @@ var treeCases = []string{
 	"e/empty",
 	"-d d",
 	"-a -P .* -L 1",
+	// Roots are listed as lstat(2) sees them: a link keeps its own size
+	// and shows '@' with -F; a link to nothing or to a file is a file
+	// tree could not open, not an error.
+	"-s dlink",
+	"-F dlink",
+	"-h g/up",
+	"dang",
+	"-F link dang",
+	"-sF a/f1.txt",
+	"-l -F dlink",
+	// -F with -d marks everything but directories.
+	"-dF",
+	"-dF dlink g/up a",
+	// tree's own matcher: '^' negates a class, '!' does not; an empty
+	// alternative or an unclosed class matches everything; bytes, not
+	// characters, so '?' is not one 2-byte UTF-8 character.
+	"-P [!a]*",
+	"-P [^a]*",
+	"-P x*|",
+	"-I |",
+	"-I x*|",
+	"-P *[",
+	"-I ? d",
+	"-I ?? d",
+	"-P \\*",
+	"-P *.MD",
+	"--ignore-case -P *.MD",
+	"--ignore-case -I A|D",
+	"-P k*|Z*",
+	"-P */*",
+	// -L reads its value as strtoul(s, NULL, 0) and keeps an int.
+	"-L 0x2",
+	"-L 010",
+	"-L 08",
+	"-L 1a",
+	"-L +2",
+	"-L 4294967297",
+	"-L 2147483649",
+	"-L -4294967295",
+	// --charset takes "=value" or the next argument, after any suffix.
+	"--charset",
+	"--charset=",
+	"--charsetX ascii",
+	// .gitignore as tree reads it.
+	"--gitignore gi",
+	"--gitignore -a gi",
+	"--gitignore gi/one",
+	"--gitignore -f gi",
+	"--gitignore ./",
+	"--gitignore -f ./",
+	"--gitignore g ./",
+	"--gitignore --prune -P *.tmp",
+	"--gitignore -l g",
 }
 
 func TestCompareWithGNUTree(t *testing.T) {
 	compareWithGNUTree(t, treeCorpus(t), treeCases, false)
 }
 
+// TestTreeIssueGitDirExclude: tree reads $GIT_DIR/info/exclude, and only
+// then, through its own path, so its name patterns hide entries under
+// every root and its anchored ones none.
+func TestTreeIssueGitDirExclude(t *testing.T) {
+	compareWithGNUTree(t, treeCorpus(t), []string{"--gitignore", "--gitignore . gi", "--gitignore -a", "-a"}, false, "GIT_DIR=.git")
+}
+
 // compareWithGNUTree runs GNU tree and ours in dir with each case's
-// arguments and wants identical stdout, stderr and exit code.
-func compareWithGNUTree(t *testing.T, dir string, cases []string, parallel bool) {
+// arguments (and extraEnv) and wants identical stdout, stderr and exit
+// code.
+func compareWithGNUTree(t *testing.T, dir string, cases []string, parallel bool, extraEnv ...string) {
 	t.Helper()
 	real := realTree(t)
 	ours := testexe.Link(t, "tree")
-	env := []string{"LC_ALL=C", "PATH=" + os.Getenv("PATH"), "BUZZBOX_SHIM_PASSTHROUGH=0"}
+	env := append([]string{"LC_ALL=C", "PATH=" + os.Getenv("PATH"), "BUZZBOX_SHIM_PASSTHROUGH=0"}, extraEnv...)
 	run := func(t *testing.T, exe string, args []string) (string, string, int) {
 		cmd := exec.Command(exe, args...)
 		cmd.Dir = dir

@@ -4,7 +4,8 @@
 // Synopsis:
 //
 //	tree [-adfilsFh] [-L level] [-P pattern] [-I pattern] [--prune]
-//	     [--noreport] [--dirsfirst] [--gitignore] [--charset X] [--] [path ...]
+//	     [--noreport] [--dirsfirst] [--gitignore] [--ignore-case]
+//	     [--charset X] [--] [path ...]
 //
 // Description:
 //
@@ -25,12 +26,13 @@
 //	-L level      descend at most level directories
 //	-P pattern    list only files matching pattern ('*', '?', [...], '|')
 //	-I pattern    do not list entries matching pattern
+//	--ignore-case match -P, -I and .gitignore patterns ignoring ASCII case
 //	--prune       omit directories left empty by -P/-I
 //	--noreport    omit the final count
 //	--dirsfirst   list directories before files
 //	-F            append '/', '*', '@'-style type marks ('/', '*', '=', '|')
 //	-s, -h        print sizes (bytes, or human-readable)
-//	--gitignore   honour .gitignore files below each root
+//	--gitignore   honour .gitignore files below each root, as tree reads them
 //	--charset X   draw lines in charset X (UTF-8 or ASCII)
 //
 // It does not implement tree's HTML, XML or JSON output, colours, dates,
@@ -43,16 +45,14 @@ import (
 	"context"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"buzzbox/internal/proc"
 	"buzzbox/internal/suggest"
-	"buzzbox/shimtools/glob"
-	"buzzbox/shimtools/ignore"
 	"buzzbox/shimtools/passthru"
 	"buzzbox/shimtools/walk"
 )
@@ -67,17 +67,20 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 
 type options struct {
 	all, dirsOnly, fullPath, noIndent, follow bool
-	level                                     int
-	include, exclude                          []*glob.Glob
-	prune, noReport, dirsFirst                bool
-	classify, size, human, gitignore          bool
-	utf8                                      bool
-	paths                                     []string
+	// level is how deep to descend, -1 for no limit.
+	level int
+	// include and exclude are the -P and -I patterns, as given.
+	include, exclude           []string
+	prune, noReport, dirsFirst bool
+	classify, size, human      bool
+	gitignore, ignoreCase      bool
+	utf8                       bool
+	paths                      []string
 }
 
-// flags lists every supported flag, for parsing and suggestions.
+// flagNames lists every supported flag, for parsing and suggestions.
 var flagNames = []string{"-a", "-d", "-f", "-i", "-l", "-L", "-P", "-I", "-F", "-s", "-h",
-	"--prune", "--noreport", "--dirsfirst", "--gitignore", "--charset", "--help"}
+	"--prune", "--noreport", "--dirsfirst", "--gitignore", "--ignore-case", "--charset", "--help"}
 
 // UsageError is a command-line mistake.
 type UsageError struct {
@@ -87,23 +90,11 @@ type UsageError struct {
 
 func (e *UsageError) Error() string { return e.msg }
 
-func compilePattern(p string) ([]*glob.Glob, error) {
-	var out []*glob.Glob
-	for _, alt := range strings.Split(p, "|") {
-		g, err := glob.Compile(alt, glob.Options{NoBraces: true})
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, g)
-	}
-	return out, nil
-}
-
 func parseArgs(args []string) (*options, error) {
 	o := &options{level: -1}
-	unsupported := func(flag string) error {
-		best := suggest.Nearest(flag, flagNames, -1)
-		return &UsageError{msg: fmt.Sprintf("unsupported flag %s (this built-in tree does not have it); nearest supported flag: %s; see tree --help", flag, best), code: 2}
+	unsupported := func(arg, name string) error {
+		best := suggest.Nearest(name, flagNames, -1)
+		return &UsageError{msg: fmt.Sprintf("unsupported flag %s (this built-in tree does not have it); nearest supported flag: %s; see tree --help", arg, best), code: 2}
 	}
 	next := func(i *int, flag string) (string, error) {
 		if *i+1 >= len(args) {
@@ -112,7 +103,22 @@ func parseArgs(args []string) (*options, error) {
 		*i++
 		return args[*i], nil
 	}
-	var err error
+	// longArg takes the value of a long option as tree's long_arg does:
+	// after '=', else the next argument, whatever follows the name.
+	longArg := func(i *int, a, prefix string) (string, error) {
+		rest := a[len(prefix):]
+		if strings.HasPrefix(rest, "=") {
+			if rest == "=" {
+				return "", &UsageError{msg: fmt.Sprintf("Missing argument to %s=", prefix), code: 1}
+			}
+			return rest[1:], nil
+		}
+		if *i+1 >= len(args) {
+			return "", &UsageError{msg: fmt.Sprintf("Missing argument to %s", prefix), code: 1}
+		}
+		*i++
+		return args[*i], nil
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -120,8 +126,7 @@ func parseArgs(args []string) (*options, error) {
 			o.paths = append(o.paths, args[i+1:]...)
 			i = len(args)
 		case strings.HasPrefix(a, "--"):
-			name, val, hasVal := strings.Cut(a, "=")
-			switch name {
+			switch a {
 			case "--prune":
 				o.prune = true
 			case "--noreport":
@@ -130,20 +135,25 @@ func parseArgs(args []string) (*options, error) {
 				o.dirsFirst = true
 			case "--gitignore":
 				o.gitignore = true
+			case "--ignore-case":
+				o.ignoreCase = true
 			case "--help":
 				return nil, &UsageError{msg: "help", code: 0}
-			case "--charset":
-				if !hasVal {
-					if val, err = next(&i, "--charset"); err != nil {
+			default:
+				// tree compares only the start of an option that takes
+				// a value, so "--charsetX utf-8" sets the charset.
+				if strings.HasPrefix(a, "--charset") {
+					val, err := longArg(&i, a, "--charset")
+					if err != nil {
 						return nil, err
 					}
+					cs := strings.ToLower(val)
+					o.utf8 = cs == "utf-8" || cs == "utf8"
+					continue
 				}
-				cs := strings.ToLower(val)
-				o.utf8 = cs == "utf-8" || cs == "utf8"
-			default:
-				return nil, unsupported(name)
+				name, _, _ := strings.Cut(a, "=")
+				return nil, unsupported(a, name)
 			}
-			_ = hasVal
 		case len(a) > 1 && a[0] == '-':
 			for j := 1; j < len(a); j++ {
 				switch a[j] {
@@ -168,28 +178,24 @@ func parseArgs(args []string) (*options, error) {
 					if err != nil {
 						return nil, err
 					}
-					n, _ := strconv.Atoi(strings.TrimSpace(v))
-					if n < 1 {
+					n := levelArg(v)
+					if n < 0 {
 						return nil, &UsageError{msg: "Invalid level, must be greater than 0.", code: 1}
 					}
-					o.level = n
+					o.level = int(n) + 1
 				case 'P', 'I':
-					flag := "-" + string(a[j])
-					v, err := next(&i, flag)
+					v, err := next(&i, "-"+string(a[j]))
 					if err != nil {
 						return nil, err
 					}
-					gs, err := compilePattern(v)
-					if err != nil {
-						return nil, &UsageError{msg: fmt.Sprintf("invalid pattern %q for %s: %v", v, flag, err), code: 2}
-					}
 					if a[j] == 'P' {
-						o.include = append(o.include, gs...)
+						o.include = append(o.include, v)
 					} else {
-						o.exclude = append(o.exclude, gs...)
+						o.exclude = append(o.exclude, v)
 					}
 				default:
-					return nil, unsupported("-" + string(a[j]))
+					f := "-" + string(a[j])
+					return nil, unsupported(f, f)
 				}
 			}
 		default:
@@ -199,8 +205,60 @@ func parseArgs(args []string) (*options, error) {
 	return o, nil
 }
 
+// levelArg is tree 2.1's "(int)(strtoul(s, NULL, 0) - 1)": leading
+// spaces, a sign, a 0x or 0 prefix for hex or octal, digits up to the
+// first that does not fit; ULONG_MAX on overflow; then truncated to int.
+func levelArg(s string) int32 {
+	i := 0
+	for i < len(s) && (s[i] == ' ' || s[i] >= '\t' && s[i] <= '\r') {
+		i++
+	}
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	digit := func(c byte) uint64 {
+		switch {
+		case c >= '0' && c <= '9':
+			return uint64(c - '0')
+		case c|0x20 >= 'a' && c|0x20 <= 'z':
+			return uint64(c|0x20-'a') + 10
+		}
+		return 36
+	}
+	base := uint64(10)
+	switch {
+	case i+2 < len(s) && s[i] == '0' && s[i+1]|0x20 == 'x' && digit(s[i+2]) < 16:
+		base = 16
+		i += 2
+	case i < len(s) && s[i] == '0':
+		base = 8
+	}
+	var v uint64
+	overflow := false
+	for ; i < len(s); i++ {
+		d := digit(s[i])
+		if d >= base {
+			break
+		}
+		if v > (math.MaxUint64-d)/base {
+			overflow = true
+		}
+		v = v*base + d
+	}
+	switch {
+	case overflow:
+		v = math.MaxUint64
+	case neg:
+		v = -v
+	}
+	return int32(uint32(v - 1))
+}
+
 const helpText = `usage: tree [-adfilsFh] [-L level] [-P pattern] [-I pattern] [--prune]
-	[--noreport] [--dirsfirst] [--gitignore] [--charset X] [--] [directory ...]
+	[--noreport] [--dirsfirst] [--gitignore] [--ignore-case] [--charset X]
+	[--] [directory ...]
 (built into buzzbox; GNU tree 2.1 compatible for these options. When a real
 tree is on PATH it is run instead; BUZZBOX_SHIM_PASSTHROUGH=0 keeps this one.)
 `
@@ -222,11 +280,18 @@ func Run(ctx context.Context, args []string, env proc.Env) int {
 	}
 	out := bufio.NewWriterSize(env.Out(), outBufSize)
 	if o.dirsOnly {
-		// GNU tree 2.1 ignores -F and --prune when listing directories only.
-		o.classify, o.prune = false, false
+		// GNU tree 2.1 ignores --prune when listing directories only.
+		o.prune = false
 	}
-	t := &lister{o: o, env: env, w: out, visited: map[fileKey]bool{}, needInfo: o.size || o.human || o.classify}
+	t := &lister{o: o, env: env, w: out, visited: map[fileKey]bool{}, needInfo: o.size || o.human || o.classify,
+		m: &matcher{fold: o.ignoreCase}}
 	t.cwd, _ = os.Getwd()
+	if gd := env.Getenv("GIT_DIR"); o.gitignore && gd != "" {
+		// tree reads $GIT_DIR/info/exclude through its own path, so
+		// only its name patterns (no '/') can match.
+		ex := gd + "/info/exclude"
+		t.exclude = readGitFile(t.abs(ex), ex, nil)
+	}
 	code := t.run(ctx)
 	if err := out.Flush(); err != nil && code == 0 {
 		return 2
@@ -245,6 +310,9 @@ type lister struct {
 	// needInfo is set when entries need lstat (sizes, -F marks); names and
 	// types come from the directory listing alone otherwise.
 	needInfo bool
+	m        *matcher
+	// exclude is $GIT_DIR/info/exclude with --gitignore, nil without.
+	exclude *gitFile
 }
 
 // node is one listed entry.
@@ -289,31 +357,39 @@ func (t *lister) run(ctx context.Context) int {
 				root = root[:len(root)-1]
 			}
 		}
-		fi, err := os.Stat(t.abs(root))
+		// tree lists a root as lstat(2) sees it (a link's own size, '@'
+		// for -F) and reads it through opendir(3), which follows links.
+		fi, err := os.Lstat(t.abs(root))
 		if err != nil {
 			t.w.WriteString(escape(root))
 			t.w.WriteString("  [error opening dir]\n")
 			code = 2
 			continue
 		}
-		n := &node{name: root, path: root, dir: root, fi: fi, isDir: fi.IsDir()}
-		if !fi.IsDir() {
+		n := &node{name: root, path: root, dir: root, fi: fi}
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			sfi, err := os.Stat(t.abs(root))
+			n.isDir = err == nil && sfi.IsDir()
+		} else {
+			n.isDir = fi.IsDir()
+		}
+		if !n.isDir {
+			// A file, or a link to none or to a file: tree counts it as a
+			// file it could not open as a directory.
 			t.files++
 			t.printRoot(n)
 			t.w.WriteString("  [error opening dir]\n")
 			continue
 		}
-		var ig *ignore.Dir
+		ig := t.exclude
 		if t.o.gitignore {
-			ig = t.ignoreFiles(nil, t.abs(root), "")
+			ig = readGitFile(t.abs(root), root, ig)
 		}
 		if t.o.follow {
 			// tree notes the root as lstat(2) sees it.
-			if lfi, err := os.Lstat(t.abs(root)); err == nil {
-				t.visited[keyOf(lfi)] = true
-			}
+			t.visited[keyOf(fi)] = true
 		}
-		t.read(n, 1, ig, "")
+		t.read(n, 1, ig)
 		if len(n.kids) > 0 {
 			// tree 2.1 counts a root directory only when it lists something.
 			t.dirs++
@@ -340,23 +416,9 @@ func plural(n int, one, many string) string {
 	return many
 }
 
-func (t *lister) ignoreFiles(parent *ignore.Dir, dir, rel string) *ignore.Dir {
-	var f ignore.Files
-	if data, err := os.ReadFile(dir + "/.gitignore"); err == nil {
-		f.Git = ignore.Parse(".gitignore", data, false)
-	}
-	if data, err := os.ReadFile(dir + "/.git/info/exclude"); err == nil {
-		f.Exclude = ignore.Parse(".git/info/exclude", data, false)
-	}
-	// tree applies .gitignore files whether or not a repository is there,
-	// and never those above a root: the root stands in for the repository.
-	f.HasGit = parent == nil
-	return parent.Child(rel, f)
-}
-
 // read fills n.kids with the entries of directory n at depth (1 for a
 // root's children).
-func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
+func (t *lister) read(n *node, depth int, ig *gitFile) {
 	ents, err := walk.ReadDir(t.abs(n.dir))
 	if err != nil && len(ents) == 0 {
 		n.note = "  [error opening dir]"
@@ -396,24 +458,20 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 		} else {
 			k.isDir = e.Type.IsDir()
 		}
-		krel := name
-		if rel != "" {
-			krel = rel + "/" + name
-		}
-		if ig != nil && ig.Match(krel, krel, k.isDir) == ignore.Ignore {
-			continue
-		}
-		if t.excluded(name) {
+		if t.o.gitignore && t.ignored(ig, p, name, k.isDir) {
 			continue
 		}
 		if !k.isDir || (k.link != "" && !t.o.follow) {
-			// Files, and links not followed, are what -P and -d filter.
-			if t.o.dirsOnly && !k.isDir {
+			// Files, and links not followed, are what -P filters.
+			if len(t.o.include) > 0 && !t.matchAny(t.o.include, name, k.isDir) {
 				continue
 			}
-			if len(t.o.include) > 0 && !t.included(name) {
-				continue
-			}
+		}
+		if t.matchAny(t.o.exclude, name, k.isDir) {
+			continue
+		}
+		if t.o.dirsOnly && !k.isDir {
+			continue
 		}
 		n.kids = append(n.kids, k)
 	}
@@ -453,15 +511,11 @@ func (t *lister) read(n *node, depth int, ig *ignore.Dir, rel string) {
 		if t.o.level >= 0 && depth >= t.o.level {
 			continue
 		}
-		var kig *ignore.Dir
-		krel := k.name
-		if rel != "" {
-			krel = rel + "/" + k.name
+		kig := ig
+		if t.o.gitignore {
+			kig = readGitFile(t.abs(k.dir), k.dir, ig)
 		}
-		if ig != nil {
-			kig = t.ignoreFiles(ig, t.abs(k.dir), krel)
-		}
-		t.read(k, depth+1, kig, krel)
+		t.read(k, depth+1, kig)
 	}
 	if t.o.prune {
 		kept := n.kids[:0]
@@ -508,18 +562,11 @@ func (t *lister) dirKey(k *node) fileKey {
 	return keyOf(fi)
 }
 
-func (t *lister) excluded(name string) bool {
-	for _, g := range t.o.exclude {
-		if g.Match(name) {
-			return true
-		}
-	}
-	return false
-}
-
-func (t *lister) included(name string) bool {
-	for _, g := range t.o.include {
-		if g.Match(name) {
+// matchAny reports whether name matches one of pats as -P and -I
+// want: any non-zero patmatch result, a malformed pattern's included.
+func (t *lister) matchAny(pats []string, name string, isdir bool) bool {
+	for _, p := range pats {
+		if t.m.match(name, p, isdir) != patMismatch {
 			return true
 		}
 	}
@@ -534,10 +581,8 @@ var (
 func (t *lister) printRoot(n *node) {
 	t.info(n)
 	t.w.WriteString(escape(n.name))
-	if t.o.classify && n.isDir {
-		t.w.WriteByte('/')
-	} else if t.o.classify {
-		t.w.WriteString(mark(n.fi))
+	if t.o.classify {
+		t.w.WriteString(t.mark(n.fi))
 	}
 }
 
@@ -574,18 +619,10 @@ func (t *lister) printKids(n *node, last []bool) {
 			t.w.WriteString(" -> ")
 			t.w.WriteString(escape(k.link))
 			if t.o.classify && k.linkFi != nil {
-				if k.isDir {
-					t.w.WriteByte('/')
-				} else {
-					t.w.WriteString(mark(k.linkFi))
-				}
+				t.w.WriteString(t.mark(k.linkFi))
 			}
 		} else if t.o.classify {
-			if k.isDir {
-				t.w.WriteByte('/')
-			} else {
-				t.w.WriteString(mark(k.fi))
-			}
+			t.w.WriteString(t.mark(k.fi))
 		}
 		t.w.WriteString(k.note)
 		t.w.WriteByte('\n')
@@ -600,14 +637,22 @@ func (t *lister) printKids(n *node, last []bool) {
 	}
 }
 
-// mark is -F's suffix for a non-directory.
-func mark(fi fs.FileInfo) string {
+// mark is -F's suffix for a file of fi's type, as tree's Ftype gives it:
+// with -d a directory has none, and only a root can show a link's '@'.
+func (t *lister) mark(fi fs.FileInfo) string {
 	m := fi.Mode()
 	switch {
+	case m.IsDir():
+		if t.o.dirsOnly {
+			return ""
+		}
+		return "/"
 	case m&fs.ModeSocket != 0:
 		return "="
 	case m&fs.ModeNamedPipe != 0:
 		return "|"
+	case m&fs.ModeSymlink != 0:
+		return "@"
 	case m.IsRegular() && m.Perm()&0o111 != 0:
 		return "*"
 	}

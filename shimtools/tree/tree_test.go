@@ -14,7 +14,7 @@ import (
 )
 
 func TestUnsupportedFlag(t *testing.T) {
-	for flag, near := range map[string]string{"-J": "-", "--dirfirst": "--dirsfirst", "--prun": "--prune"} {
+	for flag, near := range map[string]string{"-J": "-", "--dirfirst": "--dirsfirst", "--prun": "--prune", "--noreport=x": "--noreport"} {
 		var out, errb bytes.Buffer
 		code := Run(context.Background(), []string{flag}, proc.Env{Stdout: &out, Stderr: &errb})
 		msg := errb.String()
