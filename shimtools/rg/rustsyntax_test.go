@@ -2,6 +2,7 @@ package rg_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -18,4 +19,56 @@ func TestRGIssueRustRejectsPattern(t *testing.T) {
 		`-F [\d-x] e.txt`, `-e [\s-] e.txt`, `-e [-\d] e.txt`, `-e [\d-] e.txt`, `-e \[\d-x] e.txt`,
 		`-e [[:alpha:]-x] e.txt`, `-e (?P<n>x) e.txt`, `-e [a-z\d-] e.txt`, `-e [^\W] e.txt`, `-e [\d\D] e.txt`,
 	})
+}
+
+// TestRGIssueRustSyntaxErrors: patterns ripgrep 13's parser refuses, whether
+// or not Go's would, exit 2 with ripgrep's message and carets.
+func TestRGIssueRustSyntaxErrors(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "err")
+	write(t, filepath.Join(dir, "e.txt"), []byte("abc\nfoo bar\nx-1\n"))
+	var cases []string
+	for _, p := range []string{
+		`(?=a)`, `(?!a)b`, `(?<=x)a`, `(?<!x)a`, `(foo)\1`, `\0`, `\8`, `\Qa.b\E`, `[\Q]`,
+		`(?P<n>a)(?P<n>b)`, `(?P<n>a)|(?P<n>b)`, `(?P<>a)`, `(?P<1a>x)`, `(?P<a-b>x)`, `(?P<n`, `(?P<`, `(?P`,
+		`(ab`, `ab)`, `((a)`, `(a(b`, `(?`, `(?)`, `(?i`, `(?z)a`, `(?i-)`, `(?--i)`, `(?ii)`, `(?i-i)`,
+		`[ab`, `[]`, `[^]`, `[^a`, `[-a`, `[a[^]b`, `[z-a]`, `[é-a]`, `[a-\n]`, `[\b]`, `[a&&]`, `[&&a]`,
+		`\y`, `\<foo`, `\Z`, `\K`, `\h`, `\cA`, `\e`, `\o{101}`, `\`, `a\`,
+		`\p{Foo}`, `\p{L&}`, `\pé`, `\p{^L}`, `\p{`, `\p{L`, `(?-u)é`, `(?-u)[é]`, `(?-u)\p{L}`,
+		`\x`, `\x{`, `\x{41`, `\x{}`, `\xZZ`, `\x{110000}`, `\x{D800}`, `\u004`,
+		`*a`, `a|*`, `{`, `{1}`, `a(?i)*`, `a{`, `a{1`, `a{1,`, `a{x}`, `a{,3}`, `a{,}`, `a{2,1}`, `a{99999999999}`,
+		`foo|(?=x)`,
+	} {
+		cases = append(cases, "-e "+p+" e.txt")
+	}
+	cases = append(cases, `-e foo -e (?=x) e.txt`, `-e a) -e (b e.txt`, `-e (?P<n>a) -e (?P<n>b) e.txt`)
+	compareExact(t, dir, "", "", cases)
+}
+
+// TestRGIssueRustSyntaxAccepted: syntax ripgrep 13 accepts that Go's parser
+// refuses or reads differently.
+func TestRGIssueRustSyntaxAccepted(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "acc")
+	write(t, filepath.Join(dir, "e.txt"), []byte("abc\nxxab\nfoo bar\néfoo\nx-1\nAAA\naaa\nfoofoo\nαβγ Ωmega\nz:f\n"+strings.Repeat("x", 1200)+"\n"))
+	var cases []string
+	for _, p := range []string{
+		`a**`, `a++`, `a?+`, `a{2}{3}`, `^*`, `$+`, `\b*`, `\A*`,
+		`\u0041`, `\u{41}`, `\U00000041`, `\U{3a9}`, `\x{41}{3}`,
+		`[\d--x]`, `[a-z&&b]`, `[a-c~~b]`, `[\w--\d]`, `(?i)[a-z--b]`, `[a--]`, `[a-z&&[^aeiou]]`, `[[a][b]]`, `[^a[b]]`,
+		`[[:foo:]]`, `[:alpha:]`, `[[:^alpha:]x]`, `[a-z[:digit:]]`, `[]a]`, `[^]a]`, `[a-]`, `[-a]`,
+		`(?x)a#c`, `(?x)f\#`, `(?x:a)b`,
+		`x{1001}`, `x{1000,}`, `x{5,1200}`, `x{2,1500}?`, `a{0,1000}`, `a{0,999}b`,
+		`a\z`, `^a`, `(?m)^a`, `(?-m)b$`,
+		`\p{Greek}`, `\p{greek}`, `\p{Script=Greek}`, `\p{sc=grek}`, `\p{gc=L}`, `\p{Letter}`, `\p{lu}`,
+		`\p{Uppercase}`, `\P{Lowercase}`, `\p{Alphabetic}`, `\p{ASCII}`, `\p{Any}`, `[\p{Greek}\d]`,
+		`(?P<a.b>x)`, `(?P<a[1]>x)`, `(?P<_a1>x)`, `()`, `(?:)`, `(|a)`, `a||b`, `|`, `a]`, `a}`,
+		`\&`, `\-`, `\~`, `\#`, `[\&]`, `[\-]`, `[a\-z]`, `(?u)a`, `(?-u:\w)`, `(?-u)\xFF`,
+	} {
+		cases = append(cases, "-n -e "+p+" e.txt", "-o -e "+p+" e.txt")
+	}
+	cases = append(cases, `-n -e \Afoo e.txt`,
+		// The patterns are joined as they are: a flag reaches the next one.
+		`-n -e (?i)A -e B e.txt`, `-n -e x( -e ) e.txt`, `-n -x -e abc -e AAA e.txt`,
+		`-n -i -e [a-z--b] e.txt`, `-n -S -e [a-z--b] e.txt`, `-n -S -e [A-Z--B] e.txt`,
+	)
+	compareExact(t, dir, "", "", cases)
 }

@@ -3,8 +3,8 @@
 // expression engine, context lines, match limits and ripgrep 13's binary
 // file rules. Results go to a Sink; the package prints nothing.
 //
-// Patterns use Go's RE2 syntax, with ripgrep's Unicode meaning of \d, \s
-// and \w (see rewritePattern). A match never spans lines: '\n' is removed
+// Patterns are read in ripgrep's syntax (Rust's regex crate) and
+// translated to Go's RE2 syntax (see translate). A match never spans lines: '\n' is removed
 // from character classes and a literal '\n' is refused, as in ripgrep.
 package search
 
@@ -81,53 +81,12 @@ var ErrNewline = errors.New(`the literal '"\n"' is not allowed in a regex`)
 
 // NewMatcher compiles patterns (joined as alternatives).
 func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
-	if !o.Fixed {
-		if err := rustRejects(strings.Join(patterns, "|")); err != nil {
-			return nil, err
-		}
-	}
-	parts := make([]string, len(patterns))
-	literal, upper := false, false
-	for i, p := range patterns {
-		if o.Fixed {
-			literal = literal || p != ""
-			upper = upper || strings.IndexFunc(p, unicode.IsUpper) >= 0
-			p = regexp.QuoteMeta(p)
-		} else {
-			var lit, up bool
-			p, lit, up = rewritePattern(p)
-			literal, upper = literal || lit, upper || up
-		}
-		parts[i] = p
-	}
-	// Smart case, as ripgrep: ignore case when the patterns have a literal
-	// and no upper-case one (\p{Lu} alone stays case-sensitive).
-	fold := o.IgnoreCase || o.SmartCase && literal && !upper
-	var src string
-	if len(parts) == 1 {
-		src = parts[0]
-	} else {
-		src = "(?:" + strings.Join(parts, ")|(?:") + ")"
-	}
-	if o.Line {
-		src = "^(?:" + src + ")$"
-	}
-	flags := syntax.Perl &^ syntax.OneLine
-	if fold {
-		flags |= syntax.FoldCase
+	src, flags, err := source(patterns, o)
+	if err != nil {
+		return nil, err
 	}
 	tree, err := syntax.Parse(src, flags)
 	if err != nil {
-		// Report the error against the user's pattern, not our wrapping
-		// or rewriting.
-		for i, p := range parts {
-			if _, perr := syntax.Parse(p, flags); perr != nil {
-				if _, oerr := syntax.Parse(patterns[i], flags); oerr != nil && !o.Fixed {
-					return nil, oerr
-				}
-				return nil, perr
-			}
-		}
 		return nil, err
 	}
 	if err := stripNewlines(tree); err != nil {
@@ -142,6 +101,14 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 	}
 	if tree.Op == syntax.OpEmptyMatch && !m.word {
 		m.any = true
+		return m, nil
+	}
+	if literalRune(tree, utf8.RuneError) {
+		// A byte under (?-u) (see appendLiteral): it matches invalid
+		// UTF-8, which no byte search for U+FFFD's encoding finds.
+		if err := m.compile(tree); err != nil {
+			return nil, err
+		}
 		return m, nil
 	}
 	if tree.Op == syntax.OpLiteral && tree.Flags&syntax.FoldCase == 0 && !m.word {
@@ -168,13 +135,84 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 			m.foldExact = !m.word && isFoldAlternation(tree)
 		}
 	}
+	if err := m.compile(tree); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// compile sets the regular expression that does the matching.
+func (m *Matcher) compile(tree *syntax.Regexp) error {
 	re, err := compileTree(tree, nil)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	m.re = re
 	m.emptyInside = emptyInside(tree)
-	return m, nil
+	return nil
+}
+
+// literalRune reports whether r appears as a literal anywhere in t.
+func literalRune(t *syntax.Regexp, r rune) bool {
+	if t.Op == syntax.OpLiteral {
+		for _, c := range t.Rune {
+			if c == r {
+				return true
+			}
+		}
+	}
+	for _, s := range t.Sub {
+		if literalRune(s, r) {
+			return true
+		}
+	}
+	return false
+}
+
+// source returns the Go regular expression for patterns (joined as
+// alternatives) under o, -x applied, and the flags to parse it with.
+func source(patterns []string, o MatcherOptions) (src string, flags syntax.Flags, err error) {
+	var literal, upper bool
+	if o.Fixed {
+		quoted := make([]string, len(patterns))
+		for i, p := range patterns {
+			literal = literal || p != ""
+			upper = upper || strings.IndexFunc(p, unicode.IsUpper) >= 0
+			quoted[i] = regexp.QuoteMeta(p)
+		}
+		src = strings.Join(quoted, "|")
+	} else {
+		// ripgrep joins the patterns as they are, so a flag set at the top
+		// of one reaches those after it.
+		if src, literal, upper, err = translate(strings.Join(patterns, "|"), o.IgnoreCase); err != nil {
+			return "", 0, err
+		}
+	}
+	// Smart case, as ripgrep: ignore case when the patterns have a literal
+	// and no upper-case one (\p{Lu} alone stays case-sensitive).
+	fold := o.IgnoreCase || o.SmartCase && literal && !upper
+	if fold && !o.IgnoreCase && !o.Fixed {
+		// Classes combined with && -- ~~ must fold before they combine.
+		src, _, _, _ = translate(strings.Join(patterns, "|"), true)
+	}
+	if o.Line {
+		src = "^(?:" + src + ")$"
+	}
+	flags = syntax.Perl &^ syntax.OneLine
+	if fold {
+		flags |= syntax.FoldCase
+	}
+	return src, flags, nil
+}
+
+// rewritePattern translates one pattern, ignoring its errors; kept for
+// callers that have not moved to source yet.
+func rewritePattern(p string) (out string, literal, upper bool) {
+	out, literal, upper, err := translate(p, false)
+	if err != nil {
+		return p, literal, upper
+	}
+	return out, literal, upper
 }
 
 // emptyInside reports whether t matches the empty string inside a

@@ -59,7 +59,10 @@ func checkAgainstRegexp(t *testing.T, pattern string, fold bool, text []byte) {
 	}
 	// The reference is Go's regexp on the pattern with ripgrep's Unicode
 	// Perl classes spelled out, as the matcher compiles it.
-	src, _, _ := rewritePattern(pattern)
+	src, _, _, err := translate(pattern, fold)
+	if err != nil {
+		return
+	}
 	if fold {
 		src = "(?i)" + src
 	}
