@@ -218,6 +218,41 @@ var treeCases = []string{
 	"--gitignore g ./",
 	"--gitignore --prune -P *.tmp",
 	"--gitignore -l g",
+	// --matchdirs lists all entries of a directory whose path below the
+	// root matches -P, keeps it under --prune, and reads the tree first.
+	"--matchdirs -P a",
+	"--matchdirs -P g*",
+	"--matchdirs -P a/b",
+	"--matchdirs -P e --prune",
+	"--matchdirs -P b -l -L 2",
+	"--matchdirs -P *.txt -l",
+	// Reading the tree first, tree joins "./" and a name with a '/'
+	// more, which anchored .gitignore lines see.
+	"--gitignore --matchdirs ./",
+	"--gitignore --prune ./",
+}
+
+// TestTreeIssueGitignoreLeak: with --prune or --matchdirs, tree returns
+// early from a directory that lists nothing, and its .gitignore stays in
+// force for every directory read after it, in directory order, and for
+// later roots.
+func TestTreeIssueGitignoreLeak(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "leak")
+	files := map[string]string{
+		"c/.gitignore": "*.txt\n*.log\n",
+		"e/.gitignore": "*.log\n",
+		"e/zz.txt":     "",
+	}
+	for _, d := range []string{"a", "b", "c", "d", "e", "f", "g/h"} {
+		files[d+"/k.txt"] = ""
+		files[d+"/m.log"] = ""
+	}
+	mk(t, dir, files)
+	var cases []string
+	for _, f := range []string{"--gitignore --prune", "--gitignore --matchdirs", "--gitignore --matchdirs -P k*", "--gitignore --prune -l", "--gitignore"} {
+		cases = append(cases, f, f+" c .", f+" e g", f+" -L 1")
+	}
+	compareWithGNUTree(t, dir, cases, true)
 }
 
 func TestCompareWithGNUTree(t *testing.T) {

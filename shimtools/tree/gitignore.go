@@ -21,7 +21,30 @@ import (
 //     as tree spells it ("./a", or ".//a" below a root "./") and matched
 //     against the entry's path;
 //   - an entry is hidden when any pattern of any file in force matches it
-//     and no negated pattern of any of them does, in whatever order.
+//     and no negated pattern of any of them does, in whatever order;
+//   - with --prune or --matchdirs, a directory left with no entries keeps
+//     its .gitignore in force for every directory read after it, and
+//     pops one read later in its place (tree returns early, before it
+//     pops its own).
+
+// pushGit puts the .gitignore of directory dir in force, and reports
+// whether there was one.
+func (t *lister) pushGit(dir string) bool {
+	if !t.o.gitignore {
+		return false
+	}
+	f := readGitFile(t.abs(dir), dir)
+	if f == nil {
+		return false
+	}
+	t.stack = append(t.stack, f)
+	return true
+}
+
+// popGit takes the last ignore file put in force out of force.
+func (t *lister) popGit() {
+	t.stack = t.stack[:len(t.stack)-1]
+}
 
 // gitPattern is one .gitignore line.
 type gitPattern struct {
@@ -30,34 +53,33 @@ type gitPattern struct {
 	relative bool
 }
 
-// gitFile is one ignore file in force, on a stack that ends at a root's.
+// gitFile is one ignore file in force.
 type gitFile struct {
 	// dir is the path tree reads the file through: its directory, or for
 	// $GIT_DIR/info/exclude the file itself.
 	dir             string
 	remove, reverse []gitPattern
-	parent          *gitFile
 }
 
 // readGitFile reads path, or path/.gitignore when path is not a regular
-// file, as tree's new_ignorefile does. It returns parent when there is
+// file, as tree's new_ignorefile does. It returns nil when there is
 // nothing to read.
-func readGitFile(path, dir string, parent *gitFile) *gitFile {
+func readGitFile(path, dir string) *gitFile {
 	name := path
 	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
 		name = path + "/.gitignore"
 	}
 	f, err := os.Open(name)
 	if err != nil {
-		return parent
+		return nil
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxGitignoreBytes))
 	if err != nil && len(data) == 0 {
 		// tree opens a directory named .gitignore and reads no line.
-		return &gitFile{dir: dir, parent: parent}
+		return &gitFile{dir: dir}
 	}
-	g := &gitFile{dir: dir, parent: parent}
+	g := &gitFile{dir: dir}
 	for len(data) > 0 {
 		// tree reads lines with fgets into a PATH_MAX buffer: a longer
 		// line comes in pieces, each taken as a line of its own.
@@ -121,9 +143,9 @@ func gitTrim(s string) string {
 	return b.String()
 }
 
-// ignored reports whether the files in force from g hide the entry name
+// ignored reports whether the ignore files in force hide the entry name
 // at path.
-func (t *lister) ignored(g *gitFile, path, name string, isdir bool) bool {
+func (t *lister) ignored(path, name string, isdir bool) bool {
 	hit := func(p gitPattern, dir string) bool {
 		if p.relative {
 			return t.m.match(name, p.pat, isdir) == patMatched
@@ -131,7 +153,10 @@ func (t *lister) ignored(g *gitFile, path, name string, isdir bool) bool {
 		return t.m.match(path, dir+"/"+p.pat, isdir) == patMatched
 	}
 	removed := false
-	for f := g; f != nil && !removed; f = f.parent {
+	for _, f := range t.stack {
+		if removed {
+			break
+		}
 		for _, p := range f.remove {
 			if hit(p, f.dir) {
 				removed = true
@@ -142,7 +167,7 @@ func (t *lister) ignored(g *gitFile, path, name string, isdir bool) bool {
 	if !removed {
 		return false
 	}
-	for f := g; f != nil; f = f.parent {
+	for _, f := range t.stack {
 		for _, p := range f.reverse {
 			if hit(p, f.dir) {
 				return false

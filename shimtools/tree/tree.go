@@ -5,7 +5,7 @@
 //
 //	tree [-adfilsFh] [-L level] [-P pattern] [-I pattern] [--prune]
 //	     [--noreport] [--dirsfirst] [--gitignore] [--ignore-case]
-//	     [--charset X] [--] [path ...]
+//	     [--matchdirs] [--charset X] [--] [path ...]
 //
 // Description:
 //
@@ -27,6 +27,7 @@
 //	-P pattern    list only files matching pattern ('*', '?', [...], '|')
 //	-I pattern    do not list entries matching pattern
 //	--ignore-case match -P, -I and .gitignore patterns ignoring ASCII case
+//	--matchdirs   list all entries of a directory whose path matches -P
 //	--prune       omit directories left empty by -P/-I
 //	--noreport    omit the final count
 //	--dirsfirst   list directories before files
@@ -74,13 +75,14 @@ type options struct {
 	prune, noReport, dirsFirst bool
 	classify, size, human      bool
 	gitignore, ignoreCase      bool
+	matchDirs                  bool
 	utf8                       bool
 	paths                      []string
 }
 
 // flagNames lists every supported flag, for parsing and suggestions.
 var flagNames = []string{"-a", "-d", "-f", "-i", "-l", "-L", "-P", "-I", "-F", "-s", "-h",
-	"--prune", "--noreport", "--dirsfirst", "--gitignore", "--ignore-case", "--charset", "--help"}
+	"--prune", "--noreport", "--dirsfirst", "--gitignore", "--ignore-case", "--matchdirs", "--charset", "--help"}
 
 // UsageError is a command-line mistake.
 type UsageError struct {
@@ -137,6 +139,8 @@ func parseArgs(args []string) (*options, error) {
 				o.gitignore = true
 			case "--ignore-case":
 				o.ignoreCase = true
+			case "--matchdirs":
+				o.matchDirs = true
 			case "--help":
 				return nil, &UsageError{msg: "help", code: 0}
 			default:
@@ -257,8 +261,8 @@ func levelArg(s string) int32 {
 }
 
 const helpText = `usage: tree [-adfilsFh] [-L level] [-P pattern] [-I pattern] [--prune]
-	[--noreport] [--dirsfirst] [--gitignore] [--ignore-case] [--charset X]
-	[--] [directory ...]
+	[--noreport] [--dirsfirst] [--gitignore] [--ignore-case] [--matchdirs]
+	[--charset X] [--] [directory ...]
 (built into buzzbox; GNU tree 2.1 compatible for these options. When a real
 tree is on PATH it is run instead; BUZZBOX_SHIM_PASSTHROUGH=0 keeps this one.)
 `
@@ -284,13 +288,15 @@ func Run(ctx context.Context, args []string, env proc.Env) int {
 		o.prune = false
 	}
 	t := &lister{o: o, env: env, w: out, visited: map[fileKey]bool{}, needInfo: o.size || o.human || o.classify,
-		m: &matcher{fold: o.ignoreCase}}
+		m: &matcher{fold: o.ignoreCase}, fullTree: o.prune || o.matchDirs}
 	t.cwd, _ = os.Getwd()
 	if gd := env.Getenv("GIT_DIR"); o.gitignore && gd != "" {
 		// tree reads $GIT_DIR/info/exclude through its own path, so
 		// only its name patterns (no '/') can match.
 		ex := gd + "/info/exclude"
-		t.exclude = readGitFile(t.abs(ex), ex, nil)
+		if f := readGitFile(t.abs(ex), ex); f != nil {
+			t.stack = append(t.stack, f)
+		}
 	}
 	code := t.run(ctx)
 	if err := out.Flush(); err != nil && code == 0 {
@@ -311,8 +317,13 @@ type lister struct {
 	// types come from the directory listing alone otherwise.
 	needInfo bool
 	m        *matcher
-	// exclude is $GIT_DIR/info/exclude with --gitignore, nil without.
-	exclude *gitFile
+	// fullTree is set when tree 2.1 reads the whole tree before printing
+	// it (--prune, --matchdirs).
+	fullTree bool
+	// stack holds the ignore files in force, last pushed last:
+	// $GIT_DIR/info/exclude, then .gitignore files of the directories
+	// being read.
+	stack []*gitFile
 }
 
 // node is one listed entry.
@@ -323,10 +334,14 @@ type node struct {
 	isDir  bool   // a directory, or a link to one
 	link   string // link target, "" for none
 	linkFi fs.FileInfo
-	// dir is the path the entries are read from and their paths are built
-	// on (tree's "newpath"): path itself, or for a followed link the
-	// target, absolute or joined to the link's directory.
-	dir  string
+	// dir is the path the entries' printed paths are built on (tree's
+	// "newpath"): path itself, or for a followed link the target,
+	// absolute or joined to the link's directory.
+	dir string
+	// rdir is the path the entries are read through, matched against
+	// anchored .gitignore lines and --matchdirs: dir, except that with
+	// --prune or --matchdirs tree's first pass always joins with a '/'.
+	rdir string
 	note string // e.g. "  [recursive, not followed]"
 	kids []*node
 }
@@ -366,7 +381,7 @@ func (t *lister) run(ctx context.Context) int {
 			code = 2
 			continue
 		}
-		n := &node{name: root, path: root, dir: root, fi: fi}
+		n := &node{name: root, path: root, dir: root, rdir: root, fi: fi}
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			sfi, err := os.Stat(t.abs(root))
 			n.isDir = err == nil && sfi.IsDir()
@@ -381,15 +396,11 @@ func (t *lister) run(ctx context.Context) int {
 			t.w.WriteString("  [error opening dir]\n")
 			continue
 		}
-		ig := t.exclude
-		if t.o.gitignore {
-			ig = readGitFile(t.abs(root), root, ig)
-		}
 		if t.o.follow {
 			// tree notes the root as lstat(2) sees it.
 			t.visited[keyOf(fi)] = true
 		}
-		t.read(n, 1, ig)
+		t.read(n, 1)
 		if len(n.kids) > 0 {
 			// tree 2.1 counts a root directory only when it lists something.
 			t.dirs++
@@ -418,10 +429,29 @@ func plural(n int, one, many string) string {
 
 // read fills n.kids with the entries of directory n at depth (1 for a
 // root's children).
-func (t *lister) read(n *node, depth int, ig *gitFile) {
-	ents, err := walk.ReadDir(t.abs(n.dir))
+func (t *lister) read(n *node, depth int) {
+	include := t.o.include
+	if t.o.matchDirs && len(include) > 0 {
+		// With --matchdirs a directory whose path below the root matches
+		// -P has all its entries listed (not those of its subdirectories).
+		if rel := belowRoot(n.rdir, depth-1); rel != "" && t.matchAny(include, rel, true) {
+			include = nil
+		}
+	}
+	// With --prune or --matchdirs tree returns early from a directory it
+	// cannot open or that lists nothing, leaving its .gitignore in force.
+	pushed := t.pushGit(n.rdir)
+	pop := func() {
+		if pushed {
+			t.popGit()
+		}
+	}
+	ents, err := walk.ReadDir(t.abs(n.rdir))
 	if err != nil && len(ents) == 0 {
 		n.note = "  [error opening dir]"
+		if !t.fullTree {
+			pop()
+		}
 		return
 	}
 	for _, e := range ents {
@@ -429,11 +459,14 @@ func (t *lister) read(n *node, depth int, ig *gitFile) {
 		if !t.o.all && strings.HasPrefix(name, ".") {
 			continue
 		}
-		p := n.dir + "/" + name
-		if strings.HasSuffix(n.dir, "/") {
-			p = n.dir + name
+		p := joinName(n.rdir, name)
+		k := &node{name: name, path: joinName(n.dir, name)}
+		k.dir, k.rdir = k.path, p
+		if t.fullTree {
+			// tree's first pass joins a directory's path to its
+			// entries' with a '/' even when it already ends in one.
+			k.rdir = t.linkDir(n.rdir, name)
 		}
-		k := &node{name: name, path: p, dir: p}
 		if t.needInfo || e.Type == fs.ModeIrregular {
 			fi, err := os.Lstat(t.abs(p))
 			if err != nil {
@@ -449,6 +482,10 @@ func (t *lister) read(n *node, depth int, ig *gitFile) {
 			}
 			if k.isDir && t.o.follow {
 				k.dir = t.linkDir(n.dir, k.link)
+				k.rdir = k.dir
+				if t.fullTree {
+					k.rdir = t.linkDir(n.rdir, k.link)
+				}
 				if !filepath.IsAbs(k.link) {
 					// tree builds this path in the buffer that holds the
 					// name -f prints, so -f shows it instead of the link's.
@@ -458,12 +495,12 @@ func (t *lister) read(n *node, depth int, ig *gitFile) {
 		} else {
 			k.isDir = e.Type.IsDir()
 		}
-		if t.o.gitignore && t.ignored(ig, p, name, k.isDir) {
+		if t.o.gitignore && t.ignored(p, name, k.isDir) {
 			continue
 		}
 		if !k.isDir || (k.link != "" && !t.o.follow) {
 			// Files, and links not followed, are what -P filters.
-			if len(t.o.include) > 0 && !t.matchAny(t.o.include, name, k.isDir) {
+			if len(include) > 0 && !t.matchAny(include, name, k.isDir) {
 				continue
 			}
 		}
@@ -475,12 +512,16 @@ func (t *lister) read(n *node, depth int, ig *gitFile) {
 		}
 		n.kids = append(n.kids, k)
 	}
-	// With --prune tree reads the whole tree first, in the order each
-	// directory lists its entries, and prints it sorted afterwards; with
-	// -l that order decides which link to a directory reaches it first.
-	fullTree := t.o.prune && t.o.follow
+	// With --prune or --matchdirs tree reads the whole tree first, in the
+	// order each directory lists its entries, and prints it sorted
+	// afterwards; with -l that order decides which link to a directory
+	// reaches it first.
+	if t.fullTree && len(n.kids) == 0 {
+		return
+	}
+	fullTree := t.fullTree && t.o.follow
 	order := n.kids
-	if fullTree {
+	if t.fullTree {
 		order = append([]*node(nil), n.kids...)
 	}
 	sort.SliceStable(n.kids, func(a, b int) bool {
@@ -511,30 +552,62 @@ func (t *lister) read(n *node, depth int, ig *gitFile) {
 		if t.o.level >= 0 && depth >= t.o.level {
 			continue
 		}
-		kig := ig
-		if t.o.gitignore {
-			kig = readGitFile(t.abs(k.dir), k.dir, ig)
-		}
-		t.read(k, depth+1, kig)
+		t.read(k, depth+1)
 	}
-	if t.o.prune {
+	if t.o.prune || fullTree {
 		kept := n.kids[:0]
 		for _, k := range n.kids {
-			if k.isDir && len(k.kids) == 0 {
+			// tree keeps an empty directory whose name --matchdirs
+			// matches.
+			if t.o.prune && k.isDir && len(k.kids) == 0 &&
+				!(t.o.matchDirs && len(t.o.include) > 0 && t.matchAny(t.o.include, k.name, true)) {
 				continue
 			}
 			if fullTree && k.isDir && k.link != "" {
 				// When printing, tree checks each link again against
 				// every directory the first pass noted, its own target
-				// included: a link that survived pruning is shown as
-				// recursive and not descended into.
+				// included: a link is shown as recursive and not
+				// descended into, even where -L stops anyway.
 				k.note = "  [recursive, not followed]"
 				k.kids = nil
 			}
 			kept = append(kept, k)
 		}
 		n.kids = kept
+		if t.fullTree && len(n.kids) == 0 {
+			return
+		}
 	}
+	pop()
+}
+
+// belowRoot is the end of dir, a directory lev levels below a root, that
+// tree matches --matchdirs patterns against: its last lev components, or
+// all of dir when it has fewer slashes (a followed link's target).
+func belowRoot(dir string, lev int) string {
+	i := len(dir)
+	for i > 0 {
+		if i < len(dir) && dir[i] == '/' {
+			lev--
+		}
+		if lev <= 0 {
+			if i < len(dir) {
+				i++
+			}
+			break
+		}
+		i--
+	}
+	return dir[i:]
+}
+
+// joinName is the path of entry name in directory dir as tree's read_dir
+// builds it: no '/' added after one.
+func joinName(dir, name string) string {
+	if strings.HasSuffix(dir, "/") {
+		return dir + name
+	}
+	return dir + "/" + name
 }
 
 // linkDir is the path tree reads a followed link to a directory through:
@@ -555,7 +628,7 @@ func (t *lister) dirKey(k *node) fileKey {
 	if k.fi != nil {
 		return keyOf(k.fi)
 	}
-	fi, err := os.Lstat(t.abs(k.dir))
+	fi, err := os.Lstat(t.abs(k.rdir))
 	if err != nil {
 		return fileKey{}
 	}
