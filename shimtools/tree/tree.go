@@ -95,7 +95,10 @@ func (e *UsageError) Error() string { return e.msg }
 func parseArgs(args []string) (*options, error) {
 	o := &options{level: -1}
 	unsupported := func(arg, name string) error {
-		best := suggest.Nearest(name, flagNames, -1)
+		best := gnuNearest(name)
+		if best == "" {
+			best = suggest.Nearest(name, flagNames, -1)
+		}
 		return &UsageError{msg: fmt.Sprintf("unsupported flag %s (this built-in tree does not have it); nearest supported flag: %s; see tree --help", arg, best), code: 2}
 	}
 	next := func(i *int, flag string) (string, error) {
@@ -197,6 +200,9 @@ func parseArgs(args []string) (*options, error) {
 					} else {
 						o.exclude = append(o.exclude, v)
 					}
+				case '-':
+					// "-a-": tree takes a '-' inside a cluster for a flag.
+					return nil, unsupported(a, a)
 				default:
 					f := "-" + string(a[j])
 					return nil, unsupported(f, f)
@@ -207,6 +213,29 @@ func parseArgs(args []string) (*options, error) {
 		}
 	}
 	return o, nil
+}
+
+// gnuNearest is the supported flag closest in purpose to GNU tree option
+// name, which this tree does not have, or "" for none (the nearest
+// spelling is named then).
+func gnuNearest(name string) string {
+	switch name {
+	case "-D", "-p", "-u", "-g", "--du", "--inodes", "--device", "--metafirst", "--timefmt":
+		return "-s" // the one file detail printed
+	case "--si":
+		return "-h"
+	case "-t", "-c", "-r", "-v", "-U", "--sort", "--filesfirst":
+		return "--dirsfirst" // the one ordering option
+	case "-C", "-n", "-A", "-S":
+		return "--charset"
+	case "-x", "-R", "--filelimit":
+		return "-L"
+	case "--gitfile":
+		return "--gitignore"
+	case "-J", "-X", "-H", "-T", "-o", "--hintro", "--houtro", "--nolinks", "--hyperlink", "--fromfile", "--fromtabfile", "--fflinks":
+		return "-f" // output is the plain listing; -f gives full paths
+	}
+	return ""
 }
 
 // levelArg is tree 2.1's "(int)(strtoul(s, NULL, 0) - 1)": leading

@@ -14,7 +14,12 @@ import (
 )
 
 func TestUnsupportedFlag(t *testing.T) {
-	for flag, near := range map[string]string{"-J": "-", "--dirfirst": "--dirsfirst", "--prun": "--prune", "--noreport=x": "--noreport"} {
+	for flag, near := range map[string]string{
+		"-J": "-f", "--dirfirst": "--dirsfirst", "--prun": "--prune", "--noreport=x": "--noreport",
+		"-D": "-s", "--du": "-s", "--si": "-h", "--sort=size": "--dirsfirst", "-v": "--dirsfirst",
+		"--filesfirst": "--dirsfirst", "-C": "--charset", "--filelimit=3": "-L", "--gitfile=x": "--gitignore",
+		"-a-": "-a", "--x": "-",
+	} {
 		var out, errb bytes.Buffer
 		code := Run(context.Background(), []string{flag}, proc.Env{Stdout: &out, Stderr: &errb})
 		msg := errb.String()
