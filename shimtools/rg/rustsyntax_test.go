@@ -72,3 +72,21 @@ func TestRGIssueRustSyntaxAccepted(t *testing.T) {
 	)
 	compareExact(t, dir, "", "", cases)
 }
+
+// TestRGIssueInvalidUTF8Classes: in Unicode mode no class, negated class
+// or '.' matches a byte that is not valid UTF-8 (a Latin-1 file here).
+// Under (?-u) a high byte in the pattern matches any invalid byte, not
+// only itself (DEVELOPERS.md), so only patterns where that is the same.
+func TestRGIssueInvalidUTF8Classes(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "latin1")
+	write(t, filepath.Join(dir, "l1.txt"), []byte("caf\xe9 ok\nna\xefve\nplain text\n\xff\xfe\nz\xe9\xe9z\n"))
+	var cases []string
+	for _, p := range []string{
+		`caf.`, `\W+`, `.+`, `(?s).`, `[^a]+`, `\S+`, `\D`, `na.ve`, `\P{L}`, `\p{So}`, `[\x{0}-\x{10FFFF}]+`,
+		`\w+`, `[\W]`, `[^\w]`, `[\S\d]+`, `z[^a]+z`, `(?-u)z\xE9`, `(?-u:.)+`,
+	} {
+		cases = append(cases, "-o -e "+p+" l1.txt", "-c -e "+p+" l1.txt")
+	}
+	cases = append(cases, `-w -o ok l1.txt`, `-w -o caf l1.txt`, `-w -o text l1.txt`, `-w -c z l1.txt`)
+	compareExact(t, dir, "", "", cases)
+}

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"unicode"
+	"unicode/utf8"
 )
 
 // ripgrep's regular expressions (Rust's regex crate) give the Perl classes
@@ -137,6 +138,12 @@ var unicodeNotWord = sync.OnceValue(func() string {
 	return classText(complement(rangesOf(wordTables...)))
 })
 
+// withoutFFFD removes U+FFFD, which stands for invalid UTF-8 in Go's
+// regexp, from rs (see emitClass).
+func withoutFFFD(rs []runeRange) []runeRange {
+	return intersect(rs, complement([]runeRange{{utf8.RuneError, utf8.RuneError}}))
+}
+
 // ASCII classes of Rust's regex crate under (?-u), inside a bracket class.
 const (
 	asciiDigit    = `0-9`
@@ -155,14 +162,13 @@ func perlClass(c byte, uni, inClass bool) (string, bool) {
 	switch c {
 	case 'd', 'D':
 		neg = c == 'D'
-		if uni {
-			if neg {
-				return `\P{Nd}`, true
-			}
-			return `\p{Nd}`, true
-		}
 		in = asciiDigit
-		if neg && inClass {
+		switch {
+		case uni && neg && inClass:
+			return `\P{Nd}`, true
+		case uni:
+			in = `\p{Nd}`
+		case neg && inClass:
 			in = asciiNotDigit
 		}
 	case 'w', 'W':
@@ -201,6 +207,10 @@ func perlClass(c byte, uni, inClass bool) (string, bool) {
 		// Rust folds case in ASCII mode only among ASCII letters; Go
 		// would add the Kelvin sign and the long s to the folded class.
 		return "(?-i:" + open + in + "])", true
+	case neg:
+		// Unicode classes never match invalid UTF-8, which Go's regexp
+		// reads as U+FFFD (see emitClass).
+		return open + in + `\x{fffd}]`, true
 	}
 	return open + in + "]", true
 }

@@ -192,7 +192,15 @@ func (t *translator) alternation() *ParseError {
 			}
 		case '.':
 			t.atom(itemAtom)
-			t.out = append(t.out, '.')
+			switch {
+			case !t.fl.u:
+				t.out = append(t.out, '.')
+			case t.fl.s:
+				// Not invalid UTF-8 (see emitClass).
+				t.out = append(t.out, `[^\x{fffd}]`...)
+			default:
+				t.out = append(t.out, `[^\n\x{fffd}]`...)
+			}
 			t.i++
 		case '^', '$':
 			t.atom(itemAssertion)
@@ -536,11 +544,12 @@ func (t *translator) escape() *ParseError {
 		}
 	}
 	if c == 'p' || c == 'P' {
-		text, err := t.property(false)
+		text, err := t.property(true)
 		if err != nil {
 			return err
 		}
-		t.out = append(t.out, text...)
+		rs, ok := t.ranges([]byte(text), false)
+		t.emitClass([]byte(text), false, rs, true, ok)
 		return nil
 	}
 	r, err := t.literalEscape(false)
@@ -709,26 +718,48 @@ func (t *translator) class() *ParseError {
 	if err != nil {
 		return err
 	}
+	rs, textOK := set.rs, false
 	if !complex {
-		rs, ok := t.ranges(set.text, set.neg)
-		if ok && len(rs) == 0 {
-			return t.fail(start, t.i, "empty character classes are not allowed")
-		}
-		t.out = append(t.out, '[')
-		if set.neg {
-			t.out = append(t.out, '^')
-		}
-		t.out = append(t.out, set.text...)
-		t.out = append(t.out, ']')
-		return nil
+		rs, textOK = t.ranges(set.text, set.neg)
 	}
-	if len(set.rs) == 0 {
+	if len(rs) == 0 && (complex || textOK) {
 		return t.fail(start, t.i, "empty character classes are not allowed")
 	}
-	t.out = append(t.out, '[')
-	t.out = append(t.out, classText(set.rs)...)
-	t.out = append(t.out, ']')
+	t.emitClass(set.text, set.neg, rs, !complex, textOK || complex)
 	return nil
+}
+
+// emitClass writes a class: as the Go text of its inside when that means
+// the same, else as its ranges. In Unicode mode a class never matches
+// invalid UTF-8, which Go's regexp reads as U+FFFD: a class holding
+// U+FFFD is written without it (a real U+FFFD in the text is then missed,
+// the rarer case).
+func (t *translator) emitClass(text []byte, neg bool, rs []runeRange, useText, known bool) {
+	if known && t.fl.u && inRanges(rs, utf8.RuneError) {
+		if kept := withoutFFFD(rs); len(kept) > 0 {
+			rs, useText = kept, false
+		}
+	}
+	t.out = append(t.out, '[')
+	if useText {
+		if neg {
+			t.out = append(t.out, '^')
+		}
+		t.out = append(t.out, text...)
+	} else {
+		t.out = append(t.out, classText(rs)...)
+	}
+	t.out = append(t.out, ']')
+}
+
+// inRanges reports whether r is in the sorted ranges rs.
+func inRanges(rs []runeRange, r rune) bool {
+	for _, x := range rs {
+		if x.lo <= r && r <= x.hi {
+			return true
+		}
+	}
+	return false
 }
 
 // bracket is a parsed bracket class: either Go text (simple) or ranges.
