@@ -2,6 +2,7 @@ package tree_test
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -293,4 +294,30 @@ func compareWithGNUTree(t *testing.T, dir string, cases []string, parallel bool,
 			}
 		})
 	}
+}
+
+// TestTreeIssueLongPath: tree leaves out an entry whose path, as it builds
+// it, reaches PATH_MAX, since lstat(2) of it fails; it is not a directory
+// it could not open.
+func TestTreeIssueLongPath(t *testing.T) {
+	const (
+		nameLen = 200 // bytes, under NAME_MAX
+		depth   = 22  // levels, enough to pass PATH_MAX (4096) below "./"
+	)
+	dir := t.TempDir()
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	// os.Root walks the path one directory at a time, so the whole path
+	// may pass PATH_MAX where os.MkdirAll would fail.
+	p := ""
+	for i := range depth {
+		p += fmt.Sprintf("%s%02d", strings.Repeat("d", nameLen-2), i)
+		must(t, root.Mkdir(p, 0o755))
+		must(t, root.WriteFile(p+"/f", nil, 0o644))
+		p += "/"
+	}
+	compareWithGNUTree(t, dir, []string{"", "-f", "-s", "-F", "-d", "--prune", "-i --noreport"}, true)
 }

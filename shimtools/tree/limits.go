@@ -18,3 +18,9 @@ const maxGitignoreBytes = 16 << 20
 // into a PATH_MAX buffer, its NUL included); a longer line is read as
 // several. It is tree's behaviour, not a limit of ours.
 const gitLineBytes = 4096 - 1
+
+// pathMax is Linux's PATH_MAX: tree hands the kernel paths as it builds
+// them, relative to the working directory, and one this long or longer
+// fails with ENAMETOOLONG, so tree leaves the entry out. We check the
+// length ourselves since we may resolve paths against another directory.
+const pathMax = 4096 // bytes, the terminating NUL included

@@ -489,6 +489,10 @@ func (t *lister) read(n *node, depth int) {
 			continue
 		}
 		p := joinName(n.rdir, name)
+		if len(p) >= pathMax {
+			// tree's lstat(2) of the entry fails and it skips it.
+			continue
+		}
 		k := &node{name: name, path: joinName(n.dir, name)}
 		k.dir, k.rdir = k.path, p
 		if t.fullTree {
