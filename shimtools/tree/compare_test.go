@@ -209,6 +209,20 @@ var treeCases = []string{
 	"--charset",
 	"--charset=",
 	"--charsetX ascii",
+	// Every charset tree 2.1 draws lines for.
+	"--charset ISO-8859-1 a",
+	"--charset=hebrew a",
+	"--charset=shift_jis a",
+	"--charset EUC-JP a",
+	"--charset csEUCKR a",
+	"--charset ISO-2022-JP a",
+	"--charset cp437 a",
+	"--charset IBM850 a",
+	"--charset GB2312 a",
+	"--charset Big5 a",
+	"--charset KOI8-R a",
+	"--charset windows-1251 a",
+	"--charset ANSI a",
 	// .gitignore as tree reads it.
 	"--gitignore gi",
 	"--gitignore -a gi",
@@ -258,6 +272,12 @@ func TestTreeIssueGitignoreLeak(t *testing.T) {
 
 func TestCompareWithGNUTree(t *testing.T) {
 	compareWithGNUTree(t, treeCorpus(t), treeCases, false)
+}
+
+// TestTreeIssueTreeCharset: tree draws lines for $TREE_CHARSET when
+// --charset is not given.
+func TestTreeIssueTreeCharset(t *testing.T) {
+	compareWithGNUTree(t, treeCorpus(t), []string{"a", "--charset ascii a", "--charset=latin1 a"}, false, "TREE_CHARSET=utf8")
 }
 
 // TestTreeIssueGitDirExclude: tree reads $GIT_DIR/info/exclude, and only

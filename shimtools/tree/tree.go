@@ -13,8 +13,10 @@
 // this executable) it is run instead with the same arguments and stdio;
 // BUZZBOX_SHIM_PASSTHROUGH=0 turns that off. The built-in listing sorts
 // names in byte order (the C locale), draws ASCII lines unless --charset
-// names UTF-8, escapes unprintable bytes as tree does in the C locale, and
-// ends with "N directories, M files" (the roots count).
+// names another table, escapes unprintable bytes as tree does in the C
+// locale, and ends with "N directories, M files" (the roots count). It
+// always behaves as GNU tree does under LC_ALL=C: a UTF-8 locale does not
+// change the lines or the escaping.
 //
 // Options:
 //
@@ -34,7 +36,8 @@
 //	-F            append '/', '*', '@'-style type marks ('/', '*', '=', '|')
 //	-s, -h        print sizes (bytes, or human-readable)
 //	--gitignore   honour .gitignore files below each root, as tree reads them
-//	--charset X   draw lines in charset X (UTF-8 or ASCII)
+//	--charset X   draw lines in charset X (default $TREE_CHARSET): UTF-8,
+//	              tree's Latin, CJK, IBM PC and KOI8 tables, else ASCII
 //
 // It does not implement tree's HTML, XML or JSON output, colours, dates,
 // permissions or sorting options; such flags are refused with exit 2 and
@@ -76,8 +79,10 @@ type options struct {
 	classify, size, human      bool
 	gitignore, ignoreCase      bool
 	matchDirs                  bool
-	utf8                       bool
-	paths                      []string
+	// charset is --charset's value; hasCharset says it was given.
+	charset    string
+	hasCharset bool
+	paths      []string
 }
 
 // flagNames lists every supported flag, for parsing and suggestions.
@@ -154,8 +159,7 @@ func parseArgs(args []string) (*options, error) {
 					if err != nil {
 						return nil, err
 					}
-					cs := strings.ToLower(val)
-					o.utf8 = cs == "utf-8" || cs == "utf8"
+					o.charset, o.hasCharset = val, true
 					continue
 				}
 				name, _, _ := strings.Cut(a, "=")
@@ -319,6 +323,13 @@ func Run(ctx context.Context, args []string, env proc.Env) int {
 	t := &lister{o: o, env: env, w: out, visited: map[fileKey]bool{}, needInfo: o.size || o.human || o.classify,
 		m: &matcher{fold: o.ignoreCase}, fullTree: o.prune || o.matchDirs}
 	t.cwd, _ = os.Getwd()
+	cs := o.charset
+	if !o.hasCharset {
+		// tree takes $TREE_CHARSET when --charset is not given; in the C
+		// locale nothing else picks one.
+		cs = env.Getenv("TREE_CHARSET")
+	}
+	t.lines = linesFor(cs)
 	if gd := env.Getenv("GIT_DIR"); o.gitignore && gd != "" {
 		// tree reads $GIT_DIR/info/exclude through its own path, so
 		// only its name patterns (no '/') can match.
@@ -346,6 +357,7 @@ type lister struct {
 	// types come from the directory listing alone otherwise.
 	needInfo bool
 	m        *matcher
+	lines    lineSet
 	// fullTree is set when tree 2.1 reads the whole tree before printing
 	// it (--prune, --matchdirs).
 	fullTree bool
@@ -679,11 +691,6 @@ func (t *lister) matchAny(pats []string, name string, isdir bool) bool {
 	return false
 }
 
-var (
-	asciiLines = [4]string{"|-- ", "`-- ", "|   ", "    "}
-	utf8Lines  = [4]string{"\u251c\u2500\u2500 ", "\u2514\u2500\u2500 ", "\u2502\u00a0\u00a0 ", "    "}
-)
-
 func (t *lister) printRoot(n *node) {
 	t.info(n)
 	t.w.WriteString(escape(n.name))
@@ -695,10 +702,7 @@ func (t *lister) printRoot(n *node) {
 // printKids prints n's entries; last[i] says whether the ancestor at
 // level i was the last of its siblings.
 func (t *lister) printKids(n *node, last []bool) {
-	lines := asciiLines
-	if t.o.utf8 {
-		lines = utf8Lines
-	}
+	lines := t.lines
 	for i, k := range n.kids {
 		isLast := i == len(n.kids)-1
 		if !t.o.noIndent {
