@@ -274,6 +274,31 @@ func TestCompareWithGNUTree(t *testing.T) {
 	compareWithGNUTree(t, treeCorpus(t), treeCases, false)
 }
 
+// TestTreeIssueGitignoreLines: .gitignore lines as tree 2.1 reads them:
+// only the newline is cut (a '\r' stays part of the pattern), an empty
+// line is no pattern, "**" spans directories, classes and '?' match
+// bytes, and a negation anywhere wins over a match anywhere.
+func TestTreeIssueGitignoreLines(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "gi")
+	files := map[string]string{
+		".gitignore":          "**/foo\nsub/*.txt\n!src/foo\n*.[ch]\n!abc.c\n\\!bang\n \\ lead\ntrail  \nx?\n/anch/\ndir/\n#x\n\\#notcomment\n*.TXT\r\n\n",
+		"a/.gitignore":        "!*.c\n**/b\n",
+		"sub/deep/.gitignore": "*\n!q.txt\n",
+		"lib/.gitignore":      "l*\n/t.o\n",
+	}
+	for _, f := range []string{"foo/bar/f.c", "foo/g.h", "a/x/b/k", "a/b/l", "dir/sub/m.txt", "dir/n", "anch/in/o",
+		"sub/p.txt", "sub/deep/q.txt", "src/foo/r.c", "src/s.h", "lib/t.o", "lib/l1", "!bang", " lead", "trail", "x1",
+		"xy", "abc.c", "bcd.h", "#notcomment", "Z.TXT", "Z.TXT\r", "\r", "\n"} {
+		files[f] = ""
+	}
+	mk(t, dir, files)
+	var cases []string
+	for _, f := range []string{"", " -a", " --ignore-case", " -f", " --prune", " -l", " -d"} {
+		cases = append(cases, "--gitignore"+f, "--gitignore"+f+" ./", "--gitignore"+f+" a sub")
+	}
+	compareWithGNUTree(t, dir, cases, true)
+}
+
 // TestTreeIssueTreeCharset: tree draws lines for $TREE_CHARSET when
 // --charset is not given.
 func TestTreeIssueTreeCharset(t *testing.T) {

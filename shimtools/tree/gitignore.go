@@ -15,7 +15,8 @@ import (
 //   - $GIT_DIR/info/exclude applies everywhere when GIT_DIR is set, and
 //     .git/info/exclude is never read otherwise;
 //   - a line starting with '#' is a comment and '!' negates; trailing
-//     spaces go unless escaped, then every '\' goes, its next byte kept;
+//     spaces go unless escaped, a '\r' stays, then every '\' goes, its
+//     next byte kept;
 //   - a pattern without a '/' matches entry names at any depth; any other
 //     ("build/" too) is joined to the path of the .gitignore's directory
 //     as tree spells it ("./a", or ".//a" below a root "./") and matched
@@ -111,11 +112,13 @@ func readGitFile(path, dir string) *gitFile {
 	return g
 }
 
-// gitTrim is tree's gittrim: it drops a line's end of line and unescaped
-// trailing spaces, then every backslash, keeping the byte after each.
+// gitTrim is tree's gittrim: it drops a line's newline (not a '\r') and
+// unescaped trailing spaces but a first one, then every backslash,
+// keeping the byte after each.
 func gitTrim(s string) string {
 	e := len(s) - 1
-	for e > 0 && (s[e] == '\n' || s[e] == '\r') {
+	if e >= 0 && s[e] == '\n' {
+		// Only the newline: a '\r' before it stays in the pattern.
 		e--
 	}
 	for i := e; i >= 0; i-- {
