@@ -1,54 +1,36 @@
 package ignore
 
 import (
-	"fmt"
 	"sort"
 	"strings"
 
 	"buzzbox/shimtools/glob"
 )
 
-// typeDefs returns the file types -t/-T know, with ripgrep 13's globs. It
-// is a function so that package initialisation builds nothing.
-func typeDefs() map[string][]string {
-	return map[string][]string{
-		"c":      {"*.[chH]", "*.[chH].in", "*.cats"},
-		"cpp":    {"*.[ChH]", "*.[ChH].in", "*.[ch]pp", "*.[ch]pp.in", "*.[ch]xx", "*.[ch]xx.in", "*.cc", "*.cc.in", "*.hh", "*.hh.in", "*.inl"},
-		"css":    {"*.css", "*.scss"},
-		"go":     {"*.go"},
-		"html":   {"*.ejs", "*.htm", "*.html"},
-		"java":   {"*.java", "*.jsp", "*.jspx", "*.properties"},
-		"js":     {"*.js", "*.jsx", "*.vue"},
-		"json":   {"*.json", "composer.lock"},
-		"kotlin": {"*.kt", "*.kts"},
-		"md":     {"*.markdown", "*.md", "*.mdown", "*.mkdn"},
-		"py":     {"*.py"},
-		"rust":   {"*.rs"},
-		"sh": {"*.bash", "*.bashrc", "*.csh", "*.cshrc", "*.ksh", "*.kshrc", "*.sh", "*.tcsh", "*.zsh",
-			".bash_login", ".bash_logout", ".bash_profile", ".bashrc", ".cshrc", ".kshrc", ".login", ".logout",
-			".profile", ".tcshrc", ".zlogin", ".zlogout", ".zprofile", ".zshenv", ".zshrc", "bash_login",
-			"bash_logout", "bash_profile", "bashrc", "profile", "zlogin", "zlogout", "zprofile", "zshenv", "zshrc"},
-		"sql":  {"*.psql", "*.sql"},
-		"toml": {"*.toml", "Cargo.lock"},
-		"ts":   {"*.ts", "*.tsx"},
-		"txt":  {"*.txt"},
-		"yaml": {"*.yaml", "*.yml"},
-	}
+// typeDef is one file type: its name and its globs.
+type typeDef struct {
+	name  string
+	globs []string
 }
 
-// TypeList writes the known types as "name: glob, glob" lines, sorted.
-func TypeList() string {
-	defs := typeDefs()
-	names := make([]string, 0, len(defs))
-	for n := range defs {
-		names = append(names, n)
+// lookupType returns the globs of the type called name.
+func lookupType(name string) ([]string, bool) {
+	i := sort.Search(len(typeDefs), func(i int) bool { return typeDefs[i].name >= name })
+	if i < len(typeDefs) && typeDefs[i].name == name {
+		return typeDefs[i].globs, true
 	}
-	sort.Strings(names)
+	return nil, false
+}
+
+// TypeList writes the known types as "name: glob, glob" lines, sorted, as
+// ripgrep's --type-list does.
+func TypeList() string {
 	var b strings.Builder
-	for _, n := range names {
-		globs := append([]string(nil), defs[n]...)
-		sort.Strings(globs)
-		fmt.Fprintf(&b, "%s: %s\n", n, strings.Join(globs, ", "))
+	for _, d := range typeDefs {
+		b.WriteString(d.name)
+		b.WriteString(": ")
+		b.WriteString(strings.Join(d.globs, ", "))
+		b.WriteByte('\n')
 	}
 	return b.String()
 }
@@ -73,11 +55,11 @@ type Types struct {
 func (t *Types) Select(name string, negate bool) error {
 	var pats []string
 	if name == "all" {
-		for _, ps := range typeDefs() {
-			pats = append(pats, ps...)
+		for _, d := range typeDefs {
+			pats = append(pats, d.globs...)
 		}
 	} else {
-		ps, ok := typeDefs()[name]
+		ps, ok := lookupType(name)
 		if !ok {
 			return &UnknownTypeError{Name: name}
 		}
