@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"unicode/utf8"
 )
 
 // BinaryMode is how files with NUL bytes are treated.
@@ -134,6 +135,21 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 	if s.MaxCount == 0 {
 		return nil
 	}
+	r, size, peeked, bom, err := decodeBOM(r, size)
+	if err != nil {
+		return err
+	}
+	if bom {
+		// ripgrep searches a file with a BOM through its decoder, in
+		// fills, even when it would have mapped it whole.
+		defer func(b BinaryMode) { s.Binary = b }(s.Binary)
+		switch s.Binary {
+		case BinaryConvertWhole:
+			s.Binary = BinaryConvert
+		case BinaryNoneWhole:
+			s.Binary = BinaryNone
+		}
+	}
 	want := chunkSize
 	if size >= 0 && size < wholeFileMax {
 		want = int(size) + 1
@@ -154,7 +170,11 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 	}
 	sm := sim{cap: s.fillCap, nul: -1, cut: -1}
 	if s.Stdin {
+		// Its first 8 KiB read ends where the short peek and the rest
+		// of that buffer would.
 		sm.firstRead = stdinBufSize
+	} else if peeked > 0 {
+		sm.firstRead = int64(peeked)
 	}
 	defer func() { s.fillCap = sm.cap }()
 	// The fills are replayed for where ripgrep notices a NUL and where its
@@ -182,13 +202,21 @@ func (s *Searcher) Search(r io.Reader, size int64, sink Sink) error {
 			}
 		}
 		dataEnd := s.base + int64(len(buf))
-		if s.Binary == BinaryConvertWhole && !firstChecked && (eof || len(buf) >= fillSize) {
+		if s.Binary == BinaryConvertWhole && !firstChecked {
+			if !eof && len(buf) < fillSize {
+				// ripgrep looks at the first 64 KiB of a mapped file
+				// before it searches any of it.
+				continue
+			}
 			firstChecked = true
 			lim := len(buf)
 			if lim > fillSize {
 				lim = fillSize
 			}
 			if i := bytes.IndexByte(buf[:lim], 0); i >= 0 {
+				// ripgrep counts a mapped file's bytes only up to a
+				// NUL found before the search.
+				defer func() { s.searched = min(s.searched, int64(i)) }()
 				s.flagged = true
 				if !sink.Binary(int64(i)) {
 					return nil
@@ -519,4 +547,136 @@ func (s *Searcher) send(buf []byte, b, e int, back uint64, match, after bool) {
 	if !ok {
 		s.stop = true
 	}
+}
+
+// bomPeek is how many bytes ripgrep's decoder reads first to look for a
+// byte order mark. Without one, its first read hands over just those
+// bytes, so a file whose first line is shorter ends its first fill there.
+const bomPeek = 3
+
+// decodeBOM does what ripgrep's decoder does before a file is searched
+// through its reader (not memory-mapped, which it is only without a BOM):
+// a UTF-8 byte order mark is dropped and UTF-16 with one is converted to
+// UTF-8. It returns the stream to search, its size (-1 when unknown), how
+// many bytes the first read hands over when there is no BOM (0 for none),
+// and whether a BOM was found.
+func decodeBOM(r io.Reader, size int64) (io.Reader, int64, int, bool, error) {
+	var head [bomPeek]byte
+	n := 0
+	for n < len(head) {
+		k, err := r.Read(head[n:])
+		n += k
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, 0, 0, false, err
+		}
+	}
+	h := head[:n]
+	switch {
+	case bytes.HasPrefix(h, []byte("\xef\xbb\xbf")):
+		if size >= 0 {
+			size -= 3
+		}
+		return r, size, 0, true, nil
+	case bytes.HasPrefix(h, []byte("\xff\xfe")), bytes.HasPrefix(h, []byte("\xfe\xff")):
+		rest := io.MultiReader(bytes.NewReader(append([]byte(nil), h[2:]...)), r)
+		return &utf16Reader{r: rest, bigEndian: h[0] == 0xfe, lead: -1}, -1, 0, true, nil
+	}
+	return &prefixReader{head: append([]byte(nil), h...), r: r}, size, n, false, nil
+}
+
+// prefixReader reads head, then r. Unlike io.MultiReader it fills the rest
+// of a read from r after head, so a file searched whole still arrives in
+// one read.
+type prefixReader struct {
+	head []byte
+	r    io.Reader
+}
+
+func (p *prefixReader) Read(b []byte) (int, error) {
+	n := copy(b, p.head)
+	p.head = p.head[n:]
+	if n == len(b) {
+		return n, nil
+	}
+	k, err := p.r.Read(b[n:])
+	if err == io.EOF && n+k > 0 {
+		err = nil
+	}
+	return n + k, err
+}
+
+// utf16ReadSize is how much UTF-16 the converter reads at once.
+const utf16ReadSize = 8 << 10 // bytes
+
+// utf16Reader converts UTF-16 to UTF-8 as the WHATWG decoder ripgrep uses
+// does: an unpaired surrogate, and an odd byte at the end, become U+FFFD.
+type utf16Reader struct {
+	r         io.Reader
+	bigEndian bool
+	in        []byte // undecoded input; at most one byte between reads
+	out       []byte // decoded output not yet returned
+	lead      int    // a leading surrogate waiting for its pair, -1 none
+	eof       bool
+}
+
+func (u *utf16Reader) Read(p []byte) (int, error) {
+	for len(u.out) == 0 {
+		if u.eof {
+			return 0, io.EOF
+		}
+		if cap(u.in) < utf16ReadSize {
+			u.in = make([]byte, len(u.in), utf16ReadSize)
+		}
+		n, err := u.r.Read(u.in[len(u.in):cap(u.in)])
+		u.in = u.in[:len(u.in)+n]
+		if err == io.EOF {
+			u.eof = true
+		} else if err != nil {
+			return 0, err
+		}
+		u.decode()
+	}
+	n := copy(p, u.out)
+	u.out = u.out[n:]
+	return n, nil
+}
+
+// decode converts the whole units in u.in, and at the end of the input
+// what is left.
+func (u *utf16Reader) decode() {
+	out := u.out[:0]
+	i := 0
+	for ; i+1 < len(u.in); i += 2 {
+		c := int(u.in[i]) | int(u.in[i+1])<<8
+		if u.bigEndian {
+			c = int(u.in[i])<<8 | int(u.in[i+1])
+		}
+		switch {
+		case u.lead >= 0 && c >= 0xdc00 && c <= 0xdfff:
+			out = utf8.AppendRune(out, rune(0x10000+(u.lead-0xd800)<<10+(c-0xdc00)))
+			u.lead = -1
+			continue
+		case u.lead >= 0:
+			out = utf8.AppendRune(out, utf8.RuneError)
+			u.lead = -1
+		}
+		switch {
+		case c >= 0xd800 && c <= 0xdbff:
+			u.lead = c
+		case c >= 0xdc00 && c <= 0xdfff:
+			out = utf8.AppendRune(out, utf8.RuneError)
+		default:
+			out = utf8.AppendRune(out, rune(c))
+		}
+	}
+	n := copy(u.in, u.in[i:])
+	u.in = u.in[:n]
+	if u.eof && (u.lead >= 0 || len(u.in) > 0) {
+		out = utf8.AppendRune(out, utf8.RuneError)
+		u.lead, u.in = -1, u.in[:0]
+	}
+	u.out = out
 }
