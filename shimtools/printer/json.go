@@ -46,7 +46,7 @@ func (f *File) jsonLine(l search.Line, match bool) {
 	if !(match && f.p.o.Invert) {
 		text := trimEOL(l.Bytes)
 		first := true
-		f.p.o.Matcher.Each(text, l.BufStart || !match, func(s, e int) bool {
+		f.each(l, l.BufStart || !match, func(s, e int) bool {
 			if match {
 				f.matches++
 			}

@@ -50,6 +50,9 @@ type Options struct {
 	MaxColumns        int
 	MaxColumnsPreview bool
 	Invert            bool // -v (changes what -o prints)
+	// Replace, when not nil, rewrites each match in printed lines with
+	// --replace's template (not in --json, as in ripgrep).
+	Replace *search.Replacer
 	// Matcher finds matches within a line, for -o, colours and counts.
 	Matcher *search.Matcher
 }
@@ -207,6 +210,13 @@ type File struct {
 	// directly (see spill); started once its separator is written.
 	streaming, started bool
 	json               jsonState
+	// spans, repl, origMatches and context are the line being printed:
+	// its matches, its text rewritten by --replace, how many matches
+	// the line itself had, and whether it is a context line.
+	spans       []span
+	repl        []byte
+	origMatches int
+	context     bool
 }
 
 // NewFile returns a reusable File for p.
@@ -243,7 +253,9 @@ func (f *File) Finish(searched int64) (matched bool, err error) {
 		if o.Mode == CountMatches {
 			n = f.matches
 		}
-		if (n > 0 || o.IncludeZero) && !quitBinary {
+		// A file with matching lines is listed even when none of its
+		// matches counts (an empty match at the end of a last line).
+		if (f.hits > 0 || o.IncludeZero) && !quitBinary {
 			if o.WithFilename {
 				f.pathPrefix(':')
 			}
@@ -266,7 +278,9 @@ func (f *File) Finish(searched int64) (matched bool, err error) {
 		matched = false
 	}
 	if o.Mode == FilesWithout {
-		matched = f.hits == 0 && !quitBinary
+		// ripgrep squashes the match count of a file it quit for binary
+		// data to zero: not listed, yet it counts as a file without one.
+		matched = f.hits == 0 || quitBinary
 	}
 	if o.Mode == Quiet {
 		return matched, nil
@@ -368,49 +382,7 @@ func (f *File) Match(l search.Line) bool {
 		return false
 	}
 	f.grouped = true
-	text := trimEOL(l.Bytes)
-	switch {
-	case o.Vimgrep && !o.Invert:
-		o.Matcher.Each(text, l.BufStart, func(s, e int) bool {
-			f.matches++
-			f.prefix(l.Number, s+1, l.Offset, ':', true)
-			f.appendText(text, l.BufStart, true)
-			return true
-		})
-	case o.OnlyMatching && !o.Invert:
-		o.Matcher.Each(text, l.BufStart, func(s, e int) bool {
-			f.matches++
-			col := 0
-			if o.Column {
-				col = s + 1
-			}
-			f.prefix(l.Number, col, l.Offset+int64(s), ':', false)
-			if o.Color {
-				f.buf = append(f.buf, colorMatch...)
-				f.buf = append(f.buf, text[s:e]...)
-				f.buf = append(f.buf, colorReset...)
-			} else {
-				f.buf = append(f.buf, text[s:e]...)
-			}
-			f.buf = append(f.buf, '\n')
-			return true
-		})
-	default:
-		col := 0
-		if o.Column && !o.Invert {
-			col = 1
-			o.Matcher.Each(text, l.BufStart, func(s, e int) bool {
-				col = s + 1
-				return false
-			})
-		}
-		f.prefix(l.Number, col, l.Offset, ':', false)
-		if f.tooLong(l) {
-			f.omitted(text, l.BufStart, true)
-			break
-		}
-		f.appendText(text, l.BufStart, !o.Invert)
-	}
+	f.line(l, false)
 	return f.spill()
 }
 
@@ -419,7 +391,7 @@ func (f *File) countMatches(l search.Line) {
 		f.matches++
 		return
 	}
-	f.p.o.Matcher.Each(trimEOL(l.Bytes), l.BufStart, func(s, e int) bool {
+	f.each(l, l.BufStart, func(s, e int) bool {
 		f.matches++
 		return true
 	})
@@ -439,19 +411,12 @@ func (f *File) Context(l search.Line, after bool) bool {
 		return false
 	}
 	f.grouped = true
-	f.prefix(l.Number, 0, l.Offset, '-', false)
-	if f.tooLong(l) {
-		f.omitted(trimEOL(l.Bytes), true, false)
-		return true
-	}
-	// ripgrep looks for the matches of a context line in the line alone,
-	// which -w tells from the line in its buffer.
-	f.appendText(trimEOL(l.Bytes), true, o.Invert)
+	f.line(l, true)
 	return f.spill()
 }
 
 // prefix writes "path:line:col:" as configured, sep between fields.
-func (f *File) prefix(line uint64, col int, off int64, sep byte, vim bool) {
+func (f *File) prefix(line uint64, col int, off int64, sep byte) {
 	o := &f.p.o
 	if o.WithFilename && !o.Heading {
 		f.pathPrefix(sep)
@@ -461,7 +426,7 @@ func (f *File) prefix(line uint64, col int, off int64, sep byte, vim bool) {
 			// rg ends a -0 heading with NUL then the lines follow.
 		}
 	}
-	if o.LineNumber || vim {
+	if o.LineNumber {
 		if o.Color {
 			f.buf = append(f.buf, colorLine...)
 			f.buf = strconv.AppendUint(f.buf, line, 10)
@@ -487,44 +452,166 @@ func (f *File) prefix(line uint64, col int, off int64, sep byte, vim bool) {
 	}
 }
 
-// appendText writes a line's text and '\n', colouring matches if asked
-// (bufStart is the line's search.Line.BufStart).
-func (f *File) appendText(text []byte, bufStart, highlight bool) {
+// span is one match's bounds within a printed line.
+type span struct{ s, e int }
+
+// line prints a matching line, or a context line when context is set, as
+// ripgrep's standard printer does. The matches in it are looked for only
+// when the output shows them (ripgrep's "match granularity": colours,
+// columns, -o, --vimgrep, --replace), and only in the lines that match:
+// matching lines, or context lines with -v. With --replace the line
+// printed is the line with every match replaced, and its matches are the
+// replacements.
+func (f *File) line(l search.Line, context bool) {
 	o := &f.p.o
+	text := trimEOL(l.Bytes)
+	// limit is what -M measures: the line with its terminator, or the
+	// rewritten line, which has none.
+	limit := len(l.Bytes)
+	ms := f.spans[:0]
+	if context == o.Invert && (o.Color || o.Column || o.OnlyMatching || o.Vimgrep || o.Replace != nil) {
+		// ripgrep looks for the matches of a context line in the line
+		// alone, which -w tells from the line in its buffer.
+		f.each(l, l.BufStart || context, func(s, e int) bool {
+			ms = append(ms, span{s, e})
+			return true
+		})
+		if o.Replace != nil {
+			f.repl = f.repl[:0]
+			last := 0
+			groups := o.Replace.Groups(text)
+			for i, m := range ms {
+				f.repl = append(f.repl, text[last:m.s]...)
+				start := len(f.repl)
+				f.repl = o.Replace.Expand(f.repl, text, m.s, m.e, groups)
+				ms[i] = span{start, len(f.repl)}
+				last = m.e
+			}
+			f.repl = append(f.repl, text[last:]...)
+			text, limit = f.repl, len(f.repl)
+		}
+	}
+	f.spans = ms
+	f.origMatches = len(ms)
+	f.context = context
+	sep := byte(':')
+	if context {
+		sep = '-'
+	}
+	col := func(m span) int {
+		if o.Column {
+			return m.s + 1
+		}
+		return 0
+	}
+	switch {
+	case len(ms) == 0:
+		f.prefix(l.Number, 0, l.Offset, sep)
+		f.plain(text, limit)
+	case o.OnlyMatching:
+		for _, m := range ms {
+			f.prefix(l.Number, col(m), l.Offset+int64(m.s), sep)
+			f.colored(text[m.s:m.e], m.e-m.s, []span{{0, m.e - m.s}})
+		}
+	case o.Vimgrep:
+		for _, m := range ms {
+			f.prefix(l.Number, col(m), l.Offset+int64(m.s), sep)
+			f.colored(text, limit, []span{m})
+		}
+	default:
+		f.prefix(l.Number, col(ms[0]), l.Offset, sep)
+		f.colored(text, limit, ms)
+	}
+}
+
+// each calls fn with the matches in l as ripgrep reports them: an empty
+// match at the very end of a line without a terminator is dropped.
+func (f *File) each(l search.Line, bufStart bool, fn func(s, e int) bool) {
+	f.p.o.Matcher.Each(trimEOL(l.Bytes), bufStart, func(s, e int) bool {
+		if s == e && s == len(l.Bytes) {
+			return false
+		}
+		return fn(s, e)
+	})
+}
+
+// plain writes text (no terminator) as ripgrep's write_line does: trimmed
+// with --trim, or its stand-in when limit is over -M.
+func (f *File) plain(text []byte, limit int) {
+	if f.tooLong(limit) {
+		f.exceeded(text, f.spans)
+		return
+	}
+	f.buf = append(f.buf, text[f.trimmed(text):]...)
+	f.buf = append(f.buf, '\n')
+}
+
+// colored writes text with the matches ms coloured, as ripgrep's
+// write_colored_line does.
+func (f *File) colored(text []byte, limit int, ms []span) {
+	if !f.p.o.Color {
+		f.plain(text, limit)
+		return
+	}
+	if f.tooLong(limit) {
+		f.exceeded(text, ms)
+		return
+	}
+	f.highlight(text, len(text), ms)
+	f.buf = append(f.buf, '\n')
+}
+
+// trimmed returns how many bytes --trim drops from the start of text.
+func (f *File) trimmed(text []byte) int {
 	skip := 0
-	if o.Trim {
+	if f.p.o.Trim {
 		for skip < len(text) && isASCIISpace(text[skip]) {
 			skip++
 		}
 	}
-	if o.Color && highlight {
-		last := skip
-		o.Matcher.Each(text, bufStart, func(s, e int) bool {
-			s = max(s, skip)
-			if e <= s {
-				return true
-			}
-			f.buf = append(f.buf, text[last:s]...)
-			f.buf = append(f.buf, colorMatch...)
-			f.buf = append(f.buf, text[s:e]...)
+	return skip
+}
+
+// highlight writes text[:end] (trimmed with --trim) with the parts of ms
+// inside it coloured; ripgrep colours adjoining matches as one run.
+func (f *File) highlight(text []byte, end int, ms []span) {
+	o := &f.p.o
+	last := f.trimmed(text[:end])
+	colored := false
+	for _, m := range ms {
+		s, e := max(m.s, last), min(m.e, end)
+		if s >= end {
+			break
+		}
+		if e <= s {
+			continue
+		}
+		if s > last && colored {
 			f.buf = append(f.buf, colorReset...)
-			last = e
-			return true
-		})
-		f.buf = append(f.buf, text[last:]...)
-	} else {
-		f.buf = append(f.buf, text[skip:]...)
+			colored = false
+		}
+		f.buf = append(f.buf, text[last:s]...)
+		if o.Color && !colored {
+			f.buf = append(f.buf, colorMatch...)
+			colored = true
+		}
+		f.buf = append(f.buf, text[s:e]...)
+		last = e
 	}
-	f.buf = append(f.buf, '\n')
+	if colored {
+		f.buf = append(f.buf, colorReset...)
+	}
+	f.buf = append(f.buf, text[last:end]...)
 }
 
-// tooLong reports whether -M applies to l.
-func (f *File) tooLong(l search.Line) bool {
-	return f.p.o.MaxColumns > 0 && len(l.Bytes) > f.p.o.MaxColumns
+// tooLong reports whether -M applies to a line limit bytes long.
+func (f *File) tooLong(limit int) bool {
+	return f.p.o.MaxColumns > 0 && limit > f.p.o.MaxColumns
 }
 
-// omitted prints ripgrep's stand-in for a line over -M.
-func (f *File) omitted(text []byte, bufStart, match bool) {
+// exceeded prints ripgrep's stand-in for a line over -M, or with
+// --max-columns-preview the line's start and how many of ms it cuts off.
+func (f *File) exceeded(text []byte, ms []span) {
 	o := &f.p.o
 	if o.MaxColumnsPreview {
 		cut := 0
@@ -532,21 +619,35 @@ func (f *File) omitted(text []byte, bufStart, match bool) {
 			_, size := utf8.DecodeRune(text[cut:])
 			cut += size
 		}
-		f.buf = append(f.buf, text[:cut]...)
-		f.buf = append(f.buf, " [... omitted end of long line]\n"...)
+		f.highlight(text, cut, ms)
+		if len(ms) == 0 {
+			f.buf = append(f.buf, " [... omitted end of long line]\n"...)
+			return
+		}
+		n := 0
+		for _, m := range ms {
+			if m.s >= cut {
+				n++
+			}
+		}
+		f.buf = append(f.buf, " [... "...)
+		f.buf = strconv.AppendInt(f.buf, int64(n), 10)
+		if n == 1 {
+			f.buf = append(f.buf, " more match]\n"...)
+		} else {
+			f.buf = append(f.buf, " more matches]\n"...)
+		}
 		return
 	}
 	switch {
-	case match && o.Color && !o.Invert:
-		n := 0
-		o.Matcher.Each(text, bufStart, func(int, int) bool { n++; return true })
+	case f.origMatches > 0 && !o.OnlyMatching:
 		f.buf = append(f.buf, "[Omitted long line with "...)
-		f.buf = strconv.AppendInt(f.buf, int64(n), 10)
+		f.buf = strconv.AppendInt(f.buf, int64(f.origMatches), 10)
 		f.buf = append(f.buf, " matches]\n"...)
-	case match:
-		f.buf = append(f.buf, "[Omitted long matching line]\n"...)
-	default:
+	case f.context:
 		f.buf = append(f.buf, "[Omitted long context line]\n"...)
+	default:
+		f.buf = append(f.buf, "[Omitted long matching line]\n"...)
 	}
 }
 

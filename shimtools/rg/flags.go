@@ -1,7 +1,9 @@
 package rg
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -60,6 +62,8 @@ type options struct {
 	byteOffset        bool
 	includeZero       bool
 	noIgnoreVCS       bool
+	replace           *string // -r: nil when not given ("" is a replacement)
+	pretty            bool
 	help              bool
 	version           bool
 }
@@ -94,12 +98,60 @@ type flagDef struct {
 
 func boolPtr(b bool) *bool { return &b }
 
+// parseNum parses a NUM value as ripgrep 13 does (Rust's usize parse,
+// which allows a leading '+'), failing with clap's words for flag.
 func parseNum(flag, v string) (int64, error) {
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("invalid value %q for %s: expected a non-negative number", v, flag)
+	digits := strings.TrimPrefix(v, "+")
+	n, err := strconv.ParseUint(digits, 10, 64)
+	var why string
+	switch {
+	case err == nil:
+		return int64(min(n, math.MaxInt64)), nil
+	case v == "":
+		why = "cannot parse integer from empty string"
+	case errors.Is(err, strconv.ErrRange):
+		why = "number too large to fit in target type"
+	default:
+		why = "invalid digit found in string"
 	}
-	return n, nil
+	if flag == "--threads" {
+		// ripgrep parses -j itself and prints the bare reason.
+		return 0, &clapError{raw: why + "\n"}
+	}
+	return 0, &clapError{raw: fmt.Sprintf("error: Invalid value for '%s <NUM>': %s\n\n", flag, why)}
+}
+
+// clapUsage is the usage block ripgrep 13's argument parser appends to
+// most of its errors, with the blank line ripgrep prints after them.
+const clapUsage = `USAGE:
+    
+    rg [OPTIONS] PATTERN [PATH ...]
+    rg [OPTIONS] -e PATTERN ... [PATH ...]
+    rg [OPTIONS] -f PATTERNFILE ... [PATH ...]
+    rg [OPTIONS] --files [PATH ...]
+    rg [OPTIONS] --type-list
+    command | rg [OPTIONS] PATTERN
+    rg [OPTIONS] --help
+    rg [OPTIONS] --version
+
+For more information try --help
+
+`
+
+// clapError is a command-line error in the words and layout of ripgrep
+// 13's argument parser; raw is printed as it is, and rg exits 2.
+type clapError struct{ raw string }
+
+func (e *clapError) Error() string { return e.raw }
+
+// clapf formats a clap error followed by the usage block.
+func clapf(format string, a ...any) error {
+	return &clapError{raw: "error: " + fmt.Sprintf(format, a...) + "\n\n" + clapUsage}
+}
+
+// badValue is clap's error for a value outside a flag's possible values.
+func badValue(v, flag string, values string) error {
+	return &clapError{raw: fmt.Sprintf("error: '%s' isn't a valid value for '%s'\n\t[possible values: %s]\n\n\n%s", v, flag, values, clapUsage)}
 }
 
 // flagTable returns the supported flags, in --help order.
@@ -132,18 +184,20 @@ func flagTable() []flagDef {
 			return err
 		}},
 		{"after-context", 'A', "NUM", "show NUM lines after each match", func(o *options, v string) error {
+			// -A and -C override each other, as -B and -C do (clap).
 			n, err := parseNum("--after-context", v)
-			o.after, o.afterSet = int(n), true
+			o.after, o.afterSet, o.context = int(n), true, 0
 			return err
 		}},
 		{"before-context", 'B', "NUM", "show NUM lines before each match", func(o *options, v string) error {
 			n, err := parseNum("--before-context", v)
-			o.before, o.beforeSet = int(n), true
+			o.before, o.beforeSet, o.context = int(n), true, 0
 			return err
 		}},
 		{"context", 'C', "NUM", "show NUM lines before and after each match", func(o *options, v string) error {
 			n, err := parseNum("--context", v)
 			o.context = int(n)
+			o.after, o.afterSet, o.before, o.beforeSet = 0, false, 0, false
 			return err
 		}},
 		{"glob", 'g', "GLOB", "include (or with '!' exclude) paths matching GLOB; repeatable", func(o *options, v string) error {
@@ -168,7 +222,7 @@ func flagTable() []flagDef {
 		{"no-ignore", 0, "", "ignore .gitignore, .ignore, .rgignore and exclude files", func(o *options, _ string) error { o.noIgnore = true; return nil }},
 		{"unrestricted", 'u', "", "-u: --no-ignore, -uu: and --hidden, -uuu: and --binary", func(o *options, _ string) error { o.unrestricted++; return nil }},
 		{"follow", 'L', "", "follow symbolic links", func(o *options, _ string) error { o.follow = true; return nil }},
-		{"max-depth", 'd', "NUM", "descend at most NUM directories", func(o *options, v string) error {
+		{"max-depth", 0, "NUM", "descend at most NUM directories", func(o *options, v string) error {
 			n, err := parseNum("--max-depth", v)
 			o.maxDepth = int(n)
 			return err
@@ -190,7 +244,7 @@ func flagTable() []flagDef {
 				o.color = v
 				return nil
 			}
-			return fmt.Errorf("invalid value %q for --color: use never, auto, always or ansi", v)
+			return badValue(v, "--color <WHEN>", "always, ansi, auto, never")
 		}},
 		{"column", 0, "", "show column numbers", func(o *options, _ string) error { o.column = true; return nil }},
 		{"null", '0', "", "follow paths with a NUL byte", func(o *options, _ string) error { o.null = true; return nil }},
@@ -214,13 +268,18 @@ func flagTable() []flagDef {
 			return err
 		}},
 		{"max-columns-preview", 0, "", "with -M, print the start of long lines", func(o *options, _ string) error { o.maxColumnsPreview = true; return nil }},
+		{"replace", 'r', "REPLACEMENT_TEXT", "print each match replaced by REPLACEMENT_TEXT ($1, $name: capture groups)", func(o *options, v string) error {
+			o.replace = &v
+			return nil
+		}},
 		{"trim", 0, "", "remove leading whitespace from printed lines", func(o *options, _ string) error { o.trim = true; return nil }},
 		{"byte-offset", 'b', "", "print the byte offset of each line (or match with -o)", func(o *options, _ string) error { o.byteOffset = true; return nil }},
 		{"include-zero", 0, "", "with -c, also print files with zero matches", func(o *options, _ string) error { o.includeZero = true; return nil }},
 		{"no-ignore-vcs", 0, "", "ignore .gitignore, .git/info/exclude and global excludes", func(o *options, _ string) error { o.noIgnoreVCS = true; return nil }},
 		{"pretty", 'p', "", "--color always --heading --line-number", func(o *options, _ string) error {
-			// ripgrep forces "auto" colours on: shown when TERM allows.
-			o.color, o.heading, o.lineNumber = "pretty", boolPtr(true), boolPtr(true)
+			// ripgrep turns "auto" colours on, shown when TERM allows;
+			// an explicit --color still decides.
+			o.pretty, o.heading, o.lineNumber = true, boolPtr(true), boolPtr(true)
 			return nil
 		}},
 		{"no-config", 0, "", "accepted for compatibility: no config file is ever read", func(o *options, _ string) error { return nil }},
@@ -253,6 +312,22 @@ func parseArgs(args []string) (*options, error) {
 		}
 	}
 	var positional []string
+	// seen holds the switches given so far, for clap's complaint about a
+	// repeated one (see below).
+	seen := make(map[string]bool)
+	set := func(d *flagDef, v string) error {
+		if d.value == "" {
+			seen[d.long] = true
+		}
+		if err := d.set(o, v); err != nil {
+			var ce *clapError
+			if errors.As(err, &ce) {
+				return err
+			}
+			return &UsageError{msg: err.Error()}
+		}
+		return nil
+	}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		switch {
@@ -269,8 +344,8 @@ func parseArgs(args []string) (*options, error) {
 				if hasVal {
 					return nil, usagef("flag --%s takes no value", name)
 				}
-				if err := d.set(o, ""); err != nil {
-					return nil, &UsageError{msg: err.Error()}
+				if err := set(d, ""); err != nil {
+					return nil, err
 				}
 				continue
 			}
@@ -281,8 +356,8 @@ func parseArgs(args []string) (*options, error) {
 				i++
 				val = args[i]
 			}
-			if err := d.set(o, val); err != nil {
-				return nil, &UsageError{msg: err.Error()}
+			if err := set(d, val); err != nil {
+				return nil, err
 			}
 		case len(a) > 1 && a[0] == '-':
 			for j := 1; j < len(a); j++ {
@@ -291,12 +366,19 @@ func parseArgs(args []string) (*options, error) {
 					return nil, unknownFlag("-"+string(a[j]), table)
 				}
 				if d.value == "" {
-					if err := d.set(o, ""); err != nil {
-						return nil, &UsageError{msg: err.Error()}
+					// clap 2 refuses a switch seen before when it
+					// opens a cluster ("-i -in"), though not when it
+					// stands alone or later in one ("-i -i", "-i -ni").
+					if j == 1 && len(a) > 2 && seen[d.long] && d.long != "unrestricted" {
+						return nil, clapf("The argument '--%s' was provided more than once, but cannot be used multiple times", d.long)
+					}
+					if err := set(d, ""); err != nil {
+						return nil, err
 					}
 					continue
 				}
-				val := a[j+1:]
+				// clap takes "-m=1" as "-m 1".
+				val := strings.TrimPrefix(a[j+1:], "=")
 				if val == "" {
 					if i+1 >= len(args) {
 						return nil, usagef("flag -%c needs a value (%s)", a[j], d.value)
@@ -304,13 +386,24 @@ func parseArgs(args []string) (*options, error) {
 					i++
 					val = args[i]
 				}
-				if err := d.set(o, val); err != nil {
-					return nil, &UsageError{msg: err.Error()}
+				if err := set(d, val); err != nil {
+					return nil, err
 				}
 				break
 			}
 		default:
 			positional = append(positional, a)
+		}
+	}
+	if o.json {
+		// clap's conflicts of --json, reported in this order.
+		for _, c := range []struct {
+			set  bool
+			name string
+		}{{o.count, "--count"}, {o.countMatches, "--count-matches"}, {o.files, "--files"}, {o.filesWith, "--files-with-matches"}, {o.filesWithout, "--files-without-match"}} {
+			if c.set {
+				return nil, clapf("The argument '%s' cannot be used with '--json'", c.name)
+			}
 		}
 	}
 	if !o.patternGiven && !o.files && !o.typeList && !o.help && !o.version {
@@ -366,7 +459,11 @@ func setSort(o *options, v string, reverse bool) error {
 	case "none":
 		o.sortPath, o.sortBy, o.sortReverse = false, "", false
 	default:
-		return fmt.Errorf("invalid value %q for --sort: use path, modified, accessed, created or none", v)
+		flag := "--sort <SORTBY>"
+		if reverse {
+			flag = "--sortr <SORTBY>"
+		}
+		return badValue(v, flag, "accessed, created, modified, none, path")
 	}
 	return nil
 }

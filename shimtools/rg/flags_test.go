@@ -10,7 +10,7 @@ import (
 )
 
 func TestParseArgsGNUForms(t *testing.T) {
-	o, err := parseArgs([]string{"-inA3", "-epat", "--glob=*.go", "src", "-C", "2", "--max-count", "5", "--", "-x"})
+	o, err := parseArgs([]string{"-inA3", "-epat", "--glob=*.go", "src", "-B", "2", "--max-count", "5", "--", "-x"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,8 +23,8 @@ func TestParseArgsGNUForms(t *testing.T) {
 	if len(o.globs) != 1 || o.globs[0].glob != "*.go" {
 		t.Errorf("--glob=*.go gave %v", o.globs)
 	}
-	if o.context != 2 || o.maxCount != 5 {
-		t.Errorf("-C 2 --max-count 5 gave C=%d m=%d", o.context, o.maxCount)
+	if o.before != 2 || o.maxCount != 5 {
+		t.Errorf("-B 2 --max-count 5 gave B=%d m=%d", o.before, o.maxCount)
 	}
 	if strings.Join(o.paths, ",") != "src,-x" {
 		t.Errorf("paths = %q; want src and -x (after --)", o.paths)

@@ -59,6 +59,11 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 // Run is the built-in rg, without pass-through.
 func Run(ctx context.Context, args []string, env proc.Env) int {
 	o, err := parseArgs(args)
+	var ce *clapError
+	if errors.As(err, &ce) {
+		io.WriteString(env.Err(), ce.raw)
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintf(env.Err(), "rg: %v\n", err)
 		return 2
@@ -138,7 +143,8 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	var types ignore.Types
 	for _, t := range o.types {
 		if err := types.Select(t.name, t.negate); err != nil {
-			fmt.Fprintf(errOut, "rg: %v\n", err)
+			// ripgrep words an unknown type without its "rg: " prefix.
+			fmt.Fprintf(errOut, "%v\n", err)
 			return 2
 		}
 	}
@@ -233,6 +239,14 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		return 2
 	}
 
+	var replacer *search.Replacer
+	if o.replace != nil {
+		if replacer, err = search.NewReplacer(o.patterns, mo, *o.replace); err != nil {
+			fmt.Fprintf(errOut, "rg: regex parse error: %v\n", err)
+			return 2
+		}
+	}
+
 	// Output shape.
 	before, after := o.context, o.context
 	if o.beforeSet {
@@ -256,17 +270,6 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		po.Mode = printer.FilesWith
 	case o.filesWithout:
 		po.Mode = printer.FilesWithout
-	}
-	if o.json {
-		for _, c := range []struct {
-			set  bool
-			name string
-		}{{o.count, "--count"}, {o.countMatches, "--count-matches"}, {o.filesWith, "--files-with-matches"}, {o.filesWithout, "--files-without-match"}, {o.vimgrep, "--vimgrep"}} {
-			if c.set {
-				fmt.Fprintf(errOut, "rg: the argument '%s' cannot be used with '--json'\n", c.name)
-				return 2
-			}
-		}
 	}
 	explicitFiles := len(o.paths) > 0 && len(o.paths) <= mmapMaxPaths
 	if explicitFiles {
@@ -303,11 +306,11 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	switch o.color {
 	case "always", "ansi":
 		color = true
-	case "auto", "pretty":
+	case "auto":
 		// termcolor's rule: a TERM other than "dumb", and no NO_COLOR.
 		term := env.Getenv("TERM")
 		_, noColor := env.LookupEnv("NO_COLOR")
-		color = (tty || o.color == "pretty") && term != "" && term != "dumb" && !noColor
+		color = (tty || o.pretty) && term != "" && term != "dumb" && !noColor
 	}
 	if o.json {
 		color, heading = false, false
@@ -324,6 +327,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	po.MaxColumns = o.maxColumns
 	po.MaxColumnsPreview = o.maxColumnsPreview
 	po.IncludeZero = o.includeZero
+	po.Replace = replacer
 
 	sc := search.Config{
 		Invert:      o.invert,
