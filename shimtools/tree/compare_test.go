@@ -191,6 +191,10 @@ var treeCases = []string{
 	"-I ? d",
 	"-I ?? d",
 	"-P \\*",
+	// A trailing '\' matches nothing: tree reads on past the pattern.
+	"-P *\\",
+	"-I a\\",
+	"-I Zed\\|a",
 	"-P *.MD",
 	"--ignore-case -P *.MD",
 	"--ignore-case -I A|D",

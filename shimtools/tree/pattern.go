@@ -172,6 +172,11 @@ func (m *matcher) patmatch(buf, pat string, isdir bool) int {
 		default:
 			if pat[p] == '\\' {
 				p++
+				if p == len(pat) {
+					// tree matches the escaped NUL and reads on past the
+					// pattern's end, into bytes that never match.
+					return patMismatch
+				}
 			}
 			match = patMismatch
 			if m.lower(at(buf, b)) == m.lower(at(pat, p)) {
