@@ -102,3 +102,21 @@ func goroot() string {
 	}
 	return strings.TrimSpace(string(out))
 }
+
+func FuzzPatternMatch(f *testing.F) {
+	for _, s := range []string{"*.txt", "[^a]*", "a|", "|", "**/x", "a/**/b", "[a-", "[a-\\", "x\\", "x/", "*[", "[]]"} {
+		f.Add(s, "a/b.txt", false)
+	}
+	f.Fuzz(func(t *testing.T, pat, name string, isdir bool) {
+		m := &matcher{fold: len(name)%2 == 0}
+		got := m.match(name, pat, isdir)
+		if got != patMismatch && got != patMatched && got != patBad {
+			t.Fatalf("match(%q, %q) = %d; want -1, 0 or 1", name, pat, got)
+		}
+		if pat != "" && !strings.ContainsAny(pat, "*?[\\|/") {
+			if got := m.match(pat, pat, isdir); got != patMatched {
+				t.Errorf("match(%q, %q) = %d; want 1 for a plain pattern against itself", pat, pat, got)
+			}
+		}
+	})
+}
