@@ -15,7 +15,7 @@ import (
 // explicit ranges, every case-folded literal in (?i:...) and every
 // assertion with its flag, so the text means the same under any flags and
 // reparses quickly. Capture groups are printed as plain groups, except
-// capture, which becomes group 1.
+// capture, which becomes group 1, and boundaryMatcher's named groups.
 func compileTree(re, capture *syntax.Regexp) (*regexp.Regexp, error) {
 	var b strings.Builder
 	writeTree(&b, re, capture)
@@ -69,9 +69,12 @@ func writeTree(b *strings.Builder, re, capture *syntax.Regexp) {
 	case syntax.OpNoWordBoundary:
 		b.WriteString(`\B`)
 	case syntax.OpCapture:
-		if re == capture {
+		switch {
+		case re == capture:
 			b.WriteByte('(')
-		} else {
+		case strings.HasPrefix(re.Name, boundaryPrefix):
+			b.WriteString("(?P<" + re.Name + ">")
+		default:
 			b.WriteString(`(?:`)
 		}
 		writeTree(b, re.Sub[0], capture)

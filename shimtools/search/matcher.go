@@ -57,6 +57,9 @@ type Matcher struct {
 	// word is set for -w; words holds ripgrep's word regexes.
 	word  bool
 	words *wordMatcher
+	// ub, when the patterns hold \b or \B, decides lines that are not
+	// ASCII, where Go's word boundary differs from ripgrep's.
+	ub *boundaryMatcher
 	// emptyInside says the pattern matches the empty string between two
 	// bytes of one character, where ripgrep, stepping one byte after an
 	// empty match, finds it and Go, stepping one character, does not.
@@ -94,6 +97,9 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 	}
 	tree = tree.Simplify()
 	m := &Matcher{word: o.Word && !o.Line}
+	if m.ub, err = newBoundaryMatcher(patterns, o, flags&syntax.FoldCase != 0); err != nil {
+		return nil, err
+	}
 	if m.word {
 		if m.words, err = newWordMatcher(tree, flags); err != nil {
 			return nil, err
@@ -399,6 +405,17 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 	pos := 0
 	for pos <= len(buf) {
 		loc := m.re.FindIndex(buf[pos:])
+		if m.ub != nil {
+			// Go's \b is exact on ASCII lines only: lines before the
+			// match that have other bytes are decided on their own.
+			limit := len(buf)
+			if loc != nil {
+				limit = pos + loc[0]
+			}
+			if s, e, ok := m.ub.findNonASCII(buf, pos, limit); ok {
+				return s, e, true
+			}
+		}
 		if loc == nil {
 			return 0, 0, false
 		}
@@ -408,7 +425,7 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 			return 0, 0, false
 		}
 		s, e := lineBounds(buf, at)
-		if !m.word || m.lineOK(buf[s:e]) {
+		if !m.word && (m.ub == nil || !hasNonASCII(buf[s:e])) || m.lineOK(buf[s:e]) {
 			return s, e, true
 		}
 		pos = e + 1
@@ -418,6 +435,9 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 
 // lineOK confirms a candidate line (no terminator).
 func (m *Matcher) lineOK(line []byte) bool {
+	if m.ub != nil && hasNonASCII(line) {
+		return m.ub.match(line)
+	}
 	if m.word {
 		return m.words.full.Match(line)
 	}
@@ -583,7 +603,12 @@ func (m *Matcher) Each(line []byte, bufStart bool, fn func(start, end int) bool)
 			}
 		}
 	}
-	locs := m.re.FindAllIndex(line, -1)
+	var locs [][]int
+	if m.ub != nil && hasNonASCII(line) {
+		locs = m.ub.all(line)
+	} else {
+		locs = m.re.FindAllIndex(line, -1)
+	}
 	if !m.emptyInside {
 		for _, loc := range locs {
 			if !fn(loc[0], loc[1]) {

@@ -44,9 +44,34 @@ func translate(pattern string, fold bool) (out string, literal, upper bool, err 
 	return string(t.out), t.literal, t.upper, nil
 }
 
+// translateRelaxed translates a pattern translate accepts with each
+// Unicode \b and \B written as an empty group named by boundaryName;
+// n counts them.
+func translateRelaxed(pattern string, fold bool) (out string, n int) {
+	t := &translator{p: pattern, fl: rflags{i: fold, u: true}, relax: true}
+	if t.alternation() != nil {
+		return "", 0
+	}
+	return string(t.out), t.boundaries
+}
+
+// boundaryPrefix starts the names of the groups standing for \b and \B.
+const boundaryPrefix = "bzzw"
+
+// boundaryName names the group standing for the k-th \b (want) or \B.
+func boundaryName(k int, want bool) string {
+	if want {
+		return boundaryPrefix + "b" + strconv.Itoa(k)
+	}
+	return boundaryPrefix + "B" + strconv.Itoa(k)
+}
+
 // maxRepeat is the largest repetition count Go's RE2 parser accepts;
 // larger counts are written as nested repetitions.
 const maxRepeat = 1000
+
+// maxUnroll bounds the copies count.unroll writes.
+const maxUnroll = 1000
 
 // optionalRun is the length of each run of optional copies a counted
 // range is written as (see count.apply).
@@ -72,6 +97,11 @@ type translator struct {
 	lastKind itemKind
 	literal  bool
 	upper    bool
+	// relax writes each Unicode \b and \B as an empty named group,
+	// boundaryName(k, want), for boundaryMatcher to check; boundaries
+	// counts them.
+	relax      bool
+	boundaries int
 }
 
 type itemKind int
@@ -413,6 +443,14 @@ func (t *translator) repetition() *ParseError {
 	var text string
 	if c.set {
 		text = c.apply(string(operand), lazy)
+		if _, err := syntax.Parse(text, syntax.Perl); err != nil {
+			// Go refuses nested counts whose product passes 1000, as in
+			// (?:a{500}){3}: write the outer one out as copies.
+			if c.lo+max(c.hi-c.lo, 0) > maxUnroll {
+				return t.fail(start, t.i, "repetition count too large for this rg (install ripgrep for it)")
+			}
+			text = c.unroll(string(operand), lazy)
+		}
 	} else {
 		text = string(operand) + op + lazy
 	}
@@ -445,6 +483,24 @@ func (c count) apply(x, lazy string) string {
 		// so runs of optionalRun.
 		for n := c.hi - c.lo; n > 0; n -= optionalRun {
 			b.WriteString("(?:" + x + "){0," + strconv.Itoa(min(n, optionalRun)) + "}" + lazy)
+		}
+	}
+	return b.String()
+}
+
+// unroll writes x repeated as c says as a run of copies, for an operand
+// that itself repeats.
+func (c count) unroll(x, lazy string) string {
+	var b strings.Builder
+	for range c.lo {
+		b.WriteString("(?:" + x + ")")
+	}
+	switch {
+	case c.open:
+		b.WriteString("(?:" + x + ")*" + lazy)
+	case c.hi > c.lo:
+		for range c.hi - c.lo {
+			b.WriteString("(?:" + x + ")?" + lazy)
 		}
 	}
 	return b.String()
@@ -532,6 +588,16 @@ func (t *translator) escape() *ParseError {
 	case c == 'b' || c == 'B':
 		t.i += 2
 		t.atom(itemAssertion)
+		if t.fl.u {
+			// Go's \b is ASCII; ripgrep's knows Unicode word characters.
+			if t.relax {
+				t.out = append(t.out, "(?P<"+boundaryName(t.boundaries, c == 'b')+">)"...)
+			}
+			t.boundaries++
+			if t.relax {
+				return nil
+			}
+		}
 		t.out = append(t.out, '\\', byte(c))
 		return nil
 	}
