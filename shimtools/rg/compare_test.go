@@ -388,6 +388,17 @@ var compareCases = []string{
 	"-A1 -C2 -n ^foo docs/crlf.txt",
 	"-t nosuch foo",
 	"--type-list",
+	// A matching line in the after-context of the last match -m allows
+	// is printed as a match; a named file's bytes are counted up to where
+	// -m stopped its search.
+	"-m 2 -A 2 -w foo|bar src --sort path",
+	"-m1 -A3 foo ctx.txt",
+	"-m2 -A5 -n foo ctx.txt",
+	"-m1 -A3 -v foo ctx.txt",
+	"--color always -m1 -A3 --column foo ctx.txt",
+	"--json -m1 -A10 foo ctx.txt",
+	"--json -m1 foo ctx.txt",
+	"--json -m1 foo bin/late.bin",
 }
 
 var elapsedRE = regexp.MustCompile(`"(elapsed|elapsed_total)":\{[^}]*\}`)

@@ -413,9 +413,23 @@ func (s *Searcher) process(buf []byte, end int, final bool) {
 		if s.MaxCount > 0 && s.hits >= s.MaxCount {
 			if s.afterLeft <= 0 {
 				s.stop = true
+				if s.Binary == BinaryConvertWhole || s.Binary == BinaryNoneWhole {
+					// ripgrep counts a mapped file's bytes up to where
+					// its search stopped.
+					s.searched = s.base + int64(s.pos)
+				}
 				return
 			}
 			ls, le, next := s.lineAt(buf, s.pos, end)
+			if s.m.MatchLine(buf[ls:le]) != s.Invert {
+				// ripgrep shows a matching line in the after-context of
+				// the last match -m allows as a match, though it counts
+				// as context for when to stop.
+				s.send(buf, ls, next, 0, true, false)
+				s.afterLeft--
+				s.advanceLine(next)
+				continue
+			}
 			s.emitContext(buf, ls, le, next, true)
 			continue
 		}
