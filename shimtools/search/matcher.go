@@ -211,16 +211,6 @@ func source(patterns []string, o MatcherOptions) (src string, flags syntax.Flags
 	return src, flags, nil
 }
 
-// rewritePattern translates one pattern, ignoring its errors; kept for
-// callers that have not moved to source yet.
-func rewritePattern(p string) (out string, literal, upper bool) {
-	out, literal, upper, err := translate(p, false)
-	if err != nil {
-		return p, literal, upper
-	}
-	return out, literal, upper
-}
-
 // emptyInside reports whether t matches the empty string inside a
 // character: between two bytes that are neither newlines nor ASCII word
 // characters and are not the text's ends.
