@@ -399,6 +399,11 @@ var compareCases = []string{
 	"--json -m1 -A10 foo ctx.txt",
 	"--json -m1 foo ctx.txt",
 	"--json -m1 foo bin/late.bin",
+	// -l and --files-without-match: the last one given wins; -q silences
+	// --json's summary too.
+	"--files-without-match -l foo --sort path src",
+	"-l --files-without-match foo --sort path src",
+	"-q --json foo ctx.txt",
 }
 
 var elapsedRE = regexp.MustCompile(`"(elapsed|elapsed_total)":\{[^}]*\}`)

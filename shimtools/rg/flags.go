@@ -173,8 +173,15 @@ func flagTable() []flagDef {
 		{"no-line-number", 'N', "", "hide line numbers", func(o *options, _ string) error { o.lineNumber = boolPtr(false); return nil }},
 		{"with-filename", 'H', "", "show the path of each match", func(o *options, _ string) error { o.withFilename = boolPtr(true); return nil }},
 		{"no-filename", 'I', "", "never show paths", func(o *options, _ string) error { o.withFilename = boolPtr(false); return nil }},
-		{"files-with-matches", 'l', "", "print only paths with at least one match", func(o *options, _ string) error { o.filesWith = true; return nil }},
-		{"files-without-match", 0, "", "print only paths without a match", func(o *options, _ string) error { o.filesWithout = true; return nil }},
+		{"files-with-matches", 'l', "", "print only paths with at least one match", func(o *options, _ string) error {
+			// -l and --files-without-match override each other (clap).
+			o.filesWith, o.filesWithout = true, false
+			return nil
+		}},
+		{"files-without-match", 0, "", "print only paths without a match", func(o *options, _ string) error {
+			o.filesWith, o.filesWithout = false, true
+			return nil
+		}},
 		{"count", 'c', "", "print the number of matching lines per file", func(o *options, _ string) error { o.count = true; return nil }},
 		{"count-matches", 0, "", "print the number of matches per file", func(o *options, _ string) error { o.countMatches = true; return nil }},
 		{"only-matching", 'o', "", "print only the matched parts", func(o *options, _ string) error { o.onlyMatching = true; return nil }},

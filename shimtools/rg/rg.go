@@ -414,7 +414,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		}
 		walk.Walk(ctx, wo, visit, walkErr)
 	}
-	if o.json {
+	if o.json && !o.quiet {
 		pw.Write(pr.Summary(time.Since(started)))
 	}
 	if len(o.paths) == 0 && !useStdin && searched.Load() == 0 {
