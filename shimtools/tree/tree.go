@@ -358,6 +358,9 @@ type lister struct {
 	needInfo bool
 	m        *matcher
 	lines    lineSet
+	// errors counts directories below a root that could not be opened;
+	// any makes the exit status 2.
+	errors int
 	// fullTree is set when tree 2.1 reads the whole tree before printing
 	// it (--prune, --matchdirs).
 	fullTree bool
@@ -442,6 +445,14 @@ func (t *lister) run(ctx context.Context) int {
 			t.visited[keyOf(fi)] = true
 		}
 		t.read(n, 1)
+		if n.note != "" {
+			// A root directory tree cannot open counts as a file.
+			t.files++
+			t.printRoot(n)
+			t.w.WriteString(n.note)
+			t.w.WriteByte('\n')
+			continue
+		}
 		if len(n.kids) > 0 {
 			// tree 2.1 counts a root directory only when it lists something.
 			t.dirs++
@@ -457,6 +468,9 @@ func (t *lister) run(ctx context.Context) int {
 		} else {
 			fmt.Fprintf(t.w, "%d director%s, %d file%s\n", t.dirs, plural(t.dirs, "y", "ies"), t.files, plural(t.files, "", "s"))
 		}
+	}
+	if t.errors > 0 {
+		code = 2
 	}
 	return code
 }
@@ -492,9 +506,15 @@ func (t *lister) read(n *node, depth int) {
 		n.note = "  [error opening dir]"
 		if !t.fullTree {
 			pop()
+			if depth > 1 {
+				// Only the second pass over a directory below a root
+				// counts it as an error for the exit status.
+				t.errors++
+			}
 		}
 		return
 	}
+	probed, stat := false, false
 	for _, e := range ents {
 		name := e.Name
 		if !t.o.all && strings.HasPrefix(name, ".") {
@@ -512,8 +532,14 @@ func (t *lister) read(n *node, depth int) {
 			// entries' with a '/' even when it already ends in one.
 			k.rdir = t.linkDir(n.rdir, name)
 		}
-		if t.needInfo || e.Type == fs.ModeIrregular {
+		if t.needInfo || stat || e.Type == fs.ModeIrregular || !probed {
+			// tree lstat(2)s every entry and leaves out those it cannot;
+			// we do when the first one fails (a directory we may read
+			// but not search), and otherwise only when we need to.
 			fi, err := os.Lstat(t.abs(p))
+			if !probed {
+				probed, stat = true, err != nil
+			}
 			if err != nil {
 				continue
 			}
