@@ -41,7 +41,22 @@
 //
 // It does not implement tree's HTML, XML or JSON output, colours, dates,
 // permissions or sorting options; such flags are refused with exit 2 and
-// the nearest supported flag named.
+// the supported flag closest in purpose named.
+//
+// Where it knowingly differs from GNU tree 2.1:
+//
+//   - an argument GNU tree rejects ("--prun", "--noreport=x") gets the
+//     same one-line exit-2 hint, not "Invalid argument" and the usage
+//     with exit 1; --help prints this tree's usage;
+//   - a UTF-8 locale, LS_COLORS/TREE_COLORS on a terminal and
+//     STDDATA_FD (JSON to that descriptor) change nothing here;
+//   - a failed write to stdout (a full disk) exits 2 where tree exits 0;
+//   - a followed link whose target, joined to its directory's path, is
+//     longer than tree's path buffer is listed, where tree overflows the
+//     buffer and crashes;
+//   - a -P/-I/.gitignore pattern needing more than maxPatternSteps
+//     matcher calls for one name does not match it (tree takes time
+//     exponential in the pattern's stars).
 package tree
 
 import (
