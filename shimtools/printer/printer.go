@@ -209,6 +209,8 @@ type File struct {
 	// streaming is set while the file holds the printer's lock and writes
 	// directly (see spill); started once its separator is written.
 	streaming, started bool
+	// headed is set once the --heading path line is written.
+	headed bool
 	json               jsonState
 	// spans, repl, origMatches and context are the line being printed:
 	// its matches, its text rewritten by --replace, how many matches
@@ -228,7 +230,7 @@ func (f *File) Begin(path string, mode search.BinaryMode) {
 	f.mode = mode
 	f.path, f.buf, f.hits, f.matches, f.binary = path, f.buf[:0], 0, 0, -1
 	f.grouped, f.done, f.searched = false, false, 0
-	f.streaming, f.started = false, false
+	f.streaming, f.started, f.headed = false, false, false
 	if f.p.o.Mode == JSON {
 		f.jsonBegin()
 	}
@@ -420,11 +422,9 @@ func (f *File) prefix(line uint64, col int, off int64, sep byte) {
 	o := &f.p.o
 	if o.WithFilename && !o.Heading {
 		f.pathPrefix(sep)
-	} else if o.Heading && len(f.buf) == 0 {
+	} else if o.Heading && !f.headed {
 		f.pathLine()
-		if o.Null {
-			// rg ends a -0 heading with NUL then the lines follow.
-		}
+		f.headed = true
 	}
 	if o.LineNumber {
 		if o.Color {
