@@ -371,10 +371,13 @@ type lister struct {
 	// needInfo is set when entries need lstat (sizes, -F marks); names and
 	// types come from the directory listing alone otherwise.
 	needInfo bool
-	m        *matcher
-	lines    lineSet
-	// errors counts directories below a root that could not be opened;
-	// any makes the exit status 2.
+	// m matches -P, -I and .gitignore patterns.
+	m *matcher
+	// lines is the indentation drawn, per --charset or $TREE_CHARSET.
+	lines lineSet
+	// errors counts directories below a root that could not be opened
+	// (outside fullTree mode, as tree counts them); any makes the exit
+	// status 2.
 	errors int
 	// fullTree is set when tree 2.1 reads the whole tree before printing
 	// it (--prune, --matchdirs).
