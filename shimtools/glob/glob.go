@@ -23,13 +23,21 @@ type Options struct {
 	CaseFold bool
 	// NoEscape makes '\' an ordinary character.
 	NoEscape bool
-	// NoBraces makes '{', ',' and '}' ordinary characters (GNU tree's
-	// patterns have no alternation).
-	NoBraces bool
 }
 
-// ErrSyntax is wrapped by every compile error.
+// ErrSyntax is what every compile error is (errors.Is).
 var ErrSyntax = errors.New("invalid glob")
+
+// SyntaxError is a glob that does not compile, in ripgrep's words.
+type SyntaxError struct {
+	Glob string // as the user wrote it
+	Msg  string // what is wrong
+}
+
+func (e *SyntaxError) Error() string { return "error parsing glob '" + e.Glob + "': " + e.Msg }
+
+// Is makes a SyntaxError match ErrSyntax.
+func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 
 type kind uint8
 
@@ -85,7 +93,7 @@ func Compile(pattern string, opts Options) (*Glob, error) {
 	}
 	toks, err := parse(p, opts, 0)
 	if err != nil {
-		return nil, fmt.Errorf("%w %q: %v", ErrSyntax, pattern, err)
+		return nil, &SyntaxError{Glob: pattern, Msg: err.Error()}
 	}
 	g := &Glob{pattern: pattern, toks: toks, opts: opts}
 	g.classify()
@@ -204,14 +212,16 @@ func parse(p string, opts Options, depth int) ([]token, error) {
 			}
 			toks = append(toks, tk)
 			i += n
-		case c == '{' && !opts.NoBraces:
+		case c == '{' && depth > 0:
+			return nil, errors.New("nested alternate groups are not allowed")
+		case c == '{':
 			flush()
 			var alts [][]token
 			j := i + 1
 			for {
 				end := altEnd(p, j, opts)
 				if end < 0 {
-					return nil, errors.New("unclosed '{'")
+					return nil, errors.New("unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)")
 				}
 				sub, err := parse(p[j:end], opts, depth+1)
 				if err != nil {
@@ -225,8 +235,6 @@ func parse(p string, opts Options, depth int) ([]token, error) {
 			}
 			toks = append(toks, token{kind: kAlt, alts: alts})
 			i = j
-		case c == '}' && depth == 0 && !opts.NoBraces:
-			return nil, errors.New("unopened '}'")
 		default:
 			lit.WriteByte(c)
 			i++
@@ -293,7 +301,7 @@ func parseClass(p string, opts Options) (token, int, error) {
 	first := true
 	for {
 		if i >= len(p) {
-			return tk, 0, errors.New("unclosed '['")
+			return tk, 0, errors.New("unclosed character class; missing ']'")
 		}
 		if p[i] == ']' && !first {
 			i++
@@ -308,7 +316,7 @@ func parseClass(p string, opts Options) (token, int, error) {
 			hi = r
 			i += 1 + n
 			if hi < lo {
-				return tk, 0, fmt.Errorf("invalid range %c-%c", lo, hi)
+				return tk, 0, fmt.Errorf("invalid range; '%c' > '%c'", lo, hi)
 			}
 		}
 		tk.ranges = append(tk.ranges, lo, hi)

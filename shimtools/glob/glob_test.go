@@ -1,6 +1,7 @@
 package glob
 
 import (
+	"errors"
 	"path"
 	"strings"
 	"testing"
@@ -57,11 +58,24 @@ func TestCaseFold(t *testing.T) {
 	}
 }
 
+// TestCompileErrors checks ripgrep's (globset's) words for each error.
 func TestCompileErrors(t *testing.T) {
-	for _, p := range []string{"[", "[a", "{a,b", "a}", `x\`, "[z-a]"} {
-		if _, err := Compile(p, Options{}); err == nil {
-			t.Errorf("Compile(%q) = nil error; want one", p)
+	for p, want := range map[string]string{
+		"[":       `error parsing glob '[': unclosed character class; missing ']'`,
+		"[a":      `error parsing glob '[a': unclosed character class; missing ']'`,
+		"{a,b":    `error parsing glob '{a,b': unclosed alternate group; missing '}' (maybe escape '{' with '[{]'?)`,
+		"{a,{b}}": `error parsing glob '{a,{b}}': nested alternate groups are not allowed`,
+		`x\`:      `error parsing glob 'x\': dangling '\'`,
+		"[z-a]":   `error parsing glob '[z-a]': invalid range; 'z' > 'a'`,
+	} {
+		_, err := Compile(p, Options{})
+		if err == nil || err.Error() != want || !errors.Is(err, ErrSyntax) {
+			t.Errorf("Compile(%q) = %v; want %s", p, err, want)
 		}
+	}
+	// A '}' with no '{' is an ordinary character.
+	if g, err := Compile("a}", Options{}); err != nil || !g.Match("a}") {
+		t.Errorf(`Compile("a}") = %v; want a glob matching "a}"`, err)
 	}
 }
 

@@ -9,6 +9,8 @@ package ignore
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -42,7 +44,23 @@ type Matcher struct {
 	rules []Rule
 	// Source names the file, for diagnostics.
 	Source string
+	// Errors are the lines that do not compile, as *LineError.
+	Errors []error
 }
+
+// LineError is a line of an ignore file that does not compile; ripgrep
+// prints it as a warning and goes on without the line.
+type LineError struct {
+	Source string
+	Line   int
+	Err    error // a *glob.SyntaxError naming the whole line
+}
+
+func (e *LineError) Error() string {
+	return e.Source + ": line " + strconv.Itoa(e.Line) + ": " + e.Err.Error()
+}
+
+func (e *LineError) Unwrap() error { return e.Err }
 
 // Len returns the number of rules.
 func (m *Matcher) Len() int {
@@ -58,8 +76,12 @@ func Parse(source string, data []byte, caseFold bool) *Matcher {
 	m := &Matcher{Source: source}
 	sc := bufio.NewScanner(bytes.NewReader(data))
 	sc.Buffer(make([]byte, 0, 4096), maxIgnoreLine)
-	for sc.Scan() {
-		if r, ok := ParseLine(sc.Text(), caseFold); ok {
+	for n := 1; sc.Scan(); n++ {
+		r, ok, err := parseLine(sc.Text(), caseFold)
+		if err != nil {
+			m.Errors = append(m.Errors, &LineError{Source: source, Line: n, Err: err})
+		}
+		if ok {
 			m.rules = append(m.rules, r)
 		}
 	}
@@ -69,15 +91,22 @@ func Parse(source string, data []byte, caseFold bool) *Matcher {
 // ParseLine parses one gitignore line. ok is false for blank lines,
 // comments and patterns that do not compile.
 func ParseLine(line string, caseFold bool) (r Rule, ok bool) {
+	r, ok, _ = parseLine(line, caseFold)
+	return r, ok
+}
+
+// parseLine is ParseLine, with the error of a line that does not compile
+// (naming the line as written, trailing blanks cut).
+func parseLine(line string, caseFold bool) (r Rule, ok bool, err error) {
 	line = strings.TrimSuffix(line, "\r")
 	if strings.HasPrefix(line, "#") {
-		return r, false
+		return r, false, nil
 	}
 	if !strings.HasSuffix(line, "\\ ") {
 		line = strings.TrimRightFunc(line, unicode.IsSpace)
 	}
 	if line == "" {
-		return r, false
+		return r, false, nil
 	}
 	r.Original = line
 	anchored := false
@@ -100,7 +129,7 @@ func ParseLine(line string, caseFold bool) (r Rule, ok bool) {
 		line = strings.TrimSuffix(line, `\`)
 	}
 	if line == "" {
-		return r, false
+		return r, false, nil
 	}
 	actual := line
 	if !anchored && !strings.Contains(line, "/") && !strings.HasPrefix(line, "**/") {
@@ -111,10 +140,14 @@ func ParseLine(line string, caseFold bool) (r Rule, ok bool) {
 	}
 	g, err := glob.Compile(actual, glob.Options{LiteralSeparator: true, CaseFold: caseFold})
 	if err != nil {
-		return r, false
+		var se *glob.SyntaxError
+		if errors.As(err, &se) {
+			err = &glob.SyntaxError{Glob: r.Original, Msg: se.Msg}
+		}
+		return r, false, err
 	}
 	r.g = g
-	return r, true
+	return r, true, nil
 }
 
 // Match decides rel, a slash-separated path relative to the matcher's

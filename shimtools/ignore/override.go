@@ -1,12 +1,5 @@
 package ignore
 
-import (
-	"fmt"
-	"strings"
-
-	"buzzbox/shimtools/glob"
-)
-
 // Overrides are the -g/--iglob globs: a plain glob keeps matching paths, a
 // '!' glob skips them, and when any plain glob exists a file matching none
 // is skipped. Overrides beat every other rule. The zero value is empty.
@@ -17,12 +10,12 @@ type Overrides struct {
 
 // Add appends one glob, in command-line order (later ones win).
 func (o *Overrides) Add(pattern string, caseFold bool) error {
-	r, ok := ParseLine(pattern, caseFold)
+	r, ok, err := parseLine(pattern, caseFold)
+	if err != nil {
+		return err
+	}
 	if !ok {
-		if _, err := glob.Compile(strings.TrimPrefix(pattern, "!"), glob.Options{}); err != nil {
-			return err
-		}
-		return fmt.Errorf("%w %q", glob.ErrSyntax, pattern)
+		return nil // blank, or a comment: ripgrep skips it
 	}
 	o.m.rules = append(o.m.rules, r)
 	if !r.Negate {

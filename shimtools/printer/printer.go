@@ -211,7 +211,7 @@ type File struct {
 	streaming, started bool
 	// headed is set once the --heading path line is written.
 	headed bool
-	json               jsonState
+	json   jsonState
 	// spans, repl, origMatches and context are the line being printed:
 	// its matches, its text rewritten by --replace, how many matches
 	// the line itself had, and whether it is a context line.

@@ -55,6 +55,7 @@ type options struct {
 	text              bool
 	binary            bool
 	noMessages        bool
+	noIgnoreMessages  bool
 	patternFiles      []string
 	maxColumns        int
 	maxColumnsPreview bool
@@ -264,6 +265,7 @@ func flagTable() []flagDef {
 		{"text", 'a', "", "search binary files as text", func(o *options, _ string) error { o.text = true; return nil }},
 		{"binary", 0, "", "search binary files found while walking", func(o *options, _ string) error { o.binary = true; return nil }},
 		{"no-messages", 0, "", "suppress error messages", func(o *options, _ string) error { o.noMessages = true; return nil }},
+		{"no-ignore-messages", 0, "", "suppress warnings about ignore file lines that do not parse", func(o *options, _ string) error { o.noIgnoreMessages = true; return nil }},
 		{"file", 'f', "PATTERNFILE", "read patterns, one per line, from a file ('-' for stdin); repeatable", func(o *options, v string) error {
 			o.patternFiles = append(o.patternFiles, v)
 			o.patternGiven = true

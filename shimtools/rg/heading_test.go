@@ -23,3 +23,29 @@ func TestRGIssueHeadingOnce(t *testing.T) {
 		"--heading -0 foo --sort path",
 	})
 }
+
+// TestRGIssueIgnoreFileWarnings: an ignore file line that is not a glob is
+// reported with its file and line, in ripgrep's words, and skipped; the
+// exit status stays what the search makes it. A bad -g glob is an error.
+func TestRGIssueIgnoreFileWarnings(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "warn")
+	write(t, filepath.Join(dir, ".ignore"), []byte("x\n[\nfoo{\n!bar{\n  \\ y{ \n"))
+	write(t, filepath.Join(dir, "sub/.rgignore"), []byte("[z-a]\n"))
+	write(t, filepath.Join(dir, "sub/a.txt"), []byte("foo\n"))
+	write(t, filepath.Join(dir, "x"), []byte("foo\n"))
+	write(t, filepath.Join(dir, "b.txt"), []byte("foo\n"))
+	compareExact(t, dir, "", "", []string{
+		"foo --sort path",
+		"foo -j1",
+		"zzzz --sort path",
+		"--no-ignore-messages foo --sort path",
+		"--no-messages foo --sort path",
+		"--no-ignore foo --sort path",
+		"-g [ foo",
+		"-g {a,{b}} foo",
+		"-g [z-a] foo",
+		"-g a{b foo",
+		"-g a} foo --sort path",
+		"-g !x\\ foo",
+	})
+}

@@ -136,7 +136,7 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	var overrides ignore.Overrides
 	for _, g := range o.globs {
 		if err := overrides.Add(g.glob, g.caseFold); err != nil {
-			fmt.Fprintf(errOut, "rg: error parsing glob '%s': %v\n", g.glob, err)
+			fmt.Fprintln(errOut, err) // ripgrep's words, no "rg: "
 			return 2
 		}
 	}
@@ -188,6 +188,22 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		fmt.Fprintln(errOut, msg)
 		errMu.Unlock()
 	}
+	// warn prints an ignore file line that does not parse (--no-messages
+	// silences it too); unlike errors, warnings leave the exit status alone.
+	warn := func(err error) {
+		if o.noIgnoreMessages || o.noMessages {
+			return
+		}
+		errMu.Lock()
+		fmt.Fprintln(errOut, err)
+		errMu.Unlock()
+	}
+	if global != nil {
+		for _, err := range global.Errors {
+			warn(err)
+		}
+	}
+	wo.Warn = warn
 	// walkErr prints a walk problem as ripgrep 13 does; its
 	// single-threaded walker words I/O errors differently.
 	walkErr := func(path string, err error) {

@@ -66,6 +66,9 @@ type Options struct {
 	// OnlyFiles visits only regular files (and followed links to them);
 	// false also visits directories (tree needs them).
 	IncludeDirs bool
+	// Warn, when set, is told of each ignore file line that does not
+	// compile (an *ignore.LineError), from any worker.
+	Warn func(error)
 }
 
 // Entry is one path handed to the visitor.
@@ -261,7 +264,7 @@ func (w *walker) parents(root string) *ignore.Dir {
 		if err != nil || down == "." {
 			continue
 		}
-		f := w.readIgnoreFiles(d, nil)
+		f := w.readIgnoreFiles(d, d, nil)
 		top = top.Above(filepath.ToSlash(down), filepath.ToSlash(d), f)
 		if w.above == nil {
 			w.above = map[string]*ignore.Dir{}
@@ -271,9 +274,10 @@ func (w *walker) parents(root string) *ignore.Dir {
 	return top
 }
 
-// readIgnoreFiles reads the ignore files of directory dir. names, when not
-// nil, lists the directory's entries so absent files cost no syscall.
-func (w *walker) readIgnoreFiles(dir string, names map[string]bool) ignore.Files {
+// readIgnoreFiles reads the ignore files of directory dir, shown as
+// display in warnings. names, when not nil, lists the directory's entries
+// so absent files cost no syscall.
+func (w *walker) readIgnoreFiles(dir, display string, names map[string]bool) ignore.Files {
 	var f ignore.Files
 	has := func(n string) bool {
 		if names != nil {
@@ -290,7 +294,7 @@ func (w *walker) readIgnoreFiles(dir string, names map[string]bool) ignore.Files
 		if err != nil {
 			return nil
 		}
-		return ignore.Parse(filepath.Join(dir, n), data, false)
+		return w.warn(ignore.Parse(join(display, n), data, false))
 	}
 	f.Custom = load(".rgignore")
 	f.Ignore = load(".ignore")
@@ -301,10 +305,20 @@ func (w *walker) readIgnoreFiles(dir string, names map[string]bool) ignore.Files
 	if has(".git") {
 		f.HasGit = true
 		if data, err := readCapped(filepath.Join(dir, ".git", "info", "exclude")); err == nil {
-			f.Exclude = ignore.Parse(filepath.Join(dir, ".git/info/exclude"), data, false)
+			f.Exclude = w.warn(ignore.Parse(join(display, ".git/info/exclude"), data, false))
 		}
 	}
 	return f
+}
+
+// warn passes m's errors to Options.Warn and returns m.
+func (w *walker) warn(m *ignore.Matcher) *ignore.Matcher {
+	if w.o.Warn != nil {
+		for _, err := range m.Errors {
+			w.o.Warn(err)
+		}
+	}
+	return m
 }
 
 func readCapped(path string) ([]byte, error) {
@@ -352,7 +366,7 @@ func (w *walker) process(j job, worker int, sorted bool, out func(job)) {
 			}
 		}
 		if len(names) > 0 || j.dir == nil {
-			dir = j.dir.Child(j.rel, w.readIgnoreFiles(w.abs(full), names))
+			dir = j.dir.Child(j.rel, w.readIgnoreFiles(w.abs(full), w.errPath(j.path), names))
 		}
 	}
 	depth := j.depth + 1
