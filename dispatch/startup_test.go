@@ -66,8 +66,9 @@ func chunkedCopy(b *testing.B, src, dir, name string) string {
 // container layer or installed is written with write(2), which fills the
 // page cache with large folios. The linker's output is written through a
 // memory mapping a page at a time, and mapping those small folios makes
-// every start-up slower (11% for buzzbox, 3% for the hello-world here), so
-// the as-linked figures exaggerate the ratio. Files written in smaller
+// every start-up slower (by about a fifth for buzzbox and a few percent
+// for the hello-world here), so the as-linked figures exaggerate the
+// ratio. Files written in smaller
 // pieces (chunkedCopy) fall between the two.
 func installed(b *testing.B, hello string) string {
 	b.Helper()
