@@ -250,6 +250,10 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		fmt.Fprintf(errOut, "%v\n", err)
 		return 2
 	}
+	if errors.Is(err, search.ErrNewline) {
+		fmt.Fprintf(errOut, "%v\n\n%s\n", err, multilineHint)
+		return 2
+	}
 	if err != nil {
 		fmt.Fprintf(errOut, "rg: regex parse error: %v\n", err)
 		return 2
@@ -450,6 +454,10 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 	}
 	return 1
 }
+
+// multilineHint is what ripgrep adds to the error for a pattern that
+// needs a line terminator.
+const multilineHint = "Consider enabling multiline mode with the --multiline flag (or -U for short).\nWhen multiline mode is enabled, new line characters can be matched."
 
 // noFilesSearched is ripgrep's note when the default path yields no file.
 const noFilesSearched = "No files were searched, which means ripgrep probably applied a filter you didn't expect.\nRunning with --debug will show why files are being skipped."

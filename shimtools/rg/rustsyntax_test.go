@@ -1,9 +1,14 @@
 package rg_test
 
 import (
+	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"buzzbox/internal/testexe"
 )
 
 // TestRGIssueRustRejectsPattern: patterns ripgrep's regex parser refuses
@@ -114,4 +119,65 @@ func TestRGIssueUnicodeWordBoundary(t *testing.T) {
 	}
 	cases = append(cases, `-x -e \bcafé\b w.txt`, `-v -e \bfoo\b w.txt`, `-i -c -e \bCAFÉ w.txt`)
 	compareExact(t, dir, "", "", cases)
+}
+
+// compareArgv is compareExact for argument lists that strings.Fields
+// would split wrongly: patterns with spaces or newlines, empty ones.
+func compareArgv(t *testing.T, dir string, cases [][]string) {
+	t.Helper()
+	real := realRG(t)
+	ours := testexe.Link(t, "rg")
+	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C", "BUZZBOX_SHIM_PASSTHROUGH=0"}
+	run := func(t *testing.T, exe string, args []string) (string, string, int) {
+		cmd := exec.Command(exe, args...)
+		cmd.Dir = dir
+		cmd.Env = env
+		return testexe.Run(t, cmd)
+	}
+	for _, args := range cases {
+		name := fmt.Sprintf("%q", args)
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			wantOut, wantErr, wantCode := run(t, real, args)
+			gotOut, gotErr, gotCode := run(t, ours, args)
+			if gotOut != wantOut || gotCode != wantCode || gotErr != wantErr {
+				t.Errorf("rg %s: exit %d, want %d; stderr %q, want %q; stdout %s",
+					name, gotCode, wantCode, clip(gotErr), clip(wantErr), firstDiff(gotOut, wantOut))
+			}
+		})
+	}
+}
+
+// TestRGIssueRustParseOrder: ripgrep reports errors as regex-syntax finds
+// them: syntax errors anywhere before the ones found translating (an
+// unknown property, Unicode under (?-u), an empty class); patterns
+// under -x as ^(?:p)$ and an empty one as (?:z{0})*; a pattern of
+// several lines with numbered lines; a literal newline with its hint.
+func TestRGIssueRustParseOrder(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "order")
+	write(t, filepath.Join(dir, "e.txt"), []byte("abc\nfoo bar\nx-1\n]\n-\nz\naaaaaaaaaaaa\né\n"))
+	var cases []string
+	for _, p := range []string{
+		`[-&&&\r--]{2}{3}|\w\xZ`, `\p{Foo}(`, `\p{Foo}{x}`, `[\p{Sk}&&]|[\B]`, `(?-u)é(`, `[^\x00-\x{10FFFF}]\8`,
+		`(?-u)\u00C9`, `(?-u)\x{e9}`, `(?-u)[\x{e9}]`, `(?-u)[a-\u00e9]`, `(?-u)\xE9`, `(?-u)[\xE9]`,
+		`[\1]`, `[a\9]`, `\x{12[`, `\x{}`, `\x{zz}`, `\x4`, `\xg1`, `[]-a-é-k]`, `[--z]`, `[]-z]`, `[^--z]`, `[&&a]`,
+		`a{1,2}{3,2}?`, `a{3,2}?`, `a{,}`, `\n`, `[\n]`, `a|\n`,
+	} {
+		cases = append(cases, "-n -e "+p+" e.txt")
+	}
+	cases = append(cases, `-x -e a( -e b e.txt`, `-x -e (?x)a# e.txt`, `-x -e (?i)ABC -e FOO e.txt`, `-x -e a{3,2} e.txt`,
+		`-x -e \p{Foo} e.txt`, `-x -e \n e.txt`)
+	compareExact(t, dir, "", "", cases)
+	var argv [][]string
+	for _, p := range []string{
+		"a{ 1 , }", "a{1, 2}", "a{ 2 }", "(?x)a{1 2}", "(?x)a{1, # c\n 2}", "(?x)[ ^ a]", "(?x)\\x 4 1", "(?x)\\x{ 4 1 }", "(?x)a{3,2} ?",
+		"a\n(", "[a-\n]", "(?x)a\n#\n(", "(\n\r", "(\r", "a\n(?ii)", "x\n\n\n\n\n\n\n\n\n\n(", "é\n\\p{Foo}", "a\n", "[\n]",
+		"a\r\n)",
+	} {
+		argv = append(argv, []string{"-n", "-e", p, "e.txt"})
+	}
+	argv = append(argv, []string{"-e", "", "-e", "(", "e.txt"}, []string{"-x", "-e", "", "-e", "(", "e.txt"},
+		[]string{"-c", "-x", "-e", "", "e.txt"}, []string{"-c", "-S", "-e", "", "-e", `\p{Lu}`, "e.txt"},
+		[]string{"-x", "-e", "a\n(", "e.txt"})
+	compareArgv(t, dir, argv)
 }

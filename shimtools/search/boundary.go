@@ -3,7 +3,6 @@ package search
 import (
 	"regexp"
 	"regexp/syntax"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -37,14 +36,11 @@ func newBoundaryMatcher(patterns []string, o MatcherOptions, fold bool) (*bounda
 	if o.Fixed || o.Word {
 		return nil, nil
 	}
-	pattern := strings.Join(patterns, "|")
+	pattern := joinPatterns(patterns, o.Line)
 	compile := func() (*regexp.Regexp, int, error) {
 		src, n := translateRelaxed(pattern, fold)
 		if n == 0 {
 			return nil, 0, nil
-		}
-		if o.Line {
-			src = "^(?:" + src + ")$"
 		}
 		flags := syntax.Perl &^ syntax.OneLine
 		if fold {

@@ -188,9 +188,7 @@ func source(patterns []string, o MatcherOptions) (src string, flags syntax.Flags
 		}
 		src = strings.Join(quoted, "|")
 	} else {
-		// ripgrep joins the patterns as they are, so a flag set at the top
-		// of one reaches those after it.
-		if src, literal, upper, err = translate(strings.Join(patterns, "|"), o.IgnoreCase); err != nil {
+		if src, literal, upper, err = translate(joinPatterns(patterns, o.Line), o.IgnoreCase); err != nil {
 			return "", 0, err
 		}
 	}
@@ -199,9 +197,9 @@ func source(patterns []string, o MatcherOptions) (src string, flags syntax.Flags
 	fold := o.IgnoreCase || o.SmartCase && literal && !upper
 	if fold && !o.IgnoreCase && !o.Fixed {
 		// Classes combined with && -- ~~ must fold before they combine.
-		src, _, _, _ = translate(strings.Join(patterns, "|"), true)
+		src, _, _, _ = translate(joinPatterns(patterns, o.Line), true)
 	}
-	if o.Line {
+	if o.Line && o.Fixed {
 		src = "^(?:" + src + ")$"
 	}
 	flags = syntax.Perl &^ syntax.OneLine
@@ -209,6 +207,28 @@ func source(patterns []string, o MatcherOptions) (src string, flags syntax.Flags
 		flags |= syntax.FoldCase
 	}
 	return src, flags, nil
+}
+
+// joinPatterns joins patterns as ripgrep 13 does before it parses them,
+// so that its errors point where ripgrep's do: each one under -x (line)
+// as ^(?:p)$, an empty one otherwise as (?:z{0})*, all joined by '|'.
+// Without -x a flag set at the top of one pattern reaches those after it.
+func joinPatterns(patterns []string, line bool) string {
+	var b strings.Builder
+	for i, p := range patterns {
+		if i > 0 {
+			b.WriteByte('|')
+		}
+		switch {
+		case line:
+			b.WriteString("^(?:" + p + ")$")
+		case p == "":
+			b.WriteString("(?:z{0})*")
+		default:
+			b.WriteString(p)
+		}
+	}
+	return b.String()
 }
 
 // emptyInside reports whether t matches the empty string inside a

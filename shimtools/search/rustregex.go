@@ -38,8 +38,13 @@ import (
 // deciding so); classes computed here must fold before they combine.
 func translate(pattern string, fold bool) (out string, literal, upper bool, err error) {
 	t := &translator{p: pattern, fl: rflags{i: fold, u: true}}
-	if perr := t.alternation(); perr != nil {
+	if perr := t.parse(); perr != nil {
 		return "", false, false, perr
+	}
+	if t.newline {
+		// Checked by ripgrep once the pattern is parsed and translated;
+		// Go would fold a|\n into a class, from which \n is then removed.
+		return "", false, false, ErrNewline
 	}
 	return string(t.out), t.literal, t.upper, nil
 }
@@ -49,7 +54,7 @@ func translate(pattern string, fold bool) (out string, literal, upper bool, err 
 // n counts them.
 func translateRelaxed(pattern string, fold bool) (out string, n int) {
 	t := &translator{p: pattern, fl: rflags{i: fold, u: true}, relax: true}
-	if t.alternation() != nil {
+	if t.parse() != nil {
 		return "", 0
 	}
 	return string(t.out), t.boundaries
@@ -102,6 +107,16 @@ type translator struct {
 	// counts them.
 	relax      bool
 	boundaries int
+	// late is the first error regex-syntax finds only when it translates
+	// the parsed pattern (Unicode where it is not allowed, an unknown
+	// property, an empty class): any syntax error, even one further on,
+	// is reported before it. See defer.
+	late *ParseError
+	// newline says a literal '\n' was written outside a class.
+	newline bool
+	// byteEscape says the last literal escape was \xHH, which under
+	// (?-u) stands for a byte rather than a character.
+	byteEscape bool
 }
 
 type itemKind int
@@ -118,14 +133,26 @@ func (t *translator) fail(start, end int, msg string) *ParseError {
 	return &ParseError{Pattern: t.p, Spans: []Span{t.span(start, end)}, Msg: msg}
 }
 
-// span converts a byte span to ripgrep's character columns; an empty span
-// at the end still gets one caret.
-func (t *translator) span(start, end int) Span {
-	s := Span{Start: utf8.RuneCountInString(t.p[:start]), Len: utf8.RuneCountInString(t.p[start:end])}
-	if s.Len == 0 {
-		s.Len = 1
+// parse translates the whole pattern and returns its first syntax error,
+// or else its first late one.
+func (t *translator) parse() *ParseError {
+	if err := t.alternation(); err != nil {
+		return err
 	}
-	return s
+	return t.late
+}
+
+// lateFail records the error for [start, end) as a late one (see
+// translator.late); parsing goes on with a stand-in for the item.
+func (t *translator) lateFail(start, end int, msg string) {
+	if t.late == nil {
+		t.late = t.fail(start, end, msg)
+	}
+}
+
+// span converts a byte span to ripgrep's character columns.
+func (t *translator) span(start, end int) Span {
+	return Span{Start: utf8.RuneCountInString(t.p[:start]), Len: utf8.RuneCountInString(t.p[start:end])}
 }
 
 func (t *translator) eof() bool { return t.i >= len(t.p) }
@@ -238,10 +265,11 @@ func (t *translator) alternation() *ParseError {
 			t.i++
 		default:
 			if !t.fl.u && r >= utf8.RuneSelf {
-				return t.fail(start, start+n, "Unicode not allowed here")
+				t.lateFail(start, start+n, "Unicode not allowed here")
 			}
 			t.atom(itemAtom)
 			t.lit(r)
+			t.newline = t.newline || r == '\n'
 			t.out = appendRune(t.out, r, false)
 			t.i += n
 		}
@@ -434,6 +462,12 @@ func (t *translator) repetition() *ParseError {
 	if !t.eof() && t.p[t.i] == '?' {
 		lazy = "?"
 		t.i++
+		t.skipSpace()
+	}
+	if c.set {
+		if err := t.checkCount(c, start); err != nil {
+			return err
+		}
 	}
 	operand := t.out[t.last:]
 	if t.lastKind != itemAtom {
@@ -506,63 +540,113 @@ func (c count) unroll(x, lazy string) string {
 	return b.String()
 }
 
-// counted reads "{n}", "{n,}" or "{n,m}", spaces allowed inside.
+// counted reads "{n}", "{n,}" or "{n,m}" as regex-syntax does: spaces
+// are allowed around the numbers, and in x mode anywhere up to the '}'.
+// The range is checked by checkCount, once the '?' of a lazy one is read.
 func (t *translator) counted() (count, *ParseError) {
 	start := t.i
-	t.i++
-	skip := func() {
-		for !t.eof() && unicode.Is(unicode.White_Space, rune(t.p[t.i])) {
-			t.i++
-		}
-	}
-	number := func() (int, *ParseError) {
-		skip()
-		ds := t.i
-		for !t.eof() && '0' <= t.p[t.i] && t.p[t.i] <= '9' {
-			t.i++
-		}
-		if t.i == ds {
-			if t.eof() {
-				return 0, t.fail(start, t.i, "unclosed counted repetition")
-			}
-			return 0, t.fail(t.i, t.i+1, "repetition quantifier expects a valid decimal")
-		}
-		v, err := strconv.ParseUint(t.p[ds:t.i], 10, 32)
-		if err != nil {
-			return 0, t.fail(ds, t.i, "decimal literal invalid")
-		}
-		skip()
-		return int(v), nil
-	}
 	c := count{set: true}
 	if t.last < 0 {
 		return c, t.fail(start, start+1, "repetition operator missing expression")
 	}
+	unclosed := func() *ParseError { return t.fail(start, t.i, "unclosed counted repetition") }
+	if !t.bump() {
+		return c, unclosed()
+	}
 	var err *ParseError
-	if c.lo, err = number(); err != nil {
+	if c.lo, err = t.decimal(); err != nil {
 		return c, err
 	}
 	c.hi = c.lo
-	if !t.eof() && t.p[t.i] == ',' {
-		t.i++
-		skip()
-		if !t.eof() && t.p[t.i] == '}' {
+	if t.eof() {
+		return c, unclosed()
+	}
+	if t.p[t.i] == ',' {
+		if !t.bump() {
+			return c, unclosed()
+		}
+		if t.p[t.i] == '}' {
 			c.open = true
-		} else if c.hi, err = number(); err != nil {
+		} else if c.hi, err = t.decimal(); err != nil {
 			return c, err
 		}
 	}
 	if t.eof() || t.p[t.i] != '}' {
-		return c, t.fail(start, t.i, "unclosed counted repetition")
+		return c, unclosed()
 	}
 	t.i++
+	return c, nil
+}
+
+// checkCount checks a counted repetition read by counted, whose text
+// (lazy '?' included) is p[start:t.i].
+func (t *translator) checkCount(c count, start int) *ParseError {
 	if !c.open && c.hi < c.lo {
-		return c, t.fail(start, t.i, "invalid repetition count range, the start must be <= the end")
+		return t.fail(start, t.i, "invalid repetition count range, the start must be <= the end")
 	}
 	if c.lo > maxCount || c.hi > maxCount {
-		return c, t.fail(start, t.i, "repetition count too large for this rg (install ripgrep for it)")
+		return t.fail(start, t.i, "repetition count too large for this rg (install ripgrep for it)")
 	}
-	return c, nil
+	return nil
+}
+
+// peekSpace returns the character after the current one, past spaces
+// and comments in x mode, or -1 at the end.
+func (t *translator) peekSpace() rune {
+	save := t.i
+	defer func() { t.i = save }()
+	if !t.bump() {
+		return -1
+	}
+	r, _ := t.char()
+	return r
+}
+
+// bump steps over the current character and, in x mode, the spaces and
+// comments after it; it reports whether anything is left.
+func (t *translator) bump() bool {
+	_, n := t.char()
+	t.i += n
+	t.skipSpace()
+	return !t.eof()
+}
+
+// decimal reads a repetition count: spaces, digits (in x mode with
+// spaces between them), spaces.
+func (t *translator) decimal() (int, *ParseError) {
+	t.skipWhite()
+	ds := t.i
+	var digits []byte
+	for !t.eof() && '0' <= t.p[t.i] && t.p[t.i] <= '9' {
+		digits = append(digits, t.p[t.i])
+		t.bump()
+	}
+	de := t.i
+	for !t.eof() {
+		if r, _ := t.char(); !unicode.Is(unicode.White_Space, r) {
+			break
+		}
+		t.bump()
+	}
+	if len(digits) == 0 {
+		return 0, t.fail(ds, de, "repetition quantifier expects a valid decimal")
+	}
+	v, err := strconv.ParseUint(string(digits), 10, 32)
+	if err != nil {
+		return 0, t.fail(ds, de, "decimal literal invalid")
+	}
+	return int(v), nil
+}
+
+// skipWhite skips white space, in any mode.
+func (t *translator) skipWhite() {
+	for !t.eof() {
+		r, n := t.char()
+		if !unicode.Is(unicode.White_Space, r) {
+			return
+		}
+		t.i += n
+	}
 }
 
 // escape translates a backslash escape outside a bracket class.
@@ -622,7 +706,11 @@ func (t *translator) escape() *ParseError {
 	if err != nil {
 		return err
 	}
+	if !t.fl.u && r >= utf8.RuneSelf && !t.byteEscape {
+		t.lateFail(start, t.i, "Unicode not allowed here")
+	}
 	t.lit(r)
+	t.newline = t.newline || r == '\n'
 	t.out = t.appendLiteral(t.out, r, false)
 	return nil
 }
@@ -643,6 +731,7 @@ func (t *translator) literalEscape(inClass bool) (rune, *ParseError) {
 	start := t.i
 	c, n := utf8.DecodeRuneInString(t.p[t.i+1:])
 	t.i += 1 + n
+	t.byteEscape = false
 	switch c {
 	case 'a':
 		return '\a', nil
@@ -656,6 +745,8 @@ func (t *translator) literalEscape(inClass bool) (rune, *ParseError) {
 		return '\r', nil
 	case 'v':
 		return '\v', nil
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		return 0, t.fail(start, t.i, "backreferences are not supported")
 	case 'x':
 		return t.hexCode(2)
 	case 'u':
@@ -676,50 +767,53 @@ func (t *translator) literalEscape(inClass bool) (rune, *ParseError) {
 	return 0, t.fail(start, t.i, msg)
 }
 
-// hexCode reads the code after \x, \u or \U: exactly digits hex digits,
-// or any number of them in braces. t.i is after the letter.
+// hexCode reads the code after \x, \u or \U as regex-syntax does:
+// exactly digits hex digits, or any number of them in braces (in x mode
+// with spaces between). t.i is at the letter.
 func (t *translator) hexCode(digits int) (rune, *ParseError) {
 	const incomplete = "incomplete escape sequence, reached end of pattern prematurely"
-	if t.eof() {
+	t.i-- // back to the letter
+	if !t.bump() {
 		return 0, t.fail(t.i, t.i, incomplete)
 	}
 	if t.p[t.i] == '{' {
 		open := t.i
-		end := strings.IndexByte(t.p[open:], '}')
-		if end < 0 {
-			return 0, t.fail(open, len(t.p), incomplete)
+		var hex []byte
+		for t.bump() && t.p[t.i] != '}' {
+			if r, n := t.char(); !isHex(byte(r)) || r >= utf8.RuneSelf {
+				return 0, t.fail(t.i, t.i+n, "invalid hexadecimal digit")
+			}
+			hex = append(hex, t.p[t.i])
 		}
-		ds, de := open+1, open+end
-		t.i = de + 1
-		if ds == de {
+		if t.eof() {
+			return 0, t.fail(open, t.i, incomplete)
+		}
+		end := t.i
+		t.bump()
+		if len(hex) == 0 {
 			return 0, t.fail(open, t.i, "hexadecimal literal empty")
 		}
-		for k := ds; k < de; {
-			if !isHex(t.p[k]) {
-				_, n := utf8.DecodeRuneInString(t.p[k:])
-				return 0, t.fail(k, k+n, "invalid hexadecimal digit")
-			}
-			k++
-		}
-		return t.scalar(ds, de)
+		return t.scalar(string(hex), open+1, end)
 	}
 	ds := t.i
-	for range digits {
-		if t.eof() {
+	var hex []byte
+	for k := range digits {
+		if k > 0 && !t.bump() {
 			return 0, t.fail(t.i, t.i, incomplete)
 		}
-		if !isHex(t.p[t.i]) {
-			_, n := t.char()
+		if r, n := t.char(); !isHex(byte(r)) || r >= utf8.RuneSelf {
 			return 0, t.fail(t.i, t.i+n, "invalid hexadecimal digit")
 		}
-		t.i++
+		hex = append(hex, t.p[t.i])
 	}
-	return t.scalar(ds, t.i)
+	t.bump()
+	t.byteEscape = digits == 2
+	return t.scalar(string(hex), ds, t.i)
 }
 
-// scalar reads the hex digits p[ds:de] as a character.
-func (t *translator) scalar(ds, de int) (rune, *ParseError) {
-	v, err := strconv.ParseUint(t.p[ds:de], 16, 32)
+// scalar reads hex digits, written at p[ds:de], as a character.
+func (t *translator) scalar(hex string, ds, de int) (rune, *ParseError) {
+	v, err := strconv.ParseUint(hex, 16, 32)
 	if err != nil || v > unicode.MaxRune || 0xD800 <= v && v <= 0xDFFF {
 		return 0, t.fail(ds, de, "hexadecimal literal is not a Unicode scalar value")
 	}
@@ -753,11 +847,13 @@ func (t *translator) property(inClass bool) (string, *ParseError) {
 		t.i += n
 	}
 	if !t.fl.u {
-		return "", t.fail(start, t.i, "Unicode not allowed here")
+		t.lateFail(start, t.i, "Unicode not allowed here")
+		return "a", nil
 	}
 	text, ok := unicodeProperty(name, neg, inClass)
 	if !ok {
-		return "", t.fail(start, t.i, "Unicode property not found")
+		t.lateFail(start, t.i, "Unicode property not found")
+		return "a", nil
 	}
 	return text, nil
 }
@@ -789,7 +885,9 @@ func (t *translator) class() *ParseError {
 		rs, textOK = t.ranges(set.text, set.neg)
 	}
 	if len(rs) == 0 && (complex || textOK) {
-		return t.fail(start, t.i, "empty character classes are not allowed")
+		t.lateFail(start, t.i, "empty character classes are not allowed")
+		t.out = append(t.out, 'a')
+		return nil
 	}
 	t.emitClass(set.text, set.neg, rs, !complex, textOK || complex)
 	return nil
@@ -894,27 +992,39 @@ func foldRanges(rs []runeRange) []runeRange {
 // b.rs (nested classes or operators were used) rather than b.text.
 func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 	start := t.i
-	t.i++
-	if !t.eof() && t.p[t.i] == '^' {
+	// The opening, as regex-syntax reads it: '[', '^', then a run of
+	// '-' or else a ']', all literals that start no range. An unclosed
+	// class is marked from its '[' through them.
+	var union []byte
+	if !t.bump() {
+		return b, false, t.fail(start, t.i, "unclosed character class")
+	}
+	if t.p[t.i] == '^' {
 		b.neg = true
-		t.i++
+		if !t.bump() {
+			return b, false, t.fail(start, t.i, "unclosed character class")
+		}
 	}
-	// ripgrep marks an unclosed class from its '[' through a leading ']'
-	// or run of '-', which it reads as part of the opening.
+	for t.p[t.i] == '-' {
+		t.lit('-')
+		union = append(union, `\-`...)
+		if !t.bump() {
+			return b, false, t.fail(start, t.i, "unclosed character class")
+		}
+	}
+	if len(union) == 0 && t.p[t.i] == ']' {
+		t.lit(']')
+		union = append(union, `\]`...)
+		if !t.bump() {
+			return b, false, t.fail(start, t.i, "unclosed character class")
+		}
+	}
 	openEnd := t.i
-	if openEnd < len(t.p) && t.p[openEnd] == ']' {
-		openEnd++
-	}
-	for openEnd < len(t.p) && t.p[openEnd] == '-' {
-		openEnd++
-	}
 	// Operands of && -- ~~ and the operators between them.
 	var operands [][]runeRange
 	var ops []string
-	var union []byte
 	var unionRanges []runeRange // nested classes joined to the union
 	nested := false
-	first := true
 	prevItem := -1         // offset where the last single-character item began
 	var prevChar rune = -1 // its character, for a range
 	prevPerl := -1         // offset of the last class item (\d, \pL), for errors
@@ -939,7 +1049,7 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 		}
 		r, n := t.char()
 		switch {
-		case r == ']' && !first:
+		case r == ']':
 			t.i++
 			if len(ops) == 0 && !nested {
 				b.text = union
@@ -947,7 +1057,7 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 			}
 			rs, ok := flush()
 			if !ok {
-				return b, false, t.fail(start, t.i, "empty character classes are not allowed")
+				t.lateFail(start, t.i, "empty character classes are not allowed")
 			}
 			operands = append(operands, rs)
 			rs = operands[0]
@@ -964,7 +1074,6 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 				union = append(union, t.p[t.i:t.i+2+end+2]...)
 				t.i += 2 + end + 2
 				prevItem, prevChar, prevPerl = -1, -1, -1
-				first = false
 				continue
 			}
 			fallthrough
@@ -977,13 +1086,13 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 			if !cx {
 				var ok bool
 				if rs, ok = t.ranges(inner.text, inner.neg); !ok {
-					return b, false, t.fail(start, t.i, "empty character classes are not allowed")
+					t.lateFail(start, t.i, "empty character classes are not allowed")
 				}
 			}
 			unionRanges = append(unionRanges, rs...)
 			nested = true
 			prevItem, prevChar, prevPerl = -1, -1, -1
-		case !first && (strings.HasPrefix(t.p[t.i:], "&&") || strings.HasPrefix(t.p[t.i:], "--") || strings.HasPrefix(t.p[t.i:], "~~")):
+		case strings.HasPrefix(t.p[t.i:], "&&") || strings.HasPrefix(t.p[t.i:], "--") || strings.HasPrefix(t.p[t.i:], "~~"):
 			rs, ok := flush()
 			if !ok {
 				rs = nil
@@ -993,12 +1102,7 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 			union, unionRanges = nil, nil
 			t.i += 2
 			prevItem, prevChar, prevPerl = -1, -1, -1
-		case first && (strings.HasPrefix(t.p[t.i:], "&&") || strings.HasPrefix(t.p[t.i:], "~~")):
-			// An operator with nothing before it: the left side is empty.
-			operands = append(operands, nil)
-			ops = append(ops, t.p[t.i:t.i+2])
-			t.i += 2
-		case r == '-' && prevItem >= 0 && !strings.HasPrefix(t.p[t.i:], "-]") && t.i+1 < len(t.p):
+		case r == '-' && prevItem >= 0 && t.peekSpace() != ']' && t.peekSpace() != '-':
 			// A range from prevChar.
 			t.i++
 			if t.fl.x {
@@ -1039,8 +1143,8 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 			if hi < prevChar {
 				return b, false, t.fail(prevItem, t.i, "invalid character class range, the start must be <= the end")
 			}
-			if !t.fl.u && hi >= utf8.RuneSelf && t.p[hiStart] != '\\' {
-				return b, false, t.fail(hiStart, t.i, "Unicode not allowed here")
+			if !t.fl.u && hi >= utf8.RuneSelf && (t.p[hiStart] != '\\' || !t.byteEscape) {
+				t.lateFail(hiStart, t.i, "Unicode not allowed here")
 			}
 			t.lit(hi)
 			switch {
@@ -1085,19 +1189,21 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 			if err != nil {
 				return b, false, err
 			}
+			if !t.fl.u && lr >= utf8.RuneSelf && !t.byteEscape {
+				t.lateFail(item, t.i, "Unicode not allowed here")
+			}
 			t.lit(lr)
 			union = t.appendLiteral(union, lr, true)
 			prevItem, prevChar, prevPerl = item, lr, -1
 		default:
 			if !t.fl.u && r >= utf8.RuneSelf {
-				return b, false, t.fail(t.i, t.i+n, "Unicode not allowed here")
+				t.lateFail(t.i, t.i+n, "Unicode not allowed here")
 			}
 			t.lit(r)
 			union = appendRune(union, r, true)
 			prevItem, prevChar, prevPerl = t.i, r, -1
 			t.i += n
 		}
-		first = false
 	}
 }
 
