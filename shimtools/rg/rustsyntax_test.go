@@ -181,3 +181,23 @@ func TestRGIssueRustParseOrder(t *testing.T) {
 		[]string{"-x", "-e", "a\n(", "e.txt"})
 	compareArgv(t, dir, argv)
 }
+
+// TestRGIssueRustProperties: \p names resolved as regex-syntax resolves
+// them (a property name before a category: \p{Sc} is Script, refused;
+// != read as =), the properties derived from Go's tables, and repeated
+// assertions, which match what the assertion alone or nothing matches.
+func TestRGIssueRustProperties(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "props")
+	write(t, filepath.Join(dir, "p.txt"), []byte("abc\n$ 5 ∑\nx\u0301y\nΩmega\n_id9 ½\nit's\n\u00ad\ncafé\nStraße\n"))
+	var cases []string
+	for _, p := range []string{
+		`\p{Sc}`, `\p{isSc}`, `\p{LC}`, `\p{lc}`, `\p{gc=Sc}`, `\p{gc!=L}`, `\P{gc!=L}`, `\p{Alphabetic=no}`, `\p{sc=foo}`,
+		`\p{gc=foo}`, `\p{foo=bar}`, `\p{isc}`, `\p{Lé}`, `\p{Cn}`, `\p{Cn}*`, `ω\p{Cn}*`, `\p{Math}`, `\p{ID_Start}+`,
+		`\p{XID_Continue}+`, `\p{idc}+`, `\p{Cased}+`, `\p{Case_Ignorable}`, `\p{Grapheme_Extend}`, `\p{gr_base}+`,
+		`\p{Default_Ignorable_Code_Point}`, `\p{ahex}+`, `\p{wspace}`, `\p{sc:Latin}+`, `[\p{Sc}\^&&]`,
+		`\b*é`, `\B**|O+`, `E\-*\B*`, `\b+x`, `\B{1,3}?[-a]?x`, `^*a`, `$?`, `\b{0}c`,
+	} {
+		cases = append(cases, "-n -e "+p+" p.txt", "-c -e "+p+" p.txt")
+	}
+	compareExact(t, dir, "", "", cases)
+}

@@ -469,6 +469,15 @@ func (t *translator) repetition() *ParseError {
 			return err
 		}
 	}
+	if t.lastKind == itemAssertion {
+		// An assertion matches the empty string: repeated, it is itself,
+		// or nothing when it may be skipped. (Kept, \b* would make the
+		// relaxed match of boundary.go check a \b ripgrep skips.)
+		if op == "*" || op == "?" || c.set && c.lo == 0 {
+			t.out = append(t.out[:t.last], "(?:)"...)
+		}
+		return nil
+	}
 	operand := t.out[t.last:]
 	if t.lastKind != itemAtom {
 		// Go refuses a** and ^*: group the operand first.
@@ -850,9 +859,9 @@ func (t *translator) property(inClass bool) (string, *ParseError) {
 		t.lateFail(start, t.i, "Unicode not allowed here")
 		return "a", nil
 	}
-	text, ok := unicodeProperty(name, neg, inClass)
-	if !ok {
-		t.lateFail(start, t.i, "Unicode property not found")
+	text, msg := unicodeProperty(name, neg, inClass)
+	if msg != "" {
+		t.lateFail(start, t.i, msg)
 		return "a", nil
 	}
 	return text, nil

@@ -10,8 +10,9 @@ import (
 // names are matched loosely (case, spaces, '_' and '-' ignored, an "is"
 // prefix allowed), general categories and scripts by long or short name,
 // with an optional "gc=" or "sc=" key, plus the binary properties Go has
-// tables for and the derived Alphabetic, Uppercase, Lowercase and
-// White_Space. Go's own \p knows only exact category and script names;
+// tables for and those derived from them (Alphabetic, Cased, Math,
+// ID_Start, ...). Emoji, case-change and Age properties and the break
+// properties have no tables here and are refused. Go's own \p knows only exact category and script names;
 // anything else is written out as ranges.
 
 // categoryNames maps loose general category names to Go's names; LC and
@@ -73,103 +74,249 @@ func looseName(s string) string {
 	}, s)
 }
 
-// unicodeProperty returns the Go text for \p{name} (\P when neg), as a
-// class of its own or, inClass, for inside a bracket class; false when
-// the property is unknown.
-func unicodeProperty(name string, neg, inClass bool) (string, bool) {
-	key, value := "", name
-	if k, v, ok := strings.Cut(name, "!="); ok {
-		key, value, neg = k, v, !neg
-	} else if k, v, ok := strings.Cut(name, "="); ok {
-		key, value = k, v
-	} else if k, v, ok := strings.Cut(name, ":"); ok {
-		key, value = k, v
+// Errors for properties, in regex-syntax's words.
+const (
+	propertyNotFound      = "Unicode property not found"
+	propertyValueNotFound = "Unicode property value not found"
+)
+
+// symbolicName normalizes a property name or value as regex-syntax does:
+// an "is" prefix dropped, then ' ', '_', '-' and anything past ASCII,
+// the rest lowered ("isc" stays, as ISO_Comment's alias).
+func symbolicName(s string) string {
+	is := len(s) >= 2 && strings.EqualFold(s[:2], "is")
+	if is {
+		s = s[2:]
 	}
-	goName, rs, ok := lookupProperty(looseName(key), looseName(value))
-	if !ok {
-		return "", false
+	var b []byte
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == ' ' || c == '_' || c == '-' || c >= 0x80:
+		case 'A' <= c && c <= 'Z':
+			b = append(b, c+'a'-'A')
+		default:
+			b = append(b, c)
+		}
+	}
+	if is && string(b) == "c" {
+		return "isc"
+	}
+	return string(b)
+}
+
+// propertyKeys maps normalized names of Unicode properties that take a
+// value to what lookupProperty calls them; other property names (binary
+// ones, and those regex-syntax knows but has no values for) get "".
+var propertyKeys = map[string]string{
+	"gc": "gc", "generalcategory": "gc", "sc": "sc", "script": "sc", "scx": "sc", "scriptextensions": "sc",
+	"age": "", "gcb": "", "graphemeclusterbreak": "", "sb": "", "sentencebreak": "", "wb": "", "wordbreak": "",
+	"lc": "", "lowercasemapping": "", "blk": "", "block": "", "na": "", "name": "", "nv": "", "numericvalue": "",
+	"ccc": "", "canonicalcombiningclass": "", "lb": "", "linebreak": "", "ea": "", "eastasianwidth": "",
+	"bc": "", "bidiclass": "", "dt": "", "decompositiontype": "", "nt": "", "numerictype": "",
+	"cf": "", "casefolding": "", "uc": "", "uppercasemapping": "", "tc": "", "titlecasemapping": "",
+}
+
+// propertyAliases maps short names of binary properties to Go's tables.
+var propertyAliases = map[string]string{
+	"ahex": "ASCII_Hex_Digit", "bidic": "Bidi_Control", "dep": "Deprecated", "dia": "Diacritic", "ext": "Extender",
+	"hex": "Hex_Digit", "idsb": "IDS_Binary_Operator", "idst": "IDS_Trinary_Operator", "ideo": "Ideographic",
+	"joinc": "Join_Control", "loe": "Logical_Order_Exception", "nchar": "Noncharacter_Code_Point",
+	"oalpha": "Other_Alphabetic", "odi": "Other_Default_Ignorable_Code_Point", "ogrext": "Other_Grapheme_Extend",
+	"oidc": "Other_ID_Continue", "oids": "Other_ID_Start", "olower": "Other_Lowercase", "omath": "Other_Math",
+	"oupper": "Other_Uppercase", "patsyn": "Pattern_Syntax", "patws": "Pattern_White_Space",
+	"pcm": "Prepended_Concatenation_Mark", "qmark": "Quotation_Mark", "ri": "Regional_Indicator", "sd": "Soft_Dotted",
+	"sterm": "Sentence_Terminal", "term": "Terminal_Punctuation", "uideo": "Unified_Ideograph", "vs": "Variation_Selector",
+	"wspace": "White_Space", "space": "White_Space",
+}
+
+// unicodeProperty returns the Go text for \p{name} (\P when neg), as a
+// class of its own or, inClass, for inside a bracket class; or, when
+// regex-syntax refuses the name, its message.
+func unicodeProperty(name string, neg, inClass bool) (string, string) {
+	var goName, msg string
+	var rs []runeRange
+	if i := strings.Index(name, "!="); i >= 0 {
+		// ripgrep 13's regex-syntax reads != as = (it checks the \P, not
+		// the operator).
+		goName, rs, msg = lookupValue(name[:i], name[i+2:])
+	} else if i := strings.IndexAny(name, ":="); i >= 0 {
+		goName, rs, msg = lookupValue(name[:i], name[i+1:])
+	} else {
+		goName, rs, msg = lookupBinary(symbolicName(name))
+	}
+	if msg != "" {
+		return "", msg
 	}
 	if goName != "" {
 		p := `\p{`
 		if neg {
 			p = `\P{`
 		}
-		return p + goName + "}", true
+		return p + goName + "}", ""
 	}
 	if neg {
 		rs = complement(rs)
 	}
 	if inClass {
-		return classText(rs), true
+		return classText(rs), ""
 	}
-	return "[" + classText(rs) + "]", true
+	return "[" + classText(rs) + "]", ""
 }
 
-// lookupProperty resolves a loose key and value to a name Go's \p knows
-// or to ranges.
-func lookupProperty(key, value string) (goName string, rs []runeRange, ok bool) {
-	scripts, props := looseNames()
-	category := func(v string) (string, []runeRange, bool) {
-		switch name := categoryNames[v]; name {
-		case "":
-			return "", nil, false
-		case "LC":
-			return "", rangesOf(unicode.Lu, unicode.Ll, unicode.Lt), true
-		case "Cn":
-			return "", complement(assigned()), true
-		default:
-			return name, nil, true
-		}
+// category resolves a normalized general category name (or Any, ASCII,
+// Assigned) to Go's name or ranges.
+func category(v string) (string, []runeRange, bool) {
+	switch v {
+	case "any":
+		return "", []runeRange{{0, unicode.MaxRune}}, true
+	case "ascii":
+		return "", []runeRange{{0, unicode.MaxASCII}}, true
+	case "assigned":
+		return "", assigned(), true
 	}
-	switch key {
-	case "gc", "generalcategory":
-		return category(value)
-	case "sc", "script", "scx", "scriptextensions":
-		// Go has no script extension tables; the script stands in.
-		name, ok := scripts[value]
-		return name, nil, ok
+	switch name := categoryNames[v]; name {
 	case "":
-	default:
 		return "", nil, false
+	case "LC":
+		return "", rangesOf(unicode.Lu, unicode.Ll, unicode.Lt), true
+	case "Cn":
+		return "", complement(assigned()), true
+	default:
+		return name, nil, true
 	}
-	for _, v := range []string{value, strings.TrimPrefix(value, "is")} {
-		if v == "" {
-			continue
+}
+
+// lookupValue resolves \p{key=value} as regex-syntax does.
+func lookupValue(key, value string) (goName string, rs []runeRange, msg string) {
+	key, value = symbolicName(key), symbolicName(value)
+	kind, ok := propertyKeys[key]
+	if !ok {
+		if _, _, ok := binaryProperty(key); !ok {
+			return "", nil, propertyNotFound
 		}
-		switch v {
-		case "any":
-			return "", []runeRange{{0, unicode.MaxRune}}, true
-		case "ascii":
-			return "", []runeRange{{0, unicode.MaxASCII}}, true
-		case "assigned":
-			return "", assigned(), true
-		case "alphabetic", "alpha":
-			return "", rangesOf(unicode.L, unicode.Nl, unicode.Other_Alphabetic), true
-		case "uppercase", "upper":
-			return "", rangesOf(unicode.Lu, unicode.Other_Uppercase), true
-		case "lowercase", "lower":
-			return "", rangesOf(unicode.Ll, unicode.Other_Lowercase), true
-		case "whitespace", "wspace", "space":
-			return "", rangesOf(unicode.White_Space), true
+	}
+	switch kind {
+	case "gc":
+		if name, rs, ok := category(value); ok {
+			return name, rs, ""
 		}
-		if name, rs, ok := category(v); ok {
-			return name, rs, true
+	case "sc":
+		// Go has no script extension tables; the script stands in.
+		scripts, _ := looseNames()
+		if name, ok := scripts[value]; ok {
+			return name, nil, ""
 		}
-		if name, ok := scripts[v]; ok {
-			return name, nil, true
+	}
+	return "", nil, propertyValueNotFound
+}
+
+// lookupBinary resolves \p{name} as regex-syntax does: a property name
+// first (sc is Script, not Currency_Symbol, and refused, as it takes a
+// value), then a general category, then a script.
+func lookupBinary(v string) (goName string, rs []runeRange, msg string) {
+	if v != "cf" {
+		if _, ok := propertyKeys[v]; ok {
+			return "", nil, propertyNotFound
 		}
-		if name, ok := props[v]; ok {
-			return "", rangesOf(unicode.Properties[name]), true
+		if name, rs, ok := binaryProperty(v); ok {
+			return name, rs, ""
 		}
+	}
+	if name, rs, ok := category(v); ok {
+		return name, rs, ""
+	}
+	scripts, _ := looseNames()
+	if name, ok := scripts[v]; ok {
+		return name, nil, ""
+	}
+	return "", nil, propertyNotFound
+}
+
+// binaryProperty resolves a normalized binary property name: Go's tables,
+// and those derived from them as the Unicode standard defines them.
+func binaryProperty(v string) (goName string, rs []runeRange, ok bool) {
+	_, props := looseNames()
+	if name, ok := propertyAliases[v]; ok {
+		return "", rangesOf(unicode.Properties[name]), true
+	}
+	if name, ok := props[v]; ok {
+		return "", rangesOf(unicode.Properties[name]), true
+	}
+	switch v {
+	case "alphabetic", "alpha":
+		return "", rangesOf(unicode.L, unicode.Nl, unicode.Other_Alphabetic), true
+	case "uppercase", "upper":
+		return "", rangesOf(unicode.Lu, unicode.Other_Uppercase), true
+	case "lowercase", "lower":
+		return "", rangesOf(unicode.Ll, unicode.Other_Lowercase), true
+	case "whitespace":
+		return "", rangesOf(unicode.White_Space), true
+	case "cased":
+		return "", rangesOf(unicode.Lu, unicode.Ll, unicode.Lt, unicode.Other_Uppercase, unicode.Other_Lowercase), true
+	case "math":
+		return "", rangesOf(unicode.Sm, unicode.Other_Math), true
+	case "idstart", "ids":
+		return "", idStart(), true
+	case "idcontinue", "idc":
+		return "", idContinue(), true
+	case "xidstart", "xids":
+		return "", minus(idStart(), xidStartOut), true
+	case "xidcontinue", "xidc":
+		return "", minus(idContinue(), xidContinueOut), true
+	case "graphemeextend", "grext":
+		return "", rangesOf(unicode.Me, unicode.Mn, unicode.Other_Grapheme_Extend), true
+	case "graphemebase", "grbase":
+		return "", minus(assigned(), rangesOf(unicode.Cc, unicode.Cf, unicode.Cs, unicode.Co,
+			unicode.Zl, unicode.Zp, unicode.Me, unicode.Mn, unicode.Other_Grapheme_Extend)), true
+	case "defaultignorablecodepoint", "di":
+		rs := minus(rangesOf(unicode.Other_Default_Ignorable_Code_Point, unicode.Cf, unicode.Variation_Selector),
+			rangesOf(unicode.White_Space, unicode.Prepended_Concatenation_Mark))
+		return "", minus(rs, []runeRange{{0xFFF9, 0xFFFB}, {0x13430, 0x1343F}}), true
+	case "caseignorable", "ci":
+		// Mn Me Cf Lm Sk and Word_Break MidLetter, MidNumLet, Single_Quote.
+		rs := rangesOf(unicode.Mn, unicode.Me, unicode.Cf, unicode.Lm, unicode.Sk)
+		for _, r := range []rune{0x27, 0x2E, 0x3A, 0xB7, 0x387, 0x55F, 0x5F4, 0x2018, 0x2019, 0x2024, 0x2027,
+			0xFE13, 0xFE52, 0xFE55, 0xFF07, 0xFF0E, 0xFF1A} {
+			rs = append(rs, runeRange{r, r})
+		}
+		return "", normalize(rs), true
 	}
 	return "", nil, false
+}
+
+// The code points NFKC closure takes out of ID_Start and ID_Continue for
+// XID_Start and XID_Continue.
+var (
+	xidContinueOut = []runeRange{{0x37A, 0x37A}, {0x309B, 0x309C}, {0xFC5E, 0xFC63}, {0xFDFA, 0xFDFB},
+		{0xFE70, 0xFE70}, {0xFE72, 0xFE72}, {0xFE74, 0xFE74}, {0xFE76, 0xFE76}, {0xFE78, 0xFE78},
+		{0xFE7A, 0xFE7A}, {0xFE7C, 0xFE7C}, {0xFE7E, 0xFE7E}}
+	xidStartOut = normalize(append([]runeRange{{0xE33, 0xE33}, {0xEB3, 0xEB3}, {0xFF9E, 0xFF9F}}, xidContinueOut...))
+)
+
+// idStart is ID_Start: letters, letter numbers and Other_ID_Start, less
+// pattern syntax and white space.
+func idStart() []runeRange {
+	return minus(rangesOf(unicode.L, unicode.Nl, unicode.Other_ID_Start), rangesOf(unicode.Pattern_Syntax, unicode.Pattern_White_Space))
+}
+
+// idContinue is ID_Continue: ID_Start and marks, digits, connectors and
+// Other_ID_Continue, less pattern syntax and white space.
+func idContinue() []runeRange {
+	return minus(rangesOf(unicode.L, unicode.Nl, unicode.Other_ID_Start, unicode.Mn, unicode.Mc, unicode.Nd,
+		unicode.Pc, unicode.Other_ID_Continue), rangesOf(unicode.Pattern_Syntax, unicode.Pattern_White_Space))
+}
+
+// minus returns the code points of a not in b (both sorted and merged).
+func minus(a, b []runeRange) []runeRange {
+	return intersect(a, complement(b))
 }
 
 // assigned returns every code point with a general category.
 func assigned() []runeRange {
 	tables := make([]*unicode.RangeTable, 0, len(unicode.Categories))
 	for name, t := range unicode.Categories {
-		if len(name) == 2 {
+		if len(name) == 2 && name != "Cn" && name != "LC" {
 			tables = append(tables, t)
 		}
 	}
