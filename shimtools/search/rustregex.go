@@ -836,30 +836,42 @@ func isHex(c byte) bool {
 // property reads \p or \P with its name and returns the text for it, as a
 // class of its own or, inClass, as the inside of a bracket class.
 func (t *translator) property(inClass bool) (string, *ParseError) {
+	const incomplete = "incomplete escape sequence, reached end of pattern prematurely"
 	start := t.i
 	neg := t.p[t.i+1] == 'P'
-	t.i += 2
-	if t.eof() {
-		return "", t.fail(t.i, t.i, "incomplete escape sequence, reached end of pattern prematurely")
+	t.i++
+	if !t.bump() {
+		return "", t.fail(t.i, t.i, incomplete)
 	}
 	var name string
 	if t.p[t.i] == '{' {
-		end := strings.IndexByte(t.p[t.i:], '}')
-		if end < 0 {
-			return "", t.fail(len(t.p), len(t.p), "incomplete escape sequence, reached end of pattern prematurely")
+		// In x mode spaces inside the braces are not part of the name.
+		var b []byte
+		for t.bump() && t.p[t.i] != '}' {
+			_, n := t.char()
+			b = append(b, t.p[t.i:t.i+n]...)
 		}
-		name = t.p[t.i+1 : t.i+end]
-		t.i += end + 1
+		if t.eof() {
+			return "", t.fail(t.i, t.i, incomplete)
+		}
+		t.i++
+		name = string(b)
 	} else {
-		_, n := t.char()
+		r, n := t.char()
+		if r == '\\' {
+			return "", t.fail(t.i, t.i+n, "invalid Unicode character class")
+		}
 		name = t.p[t.i : t.i+n]
-		t.i += n
+		t.bump()
 	}
 	if !t.fl.u {
 		t.lateFail(start, t.i, "Unicode not allowed here")
 		return "a", nil
 	}
 	text, msg := unicodeProperty(name, neg, inClass)
+	if msg == "" && text == "" {
+		msg = "empty character classes are not allowed" // \P{Any}
+	}
 	if msg != "" {
 		t.lateFail(start, t.i, msg)
 		return "a", nil
@@ -890,7 +902,11 @@ func (t *translator) class() *ParseError {
 		return err
 	}
 	rs, textOK := set.rs, false
-	if !complex {
+	switch {
+	case !complex && len(set.text) == 0:
+		// Only properties that are empty, as \P{Any}.
+		rs, complex = emptyText(set.neg), true
+	case !complex:
 		rs, textOK = t.ranges(set.text, set.neg)
 	}
 	if len(rs) == 0 && (complex || textOK) {
@@ -1092,7 +1108,9 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 				return b, false, err
 			}
 			rs := inner.rs
-			if !cx {
+			if !cx && len(inner.text) == 0 {
+				rs = emptyText(inner.neg)
+			} else if !cx {
 				var ok bool
 				if rs, ok = t.ranges(inner.text, inner.neg); !ok {
 					t.lateFail(start, t.i, "empty character classes are not allowed")
@@ -1214,6 +1232,15 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 			t.i += n
 		}
 	}
+}
+
+// emptyText returns the code points of a class whose Go text is empty:
+// none, or all when negated.
+func emptyText(neg bool) []runeRange {
+	if neg {
+		return []runeRange{{0, unicode.MaxRune}}
+	}
+	return nil
 }
 
 // asciiClass reports whether name (after "[:", with an optional '^') is
