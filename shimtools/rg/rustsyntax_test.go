@@ -196,7 +196,7 @@ func TestRGIssueRustProperties(t *testing.T) {
 		`\p{XID_Continue}+`, `\p{idc}+`, `\p{Cased}+`, `\p{Case_Ignorable}`, `\p{Grapheme_Extend}`, `\p{gr_base}+`,
 		`\p{Default_Ignorable_Code_Point}`, `\p{ahex}+`, `\p{wspace}`, `\p{sc:Latin}+`, `[\p{Sc}\^&&]`,
 		`\b*é`, `\B**|O+`, `E\-*\B*`, `\b+x`, `\B{1,3}?[-a]?x`, `^*a`, `$?`, `\b{0}c`,
-		`\p\S`, `\P{Any}`, `[\P{Any}]*x`, `[^\P{Any}]`, `[[\P{Any}]a]`, `\P{Any}|a`, `[\P{Any}&&a]`, `(?x)\p{L}`,
+		`\p\S`, `\P{Any}`, `[\P{Any}]*x`, `[^\P{Any}]`, `[[\P{Any}]a]`, `\P{Any}|a`, `[\P{Any}&&a]`, `(?x)\p{L}`, `[a\A`, `[\b`, `[\bx]`, `[[a]\z`,
 	} {
 		cases = append(cases, "-n -e "+p+" p.txt", "-c -e "+p+" p.txt")
 	}

@@ -771,10 +771,13 @@ func (t *translator) literalEscape(inClass bool) (rune, *ParseError) {
 	}
 	msg := "unrecognized escape sequence"
 	if inClass && (c == 'b' || c == 'B' || c == 'A' || c == 'z') {
-		msg = "invalid escape sequence found in character class"
+		msg = classEscapeInvalid
 	}
 	return 0, t.fail(start, t.i, msg)
 }
+
+// classEscapeInvalid is the error for an assertion in a bracket class.
+const classEscapeInvalid = "invalid escape sequence found in character class"
 
 // hexCode reads the code after \x, \u or \U as regex-syntax does:
 // exactly digits hex digits, or any number of them in braces (in x mode
@@ -1214,6 +1217,14 @@ func (t *translator) classBody() (b bracket, complex bool, err *ParseError) {
 			item := t.i
 			lr, err := t.literalEscape(true)
 			if err != nil {
+				if err.Msg == classEscapeInvalid {
+					// \b \B \A \z parse as items: the end of the
+					// pattern after one is reported first.
+					t.skipSpace()
+					if t.eof() {
+						return b, false, t.fail(start, openEnd, "unclosed character class")
+					}
+				}
 				return b, false, err
 			}
 			if !t.fl.u && lr >= utf8.RuneSelf && !t.byteEscape {
