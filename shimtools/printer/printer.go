@@ -36,15 +36,18 @@ type Options struct {
 	WithFilename bool // prefix lines with the path
 	LineNumber   bool // prefix lines with the line number
 	OnlyMatching bool // -o
-	Vimgrep      bool // --vimgrep: path:line:column:text per match
-	Column       bool // --column: column of the first match (or of each with -o)
-	Heading      bool // path on its own line above its matches
-	Null         bool // -0: NUL after paths
-	Color        bool // ANSI colours as ripgrep's defaults
-	Context      bool // -A/-B/-C in effect: "--" between groups
-	ByteOffset   bool // -b: byte offset of the line (or match with -o)
-	Trim         bool // --trim: drop leading whitespace of printed lines
-	IncludeZero  bool // --include-zero: -c prints zero counts too
+	// CountOnlyMatching is -c with -o, counted as --count-matches except
+	// that with -v the inverted lines hold no matches: ripgrep prints 0.
+	CountOnlyMatching bool
+	Vimgrep           bool // --vimgrep: path:line:column:text per match
+	Column            bool // --column: column of the first match (or of each with -o)
+	Heading           bool // path on its own line above its matches
+	Null              bool // -0: NUL after paths
+	Color             bool // ANSI colours as ripgrep's defaults
+	Context           bool // -A/-B/-C in effect: "--" between groups
+	ByteOffset        bool // -b: byte offset of the line (or match with -o)
+	Trim              bool // --trim: drop leading whitespace of printed lines
+	IncludeZero       bool // --include-zero: -c prints zero counts too
 	// MaxColumns omits (or, with MaxColumnsPreview, cuts) lines longer
 	// than this many bytes, terminator included; 0 means no limit.
 	MaxColumns        int
@@ -390,7 +393,9 @@ func (f *File) Match(l search.Line) bool {
 
 func (f *File) countMatches(l search.Line) {
 	if f.p.o.Invert {
-		f.matches++
+		if !f.p.o.CountOnlyMatching {
+			f.matches++
+		}
 		return
 	}
 	f.each(l, l.BufStart, func(s, e int) bool {

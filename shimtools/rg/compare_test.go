@@ -160,6 +160,8 @@ var compareCases = []string{
 	"-c foo",
 	"--count-matches foo --sort path",
 	"-co foo words.txt",
+	"-c -o -v foo --sort path", // -c -o counts matches, and -v lines hold none
+	"--count-matches -o -v foo --sort path",
 	"-l foo --sort path",
 	"-l foo -j1", // parallel, whether bin/late.bin is listed depends on timing, in ripgrep too
 	"--files-without-match foo --sort path",

@@ -282,8 +282,11 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		po.Mode = printer.Quiet
 	case o.json:
 		po.Mode = printer.JSON
-	case o.countMatches, o.count && o.onlyMatching:
+	case o.countMatches:
 		po.Mode = printer.CountMatches
+	case o.count && o.onlyMatching:
+		po.Mode = printer.CountMatches
+		po.CountOnlyMatching = true
 	case o.count:
 		po.Mode = printer.Count
 	case o.filesWith:
