@@ -2,7 +2,6 @@ package search
 
 import (
 	"regexp"
-	"regexp/syntax"
 	"unicode"
 	"unicode/utf8"
 )
@@ -36,28 +35,16 @@ func newBoundaryMatcher(patterns []string, o MatcherOptions, fold bool) (*bounda
 	if o.Fixed || o.Word {
 		return nil, nil
 	}
-	pattern := joinPatterns(patterns, o.Line)
-	compile := func() (*regexp.Regexp, int, error) {
-		src, n := translateRelaxed(pattern, fold)
-		if n == 0 {
-			return nil, 0, nil
-		}
-		flags := syntax.Perl &^ syntax.OneLine
-		if fold {
-			flags |= syntax.FoldCase
-		}
-		tree, err := syntax.Parse(src, flags)
-		if err != nil {
-			return nil, 0, err
-		}
-		if err := stripNewlines(tree); err != nil {
-			return nil, 0, err
-		}
-		re, err := compileTree(tree.Simplify(), nil)
-		return re, n, err
+	src, n := translateRelaxed(joinPatterns(patterns, o.Line), fold)
+	if n == 0 {
+		return nil, nil
 	}
-	re, n, err := compile()
-	if re == nil || err != nil {
+	tree, err := parseGo(src, matchFlags(fold))
+	if err != nil {
+		return nil, err
+	}
+	re, err := compileTree(tree.Simplify(), nil)
+	if err != nil {
 		return nil, err
 	}
 	b := &boundaryMatcher{re: re}

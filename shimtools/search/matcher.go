@@ -84,15 +84,8 @@ var ErrNewline = errors.New(`the literal '"\n"' is not allowed in a regex`)
 
 // NewMatcher compiles patterns (joined as alternatives).
 func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
-	src, flags, err := source(patterns, o)
+	tree, flags, err := parseSource(patterns, o)
 	if err != nil {
-		return nil, err
-	}
-	tree, err := syntax.Parse(src, flags)
-	if err != nil {
-		return nil, err
-	}
-	if err := stripNewlines(tree); err != nil {
 		return nil, err
 	}
 	tree = tree.Simplify()
@@ -202,11 +195,40 @@ func source(patterns []string, o MatcherOptions) (src string, flags syntax.Flags
 	if o.Line && o.Fixed {
 		src = "^(?:" + src + ")$"
 	}
-	flags = syntax.Perl &^ syntax.OneLine
+	return src, matchFlags(fold), nil
+}
+
+// matchFlags are the flags translated patterns are parsed with: Perl
+// syntax, ^ and $ at line ends, case folded when fold.
+func matchFlags(fold bool) syntax.Flags {
+	flags := syntax.Perl &^ syntax.OneLine
 	if fold {
 		flags |= syntax.FoldCase
 	}
-	return src, flags, nil
+	return flags
+}
+
+// parseSource parses the Go expression for patterns under o (source),
+// '\n' taken out of its classes, and returns it with its flags.
+func parseSource(patterns []string, o MatcherOptions) (*syntax.Regexp, syntax.Flags, error) {
+	src, flags, err := source(patterns, o)
+	if err != nil {
+		return nil, 0, err
+	}
+	tree, err := parseGo(src, flags)
+	return tree, flags, err
+}
+
+// parseGo parses translated Go syntax and takes '\n' out of its classes.
+func parseGo(src string, flags syntax.Flags) (*syntax.Regexp, error) {
+	tree, err := syntax.Parse(src, flags)
+	if err != nil {
+		return nil, err
+	}
+	if err := stripNewlines(tree); err != nil {
+		return nil, err
+	}
+	return tree, nil
 }
 
 // joinPatterns joins patterns as ripgrep 13 does before it parses them,

@@ -3,7 +3,6 @@ package search
 import (
 	"bytes"
 	"regexp"
-	"regexp/syntax"
 	"strconv"
 )
 
@@ -31,15 +30,8 @@ func NewReplacer(patterns []string, o MatcherOptions, template string) (*Replace
 	if !refersToGroups(template) {
 		return r, nil
 	}
-	src, flags, err := source(patterns, o)
+	tree, _, err := parseSource(patterns, o)
 	if err != nil {
-		return nil, err
-	}
-	tree, err := syntax.Parse(src, flags)
-	if err != nil {
-		return nil, err
-	}
-	if err := stripNewlines(tree); err != nil {
 		return nil, err
 	}
 	text := tree.Simplify().String()
