@@ -86,8 +86,9 @@ const optionalRun = 100
 // of 1000 already takes Go's compiler a fifth of a second.
 const maxCount = 100_000
 
-// rflags are the Rust flags in force. m is not tracked: see translate.
-type rflags struct{ i, s, U, u, x bool }
+// rflags are the Rust flags in force that the translation itself needs;
+// m is dropped (see translate) and U passed on to Go.
+type rflags struct{ i, s, u, x bool }
 
 // translator is one translation in progress. Offsets are bytes of p.
 type translator struct {
@@ -378,25 +379,20 @@ func (t *translator) flagGroup() (bool, *ParseError) {
 				return false, t.fail(negAt, negAt+1, "dangling flag negation operator")
 			}
 			t.i++
-			text := "(?"
-			if len(on) > 0 {
-				text += string(on)
-			}
+			t.fl = fl
+			t.last, t.lastKind = -1, itemNone
+			text := "(?" + string(on)
 			if len(off) > 0 {
 				text += "-" + string(off)
 			}
-			if r == ')' {
-				t.fl = fl
-				if text != "(?" {
-					t.out = append(t.out, text+")"...)
-				}
-				t.last, t.lastKind = -1, itemNone
-				return false, nil
+			if r == ':' {
+				t.out = append(t.out, text+":"...)
+				return true, nil
 			}
-			t.out = append(t.out, text+":"...)
-			t.fl = fl
-			t.last, t.lastKind = -1, itemNone
-			return true, nil
+			if text != "(?" {
+				t.out = append(t.out, text+")"...)
+			}
+			return false, nil
 		case '-':
 			if negAt >= 0 {
 				err := t.fail(negAt, negAt+1, "flag negation operator repeated")
@@ -419,8 +415,7 @@ func (t *translator) flagGroup() (bool, *ParseError) {
 		case 'm':
 		case 's':
 			fl.s = on1
-		case 'U':
-			fl.U = on1
+		case 'U': // Go has it: passed on below
 		case 'u':
 			fl.u = on1
 		case 'x':
