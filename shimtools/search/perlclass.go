@@ -141,7 +141,7 @@ var unicodeNotWord = sync.OnceValue(func() string {
 // withoutFFFD removes U+FFFD, which stands for invalid UTF-8 in Go's
 // regexp, from rs (see emitClass).
 func withoutFFFD(rs []runeRange) []runeRange {
-	return intersect(rs, complement([]runeRange{{utf8.RuneError, utf8.RuneError}}))
+	return minus(rs, []runeRange{{utf8.RuneError, utf8.RuneError}})
 }
 
 // ASCII classes of Rust's regex crate under (?-u), inside a bracket class.

@@ -12,56 +12,72 @@ import (
 // with an optional "gc=" or "sc=" key, plus the binary properties Go has
 // tables for and those derived from them (Alphabetic, Cased, Math,
 // ID_Start, ...). Emoji, case-change and Age properties and the break
-// properties have no tables here and are refused. Go's own \p knows only exact category and script names;
-// anything else is written out as ranges.
+// properties have no tables here and are refused. Go's own \p knows only
+// exact category and script names; anything else is written out as ranges.
 
-// categoryNames maps loose general category names to Go's names; LC and
-// Cn are absent from Go's tables and computed (see propertyRanges).
-var categoryNames = map[string]string{
-	"l": "L", "letter": "L", "lu": "Lu", "uppercaseletter": "Lu", "ll": "Ll", "lowercaseletter": "Ll",
-	"lt": "Lt", "titlecaseletter": "Lt", "lm": "Lm", "modifierletter": "Lm", "lo": "Lo", "otherletter": "Lo",
-	"m": "M", "mark": "M", "combiningmark": "M", "mc": "Mc", "spacingmark": "Mc", "me": "Me", "enclosingmark": "Me",
-	"mn": "Mn", "nonspacingmark": "Mn",
-	"n": "N", "number": "N", "nd": "Nd", "decimalnumber": "Nd", "digit": "Nd", "nl": "Nl", "letternumber": "Nl",
-	"no": "No", "othernumber": "No",
-	"p": "P", "punctuation": "P", "punct": "P", "pc": "Pc", "connectorpunctuation": "Pc", "pd": "Pd", "dashpunctuation": "Pd",
-	"pe": "Pe", "closepunctuation": "Pe", "pf": "Pf", "finalpunctuation": "Pf", "pi": "Pi", "initialpunctuation": "Pi",
-	"po": "Po", "otherpunctuation": "Po", "ps": "Ps", "openpunctuation": "Ps",
-	"s": "S", "symbol": "S", "sc": "Sc", "currencysymbol": "Sc", "sk": "Sk", "modifiersymbol": "Sk", "sm": "Sm",
-	"mathsymbol": "Sm", "so": "So", "othersymbol": "So",
-	"z": "Z", "separator": "Z", "zl": "Zl", "lineseparator": "Zl", "zp": "Zp", "paragraphseparator": "Zp",
-	"zs": "Zs", "spaceseparator": "Zs",
-	"c": "C", "other": "C", "cc": "Cc", "control": "Cc", "cntrl": "Cc", "cf": "Cf", "format": "Cf", "co": "Co",
-	"privateuse": "Co", "cs": "Cs", "surrogate": "Cs",
-	"lc": "LC", "casedletter": "LC", "cn": "Cn", "unassigned": "Cn",
+// categoryNamesTable maps loose general category names to Go's names; LC and
+// Cn are absent from Go's tables and computed.
+func categoryNamesTable() map[string]string {
+	return map[string]string{
+		"l": "L", "letter": "L", "lu": "Lu", "uppercaseletter": "Lu", "ll": "Ll", "lowercaseletter": "Ll",
+		"lt": "Lt", "titlecaseletter": "Lt", "lm": "Lm", "modifierletter": "Lm", "lo": "Lo", "otherletter": "Lo",
+		"m": "M", "mark": "M", "combiningmark": "M", "mc": "Mc", "spacingmark": "Mc", "me": "Me", "enclosingmark": "Me",
+		"mn": "Mn", "nonspacingmark": "Mn",
+		"n": "N", "number": "N", "nd": "Nd", "decimalnumber": "Nd", "digit": "Nd", "nl": "Nl", "letternumber": "Nl",
+		"no": "No", "othernumber": "No",
+		"p": "P", "punctuation": "P", "punct": "P", "pc": "Pc", "connectorpunctuation": "Pc", "pd": "Pd", "dashpunctuation": "Pd",
+		"pe": "Pe", "closepunctuation": "Pe", "pf": "Pf", "finalpunctuation": "Pf", "pi": "Pi", "initialpunctuation": "Pi",
+		"po": "Po", "otherpunctuation": "Po", "ps": "Ps", "openpunctuation": "Ps",
+		"s": "S", "symbol": "S", "sc": "Sc", "currencysymbol": "Sc", "sk": "Sk", "modifiersymbol": "Sk", "sm": "Sm",
+		"mathsymbol": "Sm", "so": "So", "othersymbol": "So",
+		"z": "Z", "separator": "Z", "zl": "Zl", "lineseparator": "Zl", "zp": "Zp", "paragraphseparator": "Zp",
+		"zs": "Zs", "spaceseparator": "Zs",
+		"c": "C", "other": "C", "cc": "Cc", "control": "Cc", "cntrl": "Cc", "cf": "Cf", "format": "Cf", "co": "Co",
+		"privateuse": "Co", "cs": "Cs", "surrogate": "Cs",
+		"lc": "LC", "casedletter": "LC", "cn": "Cn", "unassigned": "Cn",
+	}
 }
 
-// scriptCodes are ISO 15924 codes for the commonly used scripts.
-var scriptCodes = map[string]string{
-	"latn": "Latin", "grek": "Greek", "cyrl": "Cyrillic", "hani": "Han", "arab": "Arabic", "hebr": "Hebrew",
-	"hira": "Hiragana", "kana": "Katakana", "hang": "Hangul", "thai": "Thai", "deva": "Devanagari",
-	"zyyy": "Common", "zinh": "Inherited", "armn": "Armenian", "geor": "Georgian", "ethi": "Ethiopic",
-	"beng": "Bengali", "taml": "Tamil", "telu": "Telugu", "knda": "Kannada", "mlym": "Malayalam",
-	"gujr": "Gujarati", "guru": "Gurmukhi", "orya": "Oriya", "sinh": "Sinhala", "tibt": "Tibetan",
-	"mong": "Mongolian", "khmr": "Khmer", "laoo": "Lao", "mymr": "Myanmar", "copt": "Coptic", "runr": "Runic",
-	"ogam": "Ogham", "cher": "Cherokee", "bopo": "Bopomofo", "yiii": "Yi", "syrc": "Syriac", "thaa": "Thaana",
+// scriptCodesTable returns ISO 15924 codes for the commonly used scripts.
+func scriptCodesTable() map[string]string {
+	return map[string]string{
+		"latn": "Latin", "grek": "Greek", "cyrl": "Cyrillic", "hani": "Han", "arab": "Arabic", "hebr": "Hebrew",
+		"hira": "Hiragana", "kana": "Katakana", "hang": "Hangul", "thai": "Thai", "deva": "Devanagari",
+		"zyyy": "Common", "zinh": "Inherited", "armn": "Armenian", "geor": "Georgian", "ethi": "Ethiopic",
+		"beng": "Bengali", "taml": "Tamil", "telu": "Telugu", "knda": "Kannada", "mlym": "Malayalam",
+		"gujr": "Gujarati", "guru": "Gurmukhi", "orya": "Oriya", "sinh": "Sinhala", "tibt": "Tibetan",
+		"mong": "Mongolian", "khmr": "Khmer", "laoo": "Lao", "mymr": "Myanmar", "copt": "Coptic", "runr": "Runic",
+		"ogam": "Ogham", "cher": "Cherokee", "bopo": "Bopomofo", "yiii": "Yi", "syrc": "Syriac", "thaa": "Thaana",
+	}
 }
 
-// looseNames maps loose script and binary property names to Go's table
-// names, built on first use.
-var looseNames = sync.OnceValues(func() (scripts, props map[string]string) {
-	scripts = make(map[string]string, len(unicode.Scripts)+len(scriptCodes))
+// propertyNames are the name tables \p needs, built on first use.
+type propertyNames struct {
+	categories map[string]string // loose general category names → Go's
+	keys       map[string]string // properties that take a value
+	aliases    map[string]string // short binary property names → Go's
+	scripts    map[string]string // loose script names and codes → Go's
+	props      map[string]string // loose binary property names → Go's
+}
+
+var names = sync.OnceValue(func() *propertyNames {
+	n := &propertyNames{
+		categories: categoryNamesTable(),
+		keys:       propertyKeysTable(),
+		aliases:    propertyAliasesTable(),
+		scripts:    make(map[string]string, len(unicode.Scripts)),
+		props:      make(map[string]string, len(unicode.Properties)),
+	}
 	for name := range unicode.Scripts {
-		scripts[looseName(name)] = name
+		n.scripts[looseName(name)] = name
 	}
-	for code, name := range scriptCodes {
-		scripts[code] = name
+	for code, name := range scriptCodesTable() {
+		n.scripts[code] = name
 	}
-	props = make(map[string]string, len(unicode.Properties))
 	for name := range unicode.Properties {
-		props[looseName(name)] = name
+		n.props[looseName(name)] = name
 	}
-	return scripts, props
+	return n
 })
 
 // looseName lowers s and drops spaces, '_' and '-'.
@@ -105,29 +121,33 @@ func symbolicName(s string) string {
 	return string(b)
 }
 
-// propertyKeys maps normalized names of Unicode properties that take a
+// propertyKeysTable maps normalized names of Unicode properties that take a
 // value to what lookupProperty calls them; other property names (binary
 // ones, and those regex-syntax knows but has no values for) get "".
-var propertyKeys = map[string]string{
-	"gc": "gc", "generalcategory": "gc", "sc": "sc", "script": "sc", "scx": "sc", "scriptextensions": "sc",
-	"age": "", "gcb": "", "graphemeclusterbreak": "", "sb": "", "sentencebreak": "", "wb": "", "wordbreak": "",
-	"lc": "", "lowercasemapping": "", "blk": "", "block": "", "na": "", "name": "", "nv": "", "numericvalue": "",
-	"ccc": "", "canonicalcombiningclass": "", "lb": "", "linebreak": "", "ea": "", "eastasianwidth": "",
-	"bc": "", "bidiclass": "", "dt": "", "decompositiontype": "", "nt": "", "numerictype": "",
-	"cf": "", "casefolding": "", "uc": "", "uppercasemapping": "", "tc": "", "titlecasemapping": "",
+func propertyKeysTable() map[string]string {
+	return map[string]string{
+		"gc": "gc", "generalcategory": "gc", "sc": "sc", "script": "sc", "scx": "sc", "scriptextensions": "sc",
+		"age": "", "gcb": "", "graphemeclusterbreak": "", "sb": "", "sentencebreak": "", "wb": "", "wordbreak": "",
+		"lc": "", "lowercasemapping": "", "blk": "", "block": "", "na": "", "name": "", "nv": "", "numericvalue": "",
+		"ccc": "", "canonicalcombiningclass": "", "lb": "", "linebreak": "", "ea": "", "eastasianwidth": "",
+		"bc": "", "bidiclass": "", "dt": "", "decompositiontype": "", "nt": "", "numerictype": "",
+		"cf": "", "casefolding": "", "uc": "", "uppercasemapping": "", "tc": "", "titlecasemapping": "",
+	}
 }
 
-// propertyAliases maps short names of binary properties to Go's tables.
-var propertyAliases = map[string]string{
-	"ahex": "ASCII_Hex_Digit", "bidic": "Bidi_Control", "dep": "Deprecated", "dia": "Diacritic", "ext": "Extender",
-	"hex": "Hex_Digit", "idsb": "IDS_Binary_Operator", "idst": "IDS_Trinary_Operator", "ideo": "Ideographic",
-	"joinc": "Join_Control", "loe": "Logical_Order_Exception", "nchar": "Noncharacter_Code_Point",
-	"oalpha": "Other_Alphabetic", "odi": "Other_Default_Ignorable_Code_Point", "ogrext": "Other_Grapheme_Extend",
-	"oidc": "Other_ID_Continue", "oids": "Other_ID_Start", "olower": "Other_Lowercase", "omath": "Other_Math",
-	"oupper": "Other_Uppercase", "patsyn": "Pattern_Syntax", "patws": "Pattern_White_Space",
-	"pcm": "Prepended_Concatenation_Mark", "qmark": "Quotation_Mark", "ri": "Regional_Indicator", "sd": "Soft_Dotted",
-	"sterm": "Sentence_Terminal", "term": "Terminal_Punctuation", "uideo": "Unified_Ideograph", "vs": "Variation_Selector",
-	"wspace": "White_Space", "space": "White_Space",
+// propertyAliasesTable maps short names of binary properties to Go's tables.
+func propertyAliasesTable() map[string]string {
+	return map[string]string{
+		"ahex": "ASCII_Hex_Digit", "bidic": "Bidi_Control", "dep": "Deprecated", "dia": "Diacritic", "ext": "Extender",
+		"hex": "Hex_Digit", "idsb": "IDS_Binary_Operator", "idst": "IDS_Trinary_Operator", "ideo": "Ideographic",
+		"joinc": "Join_Control", "loe": "Logical_Order_Exception", "nchar": "Noncharacter_Code_Point",
+		"oalpha": "Other_Alphabetic", "odi": "Other_Default_Ignorable_Code_Point", "ogrext": "Other_Grapheme_Extend",
+		"oidc": "Other_ID_Continue", "oids": "Other_ID_Start", "olower": "Other_Lowercase", "omath": "Other_Math",
+		"oupper": "Other_Uppercase", "patsyn": "Pattern_Syntax", "patws": "Pattern_White_Space",
+		"pcm": "Prepended_Concatenation_Mark", "qmark": "Quotation_Mark", "ri": "Regional_Indicator", "sd": "Soft_Dotted",
+		"sterm": "Sentence_Terminal", "term": "Terminal_Punctuation", "uideo": "Unified_Ideograph", "vs": "Variation_Selector",
+		"wspace": "White_Space", "space": "White_Space",
+	}
 }
 
 // unicodeProperty returns the Go text for \p{name} (\P when neg), as a
@@ -175,7 +195,7 @@ func category(v string) (string, []runeRange, bool) {
 	case "assigned":
 		return "", assigned(), true
 	}
-	switch name := categoryNames[v]; name {
+	switch name := names().categories[v]; name {
 	case "":
 		return "", nil, false
 	case "LC":
@@ -190,7 +210,7 @@ func category(v string) (string, []runeRange, bool) {
 // lookupValue resolves \p{key=value} as regex-syntax does.
 func lookupValue(key, value string) (goName string, rs []runeRange, msg string) {
 	key, value = symbolicName(key), symbolicName(value)
-	kind, ok := propertyKeys[key]
+	kind, ok := names().keys[key]
 	if !ok {
 		if _, _, ok := binaryProperty(key); !ok {
 			return "", nil, propertyNotFound
@@ -203,7 +223,7 @@ func lookupValue(key, value string) (goName string, rs []runeRange, msg string) 
 		}
 	case "sc":
 		// Go has no script extension tables; the script stands in.
-		scripts, _ := looseNames()
+		scripts := names().scripts
 		if name, ok := scripts[value]; ok {
 			return name, nil, ""
 		}
@@ -216,7 +236,7 @@ func lookupValue(key, value string) (goName string, rs []runeRange, msg string) 
 // value), then a general category, then a script.
 func lookupBinary(v string) (goName string, rs []runeRange, msg string) {
 	if v != "cf" {
-		if _, ok := propertyKeys[v]; ok {
+		if _, ok := names().keys[v]; ok {
 			return "", nil, propertyNotFound
 		}
 		if name, rs, ok := binaryProperty(v); ok {
@@ -226,7 +246,7 @@ func lookupBinary(v string) (goName string, rs []runeRange, msg string) {
 	if name, rs, ok := category(v); ok {
 		return name, rs, ""
 	}
-	scripts, _ := looseNames()
+	scripts := names().scripts
 	if name, ok := scripts[v]; ok {
 		return name, nil, ""
 	}
@@ -236,8 +256,8 @@ func lookupBinary(v string) (goName string, rs []runeRange, msg string) {
 // binaryProperty resolves a normalized binary property name: Go's tables,
 // and those derived from them as the Unicode standard defines them.
 func binaryProperty(v string) (goName string, rs []runeRange, ok bool) {
-	_, props := looseNames()
-	if name, ok := propertyAliases[v]; ok {
+	props := names().props
+	if name, ok := names().aliases[v]; ok {
 		return "", rangesOf(unicode.Properties[name]), true
 	}
 	if name, ok := props[v]; ok {
@@ -261,7 +281,7 @@ func binaryProperty(v string) (goName string, rs []runeRange, ok bool) {
 	case "idcontinue", "idc":
 		return "", idContinue(), true
 	case "xidstart", "xids":
-		return "", minus(idStart(), xidStartOut), true
+		return "", minus(idStart(), xidStartOut()), true
 	case "xidcontinue", "xidc":
 		return "", minus(idContinue(), xidContinueOut), true
 	case "graphemeextend", "grext":
@@ -285,14 +305,16 @@ func binaryProperty(v string) (goName string, rs []runeRange, ok bool) {
 	return "", nil, false
 }
 
-// The code points NFKC closure takes out of ID_Start and ID_Continue for
-// XID_Start and XID_Continue.
-var (
-	xidContinueOut = []runeRange{{0x37A, 0x37A}, {0x309B, 0x309C}, {0xFC5E, 0xFC63}, {0xFDFA, 0xFDFB},
-		{0xFE70, 0xFE70}, {0xFE72, 0xFE72}, {0xFE74, 0xFE74}, {0xFE76, 0xFE76}, {0xFE78, 0xFE78},
-		{0xFE7A, 0xFE7A}, {0xFE7C, 0xFE7C}, {0xFE7E, 0xFE7E}}
-	xidStartOut = normalize(append([]runeRange{{0xE33, 0xE33}, {0xEB3, 0xEB3}, {0xFF9E, 0xFF9F}}, xidContinueOut...))
-)
+// xidContinueOut are the code points NFKC closure takes out of
+// ID_Continue for XID_Continue.
+var xidContinueOut = []runeRange{{0x37A, 0x37A}, {0x309B, 0x309C}, {0xFC5E, 0xFC63}, {0xFDFA, 0xFDFB},
+	{0xFE70, 0xFE70}, {0xFE72, 0xFE72}, {0xFE74, 0xFE74}, {0xFE76, 0xFE76}, {0xFE78, 0xFE78},
+	{0xFE7A, 0xFE7A}, {0xFE7C, 0xFE7C}, {0xFE7E, 0xFE7E}}
+
+// xidStartOut are those it takes out of ID_Start for XID_Start.
+func xidStartOut() []runeRange {
+	return normalize(append([]runeRange{{0xE33, 0xE33}, {0xEB3, 0xEB3}, {0xFF9E, 0xFF9F}}, xidContinueOut...))
+}
 
 // idStart is ID_Start: letters, letter numbers and Other_ID_Start, less
 // pattern syntax and white space.
