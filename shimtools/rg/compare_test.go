@@ -464,6 +464,30 @@ func oneFile(args []string) bool {
 // times are blanked.
 func compareExact(t *testing.T, dir, home, stdin string, cases []string) {
 	t.Helper()
+	argvs := make([][]string, len(cases))
+	for i, c := range cases {
+		argvs[i] = strings.Fields(c)
+	}
+	compareRuns(t, dir, home, stdin, cases, argvs)
+}
+
+// compareArgv is compareExact for argument lists that strings.Fields
+// would split wrongly: patterns with spaces or newlines, empty ones.
+func compareArgv(t *testing.T, dir string, cases [][]string) {
+	t.Helper()
+	names := make([]string, len(cases))
+	for i, args := range cases {
+		names[i] = fmt.Sprintf("%q", args)
+	}
+	compareRuns(t, dir, "", "", names, cases)
+}
+
+// compareRuns runs real ripgrep and ours with each argument list, in dir
+// with HOME=home (a fresh one when empty) and stdin from the file stdin
+// (none when empty), and wants stdout, stderr and exit codes identical
+// (--json's elapsed times aside). names name the subtests.
+func compareRuns(t *testing.T, dir, home, stdin string, names []string, cases [][]string) {
+	t.Helper()
 	real := realRG(t)
 	ours := testexe.Link(t, "rg")
 	if home == "" {
@@ -484,9 +508,9 @@ func compareExact(t *testing.T, dir, home, stdin string, cases []string) {
 		}
 		return testexe.Run(t, cmd)
 	}
-	for _, c := range cases {
-		args := strings.Fields(c)
-		t.Run(c, func(t *testing.T) {
+	for i, args := range cases {
+		name := names[i]
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			wantOut, wantErr, wantCode := run(t, real, args)
 			gotOut, gotErr, gotCode := run(t, ours, args)
@@ -494,7 +518,7 @@ func compareExact(t *testing.T, dir, home, stdin string, cases []string) {
 			gotOut = elapsedRE.ReplaceAllString(gotOut, `"$1":{}`)
 			if gotOut != wantOut || gotCode != wantCode || gotErr != wantErr {
 				t.Errorf("rg %s: exit %d, want %d; stderr %q, want %q; stdout %s",
-					c, gotCode, wantCode, clip(gotErr), clip(wantErr), firstDiff(gotOut, wantOut))
+					name, gotCode, wantCode, clip(gotErr), clip(wantErr), firstDiff(gotOut, wantOut))
 			}
 		})
 	}

@@ -1,14 +1,9 @@
 package rg_test
 
 import (
-	"fmt"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"buzzbox/internal/testexe"
 )
 
 // TestRGIssueRustRejectsPattern: patterns ripgrep's regex parser refuses
@@ -119,33 +114,6 @@ func TestRGIssueUnicodeWordBoundary(t *testing.T) {
 	}
 	cases = append(cases, `-x -e \bcafé\b w.txt`, `-v -e \bfoo\b w.txt`, `-i -c -e \bCAFÉ w.txt`)
 	compareExact(t, dir, "", "", cases)
-}
-
-// compareArgv is compareExact for argument lists that strings.Fields
-// would split wrongly: patterns with spaces or newlines, empty ones.
-func compareArgv(t *testing.T, dir string, cases [][]string) {
-	t.Helper()
-	real := realRG(t)
-	ours := testexe.Link(t, "rg")
-	env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C", "BUZZBOX_SHIM_PASSTHROUGH=0"}
-	run := func(t *testing.T, exe string, args []string) (string, string, int) {
-		cmd := exec.Command(exe, args...)
-		cmd.Dir = dir
-		cmd.Env = env
-		return testexe.Run(t, cmd)
-	}
-	for _, args := range cases {
-		name := fmt.Sprintf("%q", args)
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			wantOut, wantErr, wantCode := run(t, real, args)
-			gotOut, gotErr, gotCode := run(t, ours, args)
-			if gotOut != wantOut || gotCode != wantCode || gotErr != wantErr {
-				t.Errorf("rg %s: exit %d, want %d; stderr %q, want %q; stdout %s",
-					name, gotCode, wantCode, clip(gotErr), clip(wantErr), firstDiff(gotOut, wantOut))
-			}
-		})
-	}
 }
 
 // TestRGIssueRustParseOrder: ripgrep reports errors as regex-syntax finds
