@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -87,11 +88,7 @@ func (g *Glob) String() string { return g.pattern }
 
 // Compile parses pattern.
 func Compile(pattern string, opts Options) (*Glob, error) {
-	p := pattern
-	if opts.CaseFold {
-		p = strings.ToLower(p)
-	}
-	toks, err := parse(p, opts, 0)
+	toks, err := parse(pattern, opts, 0)
 	if err != nil {
 		return nil, &SyntaxError{Glob: pattern, Msg: err.Error()}
 	}
@@ -135,7 +132,7 @@ func (g *Glob) Match(path string) bool {
 	case fastExt:
 		return strings.HasSuffix(path, g.fastLit)
 	}
-	m := matcher{sep: g.opts.LiteralSeparator}
+	m := matcher{sep: g.opts.LiteralSeparator, fold: g.opts.CaseFold}
 	return m.match(g.toks, path)
 }
 
@@ -153,7 +150,13 @@ func parse(p string, opts Options, depth int) ([]token, error) {
 	var lit strings.Builder
 	flush := func() {
 		if lit.Len() > 0 {
-			toks = append(toks, token{kind: kLit, lit: lit.String()})
+			text := lit.String()
+			if opts.CaseFold {
+				// Matched against the path lowered (see Match); classes
+				// keep their ranges and fold at match time.
+				text = strings.ToLower(text)
+			}
+			toks = append(toks, token{kind: kLit, lit: text})
 			lit.Reset()
 		}
 	}
@@ -328,6 +331,7 @@ func parseClass(p string, opts Options) (token, int, error) {
 // so the recursion stays shallow; a step budget bounds pathological cases.
 type matcher struct {
 	sep   bool
+	fold  bool // classes match any case of the (lowered) path character
 	steps int
 }
 
@@ -353,7 +357,7 @@ func (m *matcher) match(toks []token, s string) bool {
 			if m.sep && r == '/' {
 				return false
 			}
-			if tk.kind == kClass && !classMatch(tk, r) {
+			if tk.kind == kClass && !classMatch(tk, r, m.fold) {
 				return false
 			}
 			s = s[n:]
@@ -413,13 +417,22 @@ func (m *matcher) match(toks []token, s string) bool {
 	return s == ""
 }
 
-func classMatch(tk token, r rune) bool {
-	in := false
-	for i := 0; i+1 < len(tk.ranges); i += 2 {
-		if tk.ranges[i] <= r && r <= tk.ranges[i+1] {
-			in = true
-			break
+func classMatch(tk token, r rune, fold bool) bool {
+	in := inRanges(tk.ranges, r)
+	if fold {
+		for f := unicode.SimpleFold(r); f != r && !in; f = unicode.SimpleFold(f) {
+			in = inRanges(tk.ranges, f)
 		}
 	}
 	return in != tk.neg
+}
+
+// inRanges reports whether r is in one of the lo, hi pairs of ranges.
+func inRanges(ranges []rune, r rune) bool {
+	for i := 0; i+1 < len(ranges); i += 2 {
+		if ranges[i] <= r && r <= ranges[i+1] {
+			return true
+		}
+	}
+	return false
 }

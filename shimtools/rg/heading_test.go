@@ -49,3 +49,20 @@ func TestRGIssueIgnoreFileWarnings(t *testing.T) {
 		"-g !x\\ foo",
 	})
 }
+
+// TestRGIssueIglobClasses: --iglob folds a class by the path character's
+// case, not by lowering the class: [0-a] takes B, and [Z-a] is a valid
+// range whichever case is asked.
+func TestRGIssueIglobClasses(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "iglob")
+	for _, name := range []string{"B.txt", "b.txt", "0.txt", "Z.txt", "z.txt", "_.txt", "a.TXT", "Ab.md"} {
+		write(t, filepath.Join(dir, name), []byte("foo\n"))
+	}
+	compareExact(t, dir, "", "", []string{
+		"--iglob [0-a].txt --files --sort path",
+		"--iglob [Z-a].txt --files --sort path",
+		"--iglob [!a-z].txt --files --sort path",
+		"--iglob {a,B}* --files --sort path",
+		"-g [Z-a].txt --files --sort path",
+	})
+}
