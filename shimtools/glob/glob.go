@@ -120,7 +120,7 @@ func (g *Glob) classify() {
 // Match reports whether path matches the whole pattern.
 func (g *Glob) Match(path string) bool {
 	if g.opts.CaseFold {
-		path = strings.ToLower(path)
+		path = lower(path)
 	}
 	switch g.fast {
 	case fastExact:
@@ -154,7 +154,7 @@ func parse(p string, opts Options, depth int) ([]token, error) {
 			if opts.CaseFold {
 				// Matched against the path lowered (see Match); classes
 				// keep their ranges and fold at match time.
-				text = strings.ToLower(text)
+				text = lower(text)
 			}
 			toks = append(toks, token{kind: kLit, lit: text})
 			lit.Reset()
@@ -425,6 +425,25 @@ func classMatch(tk token, r rune, fold bool) bool {
 		}
 	}
 	return in != tk.neg
+}
+
+// lower lowers s as strings.ToLower does but keeps bytes that are not
+// UTF-8 as they are (ToLower would turn each into U+FFFD).
+func lower(s string) string {
+	if utf8.ValidString(s) {
+		return strings.ToLower(s)
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 {
+			b = append(b, s[i])
+		} else {
+			b = utf8.AppendRune(b, unicode.ToLower(r))
+		}
+		i += n
+	}
+	return string(b)
 }
 
 // inRanges reports whether r is in one of the lo, hi pairs of ranges.

@@ -66,3 +66,21 @@ func TestRGIssueIglobClasses(t *testing.T) {
 		"-g [Z-a].txt --files --sort path",
 	})
 }
+
+// TestRGIssueInvalidUTF8Pattern: a pattern that is not UTF-8, from the
+// command line or a -f file, is refused with ripgrep's message naming the
+// first bad byte.
+func TestRGIssueInvalidUTF8Pattern(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "badpat")
+	write(t, filepath.Join(dir, "e.txt"), []byte("\xd8\n0\n"))
+	write(t, filepath.Join(dir, "pats.txt"), []byte("ok\n\xffz\n"))
+	compareArgv(t, dir, [][]string{
+		{"0|\xce", "e.txt"},
+		{"a\tb\xce", "e.txt"},
+		{"é\xce\n", "e.txt"},
+		{"a\\d\x01\x7f\xff", "e.txt"},
+		{"-F", "-e", "foo", "-e", "\xff", "e.txt"},
+		{"-f", "pats.txt", "e.txt"},
+		{"(?-u)\\xD8", "e.txt"},
+	})
+}

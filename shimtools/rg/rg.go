@@ -35,6 +35,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"buzzbox/internal/proc"
 	"buzzbox/shimtools/ignore"
@@ -222,12 +223,26 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		return listFiles(ctx, o, wo, out, walkErr, &errored)
 	}
 
+	// ripgrep refuses a pattern that is not UTF-8, naming the first bad
+	// byte (and, from a -f file, the line).
+	for _, p := range o.patterns {
+		if msg := invalidUTF8(p); msg != "" {
+			fmt.Fprintln(errOut, msg)
+			return 2
+		}
+	}
 	// Patterns from files (-f), after any -e patterns.
 	for _, pf := range o.patternFiles {
 		pats, err := readPatternFile(pf, env)
 		if err != nil {
 			fmt.Fprintf(errOut, "rg: %v\n", err)
 			return 2
+		}
+		for i, p := range pats {
+			if msg := invalidUTF8(p); msg != "" {
+				fmt.Fprintf(errOut, "%s:%d: %s\n", pf, i+1, msg)
+				return 2
+			}
 		}
 		o.patterns = append(o.patterns, pats...)
 	}
@@ -529,6 +544,40 @@ func (l *lockedWriter) Write(b []byte) (int, error) {
 }
 
 // readPatternFile reads -f patterns, one per line ("-" is stdin).
+// invalidUTF8 returns ripgrep's message for a pattern that is not UTF-8,
+// or "" for one that is.
+func invalidUTF8(p string) string {
+	if utf8.ValidString(p) {
+		return ""
+	}
+	var b strings.Builder
+	offset := -1
+	for i := 0; i < len(p); {
+		r, n := utf8.DecodeRuneInString(p[i:])
+		switch {
+		case r == utf8.RuneError && n == 1:
+			if offset < 0 {
+				offset = i
+			}
+			fmt.Fprintf(&b, `\x%02X`, p[i])
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < ' ' || r == 0x7f:
+			fmt.Fprintf(&b, `\x%02X`, r)
+		default:
+			b.WriteString(p[i : i+n])
+		}
+		i += n
+	}
+	return fmt.Sprintf("found invalid UTF-8 in pattern at byte offset %d: %s (disable Unicode mode and use hex escape sequences to match arbitrary bytes in a pattern, e.g., '(?-u)\\xFF')", offset, b.String())
+}
+
 func readPatternFile(name string, env proc.Env) ([]string, error) {
 	var r io.Reader
 	if name == "-" {

@@ -79,6 +79,10 @@ type wordMatcher struct {
 	whole *regexp.Regexp
 }
 
+// ErrInvalidUTF8 reports a pattern that is not UTF-8 (ripgrep's own
+// message, with the byte offset, is the caller's to give).
+var ErrInvalidUTF8 = errors.New("pattern is not valid UTF-8")
+
 // ErrNewline reports a pattern that can only match across lines.
 var ErrNewline = errors.New(`the literal '"\n"' is not allowed in a regex`)
 
@@ -171,6 +175,11 @@ func literalRune(t *syntax.Regexp, r rune) bool {
 // source returns the Go regular expression for patterns (joined as
 // alternatives) under o, -x applied, and the flags to parse it with.
 func source(patterns []string, o MatcherOptions) (src string, flags syntax.Flags, err error) {
+	for _, p := range patterns {
+		if !utf8.ValidString(p) {
+			return "", 0, ErrInvalidUTF8
+		}
+	}
 	var literal, upper bool
 	if o.Fixed {
 		quoted := make([]string, len(patterns))
