@@ -88,7 +88,7 @@ func FuzzParseArgs(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(o.patterns) == 0 && !o.files && !o.typeList && !o.help && !o.version {
+		if len(o.patterns) == 0 && len(o.patternFiles) == 0 && !o.files && !o.typeList && !o.help && !o.version {
 			t.Fatalf("parseArgs(%q) gave no pattern", args)
 		}
 	})
