@@ -701,14 +701,8 @@ func (m *Matcher) Each(line []byte, bufStart bool, fn func(start, end int) bool)
 	}
 }
 
-func hasNonASCII(b []byte) bool {
-	for _, c := range b {
-		if c >= 0x80 {
-			return true
-		}
-	}
-	return false
-}
+// hasNonASCII reports whether b holds a byte past ASCII.
+func hasNonASCII(b []byte) bool { return indexNonASCII(b) >= 0 }
 
 // isLiteralAlternation reports whether t is an alternation of plain
 // case-sensitive literals (foo|bar).
