@@ -59,20 +59,21 @@ func newBoundaryMatcher(patterns []string, o MatcherOptions, fold bool) (*bounda
 }
 
 // findNonASCII returns the first line of buf that has a byte past ASCII
-// in [from, limit) and a verified match.
-func (b *boundaryMatcher) findNonASCII(buf []byte, from, limit int) (start, end int, ok bool) {
+// in [from, limit) and a verified match. Lines that start before decided
+// were checked and refused.
+func (b *boundaryMatcher) findNonASCII(buf []byte, from, limit int) (start, end int, ok bool, decided int) {
 	for from < limit {
 		i := indexNonASCII(buf[from:limit])
 		if i < 0 {
-			return 0, 0, false
+			break
 		}
 		s, e := lineBounds(buf, from+i)
 		if b.match(buf[s:e]) {
-			return s, e, true
+			return s, e, true, from
 		}
 		from = e + 1
 	}
-	return 0, 0, false
+	return 0, 0, false, from
 }
 
 // indexNonASCII returns the index of the first byte of b past ASCII, or -1.

@@ -453,8 +453,16 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 			if loc != nil {
 				limit = pos + loc[0]
 			}
-			if s, e, ok := m.ub.findNonASCII(buf, pos, limit); ok {
+			s, e, ok, decided := m.ub.findNonASCII(buf, pos, limit)
+			if ok {
 				return s, e, true
+			}
+			if loc != nil {
+				if s, e := lineBounds(buf, limit); s < decided {
+					// The match's line was checked there, and refused.
+					pos = e + 1
+					continue
+				}
 			}
 		}
 		if loc == nil {
