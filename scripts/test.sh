@@ -66,4 +66,10 @@ if [ -x "$staticcheck" ]; then
 fi
 
 say "go test"
-exec go test -timeout 30m "$@" ./...
+# go test -json through scripts/testsummary: package lines as they end,
+# failing tests' output, the loud skips, and one count line at the end.
+go build -o "${TMPDIR:-/tmp}/buzzbox-testsummary" ./scripts/testsummary || exit 1
+go test -json -timeout 30m "$@" ./... | "${TMPDIR:-/tmp}/buzzbox-testsummary"
+codes=("${PIPESTATUS[@]}")
+rm -f "${TMPDIR:-/tmp}/buzzbox-testsummary"
+[ "${codes[0]}" = 0 ] && [ "${codes[1]}" = 0 ]
