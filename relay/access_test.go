@@ -16,8 +16,8 @@ import (
 
 	"buzzbox/internal/testexe"
 
-	eventbadger "github.com/fiatjaf/eventstore/badger"
 	"github.com/dgraph-io/badger/v4"
+	eventbadger "github.com/fiatjaf/eventstore/badger"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -265,9 +265,9 @@ func TestAttackGuestPushes(t *testing.T) {
 	ca := login(t, b.url, alice)
 	h := nostr.Tag{"h", chanA}
 	mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", guests[0].pk, "", "guest"}))              // 39002 form
+	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", guests[0].pk, "", "guest"}))                // 39002 form
 	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", guests[1].pk}, nostr.Tag{"role", "guest"})) // CLI form
-	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", guests[2].pk, "guest"}))                  // NIP-29 form
+	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", guests[2].pk, "guest"}))                    // NIP-29 form
 	mustPublish(t, ca, signed(t, alice, kindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", chanA}))
 	_, members := channelState(t, ca, chanA)
 	got := roles(members)
@@ -337,6 +337,9 @@ func TestAttackCreatedAtOutOfWindow(t *testing.T) {
 	}
 	if evs, _ := query(t, ca, nostr.Filter{Kinds: []int{0}, Authors: []string{alice.pk}}); len(evs) != 0 {
 		t.Errorf("a profile dated 2038 was stored")
+	}
+	if info := fetchInfo(t, b.http()); !strings.Contains(info, `"created_at_lower_limit":94608000`) || !strings.Contains(info, `"created_at_upper_limit":900`) {
+		t.Errorf("NIP-11 document without the created_at limits: %s", info)
 	}
 	now := time.Now()
 	mustPublish(t, ca, signedAt(t, alice, 1, nostr.Timestamp(now.Add(-2*365*24*time.Hour).Unix()), "two years old"))

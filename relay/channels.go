@@ -321,8 +321,10 @@ func (r *Relay) checkReaction(ctx context.Context, ev *nostr.Event) string {
 		return ""
 	}
 	for target := range res {
-		if id := channelOf(target); id != "" && r.chans.role(id, ev.PubKey) == "" && ev.PubKey != r.owner {
-			return "restricted: not a channel member"
+		for _, id := range channelsOf(target) {
+			if r.chans.role(id, ev.PubKey) == "" && ev.PubKey != r.owner {
+				return "restricted: not a channel member"
+			}
 		}
 	}
 	return ""

@@ -358,7 +358,7 @@ func (r *Relay) readCheck(ctx context.Context, f nostr.Filter) func(*nostr.Event
 	}
 }
 
-// refused reports whether ctx's caller gets nothing from the store: khatru's
+// readRefused reports whether ctx's caller gets nothing from the store: khatru's
 // expiration sweeper outlives Close, and a caller who may not read at all
 // gets nothing without a store query.
 func (r *Relay) readRefused(ctx context.Context) bool {
@@ -418,12 +418,16 @@ func nameTags(f nostr.Filter) nostr.Filter {
 // countEvents counts what f matches for the caller, however many: through
 // the store's own counter when nothing must be hidden or re-checked, else
 // by paging through every match (a plain query stops at the store's cap).
-// The filter's limit does not bound a count.
+// The filter's limit does not bound a count; a search is a substring of
+// the content, as on the bridge.
 func (r *Relay) countEvents(ctx context.Context, f nostr.Filter) (int64, error) {
 	if r.readRefused(ctx) {
 		return 0, nil
 	}
 	f.Limit, f.LimitZero = 0, false
+	if f.Search != "" {
+		return r.bridgeCount(ctx, []bridgeFilter{{Filter: f}})
+	}
 	keep := r.readCheck(ctx, f)
 	if cnt, ok := r.store.(eventstore.Counter); ok && keep == nil {
 		n, err := cnt.CountEvents(ctx, f)
