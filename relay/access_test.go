@@ -451,3 +451,31 @@ func TestAttackCountStopsAt250(t *testing.T) {
 		t.Errorf("/count of two overlapping filters = %d %s; want %d", status, body, total)
 	}
 }
+
+// TestAttackPrivateChannelsPastStorePageReadable: the channel state is
+// rebuilt at start from the relay's own events; read with one plain
+// query, the store's page of 250 left every channel past the first 125
+// unknown after a restart, and their messages readable by any member.
+func TestAttackPrivateChannelsPastStorePageReadable(t *testing.T) {
+	const n = 140
+	alice, mallory := newKey(t), newKey(t)
+	dir := t.TempDir()
+	args := []string{"--owner", alice.pk, "--allow", mallory.pk}
+	b := runBinary(t, dir, args...)
+	ca := login(t, b.url, alice)
+	for i := range n {
+		h := nostr.Tag{"h", fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)}
+		mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
+		mustPublish(t, ca, signed(t, alice, 9, fmt.Sprint("secret ", i), h))
+	}
+	b.stop(t)
+	b = runBinary(t, dir, args...)
+	cm := login(t, b.url, mallory)
+	if evs, _ := query(t, cm, nostr.Filter{Kinds: []int{9, kindCreateGroup}, Limit: 1000}); len(evs) != 0 {
+		t.Errorf("after a restart an outsider read %d events of private channels", len(evs))
+	}
+	ca = login(t, b.url, alice)
+	if evs, _ := query(t, ca, nostr.Filter{Kinds: []int{9}, Limit: 1000}); len(evs) != n {
+		t.Errorf("the channels' owner reads %d messages; want %d", len(evs), n)
+	}
+}
