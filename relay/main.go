@@ -59,6 +59,8 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	fs.IntVar(&cfg.MaxSubscriptions, "max-subscriptions", defaultMaxSubscriptions, "most live subscriptions per connection")
 	fs.Float64Var(&cfg.EventsPerSecond, "rate", defaultEventsPerSecond, "sustained events per second per pubkey")
 	fs.IntVar(&cfg.EventBurst, "burst", defaultEventBurst, "burst of events per pubkey above the rate")
+	fs.DurationVar(&cfg.MaxFuture, "max-future", defaultMaxFuture, "refuse events dated more than this `duration` ahead of the relay's clock (negative: no bound)")
+	fs.DurationVar(&cfg.MaxAge, "max-age", defaultMaxAge, "refuse events dated more than this `duration` in the past (negative: no bound)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: buzz-relay [options]\n\nNostr relay for a buzz workspace: persistent, NIP-42 authenticated,\nwith channels, an HTTP bridge and git hosting.\n\nOptions:\n")
 		fs.PrintDefaults()

@@ -58,6 +58,12 @@ type Config struct {
 	MaxSubscriptions int
 	EventsPerSecond  float64
 	EventBurst       int
+	// MaxFuture and MaxAge bound how far an event's created_at may lie
+	// ahead of or behind the relay's clock; zero keeps the defaults of
+	// limits.go (15 minutes, 3 years), a negative value lifts the bound.
+	// Events the relay signs itself are not checked.
+	MaxFuture time.Duration
+	MaxAge    time.Duration
 	// SyncWrites makes the badger store fsync every write, so acknowledged
 	// events survive a power cut, not only a crash of the process. False
 	// leaves flushing to the OS: a kill -9 loses nothing, a power cut may.
@@ -67,7 +73,8 @@ type Config struct {
 	Git string
 	// Logger receives the relay's logs. Nil discards them.
 	Logger *slog.Logger
-	// Now is the clock for AUTH and NIP-98 windows. Nil is time.Now.
+	// Now is the clock for AUTH and NIP-98 windows and for MaxFuture and
+	// MaxAge. Nil is time.Now.
 	Now func() time.Time
 }
 
@@ -168,6 +175,12 @@ func fillDefaults(cfg *Config) {
 	}
 	if cfg.EventBurst == 0 {
 		cfg.EventBurst = defaultEventBurst
+	}
+	if cfg.MaxFuture == 0 {
+		cfg.MaxFuture = defaultMaxFuture
+	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = defaultMaxAge
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
