@@ -121,7 +121,7 @@ func (v *Verifier) Check(evt *nostr.Event, want Expect) (Result, error) {
 		return Result{}, err
 	}
 	if !want.namedBy(u) {
-		return Result{}, fmt.Errorf("nip98: %w: token names %q, this server is %q; sign the token for the server's own URL", ErrURL, u, want.URL)
+		return Result{}, fmt.Errorf("nip98: %w: token names %q, request is for %q", ErrURL, u, want.URL)
 	}
 	m, err := single(evt, tagMethod)
 	if err != nil {
