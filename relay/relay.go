@@ -52,6 +52,10 @@ type Config struct {
 	// scheme and host that AUTH and NIP-98 events must name. Empty derives
 	// them from the listen address (see listenNames), never from requests.
 	PublicURL string
+	// OtherURLs are further URLs clients reach the relay by (another name,
+	// a second proxy), each with PublicURL's scheme. Nil means none; they
+	// need PublicURL.
+	OtherURLs []string
 	// MaxEventBytes, MaxFilters, MaxSubscriptions, EventsPerSecond and
 	// EventBurst override the limits of limits.go; zero keeps the default.
 	MaxEventBytes    int
@@ -135,8 +139,11 @@ func New(cfg Config) (*Relay, error) {
 	if err := r.loadMembers(); err != nil {
 		return nil, err
 	}
+	if len(cfg.OtherURLs) > 0 && cfg.PublicURL == "" {
+		return nil, errors.New("buzz-relay: other public URLs need a primary one: set PublicURL (--public-url) first")
+	}
 	if cfg.PublicURL != "" {
-		if r.self, err = publicNames(cfg.PublicURL); err != nil {
+		if r.self, err = publicNames(cfg.PublicURL, cfg.OtherURLs...); err != nil {
 			return nil, err
 		}
 	}

@@ -17,26 +17,36 @@ type selfNames struct {
 	hosts  []string // host[:port] as normHost spells it; hosts[0] is the primary
 }
 
-// publicNames reads --public-url: ws://, wss://, http:// or https://, a
-// host, an optional port, no user info, query or fragment. A path is
-// ignored, as the relay serves its routes at the root.
-func publicNames(raw string) (selfNames, error) {
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil {
-		return selfNames{}, fmt.Errorf("buzz-relay: public URL %q: %w", raw, err)
+// publicNames reads --public-url: the primary URL, then any others. Each
+// is ws://, wss://, http:// or https://, a host, an optional port, no user
+// info, query or fragment, and all are secure or none. A path is ignored,
+// as the relay serves its routes at the root.
+func publicNames(primary string, others ...string) (selfNames, error) {
+	var n selfNames
+	for i, raw := range append([]string{primary}, others...) {
+		u, err := url.Parse(strings.TrimSpace(raw))
+		if err != nil {
+			return selfNames{}, fmt.Errorf("buzz-relay: public URL %q: %w", raw, err)
+		}
+		var secure bool
+		switch strings.ToLower(u.Scheme) {
+		case "ws", "http":
+		case "wss", "https":
+			secure = true
+		default:
+			return selfNames{}, fmt.Errorf("buzz-relay: public URL %q: scheme must be ws://, wss://, http:// or https://", raw)
+		}
+		if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+			return selfNames{}, fmt.Errorf("buzz-relay: public URL %q: want scheme://host[:port] with no user, query or fragment", raw)
+		}
+		if i == 0 {
+			n.secure = secure
+		} else if secure != n.secure {
+			return selfNames{}, fmt.Errorf("buzz-relay: public URL %q: all public URLs must be secure (wss://, https://) or none, like %q", raw, primary)
+		}
+		n.hosts = append(n.hosts, normHost(u.Host))
 	}
-	var secure bool
-	switch strings.ToLower(u.Scheme) {
-	case "ws", "http":
-	case "wss", "https":
-		secure = true
-	default:
-		return selfNames{}, fmt.Errorf("buzz-relay: public URL %q: scheme must be ws://, wss://, http:// or https://", raw)
-	}
-	if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return selfNames{}, fmt.Errorf("buzz-relay: public URL %q: want scheme://host[:port] with no user, query or fragment", raw)
-	}
-	return selfNames{secure: secure, hosts: []string{normHost(u.Host)}}, nil
+	return n, nil
 }
 
 // listenNames derives the names from the address the relay listens on. A
