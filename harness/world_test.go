@@ -35,7 +35,7 @@ type world struct {
 	io       *relayIO
 	cancel   context.CancelFunc
 	dataDir  string
-	exited   chan struct{} // closed when the last harness started has returned
+	exited   chan struct{}  // closed when the last harness started has returned
 	proxyLns []net.Listener // listeners for newRelayProxy, whose URLs the relay answers to
 }
 
