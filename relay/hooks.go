@@ -94,7 +94,11 @@ func (r *Relay) newKhatru() *khatru.Relay {
 // does before our write gate sees the deletion event: the sender must pass
 // the gate as well as be the target's author.
 func (r *Relay) deletionOutcome(ctx context.Context, target, deletion *nostr.Event) (bool, string) {
-	if msg := r.gate(callerOf(ctx)); msg != "" {
+	c := callerOf(ctx)
+	if msg := r.grantVerdict(ctx, c, deletion); msg != "" {
+		return false, msg
+	}
+	if msg := r.gate(c); msg != "" {
 		return false, msg
 	}
 	if msg := r.checkCreatedAt(deletion); msg != "" {
@@ -179,6 +183,9 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 		return false, ""
 	}
 	c := callerOf(ctx)
+	if msg := r.grantVerdict(ctx, c, ev); msg != "" {
+		return true, msg
+	}
 	if msg := r.gate(c); msg != "" {
 		return true, msg
 	}
@@ -195,7 +202,7 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 		return true, "invalid: NIP-98 events are HTTP headers, not posts"
 	}
 	if !r.cfg.Open && ev.PubKey != c.pubkey && !r.members[ev.PubKey] {
-		if owner := eventAttestation(ev); owner == "" || !r.members[owner] {
+		if owner := eventAttestation(ev, r.cfg.Now()); owner == "" || !r.members[owner] {
 			return true, "restricted: event author is not a relay member"
 		}
 	}

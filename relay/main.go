@@ -42,6 +42,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	var (
 		cfg      Config
 		allow    listFlag
+		public   listFlag
 		listen   = fs.String("listen", "127.0.0.1:3000", "`address` to listen on")
 		logLevel = fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 		logJSON  = fs.Bool("log-json", false, "log JSON lines instead of text")
@@ -53,7 +54,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	fs.Var(&allow, "allow", "member `pubkey` (hex or npub); repeat or separate with commas")
 	fs.StringVar(&cfg.AllowFile, "allow-file", "", "`file` of member pubkeys, one per line, # comments")
 	fs.BoolVar(&cfg.Open, "open", false, "serve anyone without NIP-42 AUTH (private channels still need it)")
-	fs.StringVar(&cfg.PublicURL, "public-url", "", "ws:// or wss:// `url` clients use, when behind a proxy")
+	fs.Var(&public, "public-url", "ws:// or wss:// `url` clients use (behind a proxy, or any name besides the listen address); AUTH and NIP-98 tokens must name it; repeat or separate with commas for more names, the first is the primary")
 	fs.IntVar(&cfg.MaxEventBytes, "max-event-bytes", defaultMaxEventBytes, "largest accepted event, in `bytes`")
 	fs.IntVar(&cfg.MaxFilters, "max-filters", defaultMaxFilters, "most filters in one REQ or /query")
 	fs.IntVar(&cfg.MaxSubscriptions, "max-subscriptions", defaultMaxSubscriptions, "most live subscriptions per connection")
@@ -81,6 +82,9 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		return exitError
 	}
 	cfg.Allow = allow
+	if len(public) > 0 {
+		cfg.PublicURL, cfg.OtherURLs = public[0], public[1:]
+	}
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

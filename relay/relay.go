@@ -48,9 +48,14 @@ type Config struct {
 	// channels still need an authenticated member.
 	Open bool
 	// PublicURL is the ws:// or wss:// URL clients use, when the relay
-	// sits behind a proxy; it fixes the scheme and host that AUTH and
-	// NIP-98 events must name. Empty derives both from each request.
+	// sits behind a proxy or is reached by a name of its own; it fixes the
+	// scheme and host that AUTH and NIP-98 events must name. Empty derives
+	// them from the listen address (see listenNames), never from requests.
 	PublicURL string
+	// OtherURLs are further URLs clients reach the relay by (another name,
+	// a second proxy), each with PublicURL's scheme. Nil means none; they
+	// need PublicURL.
+	OtherURLs []string
 	// MaxEventBytes, MaxFilters, MaxSubscriptions, EventsPerSecond and
 	// EventBurst override the limits of limits.go; zero keeps the default.
 	MaxEventBytes    int
@@ -100,6 +105,7 @@ type Relay struct {
 
 	mu     sync.Mutex
 	url    string
+	self   selfNames          // names AUTH and NIP-98 events must use; set by New or when serving
 	conns  map[net.Conn]bool  // hijacked websocket sockets, closed on shutdown
 	live   map[*conn]bool     // connected websockets, for revocations
 	stop   context.CancelFunc // set by Start
@@ -127,6 +133,7 @@ func New(cfg Config) (*Relay, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("buzz-relay: create data dir: %w", err)
 	}
+	var err error
 	r := &Relay{
 		cfg:     cfg,
 		log:     cfg.Logger,
@@ -138,6 +145,14 @@ func New(cfg Config) (*Relay, error) {
 	}
 	if err := r.loadMembers(); err != nil {
 		return nil, err
+	}
+	if len(cfg.OtherURLs) > 0 && cfg.PublicURL == "" {
+		return nil, errors.New("buzz-relay: other public URLs need a primary one: set PublicURL (--public-url) first")
+	}
+	if cfg.PublicURL != "" {
+		if r.self, err = publicNames(cfg.PublicURL, cfg.OtherURLs...); err != nil {
+			return nil, err
+		}
 	}
 	secret, err := loadKey(filepath.Join(cfg.DataDir, keyFile))
 	if err != nil {
@@ -318,9 +333,10 @@ func (r *Relay) HTTPURL() string { return "http" + strings.TrimPrefix(r.URL(), "
 // until ctx ends, then stops accepting, closes every websocket and returns
 // nil. It does not close the store; Close does.
 func (r *Relay) Serve(ctx context.Context, ln net.Listener) error {
-	r.mu.Lock()
-	r.url = "ws://" + ln.Addr().String()
-	r.mu.Unlock()
+	if r.listening(ln.Addr()) {
+		r.log.Warn("listening on every interface without --public-url: AUTH and NIP-98 tokens must name localhost or one of this host's addresses; set --public-url to the URL clients use for any other name",
+			"names", strings.Join(r.names().hosts, " "))
+	}
 	srv := &http.Server{
 		Handler:           r,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -363,9 +379,7 @@ func Start(cfg Config, addr string) (*Relay, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	r.done = make(chan struct{})
-	r.mu.Lock()
-	r.url = "ws://" + ln.Addr().String()
-	r.mu.Unlock()
+	r.listening(ln.Addr())
 	// Stops when Close cancels ctx.
 	go func() {
 		defer close(r.done)
@@ -374,6 +388,26 @@ func Start(cfg Config, addr string) (*Relay, error) {
 		}
 	}()
 	return r, nil
+}
+
+// listening records the listen address: URL's value and, without
+// --public-url, the relay's names. It reports whether the address is a
+// wildcard that leaves the names to guess.
+func (r *Relay) listening(addr net.Addr) (wildcard bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.url = "ws://" + addr.String()
+	if r.cfg.PublicURL == "" {
+		r.self, wildcard = listenNames(addr)
+	}
+	return wildcard
+}
+
+// names returns what AUTH and NIP-98 events must call the relay.
+func (r *Relay) names() selfNames {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.self
 }
 
 // Close stops a relay made by Start and closes the store. For a relay
@@ -440,27 +474,22 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // scheme returns "ws" or "wss" as clients should name this relay.
 func (r *Relay) scheme(req *http.Request) string {
-	if strings.HasPrefix(r.cfg.PublicURL, "wss://") || strings.HasPrefix(r.cfg.PublicURL, "https://") || req.TLS != nil {
+	if r.names().secure || req.TLS != nil {
 		return "wss"
 	}
 	return "ws"
 }
 
-// host returns the normalised host clients should name.
-func (r *Relay) host(req *http.Request) string {
-	if r.cfg.PublicURL != "" {
-		if i := strings.Index(r.cfg.PublicURL, "://"); i >= 0 {
-			h, _, _ := strings.Cut(r.cfg.PublicURL[i+3:], "/")
-			return normHost(h)
-		}
+// wsBase returns the relay's primary websocket URL, for messages.
+func (r *Relay) wsBase(req *http.Request) string {
+	if b := r.names().bases(r.scheme(req)); len(b) > 0 {
+		return b[0]
 	}
-	return normHost(req.Host)
+	return r.URL()
 }
 
-func (r *Relay) wsBase(req *http.Request) string { return r.scheme(req) + "://" + r.host(req) }
-
 func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
-	c := &conn{host: r.host(req), scheme: r.scheme(req)}
+	c := &conn{scheme: r.scheme(req), now: r.cfg.Now}
 	// khatru derives its own idea of the relay URL from these: the scheme
 	// is ours to say, the host comes from the AUTH event once we accept it.
 	req = req.WithContext(context.WithValue(req.Context(), connKey{}, c))
@@ -493,21 +522,22 @@ func (r *Relay) inspectAuth(c *conn, payload []byte) authVerdict {
 	}
 	ev := &env.Event
 	v.id = ev.ID
-	if err := checkAuthEvent(ev, challenge, c.scheme, c.host, r.cfg.Now()); err != nil {
+	if err := checkAuthEvent(ev, challenge, r.names().bases(c.scheme), r.cfg.Now()); err != nil {
 		r.log.Debug("auth refused", "pubkey", ev.PubKey, "err", err)
 		v.reason = err.Error()
 		return v
 	}
-	owner := ""
+	var grant *nipoa.Tag
 	if t := ev.Tags.Find(nipoa.TagName); t != nil {
-		owner = attestedOwner(t, ev.PubKey)
+		grant, _ = attestedGrant(t, ev.PubKey)
 	}
 	if u, err := url.Parse(ev.Tags.Find("relay")[1]); err == nil {
 		c.req.Host = strings.ToLower(u.Host)
 	}
 	c.mu.Lock()
-	c.pubkey, c.owner = ev.PubKey, owner
+	c.pubkey, c.grant = ev.PubKey, grant
 	c.mu.Unlock()
+	_, owner := c.identity()
 	r.log.Debug("authenticated", "pubkey", ev.PubKey, "owner", owner)
 	v.ok = true
 	return v
