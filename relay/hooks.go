@@ -39,15 +39,18 @@ func callerOf(ctx context.Context) caller {
 	return caller{}
 }
 
-// member reports whether pk may use the relay: the owner, an allowlisted
-// key, or an agent whose attesting owner is one.
+// member reports whether c may use the relay: a member (members.go), or
+// an agent whose attesting owner is one.
 func (r *Relay) member(c caller) bool {
-	return r.members[c.pubkey] || (c.owner != "" && r.members[c.owner])
+	return r.isMember(c.pubkey) || (c.owner != "" && r.isMember(c.owner))
 }
 
 // gate answers whether c may use the relay at all, with the NIP-01 reason
 // prefix when not.
 func (r *Relay) gate(c caller) string {
+	if r.banned(c) {
+		return banReason
+	}
 	if r.cfg.Open {
 		return ""
 	}
@@ -182,10 +185,12 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 		return true, "invalid: AUTH events go in AUTH messages"
 	case kindHTTPAuth:
 		return true, "invalid: NIP-98 events are HTTP headers, not posts"
+	case kindMemberRecord, kindInviteRecord:
+		return true, "invalid: kind " + strconv.Itoa(ev.Kind) + " is kept by the relay itself"
 	}
-	if !r.cfg.Open && ev.PubKey != c.pubkey && !r.members[ev.PubKey] {
-		if owner := eventAttestation(ev); owner == "" || !r.members[owner] {
-			return true, "restricted: event author is not a relay member"
+	if ev.PubKey != c.pubkey {
+		if msg := r.authorVerdict(ev); msg != "" {
+			return true, msg
 		}
 	}
 	key := c.pubkey
@@ -345,6 +350,7 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 	// limit.
 	recheck := len(f.Tags) > 0
 	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
+	secret := !isInternal(ctx) && mayMatchHidden(f)
 	sf := f
 	if recheck {
 		f = nameTags(f)
@@ -353,7 +359,7 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 		}
 	}
 	ch, err := r.store.QueryEvents(ctx, sf)
-	if err != nil || (!recheck && !hide) {
+	if err != nil || (!recheck && !hide && !secret) {
 		return ch, err
 	}
 	out := make(chan *nostr.Event)
@@ -362,7 +368,7 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 		defer close(out)
 		sent := 0
 		for ev := range ch {
-			if (recheck && !f.Matches(ev)) || (hide && !r.canRead(c, ev)) || (f.Limit > 0 && sent == f.Limit) {
+			if (recheck && !f.Matches(ev)) || (secret && hiddenKind(ev.Kind)) || (hide && !r.canRead(c, ev)) || (f.Limit > 0 && sent == f.Limit) {
 				continue
 			}
 			select {
