@@ -44,6 +44,10 @@ type Config struct {
 	// AllowFile names a file of member pubkeys, one per line; blank lines
 	// and lines starting with # are skipped. Empty means none.
 	AllowFile string
+	// Admins lists pubkeys (hex or npub) that, like the owner, may call
+	// the NIP-86 management API and cannot be banned. Empty means only
+	// the owner.
+	Admins []string
 	// Open lets anyone read and write without NIP-42 AUTH. Private
 	// channels still need an authenticated member.
 	Open bool
@@ -92,8 +96,9 @@ type Relay struct {
 	store   eventstore.Store
 	secret  string // the relay's signing key, hex
 	pubkey  string
-	members map[string]bool // owner and allowlist; fixed after New
-	owner   string
+	mem     *membership
+	inv     *invites
+	owner   string // fixed after New; also in mem
 	limiter *rateLimiter
 	chans   *channels
 	seen    *nip98.SeenCache
@@ -137,7 +142,7 @@ func New(cfg Config) (*Relay, error) {
 	r := &Relay{
 		cfg:     cfg,
 		log:     cfg.Logger,
-		members: make(map[string]bool),
+		mem:     newMembership(),
 		conns:   make(map[net.Conn]bool),
 		live:    make(map[*conn]bool),
 		limiter: newRateLimiter(cfg.EventsPerSecond, cfg.EventBurst),
@@ -169,6 +174,14 @@ func New(cfg Config) (*Relay, error) {
 	r.kr = r.newKhatru()
 	r.chans = newChannels()
 	if err := r.loadChannels(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := r.loadMemberRecords(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := r.loadInvites(); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -229,14 +242,21 @@ func (r *Relay) loadMembers() error {
 			return fmt.Errorf("buzz-relay: owner: %w", err)
 		}
 		r.owner = pk
-		r.members[pk] = true
+		r.mem.owner = pk
+	}
+	for _, a := range r.cfg.Admins {
+		pk, err := parsePubkey(a)
+		if err != nil {
+			return fmt.Errorf("buzz-relay: admin: %w", err)
+		}
+		r.mem.admins[pk] = true
 	}
 	for _, a := range r.cfg.Allow {
 		pk, err := parsePubkey(a)
 		if err != nil {
 			return fmt.Errorf("buzz-relay: allow: %w", err)
 		}
-		r.members[pk] = true
+		r.mem.static[pk] = true
 	}
 	if r.cfg.AllowFile == "" {
 		return nil
@@ -262,7 +282,7 @@ func (r *Relay) loadMembers() error {
 		if err != nil {
 			return fmt.Errorf("buzz-relay: allowlist %s line %d: %w", r.cfg.AllowFile, i+1, err)
 		}
-		r.members[pk] = true
+		r.mem.static[pk] = true
 	}
 	return nil
 }
@@ -453,11 +473,16 @@ func (r *Relay) closeConns() {
 }
 
 // ServeHTTP routes one request: websocket upgrades and NIP-11 to the
-// relay, /query /count /events to the bridge, /git/ to git.
+// relay, NIP-86 management calls and /invite to membership, /query /count
+// /events to the bridge, /git/ to git.
 func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case strings.EqualFold(req.Header.Get("Upgrade"), "websocket"):
 		r.serveWebsocket(w, req)
+	case isManagementCall(req):
+		r.serveManagement(w, req)
+	case req.URL.Path == invitePath:
+		r.serveInvite(w, req)
 	case strings.Contains(req.Header.Get("Accept"), "application/nostr+json"):
 		r.serveInfo(w, req)
 	case strings.HasPrefix(req.URL.Path, "/git/"):
@@ -480,6 +505,14 @@ func (r *Relay) scheme(req *http.Request) string {
 	return "ws"
 }
 
+// httpBase returns the relay's primary http(s) URL, for links.
+func (r *Relay) httpBase(req *http.Request) string {
+	if b := r.names().bases(r.httpScheme(req)); len(b) > 0 {
+		return b[0]
+	}
+	return r.HTTPURL()
+}
+
 // wsBase returns the relay's primary websocket URL, for messages.
 func (r *Relay) wsBase(req *http.Request) string {
 	if b := r.names().bases(r.scheme(req)); len(b) > 0 {
@@ -499,7 +532,7 @@ func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	c.req = req
 	hw := &hijackWriter{
 		ResponseWriter: w,
-		track:          r.track,
+		track:          func(nc net.Conn, open bool) { r.track(nc, open); c.setNetConn(nc, open) },
 		inspect:        func(p []byte) authVerdict { return r.inspectAuth(c, p) },
 	}
 	r.kr.HandleWebsocket(hw, req)

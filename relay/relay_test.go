@@ -410,7 +410,7 @@ func TestInfoDocument(t *testing.T) {
 	owner := newKey(t)
 	r := startRelay(t, Config{Owner: owner.pk})
 	doc := fetchInfo(t, r.HTTPURL())
-	for _, want := range []string{`"supported_nips":[1,9,11,29,40,42,45,70,98]`, `"auth_required":true`, `"http_bridge"`, `POST /query`, `"pubkey":"` + r.PublicKey()} {
+	for _, want := range []string{`"supported_nips":[1,9,11,29,40,42,45,70,86,98]`, `"auth_required":true`, `"http_bridge"`, `POST /query`, `"pubkey":"` + r.PublicKey()} {
 		if !strings.Contains(doc, want) {
 			t.Errorf("NIP-11 document lacks %s:\n%s", want, doc)
 		}
