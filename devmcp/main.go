@@ -34,8 +34,15 @@ Environment:
   BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY  relay for the buzz CLI and media reads
 `
 
-// Main runs buzz-dev-mcp. It returns when stdin reaches EOF or on SIGINT or
-// SIGTERM, after removing its temp dirs.
+// terminatingSignals are the signals whose default action ends the
+// process. Each one is caught, so that the server removes its shim dir
+// (with the key file) and its session dir before it exits.
+func terminatingSignals() []os.Signal {
+	return []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT}
+}
+
+// Main runs buzz-dev-mcp. It returns when stdin reaches EOF or on SIGHUP,
+// SIGINT, SIGTERM or SIGQUIT, after removing its temp dirs.
 func Main(ctx context.Context, args []string, env proc.Env) int {
 	for _, a := range args {
 		switch a {
@@ -47,7 +54,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 			return 2
 		}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, terminatingSignals()...)
 	defer stop()
 	// A closed stdout must not kill the process (SIGPIPE on fd 1) before it
 	// cleans up; writes then fail instead. Notify, unlike Ignore, is not
