@@ -49,3 +49,22 @@ func dirNames(t *testing.T, dir string) []string {
 	}
 	return names
 }
+
+// attackKey is the secret the attacks below try to read.
+const attackKey = "00000000000000000000000000000000000000000000000000000000000000a7"
+
+// TestAttackShellReadsServerEnviron: a command the model runs reads the
+// environment of its parent, buzz-dev-mcp, which held the agent's key.
+// The server is non-dumpable, so a process of the same (non-root) user
+// cannot open its /proc/PID/environ. The sandbox is off here, so this
+// checks the first layer alone.
+func TestAttackShellReadsServerEnviron(t *testing.T) {
+	p, _ := startUnprivilegedEnv(t, []string{"NOSTR_PRIVATE_KEY=" + attackKey, "BUZZ_PRIVATE_KEY=" + attackKey, "BUZZ_SHELL_SANDBOX=off"})
+	out := runShell(t, p, map[string]any{"command": `cat /proc/$PPID/environ; echo; cat /proc/$PPID/cmdline; grep -a -o 'a7' /proc/$PPID/mem 2>&1 | head -1`})
+	if strings.Contains(out.Stdout, attackKey) {
+		t.Errorf("the shell read the server's key from /proc/$PPID/environ (%d bytes of output)", len(out.Stdout))
+	}
+	if !strings.Contains(out.Stderr, "Permission denied") {
+		t.Errorf("stderr = %q; want the reads refused", out.Stderr)
+	}
+}

@@ -44,6 +44,7 @@ func terminatingSignals() []os.Signal {
 // Main runs buzz-dev-mcp. It returns when stdin reaches EOF or on SIGHUP,
 // SIGINT, SIGTERM or SIGQUIT, after removing its temp dirs.
 func Main(ctx context.Context, args []string, env proc.Env) int {
+	_ = proc.NoDump() // the agent key is in this environment; best effort
 	for _, a := range args {
 		switch a {
 		case "-h", "--help", "help":
