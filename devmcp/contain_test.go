@@ -1,7 +1,9 @@
 package devmcp_test
 
 import (
+	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -67,4 +69,70 @@ func TestAttackShellReadsServerEnviron(t *testing.T) {
 	if !strings.Contains(out.Stderr, "Permission denied") {
 		t.Errorf("stderr = %q; want the reads refused", out.Stderr)
 	}
+}
+
+// TestAttackShellEnvSecrets: a command the model runs prints its
+// environment. Provider keys, tokens, passwords and private keys of the
+// server's environment are not in it, unless BUZZ_SHELL_PASS_ENV names
+// them; the agent's own BUZZ_PRIVATE_KEY stays for the buzz CLI.
+func TestAttackShellEnvSecrets(t *testing.T) {
+	secrets := map[string]string{
+		"ANTHROPIC_API_KEY":     "sk-ant-leak1",
+		"OPENAI_COMPAT_API_KEY": "sk-leak2",
+		"DATABRICKS_TOKEN":      "dapi-leak3",
+		"AWS_SECRET_ACCESS_KEY": "aws-leak4",
+		"DB_PASSWORD":           "pw-leak5",
+		"SSH_PRIVATE_KEY_PEM":   "pem-leak6",
+		"my_client_secret":      "lower-leak7",
+	}
+	env := []string{"GITHUB_TOKEN=passed-on-purpose", "BUZZ_SHELL_PASS_ENV=GITHUB_TOKEN", "BUZZ_PRIVATE_KEY=" + attackKey, "HARMLESS=visible"}
+	for k, v := range secrets {
+		env = append(env, k+"="+v)
+	}
+	p := startServer(t, startOpts{env: env})
+	p.initialize("2025-11-25")
+	out := runShell(t, p, map[string]any{"command": "env"})
+	for k, v := range secrets {
+		if strings.Contains(out.Stdout, v) {
+			t.Errorf("the shell sees %s", k)
+		}
+	}
+	for _, want := range []string{"GITHUB_TOKEN=passed-on-purpose", "BUZZ_PRIVATE_KEY=" + attackKey, "HARMLESS=visible"} {
+		if !strings.Contains(out.Stdout, want+"\n") {
+			t.Errorf("shell environment lacks %s", want)
+		}
+	}
+}
+
+// TestAttackKeyInServerEnviron: the key handed over in a 0600 file named
+// by NOSTR_PRIVATE_KEY_FILE never appears in the server's own environment
+// block, yet git and the buzz CLI in the shell get it through the shim's
+// key file. A key given in NOSTR_PRIVATE_KEY instead is warned about.
+func TestAttackKeyInServerEnviron(t *testing.T) {
+	keyDir := t.TempDir()
+	keyFile := filepath.Join(keyDir, "agent.key")
+	if err := os.WriteFile(keyFile, []byte(attackKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startServer(t, startOpts{env: []string{"NOSTR_PRIVATE_KEY_FILE=" + keyFile}})
+	p.initialize("2025-11-25")
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", p.cmd.Process.Pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(environ), attackKey) {
+		t.Errorf("the key is in /proc/<buzz-dev-mcp>/environ")
+	}
+	out := runShell(t, p, map[string]any{"command": `git config user.signingkey; cat "$BUZZ_KEYFILE"; echo; echo "${NOSTR_PRIVATE_KEY-unset} ${BUZZ_PRIVATE_KEY-unset}"`})
+	lines := strings.Split(out.Stdout, "\n")
+	if len(lines) < 3 || lines[0] == "" || lines[1] != attackKey || lines[2] != "unset unset" {
+		t.Errorf("shell: %q; want git's signing key set, $BUZZ_KEYFILE holding the key, and no key variable", out.Stdout)
+	}
+	if s := p.stderrText(); strings.Contains(s, "key passed in the environment") {
+		t.Errorf("warned although the key came in a file:\n%s", s)
+	}
+
+	q := startServer(t, startOpts{env: []string{"NOSTR_PRIVATE_KEY=" + attackKey}})
+	q.initialize("2025-11-25")
+	q.waitLog("key passed in the environment")
 }
