@@ -52,6 +52,7 @@ import (
 // signal, 1 when the connection broke (oversize or non-UTF-8 frame, read
 // error), 2 for a configuration error.
 func Main(ctx context.Context, args []string, env proc.Env) int {
+	_ = proc.NoDump() // the provider key is in this environment; best effort
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	log := newLogger(env)
