@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
@@ -125,6 +126,59 @@ type agentProc struct {
 	usage      map[string]*usageSnapshot // latest usage report per session; nil until the first
 	usageSeq   uint64                    // usage reports received
 	catalog    *modelCatalog             // models offered by the first session/new; nil until then
+	text       *turnText                 // the running prompt's agent text; nil outside a prompt
+}
+
+// turnText collects one prompt's agent_message_chunk text for the reply
+// guard, split where a tool call starts: the last non-empty piece is the
+// turn's final text.
+type turnText struct {
+	session   string
+	cur, last strings.Builder
+	cut       bool // a piece reached maxFinalText; the rest was dropped
+}
+
+func (tt *turnText) add(s string) {
+	if room := maxFinalText - tt.cur.Len(); len(s) > room {
+		s = truncUTF8(s, max(room, 0))
+		tt.cut = true
+	}
+	tt.cur.WriteString(s)
+}
+
+// breakPiece ends the current piece at a tool call.
+func (tt *turnText) breakPiece() {
+	if strings.TrimSpace(tt.cur.String()) != "" {
+		tt.last.Reset()
+		tt.last.WriteString(tt.cur.String())
+	}
+	tt.cur.Reset()
+}
+
+// finalText is the text the agent wrote last in session's prompt, "" when
+// it wrote none.
+func (a *agentProc) finalText(session string) (text string, cut bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	tt := a.text
+	if tt == nil || tt.session != session {
+		return "", false
+	}
+	if t := strings.TrimSpace(tt.cur.String()); t != "" {
+		return t, tt.cut
+	}
+	return strings.TrimSpace(tt.last.String()), tt.cut
+}
+
+// truncUTF8 cuts s to at most n bytes without splitting a character.
+func truncUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // startAgent spawns the process and runs initialize.
@@ -340,8 +394,10 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 	switch req.Method {
 	case acp.MethodSessionUpdate:
 		var p struct {
-			Update struct {
-				SessionUpdate string `json:"sessionUpdate"`
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				SessionUpdate string           `json:"sessionUpdate"`
+				Content       acp.ContentBlock `json:"content"`
 				Meta          struct {
 					Goose *struct {
 						ActiveRunID *string `json:"activeRunId"`
@@ -353,6 +409,16 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			return nil, nil
 		}
 		switch p.Update.SessionUpdate {
+		case acp.UpdateAgentMessageChunk, acp.UpdateToolCall:
+			a.mu.Lock()
+			if tt := a.text; tt != nil && tt.session == p.SessionID {
+				if p.Update.SessionUpdate == acp.UpdateToolCall {
+					tt.breakPiece()
+				} else if p.Update.Content.Type == "text" {
+					tt.add(p.Update.Content.Text)
+				}
+			}
+			a.mu.Unlock()
 		case acp.UpdateUsage:
 			a.noteUsage(req.Params)
 		case acp.UpdateSessionInfo:
@@ -462,6 +528,7 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 	a.mu.Lock()
 	a.cancelling = false
 	a.runID = ""
+	a.text = &turnText{session: sessionID}
 	a.mu.Unlock()
 	type reply struct {
 		res struct {
