@@ -81,6 +81,13 @@ func startRelayNamed(t testing.TB, dataDir, addr string, names []string, owner, 
 		served := make(chan struct{})
 		go func() { defer close(served); r.Serve(ctx, ln) }() // ends with cancel
 		t.Cleanup(func() { cancel(); <-served })
+		// Serve records the address URL reports; a client made before
+		// that would dial "".
+		for deadline := time.Now().Add(10 * time.Second); r.URL() == ""; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("relay did not start serving")
+			}
+		}
 		return r
 	}
 	r, err := relay.Start(cfg, addr)
