@@ -148,7 +148,7 @@ func (r *Relay) createInvite(req *http.Request, who string, params []json.RawMes
 	r.inv.byKey[key] = rec
 	return map[string]any{
 		"token":      token,
-		"url":        r.httpScheme(req) + "://" + r.host(req) + "/#invite=" + token,
+		"url":        r.httpBase(req) + "/#invite=" + token,
 		"expires_at": rec.ExpiresAt,
 	}, nil
 }

@@ -32,6 +32,15 @@ const (
 	// maxQueryLimit bounds how many stored events one filter returns.
 	maxQueryLimit = 1000
 
+	// defaultMaxFuture and defaultMaxAge bound an event's created_at
+	// against the relay's clock, as strfry's rejectEventsNewerThanSeconds
+	// (900) and rejectEventsOlderThanSeconds (94 608 000, three years) do:
+	// an event dated far ahead would outrank every later replaceable
+	// version (a profile pinned for years), one dated 1970 is a forgery
+	// or a broken clock.
+	defaultMaxFuture = 15 * time.Minute         // --max-future
+	defaultMaxAge    = 3 * 365 * 24 * time.Hour // --max-age
+
 	// authWindow is how far created_at of a NIP-42 AUTH or NIP-98 event
 	// may be from now, either way.
 	authWindow = 60 * time.Second

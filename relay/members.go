@@ -343,7 +343,7 @@ func mayMatchHidden(f nostr.Filter) bool {
 // attested by a banned owner, and on a closed relay it must be a member or
 // attested by one. It returns the OK reason when the event is refused.
 func (r *Relay) authorVerdict(ev *nostr.Event) string {
-	owner := eventAttestation(ev)
+	owner := eventAttestation(ev, r.cfg.Now())
 	if r.mem.isBanned(ev.PubKey) || (owner != "" && r.mem.isBanned(owner)) {
 		return banReason
 	}

@@ -89,18 +89,27 @@ func readPost(w http.ResponseWriter, req *http.Request, limit int) ([]byte, bool
 }
 
 // verifyPost checks the NIP-98 token of a POST to path on this relay: the
-// u tag must name the relay's http(s) URL with that path (or, when wsToo,
-// its ws(s) URL, which NIP-86 clients also sign), the payload tag must
-// hash body, and the token is good once.
+// u tag must name one of the relay's own http(s) URLs with that path (or,
+// when wsToo, a ws(s) one, which NIP-86 clients also sign), the payload
+// tag must hash body, and the token is good once.
 func (r *Relay) verifyPost(req *http.Request, body []byte, path string, wsToo bool) (nip98.Result, error) {
 	v := nip98.Verifier{Now: r.cfg.Now, Seen: r.seen}
-	want := nip98.Expect{URL: r.httpScheme(req) + "://" + r.host(req) + path, Method: http.MethodPost, Body: body, RequirePayload: true}
-	res, err := v.Request(req, want)
-	if wsToo && errors.Is(err, nip98.ErrURL) {
-		want.URL = r.scheme(req) + "://" + r.host(req) + path
-		res, err = v.Request(req, want)
+	want := r.expect(req, func(base string, _ *http.Request) string { return base + path })
+	want.Method, want.Body, want.RequirePayload = http.MethodPost, body, true
+	if wsToo {
+		for _, b := range r.names().bases(r.scheme(req)) {
+			want.OtherURLs = append(want.OtherURLs, b+path)
+		}
 	}
-	return res, err
+	return v.Request(req, want)
+}
+
+// httpBase returns the relay's primary http(s) URL, for links it hands out.
+func (r *Relay) httpBase(req *http.Request) string {
+	if b := r.names().bases(r.httpScheme(req)); len(b) > 0 {
+		return b[0]
+	}
+	return r.HTTPURL()
 }
 
 func (r *Relay) serveManagement(w http.ResponseWriter, req *http.Request) {

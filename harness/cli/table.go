@@ -57,7 +57,7 @@ func commands() []command {
 		{Group: "messages", Name: "send", Summary: "post a message to a channel (mentions, replies, forum kinds)",
 			Usage: "--channel UUID --content TEXT|- [--reply-to ID] [--mention HEX|NPUB]… [--kind 9|45001|45003] [--broadcast]",
 			Flags: []flagSpec{fChannel(), str("content", "TEXT|-", "message text; - reads stdin"), str("reply-to", "ID", "reply in the thread of this event"),
-				list("mention", "HEX|NPUB", "mention this pubkey"), str("kind", "K", "9 (default), 45001 forum post, 45003 forum comment"),
+				list("mention", "HEX|NPUB", "mention this pubkey; @Name in the text mentions a channel member of that profile name, other @words stay text"), str("kind", "K", "9 (default), 45001 forum post, 45003 forum comment"),
 				boolean("broadcast", "also show a thread reply in the channel"), list("file", "PATH", "attach a file (not supported yet)")},
 			Example: "echo 'hi @Alice, see the diff' | buzz messages send --channel " + exampleChannel + " --content -", Run: runSend},
 		{Group: "messages", Name: "get", Summary: "recent messages of a channel, oldest first",
