@@ -516,3 +516,29 @@ func TestAttackBannedGitOnOpenRelay(t *testing.T) {
 		t.Errorf("banned key's git request = %d %q; want 403 banned", status, body)
 	}
 }
+
+// TestMemberRecordsPastFirstPage: more run-time members than one store
+// query returns are all read back at start.
+func TestMemberRecordsPastFirstPage(t *testing.T) {
+	owner := newKey(t)
+	dir := t.TempDir()
+	r := startRelay(t, Config{DataDir: dir, Owner: owner.pk})
+	keys := make([]string, maxQueryLimit+5)
+	for i := range keys {
+		keys[i] = newKey(t).pk
+		if err := r.changeMember(t.Context(), keys[i], func(m *memberRecord) { m.Allowed = true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	r2 := startRelay(t, Config{DataDir: dir, Owner: owner.pk})
+	missing := 0
+	for _, pk := range keys {
+		if !r2.isMember(pk) {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d members lost across a restart", missing, len(keys))
+	}
+}
