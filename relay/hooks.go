@@ -361,13 +361,13 @@ func (r *Relay) readCheck(ctx context.Context, f nostr.Filter) func(*nostr.Event
 	c := callerOf(ctx)
 	recheck := len(f.Tags) > 0
 	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
-	secret := !isInternal(ctx) && mayMatchHidden(f)
+	secret := !isInternal(ctx) && mayMatchHidden(f) // the relay's own member and invite records
 	if !recheck && !hide && !secret {
 		return nil
 	}
 	named := nameTags(f)
 	return func(ev *nostr.Event) bool {
-		return (!secret || !hiddenKind(ev.Kind)) && (!recheck || named.Matches(ev)) && (!hide || r.canRead(c, ev))
+		return (!recheck || named.Matches(ev)) && !(secret && hiddenKind(ev.Kind)) && (!hide || r.canRead(c, ev))
 	}
 }
 

@@ -42,8 +42,8 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	var (
 		cfg      Config
 		allow    listFlag
-		admins   listFlag
 		public   listFlag
+		admins   listFlag
 		listen   = fs.String("listen", "127.0.0.1:3000", "`address` to listen on")
 		logLevel = fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 		logJSON  = fs.Bool("log-json", false, "log JSON lines instead of text")
@@ -84,10 +84,10 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		return exitError
 	}
 	cfg.Allow = allow
-	cfg.Admins = admins
 	if len(public) > 0 {
 		cfg.PublicURL, cfg.OtherURLs = public[0], public[1:]
 	}
+	cfg.Admins = admins
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {

@@ -89,36 +89,25 @@ func readPost(w http.ResponseWriter, req *http.Request, limit int) ([]byte, bool
 }
 
 // verifyPost checks the NIP-98 token of a POST to path on this relay: the
-// u tag must name one of the relay's own http(s) URLs with that path (or,
-// when wsToo, a ws(s) one, which NIP-86 clients also sign), the payload
-// tag must hash body, and the token is good once.
+// u tag must name the relay's http(s) URL with that path (or, when wsToo,
+// its ws(s) URL, which NIP-86 clients also sign), the payload tag must
+// hash body, and the token is good once.
 func (r *Relay) verifyPost(req *http.Request, body []byte, path string, wsToo bool) (nip98.Result, error) {
 	v := nip98.Verifier{Now: r.cfg.Now, Seen: r.seen}
-	want := r.expect(req, func(base string, _ *http.Request) string { return base + path })
+	at := func(base string, _ *http.Request) string { return base + path }
+	want := r.expect(req, at)
 	want.Method, want.Body, want.RequirePayload = http.MethodPost, body, true
-	if wsToo {
-		for _, b := range r.names().bases(r.scheme(req)) {
-			want.OtherURLs = append(want.OtherURLs, b+path)
+	res, err := v.Request(req, want)
+	if wsToo && errors.Is(err, nip98.ErrURL) {
+		if bases := r.names().bases(r.scheme(req)); len(bases) > 0 {
+			want.URL, want.OtherURLs = at(bases[0], req), nil
+			for _, b := range bases[1:] {
+				want.OtherURLs = append(want.OtherURLs, at(b, req))
+			}
+			res, err = v.Request(req, want)
 		}
 	}
-	return v.Request(req, want)
-}
-
-// httpBase returns the relay's http(s) URL for links it hands out: the
-// one of its own names the request came by, else the primary one.
-func (r *Relay) httpBase(req *http.Request) string {
-	names := r.names()
-	bases := names.bases(r.httpScheme(req))
-	if len(bases) == 0 {
-		return r.HTTPURL()
-	}
-	came := normHost(req.Host)
-	for i, h := range names.hosts {
-		if h == came {
-			return bases[i]
-		}
-	}
-	return bases[0]
+	return res, err
 }
 
 func (r *Relay) serveManagement(w http.ResponseWriter, req *http.Request) {

@@ -18,6 +18,7 @@ import (
 
 	"buzzbox/nostrgit/nip98"
 	"buzzbox/nostrgit/nipoa"
+	"buzzbox/relay/web"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/fiatjaf/eventstore"
@@ -102,6 +103,7 @@ type Relay struct {
 	limiter *rateLimiter
 	chans   *channels
 	seen    *nip98.SeenCache
+	web     *web.Handler // the browser client at /
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -147,6 +149,7 @@ func New(cfg Config) (*Relay, error) {
 		live:    make(map[*conn]bool),
 		limiter: newRateLimiter(cfg.EventsPerSecond, cfg.EventBurst),
 		seen:    nip98.NewSeenCache(0, replayWindow),
+		web:     web.New(),
 	}
 	if err := r.loadMembers(); err != nil {
 		return nil, err
@@ -474,7 +477,7 @@ func (r *Relay) closeConns() {
 
 // ServeHTTP routes one request: websocket upgrades and NIP-11 to the
 // relay, NIP-86 management calls and /invite to membership, /query /count
-// /events to the bridge, /git/ to git.
+// /events to the bridge, /git/ to git, / and /static/ to the web client.
 func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case strings.EqualFold(req.Header.Get("Upgrade"), "websocket"):
@@ -489,9 +492,8 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.serveGit(w, req)
 	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
 		r.serveBridge(w, req)
-	case req.URL.Path == "/":
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "buzz-relay: a Nostr relay. Connect with a websocket client to %s\n", r.wsBase(req))
+	case web.Serves(req.URL.Path):
+		r.web.ServeHTTP(w, req)
 	default:
 		http.NotFound(w, req)
 	}
@@ -505,12 +507,21 @@ func (r *Relay) scheme(req *http.Request) string {
 	return "ws"
 }
 
-// wsBase returns the relay's primary websocket URL, for messages.
-func (r *Relay) wsBase(req *http.Request) string {
-	if b := r.names().bases(r.scheme(req)); len(b) > 0 {
-		return b[0]
+// httpBase returns the relay's http(s) URL for links it hands out: the
+// one of its own names the request came by, else the primary one.
+func (r *Relay) httpBase(req *http.Request) string {
+	names := r.names()
+	bases := names.bases(r.httpScheme(req))
+	if len(bases) == 0 {
+		return r.HTTPURL()
 	}
-	return r.URL()
+	came := normHost(req.Host)
+	for i, h := range names.hosts {
+		if h == came {
+			return bases[i]
+		}
+	}
+	return bases[0]
 }
 
 func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
