@@ -407,9 +407,10 @@ func TestAttackEventSizeEscapes(t *testing.T) {
 // TestAttackCountStopsAt250: COUNT and the bridge's /count report every
 // match, not the store's default page, through each path: the store's
 // counter (the relay owner, no tags), a re-checked tag filter, and a
-// caller from whom private channels are hidden.
+// caller from whom private channels are hidden. More than two pages of
+// maxQueryLimit, several events a second, so pages meet inside a second.
 func TestAttackCountStopsAt250(t *testing.T) {
-	const total = 300
+	const total = 2*maxQueryLimit + 100
 	owner, alice := newKey(t), newKey(t)
 	b := runBinary(t, t.TempDir(), "--owner", owner.pk, "--allow", alice.pk)
 	ca, co := login(t, b.url, alice), login(t, b.url, owner)
@@ -417,7 +418,6 @@ func TestAttackCountStopsAt250(t *testing.T) {
 	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "private"}))
 	mustPublish(t, co, signed(t, owner, 9, "hidden from alice", nostr.Tag{"h", chanB}))
 	for i := range total {
-		// Several per second, so that pages meet inside one second.
 		ev := signedAt(t, alice, 9, nostr.Now()-nostr.Timestamp(i/7), fmt.Sprint("message ", i), nostr.Tag{"h", chanA})
 		mustPublish(t, ca, ev)
 	}
