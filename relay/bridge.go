@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"buzzbox/nostrgit/nip98"
+	"buzzbox/nostrgit/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -65,31 +66,56 @@ func (r *Relay) httpScheme(req *http.Request) string {
 	return "http"
 }
 
+// expect returns what a NIP-98 token for req must match: a u tag naming
+// one of the relay's own names (see selfNames) with the request's path,
+// as pathURL joins them. Request headers never choose the names.
+func (r *Relay) expect(req *http.Request, pathURL func(base string, req *http.Request) string) nip98.Expect {
+	bases := r.names().bases(r.httpScheme(req))
+	if len(bases) == 0 {
+		return nip98.Expect{URL: "relay-not-listening:"}
+	}
+	want := nip98.Expect{URL: pathURL(bases[0], req)}
+	for _, b := range bases[1:] {
+		want.OtherURLs = append(want.OtherURLs, pathURL(b, req))
+	}
+	return want
+}
+
 // authenticate checks the NIP-98 token of a bridge request and the
-// relay's access rules, returning the caller.
-func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *bridgeError) {
+// relay's access rules, returning the caller and the owner attestation
+// it presented (nil when none). A request with a body must carry a
+// payload tag hashing it.
+func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *nipoa.Tag, *bridgeError) {
 	v := nip98.Verifier{Now: r.cfg.Now, Seen: r.seen}
-	want := nip98.Expect{URL: nip98.RequestURL(req, r.httpScheme(req)), Method: req.Method, Body: body}
+	want := r.expect(req, nip98.PathURL)
+	want.Method, want.Body, want.RequirePayload = req.Method, body, len(body) > 0
 	res, err := v.Request(req, want)
 	if err != nil {
 		if r.cfg.Open && errors.Is(err, nip98.ErrNoToken) {
-			return caller{}, nil
+			return caller{}, nil, nil
 		}
 		if errors.Is(err, nip98.ErrReplay) {
-			return caller{}, &bridgeError{http.StatusUnauthorized, "NIP-98: replay detected"}
+			return caller{}, nil, &bridgeError{http.StatusUnauthorized, "NIP-98: replay detected"}
 		}
-		return caller{}, &bridgeError{http.StatusUnauthorized, "NIP-98: " + err.Error()}
+		return caller{}, nil, &bridgeError{http.StatusUnauthorized, "NIP-98: " + err.Error()}
 	}
 	c := caller{pubkey: res.PubKey.Hex()}
-	if c.owner = eventAttestation(res.Event); c.owner == "" {
-		if h := req.Header.Get("x-auth-tag"); h != "" {
-			c.owner = headerOwner(h, c.pubkey)
-		}
+	var grant *nipoa.Tag
+	if t := res.Event.Tags.Find(nipoa.TagName); t != nil {
+		grant, _ = attestedGrant(t, c.pubkey)
 	}
+	if h := req.Header.Get("x-auth-tag"); grant == nil && h != "" {
+		grant, _ = headerGrant(h, c.pubkey)
+	}
+	owner, gerr := grantOwner(grant, r.cfg.Now())
+	c.owner = owner
 	if msg := r.gate(c); msg != "" {
-		return caller{}, &bridgeError{http.StatusForbidden, msg}
+		if gerr != nil && r.member(caller{pubkey: grant.Owner.Hex()}) {
+			msg = "restricted: " + gerr.Error() + "; ask the owner for a new one"
+		}
+		return caller{}, nil, &bridgeError{http.StatusForbidden, msg}
 	}
-	return c, nil
+	return c, grant, nil
 }
 
 func (r *Relay) serveBridge(w http.ResponseWriter, req *http.Request) {
@@ -107,12 +133,12 @@ func (r *Relay) serveBridge(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", maxBridgeBody))
 		return
 	}
-	c, berr := r.authenticate(req, body)
+	c, grant, berr := r.authenticate(req, body)
 	if berr != nil {
 		writeError(w, berr.status, berr.msg)
 		return
 	}
-	ctx := withCaller(req.Context(), c)
+	ctx := withGrant(withCaller(req.Context(), c), grant)
 	switch req.URL.Path {
 	case "/query", "/count":
 		filters, err := r.parseFilters(body)

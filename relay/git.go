@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"buzzbox/nostrgit/nip98"
+	"buzzbox/nostrgit/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -110,7 +111,7 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	v := nip98.Verifier{Now: r.cfg.Now}
-	res, err := v.Request(req, nip98.Expect{URL: nip98.GitRepoURL(req, r.httpScheme(req))})
+	res, err := v.Request(req, r.expect(req, nip98.GitPathURL))
 	switch {
 	case errors.Is(err, nip98.ErrNoToken):
 		r.challenge(w, req.Method)
@@ -123,8 +124,11 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "NIP-98 auth failed", http.StatusUnauthorized)
 		return
 	}
-	c := caller{pubkey: res.PubKey.Hex(), owner: eventAttestation(res.Event)}
+	c, why := r.gitCaller(res)
 	if msg := r.gate(c); msg != "" && !r.cfg.Open {
+		if why != "" {
+			msg = why
+		}
 		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
@@ -151,6 +155,32 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, maxPackBytes)
 	r.runBackend(w, req, rt, c)
+}
+
+// gitCaller returns who a git request acts for. The owner of the token's
+// auth tag counts only while its time clauses hold at the relay's clock
+// and when it has no kind= clause: git access is not an event kind, so a
+// kind-limited attestation grants none. why says what an attestation that
+// grants nothing lacks, for the refusal.
+func (r *Relay) gitCaller(res nip98.Result) (c caller, why string) {
+	c.pubkey = res.PubKey.Hex()
+	t := res.Event.Tags.Find(nipoa.TagName)
+	if t == nil {
+		return c, ""
+	}
+	grant, ok := attestedGrant(t, c.pubkey)
+	if !ok {
+		return c, ""
+	}
+	if grant.KindClauses() {
+		return c, "restricted: owner attestation limits event kinds (" + grant.Conditions + "); git access needs one without kind= clauses"
+	}
+	owner, err := grantOwner(grant, r.cfg.Now())
+	if err != nil {
+		return c, "restricted: " + err.Error() + "; ask the owner for a new one"
+	}
+	c.owner = owner
+	return c, ""
 }
 
 // gitAllowed applies the ownership and channel-sharing rules.

@@ -41,15 +41,18 @@ func callerOf(ctx context.Context) caller {
 	return caller{}
 }
 
-// member reports whether pk may use the relay: the owner, an allowlisted
-// key, or an agent whose attesting owner is one.
+// member reports whether c may use the relay: a member (members.go), or
+// an agent whose attesting owner is one.
 func (r *Relay) member(c caller) bool {
-	return r.members[c.pubkey] || (c.owner != "" && r.members[c.owner])
+	return r.isMember(c.pubkey) || (c.owner != "" && r.isMember(c.owner))
 }
 
 // gate answers whether c may use the relay at all, with the NIP-01 reason
 // prefix when not.
 func (r *Relay) gate(c caller) string {
+	if r.banned(c) {
+		return banReason
+	}
 	if r.cfg.Open {
 		return ""
 	}
@@ -94,7 +97,11 @@ func (r *Relay) newKhatru() *khatru.Relay {
 // does before our write gate sees the deletion event: the sender must pass
 // the gate as well as be the target's author.
 func (r *Relay) deletionOutcome(ctx context.Context, target, deletion *nostr.Event) (bool, string) {
-	if msg := r.gate(callerOf(ctx)); msg != "" {
+	c := callerOf(ctx)
+	if msg := r.grantVerdict(ctx, c, deletion); msg != "" {
+		return false, msg
+	}
+	if msg := r.gate(c); msg != "" {
 		return false, msg
 	}
 	if msg := r.checkCreatedAt(deletion); msg != "" {
@@ -179,6 +186,9 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 		return false, ""
 	}
 	c := callerOf(ctx)
+	if msg := r.grantVerdict(ctx, c, ev); msg != "" {
+		return true, msg
+	}
 	if msg := r.gate(c); msg != "" {
 		return true, msg
 	}
@@ -193,10 +203,12 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 		return true, "invalid: AUTH events go in AUTH messages"
 	case kindHTTPAuth:
 		return true, "invalid: NIP-98 events are HTTP headers, not posts"
+	case kindMemberRecord, kindInviteRecord:
+		return true, "invalid: kind " + strconv.Itoa(ev.Kind) + " is kept by the relay itself"
 	}
-	if !r.cfg.Open && ev.PubKey != c.pubkey && !r.members[ev.PubKey] {
-		if owner := eventAttestation(ev); owner == "" || !r.members[owner] {
-			return true, "restricted: event author is not a relay member"
+	if ev.PubKey != c.pubkey {
+		if msg := r.authorVerdict(ev); msg != "" {
+			return true, msg
 		}
 	}
 	key := c.pubkey
@@ -349,12 +361,13 @@ func (r *Relay) readCheck(ctx context.Context, f nostr.Filter) func(*nostr.Event
 	c := callerOf(ctx)
 	recheck := len(f.Tags) > 0
 	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
-	if !recheck && !hide {
+	secret := !isInternal(ctx) && mayMatchHidden(f) // the relay's own member and invite records
+	if !recheck && !hide && !secret {
 		return nil
 	}
 	named := nameTags(f)
 	return func(ev *nostr.Event) bool {
-		return (!recheck || named.Matches(ev)) && (!hide || r.canRead(c, ev))
+		return (!recheck || named.Matches(ev)) && !(secret && hiddenKind(ev.Kind)) && (!hide || r.canRead(c, ev))
 	}
 }
 

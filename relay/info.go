@@ -9,7 +9,7 @@ import (
 )
 
 // supportedNIPs returns the NIPs the NIP-11 document names.
-func supportedNIPs() []any { return []any{1, 9, 11, 29, 40, 42, 45, 70, 98} }
+func supportedNIPs() []any { return []any{1, 9, 11, 29, 40, 42, 45, 70, 86, 98} }
 
 // infoDoc is the NIP-11 document plus where the HTTP bridge and git
 // hosting live.
