@@ -370,6 +370,12 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	cs := r.chans
 	cs.mu.Lock()
 	ch := cs.byID[id]
+	if ch != nil && ch.deleted && ev.Kind != kindCreateGroup {
+		// Nothing changes a deleted channel: its members stay who may read
+		// its history, and no new state would bring it back.
+		cs.mu.Unlock()
+		return
+	}
 	switch ev.Kind {
 	case kindCreateGroup:
 		if ch != nil && !ch.deleted {

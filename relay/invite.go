@@ -107,7 +107,7 @@ func (r *Relay) createInvite(req *http.Request, who string, params []json.RawMes
 		if !isUUID(id) {
 			return nil, fmt.Errorf("createinvite: channel %.40q is not a lower-case channel UUID", id)
 		}
-		if _, ok := r.chans.get(id); !ok {
+		if ch, ok := r.chans.get(id); !ok || ch.deleted {
 			return nil, fmt.Errorf("createinvite: no channel %s on this relay", id)
 		}
 		if !seen[id] {
@@ -215,7 +215,7 @@ func (r *Relay) redeem(ctx context.Context, token, pk string) ([]string, int, st
 	}
 	joined := make([]string, 0, len(rec.Channels))
 	for _, id := range rec.Channels {
-		if _, ok := r.chans.get(id); !ok {
+		if ch, ok := r.chans.get(id); !ok || ch.deleted {
 			continue
 		}
 		joined = append(joined, id)
