@@ -123,7 +123,7 @@ func (r *Relay) createInvite(req *http.Request, who string, params []json.RawMes
 		return nil, err
 	}
 	for _, id := range chans {
-		if _, ok := r.chans.get(id); !ok {
+		if ch, ok := r.chans.get(id); !ok || ch.deleted {
 			return nil, fmt.Errorf("createinvite: no channel %s on this relay", id)
 		}
 	}
@@ -227,7 +227,7 @@ func (r *Relay) redeem(ctx context.Context, token, pk string) ([]string, int, st
 	}
 	joined := make([]string, 0, len(rec.Channels))
 	for _, id := range rec.Channels {
-		if _, ok := r.chans.get(id); !ok {
+		if ch, ok := r.chans.get(id); !ok || ch.deleted {
 			continue
 		}
 		joined = append(joined, id)
