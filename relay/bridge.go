@@ -146,12 +146,16 @@ func (r *Relay) serveBridge(w http.ResponseWriter, req *http.Request) {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		evs := r.bridgeQuery(ctx, filters)
 		if req.URL.Path == "/count" {
-			writeJSON(w, http.StatusOK, map[string]int{"count": len(evs)})
+			n, err := r.bridgeCount(ctx, filters)
+			if err != nil {
+				writeError(w, http.StatusInternalServerError, "error: "+err.Error())
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]int64{"count": n})
 			return
 		}
-		writeJSON(w, http.StatusOK, evs)
+		writeJSON(w, http.StatusOK, r.bridgeQuery(ctx, filters))
 	case "/events":
 		id, berr := r.bridgePublish(ctx, body)
 		if berr != nil {
@@ -222,6 +226,38 @@ func (r *Relay) bridgeQuery(ctx context.Context, filters []bridgeFilter) []*nost
 	}
 	sortEvents(out)
 	return out
+}
+
+// bridgeCount counts the events any of the filters matches, each once,
+// with no cap: one plain filter goes to countEvents, several (or a search
+// or before_id) are walked and their ids collected.
+func (r *Relay) bridgeCount(ctx context.Context, filters []bridgeFilter) (int64, error) {
+	if len(filters) == 1 && filters[0].Search == "" && filters[0].BeforeID == "" {
+		return r.countEvents(ctx, filters[0].Filter)
+	}
+	if r.readRefused(ctx) {
+		return 0, nil
+	}
+	seen := make(map[string]bool)
+	for _, bf := range filters {
+		f := bf.Filter
+		search := strings.ToLower(f.Search)
+		f.Search = ""
+		keep := r.readCheck(ctx, f)
+		err := r.eachStored(ctx, f, func(ev *nostr.Event) {
+			switch {
+			case keep != nil && !keep(ev):
+			case search != "" && !strings.Contains(strings.ToLower(ev.Content), search):
+			case bf.BeforeID != "" && f.Until != nil && ev.CreatedAt == *f.Until && ev.ID >= bf.BeforeID:
+			default:
+				seen[ev.ID] = true
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return int64(len(seen)), nil
 }
 
 func sortEvents(evs []*nostr.Event) {

@@ -36,6 +36,16 @@ type conn struct {
 	grant     *nipoa.Tag // NIP-OA attestation of pubkey presented at AUTH; nil when none
 	reqs      map[context.Context]*reqState
 	ws        *khatru.WebSocket // set on connect
+	nc        net.Conn          // the hijacked socket, for cutting a banned key off
+}
+
+// setNetConn records the connection's socket once hijacked.
+func (c *conn) setNetConn(nc net.Conn, open bool) {
+	if open {
+		c.mu.Lock()
+		c.nc = nc
+		c.mu.Unlock()
+	}
 }
 
 type connKey struct{}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/cgi"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,11 +75,20 @@ func parseGitPath(req *http.Request) (gitRoute, int) {
 	rt := gitRoute{owner: owner, repo: name, rest: parts[2]}
 	switch {
 	case rt.rest == "info/refs" && req.Method == http.MethodGet:
-		rt.service = req.URL.Query().Get("service")
+		// Exactly one service: git http-backend takes the last of several,
+		// which must not differ from the one access was judged for.
+		q, err := url.ParseQuery(req.URL.RawQuery)
+		if err != nil || len(q["service"]) != 1 {
+			return gitRoute{}, http.StatusBadRequest
+		}
+		rt.service = q.Get("service")
 		if rt.service != "git-upload-pack" && rt.service != "git-receive-pack" {
 			return gitRoute{}, http.StatusForbidden // dumb HTTP is not served
 		}
 	case (rt.rest == "git-upload-pack" || rt.rest == "git-receive-pack") && req.Method == http.MethodPost:
+		if s := req.URL.Query()["service"]; len(s) > 0 && (len(s) > 1 || s[0] != rt.rest) {
+			return gitRoute{}, http.StatusBadRequest // a service parameter that disagrees with the path
+		}
 		rt.service = rt.rest
 	default:
 		return gitRoute{}, http.StatusNotFound
@@ -189,10 +199,10 @@ func (r *Relay) gitAllowed(ctx context.Context, c caller, rt gitRoute, push bool
 	switch role {
 	case "":
 		return false
-	case "guest":
-		return !push
+	case roleOwner, roleAdmin, roleMember, roleBot:
+		return true
 	}
-	return true
+	return !push // guests, and any role this relay does not know, read only
 }
 
 // repoChannel returns the channel the owner's announcement shares the
@@ -255,17 +265,24 @@ func (r *Relay) runBackend(w http.ResponseWriter, req *http.Request, rt gitRoute
 	}
 	// http-backend finds the repository from PATH_INFO; give it the
 	// canonical spelling (hex owner, .git suffix) whatever the URL said.
+	// The query is rebuilt from the service access was judged for, and
+	// only a push gets REMOTE_USER, without which http-backend refuses
+	// receive-pack: whatever the URL said, git serves what was allowed.
 	req = req.Clone(req.Context())
 	req.URL.Path = "/git/" + rt.owner + "/" + rt.repo + ".git/" + rt.rest
+	req.URL.RawQuery = ""
+	if rt.rest == "info/refs" {
+		req.URL.RawQuery = "service=" + rt.service
+	}
+	env := append(r.gitEnv(), "GIT_PROJECT_ROOT="+r.gitRoot(), "GIT_HTTP_EXPORT_ALL=1")
+	if rt.service == "git-receive-pack" {
+		env = append(env, "REMOTE_USER="+c.pubkey)
+	}
 	h := &cgi.Handler{
-		Path: git,
-		Root: "/git",
-		Args: []string{"http-backend"},
-		Env: append(r.gitEnv(),
-			"GIT_PROJECT_ROOT="+r.gitRoot(),
-			"GIT_HTTP_EXPORT_ALL=1",
-			"REMOTE_USER="+c.pubkey, // enables receive-pack
-		),
+		Path:   git,
+		Root:   "/git",
+		Args:   []string{"http-backend"},
+		Env:    env,
 		Stderr: logWriter{r.log},
 	}
 	h.ServeHTTP(w, req)

@@ -18,6 +18,7 @@ import (
 
 	"buzzbox/nostrgit/nip98"
 	"buzzbox/nostrgit/nipoa"
+	"buzzbox/relay/web"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/fiatjaf/eventstore"
@@ -44,6 +45,10 @@ type Config struct {
 	// AllowFile names a file of member pubkeys, one per line; blank lines
 	// and lines starting with # are skipped. Empty means none.
 	AllowFile string
+	// Admins lists pubkeys (hex or npub) that, like the owner, may call
+	// the NIP-86 management API and cannot be banned. Empty means only
+	// the owner.
+	Admins []string
 	// Open lets anyone read and write without NIP-42 AUTH. Private
 	// channels still need an authenticated member.
 	Open bool
@@ -63,6 +68,12 @@ type Config struct {
 	MaxSubscriptions int
 	EventsPerSecond  float64
 	EventBurst       int
+	// MaxFuture and MaxAge bound how far an event's created_at may lie
+	// ahead of or behind the relay's clock; zero keeps the defaults of
+	// limits.go (15 minutes, 3 years), a negative value lifts the bound.
+	// Events the relay signs itself are not checked.
+	MaxFuture time.Duration
+	MaxAge    time.Duration
 	// SyncWrites makes the badger store fsync every write, so acknowledged
 	// events survive a power cut, not only a crash of the process. False
 	// leaves flushing to the OS: a kill -9 loses nothing, a power cut may.
@@ -72,7 +83,8 @@ type Config struct {
 	Git string
 	// Logger receives the relay's logs. Nil discards them.
 	Logger *slog.Logger
-	// Now is the clock for AUTH and NIP-98 windows. Nil is time.Now.
+	// Now is the clock for AUTH and NIP-98 windows and for MaxFuture and
+	// MaxAge. Nil is time.Now.
 	Now func() time.Time
 }
 
@@ -85,11 +97,13 @@ type Relay struct {
 	store   eventstore.Store
 	secret  string // the relay's signing key, hex
 	pubkey  string
-	members map[string]bool // owner and allowlist; fixed after New
-	owner   string
+	mem     *membership
+	inv     *invites
+	owner   string // fixed after New; also in mem
 	limiter *rateLimiter
 	chans   *channels
 	seen    *nip98.SeenCache
+	web     *web.Handler // the browser client at /
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -130,11 +144,12 @@ func New(cfg Config) (*Relay, error) {
 	r := &Relay{
 		cfg:     cfg,
 		log:     cfg.Logger,
-		members: make(map[string]bool),
+		mem:     newMembership(),
 		conns:   make(map[net.Conn]bool),
 		live:    make(map[*conn]bool),
 		limiter: newRateLimiter(cfg.EventsPerSecond, cfg.EventBurst),
 		seen:    nip98.NewSeenCache(0, replayWindow),
+		web:     web.New(),
 	}
 	if err := r.loadMembers(); err != nil {
 		return nil, err
@@ -165,6 +180,14 @@ func New(cfg Config) (*Relay, error) {
 		store.Close()
 		return nil, err
 	}
+	if err := r.loadMemberRecords(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := r.loadInvites(); err != nil {
+		store.Close()
+		return nil, err
+	}
 	return r, nil
 }
 
@@ -183,6 +206,12 @@ func fillDefaults(cfg *Config) {
 	}
 	if cfg.EventBurst == 0 {
 		cfg.EventBurst = defaultEventBurst
+	}
+	if cfg.MaxFuture == 0 {
+		cfg.MaxFuture = defaultMaxFuture
+	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = defaultMaxAge
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -216,14 +245,21 @@ func (r *Relay) loadMembers() error {
 			return fmt.Errorf("buzz-relay: owner: %w", err)
 		}
 		r.owner = pk
-		r.members[pk] = true
+		r.mem.owner = pk
+	}
+	for _, a := range r.cfg.Admins {
+		pk, err := parsePubkey(a)
+		if err != nil {
+			return fmt.Errorf("buzz-relay: admin: %w", err)
+		}
+		r.mem.admins[pk] = true
 	}
 	for _, a := range r.cfg.Allow {
 		pk, err := parsePubkey(a)
 		if err != nil {
 			return fmt.Errorf("buzz-relay: allow: %w", err)
 		}
-		r.members[pk] = true
+		r.mem.static[pk] = true
 	}
 	if r.cfg.AllowFile == "" {
 		return nil
@@ -249,7 +285,7 @@ func (r *Relay) loadMembers() error {
 		if err != nil {
 			return fmt.Errorf("buzz-relay: allowlist %s line %d: %w", r.cfg.AllowFile, i+1, err)
 		}
-		r.members[pk] = true
+		r.mem.static[pk] = true
 	}
 	return nil
 }
@@ -458,20 +494,24 @@ func (r *Relay) closeConns() {
 }
 
 // ServeHTTP routes one request: websocket upgrades and NIP-11 to the
-// relay, /query /count /events to the bridge, /git/ to git.
+// relay, NIP-86 management calls and /invite to membership, /query /count
+// /events to the bridge, /git/ to git, / and /static/ to the web client.
 func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case strings.EqualFold(req.Header.Get("Upgrade"), "websocket"):
 		r.serveWebsocket(w, req)
+	case isManagementCall(req):
+		r.serveManagement(w, req)
+	case req.URL.Path == invitePath:
+		r.serveInvite(w, req)
 	case strings.Contains(req.Header.Get("Accept"), "application/nostr+json"):
 		r.serveInfo(w, req)
 	case strings.HasPrefix(req.URL.Path, "/git/"):
 		r.serveGit(w, req)
 	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
 		r.serveBridge(w, req)
-	case req.URL.Path == "/":
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "buzz-relay: a Nostr relay. Connect with a websocket client to %s\n", r.wsBase(req))
+	case web.Serves(req.URL.Path):
+		r.web.ServeHTTP(w, req)
 	default:
 		http.NotFound(w, req)
 	}
@@ -483,6 +523,14 @@ func (r *Relay) scheme(req *http.Request) string {
 		return "wss"
 	}
 	return "ws"
+}
+
+// httpBase returns the relay's primary http(s) URL, for links.
+func (r *Relay) httpBase(req *http.Request) string {
+	if b := r.names().bases(r.httpScheme(req)); len(b) > 0 {
+		return b[0]
+	}
+	return r.HTTPURL()
 }
 
 // wsBase returns the relay's primary websocket URL, for messages.
@@ -504,7 +552,7 @@ func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	c.req = req
 	hw := &hijackWriter{
 		ResponseWriter: w,
-		track:          r.track,
+		track:          func(nc net.Conn, open bool) { r.track(nc, open); c.setNetConn(nc, open) },
 		inspect:        func(p []byte) authVerdict { return r.inspectAuth(c, p) },
 	}
 	r.kr.HandleWebsocket(hw, req)
