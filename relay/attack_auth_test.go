@@ -140,8 +140,8 @@ func TestAttackExpiredAttestationGrantsAccess(t *testing.T) {
 	if reason := refused(t, c, signed(t, agent, 1, "expired grant")); !strings.Contains(reason, "restricted") {
 		t.Errorf("publish under an expired attestation = %q; want restricted", reason)
 	}
-	if _, reason := query(t, c, nostr.Filter{Kinds: []int{1}}); !strings.Contains(reason, "restricted") {
-		t.Errorf("REQ under an expired attestation = CLOSED %q; want restricted", reason)
+	if _, reason := query(t, c, nostr.Filter{Kinds: []int{1}}); !strings.Contains(reason, "restricted") || !strings.Contains(reason, "attestation") {
+		t.Errorf("REQ under an expired attestation = CLOSED %q; want restricted, naming the attestation", reason)
 	}
 	mustPublish(t, loginWith(t, url, agent, valid), signed(t, agent, 1, "valid grant"))
 
