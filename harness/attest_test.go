@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/internal/nostrkey"
 	"buzzbox/nostrgit/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -38,5 +39,33 @@ func TestAttackSiblingAttestationConditionsIgnored(t *testing.T) {
 				t.Errorf("sibling under attestation %q passed the owner-only gate:\n%s", cond, strings.Join(w.prompts(), "\n=====\n"))
 			}
 		})
+	}
+}
+
+// TestAuthTagLapsedWarns: a BUZZ_AUTH_TAG whose time clauses do not hold
+// still names the owner, with a warning that says why and what to do.
+func TestAuthTagLapsedWarns(t *testing.T) {
+	owner := mustSecret(t)
+	agent, err := nostrkey.ParseSecret(testKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for cond, lapsed := range map[string]bool{
+		"created_at<" + strconv.FormatInt(time.Now().Add(-time.Hour).Unix(), 10):       true,
+		"created_at>" + strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10):        true,
+		"kind=9&created_at<" + strconv.FormatInt(time.Now().Add(time.Hour).Unix(), 10): false,
+	} {
+		a, err := nipoa.Sign(owner, agent.Public(), cond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := LoadConfig([]string{"--relay-url", "ws://127.0.0.1:1", "--agent-command", "x"}, testEnv("BUZZ_AUTH_TAG="+a.JSON()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		warned := strings.Contains(strings.Join(c.Warnings, "\n"), "BUZZ_AUTH_TAG does not hold now")
+		if c.Owner != owner.Public().Hex() || warned != lapsed {
+			t.Errorf("BUZZ_AUTH_TAG with %q: owner %s, warnings %q; want owner %s, warned %v", cond, c.Owner, c.Warnings, owner.Public().Hex(), lapsed)
+		}
 	}
 }

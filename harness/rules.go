@@ -139,6 +139,23 @@ func verifyAuthTag(tag []string, agentHex string) (string, bool) {
 	return t.Owner.Hex(), true
 }
 
+// authTagLapsed says why the time clauses of an auth tag (JSON text) do not
+// hold at now, or "" when they do or the tag does not parse.
+func authTagLapsed(tagJSON string, now time.Time) string {
+	var tag []string
+	if json.Unmarshal([]byte(tagJSON), &tag) != nil || len(tag) != 4 {
+		return ""
+	}
+	t, err := nipoa.FromParts(strings.ToLower(tag[1]), tag[2], tag[3])
+	if err != nil {
+		return ""
+	}
+	if err := t.CheckTime(now.Unix()); err != nil {
+		return "does not hold now (" + err.Error() + ")"
+	}
+	return ""
+}
+
 // verifiedAttestation is verifyAuthTag returning the whole attestation,
 // conditions included.
 func verifiedAttestation(tag []string, agentHex string) (*nipoa.Tag, bool) {
