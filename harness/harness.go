@@ -19,6 +19,7 @@ import (
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/proc"
+	"buzzbox/nostrgit/nipoa"
 )
 
 // version is what clientInfo reports.
@@ -183,7 +184,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.io = newRelayIO(cfg.RelayURL, cfg.Secret, canonTag, h.rc)
 	h.chans = &channelCache{io: h.io, m: map[string]channelInfo{}}
 	h.reacts = newReactions(h.io, cfg.Secret, log)
-	h.siblings = &siblingCache{io: h.io, m: map[string]bool{}}
+	h.siblings = &siblingCache{io: h.io, m: map[string]*nipoa.Tag{}}
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)
 	h.ownerKey = sync.OnceValues(func() ([32]byte, error) { return conversationKey(cfg.Secret, cfg.Owner) })

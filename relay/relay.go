@@ -399,6 +399,25 @@ func Start(cfg Config, addr string) (*Relay, error) {
 		r.store.Close()
 		return nil, fmt.Errorf("buzz-relay: listen %s: %w", addr, err)
 	}
+	r.startOn(ln)
+	return r, nil
+}
+
+// StartListener is Start on a listener the caller made, e.g. to name the
+// relay's own address in cfg.PublicURL before it is built. The relay owns
+// ln from then on, also when New fails.
+func StartListener(cfg Config, ln net.Listener) (*Relay, error) {
+	r, err := New(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	r.startOn(ln)
+	return r, nil
+}
+
+// startOn serves ln in the background until Close.
+func (r *Relay) startOn(ln net.Listener) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	r.done = make(chan struct{})
@@ -410,7 +429,6 @@ func Start(cfg Config, addr string) (*Relay, error) {
 			r.log.Error("serve", "err", err)
 		}
 	}()
-	return r, nil
 }
 
 // listening records the listen address: URL's value and, without
