@@ -24,7 +24,7 @@ import (
 	"buzzbox/relay"
 )
 
-// Files `buzzbox up` keeps in its directory (default ./.buzz).
+// Files `buzzbox up` keeps in its state directory (upStateDir).
 const (
 	upOwnerKey   = "owner.key"
 	upAgentKey   = "agent.key"
@@ -85,7 +85,7 @@ func Up(ctx context.Context, args []string, env proc.Env) int {
 	fs := flag.NewFlagSet("buzzbox up", flag.ContinueOnError)
 	fs.SetOutput(env.Err())
 	listen := fs.String("listen", "127.0.0.1:3000", "relay listen address")
-	dir := fs.String("dir", ".buzz", "where keys and relay data live (relative to the working directory)")
+	dir := fs.String("dir", "", "where keys and relay data live (default $XDG_STATE_HOME/buzzbox/<workspace>, else ~/.local/state/buzzbox/<workspace>; relative to the working directory)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -97,9 +97,10 @@ func Up(ctx context.Context, args []string, env proc.Env) int {
 		return 2
 	}
 	log := newLogger(env)
-	base := *dir
-	if !filepath.IsAbs(base) {
-		base = filepath.Join(env.Dir, base)
+	base, err := upStateDir(env, log, *dir)
+	if err != nil {
+		fmt.Fprintln(env.Err(), err)
+		return 1
 	}
 	if err := up(ctx, env, log, base, *listen, env.Out()); err != nil {
 		fmt.Fprintln(env.Err(), err)
@@ -201,9 +202,14 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	henv.Environ = proc.Without(henv.Environ, "BUZZ_ACP_PRIVATE_KEY", "BUZZ_AUTH_TAG")
 	cfg, err := LoadConfig([]string{"--relay-url", wsURL, "--agent-owner", owner.Public().Hex(),
 		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--channels", channel}, henv)
+	clear(skHex)
 	if err != nil {
 		return err
 	}
+	// The agent key reaches buzz-dev-mcp as a file in the state dir, which
+	// its shell sandbox hides, not in any process's environment.
+	cfg.MCPKeyFile = filepath.Join(base, upAgentKey)
+	henv.Environ = proc.Without(henv.Environ, "BUZZ_PRIVATE_KEY")
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
