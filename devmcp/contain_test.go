@@ -151,6 +151,14 @@ func startSandboxed(t *testing.T, o startOpts) *mcpProc {
 		if instr, _ := res["instructions"].(string); !strings.Contains(instr, "Landlock sandbox") {
 			t.Errorf("instructions do not tell the model about the sandbox: %q", instr)
 		}
+		tools, _ := result(t, p.call("tools/list", nil))["tools"].([]any)
+		for _, tl := range tools {
+			if m, _ := tl.(map[string]any); m["name"] == "shell" {
+				if d, _ := m["description"].(string); !strings.Contains(d, "Landlock sandbox") {
+					t.Errorf("the shell tool's description does not mention the sandbox: %q", d)
+				}
+			}
+		}
 	case <-p.done:
 		if strings.Contains(p.stderrText(), "has no Landlock") {
 			t.Skip("SKIP(loud): this kernel has no Landlock; the shell sandbox cannot be tested here")
@@ -175,8 +183,9 @@ func TestAttackSandboxReadsStateDir(t *testing.T) {
 	}
 	p := startSandboxed(t, startOpts{env: []string{"XDG_STATE_HOME=" + state}})
 	out := runShell(t, p, map[string]any{"command": `cat "$XDG_STATE_HOME"/buzzbox/*/owner.key; ls -R "$XDG_STATE_HOME"; cat ` + filepath.Join(ws, "owner.key") + `; rg -uu . ` + state})
-	if strings.Contains(out.Stdout, attackKey) || strings.Contains(out.Stdout, "owner.key") {
-		t.Errorf("the shell read the state dir:\n%s", out.Stdout)
+	// Names may be listed (listing keeps `ls /` working); contents not.
+	if strings.Contains(out.Stdout, attackKey) {
+		t.Errorf("the shell read the owner key in the state dir:\n%s", out.Stdout)
 	}
 	if !strings.Contains(out.Stderr, "Permission denied") {
 		t.Errorf("stderr = %q; want the reads refused", out.Stderr)
@@ -194,7 +203,7 @@ func TestAttackSandboxReadsHandedOverKey(t *testing.T) {
 	}
 	p := startSandboxed(t, startOpts{env: []string{"NOSTR_PRIVATE_KEY_FILE=" + keyFile}})
 	out := runShell(t, p, map[string]any{"command": "cat " + keyFile + "; ls " + keyDir})
-	if strings.Contains(out.Stdout, attackKey) || strings.Contains(out.Stdout, "agent.key") {
+	if strings.Contains(out.Stdout, attackKey) {
 		t.Errorf("the shell read the handed-over key file:\n%s", out.Stdout)
 	}
 	out = runShell(t, p, map[string]any{"command": `git config user.signingkey >/dev/null && cat "$BUZZ_KEYFILE"`})
@@ -253,6 +262,7 @@ echo hello > f.txt; cat f.txt
 git init -q . && git add f.txt && git -c user.name=n -c user.email=n@e -c commit.gpgSign=false commit -qm first && git log --format=%s
 echo t > "$TMPDIR/t" && cat "$TMPDIR/t"
 echo x > /dev/null
+ls / >/dev/null; ls "$HOME" >/dev/null
 if command -v go >/dev/null; then go version >/dev/null && echo go-ok; else echo go-ok; fi
 if echo no > ` + filepath.Join(filepath.Dir(dir), "outside.txt") + ` 2>/dev/null; then echo wrote-outside; fi`})
 	if out.Stdout != "hello\nfirst\nt\ngo-ok\n" || out.ExitCode != 0 {

@@ -81,6 +81,11 @@ type grant struct {
 	path  string
 	write bool
 	dir   bool
+	// list allows only listing directories below path: the dirs that
+	// hold hidden places are split into their entries, and listing keeps
+	// `ls /` and `ls ~` working. Names below hidden places show; their
+	// contents do not.
+	list bool
 }
 
 // rules turns the policy into Landlock rules for the kernel's ABI.
@@ -103,6 +108,8 @@ func (p sandboxPolicy) rules(abi int) []landlock.Rule {
 	for _, g := range gs {
 		var r landlock.FSRule
 		switch {
+		case g.list:
+			r = landlock.PathAccess(ll.AccessFSReadDir, g.path)
 		case g.write && g.dir:
 			r = landlock.RWDirs(g.path).WithIoctlDev()
 			if abi >= 2 {
@@ -213,6 +220,7 @@ func (h *hider) grant(gs *[]grant, p string, write bool) {
 	if err != nil {
 		return
 	}
+	*gs = append(*gs, grant{path: p, dir: true, list: true})
 	for _, e := range entries {
 		c := filepath.Join(p, e.Name())
 		if e.Type()&fs.ModeSymlink != 0 {
