@@ -3,6 +3,7 @@ package devmcp_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -272,5 +273,34 @@ if echo no > ` + filepath.Join(filepath.Dir(dir), "outside.txt") + ` 2>/dev/null
 	out = runShell(t, p, map[string]any{"command": "(sleep 1000; echo never) & sleep 1000", "timeout_ms": 500})
 	if !out.TimedOut || out.ExitCode != 124 || time.Since(start) > 10*time.Second {
 		t.Errorf("timeout under the sandbox = %+v", out)
+	}
+}
+
+// TestAttackSandboxReadsUserProcess: as a user other than root, a command
+// reads the environment of another of the user's processes (a terminal's
+// shell with an exported API key, here a sleep): dumpable and of the same
+// uid, so only Landlock's rule against reaching processes outside the
+// sandbox keeps it out of reach.
+func TestAttackSandboxReadsUserProcess(t *testing.T) {
+	const secret = "sk-user-terminal-key-77"
+	victim := exec.Command("sleep", "120")
+	victim.Env = []string{"OPENAI_API_KEY=" + secret}
+	if os.Geteuid() == 0 {
+		victim.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+	p, _ := startUnprivilegedEnv(t, []string{"BUZZ_SHELL_SANDBOX=landlock"})
+	if strings.Contains(p.stderrText(), "has no Landlock") {
+		t.Skip("SKIP(loud): this kernel has no Landlock")
+	}
+	out := runShell(t, p, map[string]any{"command": fmt.Sprintf(`grep -a -o -h 'sk-user-terminal-[a-z0-9-]*' /proc/%d/environ /proc/[0-9]*/environ`, victim.Process.Pid)})
+	if strings.Contains(out.Stdout, secret) {
+		t.Errorf("the shell read another process's environment")
+	}
+	if !strings.Contains(p.stderrText(), "sandbox=landlock") {
+		t.Errorf("the server did not start with the sandbox:\n%s", p.stderrText())
 	}
 }

@@ -252,9 +252,11 @@ func (h *hider) grantExplicit(gs *[]grant, p string, write bool) {
 }
 
 // canOwnProc reports whether sandboxed shells get PID and mount
-// namespaces of their own: only root may make them without a user
-// namespace, and only root needs them, since for anyone else the
-// non-dumpable secret holders' /proc files are closed already.
+// namespaces of their own: only root needs them. For another user
+// Landlock already refuses /proc/PID/environ and mem of every process
+// outside the sandbox; root, on the kernels tried (6.18), still reads any
+// process's environ, non-dumpable or not, under Landlock and without
+// CAP_SYS_PTRACE. In its own PID namespace no process outside is named.
 func canOwnProc() bool { return os.Geteuid() == 0 }
 
 // setNamespaces starts cmd as the first process of new PID and mount
