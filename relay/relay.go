@@ -447,8 +447,6 @@ func (r *Relay) host(req *http.Request) string {
 	return normHost(req.Host)
 }
 
-func (r *Relay) wsBase(req *http.Request) string { return r.scheme(req) + "://" + r.host(req) }
-
 func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	c := &conn{host: r.host(req), scheme: r.scheme(req)}
 	// khatru derives its own idea of the relay URL from these: the scheme

@@ -36,6 +36,12 @@ export function messageView(ev, app, { inThread = false } = {}) {
     el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
     edited ? el('span', { class: 'edited', text: '(edited)' }) : null);
   main.append(head);
+  if (ev.kind === K.diff) {
+    const t = (n) => ev.tags.find((x) => x[0] === n)?.[1] || '';
+    const where = [t('repo'), t('commit').slice(0, 7) && '@ ' + t('commit').slice(0, 7), t('file')].filter(Boolean).join(' ');
+    main.append(el('p', { class: 'diff-head' }, el('span', { class: 'badge', text: 'diff' }), ' ', where));
+    if (t('description')) main.append(el('p', { class: 'diff-desc', text: t('description') }));
+  }
   const bodyBox = el('div', { class: 'msg-body' });
   bodyBox.append(body(text, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
   main.append(bodyBox);
