@@ -39,3 +39,7 @@ const (
 // protocolVersion is the ACP version answered: the client's if lower, else
 // ours. The agent speaks ACP v1.
 const protocolVersion = 1
+
+// minRedactLen is the shortest API key cut out of error messages; a
+// shorter one would match ordinary words.
+const minRedactLen = 8

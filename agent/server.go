@@ -330,7 +330,11 @@ func (a *Agent) turnError(model string, err error) error {
 		case llm.KindNotFound:
 			code, msg = codeModelNotFound, "llm model not found: ("+model+") "+le.Msg
 		}
-		return &jsonrpc.Error{Code: code, Message: msg}
+		if key := string(a.opts.APIKey); len(key) >= minRedactLen {
+			// A provider's error body may echo the key it refused.
+			msg = strings.ReplaceAll(msg, key, "[redacted]")
+		}
+		return &jsonrpc.Error{Code: code, Message: msg, Data: a.failure(model, le)}
 	}
 	return &jsonrpc.Error{Code: codeAgent, Message: err.Error()}
 }

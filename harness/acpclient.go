@@ -14,6 +14,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
@@ -125,6 +126,59 @@ type agentProc struct {
 	usage      map[string]*usageSnapshot // latest usage report per session; nil until the first
 	usageSeq   uint64                    // usage reports received
 	catalog    *modelCatalog             // models offered by the first session/new; nil until then
+	text       *turnText                 // the running prompt's agent text; nil outside a prompt
+}
+
+// turnText collects one prompt's agent_message_chunk text for the reply
+// guard, split where a tool call starts: the last non-empty piece is the
+// turn's final text.
+type turnText struct {
+	session   string
+	cur, last strings.Builder
+	cut       bool // a piece reached maxFinalText; the rest was dropped
+}
+
+func (tt *turnText) add(s string) {
+	if room := maxFinalText - tt.cur.Len(); len(s) > room {
+		s = truncUTF8(s, max(room, 0))
+		tt.cut = true
+	}
+	tt.cur.WriteString(s)
+}
+
+// breakPiece ends the current piece at a tool call.
+func (tt *turnText) breakPiece() {
+	if strings.TrimSpace(tt.cur.String()) != "" {
+		tt.last.Reset()
+		tt.last.WriteString(tt.cur.String())
+	}
+	tt.cur.Reset()
+}
+
+// finalText is the text the agent wrote last in session's prompt, "" when
+// it wrote none.
+func (a *agentProc) finalText(session string) (text string, cut bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	tt := a.text
+	if tt == nil || tt.session != session {
+		return "", false
+	}
+	if t := strings.TrimSpace(tt.cur.String()); t != "" {
+		return t, tt.cut
+	}
+	return strings.TrimSpace(tt.last.String()), tt.cut
+}
+
+// truncUTF8 cuts s to at most n bytes without splitting a character.
+func truncUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
 }
 
 // startAgent spawns the process and runs initialize.
@@ -160,12 +214,19 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	}
 	a := &agentProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
 		log: log.With("pid", cmd.Process.Pid)}
-	w := &stdinWriter{f: stdin, timeout: s.writeTimeout, expired: a.stdinExpired, tap: s.tapWrite}
+	var w io.Writer = stdin
+	if s.tapWrite != nil {
+		w = &tapWriter{f: stdin, tap: s.tapWrite}
+	}
 	var out io.Reader = stdout
 	if s.tapRead != nil {
 		out = tapReader{r: stdout, tap: s.tapRead}
 	}
-	a.conn = jsonrpc.NewConn(out, w, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log})
+	// spec §9.1: writes time out after 30 s. An agent that stops reading
+	// fills the pipe; the connection's write timeout then ends it and
+	// stdinExpired retires the agent like any other I/O failure.
+	a.conn = jsonrpc.NewConn(out, w, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log,
+		WriteTimeout: s.writeTimeout, OnWriteTimeout: a.stdinExpired})
 	// Serve ends when the agent closes stdout, sends an oversize or
 	// non-UTF-8 frame, or kill closes the connection; the process is
 	// waited for only after that, so no frame it wrote is lost.
@@ -241,49 +302,32 @@ var errAgentExited = errors.New("agent exited")
 // did not read it within agentWriteTimeout.
 var errStdinTimeout = errors.New("agent stopped reading its stdin")
 
-// stdinWriter bounds every write to the agent's stdin (spec §9.1: writes
-// time out after 30 s). An agent that stops reading fills the pipe, and an
-// unbounded write would stall whichever goroutine made it, and with it the
-// turn. A timed-out write calls expired, which ends the connection so the
-// agent is retired like any other I/O failure. The jsonrpc.Conn serialises
-// writes, so Write is never called concurrently.
-type stdinWriter struct {
-	f       *os.File
-	timeout time.Duration
-	expired func()
-	tap     *acpTap // nil: raw traffic is not recorded
+// tapWriter records what is written to the agent's stdin. It keeps the
+// pipe's write deadlines visible to the connection (jsonrpc.Options.WriteTimeout).
+type tapWriter struct {
+	f   *os.File
+	tap *acpTap
 }
 
-func (w *stdinWriter) Write(b []byte) (int, error) {
-	var fired atomic.Bool
-	if err := w.f.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
-		// A pipe without deadlines (not on Unix): closing it on expiry
-		// ends the blocked write instead.
-		t := time.AfterFunc(w.timeout, func() { fired.Store(true); w.f.Close() })
-		defer t.Stop()
-	}
+func (w *tapWriter) Write(b []byte) (int, error) {
 	n, err := w.f.Write(b)
-	if w.tap != nil && n > 0 {
+	if n > 0 {
 		w.tap.feed(b[:n])
-	}
-	if err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || fired.Load()) {
-		w.expired()
-		return n, fmt.Errorf("write to agent stdin: %w (nothing read for %v)", errStdinTimeout, w.timeout)
 	}
 	return n, err
 }
 
-// stdinExpired tears the connection down after a timed-out stdin write:
-// closing stdin fails every write queued behind it at once (instead of each
-// waiting out its own timeout), and closing the connection fails the
-// pending calls, so the running turn ends and the slot is respawned.
+func (w *tapWriter) SetWriteDeadline(t time.Time) error { return w.f.SetWriteDeadline(t) }
+
+// stdinExpired runs when a write to the agent's stdin timed out, before the
+// connection ends (which fails the pending calls, so the running turn ends
+// and the slot is respawned): closing stdin lets the agent see EOF.
 func (a *agentProc) stdinExpired() {
 	if a.stdinTimedOut.Swap(true) {
 		return
 	}
 	a.log.Error("agent did not read its stdin in time; tearing it down")
 	a.stdin.Close()
-	a.conn.Close()
 }
 
 // gone is the outcome of a prompt whose connection ended.
@@ -350,8 +394,10 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 	switch req.Method {
 	case acp.MethodSessionUpdate:
 		var p struct {
-			Update struct {
-				SessionUpdate string `json:"sessionUpdate"`
+			SessionID string `json:"sessionId"`
+			Update    struct {
+				SessionUpdate string           `json:"sessionUpdate"`
+				Content       acp.ContentBlock `json:"content"`
 				Meta          struct {
 					Goose *struct {
 						ActiveRunID *string `json:"activeRunId"`
@@ -363,6 +409,16 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			return nil, nil
 		}
 		switch p.Update.SessionUpdate {
+		case acp.UpdateAgentMessageChunk, acp.UpdateToolCall:
+			a.mu.Lock()
+			if tt := a.text; tt != nil && tt.session == p.SessionID {
+				if p.Update.SessionUpdate == acp.UpdateToolCall {
+					tt.breakPiece()
+				} else if p.Update.Content.Type == "text" {
+					tt.add(p.Update.Content.Text)
+				}
+			}
+			a.mu.Unlock()
 		case acp.UpdateUsage:
 			a.noteUsage(req.Params)
 		case acp.UpdateSessionInfo:
@@ -472,6 +528,7 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 	a.mu.Lock()
 	a.cancelling = false
 	a.runID = ""
+	a.text = &turnText{session: sessionID}
 	a.mu.Unlock()
 	type reply struct {
 		res struct {
@@ -496,7 +553,7 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 			switch {
 			case errors.As(r.err, &rpcErr):
 				return promptOutcome{result: turnAgentError, err: r.err}
-			case errors.Is(r.err, errStdinTimeout) || a.stdinTimedOut.Load():
+			case errors.Is(r.err, jsonrpc.ErrWriteTimeout) || a.stdinTimedOut.Load():
 				return promptOutcome{result: turnWriteTimeout, err: r.err}
 			case errors.Is(r.err, jsonrpc.ErrClosed):
 				return promptOutcome{result: turnExited, err: r.err}

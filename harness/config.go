@@ -81,6 +81,7 @@ func flagTable() []flagSpec {
 		{"relay-observer", "BUZZ_ACP_RELAY_OBSERVER", "false", kBool, "publish encrypted observer frames", false},
 		{"exit-after-inactivity", "BUZZ_ACP_EXIT_AFTER_INACTIVITY", "0", kInt, "seconds idle before a clean exit; 0 never", false},
 		{"lazy-pool", "BUZZ_ACP_LAZY_POOL", "false", kBool, "start agents on the first accepted event", false},
+		{"post-final-text", "BUZZ_ACP_POST_FINAL_TEXT", "true", kBool, "when a turn started by a mention or DM leaves nothing in the thread, post the agent's final text there (false: upstream's silence)", false},
 	}
 }
 
@@ -127,6 +128,7 @@ type Config struct {
 	RelayObserver       bool
 	ExitAfterInactivity time.Duration
 	LazyPool            bool
+	PostFinalText       bool // the reply guard (reply.go); on unless --post-final-text=false
 	AuthTag             string
 	DisplayName         string
 	EventBuffer         int
@@ -553,7 +555,7 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 		dst  *bool
 	}{
 		{"no-ignore-self", &c.NoIgnoreSelf}, {"no-presence", &c.NoPresence}, {"no-typing", &c.NoTyping},
-		{"relay-observer", &c.RelayObserver}, {"lazy-pool", &c.LazyPool},
+		{"relay-observer", &c.RelayObserver}, {"lazy-pool", &c.LazyPool}, {"post-final-text", &c.PostFinalText},
 	} {
 		if *b.dst, err = raw.boolean(b.name); err != nil {
 			return nil, err

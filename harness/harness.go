@@ -26,6 +26,7 @@ const version = "buzzbox"
 
 // Main runs buzz-acp until a signal, !shutdown or a fatal error.
 func Main(ctx context.Context, args []string, env proc.Env) int {
+	_ = proc.NoDump() // the agent key is in this environment; best effort
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if isSubcommand(args) {
@@ -121,6 +122,8 @@ type harness struct {
 	models     map[string]string         // channel → model chosen by an observer switch_model
 	switchAcks map[string]controlRequest // channel → switch_model whose final result waits for its session
 	waking     bool                      // a lazy pool's first agent is starting (lifecycle "waking" sent)
+	startErr   error                     // why the last agent start failed; nil once one starts
+	poolDown   bool                      // no agent could be started at all; the harness keeps listening to say so
 
 	// ownerKey is the NIP-44 conversation key between the agent and the
 	// owner (core memory, turn metrics, observer frames), computed once.
@@ -133,6 +136,8 @@ type harness struct {
 	setup    *setupState    // non-nil in setup mode: no agents, nudges only
 	siblings *siblingCache
 	profiles *profileCache
+	// ownNotices holds the ids of notices posted as the agent (reply.go).
+	ownNotices noticeIDs
 }
 
 // Run connects, subscribes and serves until ctx ends or a shutdown.

@@ -106,3 +106,13 @@ const (
 	observerControlSkew  = 300 * time.Second // a control frame's created_at may be this far from now either way; older ones are replays
 	observerFlushWait    = 2 * time.Second   // shutdown waits this long for frames still in the bus to go out
 )
+
+// Failure notices and the reply guard.
+const (
+	maxNoticeCause = 300              // runes of an agent's own error text quoted in a notice
+	maxNoticeField = 120              // runes of a model name or endpoint quoted in a notice
+	minSecretLen   = 8                // shorter values of *_KEY/_TOKEN/… variables are not redacted (they would match ordinary words)
+	maxFinalText   = 32 << 10         // bytes of a turn's final text kept for the reply guard; a longer text is cut with a note
+	replyCheckTO   = 10 * time.Second // the reply guard's relay query and publish, each
+	maxNoticeIDs   = 256              // notice ids remembered for the reply guard; cleared when full (a lost id can only keep the guard quiet once)
+)

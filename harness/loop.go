@@ -8,8 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/nbd-wtf/go-nostr"
 )
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
@@ -246,6 +244,7 @@ func (h *harness) dispatch(ctx context.Context) {
 		s := h.claim(best.id)
 		if s == nil {
 			h.ensureAgents(ctx)
+			h.startFailed(ctx)
 			return
 		}
 		h.startTurn(ctx, s, best)
@@ -340,6 +339,12 @@ type turnOutcome struct {
 	promptOutcome
 	newSession bool
 	stage      string // where it failed: session, initial, prompt
+	// guard asks the reply guard to check the thread: the turn ended well
+	// and was started by a mention or a DM. finalText is what the agent
+	// wrote last ("" none); textCut says it was cut at maxFinalText.
+	guard     bool
+	finalText string
+	textCut   bool
 }
 
 // turnDone applies §9.9.
@@ -391,6 +396,9 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			}
 		}
 		h.reacts.clear(ctx, finished)
+		if out.guard {
+			h.guardReply(ctx, cs.id, t, out)
+		}
 	case turnSignalled:
 		log.Info("turn cancelled", "reason", t.reason)
 		delete(s.sessions, cs.id)
@@ -414,6 +422,18 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		}
 		if out.stage == "session" {
 			delete(s.sessions, cs.id)
+		}
+		f := classify(out.err)
+		if !f.retryable {
+			// Another attempt cannot cure it: say so now, not after the
+			// retry ladder (up to ~25 minutes).
+			h.reacts.clear(ctx, finished)
+			cs.attempts, cs.retryAt = 0, time.Time{}
+			h.deadLetter(ctx, cs, append(t.parked, t.batch...), f.cause)
+			return
+		}
+		if cs.attempts == 0 {
+			h.notice(ctx, cs, append(t.parked, t.batch...), "⚠️ I could not answer yet: "+f.cause+". I will keep trying.")
 		}
 		requeue(true)
 	case turnHard:
@@ -476,23 +496,25 @@ func (h *harness) deadLetter(ctx context.Context, cs *chanState, batch []*Event,
 		return
 	}
 	h.log.Error("batch dead-lettered", "channel", cs.id, "events", len(batch), "why", why)
-	last := batch[len(batch)-1]
-	root, _ := last.thread()
-	tags := nostr.Tags{{"h", cs.id}}
-	if root != "" && root != last.ID {
-		tags = append(tags, nostr.Tag{"e", root, "", "root"})
+	h.notice(ctx, cs, batch, "⚠️ I could not process this message: "+why+". Please send it again.")
+}
+
+// notice posts text, signed by the agent, as a reply in the thread of the
+// batch's last event. Values of secret variables are cut out of it first.
+func (h *harness) notice(ctx context.Context, cs *chanState, batch []*Event, text string) {
+	if cs.removed || len(batch) == 0 {
+		return
 	}
-	tags = append(tags, nostr.Tag{"e", last.ID, "", "reply"}, nostr.Tag{"p", last.PubKey})
-	ev := &nostr.Event{Kind: kindStream, CreatedAt: nostr.Now(), Tags: tags,
-		Content: "⚠️ I could not process this message: " + why + ". Please send it again."}
+	ev := h.threadEvent(cs.id, batch[len(batch)-1], text)
 	if err := h.cfg.Secret.SignEvent(ev); err != nil {
 		return
 	}
+	h.ownNotices.add(ev.ID)
 	go func() { // best effort, bounded
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
 		defer cancel()
 		if err := h.io.publish(pctx, ev); err != nil {
-			h.log.Warn("failure notice not published", "err", err)
+			h.log.Warn("notice not published", "err", err)
 		}
 	}()
 }

@@ -117,11 +117,16 @@ func TestRetriesThenDeadLetter(t *testing.T) {
 	w := newWorld(t)
 	w.startHarnessTiming(w.harnessEnv("echo", envFakeError+"=model overloaded"), timing{retryBase: time.Millisecond, respawn: time.Millisecond})
 	ev := w.mention("keeps failing")
+	// Two notices: the cause after the first failure, and the give-up.
 	waitFor(t, "a failure notice after the retries", 60*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
-		return len(evs) == 1
+		gaveUp := false
+		for _, e := range evs {
+			gaveUp = gaveUp || strings.Contains(e.Content, "Please send it again")
+		}
+		return len(evs) == 2 && gaveUp
 	})
 	if n := w.count("session/prompt"); n != maxRetries+1 {
 		t.Errorf("%d prompts; want %d (first try and %d retries)", n, maxRetries+1, maxRetries)

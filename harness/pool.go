@@ -2,8 +2,8 @@ package harness
 
 import (
 	"context"
-	"errors"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -16,15 +16,26 @@ func (h *harness) startPool(ctx context.Context) error {
 		a, err := startAgent(ctx, h.slotSpec(i), h.log.With("slot", i))
 		if err != nil {
 			h.log.Error("agent failed to start", "slot", i, "err", err)
+			h.startErr = err
+			h.slots[i].openUntil = time.Now().Add(circuitOpenFor)
 			continue
 		}
 		h.agentInitialized(i, a)
 		h.slots[i].agent = a
 		live++
 	}
-	if live == 0 {
-		return errors.New("buzz-acp: no agent could be started (check --agent-command and the agent's own settings)")
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
+	if live == 0 {
+		// Keep listening so that people who write to the agent are told
+		// why it does not answer (startFailed) instead of meeting silence.
+		h.poolDown = true
+		h.log.Error("no agent could be started; answering messages with the cause until one can (check --agent-command and the agent's own settings)",
+			"err", h.startErr, "retry_in", circuitOpenFor)
+		return nil
+	}
+	h.startErr = nil
 	if live < len(h.slots) {
 		h.log.Warn("fewer agents than asked", "live", live, "asked", len(h.slots))
 	}
@@ -106,6 +117,8 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 			if err != nil {
 				h.log.Error("agent respawn failed; circuit open", "slot", s.idx, "err", err)
 				s.openUntil = time.Now().Add(circuitOpenFor)
+				h.startErr = err
+				h.startFailed(ctx)
 				if h.waking && !h.anyStarting() {
 					h.waking = false
 					h.lifecycle(lifecycleFailed, err.Error())
@@ -119,6 +132,7 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 			}
 			s.agent = a
 			s.sessions = map[string]*sessionState{}
+			h.startErr, h.poolDown = nil, false
 			if h.waking {
 				h.waking = false
 				h.lifecycle(lifecycleReady, "")
@@ -154,6 +168,27 @@ func (h *harness) retire(ctx context.Context, s *slot) {
 	h.spawn(ctx, s, jitter(min(d, respawnCap)))
 }
 
+// startFailed tells every channel with work waiting that no agent can be
+// started, with the cause, when none is alive or starting: the work is
+// dead-lettered instead of waiting out the circuit breaker in silence.
+func (h *harness) startFailed(ctx context.Context) {
+	if h.startErr == nil || h.anyStarting() {
+		return
+	}
+	why := "the agent could not be started (" + clip(strings.TrimPrefix(h.startErr.Error(), "buzz-acp: ")) +
+		"): check --agent-command and the agent's own settings"
+	for _, cs := range h.queues {
+		if cs.turn != nil || len(cs.queue)+len(cs.parked) == 0 {
+			continue
+		}
+		all := append(append([]*Event{}, cs.parked...), cs.queue...)
+		cs.queue, cs.parked, cs.reason = nil, nil, ""
+		cs.attempts, cs.retryAt = 0, time.Time{}
+		h.reacts.clear(ctx, all)
+		h.deadLetter(ctx, cs, all, why)
+	}
+}
+
 // anyStarting reports whether an agent is alive or being started.
 func (h *harness) anyStarting() bool {
 	for _, s := range h.slots {
@@ -171,7 +206,7 @@ func (h *harness) checkAlive() {
 			return
 		}
 	}
-	if h.cfg.LazyPool {
+	if h.cfg.LazyPool || h.poolDown {
 		return
 	}
 	h.log.Error("no agent alive and no respawn pending; stopping")

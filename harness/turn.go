@@ -137,7 +137,22 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 		h.t.prompting(t.batch, time.Now())
 	}
 	o := a.prompt(ctx, sid, blocks, h.cfg.IdleTimeout, deadline, t.signal)
-	return turnOutcome{promptOutcome: o, newSession: newSession, stage: "prompt"}
+	out = turnOutcome{promptOutcome: o, newSession: newSession, stage: "prompt"}
+	if h.cfg.PostFinalText && o.result == turnOK && (info.isDM() || anyMentions(t.batch, h.cfg.AgentHex)) {
+		out.guard = true
+		out.finalText, out.textCut = a.finalText(sid)
+	}
+	return out
+}
+
+// anyMentions reports whether an event of batch p-tags hex.
+func anyMentions(batch []*Event, hex string) bool {
+	for _, e := range batch {
+		if e.mentions(hex) {
+			return true
+		}
+	}
+	return false
 }
 
 func sessionFailure(a *agentProc, err error) turnOutcome {

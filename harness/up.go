@@ -79,16 +79,24 @@ func checkProvider(env proc.Env) string {
 // the buzz-dev-mcp sidecar in the current directory. It prints the buzz
 // commands to talk to the agent and runs until Ctrl-C.
 func Up(ctx context.Context, args []string, env proc.Env) int {
+	_ = proc.NoDump() // holds the owner key and the provider key; best effort
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fs := flag.NewFlagSet("buzzbox up", flag.ContinueOnError)
-	fs.SetOutput(env.Err())
-	listen := fs.String("listen", "127.0.0.1:3000", "relay listen address")
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	listen := fs.String("listen", "127.0.0.1:3000", "address the relay and the web client listen on")
 	dir := fs.String("dir", ".buzz", "where keys and relay data live (relative to the working directory)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			upUsage(env.Out(), fs)
 			return 0
 		}
+		fmt.Fprintf(env.Err(), "buzzbox up: %v\nhint: run buzzbox up --help for the flags\n", err)
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(env.Err(), "buzzbox up: unexpected argument %q\nhint: run buzzbox up --help for the flags\n", fs.Arg(0))
 		return 2
 	}
 	if msg := checkProvider(env); msg != "" {
@@ -105,6 +113,45 @@ func Up(ctx context.Context, args []string, env proc.Env) int {
 		return 1
 	}
 	return 0
+}
+
+// upUsage is `buzzbox up --help`: what up runs, the provider variables,
+// the state it keeps and the flags of fs.
+func upUsage(w io.Writer, fs *flag.FlagSet) {
+	fmt.Fprint(w, `usage: buzzbox up [--listen ADDR] [--dir DIR]
+
+Runs a whole workspace in one process: an embedded relay that also serves
+the web client at http://ADDR/, a #general channel, and an agent
+(buzz-agent, with buzz-dev-mcp working in this directory) that answers
+when mentioned there. Runs until Ctrl-C.
+
+The agent's model provider comes from the environment:
+
+  BUZZ_AGENT_PROVIDER=anthropic      ANTHROPIC_API_KEY, ANTHROPIC_MODEL [ANTHROPIC_BASE_URL]
+  BUZZ_AGENT_PROVIDER=openai         OPENAI_COMPAT_API_KEY, OPENAI_COMPAT_MODEL [OPENAI_COMPAT_BASE_URL]
+                                     (any OpenAI-compatible server: vLLM, llama.cpp, Ollama)
+  BUZZ_AGENT_PROVIDER=openrouter     OPENROUTER_API_KEY, OPENROUTER_MODEL
+  BUZZ_AGENT_PROVIDER=databricks     DATABRICKS_HOST, DATABRICKS_MODEL, DATABRICKS_TOKEN
+  BUZZ_AGENT_MODEL                   overrides the provider's *_MODEL
+
+State kept in --dir (created 0700; files 0600), reused by the next run:
+
+  owner.key        your key (sign in and use the buzz CLI with it)
+  agent.key        the agent's key
+  general.channel  the id of #general
+  relay/           the relay's events
+
+When the model provider refuses the key, does not know the model or cannot
+be reached, a notice in the thread says so and names the variable to fix.
+
+Flags:
+
+`)
+	metavar := map[string]string{"listen": "ADDR", "dir": "DIR"}
+	fs.VisitAll(func(f *flag.Flag) {
+		fmt.Fprintf(w, "  --%s %s\n        %s (default %q)\n", f.Name, metavar[f.Name], f.Usage, f.DefValue)
+	})
+	fmt.Fprint(w, "  --help\n        print this and exit\n")
 }
 
 // loadOrCreateKey reads a 0600 key file, creating it on first run.
@@ -183,12 +230,13 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	}
 	httpURL := httpBase(wsURL)
 	keyRel, _ := filepath.Rel(env.Dir, filepath.Join(base, upOwnerKey))
-	fmt.Fprintf(out, "buzzbox is up: relay %s, channel #%s (%s), agent %s\n\n", wsURL, upChannelTag, channel, agent.Public().Npub())
-	fmt.Fprintf(out, "Talk to the agent (in another terminal, from this directory):\n\n")
+	fmt.Fprintf(out, "buzzbox is up. Open the workspace in a browser:\n\n  %s/\n\n", httpURL)
+	fmt.Fprintf(out, "Relay %s, channel #%s (%s), agent %s\n\n", wsURL, upChannelTag, channel, agent.Public().Npub())
+	fmt.Fprintf(out, "Or talk to the agent from another terminal, in this directory:\n\n")
 	fmt.Fprintf(out, "  BUZZ_RELAY_URL=%s BUZZ_KEYFILE=%s %s messages send --channel %s --mention %s --content '@%s what is in this directory?'\n\n",
 		httpURL, keyRel, buzz, channel, agent.Public().Hex(), upAgentName)
-	fmt.Fprintf(out, "Read its reply:\n\n")
-	fmt.Fprintf(out, "  BUZZ_RELAY_URL=%s BUZZ_KEYFILE=%s %s messages get --channel %s\n\n", httpURL, keyRel, buzz, channel)
+	fmt.Fprintf(out, "Read the replies:\n\n")
+	fmt.Fprintf(out, "  BUZZ_RELAY_URL=%s BUZZ_KEYFILE=%s %s --format compact messages get --channel %s\n\n", httpURL, keyRel, buzz, channel)
 	fmt.Fprintf(out, "Press Ctrl-C to stop.\n")
 
 	skHex, err := agent.AppendHex(nil)

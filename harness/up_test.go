@@ -100,22 +100,33 @@ func TestUp(t *testing.T) {
 	}
 	lines, stop := runUp()
 	var send, get, npub string
+	var printed []string
 	deadline := time.After(60 * time.Second)
 	for send == "" || get == "" {
 		select {
 		case l := <-lines:
 			l = strings.TrimSpace(l)
+			if l != "" {
+				printed = append(printed, l)
+			}
 			switch {
 			case strings.Contains(l, " messages send "):
 				send = l
 			case strings.Contains(l, " messages get "):
 				get = l
-			case strings.HasPrefix(l, "buzzbox is up"):
+			case strings.HasPrefix(l, "Relay ws://"):
 				npub = l[strings.LastIndex(l, " ")+1:]
 			}
 		case <-deadline:
 			t.Fatal("up printed no commands")
 		}
+	}
+	// The web link comes first, then the CLI; replies are read compactly.
+	if len(printed) < 2 || !strings.HasPrefix(printed[1], "http://127.0.0.1:") || !strings.HasSuffix(printed[1], "/") {
+		t.Errorf("up printed %q first; want the web link on the second line", printed[:min(len(printed), 2)])
+	}
+	if !strings.Contains(get, " --format compact messages get ") {
+		t.Errorf("read command %q does not use --format compact", get)
 	}
 	for _, f := range []string{upOwnerKey, upAgentKey} {
 		fi, err := os.Stat(filepath.Join(dir, ".buzz", f))
@@ -143,7 +154,7 @@ func TestUp(t *testing.T) {
 	// A second run reuses the keys.
 	lines, stop = runUp()
 	for l := range lines {
-		if strings.HasPrefix(l, "buzzbox is up") {
+		if strings.HasPrefix(l, "Relay ws://") {
 			if !strings.HasSuffix(l, npub) {
 				t.Errorf("second run agent %q; want %s", l, npub)
 			}
@@ -151,4 +162,30 @@ func TestUp(t *testing.T) {
 		}
 	}
 	stop()
+}
+
+// TestUpHelp: `buzzbox up --help` describes the provider variables, the
+// state kept and the flags with their --spelling, on stdout, exit 0.
+func TestUpHelp(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	cmd := exec.Command(testexe.Path(t), "up", "--help")
+	cmd.Dir = t.TempDir()
+	stdout, stderr, code := testexe.Run(t, cmd)
+	if code != 0 || stderr != "" {
+		t.Fatalf("buzzbox up --help: exit %d, stderr %q; want 0 and nothing", code, stderr)
+	}
+	for _, want := range []string{"usage: buzzbox up", "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API_KEY", "ANTHROPIC_API_KEY",
+		"owner.key", "agent.key", "--listen ADDR", "--dir DIR", "http://ADDR/"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("buzzbox up --help lacks %q:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "\n  -listen") {
+		t.Errorf("buzzbox up --help uses Go's single-dash flag dump:\n%s", stdout)
+	}
+	if _, err := os.Stat(filepath.Join(cmd.Dir, ".buzz")); err == nil {
+		t.Errorf("buzzbox up --help created .buzz")
+	}
 }

@@ -330,7 +330,7 @@ func (c *Client) post(ctx context.Context, d dialect, target string, body []byte
 		return &Error{Status: last.Status, Msg: paramRoutingMsg + ": " + last.bodyText()}
 	}
 	plural := "s"
-	return &Error{Status: last.Status, Msg: fmt.Sprintf("exhausted retries: %s (cumulative %s, %d attempt%s)", last.Msg, elapsed, maxAttempts, plural)}
+	return &Error{Kind: last.Kind, Status: last.Status, Msg: fmt.Sprintf("exhausted retries: %s (cumulative %s, %d attempt%s)", last.Msg, elapsed, maxAttempts, plural), retryable: true}
 }
 
 func (e *Error) bodyText() string {
@@ -420,7 +420,23 @@ func (c *Client) transportErr(ctx context.Context, err error) *Error {
 	if context.Cause(ctx) == errIdle {
 		return &Error{Msg: fmt.Sprintf("transport: %v (%s)", errIdle, c.cfg.IdleTimeout), retryable: true}
 	}
-	return &Error{Msg: "transport: " + err.Error(), retryable: true}
+	e := &Error{Msg: "transport: " + err.Error(), retryable: true}
+	if dialFailed(err) {
+		e.Kind = KindUnreachable
+	}
+	return e
+}
+
+// dialFailed reports whether err is a failure to connect (refused, no
+// route, no such host, connect timeout) rather than one after the request
+// was sent.
+func dialFailed(err error) bool {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "dial" {
+		return true
+	}
+	var dns *net.DNSError
+	return errors.As(err, &dns)
 }
 
 // statusErr classifies a non-2xx reply.
@@ -450,6 +466,10 @@ func (c *Client) statusErr(resp *http.Response, body string) *Error {
 		return &Error{Status: st, Msg: msg, retryable: true}
 	case st == http.StatusBadRequest && contextWindowBody(body):
 		return &Error{Kind: KindContextWindow, Status: st, Msg: msg}
+	case st == http.StatusBadRequest && strings.Contains(body, `"model_not_found"`):
+		// OpenAI-compatible servers answer an unknown model with 400
+		// and code model_not_found.
+		return &Error{Kind: KindNotFound, Status: st, Msg: msg}
 	}
 	return &Error{Status: st, Msg: msg}
 }

@@ -16,6 +16,10 @@ const (
 	// KindContextWindow is a 400 saying the request does not fit the
 	// model's context window; the agent can summarise and retry.
 	KindContextWindow
+	// KindUnreachable is a request that never reached the provider: the
+	// connection was refused, the host has no address, or the connect
+	// timed out.
+	KindUnreachable
 )
 
 // Error is a failed completion call. Its text is what the ACP client sees
@@ -31,6 +35,19 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Msg }
+
+// Retryable reports whether another attempt later may succeed: a transport
+// failure, a rate limit or a provider-side (5xx) failure. Rejected
+// credentials, an unknown model and other 4xx answers are not.
+func (e *Error) Retryable() bool {
+	switch {
+	case e.retryable, e.Kind == KindUnreachable:
+		return true
+	case e.Kind == KindAuth, e.Kind == KindNotFound, e.Kind == KindContextWindow:
+		return false
+	}
+	return e.Status >= 500 || e.Status == 429 || e.Status == 499
+}
 
 func errorf(format string, args ...any) *Error {
 	return &Error{Msg: fmt.Sprintf(format, args...)}

@@ -225,12 +225,13 @@ export class Store {
     return [...c.members.entries()].map(([pk, role]) => ({ pk, role, name: this.name(pk) }));
   }
 
-  /** unread counts messages in ch newer than since, not by me. */
-  unread(ch, since) {
+  /** unread counts messages in ch not by me and not yet read: read is {t, ids} from App.lastRead. */
+  unread(ch, read) {
     let n = 0;
     for (const id of this.messages.get(ch) || []) {
       const ev = this.events.get(id);
-      if (ev.created_at > since && ev.pubkey !== this.me && !this.deleted(ev)) n++;
+      const seen = ev.created_at < read.t || (ev.created_at === read.t && read.ids.includes(ev.id));
+      if (!seen && ev.pubkey !== this.me && !this.deleted(ev)) n++;
     }
     return n;
   }

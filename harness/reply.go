@@ -1,0 +1,111 @@
+package harness
+
+import (
+	"context"
+	"sync"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// The reply guard. Agents answer through the buzz CLI; one that answers in
+// its session text instead, or whose shell cannot run the CLI, leaves the
+// person waiting with nothing (upstream's most reported failure). At the
+// end of a turn started by a mention or a DM the harness asks the relay
+// for the agent's messages in the channel since the turn began. Finding
+// none, it posts the turn's final text as the agent's reply, or, with no
+// text, a notice that the agent finished without answering.
+// --post-final-text=false turns this off.
+
+// noAnswerNotice is posted when a guarded turn left neither a message nor
+// any text.
+const noAnswerNotice = "⚠️ I finished working on this but wrote no answer. Please ask again or rephrase."
+
+// cutNote ends a final text cut at maxFinalText.
+const cutNote = "\n\n[… the rest of this answer was cut]"
+
+// guardReply checks the thread of t's batch in the background (bounded by
+// replyCheckTO per relay call; shutdown waits for it through h.pubs).
+func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle, out turnOutcome) {
+	batch := append(append([]*Event{}, t.parked...), t.batch...)
+	if len(batch) == 0 {
+		return
+	}
+	last := batch[len(batch)-1]
+	since := nostr.Timestamp(t.startedAt.Unix())
+	own := h.ownNotices.snapshot()
+	h.pubs.Add(1)
+	go func() {
+		defer h.pubs.Done()
+		bctx := context.WithoutCancel(ctx)
+		qctx, cancel := context.WithTimeout(bctx, replyCheckTO)
+		evs, err := h.io.query(qctx, nostr.Filter{Kinds: []int{kindStream, kindStreamV2}, Authors: []string{h.cfg.AgentHex},
+			Tags: nostr.TagMap{"h": {channel}}, Since: &since})
+		cancel()
+		if err != nil {
+			// Unknown is not "none": posting could duplicate a reply.
+			h.log.Warn("reply guard: could not read the thread; not posting", "channel", channel, "err", err)
+			return
+		}
+		for _, ev := range evs {
+			if !own[ev.ID] {
+				h.log.Info("reply guard: the agent answered in the channel", "channel", channel, "event_id", last.ID, "reply_id", ev.ID)
+				return
+			}
+		}
+		text := out.finalText
+		if text == "" {
+			text = noAnswerNotice
+		} else if out.textCut {
+			text += cutNote
+		}
+		h.log.Info("reply guard: the agent left no message in the thread; posting its final text", "channel", channel,
+			"event_id", last.ID, "text_bytes", len(out.finalText))
+		ev := h.threadEvent(channel, last, text)
+		if err := h.cfg.Secret.SignEvent(ev); err != nil {
+			return
+		}
+		pctx, cancel := context.WithTimeout(bctx, replyCheckTO)
+		defer cancel()
+		if err := h.io.publish(pctx, ev); err != nil {
+			h.log.Warn("reply guard: final text not published", "channel", channel, "err", err)
+		}
+	}()
+}
+
+// threadEvent is an unsigned kind 9 replying to last in its thread, with
+// secret values cut out of text.
+func (h *harness) threadEvent(channel string, last *Event, text string) *nostr.Event {
+	root, _ := last.thread()
+	tags := nostr.Tags{{"h", channel}}
+	if root != "" && root != last.ID {
+		tags = append(tags, nostr.Tag{"e", root, "", "root"})
+	}
+	tags = append(tags, nostr.Tag{"e", last.ID, "", "reply"}, nostr.Tag{"p", last.PubKey})
+	return &nostr.Event{Kind: kindStream, CreatedAt: nostr.Now(), Tags: tags, Content: redact(text, h.env.Environ)}
+}
+
+// noticeIDs remembers the ids of notices the harness posted as the agent,
+// so that the reply guard does not take one for the agent's answer.
+type noticeIDs struct {
+	mu  sync.Mutex
+	ids map[string]bool
+}
+
+func (n *noticeIDs) add(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ids == nil || len(n.ids) >= maxNoticeIDs {
+		n.ids = map[string]bool{}
+	}
+	n.ids[id] = true
+}
+
+func (n *noticeIDs) snapshot() map[string]bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	m := make(map[string]bool, len(n.ids))
+	for k := range n.ids {
+		m[k] = true
+	}
+	return m
+}

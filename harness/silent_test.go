@@ -1,0 +1,298 @@
+package harness
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/testexe"
+)
+
+// Tests that a person who writes to the agent always hears back: failures
+// reach the thread with their cause within seconds, and an answer given in
+// session text instead of through the CLI still reaches the thread. Each
+// runs the built binary as buzz-acp, which starts the built binary as
+// buzz-agent against a fake model provider on loopback.
+
+// fakeKey is the provider key the tests give the agent; no notice may
+// carry it.
+const fakeKey = "sk-test-5f1e8c0a9b7d4e2f"
+
+// acpProc is a buzz-acp subprocess whose stderr lines the test can await.
+type acpProc struct {
+	t     *testing.T
+	mu    sync.Mutex
+	lines []string
+	grew  chan struct{}
+}
+
+// startACP runs buzz-acp for w's agent with the provider variables in
+// provider and the extra flags args; it is stopped (SIGTERM) at test end.
+func startACP(t *testing.T, w *world, provider []string, args ...string) *acpProc {
+	t.Helper()
+	exe := testexe.Path(t)
+	bin := t.TempDir()
+	if err := os.Symlink(exe, filepath.Join(bin, "buzz")); err != nil {
+		t.Fatal(err)
+	}
+	skHex, _ := w.agent.AppendHex(nil)
+	cmd := exec.Command(testexe.Link(t, "buzz-acp"), append([]string{"--relay-url", w.relay.URL(),
+		"--agent-owner", w.owner.Public().Hex(), "--no-presence"}, args...)...)
+	cmd.Dir = t.TempDir()
+	cmd.Env = append([]string{"BUZZ_PRIVATE_KEY=" + string(skHex), "HOME=" + t.TempDir(),
+		"PATH=" + bin + string(os.PathListSeparator) + os.Getenv("PATH"), "OPENAI_COMPAT_API=chat"}, provider...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &acpProc{t: t, grew: make(chan struct{}, 1)}
+	read := make(chan struct{})
+	go func() { // ends when buzz-acp closes stderr
+		defer close(read)
+		sc := bufio.NewScanner(stderr)
+		sc.Buffer(nil, 1<<20)
+		for sc.Scan() {
+			t.Log("buzz-acp: " + sc.Text())
+			p.mu.Lock()
+			p.lines = append(p.lines, sc.Text())
+			p.mu.Unlock()
+			select {
+			case p.grew <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			t.Error("buzz-acp did not stop on SIGTERM")
+		}
+		<-read
+	})
+	p.await("buzz-acp listening", 60*time.Second, "msg=listening")
+	return p
+}
+
+// await waits until a stderr line contains every one of want.
+func (p *acpProc) await(what string, d time.Duration, want ...string) {
+	p.t.Helper()
+	deadline := time.NewTimer(d)
+	defer deadline.Stop()
+	for {
+		p.mu.Lock()
+		for _, l := range p.lines {
+			ok := true
+			for _, s := range want {
+				ok = ok && strings.Contains(l, s)
+			}
+			if ok {
+				p.mu.Unlock()
+				return
+			}
+		}
+		p.mu.Unlock()
+		select {
+		case <-p.grew:
+		case <-deadline.C:
+			p.t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+	}
+}
+
+// agentReplies returns the agent's kind 9 events that reply to id.
+func (w *world) agentReplies(id string) []*nostr.Event {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{kindStream}, Authors: []string{w.agent.Public().Hex()},
+		Tags: nostr.TagMap{"h": {w.channel}}})
+	var out []*nostr.Event
+	for _, e := range evs {
+		if e.Tags.FindWithValue("e", id) != nil {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// awaitReply waits for the agent's first reply to id.
+func (w *world) awaitReply(t *testing.T, what string, id string) *nostr.Event {
+	t.Helper()
+	var got []*nostr.Event
+	waitFor(t, what, 60*time.Second, func() bool { got = w.agentReplies(id); return len(got) > 0 })
+	return got[0]
+}
+
+func openaiEnv(baseURL string) []string {
+	return []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API_KEY=" + fakeKey, "OPENAI_COMPAT_MODEL=m",
+		"OPENAI_COMPAT_BASE_URL=" + baseURL}
+}
+
+func skipShort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the built binary")
+	}
+}
+
+// checkNotice fails unless n says every one of want and carries no secret.
+func checkNotice(t *testing.T, n *nostr.Event, want ...string) {
+	t.Helper()
+	for _, s := range want {
+		if !strings.Contains(n.Content, s) {
+			t.Errorf("notice %q lacks %q", n.Content, s)
+		}
+	}
+	if strings.Contains(n.Content, fakeKey) {
+		t.Errorf("notice carries the provider key: %q", n.Content)
+	}
+}
+
+// TestSilentProviderRefusesKey: a rejected key used to be retried for
+// ~25 minutes and then reported without a cause. Now one notice names the
+// status and the variable to fix, after the first attempt, and the key the
+// provider's body echoes stays out of it.
+func TestSilentProviderRefusesKey(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + fakeKey + `","code":"invalid_api_key"}}`})
+	startACP(t, w, openaiEnv(llm.URL))
+	m := w.mention("hello")
+	n := w.awaitReply(t, "the failure notice", m.ID)
+	checkNotice(t, n, "refused the API key (401)", "check OPENAI_COMPAT_API_KEY")
+	// One turn: the request and the one bearer refresh the client makes.
+	if c := llm.Count(); c != 2 {
+		t.Errorf("provider saw %d requests before the notice; want 2 (no retry ladder)", c)
+	}
+}
+
+// TestSilentUnknownModel: a model the provider does not know is reported
+// at once, naming the model and the variable that sets it.
+func TestSilentUnknownModel(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Status: 404, Body: `{"error":{"message":"The model 'm' does not exist","code":"model_not_found"}}`})
+	startACP(t, w, openaiEnv(llm.URL))
+	m := w.mention("hello")
+	n := w.awaitReply(t, "the failure notice", m.ID)
+	checkNotice(t, n, `does not know the model "m" (404)`, "check OPENAI_COMPAT_MODEL")
+}
+
+// TestSilentProviderUnreachable: a base URL nothing listens on is
+// retryable; the thread hears the cause after the first failed turn and
+// that the agent keeps trying.
+func TestSilentProviderUnreachable(t *testing.T) {
+	skipShort(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := "http://" + ln.Addr().String() + "/v1"
+	ln.Close()
+	w := newWorld(t)
+	startACP(t, w, openaiEnv(dead))
+	m := w.mention("hello")
+	n := w.awaitReply(t, "the failure notice", m.ID)
+	checkNotice(t, n, "could not be reached", "check OPENAI_COMPAT_BASE_URL", "keep trying")
+}
+
+// TestSilentAgentCannotStart: with an --agent-command that does not exist
+// buzz-acp used to exit before anyone wrote; now it keeps listening and
+// answers each message with why the agent is not there.
+func TestSilentAgentCannotStart(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	startACP(t, w, openaiEnv("http://127.0.0.1:1/v1"), "--agent-command", "/nonexistent/agent-bin")
+	m := w.mention("hello")
+	n := w.awaitReply(t, "the failure notice", m.ID)
+	checkNotice(t, n, "could not be started", "/nonexistent/agent-bin", "check --agent-command")
+}
+
+// TestSilentPlainTextAnswer: a model that answers in plain text, never
+// calling the CLI, used to be heard by nobody. The reply guard posts its
+// final text in the thread, signed by the agent.
+func TestSilentPlainTextAnswer(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Text: "The answer is 42."})
+	startACP(t, w, openaiEnv(llm.URL))
+	m := w.mention("what is the answer?")
+	r := w.awaitReply(t, "the final text in the thread", m.ID)
+	if r.Content != "The answer is 42." {
+		t.Errorf("reply = %q; want the model's text", r.Content)
+	}
+	if ok, _ := r.CheckSignature(); !ok || r.PubKey != w.agent.Public().Hex() {
+		t.Errorf("reply not signed by the agent: pubkey %s", r.PubKey)
+	}
+}
+
+// TestSilentPlainTextOptOut: --post-final-text=false keeps upstream's
+// behaviour: text the agent did not send stays unsent.
+func TestSilentPlainTextOptOut(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Text: "The answer is 42."})
+	p := startACP(t, w, openaiEnv(llm.URL), "--post-final-text=false")
+	m := w.mention("what is the answer?")
+	p.await("the turn to finish", 60*time.Second, "turn finished")
+	if got := w.agentReplies(m.ID); len(got) != 0 {
+		t.Errorf("agent posted %q with --post-final-text=false; want nothing", got[0].Content)
+	}
+}
+
+// TestSilentNoDuplicateReply: a model that answers through `buzz messages
+// send` is not answered for a second time by the reply guard.
+func TestSilentNoDuplicateReply(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	replyTo := regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+	llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		msgs, _ := req["messages"].([]any)
+		if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] == "tool" {
+			return llmtest.Reply{Text: "I sent the answer."}
+		}
+		body, _ := json.Marshal(msgs)
+		sub := replyTo.FindStringSubmatch(strings.ReplaceAll(string(body), `\u0060`, "`"))
+		if sub == nil {
+			return llmtest.Reply{Text: "no anchor found"}
+		}
+		args, _ := json.Marshal(map[string]string{"command": "buzz messages send --channel " + sub[1] + " --reply-to " + sub[2] + " --content 'pong'"})
+		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+	})
+	p := startACP(t, w, openaiEnv(llm.URL))
+	m := w.mention("ping")
+	p.await("the reply guard's check", 90*time.Second, "reply guard: the agent answered")
+	got := w.agentReplies(m.ID)
+	if len(got) != 1 || got[0].Content != "pong" {
+		var texts []string
+		for _, e := range got {
+			texts = append(texts, e.Content)
+		}
+		t.Errorf("agent replies = %q; want just [pong]", texts)
+	}
+}
