@@ -68,9 +68,9 @@ func TestAttackNoHTMLFromContent(t *testing.T) {
 	})
 }
 
-// startBinary runs the built buzz-relay --open on a free port and returns
-// its http base URL.
-func startBinary(t *testing.T) string {
+// startBinary runs the built buzz-relay on a free port (--open unless
+// args say who the members are) and returns its http base URL.
+func startBinary(t *testing.T, args ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -79,7 +79,11 @@ func startBinary(t *testing.T) string {
 	addr := ln.Addr().String()
 	ln.Close()
 	ctx, cancel := context.WithCancel(context.Background())
-	cmd := exec.CommandContext(ctx, testexe.Link(t, "buzz-relay"), "--open", "--data", t.TempDir(), "--listen", addr)
+	if len(args) == 0 {
+		args = []string{"--open"}
+	}
+	args = append(args, "--data", t.TempDir(), "--listen", addr)
+	cmd := exec.CommandContext(ctx, testexe.Link(t, "buzz-relay"), args...)
 	stderr, _ := cmd.StderrPipe()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

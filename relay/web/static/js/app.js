@@ -29,12 +29,21 @@ class App {
     this.store.subscribe(() => this.render());
   }
 
-  lastRead(id) { return this.read[id] || 0; }
+  /** lastRead is what was read in a channel: the newest second seen and the ids seen in it. */
+  lastRead(id) {
+    const r = this.read[id];
+    return r && typeof r.t === 'number' && Array.isArray(r.ids) ? r : { t: 0, ids: [] };
+  }
 
   markRead(id) {
-    const newest = Math.floor(Date.now() / 1000);
-    if (this.read[id] === newest) return;
-    this.read[id] = newest;
+    let t = 0, ids = [];
+    for (const mid of this.store.messages.get(id) || []) {
+      const ev = this.store.events.get(mid);
+      if (ev.created_at > t) { t = ev.created_at; ids = [ev.id]; } else if (ev.created_at === t) ids.push(ev.id);
+    }
+    const old = this.lastRead(id);
+    if (old.t === t && old.ids.length === ids.length) return;
+    this.read[id] = { t, ids };
     localStorage.setItem('buzz.read', JSON.stringify(this.read));
   }
 

@@ -27,6 +27,7 @@ export class Store {
     this.reactions = new Map(); // target → Map reaction id → event
     this.canvas = new Map(); // channel → newest canvas event
     this.editsAll = new Map(); // target → edit events
+    this.arrival = new Map(); // id → order of arrival, to order events of the same second
     this.relayPubkey = '';
     this.me = '';
     this.listeners = new Set();
@@ -57,6 +58,7 @@ export class Store {
   add(ev) {
     if (this.events.has(ev.id)) return false;
     this.events.set(ev.id, ev);
+    this.arrival.set(ev.id, this.arrival.size);
     switch (ev.kind) {
       case K.profile: {
         const old = this.profiles.get(ev.pubkey);
@@ -189,7 +191,7 @@ export class Store {
       if (root && t.root !== root) continue;
       out.push(ev);
     }
-    out.sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
+    out.sort((a, b) => a.created_at - b.created_at || this.arrival.get(a.id) - this.arrival.get(b.id));
     return out;
   }
 
@@ -223,12 +225,13 @@ export class Store {
     return [...c.members.entries()].map(([pk, role]) => ({ pk, role, name: this.name(pk) }));
   }
 
-  /** unread counts messages in ch newer than since, not by me. */
-  unread(ch, since) {
+  /** unread counts messages in ch not by me and not yet read: read is {t, ids} from App.lastRead. */
+  unread(ch, read) {
     let n = 0;
     for (const id of this.messages.get(ch) || []) {
       const ev = this.events.get(id);
-      if (ev.created_at > since && ev.pubkey !== this.me && !this.deleted(ev)) n++;
+      const seen = ev.created_at < read.t || (ev.created_at === read.t && read.ids.includes(ev.id));
+      if (!seen && ev.pubkey !== this.me && !this.deleted(ev)) n++;
     }
     return n;
   }

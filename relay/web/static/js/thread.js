@@ -24,7 +24,7 @@ export class ThreadView {
     const feed = $('thread-feed');
     feed.replaceChildren();
     const c = composer({
-      label: 'Reply in thread',
+      label: 'Thread reply',
       members: () => this.app.store.members(this.app.current),
       send: (text, pks) => this.app.reply(this.root, text, pks),
     });
