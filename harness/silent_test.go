@@ -335,3 +335,13 @@ func FuzzClassify(f *testing.F) {
 		}
 	})
 }
+
+// TestSilentAgentCrashIsTold: an agent that dies during the turn used to
+// be retried in silence; the thread now hears it after the first crash.
+func TestSilentAgentCrashIsTold(t *testing.T) {
+	w := newWorld(t)
+	w.startHarnessTiming(w.harnessEnv("dieall"), timing{retryBase: time.Hour, respawn: time.Millisecond})
+	m := w.mention("boom")
+	n := w.awaitReply(t, "the first-failure notice", m.ID)
+	checkNotice(t, n, "the agent process stopped in the middle of the turn", "keep trying")
+}
