@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/json"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -80,8 +79,12 @@ func TestMalformedJSONRPC(t *testing.T) {
 			t.Errorf("parse error id = %s; want null", f.ID)
 		}
 	}
-	// A response-shaped frame is ignored; an unknown notification too.
+	// A response-shaped frame answers no request of ours: -32600 with its
+	// id. An unknown notification is ignored.
 	c.sendRaw(`{"jsonrpc":"2.0","id":77,"result":{}}`)
+	if f := c.next(); f.Error == nil || f.Error.Code != -32600 || string(f.ID) != "77" {
+		t.Errorf("response-shaped frame -> %s; want -32600 with id 77", f.raw)
+	}
 	c.notify("no/such/notification", nil)
 	c.init() // still serving
 }
@@ -117,16 +120,38 @@ func TestPromptOverMaxPromptBytesRejected(t *testing.T) {
 	}
 }
 
-func TestOversizedLineKillsAgent(t *testing.T) {
-	c := startAgent(t, nil, "BUZZ_AGENT_MAX_LINE_BYTES=1024")
-	go io.WriteString(c.in, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"`+strings.Repeat("a", 4096)+`"}}`+"\n") // may fail once the agent is gone
-	for f := range c.frames {
-		t.Errorf("agent replied to an oversize line: %s", f.raw)
+// TestAttackBadFrameEndsEverySession: one line over
+// BUZZ_AGENT_MAX_LINE_BYTES, one that is not UTF-8, or one with an id and no
+// method used to end buzz-agent (exit 1) and every session with it. Each is
+// answered and the session goes on.
+func TestAttackBadFrameEndsEverySession(t *testing.T) {
+	c := startAgentExe(t, llmtest.New(t, llmtest.Reply{Text: "one"}, llmtest.Reply{Text: "two"}), "BUZZ_AGENT_MAX_LINE_BYTES=1024")
+	c.init()
+	sid := c.newSession()
+	if got := c.prompt(sid, "before"); got != "end_turn" {
+		t.Fatalf("stop = %s; want end_turn", got)
 	}
-	if code := <-c.exit; code == 0 {
-		t.Errorf("exit code = 0; want non-zero after an oversize frame")
-	} else {
-		c.exit <- code
+	for _, tc := range []struct {
+		name, line string
+		code       int
+		id, msg    string
+	}{
+		{"oversize", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"x":"` + strings.Repeat("a", 64<<10) + `"}}`, -32600, "null", "BUZZ_AGENT_MAX_LINE_BYTES"},
+		{"not UTF-8", "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"initialize\",\"params\":{\"x\":\"\xff\xfe\"}}", -32700, "null", "UTF-8"},
+		{"id without method", `{"jsonrpc":"2.0","id":3}`, -32600, "3", "no method"},
+		{"result to nothing", `{"jsonrpc":"2.0","id":4,"result":{}}`, -32600, "4", "no method"},
+	} {
+		c.sendRaw(tc.line)
+		f := c.next()
+		if f.Error == nil || f.Error.Code != tc.code || string(f.ID) != tc.id || !strings.Contains(f.Error.Message, tc.msg) {
+			t.Errorf("%s -> %s; want code %d, id %s, message naming %q", tc.name, f.raw, tc.code, tc.id, tc.msg)
+		}
+	}
+	if got := c.prompt(sid, "after"); got != "end_turn" {
+		t.Fatalf("stop after bad frames = %s; want end_turn on the same session", got)
+	}
+	if code := c.close(); code != 0 {
+		t.Errorf("exit code = %d; want 0 at stdin EOF", code)
 	}
 }
 
@@ -432,19 +457,6 @@ func TestSteerRejections(t *testing.T) {
 		if code != -32602 || !strings.Contains(msg, tc.want) {
 			t.Errorf("steer %v -> %d %s; want %q", tc.params, code, msg, tc.want)
 		}
-	}
-}
-
-func TestInvalidUTF8FrameKillsAgent(t *testing.T) {
-	c := startAgent(t, nil)
-	go io.WriteString(c.in, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"x\":\"\xff\xfe\"}}"+"\n") // may fail once the agent is gone
-	for f := range c.frames {
-		t.Errorf("agent replied to a non-UTF-8 frame: %s", f.raw)
-	}
-	code := <-c.exit
-	c.exit <- code
-	if code == 0 {
-		t.Error("exit code 0 after a non-UTF-8 frame")
 	}
 }
 

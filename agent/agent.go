@@ -49,9 +49,11 @@ import (
 )
 
 // Main runs buzz-agent and returns its exit status: 0 after stdin EOF or a
-// signal, 1 when the connection broke (oversize or non-UTF-8 frame, read
-// error), 2 for a configuration error.
+// signal, 1 when the connection broke (a read error), 2 for a configuration
+// error. An oversize or non-UTF-8 frame is answered (id null) and skipped:
+// one bad line must not end every session on the connection.
 func Main(ctx context.Context, args []string, env proc.Env) int {
+	_ = proc.NoDump() // the provider key is in this environment; best effort
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	log := newLogger(env)
@@ -76,7 +78,8 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		log.Warn("embedded CA roots unavailable; HTTPS relies on the system's roots", "err", err)
 	}
 	a := newAgent(opts, env, log, version())
-	conn := jsonrpc.NewConn(env.In(), env.Out(), jsonrpc.Options{MaxLineBytes: opts.MaxLineBytes, OversizeFatal: true, Logger: log,
+	conn := jsonrpc.NewConn(env.In(), env.Out(), jsonrpc.Options{MaxLineBytes: opts.MaxLineBytes, Logger: log,
+		LineHint: fmt.Sprintf("set %s (now %d) or send smaller frames", envMaxLineBytes, opts.MaxLineBytes),
 		BeforeRequest: func(req *jsonrpc.Request) {
 			if req.Method == acp.MethodSessionPrompt {
 				a.notePrompt(req.Params)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"runtime"
 	"strings"
 	"sync"
@@ -16,6 +17,7 @@ import (
 	"buzzbox/agent/llm/llmtest"
 	"buzzbox/agent/mcpclient/mcptest"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/testexe"
 )
 
 func TestMain(m *testing.M) {
@@ -72,7 +74,7 @@ type frame struct {
 // client drives an in-process agent over pipes, as an ACP client would.
 type client struct {
 	t      testing.TB
-	in     *io.PipeWriter
+	in     io.WriteCloser
 	frames chan frame
 	exit   chan int
 	nextID int
@@ -122,6 +124,73 @@ func baseEnv(t testing.TB, llmURL string) []string {
 		"BUZZ_AGENT_MCP_INIT_TIMEOUT_SECS=2", "BUZZ_AGENT_MCP_RESTART_BASE_MS=10",
 		"PATH=" + os.Getenv("PATH"), "HOME=" + t.TempDir(),
 	}
+}
+
+// startAgentExe runs the built buzz-agent as a child process with env
+// overrides KEY=VALUE applied over baseEnv, driven over its real stdin and
+// stdout; c.exit yields its exit status. It is stopped at test end.
+func startAgentExe(t testing.TB, llm *llmtest.Server, overrides ...string) *client {
+	t.Helper()
+	if llm == nil {
+		llm = llmtest.New(t)
+	}
+	environ := baseEnv(t, llm.URL)
+	for _, kv := range overrides {
+		k, v, _ := strings.Cut(kv, "=")
+		environ = proc.WithEnv(environ, k, v)
+	}
+	cmd := exec.Command(testexe.Link(t, "buzz-agent"))
+	cmd.Env = environ
+	cmd.Dir = t.TempDir()
+	c := &client{t: t, frames: make(chan frame, 1024), exit: make(chan int, 1), LLM: llm, logs: &logBuffer{}}
+	cmd.Stderr = tWriter{t, c.logs}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c.in = in
+	// Ends at the agent's stdout EOF; then the process is reaped.
+	go func() {
+		defer close(c.frames)
+		br := bufio.NewReaderSize(out, 1<<20)
+		for {
+			line, err := br.ReadString('\n')
+			if err != nil {
+				break
+			}
+			var f frame
+			if err := json.Unmarshal([]byte(line), &f); err != nil {
+				t.Errorf("agent wrote a non-JSON line to stdout: %q", line)
+				continue
+			}
+			f.raw = line
+			c.frames <- f
+		}
+		cmd.Wait()
+		c.exit <- cmd.ProcessState.ExitCode()
+	}()
+	t.Cleanup(func() {
+		c.in.Close()
+		go func() {
+			for range c.frames {
+			}
+		}()
+		select {
+		case code := <-c.exit:
+			c.exit <- code
+		case <-time.After(20 * time.Second):
+			t.Error("agent did not exit after stdin closed")
+			cmd.Process.Kill()
+		}
+	})
+	return c
 }
 
 // startAgent runs Main in-process with env overrides KEY=VALUE applied

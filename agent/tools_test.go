@@ -431,3 +431,22 @@ func TestLLMMalformedBody(t *testing.T) {
 		t.Errorf("-> %d %s", code, msg)
 	}
 }
+
+// TestAttackMCPServerStopsReading: an MCP server that stops reading its
+// stdin used to hold the agent's tool call in a blocked write past
+// BUZZ_AGENT_TOOL_TIMEOUT_SECS, and the turn with it, forever.
+func TestAttackMCPServerStopsReading(t *testing.T) {
+	args, _ := json.Marshal(map[string]string{"text": strings.Repeat("x", 4<<20)}) // far beyond a pipe's buffer
+	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "s", Name: "fake__echo", Args: string(args)}}}, llmtest.Reply{Text: "done"})
+	c := startAgentExe(t, srv, "BUZZ_AGENT_TOOL_TIMEOUT_SECS=1")
+	c.init()
+	sid := c.newSession(fakeServer(t, "fake", "FAKE_MCP_STOP_READING=1"))
+	if got := c.prompt(sid, "go"); got != "end_turn" {
+		t.Fatalf("stop = %s; want end_turn", got)
+	}
+	ups := c.updates("tool_call_update")
+	last := ups[len(ups)-1]
+	if last["status"] != "failed" || !strings.HasPrefix(last["rawOutput"].(map[string]any)["error"].(string), "tool: timeout after 1s") {
+		t.Errorf("update = %v; want failed with the tool timeout", last)
+	}
+}

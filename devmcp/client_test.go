@@ -363,9 +363,16 @@ const nobody = 65534
 // the server, initialized, and its working directory.
 func startUnprivileged(t *testing.T) (*mcpProc, string) {
 	t.Helper()
+	return startUnprivilegedEnv(t, nil)
+}
+
+// startUnprivilegedEnv is startUnprivileged with extra KEY=VALUE entries in
+// the server's environment.
+func startUnprivilegedEnv(t *testing.T, env []string) (*mcpProc, string) {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		dir := t.TempDir()
-		p := startServer(t, startOpts{dir: dir})
+		p := startServer(t, startOpts{dir: dir, env: env})
 		p.initialize("2025-11-25")
 		return p, dir
 	}
@@ -393,7 +400,7 @@ func startUnprivileged(t *testing.T) (*mcpProc, string) {
 			t.Fatal(err)
 		}
 	}
-	p := startServer(t, startOpts{dir: dir, exe: exe, tmp: tmp, uid: nobody})
+	p := startServer(t, startOpts{dir: dir, exe: exe, tmp: tmp, uid: nobody, env: env})
 	p.initialize("2025-11-25")
 	return p, dir
 }

@@ -32,11 +32,22 @@ Environment:
   BUZZ_DEV_MCP_LOG         log level on stderr: debug, info, warn, error
   BUZZ_DEV_MCP_LOG_FORMAT  text or json
   BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY  relay for the buzz CLI and media reads
+  NOSTR_PRIVATE_KEY_FILE   0600 file with the agent's key (git, buzz CLI, media
+                           reads); preferred over NOSTR_PRIVATE_KEY, which /proc shows
+  BUZZ_SHELL_PASS_ENV      NAME,... secret-looking variables shell commands may see
 `
 
-// Main runs buzz-dev-mcp. It returns when stdin reaches EOF or on SIGINT or
-// SIGTERM, after removing its temp dirs.
+// terminatingSignals are the signals whose default action ends the
+// process. Each one is caught, so that the server removes its shim dir
+// (with the key file) and its session dir before it exits.
+func terminatingSignals() []os.Signal {
+	return []os.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT}
+}
+
+// Main runs buzz-dev-mcp. It returns when stdin reaches EOF or on SIGHUP,
+// SIGINT, SIGTERM or SIGQUIT, after removing its temp dirs.
 func Main(ctx context.Context, args []string, env proc.Env) int {
+	_ = proc.NoDump() // the agent key is in this environment; best effort
 	for _, a := range args {
 		switch a {
 		case "-h", "--help", "help":
@@ -47,7 +58,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 			return 2
 		}
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signal.NotifyContext(ctx, terminatingSignals()...)
 	defer stop()
 	// A closed stdout must not kill the process (SIGPIPE on fd 1) before it
 	// cleans up; writes then fail instead. Notify, unlike Ignore, is not
@@ -60,7 +71,12 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		debug.SetGCPercent(gcPercent)
 	}
 	log := newLogger(env)
-	s, err := newServer(env, log, options{})
+	env, keyDir, err := takeKeyFile(env, log)
+	if err != nil {
+		fmt.Fprintf(env.Err(), "buzz-dev-mcp: start: %v\n", err)
+		return 2
+	}
+	s, err := newServer(env, log, options{keyDir: keyDir})
 	if err != nil {
 		fmt.Fprintf(env.Err(), "buzz-dev-mcp: start: %v\n", err)
 		return 2
@@ -112,7 +128,11 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.childEnv = sh.environ
+	var dropped []string
+	s.childEnv, dropped = scrubEnv(sh.environ, env.Getenv(envShellPassEnv))
+	if len(dropped) > 0 {
+		log.Info("secret-looking variables kept from shell commands; name them in "+envShellPassEnv+" to pass them", "vars", strings.Join(dropped, ","))
+	}
 	s.closers = append(s.closers, sh.close)
 
 	tmp, err := env.TempDir()
@@ -134,6 +154,9 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 	}
 	_, hasRelay := env.LookupEnv(envRelayURL)
 	_, hasKey := env.LookupEnv(envPrivateKey)
+	if _, ok := env.LookupEnv(envNostrKey); ok && !hasKey {
+		hasKey = true // the buzz CLI gets it as BUZZ_KEYFILE, the shim's key file
+	}
 	s.bootstrap = bootstrapText(cwd, s.sh, hasRelay && hasKey)
 	s.media = newMediaAuth(env)
 	s.indexTools()

@@ -50,7 +50,11 @@ func newMediaAuth(env proc.Env) mediaAuth {
 	if port == "" {
 		return mediaAuth{}
 	}
-	sk, err := nostrkey.ParseSecret(env.Getenv(envPrivateKey))
+	raw := env.Getenv(envPrivateKey)
+	if raw == "" {
+		raw = env.Getenv(envNostrKey) // handed over in NOSTR_PRIVATE_KEY_FILE
+	}
+	sk, err := nostrkey.ParseSecret(raw)
 	if err != nil {
 		return mediaAuth{}
 	}

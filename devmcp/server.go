@@ -46,6 +46,9 @@ type options struct {
 	killGrace       time.Duration
 	readerJoin      time.Duration
 	reapAfterCancel time.Duration
+	// keyDir holds the file NOSTR_PRIVATE_KEY_FILE named; the shell
+	// sandbox keeps it unreadable. Empty when the key came otherwise.
+	keyDir string
 }
 
 func (o options) withDefaults() options {

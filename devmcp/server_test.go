@@ -1,6 +1,7 @@
 package devmcp_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -153,6 +154,28 @@ func TestToolsListOldClientGetsNoNewFields(t *testing.T) {
 	}
 }
 
+// TestAttackResponseShapedFrameUnanswered: a frame with an id and no method
+// (buzz-dev-mcp sends no requests, so it answers none) used to get no reply
+// at all, leaving a client that sent it waiting forever.
+func TestAttackResponseShapedFrameUnanswered(t *testing.T) {
+	p := startServer(t, startOpts{})
+	p.initialize("2025-11-25")
+	for i, line := range []string{`{"jsonrpc":"2.0","id":%d}`, `{"jsonrpc":"2.0","id":%d,"result":{}}`, `{"jsonrpc":"2.0","id":%d,"params":{}}`} {
+		id := 2000 + i
+		ch := make(chan map[string]any, 1)
+		p.mu.Lock()
+		p.waiters[fmt.Sprint(id)] = ch
+		p.mu.Unlock()
+		p.sendLine(fmt.Sprintf(line, id))
+		if code, _ := rpcError(t, p.await(ch, line)); code != -32600 {
+			t.Errorf("%s: code %d; want -32600", line, code)
+		}
+	}
+	if r := p.call("ping", nil); r["error"] != nil {
+		t.Fatalf("ping after response-shaped frames = %v; want {}", r)
+	}
+}
+
 // TestProtocolAbuse sends what a broken client might, and checks each gets
 // the right answer while the server keeps serving.
 func TestProtocolAbuse(t *testing.T) {
@@ -189,7 +212,7 @@ func TestProtocolAbuse(t *testing.T) {
 	alive("a non-object message")
 
 	p.sendLine("{\"jsonrpc\":\"2.0\",\"id\":1001,\"method\":\"ping\",\"x\":\"\xff\xfe\"}") // not UTF-8
-	nullErr("invalid request for a non-UTF-8 frame", -32600)
+	nullErr("parse error for a non-UTF-8 frame", -32700)
 	alive("a non-UTF-8 frame")
 
 	if code, _ := rpcError(t, p.await(func() <-chan map[string]any {

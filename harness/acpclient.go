@@ -214,12 +214,19 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	}
 	a := &agentProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
 		log: log.With("pid", cmd.Process.Pid)}
-	w := &stdinWriter{f: stdin, timeout: s.writeTimeout, expired: a.stdinExpired, tap: s.tapWrite}
+	var w io.Writer = stdin
+	if s.tapWrite != nil {
+		w = &tapWriter{f: stdin, tap: s.tapWrite}
+	}
 	var out io.Reader = stdout
 	if s.tapRead != nil {
 		out = tapReader{r: stdout, tap: s.tapRead}
 	}
-	a.conn = jsonrpc.NewConn(out, w, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log})
+	// spec §9.1: writes time out after 30 s. An agent that stops reading
+	// fills the pipe; the connection's write timeout then ends it and
+	// stdinExpired retires the agent like any other I/O failure.
+	a.conn = jsonrpc.NewConn(out, w, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log,
+		WriteTimeout: s.writeTimeout, OnWriteTimeout: a.stdinExpired})
 	// Serve ends when the agent closes stdout, sends an oversize or
 	// non-UTF-8 frame, or kill closes the connection; the process is
 	// waited for only after that, so no frame it wrote is lost.
@@ -295,49 +302,32 @@ var errAgentExited = errors.New("agent exited")
 // did not read it within agentWriteTimeout.
 var errStdinTimeout = errors.New("agent stopped reading its stdin")
 
-// stdinWriter bounds every write to the agent's stdin (spec §9.1: writes
-// time out after 30 s). An agent that stops reading fills the pipe, and an
-// unbounded write would stall whichever goroutine made it, and with it the
-// turn. A timed-out write calls expired, which ends the connection so the
-// agent is retired like any other I/O failure. The jsonrpc.Conn serialises
-// writes, so Write is never called concurrently.
-type stdinWriter struct {
-	f       *os.File
-	timeout time.Duration
-	expired func()
-	tap     *acpTap // nil: raw traffic is not recorded
+// tapWriter records what is written to the agent's stdin. It keeps the
+// pipe's write deadlines visible to the connection (jsonrpc.Options.WriteTimeout).
+type tapWriter struct {
+	f   *os.File
+	tap *acpTap
 }
 
-func (w *stdinWriter) Write(b []byte) (int, error) {
-	var fired atomic.Bool
-	if err := w.f.SetWriteDeadline(time.Now().Add(w.timeout)); err != nil {
-		// A pipe without deadlines (not on Unix): closing it on expiry
-		// ends the blocked write instead.
-		t := time.AfterFunc(w.timeout, func() { fired.Store(true); w.f.Close() })
-		defer t.Stop()
-	}
+func (w *tapWriter) Write(b []byte) (int, error) {
 	n, err := w.f.Write(b)
-	if w.tap != nil && n > 0 {
+	if n > 0 {
 		w.tap.feed(b[:n])
-	}
-	if err != nil && (errors.Is(err, os.ErrDeadlineExceeded) || fired.Load()) {
-		w.expired()
-		return n, fmt.Errorf("write to agent stdin: %w (nothing read for %v)", errStdinTimeout, w.timeout)
 	}
 	return n, err
 }
 
-// stdinExpired tears the connection down after a timed-out stdin write:
-// closing stdin fails every write queued behind it at once (instead of each
-// waiting out its own timeout), and closing the connection fails the
-// pending calls, so the running turn ends and the slot is respawned.
+func (w *tapWriter) SetWriteDeadline(t time.Time) error { return w.f.SetWriteDeadline(t) }
+
+// stdinExpired runs when a write to the agent's stdin timed out, before the
+// connection ends (which fails the pending calls, so the running turn ends
+// and the slot is respawned): closing stdin lets the agent see EOF.
 func (a *agentProc) stdinExpired() {
 	if a.stdinTimedOut.Swap(true) {
 		return
 	}
 	a.log.Error("agent did not read its stdin in time; tearing it down")
 	a.stdin.Close()
-	a.conn.Close()
 }
 
 // gone is the outcome of a prompt whose connection ended.
@@ -563,7 +553,7 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 			switch {
 			case errors.As(r.err, &rpcErr):
 				return promptOutcome{result: turnAgentError, err: r.err}
-			case errors.Is(r.err, errStdinTimeout) || a.stdinTimedOut.Load():
+			case errors.Is(r.err, jsonrpc.ErrWriteTimeout) || a.stdinTimedOut.Load():
 				return promptOutcome{result: turnWriteTimeout, err: r.err}
 			case errors.Is(r.err, jsonrpc.ErrClosed):
 				return promptOutcome{result: turnExited, err: r.err}

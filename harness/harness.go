@@ -26,6 +26,7 @@ const version = "buzzbox"
 
 // Main runs buzz-acp until a signal, !shutdown or a fatal error.
 func Main(ctx context.Context, args []string, env proc.Env) int {
+	_ = proc.NoDump() // the agent key is in this environment; best effort
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if isSubcommand(args) {

@@ -45,9 +45,15 @@ type proxyFrame struct {
 	kind int    // EVENT
 }
 
-// newRelayProxy starts a proxy for w's relay. It stops after the harness
+// newRelayProxy starts a proxy for w's relay on one of the world's proxy
+// listeners, whose URL the relay answers to. It stops after the harness
 // when the harness is started after it.
 func newRelayProxy(t testing.TB, w *world) *relayProxy {
+	if len(w.proxyLns) == 0 {
+		t.Fatalf("world has no proxy listener left; raise worldProxies (%d)", worldProxies)
+	}
+	ln := w.proxyLns[0]
+	w.proxyLns = w.proxyLns[1:]
 	up, err := url.Parse(w.relay.URL())
 	if err != nil {
 		t.Fatal(err)
@@ -55,14 +61,17 @@ func newRelayProxy(t testing.TB, w *world) *relayProxy {
 	httpUp := &url.URL{Scheme: "http", Host: up.Host}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &relayProxy{t: t, upstream: up, ctx: ctx}
-	rp := httputil.NewSingleHostReverseProxy(httpUp) // keeps the Host header, which NIP-98 signs
-	p.srv = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+	rp := httputil.NewSingleHostReverseProxy(httpUp) // tokens name the proxy's URL, one of the relay's names
+	p.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if strings.EqualFold(r.Header.Get("Upgrade"), "websocket") {
 			p.websocket(rw, r)
 			return
 		}
 		rp.ServeHTTP(rw, r)
 	}))
+	p.srv.Listener.Close()
+	p.srv.Listener = ln
+	p.srv.Start()
 	t.Cleanup(func() {
 		cancel()
 		p.mu.Lock()
@@ -79,8 +88,8 @@ func newRelayProxy(t testing.TB, w *world) *relayProxy {
 
 func (p *relayProxy) URL() string { return "ws" + strings.TrimPrefix(p.srv.URL, "http") }
 
-// websocket pairs the harness's connection with one to the relay, under
-// the same Host so that NIP-42's relay tag still names the relay.
+// websocket pairs the harness's connection with one to the relay. NIP-42's
+// relay tag names the proxy, one of the relay's names.
 func (p *relayProxy) websocket(rw http.ResponseWriter, r *http.Request) {
 	up, _, err := websocket.Dial(p.ctx, p.upstream.String(), &websocket.DialOptions{Host: r.Host})
 	if err != nil {

@@ -79,6 +79,7 @@ func checkProvider(env proc.Env) string {
 // the buzz-dev-mcp sidecar in the current directory. It prints the buzz
 // commands to talk to the agent and runs until Ctrl-C.
 func Up(ctx context.Context, args []string, env proc.Env) int {
+	_ = proc.NoDump() // holds the owner key and the provider key; best effort
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fs := flag.NewFlagSet("buzzbox up", flag.ContinueOnError)

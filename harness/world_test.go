@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,7 +35,8 @@ type world struct {
 	io       *relayIO
 	cancel   context.CancelFunc
 	dataDir  string
-	exited   chan struct{} // closed when the last harness started has returned
+	exited   chan struct{}  // closed when the last harness started has returned
+	proxyLns []net.Listener // listeners for newRelayProxy, whose URLs the relay answers to
 }
 
 func mustSecret(t testing.TB) *nostrkey.Secret {
@@ -50,17 +52,54 @@ func testLogger(t testing.TB) *slog.Logger {
 }
 
 func startRelay(t testing.TB, dataDir, addr string, owner, agent *nostrkey.Secret, others ...*nostrkey.Secret) *relay.Relay {
+	return startRelayNamed(t, dataDir, addr, nil, owner, agent, others...)
+}
+
+// startRelayNamed starts a relay that also answers to the given ws:// URLs
+// (proxies in front of it): AUTH and NIP-98 tokens may name them.
+func startRelayNamed(t testing.TB, dataDir, addr string, names []string, owner, agent *nostrkey.Secret, others ...*nostrkey.Secret) *relay.Relay {
 	allow := []string{agent.Public().Hex()}
 	for _, o := range others {
 		allow = append(allow, o.Public().Hex())
 	}
-	r, err := relay.Start(relay.Config{DataDir: dataDir, Owner: owner.Public().Hex(), Allow: allow,
-		Logger: slog.New(slog.DiscardHandler), EventsPerSecond: relayRate, EventBurst: relayBurst}, addr)
+	cfg := relay.Config{DataDir: dataDir, Owner: owner.Public().Hex(), Allow: allow,
+		Logger: slog.New(slog.DiscardHandler), EventsPerSecond: relayRate, EventBurst: relayBurst}
+	if len(names) > 0 {
+		// Naming the relay's own address as well needs it before New, so
+		// the listener is made here and served until the test ends.
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.PublicURL, cfg.OtherURLs = "ws://"+ln.Addr().String(), names
+		r, err := relay.New(cfg)
+		if err != nil {
+			ln.Close()
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan struct{})
+		go func() { defer close(served); r.Serve(ctx, ln) }() // ends with cancel
+		t.Cleanup(func() { cancel(); <-served })
+		// Serve records the address URL reports; a client made before
+		// that would dial "".
+		for deadline := time.Now().Add(10 * time.Second); r.URL() == ""; time.Sleep(time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatal("relay did not start serving")
+			}
+		}
+		return r
+	}
+	r, err := relay.Start(cfg, addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return r
 }
+
+// worldProxies is how many proxies (newRelayProxy) one world can have; the
+// relay must know their URLs from the start, as tokens name them.
+const worldProxies = 2
 
 // relayRate and relayBurst lift the relay's per-key write limits so that
 // bursts in tests and benchmarks are not refused.
@@ -71,7 +110,17 @@ const (
 
 func newWorld(t testing.TB) *world {
 	w := &world{t: t, owner: mustSecret(t), agent: mustSecret(t), stranger: mustSecret(t), sibling: mustSecret(t), dataDir: t.TempDir()}
-	w.relay = startRelay(t, w.dataDir, "127.0.0.1:0", w.owner, w.agent, w.stranger, w.sibling)
+	var names []string
+	for range worldProxies {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ln.Close() })
+		w.proxyLns = append(w.proxyLns, ln)
+		names = append(names, "ws://"+ln.Addr().String())
+	}
+	w.relay = startRelayNamed(t, w.dataDir, "127.0.0.1:0", names, w.owner, w.agent, w.stranger, w.sibling)
 	t.Cleanup(func() { w.relay.Close() })
 	w.logPath = filepath.Join(t.TempDir(), "agent.log")
 	ctx, cancel := context.WithCancel(context.Background())

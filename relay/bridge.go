@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"buzzbox/nostrgit/nip98"
+	"buzzbox/nostrgit/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -65,31 +66,56 @@ func (r *Relay) httpScheme(req *http.Request) string {
 	return "http"
 }
 
+// expect returns what a NIP-98 token for req must match: a u tag naming
+// one of the relay's own names (see selfNames) with the request's path,
+// as pathURL joins them. Request headers never choose the names.
+func (r *Relay) expect(req *http.Request, pathURL func(base string, req *http.Request) string) nip98.Expect {
+	bases := r.names().bases(r.httpScheme(req))
+	if len(bases) == 0 {
+		return nip98.Expect{URL: "relay-not-listening:"}
+	}
+	want := nip98.Expect{URL: pathURL(bases[0], req)}
+	for _, b := range bases[1:] {
+		want.OtherURLs = append(want.OtherURLs, pathURL(b, req))
+	}
+	return want
+}
+
 // authenticate checks the NIP-98 token of a bridge request and the
-// relay's access rules, returning the caller.
-func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *bridgeError) {
+// relay's access rules, returning the caller and the owner attestation
+// it presented (nil when none). A request with a body must carry a
+// payload tag hashing it.
+func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *nipoa.Tag, *bridgeError) {
 	v := nip98.Verifier{Now: r.cfg.Now, Seen: r.seen}
-	want := nip98.Expect{URL: nip98.RequestURL(req, r.httpScheme(req)), Method: req.Method, Body: body}
+	want := r.expect(req, nip98.PathURL)
+	want.Method, want.Body, want.RequirePayload = req.Method, body, len(body) > 0
 	res, err := v.Request(req, want)
 	if err != nil {
 		if r.cfg.Open && errors.Is(err, nip98.ErrNoToken) {
-			return caller{}, nil
+			return caller{}, nil, nil
 		}
 		if errors.Is(err, nip98.ErrReplay) {
-			return caller{}, &bridgeError{http.StatusUnauthorized, "NIP-98: replay detected"}
+			return caller{}, nil, &bridgeError{http.StatusUnauthorized, "NIP-98: replay detected"}
 		}
-		return caller{}, &bridgeError{http.StatusUnauthorized, "NIP-98: " + err.Error()}
+		return caller{}, nil, &bridgeError{http.StatusUnauthorized, "NIP-98: " + err.Error()}
 	}
 	c := caller{pubkey: res.PubKey.Hex()}
-	if c.owner = eventAttestation(res.Event); c.owner == "" {
-		if h := req.Header.Get("x-auth-tag"); h != "" {
-			c.owner = headerOwner(h, c.pubkey)
-		}
+	var grant *nipoa.Tag
+	if t := res.Event.Tags.Find(nipoa.TagName); t != nil {
+		grant, _ = attestedGrant(t, c.pubkey)
 	}
+	if h := req.Header.Get("x-auth-tag"); grant == nil && h != "" {
+		grant, _ = headerGrant(h, c.pubkey)
+	}
+	owner, gerr := grantOwner(grant, r.cfg.Now())
+	c.owner = owner
 	if msg := r.gate(c); msg != "" {
-		return caller{}, &bridgeError{http.StatusForbidden, msg}
+		if gerr != nil && r.member(caller{pubkey: grant.Owner.Hex()}) {
+			msg = "restricted: " + gerr.Error() + "; ask the owner for a new one"
+		}
+		return caller{}, nil, &bridgeError{http.StatusForbidden, msg}
 	}
-	return c, nil
+	return c, grant, nil
 }
 
 func (r *Relay) serveBridge(w http.ResponseWriter, req *http.Request) {
@@ -107,12 +133,12 @@ func (r *Relay) serveBridge(w http.ResponseWriter, req *http.Request) {
 		writeError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("body over %d bytes", maxBridgeBody))
 		return
 	}
-	c, berr := r.authenticate(req, body)
+	c, grant, berr := r.authenticate(req, body)
 	if berr != nil {
 		writeError(w, berr.status, berr.msg)
 		return
 	}
-	ctx := withCaller(req.Context(), c)
+	ctx := withGrant(withCaller(req.Context(), c), grant)
 	switch req.URL.Path {
 	case "/query", "/count":
 		filters, err := r.parseFilters(body)
@@ -120,12 +146,16 @@ func (r *Relay) serveBridge(w http.ResponseWriter, req *http.Request) {
 			writeError(w, http.StatusBadRequest, err.Error())
 			return
 		}
-		evs := r.bridgeQuery(ctx, filters)
 		if req.URL.Path == "/count" {
-			writeJSON(w, http.StatusOK, map[string]int{"count": len(evs)})
+			n, err := r.bridgeCount(ctx, filters)
+			if err != nil {
+				writeError(w, http.StatusInternalServerError, "error: "+err.Error())
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]int64{"count": n})
 			return
 		}
-		writeJSON(w, http.StatusOK, evs)
+		writeJSON(w, http.StatusOK, r.bridgeQuery(ctx, filters))
 	case "/events":
 		id, berr := r.bridgePublish(ctx, body)
 		if berr != nil {
@@ -196,6 +226,38 @@ func (r *Relay) bridgeQuery(ctx context.Context, filters []bridgeFilter) []*nost
 	}
 	sortEvents(out)
 	return out
+}
+
+// bridgeCount counts the events any of the filters matches, each once,
+// with no cap: one plain filter goes to countEvents, several (or a search
+// or before_id) are walked and their ids collected.
+func (r *Relay) bridgeCount(ctx context.Context, filters []bridgeFilter) (int64, error) {
+	if len(filters) == 1 && filters[0].Search == "" && filters[0].BeforeID == "" {
+		return r.countEvents(ctx, filters[0].Filter)
+	}
+	if r.readRefused(ctx) {
+		return 0, nil
+	}
+	seen := make(map[string]bool)
+	for _, bf := range filters {
+		f := bf.Filter
+		search := strings.ToLower(f.Search)
+		f.Search = ""
+		keep := r.readCheck(ctx, f)
+		err := r.eachStored(ctx, f, func(ev *nostr.Event) {
+			switch {
+			case keep != nil && !keep(ev):
+			case search != "" && !strings.Contains(strings.ToLower(ev.Content), search):
+			case bf.BeforeID != "" && f.Until != nil && ev.CreatedAt == *f.Until && ev.ID >= bf.BeforeID:
+			default:
+				seen[ev.ID] = true
+			}
+		})
+		if err != nil {
+			return 0, err
+		}
+	}
+	return int64(len(seen)), nil
 }
 
 func sortEvents(evs []*nostr.Event) {

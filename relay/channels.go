@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -30,6 +31,12 @@ const (
 
 	kindMemberAdded   = 44100
 	kindMemberRemoved = 44101
+
+	// kindChannelTombstone is the relay's record of a deleted channel
+	// (d = id), with its private flag and its members as 39002 lists
+	// them. It keeps the channel's events as hidden as before deletion,
+	// across restarts, and its UUID reserved; clients have no use for it.
+	kindChannelTombstone = 39008
 )
 
 // Roles a member can hold. Owners and admins run group commands.
@@ -37,13 +44,52 @@ const (
 	roleOwner  = "owner"
 	roleAdmin  = "admin"
 	roleMember = "member"
+	roleGuest  = "guest" // reads; never pushes to a shared repository
+	roleBot    = "bot"
 )
+
+func knownRole(s string) bool {
+	switch s {
+	case roleOwner, roleAdmin, roleMember, roleGuest, roleBot:
+		return true
+	}
+	return false
+}
+
+// tagRole reads the role one p tag of a 9000 gives, in every form the
+// relay and the CLI write: ["p", pk] with ["role", r] on the event (the
+// CLI; the role tag wins), ["p", pk, r] (NIP-29), ["p", pk, "", r] or
+// ["p", pk, relay-url, r] (the 39002 form). No role is member. It returns
+// the OK reason instead when the tag names several roles or an unknown one.
+func tagRole(t nostr.Tag, roleTag string) (role, reason string) {
+	if roleTag != "" {
+		role = roleTag
+	} else {
+		for _, v := range t[2:] {
+			if v == "" || strings.Contains(v, "://") {
+				continue
+			}
+			if role != "" && v != role {
+				return "", "invalid: p tag names several roles (" + role + ", " + v + "); give one"
+			}
+			role = v
+		}
+	}
+	if role == "" {
+		return roleMember, ""
+	}
+	if !knownRole(role) {
+		return "", fmt.Sprintf("invalid: unknown role %q; want owner, admin, member, guest or bot", role)
+	}
+	return role, ""
+}
 
 type channel struct {
 	id                          string
 	name, about, topic, purpose string
 	typ                         string // channel_type: stream, forum, dm
 	private, archived           bool
+	deleted                     bool              // by a 9008; kept as a tombstone
 	members                     map[string]string // pubkey → role
 	createdAt                   nostr.Timestamp
 }
@@ -77,16 +123,31 @@ func isUUID(s string) bool {
 	return true
 }
 
+func isStateKind(kind int) bool {
+	return kind >= kindGroupMetadata && kind <= kindGroupRoles || kind == kindChannelTombstone
+}
+
 // channelOf returns the channel an event belongs to: its first h tag, or
-// the d tag of the relay's own channel state kinds.
+// the d tag of the relay's own channel state kinds. The write gate lets
+// no event name more than one; channelsOf gives them all.
 func channelOf(ev *nostr.Event) string {
-	if ev.Kind >= kindGroupMetadata && ev.Kind <= kindGroupRoles {
+	if isStateKind(ev.Kind) {
 		return ev.Tags.GetD()
 	}
 	if t := ev.Tags.Find("h"); t != nil {
 		return t[1]
 	}
 	return ""
+}
+
+// channelsOf returns every channel ev names: its h tags, and for the
+// relay's state kinds the d tag too.
+func channelsOf(ev *nostr.Event) []string {
+	var ids []string
+	if isStateKind(ev.Kind) {
+		ids = append(ids, ev.Tags.GetD())
+	}
+	return append(ids, tagValues(ev, "h")...)
 }
 
 func (cs *channels) get(id string) (channel, bool) {
@@ -112,23 +173,31 @@ func (cs *channels) anyPrivate() bool {
 	return false
 }
 
+// role returns pubkey's role in channel id; a deleted channel has none.
 func (cs *channels) role(id, pubkey string) string {
 	cs.mu.RLock()
 	defer cs.mu.RUnlock()
-	if ch, ok := cs.byID[id]; ok {
+	if ch, ok := cs.byID[id]; ok && !ch.deleted {
 		return ch.members[pubkey]
 	}
 	return ""
 }
 
 // channelReadable reports whether c may read ev as far as channels go:
-// events of a private channel are for its members and the relay owner;
-// a member notification is also for the member it names.
+// events of a private channel are for its members and the relay owner,
+// also after the channel is deleted; a member notification is also for
+// the member it names. An event naming several channels (stored before
+// the write gate refused such events) must be readable in each.
 func (r *Relay) channelReadable(c caller, ev *nostr.Event) bool {
-	id := channelOf(ev)
-	if id == "" {
-		return true
+	for _, id := range channelsOf(ev) {
+		if !r.channelReadableIn(c, ev, id) {
+			return false
+		}
 	}
+	return true
+}
+
+func (r *Relay) channelReadableIn(c caller, ev *nostr.Event, id string) bool {
 	r.chans.mu.RLock()
 	ch, ok := r.chans.byID[id]
 	private := ok && ch.private
@@ -159,8 +228,11 @@ func (r *Relay) admin(id, pubkey string) bool {
 // stored; it returns the OK reason when the event is refused.
 func (r *Relay) checkChannelWrite(ctx context.Context, c caller, ev *nostr.Event) string {
 	id := channelOf(ev)
-	if ev.Kind >= kindGroupMetadata && ev.Kind <= kindGroupRoles || ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
+	if isStateKind(ev.Kind) || ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
 		return "restricted: only the relay publishes channel state"
+	}
+	if n := len(tagValues(ev, "h")); n > 1 {
+		return fmt.Sprintf("invalid: an event belongs to one channel; this one has %d h tags", n)
 	}
 	if id == "" {
 		if ev.Kind == nostr.KindReaction {
@@ -175,6 +247,15 @@ func (r *Relay) checkChannelWrite(ctx context.Context, c caller, ev *nostr.Event
 		return "invalid: h tag must be a lower-case channel UUID"
 	}
 	ch, exists := r.chans.get(id)
+	if exists && ch.deleted {
+		if ev.Kind == kindCreateGroup && ev.PubKey == r.owner && r.owner != "" {
+			return ""
+		}
+		if ev.Kind == kindCreateGroup {
+			return "restricted: channel " + id + " was deleted; only the relay owner may create it again"
+		}
+		return "restricted: channel " + id + " was deleted"
+	}
 	switch ev.Kind {
 	case kindCreateGroup:
 		if exists {
@@ -204,6 +285,16 @@ func (r *Relay) checkChannelWrite(ctx context.Context, c caller, ev *nostr.Event
 		if ev.Kind != kindEditMetadata && ev.Kind != kindDeleteGroup && len(tagValues(ev, "p")) == 0 {
 			return "invalid: add and remove need a p tag"
 		}
+		if ev.Kind == kindAddUser {
+			roleTag, _ := tagValue(ev, "role")
+			for _, t := range ev.Tags {
+				if len(t) >= 2 && t[0] == "p" {
+					if _, reason := tagRole(t, roleTag); reason != "" {
+						return reason
+					}
+				}
+			}
+		}
 		return ""
 	}
 	if !exists {
@@ -230,8 +321,10 @@ func (r *Relay) checkReaction(ctx context.Context, ev *nostr.Event) string {
 		return ""
 	}
 	for target := range res {
-		if id := channelOf(target); id != "" && r.chans.role(id, ev.PubKey) == "" && ev.PubKey != r.owner {
-			return "restricted: not a channel member"
+		for _, id := range channelsOf(target) {
+			if r.chans.role(id, ev.PubKey) == "" && ev.PubKey != r.owner {
+				return "restricted: not a channel member"
+			}
 		}
 	}
 	return ""
@@ -279,7 +372,7 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	ch := cs.byID[id]
 	switch ev.Kind {
 	case kindCreateGroup:
-		if ch != nil {
+		if ch != nil && !ch.deleted {
 			cs.mu.Unlock()
 			return
 		}
@@ -290,16 +383,14 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	case kindEditMetadata:
 		applyMetadata(ch, ev)
 	case kindAddUser:
+		roleTag, _ := tagValue(ev, "role")
 		for _, t := range ev.Tags {
 			if len(t) < 2 || t[0] != "p" || !nostr.IsValid32ByteHex(t[1]) {
 				continue
 			}
-			role := roleMember
-			if len(t) >= 3 && t[2] != "" {
-				role = t[len(t)-1]
-			}
-			if v, ok := tagValue(ev, "role"); ok && v != "" {
-				role = v
+			role, reason := tagRole(t, roleTag)
+			if reason != "" {
+				continue // refused by the write gate; not from a client
 			}
 			if ch.members[t[1]] == "" {
 				added = append(added, t[1])
@@ -324,7 +415,11 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 			removed = append(removed, ev.PubKey)
 		}
 	case kindDeleteGroup:
-		delete(cs.byID, id)
+		if ch == nil {
+			cs.mu.Unlock()
+			return
+		}
+		ch.deleted = true
 	}
 	var snapshot channel
 	if ch != nil {
@@ -334,7 +429,10 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	cs.mu.Unlock()
 
 	if ev.Kind == kindDeleteGroup {
-		r.dropChannelState(ctx, id)
+		// The tombstone first: should the relay stop in between, the
+		// newer of tombstone and 39000 decides at the next start.
+		r.publishTombstone(ctx, snapshot)
+		r.dropChannelState(ctx, id, kindGroupMetadata, kindGroupMembers)
 		r.revoke(id, keys(snapshot.members))
 		return
 	}
@@ -342,6 +440,9 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 		return
 	}
 	r.publishChannel(ctx, snapshot)
+	if ev.Kind == kindCreateGroup {
+		r.dropChannelState(ctx, id, kindChannelTombstone) // re-created by the relay owner
+	}
 	for _, pk := range added {
 		r.publishRelayEvent(ctx, kindMemberAdded, nostr.Tags{{"h", id}, {"p", pk}})
 	}
@@ -411,16 +512,32 @@ func (r *Relay) publishChannel(ctx context.Context, ch channel) {
 	meta = append(meta, nostr.Tag{"archived", fmt.Sprint(ch.archived)})
 	r.publishRelayEvent(ctx, kindGroupMetadata, meta)
 
+	r.publishRelayEvent(ctx, kindGroupMembers, memberTags(ch))
+}
+
+// memberTags lists ch's members as 39002 does: d, then ["p", pk, "", role]
+// sorted by pubkey.
+func memberTags(ch channel) nostr.Tags {
 	pks := make([]string, 0, len(ch.members))
 	for pk := range ch.members {
 		pks = append(pks, pk)
 	}
 	sort.Strings(pks)
-	members := nostr.Tags{{"d", ch.id}}
+	tags := nostr.Tags{{"d", ch.id}}
 	for _, pk := range pks {
-		members = append(members, nostr.Tag{"p", pk, "", ch.members[pk]})
+		tags = append(tags, nostr.Tag{"p", pk, "", ch.members[pk]})
 	}
-	r.publishRelayEvent(ctx, kindGroupMembers, members)
+	return tags
+}
+
+// publishTombstone records that ch was deleted, with its private flag and
+// members, so that a restart keeps its events hidden as before.
+func (r *Relay) publishTombstone(ctx context.Context, ch channel) {
+	tags := memberTags(ch)
+	if ch.private {
+		tags = append(tags, nostr.Tag{"private"})
+	}
+	r.publishRelayEvent(ctx, kindChannelTombstone, tags)
 }
 
 // publishRelayEvent signs an event with the relay key, stores it and
@@ -452,10 +569,12 @@ func (r *Relay) publishRelayEvent(ctx context.Context, kind int, tags nostr.Tags
 	r.kr.BroadcastEvent(&ev)
 }
 
-func (r *Relay) dropChannelState(ctx context.Context, id string) {
+// dropChannelState deletes the relay's own events of the given kinds for
+// channel id.
+func (r *Relay) dropChannelState(ctx context.Context, id string, kinds ...int) {
 	ctx = internal(ctx)
 	res, err := r.store.QueryEvents(ctx, nostr.Filter{
-		Kinds: []int{kindGroupMetadata, kindGroupMembers}, Authors: []string{r.pubkey},
+		Kinds: kinds, Authors: []string{r.pubkey},
 		Tags: nostr.TagMap{"d": []string{id}},
 	})
 	if err != nil {
@@ -470,25 +589,32 @@ func (r *Relay) dropChannelState(ctx context.Context, id string) {
 	}
 }
 
-// loadChannels rebuilds the channel state from the relay's own events.
+// loadChannels rebuilds the channel state from the relay's own events:
+// 39000 metadata, 39002 member lists and tombstones of deleted channels
+// (a tombstone newer than the channel's 39000 marks it deleted).
 func (r *Relay) loadChannels() error {
 	ctx := internal(context.Background())
-	res, err := r.store.QueryEvents(ctx, nostr.Filter{
-		Kinds: []int{kindGroupMetadata, kindGroupMembers}, Authors: []string{r.pubkey},
-	})
-	if err != nil {
-		return fmt.Errorf("buzz-relay: load channels: %w", err)
-	}
 	var metas, lists []*nostr.Event
-	for ev := range res {
+	tombs := make(map[string]*nostr.Event)
+	err := r.eachStored(ctx, nostr.Filter{
+		Kinds: []int{kindGroupMetadata, kindGroupMembers, kindChannelTombstone}, Authors: []string{r.pubkey},
+	}, func(ev *nostr.Event) {
 		if ev.CreatedAt > r.lastState {
 			r.lastState = ev.CreatedAt
 		}
-		if ev.Kind == kindGroupMetadata {
+		switch ev.Kind {
+		case kindGroupMetadata:
 			metas = append(metas, ev)
-		} else {
+		case kindGroupMembers:
 			lists = append(lists, ev)
+		case kindChannelTombstone:
+			if old := tombs[ev.Tags.GetD()]; old == nil || ev.CreatedAt > old.CreatedAt {
+				tombs[ev.Tags.GetD()] = ev
+			}
 		}
+	})
+	if err != nil {
+		return fmt.Errorf("buzz-relay: load channels: %w", err)
 	}
 	cs := r.chans
 	cs.mu.Lock()
@@ -507,24 +633,38 @@ func (r *Relay) loadChannels() error {
 		if ch == nil {
 			continue
 		}
-		for _, t := range ev.Tags {
-			if len(t) >= 2 && t[0] == "p" {
-				role := roleMember
-				if len(t) >= 4 && t[3] != "" {
-					role = t[3]
-				}
-				ch.members[t[1]] = role
-			}
+		loadMemberTags(ch, ev)
+	}
+	for id, ev := range tombs {
+		if ch := cs.byID[id]; ch != nil && ch.createdAt > ev.CreatedAt {
+			continue // re-created since
 		}
+		ch := &channel{id: id, typ: "stream", members: map[string]string{}, createdAt: ev.CreatedAt, deleted: true}
+		ch.private = hasFlag(ev, "private")
+		loadMemberTags(ch, ev)
+		cs.byID[id] = ch
 	}
 	return nil
+}
+
+// loadMemberTags takes the members of a 39002 or tombstone the relay wrote.
+func loadMemberTags(ch *channel, ev *nostr.Event) {
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == "p" {
+			role, reason := tagRole(t, "")
+			if reason != "" {
+				role = roleGuest // the relay wrote it; the least a member can be
+			}
+			ch.members[t[1]] = role
+		}
+	}
 }
 
 // Members returns the pubkeys of channel id and their roles, for tests
 // and for git authorisation.
 func (r *Relay) Members(id string) map[string]string {
 	ch, ok := r.chans.get(id)
-	if !ok {
+	if !ok || ch.deleted {
 		return nil
 	}
 	return maps(ch.members)

@@ -11,6 +11,9 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
+
+	"buzzbox/nostrgit/nipoa"
 
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
@@ -21,27 +24,49 @@ import (
 // how many subscriptions it holds. khatru's WebSocket carries the upgrade
 // request, whose context holds the *conn.
 type conn struct {
-	host   string // Host of the upgrade request, normalised
-	scheme string // "ws" or "wss": what the AUTH relay tag must say
+	scheme string           // "ws" or "wss": what the AUTH relay tag must say
+	now    func() time.Time // the relay's clock, for the grant's time clauses
 	// req is the upgrade request khatru keeps. Its Host is rewritten only
 	// by the connection's reader goroutine, before khatru handles the AUTH.
 	req *http.Request
 
 	mu        sync.Mutex
 	challenge string
-	pubkey    string // authenticated pubkey; empty until AUTH passes
-	owner     string // NIP-OA owner attesting pubkey; empty when none
+	pubkey    string     // authenticated pubkey; empty until AUTH passes
+	grant     *nipoa.Tag // NIP-OA attestation of pubkey presented at AUTH; nil when none
 	reqs      map[context.Context]*reqState
 	ws        *khatru.WebSocket // set on connect
+	nc        net.Conn          // the hijacked socket, for cutting a banned key off
+}
+
+// setNetConn records the connection's socket once hijacked.
+func (c *conn) setNetConn(nc net.Conn, open bool) {
+	if open {
+		c.mu.Lock()
+		c.nc = nc
+		c.mu.Unlock()
+	}
 }
 
 type connKey struct{}
 
-// identity returns the authenticated pubkey and the owner attesting it.
+// identity returns the authenticated pubkey and the owner attesting it,
+// "" when there is no attestation or its time clauses do not hold now.
 func (c *conn) identity() (pubkey, owner string) {
 	c.mu.Lock()
+	pubkey, g := c.pubkey, c.grant
+	c.mu.Unlock()
+	if g != nil && c.now != nil {
+		owner, _ = grantOwner(g, c.now())
+	}
+	return pubkey, owner
+}
+
+// attestation returns the grant presented at AUTH, or nil.
+func (c *conn) attestation() *nipoa.Tag {
+	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.pubkey, c.owner
+	return c.grant
 }
 
 // reqState is what the relay counts for one REQ.

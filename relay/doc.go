@@ -5,7 +5,8 @@
 //	buzz-relay [--listen 127.0.0.1:3000] [--data ./buzz-relay-data] [--sync] [--db postgres://…]
 //	           [--owner PUBKEY] [--allow PUBKEY]… [--allow-file FILE] [--open]
 //	           [--public-url ws(s)://host] [--max-event-bytes N] [--max-filters N]
-//	           [--max-subscriptions N] [--rate N] [--burst N] [--log-level L] [--log-json]
+//	           [--max-subscriptions N] [--rate N] [--burst N] [--max-future 15m]
+//	           [--max-age 26280h] [--log-level L] [--log-json]
 //
 // # Description
 //
@@ -16,7 +17,12 @@
 //     (20000–29999) are forwarded and never stored; replaceable and
 //     addressable kinds keep the newest; NIP-09 deletions by the author.
 //     An acknowledged event survives kill -9; with --sync it also survives
-//     a power cut.
+//     a power cut. Events are refused ("invalid:", naming the flag) when
+//     their JSON is over --max-event-bytes (counted as serialised, escapes
+//     included) or their created_at is more than --max-future ahead of the
+//     relay's clock or --max-age behind it (strfry's defaults: 15 minutes,
+//     3 years); events the relay signs itself are exempt. COUNT and the
+//     bridge's /count count every match, however many.
 //   - NIP-11: the information document names the supported NIPs, the
 //     limits and the HTTP bridge.
 //   - NIP-42: the relay sends AUTH at once; reads and writes need an
@@ -26,6 +32,12 @@
 //     (localhost, ::1 and 127.0.0.1 are one host) and a created_at within
 //     60 s. Bad signatures get an "invalid:" OK.
 //   - Channels as NIP-29-style groups (h tag with a UUID); see channels.go.
+//     An event names at most one channel. A deleted channel (9008) leaves
+//     a tombstone (kind 39008, signed by the relay, kept across restarts):
+//     its events stay as hidden as before, it takes no more writes, and
+//     only the relay owner may create its UUID again. Roles come from a
+//     9000 in any written form (["role", r], ["p", pk, r], ["p", pk, "", r]);
+//     a guest reads shared repositories and never pushes.
 //   - The HTTP bridge: POST /query, /count, /events with NIP-98 auth.
 //   - Git smart HTTP under /git/<owner>/<name>.git through git http-backend.
 //

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/cgi"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 
 	"buzzbox/nostrgit/nip98"
+	"buzzbox/nostrgit/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -73,11 +75,20 @@ func parseGitPath(req *http.Request) (gitRoute, int) {
 	rt := gitRoute{owner: owner, repo: name, rest: parts[2]}
 	switch {
 	case rt.rest == "info/refs" && req.Method == http.MethodGet:
-		rt.service = req.URL.Query().Get("service")
+		// Exactly one service: git http-backend takes the last of several,
+		// which must not differ from the one access was judged for.
+		q, err := url.ParseQuery(req.URL.RawQuery)
+		if err != nil || len(q["service"]) != 1 {
+			return gitRoute{}, http.StatusBadRequest
+		}
+		rt.service = q.Get("service")
 		if rt.service != "git-upload-pack" && rt.service != "git-receive-pack" {
 			return gitRoute{}, http.StatusForbidden // dumb HTTP is not served
 		}
 	case (rt.rest == "git-upload-pack" || rt.rest == "git-receive-pack") && req.Method == http.MethodPost:
+		if s := req.URL.Query()["service"]; len(s) > 0 && (len(s) > 1 || s[0] != rt.rest) {
+			return gitRoute{}, http.StatusBadRequest // a service parameter that disagrees with the path
+		}
 		rt.service = rt.rest
 	default:
 		return gitRoute{}, http.StatusNotFound
@@ -100,7 +111,7 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	v := nip98.Verifier{Now: r.cfg.Now}
-	res, err := v.Request(req, nip98.Expect{URL: nip98.GitRepoURL(req, r.httpScheme(req))})
+	res, err := v.Request(req, r.expect(req, nip98.GitPathURL))
 	switch {
 	case errors.Is(err, nip98.ErrNoToken):
 		r.challenge(w, req.Method)
@@ -113,8 +124,11 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, "NIP-98 auth failed", http.StatusUnauthorized)
 		return
 	}
-	c := caller{pubkey: res.PubKey.Hex(), owner: eventAttestation(res.Event)}
+	c, why := r.gitCaller(res)
 	if msg := r.gate(c); msg != "" && !r.cfg.Open {
+		if why != "" {
+			msg = why
+		}
 		http.Error(w, msg, http.StatusForbidden)
 		return
 	}
@@ -143,6 +157,32 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 	r.runBackend(w, req, rt, c)
 }
 
+// gitCaller returns who a git request acts for. The owner of the token's
+// auth tag counts only while its time clauses hold at the relay's clock
+// and when it has no kind= clause: git access is not an event kind, so a
+// kind-limited attestation grants none. why says what an attestation that
+// grants nothing lacks, for the refusal.
+func (r *Relay) gitCaller(res nip98.Result) (c caller, why string) {
+	c.pubkey = res.PubKey.Hex()
+	t := res.Event.Tags.Find(nipoa.TagName)
+	if t == nil {
+		return c, ""
+	}
+	grant, ok := attestedGrant(t, c.pubkey)
+	if !ok {
+		return c, ""
+	}
+	if grant.KindClauses() {
+		return c, "restricted: owner attestation limits event kinds (" + grant.Conditions + "); git access needs one without kind= clauses"
+	}
+	owner, err := grantOwner(grant, r.cfg.Now())
+	if err != nil {
+		return c, "restricted: " + err.Error() + "; ask the owner for a new one"
+	}
+	c.owner = owner
+	return c, ""
+}
+
 // gitAllowed applies the ownership and channel-sharing rules.
 func (r *Relay) gitAllowed(ctx context.Context, c caller, rt gitRoute, push bool) bool {
 	if c.pubkey == rt.owner || (c.owner != "" && c.owner == rt.owner) {
@@ -159,10 +199,10 @@ func (r *Relay) gitAllowed(ctx context.Context, c caller, rt gitRoute, push bool
 	switch role {
 	case "":
 		return false
-	case "guest":
-		return !push
+	case roleOwner, roleAdmin, roleMember, roleBot:
+		return true
 	}
-	return true
+	return !push // guests, and any role this relay does not know, read only
 }
 
 // repoChannel returns the channel the owner's announcement shares the
@@ -225,17 +265,24 @@ func (r *Relay) runBackend(w http.ResponseWriter, req *http.Request, rt gitRoute
 	}
 	// http-backend finds the repository from PATH_INFO; give it the
 	// canonical spelling (hex owner, .git suffix) whatever the URL said.
+	// The query is rebuilt from the service access was judged for, and
+	// only a push gets REMOTE_USER, without which http-backend refuses
+	// receive-pack: whatever the URL said, git serves what was allowed.
 	req = req.Clone(req.Context())
 	req.URL.Path = "/git/" + rt.owner + "/" + rt.repo + ".git/" + rt.rest
+	req.URL.RawQuery = ""
+	if rt.rest == "info/refs" {
+		req.URL.RawQuery = "service=" + rt.service
+	}
+	env := append(r.gitEnv(), "GIT_PROJECT_ROOT="+r.gitRoot(), "GIT_HTTP_EXPORT_ALL=1")
+	if rt.service == "git-receive-pack" {
+		env = append(env, "REMOTE_USER="+c.pubkey)
+	}
 	h := &cgi.Handler{
-		Path: git,
-		Root: "/git",
-		Args: []string{"http-backend"},
-		Env: append(r.gitEnv(),
-			"GIT_PROJECT_ROOT="+r.gitRoot(),
-			"GIT_HTTP_EXPORT_ALL=1",
-			"REMOTE_USER="+c.pubkey, // enables receive-pack
-		),
+		Path:   git,
+		Root:   "/git",
+		Args:   []string{"http-backend"},
+		Env:    env,
 		Stderr: logWriter{r.log},
 	}
 	h.ServeHTTP(w, req)

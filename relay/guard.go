@@ -12,6 +12,9 @@ import (
 // errStoreClosed is returned by a guarded store after Close.
 var errStoreClosed = errors.New("buzz-relay: store closed")
 
+// errNoCounter is returned by CountEvents when the backend cannot count.
+var errNoCounter = errors.New("buzz-relay: store cannot count")
+
 // guardedStore makes Close safe against queries still running. The badger
 // backend answers QueryEvents from a goroutine that opens its transaction
 // after QueryEvents returns; if the database closed in between, badger
@@ -100,4 +103,19 @@ func (g *guardedStore) with(fn func() error) error {
 		return errStoreClosed
 	}
 	return fn()
+}
+
+// CountEvents asks the backend's own counter, or returns errNoCounter.
+func (g *guardedStore) CountEvents(ctx context.Context, f nostr.Filter) (int64, error) {
+	c, ok := g.inner.(eventstore.Counter)
+	if !ok {
+		return 0, errNoCounter
+	}
+	var n int64
+	err := g.with(func() error {
+		var err error
+		n, err = c.CountEvents(ctx, f)
+		return err
+	})
+	return n, err
 }

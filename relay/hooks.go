@@ -2,11 +2,13 @@ package relay
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
 	"strings"
 
+	"github.com/fiatjaf/eventstore"
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -39,15 +41,18 @@ func callerOf(ctx context.Context) caller {
 	return caller{}
 }
 
-// member reports whether pk may use the relay: the owner, an allowlisted
-// key, or an agent whose attesting owner is one.
+// member reports whether c may use the relay: a member (members.go), or
+// an agent whose attesting owner is one.
 func (r *Relay) member(c caller) bool {
-	return r.members[c.pubkey] || (c.owner != "" && r.members[c.owner])
+	return r.isMember(c.pubkey) || (c.owner != "" && r.isMember(c.owner))
 }
 
 // gate answers whether c may use the relay at all, with the NIP-01 reason
 // prefix when not.
 func (r *Relay) gate(c caller) string {
+	if r.banned(c) {
+		return banReason
+	}
 	if r.cfg.Open {
 		return ""
 	}
@@ -92,7 +97,14 @@ func (r *Relay) newKhatru() *khatru.Relay {
 // does before our write gate sees the deletion event: the sender must pass
 // the gate as well as be the target's author.
 func (r *Relay) deletionOutcome(ctx context.Context, target, deletion *nostr.Event) (bool, string) {
-	if msg := r.gate(callerOf(ctx)); msg != "" {
+	c := callerOf(ctx)
+	if msg := r.grantVerdict(ctx, c, deletion); msg != "" {
+		return false, msg
+	}
+	if msg := r.gate(c); msg != "" {
+		return false, msg
+	}
+	if msg := r.checkCreatedAt(deletion); msg != "" {
 		return false, msg
 	}
 	if target.PubKey != deletion.PubKey {
@@ -154,15 +166,18 @@ func (r *Relay) revoke(id string, pubkeys []string) {
 	}
 }
 
-// eventSize approximates the serialised size of ev without encoding it.
-func eventSize(ev *nostr.Event) int {
-	n := 64 + 64 + 128 + 100 + len(ev.Content)
-	for _, t := range ev.Tags {
-		for _, v := range t {
-			n += len(v) + 3
-		}
+// checkCreatedAt refuses an event dated outside the window MaxFuture and
+// MaxAge allow around the relay's clock.
+func (r *Relay) checkCreatedAt(ev *nostr.Event) string {
+	now := r.cfg.Now()
+	at := ev.CreatedAt.Time()
+	if r.cfg.MaxFuture > 0 && at.After(now.Add(r.cfg.MaxFuture)) {
+		return fmt.Sprintf("invalid: created_at %d is more than %s in the future (--max-future); check the clock", ev.CreatedAt, r.cfg.MaxFuture)
 	}
-	return n
+	if r.cfg.MaxAge > 0 && at.Before(now.Add(-r.cfg.MaxAge)) {
+		return fmt.Sprintf("invalid: created_at %d is more than %s in the past (--max-age); check the clock", ev.CreatedAt, r.cfg.MaxAge)
+	}
+	return ""
 }
 
 // rejectEvent is the write gate for websocket and bridge alike.
@@ -171,21 +186,29 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 		return false, ""
 	}
 	c := callerOf(ctx)
+	if msg := r.grantVerdict(ctx, c, ev); msg != "" {
+		return true, msg
+	}
 	if msg := r.gate(c); msg != "" {
 		return true, msg
 	}
-	if n := eventSize(ev); n > r.cfg.MaxEventBytes {
-		return true, fmt.Sprintf("invalid: event of about %d bytes is over the %d byte limit", n, r.cfg.MaxEventBytes)
+	if n := eventJSONLen(ev); n > r.cfg.MaxEventBytes {
+		return true, fmt.Sprintf("invalid: event of %d bytes is over the %d byte limit (--max-event-bytes)", n, r.cfg.MaxEventBytes)
+	}
+	if msg := r.checkCreatedAt(ev); msg != "" {
+		return true, msg
 	}
 	switch ev.Kind {
 	case kindAuth:
 		return true, "invalid: AUTH events go in AUTH messages"
 	case kindHTTPAuth:
 		return true, "invalid: NIP-98 events are HTTP headers, not posts"
+	case kindMemberRecord, kindInviteRecord:
+		return true, "invalid: kind " + strconv.Itoa(ev.Kind) + " is kept by the relay itself"
 	}
-	if !r.cfg.Open && ev.PubKey != c.pubkey && !r.members[ev.PubKey] {
-		if owner := eventAttestation(ev); owner == "" || !r.members[owner] {
-			return true, "restricted: event author is not a relay member"
+	if ev.PubKey != c.pubkey {
+		if msg := r.authorVerdict(ev); msg != "" {
+			return true, msg
 		}
 	}
 	key := c.pubkey
@@ -329,31 +352,47 @@ func (r *Relay) canRead(c caller, ev *nostr.Event) bool {
 	return r.channelReadable(c, ev)
 }
 
+// readCheck returns the test an event the store found for f must pass
+// before the caller of ctx sees it, or nil when every event passes. The
+// store indexes tag values without their names, so a #h query also finds
+// a 39000 whose d tag holds the same id: tag filters are checked against
+// each event. Events of channels the caller may not read are dropped.
+func (r *Relay) readCheck(ctx context.Context, f nostr.Filter) func(*nostr.Event) bool {
+	c := callerOf(ctx)
+	recheck := len(f.Tags) > 0
+	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
+	secret := !isInternal(ctx) && mayMatchHidden(f) // the relay's own member and invite records
+	if !recheck && !hide && !secret {
+		return nil
+	}
+	named := nameTags(f)
+	return func(ev *nostr.Event) bool {
+		return (!recheck || named.Matches(ev)) && !(secret && hiddenKind(ev.Kind)) && (!hide || r.canRead(c, ev))
+	}
+}
+
+// readRefused reports whether ctx's caller gets nothing from the store: khatru's
+// expiration sweeper outlives Close, and a caller who may not read at all
+// gets nothing without a store query.
+func (r *Relay) readRefused(ctx context.Context) bool {
+	return r.storeClosed.Load() || (!isInternal(ctx) && r.gate(callerOf(ctx)) != "")
+}
+
 // queryEvents reads the store and drops what the caller may not see.
 func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Event, error) {
-	c := callerOf(ctx)
-	// khatru's expiration sweeper outlives Close; it finds nothing. A
-	// caller who may not read at all gets nothing without a store query.
-	if r.storeClosed.Load() || (!isInternal(ctx) && r.gate(c) != "") {
+	if r.readRefused(ctx) {
 		empty := make(chan *nostr.Event)
 		close(empty)
 		return empty, nil
 	}
-	// The store indexes tag values without their names, so a #h query
-	// also finds a 39000 whose d tag holds the same id: check tag filters
-	// against each event, asking the store for a few more to fill the
-	// limit.
-	recheck := len(f.Tags) > 0
-	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
+	keep := r.readCheck(ctx, f)
 	sf := f
-	if recheck {
-		f = nameTags(f)
-		if f.Limit > 0 {
-			sf.Limit = f.Limit + recheckSlack
-		}
+	if len(f.Tags) > 0 && f.Limit > 0 {
+		// a few more, to fill the limit after the tag check
+		sf.Limit = f.Limit + recheckSlack
 	}
 	ch, err := r.store.QueryEvents(ctx, sf)
-	if err != nil || (!recheck && !hide) {
+	if err != nil || keep == nil {
 		return ch, err
 	}
 	out := make(chan *nostr.Event)
@@ -362,7 +401,7 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 		defer close(out)
 		sent := 0
 		for ev := range ch {
-			if (recheck && !f.Matches(ev)) || (hide && !r.canRead(c, ev)) || (f.Limit > 0 && sent == f.Limit) {
+			if !keep(ev) || (f.Limit > 0 && sent == f.Limit) {
 				continue
 			}
 			select {
@@ -389,14 +428,79 @@ func nameTags(f nostr.Filter) nostr.Filter {
 	return f
 }
 
+// countEvents counts what f matches for the caller, however many: through
+// the store's own counter when nothing must be hidden or re-checked, else
+// by paging through every match (a plain query stops at the store's cap).
+// The filter's limit does not bound a count; a search is a substring of
+// the content, as on the bridge.
 func (r *Relay) countEvents(ctx context.Context, f nostr.Filter) (int64, error) {
-	ch, err := r.queryEvents(ctx, f)
-	if err != nil {
-		return 0, err
+	if r.readRefused(ctx) {
+		return 0, nil
+	}
+	f.Limit, f.LimitZero = 0, false
+	if f.Search != "" {
+		return r.bridgeCount(ctx, []bridgeFilter{{Filter: f}})
+	}
+	keep := r.readCheck(ctx, f)
+	if cnt, ok := r.store.(eventstore.Counter); ok && keep == nil {
+		n, err := cnt.CountEvents(ctx, f)
+		if !errors.Is(err, errNoCounter) {
+			return n, err
+		}
 	}
 	var n int64
-	for range ch {
-		n++
+	err := r.eachStored(ctx, f, func(ev *nostr.Event) {
+		if keep == nil || keep(ev) {
+			n++
+		}
+	})
+	return n, err
+}
+
+// eachStored calls fn for every stored event f matches, newest first,
+// paging down created_at in pages of maxQueryLimit so that the store's
+// cap on one query does not end the walk. Events at a page's oldest
+// second come again at the top of the next page and are skipped by id;
+// should one second hold more than a page of matches, the rest of that
+// second and everything older cannot be reached and the walk ends there.
+func (r *Relay) eachStored(ctx context.Context, f nostr.Filter, fn func(*nostr.Event)) error {
+	f.Limit, f.LimitZero = maxQueryLimit, false
+	var edge map[string]bool // ids seen at the current page boundary second
+	for {
+		ch, err := r.store.QueryEvents(ctx, f)
+		if err != nil {
+			return fmt.Errorf("buzz-relay: count events: %w", err)
+		}
+		got, fresh := 0, 0
+		var oldest nostr.Timestamp
+		var atOldest []string
+		for ev := range ch {
+			got++
+			if edge[ev.ID] {
+				continue
+			}
+			fresh++
+			fn(ev)
+			switch {
+			case fresh == 1 || ev.CreatedAt < oldest:
+				oldest, atOldest = ev.CreatedAt, append(atOldest[:0], ev.ID)
+			case ev.CreatedAt == oldest:
+				atOldest = append(atOldest, ev.ID)
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("buzz-relay: count events: %w", err)
+		}
+		if got < maxQueryLimit || fresh == 0 {
+			return nil
+		}
+		if f.Until == nil || *f.Until != oldest {
+			edge = make(map[string]bool, len(atOldest))
+		}
+		for _, id := range atOldest {
+			edge[id] = true
+		}
+		until := oldest
+		f.Until = &until
 	}
-	return n, nil
 }

@@ -3,19 +3,29 @@ package relay
 import (
 	"encoding/json"
 	"net/http"
+	"time"
 
 	"github.com/nbd-wtf/go-nostr/nip11"
 )
 
 // supportedNIPs returns the NIPs the NIP-11 document names.
-func supportedNIPs() []any { return []any{1, 9, 11, 29, 40, 42, 45, 70, 98} }
+func supportedNIPs() []any { return []any{1, 9, 11, 29, 40, 42, 45, 70, 86, 98} }
 
 // infoDoc is the NIP-11 document plus where the HTTP bridge and git
 // hosting live.
 type infoDoc struct {
 	nip11.RelayInformationDocument
-	Bridge bridgeInfo `json:"http_bridge"`
-	Git    string     `json:"git"`
+	Limitation *limitation `json:"limitation,omitempty"` // shadows the embedded one
+	Bridge     bridgeInfo  `json:"http_bridge"`
+	Git        string      `json:"git"`
+}
+
+// limitation adds NIP-11's created_at bounds, in seconds from now, which
+// go-nostr's document lacks; zero when there is no bound.
+type limitation struct {
+	nip11.RelayLimitationDocument
+	CreatedAtLowerLimit int64 `json:"created_at_lower_limit,omitempty"`
+	CreatedAtUpperLimit int64 `json:"created_at_upper_limit,omitempty"`
 }
 
 type bridgeInfo struct {
@@ -34,7 +44,9 @@ func (r *Relay) serveInfo(w http.ResponseWriter, req *http.Request) {
 			SupportedNIPs: supportedNIPs(),
 			Software:      "buzzbox",
 			Version:       "1",
-			Limitation: &nip11.RelayLimitationDocument{
+		},
+		Limitation: &limitation{
+			RelayLimitationDocument: nip11.RelayLimitationDocument{
 				MaxMessageLength: maxMessageBytes,
 				MaxSubscriptions: r.cfg.MaxSubscriptions,
 				MaxFilters:       r.cfg.MaxFilters,
@@ -43,6 +55,8 @@ func (r *Relay) serveInfo(w http.ResponseWriter, req *http.Request) {
 				AuthRequired:     !r.cfg.Open,
 				RestrictedWrites: !r.cfg.Open,
 			},
+			CreatedAtLowerLimit: int64(max(r.cfg.MaxAge, 0) / time.Second),
+			CreatedAtUpperLimit: int64(max(r.cfg.MaxFuture, 0) / time.Second),
 		},
 		Bridge: bridgeInfo{
 			Query:  "POST /query (JSON array of filters)",

@@ -20,7 +20,13 @@ import (
 // the process and its websocket URL, read from the "listening" log line.
 func runRelay(t *testing.T, exe, dir string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(exe, "--listen", "127.0.0.1:0", "--data", dir, "--open", "--rate", "1000000", "--burst", "1000000")
+	return runRelayArgs(t, exe, "--data", dir, "--open", "--rate", "1000000", "--burst", "1000000")
+}
+
+// runRelayArgs starts the real buzz-relay binary on 127.0.0.1:0 with args.
+func runRelayArgs(t *testing.T, exe string, args ...string) (*exec.Cmd, string) {
+	t.Helper()
+	cmd := exec.Command(exe, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)

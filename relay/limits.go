@@ -32,6 +32,15 @@ const (
 	// maxQueryLimit bounds how many stored events one filter returns.
 	maxQueryLimit = 1000
 
+	// defaultMaxFuture and defaultMaxAge bound an event's created_at
+	// against the relay's clock, as strfry's rejectEventsNewerThanSeconds
+	// (900) and rejectEventsOlderThanSeconds (94 608 000, three years) do:
+	// an event dated far ahead would outrank every later replaceable
+	// version (a profile pinned for years), one dated 1970 is a forgery
+	// or a broken clock.
+	defaultMaxFuture = 15 * time.Minute         // --max-future
+	defaultMaxAge    = 3 * 365 * 24 * time.Hour // --max-age
+
 	// authWindow is how far created_at of a NIP-42 AUTH or NIP-98 event
 	// may be from now, either way.
 	authWindow = 60 * time.Second
@@ -69,3 +78,42 @@ const maxQueryKinds = 50
 // its limit, so that events another tag name matched (a channel's own
 // 39000/39002 for its #h) do not leave the page short.
 const recheckSlack = 8
+
+// Membership limits (members.go, nip86.go, invite.go).
+const (
+	// banCloseWrite bounds the Close frame sent to a banned key's
+	// websocket before its socket is closed: a client that does not read
+	// must not delay the cut-off.
+	banCloseWrite = 250 * time.Millisecond
+
+	// maxManagementBody bounds a NIP-86 request body: a method name and a
+	// few short parameters.
+	maxManagementBody = 64 << 10
+
+	// maxReasonBytes bounds the reason stored with an allow or a ban.
+	maxReasonBytes = 1 << 10
+
+	// defaultInviteTTL and maxInviteTTL bound an invite's life: a week by
+	// default, at most 30 days, so a leaked link does not stay good.
+	defaultInviteTTL = 7 * 24 * time.Hour
+	maxInviteTTL     = 30 * 24 * time.Hour
+
+	// inviteTokenBytes is the random part of an invite token: 32 bytes,
+	// 43 characters of unpadded URL-safe base64.
+	inviteTokenBytes = 32
+
+	// maxInviteChannels bounds the channels one invite may name.
+	maxInviteChannels = 50
+
+	// maxInviteBody bounds the body of POST /invite: {"token":"…"}.
+	maxInviteBody = 4 << 10
+
+	// inviteKeep is how long a used or expired invite is remembered after
+	// its expiry, so a late redemption gets 410, not 404.
+	inviteKeep = maxInviteTTL
+
+	// maxInvites bounds the invites remembered at once (each is a small
+	// stored record and a map entry); used and expired ones are dropped
+	// first when it is reached.
+	maxInvites = 10000
+)

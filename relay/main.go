@@ -42,6 +42,8 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	var (
 		cfg      Config
 		allow    listFlag
+		public   listFlag
+		admins   listFlag
 		listen   = fs.String("listen", "127.0.0.1:3000", "`address` to listen on")
 		logLevel = fs.String("log-level", "info", "log `level`: debug, info, warn or error")
 		logJSON  = fs.Bool("log-json", false, "log JSON lines instead of text")
@@ -51,14 +53,17 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	fs.BoolVar(&cfg.SyncWrites, "sync", false, "fsync every write to the embedded store (survives power loss, slower)")
 	fs.StringVar(&cfg.Owner, "owner", "", "owner `pubkey` (hex or npub): a member who administers every channel")
 	fs.Var(&allow, "allow", "member `pubkey` (hex or npub); repeat or separate with commas")
+	fs.Var(&admins, "admin", "admin `pubkey` (hex or npub): may manage members over NIP-86, cannot be banned; repeatable")
 	fs.StringVar(&cfg.AllowFile, "allow-file", "", "`file` of member pubkeys, one per line, # comments")
 	fs.BoolVar(&cfg.Open, "open", false, "serve anyone without NIP-42 AUTH (private channels still need it)")
-	fs.StringVar(&cfg.PublicURL, "public-url", "", "ws:// or wss:// `url` clients use, when behind a proxy")
+	fs.Var(&public, "public-url", "ws:// or wss:// `url` clients use (behind a proxy, or any name besides the listen address); AUTH and NIP-98 tokens must name it; repeat or separate with commas for more names, the first is the primary")
 	fs.IntVar(&cfg.MaxEventBytes, "max-event-bytes", defaultMaxEventBytes, "largest accepted event, in `bytes`")
 	fs.IntVar(&cfg.MaxFilters, "max-filters", defaultMaxFilters, "most filters in one REQ or /query")
 	fs.IntVar(&cfg.MaxSubscriptions, "max-subscriptions", defaultMaxSubscriptions, "most live subscriptions per connection")
 	fs.Float64Var(&cfg.EventsPerSecond, "rate", defaultEventsPerSecond, "sustained events per second per pubkey")
 	fs.IntVar(&cfg.EventBurst, "burst", defaultEventBurst, "burst of events per pubkey above the rate")
+	fs.DurationVar(&cfg.MaxFuture, "max-future", defaultMaxFuture, "refuse events dated more than this `duration` ahead of the relay's clock (negative: no bound)")
+	fs.DurationVar(&cfg.MaxAge, "max-age", defaultMaxAge, "refuse events dated more than this `duration` in the past (negative: no bound)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: buzz-relay [options]\n\nNostr relay for a buzz workspace: persistent, NIP-42 authenticated,\nwith channels, an HTTP bridge and git hosting.\n\nOptions:\n")
 		fs.PrintDefaults()
@@ -79,6 +84,10 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		return exitError
 	}
 	cfg.Allow = allow
+	if len(public) > 0 {
+		cfg.PublicURL, cfg.OtherURLs = public[0], public[1:]
+	}
+	cfg.Admins = admins
 
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
@@ -91,7 +100,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	} else {
 		cfg.Logger = slog.New(slog.NewTextHandler(env.Err(), opts))
 	}
-	if cfg.Owner == "" && len(cfg.Allow) == 0 && cfg.AllowFile == "" && !cfg.Open {
+	if cfg.Owner == "" && len(cfg.Admins) == 0 && len(cfg.Allow) == 0 && cfg.AllowFile == "" && !cfg.Open {
 		fmt.Fprintln(env.Err(), "buzz-relay: no member could use this relay: no --owner, --allow or --allow-file, and not --open")
 		fmt.Fprintln(env.Err(), "hint: buzz-relay --owner <your npub>   (or --open for a local sandbox)")
 		return exitError

@@ -18,6 +18,7 @@ import (
 
 	"buzzbox/nostrgit/nip98"
 	"buzzbox/nostrgit/nipoa"
+	"buzzbox/relay/web"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/fiatjaf/eventstore"
@@ -44,13 +45,22 @@ type Config struct {
 	// AllowFile names a file of member pubkeys, one per line; blank lines
 	// and lines starting with # are skipped. Empty means none.
 	AllowFile string
+	// Admins lists pubkeys (hex or npub) that, like the owner, may call
+	// the NIP-86 management API and cannot be banned. Empty means only
+	// the owner.
+	Admins []string
 	// Open lets anyone read and write without NIP-42 AUTH. Private
 	// channels still need an authenticated member.
 	Open bool
 	// PublicURL is the ws:// or wss:// URL clients use, when the relay
-	// sits behind a proxy; it fixes the scheme and host that AUTH and
-	// NIP-98 events must name. Empty derives both from each request.
+	// sits behind a proxy or is reached by a name of its own; it fixes the
+	// scheme and host that AUTH and NIP-98 events must name. Empty derives
+	// them from the listen address (see listenNames), never from requests.
 	PublicURL string
+	// OtherURLs are further URLs clients reach the relay by (another name,
+	// a second proxy), each with PublicURL's scheme. Nil means none; they
+	// need PublicURL.
+	OtherURLs []string
 	// MaxEventBytes, MaxFilters, MaxSubscriptions, EventsPerSecond and
 	// EventBurst override the limits of limits.go; zero keeps the default.
 	MaxEventBytes    int
@@ -58,6 +68,12 @@ type Config struct {
 	MaxSubscriptions int
 	EventsPerSecond  float64
 	EventBurst       int
+	// MaxFuture and MaxAge bound how far an event's created_at may lie
+	// ahead of or behind the relay's clock; zero keeps the defaults of
+	// limits.go (15 minutes, 3 years), a negative value lifts the bound.
+	// Events the relay signs itself are not checked.
+	MaxFuture time.Duration
+	MaxAge    time.Duration
 	// SyncWrites makes the badger store fsync every write, so acknowledged
 	// events survive a power cut, not only a crash of the process. False
 	// leaves flushing to the OS: a kill -9 loses nothing, a power cut may.
@@ -67,7 +83,8 @@ type Config struct {
 	Git string
 	// Logger receives the relay's logs. Nil discards them.
 	Logger *slog.Logger
-	// Now is the clock for AUTH and NIP-98 windows. Nil is time.Now.
+	// Now is the clock for AUTH and NIP-98 windows and for MaxFuture and
+	// MaxAge. Nil is time.Now.
 	Now func() time.Time
 }
 
@@ -80,11 +97,13 @@ type Relay struct {
 	store   eventstore.Store
 	secret  string // the relay's signing key, hex
 	pubkey  string
-	members map[string]bool // owner and allowlist; fixed after New
-	owner   string
+	mem     *membership
+	inv     *invites
+	owner   string // fixed after New; also in mem
 	limiter *rateLimiter
 	chans   *channels
 	seen    *nip98.SeenCache
+	web     *web.Handler // the browser client at /
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -93,6 +112,7 @@ type Relay struct {
 
 	mu     sync.Mutex
 	url    string
+	self   selfNames          // names AUTH and NIP-98 events must use; set by New or when serving
 	conns  map[net.Conn]bool  // hijacked websocket sockets, closed on shutdown
 	live   map[*conn]bool     // connected websockets, for revocations
 	stop   context.CancelFunc // set by Start
@@ -120,17 +140,27 @@ func New(cfg Config) (*Relay, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return nil, fmt.Errorf("buzz-relay: create data dir: %w", err)
 	}
+	var err error
 	r := &Relay{
 		cfg:     cfg,
 		log:     cfg.Logger,
-		members: make(map[string]bool),
+		mem:     newMembership(),
 		conns:   make(map[net.Conn]bool),
 		live:    make(map[*conn]bool),
 		limiter: newRateLimiter(cfg.EventsPerSecond, cfg.EventBurst),
 		seen:    nip98.NewSeenCache(0, replayWindow),
+		web:     web.New(),
 	}
 	if err := r.loadMembers(); err != nil {
 		return nil, err
+	}
+	if len(cfg.OtherURLs) > 0 && cfg.PublicURL == "" {
+		return nil, errors.New("buzz-relay: other public URLs need a primary one: set PublicURL (--public-url) first")
+	}
+	if cfg.PublicURL != "" {
+		if r.self, err = publicNames(cfg.PublicURL, cfg.OtherURLs...); err != nil {
+			return nil, err
+		}
 	}
 	secret, err := loadKey(filepath.Join(cfg.DataDir, keyFile))
 	if err != nil {
@@ -147,6 +177,14 @@ func New(cfg Config) (*Relay, error) {
 	r.kr = r.newKhatru()
 	r.chans = newChannels()
 	if err := r.loadChannels(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := r.loadMemberRecords(); err != nil {
+		store.Close()
+		return nil, err
+	}
+	if err := r.loadInvites(); err != nil {
 		store.Close()
 		return nil, err
 	}
@@ -168,6 +206,12 @@ func fillDefaults(cfg *Config) {
 	}
 	if cfg.EventBurst == 0 {
 		cfg.EventBurst = defaultEventBurst
+	}
+	if cfg.MaxFuture == 0 {
+		cfg.MaxFuture = defaultMaxFuture
+	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = defaultMaxAge
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -201,14 +245,21 @@ func (r *Relay) loadMembers() error {
 			return fmt.Errorf("buzz-relay: owner: %w", err)
 		}
 		r.owner = pk
-		r.members[pk] = true
+		r.mem.owner = pk
+	}
+	for _, a := range r.cfg.Admins {
+		pk, err := parsePubkey(a)
+		if err != nil {
+			return fmt.Errorf("buzz-relay: admin: %w", err)
+		}
+		r.mem.admins[pk] = true
 	}
 	for _, a := range r.cfg.Allow {
 		pk, err := parsePubkey(a)
 		if err != nil {
 			return fmt.Errorf("buzz-relay: allow: %w", err)
 		}
-		r.members[pk] = true
+		r.mem.static[pk] = true
 	}
 	if r.cfg.AllowFile == "" {
 		return nil
@@ -234,7 +285,7 @@ func (r *Relay) loadMembers() error {
 		if err != nil {
 			return fmt.Errorf("buzz-relay: allowlist %s line %d: %w", r.cfg.AllowFile, i+1, err)
 		}
-		r.members[pk] = true
+		r.mem.static[pk] = true
 	}
 	return nil
 }
@@ -305,9 +356,10 @@ func (r *Relay) HTTPURL() string { return "http" + strings.TrimPrefix(r.URL(), "
 // until ctx ends, then stops accepting, closes every websocket and returns
 // nil. It does not close the store; Close does.
 func (r *Relay) Serve(ctx context.Context, ln net.Listener) error {
-	r.mu.Lock()
-	r.url = "ws://" + ln.Addr().String()
-	r.mu.Unlock()
+	if r.listening(ln.Addr()) {
+		r.log.Warn("listening on every interface without --public-url: AUTH and NIP-98 tokens must name localhost or one of this host's addresses; set --public-url to the URL clients use for any other name",
+			"names", strings.Join(r.names().hosts, " "))
+	}
 	srv := &http.Server{
 		Handler:           r,
 		ReadHeaderTimeout: 10 * time.Second,
@@ -350,9 +402,7 @@ func Start(cfg Config, addr string) (*Relay, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	r.done = make(chan struct{})
-	r.mu.Lock()
-	r.url = "ws://" + ln.Addr().String()
-	r.mu.Unlock()
+	r.listening(ln.Addr())
 	// Stops when Close cancels ctx.
 	go func() {
 		defer close(r.done)
@@ -361,6 +411,26 @@ func Start(cfg Config, addr string) (*Relay, error) {
 		}
 	}()
 	return r, nil
+}
+
+// listening records the listen address: URL's value and, without
+// --public-url, the relay's names. It reports whether the address is a
+// wildcard that leaves the names to guess.
+func (r *Relay) listening(addr net.Addr) (wildcard bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.url = "ws://" + addr.String()
+	if r.cfg.PublicURL == "" {
+		r.self, wildcard = listenNames(addr)
+	}
+	return wildcard
+}
+
+// names returns what AUTH and NIP-98 events must call the relay.
+func (r *Relay) names() selfNames {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.self
 }
 
 // Close stops a relay made by Start and closes the store. For a relay
@@ -406,20 +476,24 @@ func (r *Relay) closeConns() {
 }
 
 // ServeHTTP routes one request: websocket upgrades and NIP-11 to the
-// relay, /query /count /events to the bridge, /git/ to git.
+// relay, NIP-86 management calls and /invite to membership, /query /count
+// /events to the bridge, /git/ to git, / and /static/ to the web client.
 func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case strings.EqualFold(req.Header.Get("Upgrade"), "websocket"):
 		r.serveWebsocket(w, req)
+	case isManagementCall(req):
+		r.serveManagement(w, req)
+	case req.URL.Path == invitePath:
+		r.serveInvite(w, req)
 	case strings.Contains(req.Header.Get("Accept"), "application/nostr+json"):
 		r.serveInfo(w, req)
 	case strings.HasPrefix(req.URL.Path, "/git/"):
 		r.serveGit(w, req)
 	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
 		r.serveBridge(w, req)
-	case req.URL.Path == "/":
-		w.Header().Set("Content-Type", "text/plain; charset=utf-8")
-		fmt.Fprintf(w, "buzz-relay: a Nostr relay. Connect with a websocket client to %s\n", r.wsBase(req))
+	case web.Serves(req.URL.Path):
+		r.web.ServeHTTP(w, req)
 	default:
 		http.NotFound(w, req)
 	}
@@ -427,27 +501,30 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 
 // scheme returns "ws" or "wss" as clients should name this relay.
 func (r *Relay) scheme(req *http.Request) string {
-	if strings.HasPrefix(r.cfg.PublicURL, "wss://") || strings.HasPrefix(r.cfg.PublicURL, "https://") || req.TLS != nil {
+	if r.names().secure || req.TLS != nil {
 		return "wss"
 	}
 	return "ws"
 }
 
-// host returns the normalised host clients should name.
-func (r *Relay) host(req *http.Request) string {
-	if r.cfg.PublicURL != "" {
-		if i := strings.Index(r.cfg.PublicURL, "://"); i >= 0 {
-			h, _, _ := strings.Cut(r.cfg.PublicURL[i+3:], "/")
-			return normHost(h)
-		}
+// httpBase returns the relay's primary http(s) URL, for links.
+func (r *Relay) httpBase(req *http.Request) string {
+	if b := r.names().bases(r.httpScheme(req)); len(b) > 0 {
+		return b[0]
 	}
-	return normHost(req.Host)
+	return r.HTTPURL()
 }
 
-func (r *Relay) wsBase(req *http.Request) string { return r.scheme(req) + "://" + r.host(req) }
+// wsBase returns the relay's primary websocket URL, for messages.
+func (r *Relay) wsBase(req *http.Request) string {
+	if b := r.names().bases(r.scheme(req)); len(b) > 0 {
+		return b[0]
+	}
+	return r.URL()
+}
 
 func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
-	c := &conn{host: r.host(req), scheme: r.scheme(req)}
+	c := &conn{scheme: r.scheme(req), now: r.cfg.Now}
 	// khatru derives its own idea of the relay URL from these: the scheme
 	// is ours to say, the host comes from the AUTH event once we accept it.
 	req = req.WithContext(context.WithValue(req.Context(), connKey{}, c))
@@ -457,7 +534,7 @@ func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	c.req = req
 	hw := &hijackWriter{
 		ResponseWriter: w,
-		track:          r.track,
+		track:          func(nc net.Conn, open bool) { r.track(nc, open); c.setNetConn(nc, open) },
 		inspect:        func(p []byte) authVerdict { return r.inspectAuth(c, p) },
 	}
 	r.kr.HandleWebsocket(hw, req)
@@ -480,21 +557,22 @@ func (r *Relay) inspectAuth(c *conn, payload []byte) authVerdict {
 	}
 	ev := &env.Event
 	v.id = ev.ID
-	if err := checkAuthEvent(ev, challenge, c.scheme, c.host, r.cfg.Now()); err != nil {
+	if err := checkAuthEvent(ev, challenge, r.names().bases(c.scheme), r.cfg.Now()); err != nil {
 		r.log.Debug("auth refused", "pubkey", ev.PubKey, "err", err)
 		v.reason = err.Error()
 		return v
 	}
-	owner := ""
+	var grant *nipoa.Tag
 	if t := ev.Tags.Find(nipoa.TagName); t != nil {
-		owner = attestedOwner(t, ev.PubKey)
+		grant, _ = attestedGrant(t, ev.PubKey)
 	}
 	if u, err := url.Parse(ev.Tags.Find("relay")[1]); err == nil {
 		c.req.Host = strings.ToLower(u.Host)
 	}
 	c.mu.Lock()
-	c.pubkey, c.owner = ev.PubKey, owner
+	c.pubkey, c.grant = ev.PubKey, grant
 	c.mu.Unlock()
+	_, owner := c.identity()
 	r.log.Debug("authenticated", "pubkey", ev.PubKey, "owner", owner)
 	v.ok = true
 	return v

@@ -14,13 +14,14 @@ loud() { printf '!! SKIPPED PREREQUISITE: %s\n' "$*" >&2; }
 # comparisons (ripgrep, tree), real git, chroot for the empty-root run,
 # node/npm for the external clients, script(1) for rg on a terminal,
 # bubblewrap for codex-acp's sandbox, a PostgreSQL server for the relay's
-# --db backend, GNU time for memory benchmarks, diff and setsid for tests.
+# --db backend, GNU time for memory benchmarks, diff and setsid for tests,
+# podman to build scripts/Containerfile.
 declare -A need=(
 	[/usr/bin/git]=git [/usr/bin/rg]=ripgrep [/usr/bin/tree]=tree
 	[/usr/sbin/chroot]=coreutils [/usr/bin/node]=nodejs [/usr/bin/npm]=npm
 	[/usr/bin/script]=bsdutils [/usr/bin/bwrap]=bubblewrap
 	[/usr/bin/time]=time [/usr/bin/diff]=diffutils [/usr/bin/setsid]=util-linux
-	[/usr/bin/pg_ctlcluster]=postgresql
+	[/usr/bin/pg_ctlcluster]=postgresql [/usr/bin/podman]=podman
 )
 missing=()
 for file in "${!need[@]}"; do
@@ -65,4 +66,10 @@ if [ -x "$staticcheck" ]; then
 fi
 
 say "go test"
-exec go test -timeout 30m "$@" ./...
+# go test -json through scripts/testsummary: package lines as they end,
+# failing tests' output, the loud skips, and one count line at the end.
+go build -o "${TMPDIR:-/tmp}/buzzbox-testsummary" ./scripts/testsummary || exit 1
+go test -json -timeout 30m "$@" ./... | "${TMPDIR:-/tmp}/buzzbox-testsummary"
+codes=("${PIPESTATUS[@]}")
+rm -f "${TMPDIR:-/tmp}/buzzbox-testsummary"
+[ "${codes[0]}" = 0 ] && [ "${codes[1]}" = 0 ]

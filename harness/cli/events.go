@@ -82,22 +82,81 @@ func normaliseAll(evs []*nostr.Event, compact bool) []any {
 }
 
 // sortAscending orders events oldest first, ties by id.
+// sortAscending orders events oldest first. Within one second an event
+// follows the events it replies to (its thread position), then ids break
+// ties, so a reply never lists before its question.
 func sortAscending(evs []*nostr.Event) {
+	depth := threadDepths(evs)
 	sort.SliceStable(evs, func(i, j int) bool {
 		if evs[i].CreatedAt != evs[j].CreatedAt {
 			return evs[i].CreatedAt < evs[j].CreatedAt
+		}
+		if di, dj := depth[evs[i].ID], depth[evs[j].ID]; di != dj {
+			return di < dj
 		}
 		return evs[i].ID < evs[j].ID
 	})
 }
 
+// sortDescending orders events newest first, replies before their
+// questions within one second (the reverse of sortAscending).
 func sortDescending(evs []*nostr.Event) {
+	depth := threadDepths(evs)
 	sort.SliceStable(evs, func(i, j int) bool {
 		if evs[i].CreatedAt != evs[j].CreatedAt {
 			return evs[i].CreatedAt > evs[j].CreatedAt
 		}
+		if di, dj := depth[evs[i].ID], depth[evs[j].ID]; di != dj {
+			return di > dj
+		}
 		return evs[i].ID < evs[j].ID
 	})
+}
+
+// threadDepths gives each event the number of its ancestors (by the e
+// tag threadRoot reads) found among evs; events outside every thread are
+// 0. A chain longer than evs (a cycle of forged tags) stops there.
+func threadDepths(evs []*nostr.Event) map[string]int {
+	parent := make(map[string]string, len(evs))
+	for _, ev := range evs {
+		parent[ev.ID] = ""
+	}
+	for _, ev := range evs {
+		if p := replyParent(ev); p != "" {
+			if _, ok := parent[p]; ok {
+				parent[ev.ID] = p
+			}
+		}
+	}
+	depth := make(map[string]int, len(evs))
+	for _, ev := range evs {
+		d := 0
+		for p := parent[ev.ID]; p != "" && d < len(evs); p = parent[p] {
+			d++
+		}
+		depth[ev.ID] = d
+	}
+	return depth
+}
+
+// replyParent is the event ev answers: its reply marker, else its root
+// marker, else "" for a top-level event.
+func replyParent(ev *nostr.Event) string {
+	var root string
+	for _, t := range ev.Tags {
+		if len(t) < 4 || t[0] != "e" || !nostrkey.IsLowerHex(strings.ToLower(t[1]), 64) {
+			continue
+		}
+		switch t[3] {
+		case "reply":
+			return strings.ToLower(t[1])
+		case "root":
+			if root == "" {
+				root = strings.ToLower(t[1])
+			}
+		}
+	}
+	return root
 }
 
 // writeJSON prints one JSON document and a newline, HTML left unescaped.

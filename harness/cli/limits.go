@@ -87,3 +87,10 @@ const (
 
 // stdoutBuffer batches output writes; a streamed list flushes as it fills.
 const stdoutBuffer = 64 << 10
+
+// maxInviteExpiry is the longest --expires of members invite; the relay
+// refuses longer invites, so a leaked link does not stay good.
+const maxInviteExpiry = 30 * 24 * time.Hour
+
+// maxAttestUntil is the largest created_at bound NIP-OA conditions hold.
+const maxAttestUntil = 4294967295

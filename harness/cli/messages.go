@@ -119,12 +119,11 @@ func resolveMentions(in *inv, ch, content string) ([]string, error) {
 		if err != nil {
 			return nil, otherErr("could not load member profiles for mention preflight: %s", asError(err).Message)
 		}
+		// An @word that names no member is plain text ("use the @latest
+		// tag"); one that names several members cannot be guessed.
 		r := resolveAt(text, named)
-		if (len(r.Unresolved) > 0 || len(r.Ambiguous) > 0) && len(explicit) == 0 && len(uris) == 0 {
+		if len(r.Ambiguous) > 0 && len(explicit) == 0 && len(uris) == 0 {
 			var why []string
-			for _, n := range r.Unresolved {
-				why = append(why, "@"+n+" matches no channel member")
-			}
 			for _, n := range r.Ambiguous {
 				why = append(why, "@"+n+" matches several channel members")
 			}

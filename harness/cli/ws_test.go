@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -178,15 +179,20 @@ func TestWebsocketMentions(t *testing.T) {
 	if strings.Join(sent.MentionPubkeys, ",") != w.alice.pk+","+w.bob.pk {
 		t.Fatalf("mentions = %v; want explicit then URI", sent.MentionPubkeys)
 	}
-	before := len(w.messages(t))
-	for _, text := range []string{"hey @bob", "hey @carol"} { // ambiguous, missing
-		res := w.run(t, "", "messages", "send", "--channel", testChannel, "--content", text)
-		fails(t, res, 1, catUser)
-		if !strings.Contains(res.stderr, "--mention") {
-			t.Errorf("%q: stderr %s does not point at --mention", text, res.stderr)
+	// An @word that names nobody is text: the message goes out unmentioned.
+	for _, text := range []string{"hey @carol", "use the @latest tag"} {
+		w.ok(t, &sent, "", "messages", "send", "--channel", testChannel, "--content", text)
+		if len(sent.MentionPubkeys) != 0 {
+			t.Errorf("%q mentions %v; want none", text, sent.MentionPubkeys)
 		}
 	}
-	res := w.run(t, "", "messages", "send", "--channel", testChannel, "--content", "hi", "--mention", w.outsider.pk)
+	before := len(w.messages(t))
+	res := w.run(t, "", "messages", "send", "--channel", testChannel, "--content", "hey @bob") // two members are bob
+	fails(t, res, 1, catUser)
+	if !strings.Contains(res.stderr, "--mention") {
+		t.Errorf("ambiguous @bob: stderr %s does not point at --mention", res.stderr)
+	}
+	res = w.run(t, "", "messages", "send", "--channel", testChannel, "--content", "hi", "--mention", w.outsider.pk)
 	fails(t, res, 1, catUser)
 	if !strings.Contains(res.stderr, "missing_member_pubkeys") || !strings.Contains(res.stderr, "add-member") {
 		t.Errorf("non-member mention: stderr %s lacks missing_member_pubkeys and the add-member hint", res.stderr)
@@ -199,6 +205,25 @@ func TestWebsocketMentions(t *testing.T) {
 	fails(t, res, 1, catUser)
 	if after := len(w.messages(t)); after != before {
 		t.Fatalf("refused sends posted %d events", after-before)
+	}
+}
+
+// TestMessagesGetReplyTiesQuestion: a question and its reply signed in
+// the same second list question first, whatever their ids.
+func TestMessagesGetReplyTiesQuestion(t *testing.T) {
+	w := newWorkspace(t)
+	at := time.Now().Unix()
+	q := signed(t, w.alice, kindStream, "what is in this directory?", nostr.Tags{{"h", testChannel}}, at)
+	var a *nostr.Event
+	for i := 0; a == nil || a.ID > q.ID; i++ { // a reply whose id sorts first
+		a = signed(t, w.me, kindStream, fmt.Sprintf("a README (%d)", i), nostr.Tags{{"h", testChannel}, {"e", q.ID, "", "reply"}}, at)
+	}
+	w.r.put(t, a)
+	w.r.put(t, q)
+	var got []outEvent
+	w.ok(t, &got, "", "messages", "get", "--channel", testChannel)
+	if len(got) != 2 || got[0].ID != q.ID || got[1].ID != a.ID {
+		t.Fatalf("messages get = %+v; want the question %s, then the reply %s", got, q.ID, a.ID)
 	}
 }
 

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strconv"
 	"sync"
+	"time"
 	"unicode/utf8"
 )
 
@@ -30,8 +32,24 @@ type Options struct {
 	MaxLineBytes int
 	// OversizeFatal makes an over-long or non-UTF-8 frame end the connection
 	// (Serve returns a *LineError). When false, such a frame is skipped and
-	// answered with InvalidRequest (id null), and serving goes on.
+	// answered (id null) with InvalidRequest when over-long, ParseError when
+	// not UTF-8, and serving goes on.
 	OversizeFatal bool
+	// LineHint, when set, is appended to the reply to an over-long frame: the
+	// setting that raises the bound (BUZZ_AGENT_MAX_LINE_BYTES). Empty adds
+	// nothing.
+	LineHint string
+	// WriteTimeout bounds the write of one outbound frame. A peer that reads
+	// nothing for that long breaks the connection: the frame may be half
+	// written, so every later write fails with ErrWriteTimeout, OnWriteTimeout
+	// runs and the connection ends as Close would. Zero means no bound; a
+	// blocked write then holds only its own frame, and a Call whose ctx ends
+	// returns while the write goes on.
+	WriteTimeout time.Duration
+	// OnWriteTimeout, when set, is called once when a write exceeds
+	// WriteTimeout, before the connection ends (to close the pipe or retire
+	// the peer). It must not call back into the Conn's writes.
+	OnWriteTimeout func()
 	// Logger receives diagnostics. Nil discards them.
 	Logger *slog.Logger
 	// BeforeRequest, when set, is called on the reader goroutine for each
@@ -68,7 +86,12 @@ type Conn struct {
 	opts Options
 	log  *slog.Logger
 
-	wmu sync.Mutex // serialises writes; one frame per Write call
+	// wsem serialises writes (one frame per Write call); a writer waiting
+	// for it can give up when its ctx ends.
+	wsem      chan struct{}
+	deadlines bool          // w takes write deadlines (a pollable pipe or socket)
+	wbroken   chan struct{} // closed once a write timed out; writes fail after
+	wonce     sync.Once
 
 	mu       sync.Mutex
 	nextID   int64
@@ -88,16 +111,33 @@ func NewConn(r io.Reader, w io.Writer, opts Options) *Conn {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Conn{
+	c := &Conn{
 		r:        r,
 		w:        w,
 		opts:     opts,
 		log:      log,
+		wsem:     make(chan struct{}, 1),
+		wbroken:  make(chan struct{}),
 		pending:  make(map[string]chan *wire),
 		inflight: make(map[string]context.CancelFunc),
 		done:     make(chan struct{}),
 	}
+	if d, ok := w.(writeDeadliner); ok && opts.WriteTimeout > 0 {
+		// Clearing the deadline tells whether w has them: a pipe that
+		// is not in the poller answers os.ErrNoDeadline.
+		c.deadlines = d.SetWriteDeadline(time.Time{}) == nil
+	}
+	return c
 }
+
+// writeDeadliner is a writer that takes write deadlines (*os.File, net.Conn).
+type writeDeadliner interface {
+	SetWriteDeadline(t time.Time) error
+}
+
+// ErrWriteTimeout is the cause of a connection ended because the peer read
+// nothing for Options.WriteTimeout.
+var ErrWriteTimeout = errors.New("jsonrpc: peer stopped reading (write timeout)")
 
 // Done is closed when the connection has ended: the reader saw EOF or an
 // error, or Close was called.
@@ -162,7 +202,7 @@ func (c *Conn) Serve(ctx context.Context, h Handler) error {
 			var le *LineError
 			if errors.As(f.err, &le) && !c.opts.OversizeFatal {
 				c.log.Warn("skipped inbound frame", "err", f.err)
-				c.writeError(nullID, &Error{Code: InvalidRequest, Message: f.err.Error()})
+				c.writeError(nullID, c.lineReply(le))
 				continue
 			}
 			err := f.err
@@ -176,6 +216,20 @@ func (c *Conn) Serve(ctx context.Context, h Handler) error {
 		}
 		c.dispatch(ctx, f.line, h, &wg)
 	}
+}
+
+// lineReply is the answer to a skipped frame: a frame that is not UTF-8
+// cannot be parsed as JSON text (ParseError); an over-long one was never
+// read whole, so it is no valid request (InvalidRequest).
+func (c *Conn) lineReply(le *LineError) *Error {
+	if le.UTF8 {
+		return &Error{Code: ParseError, Message: le.Error() + "; send JSON text encoded as UTF-8"}
+	}
+	msg := fmt.Sprintf("%s; frame skipped to its newline", le.Error())
+	if c.opts.LineHint != "" {
+		msg += "; " + c.opts.LineHint
+	}
+	return &Error{Code: InvalidRequest, Message: msg}
 }
 
 // frame is one inbound line, or the error that ended or skipped one.
@@ -304,7 +358,7 @@ func (c *Conn) dispatch(ctx context.Context, line []byte, h Handler, wg *sync.Wa
 	}
 	switch {
 	case msg.Method == "" && id != nil:
-		c.deliver(id, &msg) // a response; one with neither member resolves as empty
+		c.response(id, &msg)
 		return
 	case msg.Method == "":
 		c.writeError(nullID, &Error{Code: InvalidRequest, Message: "jsonrpc: missing method and id"})
@@ -380,7 +434,7 @@ func (c *Conn) reply(req *Request, h Handler, ctx context.Context) {
 		c.writeError(req.ID, &Error{Code: InternalError, Message: "jsonrpc: encode result: " + err.Error()})
 		return
 	}
-	c.write(response{JSONRPC: Version, ID: req.ID, Result: raw})
+	c.write(context.Background(), response{JSONRPC: Version, ID: req.ID, Result: raw})
 }
 
 func marshalResult(v any) (json.RawMessage, error) {
@@ -461,7 +515,10 @@ func (c *Conn) CallTrack(ctx context.Context, method string, params, result any,
 		delete(c.pending, id)
 		c.mu.Unlock()
 	}()
-	if err := c.write(wire{JSONRPC: Version, ID: json.RawMessage(id), Method: method, Params: raw}); err != nil {
+	if err := c.write(ctx, wire{JSONRPC: Version, ID: json.RawMessage(id), Method: method, Params: raw}); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return fmt.Errorf("call %s: %w", method, err)
 	}
 	select {
@@ -492,13 +549,21 @@ func (c *Conn) LastID() json.RawMessage {
 	return json.RawMessage(strconv.FormatInt(c.nextID, 10))
 }
 
-// Notify sends a notification.
+// Notify sends a notification. It waits for the write as long as
+// Options.WriteTimeout allows (forever when zero); NotifyContext lets a
+// ctx give up earlier.
 func (c *Conn) Notify(method string, params any) error {
+	return c.NotifyContext(context.Background(), method, params)
+}
+
+// NotifyContext is Notify, returning ctx.Err() when ctx ends before the
+// frame is written (see send for what happens to the frame).
+func (c *Conn) NotifyContext(ctx context.Context, method string, params any) error {
 	raw, err := marshalParams(params)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encode params of %s: %w", method, err)
 	}
-	return c.write(wire{JSONRPC: Version, Method: method, Params: raw})
+	return c.write(ctx, wire{JSONRPC: Version, Method: method, Params: raw})
 }
 
 func marshalParams(v any) (json.RawMessage, error) {
@@ -511,39 +576,131 @@ func marshalParams(v any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-// deliver hands a response to the Call waiting for it; unknown ids are
-// dropped with a log line.
-func (c *Conn) deliver(id json.RawMessage, msg *wire) {
+// response handles a frame with an id and no method. Only a response to a
+// request this side sent is one: it goes to the Call waiting for it, or,
+// when that Call has given up, is dropped. Any other such frame is no valid
+// request and is answered InvalidRequest, so a peer waiting on it learns
+// why; except one carrying an error member, which is never answered (two
+// peers would otherwise trade error replies forever).
+func (c *Conn) response(id json.RawMessage, msg *wire) {
 	key := canonicalID(id)
 	c.mu.Lock()
-	ch, ok := c.pending[key]
-	if ok {
+	ch, waiting := c.pending[key]
+	if waiting {
 		delete(c.pending, key)
 	}
-	c.mu.Unlock()
-	if !ok {
-		c.log.Debug("dropped response with unknown id", "id", string(id))
-		return
+	sent := false
+	if n, err := strconv.ParseInt(key, 10, 64); err == nil && n >= 1 && n <= c.nextID {
+		sent = true // ids are 1, 2, … in the order requests were sent
 	}
-	ch <- msg
+	c.mu.Unlock()
+	hasResult, hasError := msg.Result != nil, msg.Error != nil
+	switch {
+	case waiting && hasResult != hasError:
+		ch <- msg
+	case waiting:
+		ch <- &wire{Error: &Error{Code: InvalidRequest, Message: "jsonrpc: response must carry exactly one of result and error"}}
+	case sent && hasResult != hasError:
+		c.log.Debug("dropped late response", "id", string(id))
+	case hasError:
+		c.log.Debug("dropped error response to no request of ours", "id", string(id), "code", msg.Error.Code)
+	default:
+		c.writeError(id, &Error{Code: InvalidRequest, Message: "jsonrpc: message has an id but no method, and answers no request sent on this connection"})
+	}
 }
 
 func (c *Conn) writeError(id json.RawMessage, e *Error) {
-	c.write(response{JSONRPC: Version, ID: id, Error: e})
+	c.write(context.Background(), response{JSONRPC: Version, ID: id, Error: e})
 }
 
-// write encodes v as one line and writes it in a single call.
-func (c *Conn) write(v any) error {
+// write encodes v as one line and sends it (see send).
+func (c *Conn) write(ctx context.Context, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("jsonrpc: encode: %w", err)
 	}
-	b = append(b, '\n')
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
+	return c.send(ctx, append(b, '\n'))
+}
+
+// writeFrame sends one complete frame, newline included, with no ctx:
+// replies are written even when their request was cancelled.
+func (c *Conn) writeFrame(b []byte) error { return c.send(context.Background(), b) }
+
+// send writes frame b in a single Write, never interleaved with another.
+// When ctx ends first, send returns ctx.Err(): while waiting for an earlier
+// frame to be written, b is not written at all; once its write started, it
+// goes on without the caller. Options.WriteTimeout bounds the write itself.
+func (c *Conn) send(ctx context.Context, b []byte) error {
+	select {
+	case <-c.wbroken:
+		return fmt.Errorf("jsonrpc: write: %w", ErrWriteTimeout)
+	default:
+	}
+	select {
+	case c.wsem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-c.wbroken:
+		return fmt.Errorf("jsonrpc: write: %w", ErrWriteTimeout)
+	}
+	timeout := c.opts.WriteTimeout
+	if ctx.Done() == nil && (timeout <= 0 || c.deadlines) {
+		defer func() { <-c.wsem }()
+		return c.writeLocked(b)
+	}
+	errc := make(chan error, 1)
+	// Ends when Write returns: done, failed, at the write deadline, or once
+	// the peer reads or closes the pipe. Until then it holds wsem, so no
+	// other frame can interleave with a half-written one.
+	go func() {
+		err := c.writeLocked(b)
+		<-c.wsem
+		errc <- err
+	}()
+	var expire <-chan time.Time
+	if timeout > 0 && !c.deadlines {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expire = t.C
+	}
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-expire:
+		c.writeExpired()
+		return fmt.Errorf("jsonrpc: write: %w (nothing read for %v)", ErrWriteTimeout, timeout)
+	}
+}
+
+// writeLocked writes b; the caller holds wsem.
+func (c *Conn) writeLocked(b []byte) error {
+	if c.deadlines {
+		if err := c.w.(writeDeadliner).SetWriteDeadline(time.Now().Add(c.opts.WriteTimeout)); err != nil {
+			c.log.Debug("set write deadline failed", "err", err)
+		}
+	}
 	if _, err := c.w.Write(b); err != nil {
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			c.writeExpired()
+			return fmt.Errorf("jsonrpc: write: %w (nothing read for %v)", ErrWriteTimeout, c.opts.WriteTimeout)
+		}
 		c.log.Debug("write failed", "err", err)
 		return fmt.Errorf("jsonrpc: write: %w", err)
 	}
 	return nil
+}
+
+// writeExpired breaks the connection after a write timed out: later writes
+// fail at once, OnWriteTimeout runs, pending calls fail with ErrClosed.
+func (c *Conn) writeExpired() {
+	c.wonce.Do(func() {
+		close(c.wbroken)
+		c.log.Error("peer read nothing within the write timeout; ending the connection", "timeout", c.opts.WriteTimeout)
+		if c.opts.OnWriteTimeout != nil {
+			c.opts.OnWriteTimeout()
+		}
+		c.shutdown(fmt.Errorf("%w (nothing read for %v)", ErrWriteTimeout, c.opts.WriteTimeout))
+	})
 }

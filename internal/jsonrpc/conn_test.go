@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -136,8 +137,8 @@ func TestServeOversizeLineNonFatal(t *testing.T) {
 		t.Fatalf("after oversize, echo = %v; want result 1", m)
 	}
 	p.send("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"echo\",\"params\":\"\xff\"}\n")
-	if m := p.recv(); code(m) != InvalidRequest {
-		t.Fatalf("invalid UTF-8 reply = %v; want InvalidRequest", m)
+	if m := p.recv(); code(m) != ParseError || m["id"] != nil {
+		t.Fatalf("invalid UTF-8 reply = %v; want ParseError with null id", m)
 	}
 }
 
@@ -355,4 +356,118 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.w.Write(p)
+}
+
+// TestAttackIDWithoutMethodUnanswered: a frame with an id and no method that
+// answers no request of ours used to be dropped silently, leaving a peer
+// that meant it as a request waiting forever.
+func TestAttackIDWithoutMethodUnanswered(t *testing.T) {
+	p, _ := serve(t, Options{}, echo)
+	for _, line := range []string{
+		`{"jsonrpc":"2.0","id":5}`,
+		`{"jsonrpc":"2.0","id":6,"result":{}}`,
+		`{"jsonrpc":"2.0","id":"x","params":{}}`,
+	} {
+		p.send(line + "\n")
+		m := p.recv()
+		if code(m) != InvalidRequest || m["id"] == nil {
+			t.Errorf("%s -> %v; want InvalidRequest with its id", line, m)
+		}
+	}
+	// An error reply to nothing is never answered (no error ping-pong).
+	p.send(`{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"x"}}` + "\n")
+	p.send(`{"jsonrpc":"2.0","id":8,"method":"echo","params":8}` + "\n")
+	if m := p.recv(); m["id"] != 8.0 || m["result"] != 8.0 {
+		t.Errorf("after an error frame: %v; want the echo reply to 8", m)
+	}
+}
+
+// TestResponseToOwnCallDelivered: responses to our own calls, on time or
+// late, are never answered; a malformed one fails the call.
+func TestResponseToOwnCallDelivered(t *testing.T) {
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	c := NewConn(inR, outW, Options{})
+	go c.Serve(context.Background(), echo)
+	defer inW.Close()
+	out := bufio.NewReader(outR)
+	errc := make(chan error, 1)
+	go func() { errc <- c.Call(context.Background(), "ask", nil, nil) }()
+	if _, err := out.ReadString('\n'); err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1}`+"\n")
+	var rpcErr *Error
+	if err := <-errc; !errors.As(err, &rpcErr) || rpcErr.Code != InvalidRequest {
+		t.Fatalf("Call with an empty response = %v; want InvalidRequest", err)
+	}
+	// A late second response to id 1 is dropped; the next reply is echo's.
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"result":{}}`+"\n")
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":9,"method":"echo","params":9}`+"\n")
+	line, err := out.ReadString('\n')
+	if err != nil || !strings.Contains(line, `"id":9`) {
+		t.Fatalf("reply = %q, %v; want the echo reply to 9", line, err)
+	}
+	go io.Copy(io.Discard, outR)
+}
+
+// TestAttackBlockedWriteHoldsCall: a peer that stops reading used to hold
+// Call inside Write past its ctx.
+func TestAttackBlockedWriteHoldsCall(t *testing.T) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	outR, outW := io.Pipe() // nobody reads outR: every Write blocks
+	defer outR.Close()
+	c := NewConn(inR, outW, Options{})
+	go c.Serve(context.Background(), echo)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := c.Call(ctx, "m", nil, nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Call = %v; want context.DeadlineExceeded", err)
+	}
+	// A second call waits behind the blocked frame and gives up too.
+	ctx2, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel2()
+	if err := c.NotifyContext(ctx2, "n", nil); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("NotifyContext = %v; want context.DeadlineExceeded", err)
+	}
+}
+
+// TestAttackPeerStopsReading: with WriteTimeout, a peer that reads nothing
+// ends the connection, on a pipe with deadlines and on one without.
+func TestAttackPeerStopsReading(t *testing.T) {
+	big := strings.Repeat("x", 1<<20) // more than any pipe buffer
+	t.Run("os pipe", func(t *testing.T) {
+		r, w, err := os.Pipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		defer w.Close()
+		checkWriteTimeout(t, w, big)
+	})
+	t.Run("io pipe", func(t *testing.T) {
+		r, w := io.Pipe()
+		defer r.Close()
+		checkWriteTimeout(t, w, big)
+	})
+}
+
+func checkWriteTimeout(t *testing.T, w io.Writer, big string) {
+	inR, inW := io.Pipe()
+	defer inW.Close()
+	fired := make(chan struct{})
+	c := NewConn(inR, w, Options{WriteTimeout: 50 * time.Millisecond, OnWriteTimeout: func() { close(fired) }})
+	go c.Serve(context.Background(), echo)
+	if err := c.Notify("n", big); !errors.Is(err, ErrWriteTimeout) {
+		t.Fatalf("Notify = %v; want ErrWriteTimeout", err)
+	}
+	<-fired
+	<-c.Done()
+	if !errors.Is(c.Err(), ErrWriteTimeout) {
+		t.Errorf("Err = %v; want ErrWriteTimeout", c.Err())
+	}
+	if err := c.Notify("n", nil); !errors.Is(err, ErrWriteTimeout) {
+		t.Errorf("Notify after the timeout = %v; want ErrWriteTimeout at once", err)
+	}
 }

@@ -24,14 +24,3 @@ func encodedFrame(id []byte, enc Encoded) []byte {
 	b = append(b, enc...)
 	return append(b, '}', '\n')
 }
-
-// writeFrame writes one complete frame, newline included.
-func (c *Conn) writeFrame(b []byte) error {
-	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.w.Write(b); err != nil {
-		c.log.Debug("write failed", "err", err)
-		return err
-	}
-	return nil
-}

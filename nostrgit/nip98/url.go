@@ -56,6 +56,9 @@ func SameURL(a, b string) bool {
 // RequestURL returns the URL a request was made for: scheme, the Host
 // header, the path and the query. The server supplies the scheme it is
 // reached by (https behind TLS), since the request alone does not say.
+// The Host header is the client's to choose: a server that checks tokens
+// against RequestURL accepts a token minted for any other server. Build
+// Expect.URL from the server's own name instead (see PathURL).
 func RequestURL(r *http.Request, scheme string) string {
 	s := scheme + "://" + r.Host + r.URL.EscapedPath()
 	if r.URL.RawQuery != "" {
@@ -88,8 +91,26 @@ func RepoRoot(path string) string {
 	return path
 }
 
+// PathURL returns base (scheme://host[:port] of the server's own name,
+// without a trailing slash) joined with the request's path and query: the
+// URL a token for this request must name.
+func PathURL(base string, r *http.Request) string {
+	s := base + r.URL.EscapedPath()
+	if r.URL.RawQuery != "" {
+		s += "?" + r.URL.RawQuery
+	}
+	return s
+}
+
+// GitPathURL returns base joined with RepoRoot of the request's path,
+// query dropped: the URL a git token for this request must name.
+func GitPathURL(base string, r *http.Request) string {
+	return base + RepoRoot(r.URL.EscapedPath())
+}
+
 // GitRepoURL returns the URL a git token must name for a request: scheme,
-// Host header and RepoRoot of the path, query dropped.
+// Host header and RepoRoot of the path, query dropped. Like RequestURL it
+// trusts the Host header; servers should use GitPathURL.
 func GitRepoURL(r *http.Request, scheme string) string {
 	return scheme + "://" + r.Host + RepoRoot(r.URL.EscapedPath())
 }

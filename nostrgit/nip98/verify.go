@@ -45,8 +45,14 @@ type Verifier struct {
 // Expect is what a request must match.
 type Expect struct {
 	// URL is the URL the token must name, compared after NormalizeURL.
-	// Required.
+	// Required. A server must build it from its own configured name, never
+	// from the request's Host or X-Forwarded-* headers: those are the
+	// client's to choose, so a token minted for another server would pass.
 	URL string
+	// OtherURLs are further URLs the token may name instead of URL, for a
+	// server reachable under several names (loopback spellings, each
+	// interface address). Nil means URL only.
+	OtherURLs []string
 	// Method is the request's HTTP method, compared case-insensitively.
 	// Empty skips the check (git routes sign GET and reuse it for POST).
 	Method string
@@ -114,7 +120,7 @@ func (v *Verifier) Check(evt *nostr.Event, want Expect) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if !SameURL(u, want.URL) {
+	if !want.namedBy(u) {
 		return Result{}, fmt.Errorf("nip98: %w: token names %q, request is for %q", ErrURL, u, want.URL)
 	}
 	m, err := single(evt, tagMethod)
@@ -133,6 +139,19 @@ func (v *Verifier) Check(evt *nostr.Event, want Expect) (Result, error) {
 		return Result{}, fmt.Errorf("nip98: %w: event %s was already used", ErrReplay, evt.ID)
 	}
 	return Result{PubKey: pub, Event: evt}, nil
+}
+
+// namedBy reports whether u names URL or one of OtherURLs.
+func (want Expect) namedBy(u string) bool {
+	if SameURL(u, want.URL) {
+		return true
+	}
+	for _, o := range want.OtherURLs {
+		if SameURL(u, o) {
+			return true
+		}
+	}
+	return false
 }
 
 func checkPayload(evt *nostr.Event, want Expect) error {

@@ -30,6 +30,8 @@ const (
 	EnvPrivateKey  = "NOSTR_PRIVATE_KEY"
 	EnvRelayURL    = "BUZZ_RELAY_URL"
 	EnvDisplayName = "BUZZ_ACP_DISPLAY_NAME"
+	EnvBuzzKey     = "BUZZ_PRIVATE_KEY"
+	EnvKeyFile     = "BUZZ_KEYFILE"
 	envConfigCount = "GIT_CONFIG_COUNT"
 )
 
@@ -64,8 +66,9 @@ func (s *Shim) PATH() string { return s.path }
 
 // Environ returns the environment for children: the caller's environment
 // without NOSTR_PRIVATE_KEY, with PATH prefixed by the shim directory and,
-// when a key was given, the GIT_CONFIG_* entries of devmcp.md §12.4. The
-// slice is a fresh copy on each call.
+// when a key was given, the GIT_CONFIG_* entries of devmcp.md §12.4 and,
+// unless BUZZ_PRIVATE_KEY or BUZZ_KEYFILE is set, BUZZ_KEYFILE naming the
+// key file for the buzz CLI. The slice is a fresh copy on each call.
 func (s *Shim) Environ() []string { return append([]string(nil), s.environ...) }
 
 // KeyFile returns the key file's path, or "" when no usable key was given.
@@ -132,6 +135,13 @@ func New(env proc.Env) (*Shim, error) {
 			fmt.Fprintf(env.Err(), "buzz-dev-mcp: warning: %v; git auth and commit signing are disabled\n", err)
 		} else {
 			environ = setGitConfig(environ, env, git)
+			// The buzz CLI reads the key file when no key is in its
+			// environment, so the key need not be in any.
+			_, hasBuzzKey := env.LookupEnv(EnvBuzzKey)
+			_, hasKeyFile := env.LookupEnv(EnvKeyFile)
+			if !hasBuzzKey && !hasKeyFile {
+				environ = proc.WithEnv(environ, EnvKeyFile, git.keyFile)
+			}
 		}
 	}
 	s.environ = environ

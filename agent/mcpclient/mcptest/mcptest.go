@@ -32,6 +32,29 @@ type fake struct {
 	mu        sync.Mutex
 	stopCount int
 	shrunk    bool // after the "shrink" tool: echo is no longer listed
+	gate      *gatedReader
+}
+
+// gatedReader stops reading for good once stop is closed (FAKE_MCP_STOP_READING:
+// after tools/list the server never reads stdin again, so the client's
+// writes fill the pipe and block).
+type gatedReader struct {
+	r    io.Reader
+	stop chan struct{}
+	once sync.Once
+}
+
+func (g *gatedReader) Read(p []byte) (int, error) {
+	select {
+	case <-g.stop:
+		// A sleeping goroutine, not select{}: with every goroutine blocked
+		// on channels the runtime would end the process as deadlocked.
+		// The client kills the process.
+		time.Sleep(24 * time.Hour)
+		return 0, io.EOF
+	default:
+	}
+	return g.r.Read(p)
 }
 
 func (f *fake) get(k string) string { return f.env["FAKE_MCP_"+k] }
@@ -68,6 +91,10 @@ func Main(stdin io.Reader, stdout io.Writer, environ []string) int {
 	}
 	if f.on("GOSDK") {
 		return goSDKServer()
+	}
+	if f.on("STOP_READING") {
+		f.gate = &gatedReader{r: stdin, stop: make(chan struct{})}
+		stdin = f.gate
 	}
 	f.conn = jsonrpc.NewConn(stdin, stdout, jsonrpc.Options{})
 	if err := f.conn.Serve(context.Background(), f.handle); err != nil {
@@ -167,6 +194,9 @@ func (f *fake) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 			return nil, jsonrpc.ErrNoReply
 		}
 		tools := f.tools()
+		if f.gate != nil {
+			f.gate.once.Do(func() { close(f.gate.stop) })
+		}
 		if f.on("PAGED") {
 			var p struct {
 				Cursor string `json:"cursor"`

@@ -1,0 +1,354 @@
+package relay
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// Relay membership. Who may use the relay comes from four places, merged:
+//
+//   - the owner (--owner) and the admins (--admin), always members and
+//     never banned;
+//   - the start-up allowlist (--allow, --allow-file), fixed for the run;
+//   - run-time decisions made through NIP-86 (allowpubkey, disallowpubkey,
+//     banpubkey, unbanpubkey) and invite redemptions, kept in the event
+//     store as relay-signed addressable events of kindMemberRecord (d = the
+//     pubkey, content = a memberRecord), so they survive restarts on the
+//     badger store and on PostgreSQL alike;
+//   - channel membership: a key some channel lists (kind 9000 applied by a
+//     channel admin, an invite, a join) may use the relay while it stays
+//     listed.
+//
+// A ban beats all of them but the owner and admins, and also cuts off an
+// agent whose NIP-OA attesting owner is banned. Records of kindMemberRecord
+// and kindInviteRecord are never served to clients (hiddenKind).
+const (
+	kindMemberRecord = 39520 // relay-signed; d = pubkey
+	kindInviteRecord = 39521 // relay-signed; d = hex SHA-256 of the token
+)
+
+// hiddenKind reports whether events of kind k stay inside the relay.
+func hiddenKind(k int) bool { return k == kindMemberRecord || k == kindInviteRecord }
+
+// banReason is the NIP-01 reason a banned key gets, as upstream words it.
+const banReason = "blocked: banned from this community"
+
+// memberRecord is the content of a kindMemberRecord event: the run-time
+// say about one pubkey. A zero record says nothing.
+type memberRecord struct {
+	Allowed     bool   `json:"allowed,omitempty"`
+	AllowReason string `json:"allow_reason,omitempty"`
+	Banned      bool   `json:"banned,omitempty"`
+	BanReason   string `json:"ban_reason,omitempty"`
+	By          string `json:"by,omitempty"` // who decided last, hex
+}
+
+// membership is the relay's member table; every method is safe for
+// concurrent use.
+type membership struct {
+	owner  string          // fixed after New
+	admins map[string]bool // fixed after New
+	static map[string]bool // --allow and --allow-file; fixed after New
+
+	// change serialises read-modify-store of records (Relay.changeMember).
+	change sync.Mutex
+
+	mu      sync.RWMutex
+	records map[string]memberRecord
+}
+
+func newMembership() *membership {
+	return &membership{
+		admins:  make(map[string]bool),
+		static:  make(map[string]bool),
+		records: make(map[string]memberRecord),
+	}
+}
+
+// isAdmin reports whether pk may call the management API.
+func (m *membership) isAdmin(pk string) bool {
+	return pk != "" && (pk == m.owner || m.admins[pk])
+}
+
+func (m *membership) record(pk string) memberRecord {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.records[pk]
+}
+
+// isBanned reports whether pk is banned.
+func (m *membership) isBanned(pk string) bool {
+	if pk == "" || m.isAdmin(pk) {
+		return false
+	}
+	return m.record(pk).Banned
+}
+
+// isListed reports whether pk is a member by the owner, admin, start-up
+// or run-time lists (channels aside), and not banned.
+func (m *membership) isListed(pk string) bool {
+	if pk == "" {
+		return false
+	}
+	if m.isAdmin(pk) {
+		return true
+	}
+	rec := m.record(pk)
+	return !rec.Banned && (rec.Allowed || m.static[pk])
+}
+
+func (m *membership) set(pk string, rec memberRecord) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if rec == (memberRecord{}) {
+		delete(m.records, pk)
+		return
+	}
+	m.records[pk] = rec
+}
+
+// listEntry is one row of listallowedpubkeys / listbannedpubkeys.
+type listEntry struct {
+	PubKey string `json:"pubkey"`
+	Reason string `json:"reason"`
+}
+
+// listAllowed returns every member by list, run-time and start-up, sorted.
+func (m *membership) listAllowed() []listEntry {
+	m.mu.RLock()
+	rows := make(map[string]string, len(m.records)+len(m.static)+1)
+	for pk := range m.static {
+		rows[pk] = "allowlist"
+	}
+	for pk, rec := range m.records {
+		if rec.Allowed {
+			rows[pk] = rec.AllowReason
+		}
+	}
+	for pk, rec := range m.records {
+		if rec.Banned {
+			delete(rows, pk)
+		}
+	}
+	m.mu.RUnlock()
+	for pk := range m.admins {
+		rows[pk] = "admin"
+	}
+	if m.owner != "" {
+		rows[m.owner] = "owner"
+	}
+	return sortedEntries(rows)
+}
+
+func (m *membership) listBanned() []listEntry {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	rows := make(map[string]string)
+	for pk, rec := range m.records {
+		if rec.Banned {
+			rows[pk] = rec.BanReason
+		}
+	}
+	return sortedEntries(rows)
+}
+
+func sortedEntries(rows map[string]string) []listEntry {
+	out := make([]listEntry, 0, len(rows))
+	for pk, why := range rows {
+		out = append(out, listEntry{pk, why})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].PubKey < out[j].PubKey })
+	return out
+}
+
+// inChannel reports whether some channel lists pk.
+func (cs *channels) inChannel(pk string) bool {
+	if pk == "" {
+		return false
+	}
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	for _, ch := range cs.byID {
+		if ch.members[pk] != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// isMember reports whether pk may use the relay on its own account: listed
+// or in a channel, and not banned.
+func (r *Relay) isMember(pk string) bool {
+	if r.mem.isListed(pk) {
+		return true
+	}
+	return !r.mem.isBanned(pk) && r.chans.inChannel(pk)
+}
+
+// banned reports whether c is banned, directly or through its attesting
+// owner.
+func (r *Relay) banned(c caller) bool {
+	return r.mem.isBanned(c.pubkey) || (c.owner != "" && r.mem.isBanned(c.owner))
+}
+
+// saveRecord signs and stores a relay-internal addressable event: a member
+// record or an invite. It is never broadcast.
+func (r *Relay) saveRecord(ctx context.Context, kind int, d string, content any) error {
+	b, err := json.Marshal(content)
+	if err != nil {
+		return fmt.Errorf("buzz-relay: encode record %d:%s: %w", kind, d, err)
+	}
+	ev := nostr.Event{Kind: kind, Tags: nostr.Tags{{"d", d}}, CreatedAt: nostr.Now(), Content: string(b)}
+	r.stateMu.Lock()
+	if ev.CreatedAt <= r.lastState {
+		ev.CreatedAt = r.lastState + 1
+	}
+	r.lastState = ev.CreatedAt
+	r.stateMu.Unlock()
+	if err := ev.Sign(r.secret); err != nil {
+		return fmt.Errorf("buzz-relay: sign record %d:%s: %w", kind, d, err)
+	}
+	if err := r.store.ReplaceEvent(internal(ctx), &ev); err != nil {
+		return fmt.Errorf("buzz-relay: store record %d:%s: %w", kind, d, err)
+	}
+	return nil
+}
+
+// loadRecords calls fn for every stored relay-signed event of kind, newest
+// first, paging past the store's query limit. Relay-signed events have
+// distinct created_at values (saveRecord and publishRelayEvent move the
+// clock on), so paging by until loses none.
+func (r *Relay) loadRecords(ctx context.Context, kind int, fn func(*nostr.Event)) error {
+	ctx = internal(ctx)
+	var until *nostr.Timestamp
+	for {
+		f := nostr.Filter{Kinds: []int{kind}, Authors: []string{r.pubkey}, Until: until, Limit: maxQueryLimit}
+		ch, err := r.store.QueryEvents(ctx, f)
+		if err != nil {
+			return fmt.Errorf("buzz-relay: load records of kind %d: %w", kind, err)
+		}
+		n := 0
+		var oldest nostr.Timestamp
+		for ev := range ch {
+			n++
+			if n == 1 || ev.CreatedAt < oldest {
+				oldest = ev.CreatedAt
+			}
+			r.stateMu.Lock()
+			if ev.CreatedAt > r.lastState {
+				r.lastState = ev.CreatedAt
+			}
+			r.stateMu.Unlock()
+			fn(ev)
+		}
+		if n < maxQueryLimit || oldest == 0 {
+			return nil
+		}
+		next := oldest - 1
+		until = &next
+	}
+}
+
+// loadMemberRecords reads the run-time decisions from the store.
+func (r *Relay) loadMemberRecords() error {
+	return r.loadRecords(context.Background(), kindMemberRecord, func(ev *nostr.Event) {
+		pk := ev.Tags.GetD()
+		var rec memberRecord
+		if !nostr.IsValid32ByteHex(pk) || json.Unmarshal([]byte(ev.Content), &rec) != nil {
+			r.log.Warn("skipping unreadable member record", "id", ev.ID)
+			return
+		}
+		r.mem.set(pk, rec)
+	})
+}
+
+// changeMember applies edit to pk's record, stores the result and, when
+// it bans, cuts off pk's connections and those of agents it attests.
+func (r *Relay) changeMember(ctx context.Context, pk string, edit func(*memberRecord)) error {
+	r.mem.change.Lock()
+	defer r.mem.change.Unlock()
+	rec := r.mem.record(pk)
+	edit(&rec)
+	if err := r.saveRecord(ctx, kindMemberRecord, pk, rec); err != nil {
+		return err
+	}
+	r.mem.set(pk, rec)
+	if rec.Banned {
+		r.cutOff(pk)
+	}
+	return nil
+}
+
+// cutOff closes every live websocket authenticated as pk or as an agent
+// pk attests. Each gets a Close frame with the ban reason, then its socket
+// is closed; the writes are bounded by banCloseWrite so a client that does
+// not read cannot hold the caller.
+func (r *Relay) cutOff(pk string) {
+	r.mu.Lock()
+	var victims []*conn
+	for c := range r.live {
+		if who, owner := c.identity(); who == pk || owner == pk {
+			victims = append(victims, c)
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range victims {
+		c.mu.Lock()
+		ws, nc := c.ws, c.nc
+		c.mu.Unlock()
+		if nc == nil {
+			continue
+		}
+		// Ends after one bounded write and the close.
+		go func() {
+			nc.SetWriteDeadline(time.Now().Add(banCloseWrite))
+			if ws != nil {
+				ws.WriteMessage(wsCloseMessage, closePayload(wsClosePolicy, banReason))
+			}
+			nc.Close()
+		}()
+	}
+}
+
+// Websocket close frame values (RFC 6455 §5.5.1, §7.4.1).
+const (
+	wsCloseMessage = 8    // opcode of a Close frame
+	wsClosePolicy  = 1008 // policy violation
+)
+
+func closePayload(code int, reason string) []byte {
+	return append([]byte{byte(code >> 8), byte(code)}, reason...)
+}
+
+// mayMatchHidden reports whether filter f could match a hidden kind.
+func mayMatchHidden(f nostr.Filter) bool {
+	if len(f.Kinds) == 0 {
+		return true
+	}
+	for _, k := range f.Kinds {
+		if hiddenKind(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// authorVerdict judges the author of an event: it must not be banned, nor
+// attested by a banned owner, and on a closed relay it must be a member or
+// attested by one. It returns the OK reason when the event is refused.
+func (r *Relay) authorVerdict(ev *nostr.Event) string {
+	owner := eventAttestation(ev, r.cfg.Now())
+	if r.mem.isBanned(ev.PubKey) || (owner != "" && r.mem.isBanned(owner)) {
+		return banReason
+	}
+	if r.cfg.Open || r.isMember(ev.PubKey) || (owner != "" && r.isMember(owner)) {
+		return ""
+	}
+	return "restricted: event author is not a relay member"
+}

@@ -1,0 +1,184 @@
+// The page's entry: sign-in, the relay connection, the store, and the
+// views wired together. Routes live in the fragment: #/c/<channel id>.
+
+import { Store, K, messageKinds } from './store.js';
+import { RelayConn } from './relay.js';
+import { restore, forget, npub } from './signer.js';
+import { signIn } from './signin.js';
+import { renderChannels, newChannelTemplate } from './channels.js';
+import { ChannelView } from './channel.js';
+import { ThreadView } from './thread.js';
+import { threadTags } from './event.js';
+import { uuid4, initials } from './util.js';
+
+const $ = (id) => document.getElementById(id);
+const statusWords = { connecting: 'Connecting…', connected: 'Connected', authenticated: 'Connected', offline: 'Offline, reconnecting…', 'auth-failed': 'Sign-in refused by the relay' };
+
+class App {
+  constructor(signer) {
+    this.signer = signer;
+    this.me = signer.pubkey;
+    this.store = new Store();
+    this.store.me = this.me;
+    this.owner = '';
+    this.current = '';
+    this.loaded = false;
+    this.read = JSON.parse(localStorage.getItem('buzz.read') || '{}');
+    this.channelView = new ChannelView(this);
+    this.thread = new ThreadView(this);
+    this.store.subscribe(() => this.render());
+  }
+
+  lastRead(id) { return this.read[id] || 0; }
+
+  markRead(id) {
+    const newest = Math.floor(Date.now() / 1000);
+    if (this.read[id] === newest) return;
+    this.read[id] = newest;
+    localStorage.setItem('buzz.read', JSON.stringify(this.read));
+  }
+
+  async start() {
+    try {
+      const info = await fetch('/', { headers: { Accept: 'application/nostr+json' } }).then((r) => r.json());
+      if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
+    } catch { /* without NIP-11 channel state is taken from any signer */ }
+    const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host;
+    this.conn = new RelayConn(url, this.signer, (state, detail) => {
+      $('status').textContent = (statusWords[state] || '') + (detail ? ': ' + detail : '');
+      $('status').dataset.state = state;
+    });
+    const add = (ev) => this.store.add(ev);
+    this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
+    this.conn.subscribe([{ kinds: [K.reaction, K.deletion], limit: 2000 }], { onevent: add });
+    this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
+      onevent: add, oneose: () => { this.loaded = true; this.store.changed(); },
+    });
+    this.conn.start();
+    window.addEventListener('hashchange', () => this.route());
+    this.route();
+    setInterval(() => this.store.changed(), 30000); // relative times move on
+  }
+
+  route() {
+    const m = /^#\/c\/([0-9a-f-]{36})$/.exec(location.hash);
+    const id = m ? m[1] : '';
+    if (id !== this.current) {
+      this.current = id;
+      this.thread.close();
+      if (id) this.channelView.show(id);
+      document.body.classList.remove('nav-open');
+      $('menu').setAttribute('aria-expanded', 'false');
+    }
+    this.render();
+  }
+
+  render() {
+    if (this.current) this.markRead(this.current);
+    renderChannels($('channel-list'), this);
+    this.channelView.render();
+    this.thread.render();
+    const name = this.store.name(this.me);
+    $('me').hidden = false;
+    $('me').textContent = initials(name);
+    $('me').setAttribute('aria-label', `Your profile (${name})`);
+  }
+
+  /** send signs a template with the person's key and publishes it. */
+  async send(tpl) {
+    const ev = await this.signer.sign(tpl);
+    await this.conn.publish(ev);
+    this.store.add(ev);
+    return ev;
+  }
+
+  post(ch, text, pks, forum) {
+    const tags = [['h', ch], ...pks.map((pk) => ['p', pk])];
+    return this.send({ kind: forum ? K.forumPost : K.stream, tags, content: text });
+  }
+
+  reply(parent, text, pks) {
+    const ch = parent.tags.find((t) => t[0] === 'h')?.[1] || this.current;
+    const forum = parent.kind === K.forumPost || parent.kind === K.forumComment;
+    const tags = [['h', ch], ...threadTags(parent), ...pks.map((pk) => ['p', pk])];
+    return this.send({ kind: forum ? K.forumComment : K.stream, tags, content: text });
+  }
+
+  react(ev, emoji) { return this.send({ kind: K.reaction, tags: [['e', ev.id]], content: emoji }).catch((e) => this.flash(e)); }
+  unreact(reactionID) { return this.send({ kind: K.deletion, tags: [['e', reactionID]], content: '' }).catch((e) => this.flash(e)); }
+  edit(ev, text) {
+    const ch = ev.tags.find((t) => t[0] === 'h')?.[1];
+    return this.send({ kind: K.edit, tags: [['h', ch], ['e', ev.id]], content: text });
+  }
+  remove(ev) {
+    const ch = ev.tags.find((t) => t[0] === 'h')?.[1];
+    return this.send({ kind: K.tombstone, tags: [['h', ch], ['e', ev.id]], content: '' }).catch((e) => this.flash(e));
+  }
+  openThread(ev) { this.thread.open(ev); }
+  flash(e) { $('status').textContent = String(e.message || e); }
+}
+
+function wireChrome(app) {
+  $('menu').addEventListener('click', () => {
+    const open = document.body.classList.toggle('nav-open');
+    $('menu').setAttribute('aria-expanded', String(open));
+  });
+  const dlg = $('channel-dialog');
+  $('new-channel').addEventListener('click', () => { $('ch-error').textContent = ''; dlg.showModal(); $('ch-name').focus(); });
+  $('ch-cancel').addEventListener('click', () => dlg.close());
+  $('channel-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    const name = $('ch-name').value.trim();
+    if (!name) { $('ch-error').textContent = 'Give the channel a name.'; return; }
+    const id = uuid4();
+    try {
+      await app.send(newChannelTemplate(id, { name, type: $('ch-type').value, visibility: $('ch-visibility').value, about: $('ch-about').value.trim() }));
+      dlg.close();
+      $('ch-name').value = '';
+      $('ch-about').value = '';
+      location.hash = '#/c/' + id;
+    } catch (x) { $('ch-error').textContent = 'Not created: ' + x.message; }
+  });
+  const pd = $('profile-dialog');
+  $('me').addEventListener('click', () => {
+    const p = app.store.profiles.get(app.me);
+    $('profile-name').value = p ? (p.display_name || p.name) : '';
+    $('profile-npub').value = npub(app.me);
+    $('profile-error').textContent = '';
+    pd.showModal();
+  });
+  $('profile-close').addEventListener('click', () => pd.close());
+  $('sign-out').addEventListener('click', () => {
+    if (app.signer.kind === 'key' && !window.confirm('Sign out? Without the nsec you saved, this account cannot be opened again.')) return;
+    forget();
+    location.hash = '';
+    location.reload();
+  });
+  $('profile-form').addEventListener('submit', async (e) => {
+    e.preventDefault();
+    try { await setName(app, $('profile-name').value.trim()); pd.close(); } catch (x) { $('profile-error').textContent = x.message; }
+  });
+}
+
+function setName(app, name) {
+  const old = app.store.profiles.get(app.me);
+  let content = {};
+  const ev = [...app.store.events.values()].find((e) => e.kind === 0 && e.pubkey === app.me && e.created_at === old?.at);
+  try { if (ev) content = JSON.parse(ev.content); } catch { content = {}; }
+  content.name = name;
+  content.display_name = name;
+  return app.send({ kind: K.profile, tags: [], content: JSON.stringify(content) });
+}
+
+async function main() {
+  let signer = await restore().catch(() => null);
+  let name = '';
+  if (!signer) ({ signer, name } = await signIn());
+  const app = new App(signer);
+  window.buzz = app; // for the console
+  wireChrome(app);
+  await app.start();
+  if (name) setName(app, name).catch((e) => app.flash(e));
+}
+
+main().catch((e) => { $('status').textContent = 'Failed to start: ' + (e.message || e); });

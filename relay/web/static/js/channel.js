@@ -1,0 +1,129 @@
+// The channel view: header (name, topic, search, canvas, members), the
+// live message feed and the composer. Forum channels list posts; their
+// comments open as threads.
+
+import { renderFeed } from './feed.js';
+import { composer } from './composer.js';
+import { body } from './render.js';
+import { el } from './util.js';
+import { parsePubkey } from './signer.js';
+
+const $ = (id) => document.getElementById(id);
+
+export class ChannelView {
+  constructor(app) {
+    this.app = app;
+    this.id = '';
+    this.cache = new Map();
+    this.query = '';
+    $('search').addEventListener('input', (e) => { this.query = e.target.value.trim().toLowerCase(); this.render(); });
+    $('members-btn').addEventListener('click', () => this.openMembers());
+    $('members-close').addEventListener('click', () => $('members-dialog').close());
+    $('canvas-btn').addEventListener('click', () => {
+      const c = $('canvas');
+      c.hidden = !c.hidden;
+      $('canvas-btn').setAttribute('aria-expanded', String(!c.hidden));
+      this.render();
+    });
+    $('add-member-form').addEventListener('submit', (e) => { e.preventDefault(); this.addMember(); });
+    $('topic-form').addEventListener('submit', (e) => { e.preventDefault(); this.setTopic(); });
+  }
+
+  show(id) {
+    if (id === this.id) return;
+    this.id = id;
+    this.cache = new Map();
+    $('feed').replaceChildren();
+    $('search').value = '';
+    this.query = '';
+    this.composerFor = '';
+    $('empty').hidden = true;
+    $('channel').hidden = false;
+    this.render();
+  }
+
+  render() {
+    if (!this.id) return;
+    const s = this.app.store;
+    const ch = s.channels.get(this.id);
+    const name = ch?.name || 'channel';
+    const forum = ch?.type === 'forum';
+    $('channel-name').textContent = (forum ? '≡ ' : '# ') + name;
+    $('channel-topic').textContent = ch?.topic || ch?.about || '';
+    $('feed').setAttribute('aria-label', `Messages in ${name}`);
+    document.title = `${name} · buzz`;
+
+    const member = ch && (ch.members.has(this.app.me) || this.app.me === this.app.owner);
+    const key = (member ? 'm' : 'j') + name + forum;
+    if (this.composerFor !== key) {
+      this.composerFor = key;
+      if (member) {
+        const c = composer({
+          label: forum ? `New post in ${name}` : `Message ${forum ? '' : '#'}${name}`,
+          placeholder: forum ? 'Write a post' : `Message #${name}`,
+          members: () => s.members(this.id),
+          send: (text, pks) => this.app.post(this.id, text, pks, forum),
+        });
+        $('composer-slot').replaceChildren(c.form);
+      } else {
+        const err = el('p', { class: 'error', role: 'alert' });
+        $('composer-slot').replaceChildren(el('div', { class: 'join' },
+          el('p', { text: ch?.private ? 'This channel is private; ask an admin to add you.' : 'You are not a member of this channel yet.' }),
+          ch?.private ? null : el('button', { type: 'button', text: 'Join channel', onclick: () => this.app.send({ kind: 9021, tags: [['h', this.id]], content: '' }).catch((e) => { err.textContent = e.message; }) }),
+          err));
+      }
+    }
+
+    let evs = s.channelMessages(this.id, { top: true });
+    if (this.query) {
+      const all = s.channelMessages(this.id);
+      evs = all.filter((e) => s.content(e).text.toLowerCase().includes(this.query) || s.name(e.pubkey).toLowerCase().includes(this.query));
+    }
+    renderFeed($('feed'), evs, this.app, this.cache, { inThread: Boolean(this.query) && false });
+    $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
+    if (this.query && evs.length === 0) $('feed').append(el('p', { class: 'empty', text: `No message matches “${this.query}”.` }));
+
+    const cv = s.canvas.get(this.id);
+    $('canvas-btn').hidden = !cv;
+    if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));
+  }
+
+  openMembers() {
+    const s = this.app.store;
+    const ch = s.channels.get(this.id);
+    if (!ch) return;
+    $('members-error').textContent = '';
+    $('members-list').replaceChildren(...[...ch.members.entries()].map(([pk, role]) => el('li', {},
+      el('span', { text: s.name(pk) }), el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }))));
+    const known = new Set(s.profiles.keys());
+    for (const c of s.channels.values()) for (const pk of c.members.keys()) known.add(pk);
+    $('known-people').replaceChildren(...[...known].filter((pk) => !ch.members.has(pk)).map((pk) => el('option', { value: s.name(pk) })));
+    $('topic-input').value = ch.topic;
+    $('members-dialog').showModal();
+  }
+
+  async addMember() {
+    const s = this.app.store;
+    const v = $('add-member').value.trim();
+    let pk = '';
+    try {
+      pk = parsePubkey(v);
+    } catch {
+      const byName = [...new Set([...s.profiles.keys(), ...[...s.channels.values()].flatMap((c) => [...c.members.keys()])])].filter((k) => s.name(k) === v);
+      if (byName.length !== 1) { $('members-error').textContent = byName.length ? `several people are named ${v}; give their npub` : 'give an npub1…, 64 hex characters or the name of someone in the workspace'; return; }
+      pk = byName[0];
+    }
+    try {
+      await this.app.send({ kind: 9000, tags: [['h', this.id], ['p', pk], ['role', 'member']], content: '' });
+      $('add-member').value = '';
+      $('members-dialog').close();
+    } catch (e) { $('members-error').textContent = e.message; }
+  }
+
+  async setTopic() {
+    try {
+      await this.app.send({ kind: 9002, tags: [['h', this.id], ['topic', $('topic-input').value]], content: '' });
+      $('members-dialog').close();
+    } catch (e) { $('members-error').textContent = e.message; }
+  }
+}

@@ -1,0 +1,32 @@
+// The channel list: stream and forum channels with unread counts, and the
+// form that creates a channel (kind 9007, as `buzz channels create`).
+
+import { el } from './util.js';
+
+/** renderChannels fills the sidebar list. app: {store, current, open(id), lastRead(id)}. */
+export function renderChannels(list, app) {
+  const chans = [...app.store.channels.values()].filter((c) => c.name && c.metaAt >= 0 && !c.archived)
+    .sort((a, b) => a.name.localeCompare(b.name));
+  const items = chans.map((c) => {
+    const unread = c.id === app.current ? 0 : app.store.unread(c.id, app.lastRead(c.id));
+    const sigil = c.type === 'forum' ? '≡' : '#';
+    const label = `${c.type === 'forum' ? 'forum' : 'channel'} ${c.name}${c.private ? ', private' : ''}${unread ? `, ${unread} unread` : ''}`;
+    return el('li', {},
+      el('a', {
+        href: '#/c/' + c.id, class: 'chan' + (unread ? ' unread' : ''), 'aria-label': label,
+        'aria-current': c.id === app.current ? 'page' : false,
+      },
+      el('span', { class: 'sigil', 'aria-hidden': 'true', text: c.private ? '🔒' : sigil }),
+      el('span', { class: 'chan-name', text: c.name }),
+      unread ? el('span', { class: 'unread-count', 'aria-hidden': 'true', text: String(unread) }) : null));
+  });
+  if (items.length === 0) items.push(el('li', { class: 'empty', text: 'No channels yet. Create one.' }));
+  list.replaceChildren(...items);
+}
+
+/** newChannelTemplate builds the kind 9007 event of `buzz channels create`. */
+export function newChannelTemplate(id, { name, type, visibility, about }) {
+  const tags = [['h', id], ['name', name], ['visibility', visibility], ['channel_type', type]];
+  if (about) tags.push(['about', about]);
+  return { kind: 9007, tags, content: '' };
+}

@@ -1,0 +1,100 @@
+// One message as an <article> in a feed: avatar, name (agents marked),
+// relative time, body, reactions, the harness's working state, and the
+// actions a person has on it (react, reply in thread, edit and delete of
+// their own).
+
+import { el, relTime, fullTime, initials, hue } from './util.js';
+import { body } from './render.js';
+import { tags } from './event.js';
+import { workingEmoji, K } from './store.js';
+
+const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '🚀'];
+
+/** isFailureNotice reports whether ev is the harness's failure notice. */
+export function isFailureNotice(ev) { return ev.content.startsWith('⚠️ I could not process'); }
+
+/**
+ * messageView renders ev. app: {store, me, react(ev, emoji), unreact(reactionID),
+ * openThread(ev), edit(ev, text), remove(ev)}; inThread hides the thread button.
+ */
+export function messageView(ev, app, { inThread = false } = {}) {
+  const { store } = app;
+  const name = store.name(ev.pubkey);
+  const agent = store.isAgent(ev.pubkey);
+  const { text, edited } = store.content(ev);
+  const labelID = 'm-' + ev.id.slice(0, 16) + (inThread ? '-t' : '');
+  const art = el('article', {
+    class: 'msg' + (agent ? ' agent' : '') + (isFailureNotice(ev) ? ' notice' : '') + (ev.pubkey === app.me ? ' mine' : ''),
+    'aria-labelledby': labelID, tabindex: '0', 'data-id': ev.id,
+  });
+  art.append(el('div', { class: 'avatar hue-' + hue(ev.pubkey), 'aria-hidden': 'true', text: initials(name) }));
+  const main = el('div', { class: 'msg-main' });
+  const head = el('div', { class: 'msg-head' },
+    el('span', { class: 'author', id: labelID, text: name }),
+    agent ? el('span', { class: 'badge', text: 'agent' }) : null,
+    isFailureNotice(ev) ? el('span', { class: 'badge warn', text: 'notice' }) : null,
+    el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
+    edited ? el('span', { class: 'edited', text: '(edited)' }) : null);
+  main.append(head);
+  const bodyBox = el('div', { class: 'msg-body' });
+  bodyBox.append(body(text, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
+  main.append(bodyBox);
+
+  // The harness's reactions mean "an agent has this message": shown as a
+  // live state, not as chips.
+  const reactions = store.reactionsOf(ev.id);
+  const working = reactions.filter((r) => workingEmoji[r.emoji] && [...r.pubkeys.keys()].some((pk) => pk !== app.me));
+  if (working.length) {
+    const who = [...new Set(working.flatMap((r) => [...r.pubkeys.keys()]))].map((pk) => store.name(pk)).join(', ');
+    const typing = working.some((r) => workingEmoji[r.emoji] === 'working');
+    main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${typing ? 'is working…' : 'has seen this and is working…'}`));
+  }
+  const chips = el('div', { class: 'reactions', role: 'group', 'aria-label': 'Reactions' });
+  for (const r of reactions) {
+    if (workingEmoji[r.emoji] && !r.mine) continue;
+    const names = [...r.pubkeys.keys()].map((pk) => store.name(pk)).join(', ');
+    chips.append(el('button', {
+      type: 'button', class: 'chip', 'aria-pressed': r.mine ? 'true' : 'false', title: names,
+      'aria-label': `${r.emoji} ${r.count}: ${r.mine ? 'remove your reaction' : 'react with ' + r.emoji}`,
+      onclick: () => (r.mine ? app.unreact(r.mine) : app.react(ev, r.emoji)),
+    }, el('span', { text: r.emoji }), el('span', { class: 'count', text: String(r.count) })));
+  }
+  if (chips.childElementCount) main.append(chips);
+
+  if (!inThread && ev.kind !== K.forumComment) {
+    const n = store.replies(ev.tags.find((t) => t[0] === 'h')?.[1] || '', ev.id);
+    if (n) main.append(el('button', { type: 'button', class: 'replies link', onclick: () => app.openThread(ev), text: `${n} ${n === 1 ? 'reply' : 'replies'}` }));
+  }
+
+  const actions = el('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Message actions' });
+  const picker = el('div', { class: 'picker', role: 'group', 'aria-label': 'Pick a reaction', hidden: true },
+    quickEmoji.map((e) => el('button', { type: 'button', 'aria-label': 'React with ' + e, text: e, onclick: () => { picker.hidden = true; app.react(ev, e); } })));
+  actions.append(el('button', { type: 'button', 'aria-label': 'Add reaction', 'aria-expanded': 'false', text: '☺', onclick: (e) => { picker.hidden = !picker.hidden; e.currentTarget.setAttribute('aria-expanded', String(!picker.hidden)); } }));
+  if (!inThread) actions.append(el('button', { type: 'button', 'aria-label': 'Reply in thread', text: '↩', onclick: () => app.openThread(ev) }));
+  if (ev.pubkey === app.me) {
+    actions.append(el('button', { type: 'button', 'aria-label': 'Edit message', text: '✎', onclick: () => startEdit(bodyBox, text, (t) => app.edit(ev, t)) }));
+    actions.append(el('button', { type: 'button', 'aria-label': 'Delete message', text: '🗑', onclick: () => { if (window.confirm('Delete this message?')) app.remove(ev); } }));
+  }
+  main.append(actions, picker);
+  art.append(main);
+  return art;
+}
+
+function startEdit(box, text, save) {
+  const area = el('textarea', { class: 'edit-input', 'aria-label': 'Edit message' });
+  area.value = text;
+  const err = el('p', { class: 'composer-error', role: 'alert' });
+  const old = [...box.childNodes];
+  const done = () => box.replaceChildren(...old);
+  const commit = async () => {
+    if (!area.value.trim()) { err.textContent = 'A message cannot be empty; delete it instead.'; return; }
+    try { await save(area.value); } catch (e) { err.textContent = 'Not saved: ' + (e.message || e); }
+  };
+  area.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); commit(); }
+    if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); done(); }
+  });
+  box.replaceChildren(area, el('p', { class: 'hint', text: 'Enter saves, Escape cancels' }), err);
+  box.closest('article').dataset.editing = '1';
+  area.focus();
+}

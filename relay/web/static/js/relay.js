@@ -1,0 +1,166 @@
+// The relay connection: one websocket, NIP-01 subscriptions, NIP-42 AUTH
+// when the relay asks, publishing with OK tracking, and reconnecting with
+// backoff. Subscriptions survive reconnects: each is sent again.
+
+import { wellFormed } from './event.js';
+
+const backoffFirstMs = 1000;
+const backoffMaxMs = 30000;
+const publishTimeoutMs = 15000;
+
+export class RelayConn {
+  /** url is ws(s)://host/; signer signs AUTH events; onstatus(state, detail) reports the connection. */
+  constructor(url, signer, onstatus = () => {}) {
+    this.url = url;
+    this.signer = signer;
+    this.onstatus = onstatus;
+    this.subs = new Map(); // id → {filters, onevent, oneose, onclosed}
+    this.pending = new Map(); // event id → {ev, resolve, reject, timer, retried}
+    this.outbox = []; // frames waiting for an open socket
+    this.authed = false;
+    this.attempt = 0;
+    this.seq = 0;
+    this.closed = false;
+    this.ws = null;
+  }
+
+  start() { this.open(); }
+
+  stop() {
+    this.closed = true;
+    if (this.ws) this.ws.close();
+  }
+
+  open() {
+    if (this.closed) return;
+    this.onstatus('connecting');
+    let ws;
+    try {
+      ws = new WebSocket(this.url);
+    } catch (err) {
+      this.onstatus('offline', String(err.message || err));
+      this.retry();
+      return;
+    }
+    this.ws = ws;
+    this.authed = false;
+    ws.onopen = () => {
+      this.attempt = 0;
+      this.onstatus('connected');
+      for (const [id, s] of this.subs) this.sendNow(['REQ', id, ...s.filters]);
+      for (const p of this.pending.values()) this.sendNow(['EVENT', p.ev]);
+      const queued = this.outbox.splice(0);
+      for (const f of queued) this.sendNow(f);
+    };
+    ws.onmessage = (m) => this.receive(m.data);
+    ws.onclose = () => {
+      if (this.ws !== ws) return;
+      this.ws = null;
+      this.onstatus('offline');
+      this.retry();
+    };
+    ws.onerror = () => {};
+  }
+
+  retry() {
+    if (this.closed) return;
+    const base = Math.min(backoffMaxMs, backoffFirstMs * 2 ** this.attempt);
+    this.attempt++;
+    const wait = base / 2 + Math.random() * base / 2;
+    setTimeout(() => this.open(), wait);
+  }
+
+  sendNow(frame) {
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+    else this.outbox.push(frame);
+  }
+
+  /** subscribe opens a subscription; the returned function closes it. */
+  subscribe(filters, { onevent = () => {}, oneose = () => {}, onclosed = () => {} } = {}) {
+    const id = 'web' + (++this.seq);
+    this.subs.set(id, { filters, onevent, oneose, onclosed });
+    if (this.ws && this.ws.readyState === WebSocket.OPEN) this.sendNow(['REQ', id, ...filters]);
+    return () => {
+      if (!this.subs.delete(id)) return;
+      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.sendNow(['CLOSE', id]);
+    };
+  }
+
+  /** publish sends a signed event and resolves when the relay accepts it; it rejects with the relay's reason. */
+  publish(ev) {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.pending.delete(ev.id);
+        reject(new Error('the relay did not answer within ' + publishTimeoutMs / 1000 + ' s; check the connection and try again'));
+      }, publishTimeoutMs);
+      this.pending.set(ev.id, { ev, resolve, reject, timer, retried: false });
+      if (this.ws && this.ws.readyState === WebSocket.OPEN) this.sendNow(['EVENT', ev]);
+    });
+  }
+
+  async auth(challenge) {
+    let ev;
+    try {
+      ev = await this.signer.sign({ kind: 22242, tags: [['relay', this.url], ['challenge', challenge]], content: '' });
+    } catch (err) {
+      this.onstatus('auth-failed', String(err.message || err));
+      return;
+    }
+    this.authID = ev.id;
+    this.sendNow(['AUTH', ev]);
+  }
+
+  receive(data) {
+    let msg;
+    try { msg = JSON.parse(data); } catch { return; }
+    if (!Array.isArray(msg) || typeof msg[0] !== 'string') return;
+    switch (msg[0]) {
+      case 'EVENT': {
+        const s = this.subs.get(msg[1]);
+        if (s && wellFormed(msg[2])) s.onevent(msg[2]);
+        break;
+      }
+      case 'EOSE': {
+        const s = this.subs.get(msg[1]);
+        if (s) s.oneose();
+        break;
+      }
+      case 'CLOSED': {
+        const s = this.subs.get(msg[1]);
+        const why = String(msg[2] ?? '');
+        if (!s) break;
+        if (why.startsWith('auth-required') && !this.authed) { s.waitAuth = true; break; }
+        this.subs.delete(msg[1]);
+        s.onclosed(why);
+        break;
+      }
+      case 'AUTH':
+        if (typeof msg[1] === 'string') this.auth(msg[1]);
+        break;
+      case 'OK': this.ok(String(msg[1]), msg[2] === true, String(msg[3] ?? '')); break;
+      case 'NOTICE': this.onstatus('notice', String(msg[1] ?? '')); break;
+    }
+  }
+
+  ok(id, accepted, reason) {
+    if (id === this.authID) {
+      if (!accepted) { this.onstatus('auth-failed', reason); return; }
+      this.authed = true;
+      this.onstatus('authenticated');
+      for (const [sid, s] of this.subs) if (s.waitAuth) { s.waitAuth = false; this.sendNow(['REQ', sid, ...s.filters]); }
+      for (const p of this.pending.values()) if (p.waitAuth) { p.waitAuth = false; this.sendNow(['EVENT', p.ev]); }
+      return;
+    }
+    const p = this.pending.get(id);
+    if (!p) return;
+    if (!accepted && reason.startsWith('auth-required') && !p.retried) {
+      p.retried = true;
+      if (this.authed) this.sendNow(['EVENT', p.ev]); else p.waitAuth = true;
+      return;
+    }
+    clearTimeout(p.timer);
+    this.pending.delete(id);
+    if (accepted || reason.startsWith('duplicate')) p.resolve(reason);
+    else p.reject(new Error(reason || 'the relay refused the event'));
+  }
+}

@@ -1,0 +1,56 @@
+// Sign-in: a NIP-07 extension when the browser has one, else a key made
+// here (shown once as an nsec to save) or an imported nsec. Resolves with
+// a signer and, for a new key, the name the person gave.
+
+import { localSigner, extensionSigner, parseSecret, saveKey, useExtension, randomSecret } from './signer.js';
+
+const $ = (id) => document.getElementById(id);
+
+/** signIn shows the dialog until the person has a signer. */
+export function signIn() {
+  const dlg = $('signin');
+  const err = $('signin-error');
+  return new Promise((resolve) => {
+    const fail = (e) => { err.textContent = String(e.message || e); };
+    if (window.nostr) {
+      $('use-extension').hidden = false;
+      $('use-extension').onclick = async () => {
+        try {
+          const s = await extensionSigner();
+          useExtension();
+          dlg.close();
+          resolve({ signer: s, name: '' });
+        } catch (e) { fail(e); }
+      };
+    }
+    $('create-form').onsubmit = (e) => {
+      e.preventDefault();
+      const sk = randomSecret();
+      const s = localSigner(sk);
+      saveKey(sk);
+      $('signin-choose').hidden = true;
+      $('signin-save').hidden = false;
+      $('new-nsec').value = s.nsec();
+      $('new-nsec').focus();
+      $('new-nsec').select();
+      $('saved-key').onclick = () => {
+        $('new-nsec').value = '';
+        dlg.close();
+        resolve({ signer: s, name: $('create-name').value.trim() });
+      };
+    };
+    $('import-form').onsubmit = (e) => {
+      e.preventDefault();
+      try {
+        const sk = parseSecret($('import-nsec').value);
+        $('import-nsec').value = '';
+        saveKey(sk);
+        dlg.close();
+        resolve({ signer: localSigner(sk), name: '' });
+      } catch (x) { fail(x); }
+    };
+    dlg.addEventListener('cancel', (e) => e.preventDefault());
+    dlg.showModal();
+    $('create-name').focus();
+  });
+}

@@ -1,0 +1,235 @@
+// The store: every event the page has seen, and what follows from them
+// (channels, members, profiles, edits, deletions, reactions, threads).
+// Views subscribe and re-render on change; changes are batched per frame.
+
+import { tag, tags, threadOf } from './event.js';
+
+export const K = {
+  profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
+  tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
+  canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002,
+};
+
+/** messageKinds are the kinds shown as messages, as `buzz messages get` reads them. */
+export const messageKinds = [K.stream, K.streamV2, K.diff, K.forumPost, K.forumComment];
+
+/** workingEmoji are the reactions the harness sets while a turn runs. */
+export const workingEmoji = { '👀': 'seen', '💬': 'working' };
+
+export class Store {
+  constructor() {
+    this.events = new Map();
+    this.channels = new Map(); // id → channel
+    this.profiles = new Map(); // pubkey → {name, display_name, bot, at}
+    this.messages = new Map(); // channel → Set of ids
+    this.edits = new Map(); // target → newest valid edit event
+    this.deletes = new Map(); // target → [deletion events]
+    this.reactions = new Map(); // target → Map reaction id → event
+    this.canvas = new Map(); // channel → newest canvas event
+    this.editsAll = new Map(); // target → edit events
+    this.relayPubkey = '';
+    this.me = '';
+    this.listeners = new Set();
+    this.queued = false;
+  }
+
+  subscribe(fn) { this.listeners.add(fn); return () => this.listeners.delete(fn); }
+
+  changed() {
+    if (this.queued) return;
+    this.queued = true;
+    requestAnimationFrame(() => {
+      this.queued = false;
+      for (const fn of this.listeners) fn();
+    });
+  }
+
+  channel(id) {
+    let ch = this.channels.get(id);
+    if (!ch) {
+      ch = { id, name: '', about: '', topic: '', type: 'stream', private: false, archived: false, members: new Map(), metaAt: -1, membersAt: -1 };
+      this.channels.set(id, ch);
+    }
+    return ch;
+  }
+
+  /** add takes one event from the relay; it reports whether anything changed. */
+  add(ev) {
+    if (this.events.has(ev.id)) return false;
+    this.events.set(ev.id, ev);
+    switch (ev.kind) {
+      case K.profile: {
+        const old = this.profiles.get(ev.pubkey);
+        if (old && old.at >= ev.created_at) return false;
+        let p = {};
+        try { p = JSON.parse(ev.content); } catch { /* a profile that is not JSON keeps no fields */ }
+        if (p === null || typeof p !== 'object') p = {};
+        const str = (v) => (typeof v === 'string' ? v.slice(0, 100) : '');
+        this.profiles.set(ev.pubkey, { name: str(p.name), display_name: str(p.display_name), about: str(p.about), bot: p.bot === true, at: ev.created_at });
+        break;
+      }
+      case K.groupMeta: {
+        if (this.relayPubkey && ev.pubkey !== this.relayPubkey) return false;
+        const ch = this.channel(tag(ev, 'd') || '');
+        if (ch.metaAt > ev.created_at) return false;
+        ch.metaAt = ev.created_at;
+        ch.name = tag(ev, 'name') || '';
+        ch.about = tag(ev, 'about') || '';
+        ch.topic = tag(ev, 'topic') || '';
+        ch.type = tag(ev, 'channel_type') || tag(ev, 't') || 'stream';
+        ch.private = ev.tags.some((t) => t[0] === 'private');
+        ch.archived = tag(ev, 'archived') === 'true';
+        break;
+      }
+      case K.groupMembers: {
+        if (this.relayPubkey && ev.pubkey !== this.relayPubkey) return false;
+        const ch = this.channel(tag(ev, 'd') || '');
+        if (ch.membersAt > ev.created_at) return false;
+        ch.membersAt = ev.created_at;
+        ch.members = new Map();
+        for (const t of ev.tags) if (t[0] === 'p' && /^[0-9a-f]{64}$/.test(t[1] || '')) ch.members.set(t[1], t[3] || 'member');
+        break;
+      }
+      case K.edit: {
+        // Whether the editor wrote the target is checked when it is shown.
+        const target = tag(ev, 'e');
+        if (!target) return false;
+        this.editList(target).push(ev);
+        break;
+      }
+      case K.deletion: case K.tombstone:
+        for (const id of tags(ev, 'e')) {
+          if (!this.deletes.has(id)) this.deletes.set(id, []);
+          this.deletes.get(id).push(ev);
+        }
+        break;
+      case K.reaction: {
+        const targets = tags(ev, 'e');
+        const target = targets[targets.length - 1];
+        if (!target) return false;
+        if (!this.reactions.has(target)) this.reactions.set(target, new Map());
+        this.reactions.get(target).set(ev.id, ev);
+        break;
+      }
+      case K.canvas: {
+        const ch = tag(ev, 'h');
+        const old = this.canvas.get(ch);
+        if (!old || old.created_at <= ev.created_at) this.canvas.set(ch, ev);
+        break;
+      }
+      default:
+        if (messageKinds.includes(ev.kind)) {
+          const ch = tag(ev, 'h');
+          if (!ch) return false;
+          if (!this.messages.has(ch)) this.messages.set(ch, new Set());
+          this.messages.get(ch).add(ev.id);
+        }
+    }
+    this.changed();
+    return true;
+  }
+
+  editList(target) {
+    if (!this.editsAll.has(target)) this.editsAll.set(target, []);
+    return this.editsAll.get(target);
+  }
+
+  /** isAdmin reports whether pubkey runs channel ch. */
+  isAdmin(ch, pubkey) {
+    const role = this.channels.get(ch)?.members.get(pubkey);
+    return role === 'owner' || role === 'admin';
+  }
+
+  /** deleted reports whether an event was withdrawn by its author (or, for a tombstone, a channel admin). */
+  deleted(ev) {
+    const ds = this.deletes.get(ev.id);
+    if (!ds) return false;
+    const ch = tag(ev, 'h');
+    return ds.some((d) => d.pubkey === ev.pubkey || (d.kind === K.tombstone && ch && tag(d, 'h') === ch && this.isAdmin(ch, d.pubkey)));
+  }
+
+  /** content is a message's text after its author's newest edit. */
+  content(ev) {
+    const list = this.editsAll.get(ev.id);
+    if (!list) return { text: ev.content, edited: false };
+    let best = null;
+    for (const e of list) {
+      if (e.pubkey !== ev.pubkey || this.deleted(e)) continue;
+      if (!best || e.created_at > best.created_at || (e.created_at === best.created_at && e.id > best.id)) best = e;
+    }
+    return best ? { text: best.content, edited: true } : { text: ev.content, edited: false };
+  }
+
+  /** reactionsOf groups live reactions on ev: [{emoji, count, mine (reaction id or ''), pubkeys}]. */
+  reactionsOf(id) {
+    const rs = this.reactions.get(id);
+    if (!rs) return [];
+    const by = new Map();
+    for (const r of rs.values()) {
+      if (this.deleted(r)) continue;
+      const emoji = r.content || '+';
+      if (!by.has(emoji)) by.set(emoji, { emoji, pubkeys: new Map(), mine: '' });
+      const g = by.get(emoji);
+      if (!g.pubkeys.has(r.pubkey)) g.pubkeys.set(r.pubkey, r.id);
+      if (r.pubkey === this.me) g.mine = r.id;
+    }
+    return [...by.values()].map((g) => ({ ...g, count: g.pubkeys.size }));
+  }
+
+  /** channelMessages lists a channel's visible messages oldest first; top: only thread roots. */
+  channelMessages(ch, { top = false, root = '' } = {}) {
+    const ids = this.messages.get(ch);
+    if (!ids) return [];
+    const out = [];
+    for (const id of ids) {
+      const ev = this.events.get(id);
+      if (this.deleted(ev)) continue;
+      const t = threadOf(ev);
+      if (top && t.root) continue;
+      if (root && t.root !== root) continue;
+      out.push(ev);
+    }
+    out.sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
+    return out;
+  }
+
+  /** replies counts the visible replies in ev's thread. */
+  replies(ch, id) {
+    let n = 0;
+    for (const mid of this.messages.get(ch) || []) {
+      const m = this.events.get(mid);
+      if (threadOf(m).root === id && !this.deleted(m)) n++;
+    }
+    return n;
+  }
+
+  /** name is how a pubkey is shown: display name, name, else a short key. */
+  name(pk) {
+    const p = this.profiles.get(pk);
+    return (p && (p.display_name || p.name)) || pk.slice(0, 8);
+  }
+
+  /** isAgent reports whether pk is an agent: a bot role in some channel or a bot profile. */
+  isAgent(pk) {
+    if (this.profiles.get(pk)?.bot) return true;
+    for (const ch of this.channels.values()) if (ch.members.get(pk) === 'bot') return true;
+    return false;
+  }
+
+  /** members lists a channel's members with names, for mentions. */
+  members(ch) {
+    const c = this.channels.get(ch);
+    if (!c) return [];
+    return [...c.members.entries()].map(([pk, role]) => ({ pk, role, name: this.name(pk) }));
+  }
+
+  /** unread counts messages in ch newer than since, not by me. */
+  unread(ch, since) {
+    let n = 0;
+    for (const id of this.messages.get(ch) || []) {
+      const ev = this.events.get(id);
+      if (ev.created_at > since && ev.pubkey !== this.me && !this.deleted(ev)) n++;
+    }
+    return n;
+  }
+}
