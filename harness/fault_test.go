@@ -216,7 +216,7 @@ func TestRelayRestartDuringBurst(t *testing.T) {
 	addr := strings.TrimPrefix(w.relay.URL(), "ws://")
 	for i := 0; i < n; i++ {
 		if i == n/2 {
-			w.relay.Close()
+			stopRelay(w.relay)
 			w.relay = startRelay(t, w.dataDir, addr, w.owner, w.agent)
 		}
 		ev := w.mentionRetry(t, "burst "+strconv.Itoa(i))

@@ -80,7 +80,9 @@ func startRelayNamed(t testing.TB, dataDir, addr string, names []string, owner, 
 		ctx, cancel := context.WithCancel(context.Background())
 		served := make(chan struct{})
 		go func() { defer close(served); r.Serve(ctx, ln) }() // ends with cancel
-		t.Cleanup(func() { cancel(); <-served })
+		stop := sync.OnceFunc(func() { cancel(); <-served })
+		namedStops.Store(r, stop)
+		t.Cleanup(stop)
 		// Serve records the address URL reports; a client made before
 		// that would dial "".
 		for deadline := time.Now().Add(10 * time.Second); r.URL() == ""; time.Sleep(time.Millisecond) {
@@ -95,6 +97,19 @@ func startRelayNamed(t testing.TB, dataDir, addr string, names []string, owner, 
 		t.Fatal(err)
 	}
 	return r
+}
+
+// namedStops holds, for each relay startRelayNamed serves itself, the
+// function that ends its Serve: Close alone leaves the listener open.
+var namedStops sync.Map // *relay.Relay → func()
+
+// stopRelay stops a relay from startRelay or startRelayNamed, its
+// listener included, so that another may listen on its address.
+func stopRelay(r *relay.Relay) {
+	if stop, ok := namedStops.LoadAndDelete(r); ok {
+		stop.(func())()
+	}
+	r.Close()
 }
 
 // worldProxies is how many proxies (newRelayProxy) one world can have; the
@@ -121,7 +136,7 @@ func newWorld(t testing.TB) *world {
 		names = append(names, "ws://"+ln.Addr().String())
 	}
 	w.relay = startRelayNamed(t, w.dataDir, "127.0.0.1:0", names, w.owner, w.agent, w.stranger, w.sibling)
-	t.Cleanup(func() { w.relay.Close() })
+	t.Cleanup(func() { stopRelay(w.relay) })
 	w.logPath = filepath.Join(t.TempDir(), "agent.log")
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel
