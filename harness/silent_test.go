@@ -14,10 +14,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/testexe"
 )
 
@@ -295,4 +297,51 @@ func TestSilentNoDuplicateReply(t *testing.T) {
 		}
 		t.Errorf("agent replies = %q; want just [pong]", texts)
 	}
+}
+
+// TestSilentOtherAgentErrorKeepsKeyOut: an agent other than buzz-agent
+// sends no cause data, so the notice quotes its message; a provider key
+// that message echoes is cut out, and the notice comes after the first
+// failure rather than after the retry ladder.
+func TestSilentOtherAgentErrorKeepsKeyOut(t *testing.T) {
+	w := newWorld(t)
+	w.startHarnessTiming(w.harnessEnv("echo", envFakeError+"=provider said: bad key "+fakeKey, "OPENAI_COMPAT_API_KEY="+fakeKey),
+		timing{retryBase: time.Hour, respawn: time.Millisecond})
+	m := w.mention("hello")
+	n := w.awaitReply(t, "the first-failure notice", m.ID)
+	checkNotice(t, n, "the agent failed: ", "provider said: bad key [redacted]", "keep trying")
+}
+
+// FuzzClassify: whatever error an agent sends (code, message, data), the
+// notice's cause is non-empty, bounded, valid UTF-8, and nothing panics.
+func FuzzClassify(f *testing.F) {
+	f.Add(-32001, "llm auth: (m) 401: nope", `{"kind":"auth","status":401,"keyEnv":"OPENAI_COMPAT_API_KEY"}`)
+	f.Add(-32002, "llm model not found", `{"kind":"model_not_found","model":"m","modelEnv":"X","baseUrl":"http://h/v1"}`)
+	f.Add(-32000, "connection refused", `{"kind":"unreachable","retryable":true}`)
+	f.Add(-32000, "x", `{"kind":7}`)
+	f.Add(-32000, "x", `[1,2]`)
+	f.Add(-32000, "x", `null`)
+	f.Fuzz(func(t *testing.T, code int, msg, data string) {
+		var d any
+		if json.Unmarshal([]byte(data), &d) != nil {
+			d = data
+		}
+		fl := classify(&jsonrpc.Error{Code: code, Message: msg, Data: d})
+		if fl.cause == "" || !utf8.ValidString(fl.cause) && utf8.ValidString(msg) && utf8.ValidString(data) {
+			t.Fatalf("classify(%d, %q, %s) = %q", code, msg, data, fl.cause)
+		}
+		if n := utf8.RuneCountInString(fl.cause); n > maxNoticeCause+4*maxNoticeField+200 {
+			t.Fatalf("cause of %d runes", n)
+		}
+	})
+}
+
+// TestSilentAgentCrashIsTold: an agent that dies during the turn used to
+// be retried in silence; the thread now hears it after the first crash.
+func TestSilentAgentCrashIsTold(t *testing.T) {
+	w := newWorld(t)
+	w.startHarnessTiming(w.harnessEnv("dieall"), timing{retryBase: time.Hour, respawn: time.Millisecond})
+	m := w.mention("boom")
+	n := w.awaitReply(t, "the first-failure notice", m.ID)
+	checkNotice(t, n, "the agent process stopped in the middle of the turn", "keep trying")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -150,6 +151,17 @@ func TestUp(t *testing.T) {
 	// The web link comes first, then the CLI; replies are read compactly.
 	if len(printed) < 2 || !strings.HasPrefix(printed[1], "http://127.0.0.1:") || !strings.HasSuffix(printed[1], "/") {
 		t.Errorf("up printed %q first; want the web link on the second line", printed[:min(len(printed), 2)])
+	}
+	if len(printed) >= 2 {
+		resp, err := http.Get(printed[1])
+		if err != nil {
+			t.Errorf("GET the printed web link %s: %v", printed[1], err)
+		} else {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+				t.Errorf("GET %s = %d %s; want 200 text/html", printed[1], resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+		}
 	}
 	if !strings.Contains(get, " --format compact messages get ") {
 		t.Errorf("read command %q does not use --format compact", get)
