@@ -533,14 +533,6 @@ func (r *Relay) httpBase(req *http.Request) string {
 	return r.HTTPURL()
 }
 
-// wsBase returns the relay's primary websocket URL, for messages.
-func (r *Relay) wsBase(req *http.Request) string {
-	if b := r.names().bases(r.scheme(req)); len(b) > 0 {
-		return b[0]
-	}
-	return r.URL()
-}
-
 func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	c := &conn{scheme: r.scheme(req), now: r.cfg.Now}
 	// khatru derives its own idea of the relay URL from these: the scheme
