@@ -70,7 +70,7 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	if _, ok := env.LookupEnv("BUZZ_RELAY_URL"); !ok && c.RelayURL != "" {
 		environ = append(environ, "BUZZ_RELAY_URL="+c.RelayURL)
 	}
-	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil {
+	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil && c.MCPKeyFile == "" {
 		if sk, err := c.Secret.AppendHex(nil); err == nil {
 			environ = append(environ, "BUZZ_PRIVATE_KEY="+string(sk))
 		}

@@ -87,15 +87,20 @@ func flagTable() []flagSpec {
 
 // Config is the validated harness configuration.
 type Config struct {
-	RelayURL            string
-	Secret              *nostrkey.Secret
-	AgentHex            string
-	Owner               string // from --agent-owner or a verified auth tag; empty = none
-	AgentCommand        string
-	AgentArgs           []string
-	AgentIdentity       string // normalised command identity (§8.1)
-	AgentEnv            []string
-	MCPCommand          string // empty = no sidecar
+	RelayURL      string
+	Secret        *nostrkey.Secret
+	AgentHex      string
+	Owner         string // from --agent-owner or a verified auth tag; empty = none
+	AgentCommand  string
+	AgentArgs     []string
+	AgentIdentity string // normalised command identity (§8.1)
+	AgentEnv      []string
+	MCPCommand    string // empty = no sidecar
+	// MCPKeyFile, when set, is a 0600 file holding the agent key: the
+	// sidecar gets NOSTR_PRIVATE_KEY_FILE naming it instead of
+	// BUZZ_PRIVATE_KEY, and the agent gets no key in its environment.
+	// Not a flag; `buzzbox up` sets it to the key in its state dir.
+	MCPKeyFile          string
 	IdleTimeout         time.Duration
 	MaxTurn             time.Duration
 	SystemPrompt        string

@@ -426,6 +426,9 @@ func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
 	skHex, _ := h.cfg.Secret.AppendHex(nil)
 	nsec, _ := nip19.EncodePrivateKey(string(skHex))
 	env := []acp.NameValue{{Name: "BUZZ_RELAY_URL", Value: h.cfg.RelayURL}, {Name: "BUZZ_PRIVATE_KEY", Value: nsec}}
+	if h.cfg.MCPKeyFile != "" {
+		env[1] = acp.NameValue{Name: "NOSTR_PRIVATE_KEY_FILE", Value: h.cfg.MCPKeyFile}
+	}
 	if h.cfg.AuthTag != "" {
 		env = append(env, acp.NameValue{Name: "BUZZ_AUTH_TAG", Value: h.cfg.AuthTag})
 	}

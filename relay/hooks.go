@@ -72,7 +72,7 @@ func (r *Relay) newKhatru() *khatru.Relay {
 	kr.Info.Name = "buzz-relay"
 	kr.Info.PubKey = r.pubkey
 
-	kr.StoreEvent = append(kr.StoreEvent, r.store.SaveEvent)
+	kr.StoreEvent = append(kr.StoreEvent, r.saveEvent)
 	kr.ReplaceEvent = append(kr.ReplaceEvent, r.replaceEvent)
 	kr.DeleteEvent = append(kr.DeleteEvent, r.store.DeleteEvent)
 	kr.QueryEvents = append(kr.QueryEvents, r.queryEvents)

@@ -525,12 +525,21 @@ func (r *Relay) scheme(req *http.Request) string {
 	return "ws"
 }
 
-// httpBase returns the relay's primary http(s) URL, for links.
+// httpBase returns the relay's http(s) URL for links it hands out: the
+// one of its own names the request came by, else the primary one.
 func (r *Relay) httpBase(req *http.Request) string {
-	if b := r.names().bases(r.httpScheme(req)); len(b) > 0 {
-		return b[0]
+	names := r.names()
+	bases := names.bases(r.httpScheme(req))
+	if len(bases) == 0 {
+		return r.HTTPURL()
 	}
-	return r.HTTPURL()
+	came := normHost(req.Host)
+	for i, h := range names.hosts {
+		if h == came {
+			return bases[i]
+		}
+	}
+	return bases[0]
 }
 
 func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
