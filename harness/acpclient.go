@@ -388,9 +388,15 @@ func (a *agentProc) touch() {
 	}
 }
 
-// handle answers agent → client traffic (spec §9.7).
+// handle answers agent → client traffic (spec §9.7). Every message counts
+// as activity for the idle timeout (spec §9.6) except a keepalive update,
+// which says only that the agent is waiting: buzz-agent sends one every
+// 30 s while its model is silent, and bounds that wait itself
+// (BUZZ_AGENT_LLM_TIMEOUT_SECS, BUZZ_AGENT_LLM_MAX_CALL_SECS).
 func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	a.touch()
+	if req.Method != acp.MethodSessionUpdate {
+		a.touch()
+	}
 	switch req.Method {
 	case acp.MethodSessionUpdate:
 		var p struct {
@@ -406,7 +412,11 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			} `json:"update"`
 		}
 		if json.Unmarshal(req.Params, &p) != nil {
+			a.touch()
 			return nil, nil
+		}
+		if p.Update.SessionUpdate != acp.UpdateKeepalive {
+			a.touch()
 		}
 		switch p.Update.SessionUpdate {
 		case acp.UpdateAgentMessageChunk, acp.UpdateToolCall:
