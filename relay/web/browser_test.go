@@ -1,7 +1,12 @@
-package web
+package web_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,6 +15,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"buzzbox/internal/nostrkey"
+	"buzzbox/nostrgit/nip98"
+	"buzzbox/relay"
 
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
@@ -626,5 +635,144 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 	_ = bob
 	for _, e := range consoleErrors() {
 		t.Errorf("browser console: %s", e)
+	}
+}
+
+// ownerRelay starts an in-process relay owned by a fresh key and returns
+// it with the owner's secret.
+func ownerRelay(t *testing.T) (*relay.Relay, string) {
+	t.Helper()
+	sk := nostr.GeneratePrivateKey()
+	pk, _ := nostr.GetPublicKey(sk)
+	r, err := relay.Start(relay.Config{DataDir: t.TempDir(), Owner: pk, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	return r, sk
+}
+
+// authed connects to r as sk and answers the AUTH challenge.
+func authed(t *testing.T, ctx context.Context, r *relay.Relay, sk string) *nostr.Relay {
+	t.Helper()
+	rel, err := nostr.RelayConnect(ctx, r.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rel.Close() })
+	probe, err := rel.Subscribe(ctx, nostr.Filters{{Kinds: []int{1}, Limit: 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-probe.ClosedReason:
+	case <-probe.EndOfStoredEvents:
+	case <-ctx.Done():
+		t.Fatal("no answer to the probe REQ")
+	}
+	probe.Unsub()
+	if err := rel.Auth(ctx, func(ev *nostr.Event) error { return ev.Sign(sk) }); err != nil {
+		t.Fatalf("auth: %v", err)
+	}
+	return rel
+}
+
+// TestBrowserInviteLink: an owner makes an invite to a channel (NIP-86
+// createinvite); a person opens the link, makes a key, and the page
+// redeems the invite under that key's NIP-98 token, joins and posts. The
+// same link a second time is refused with the relay's reason.
+func TestBrowserInviteLink(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	r, osk := ownerRelay(t)
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rel := authed(t, rctx, r, osk)
+	id := "0c7f3a52-5b0e-4b8e-9d3c-2a6f1e9b7c41"
+	create := nostr.Event{Kind: 9007, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", id}, {"name", "welcome"}, {"visibility", "open"}, {"channel_type", "stream"}}}
+	create.Sign(osk)
+	if err := rel.Publish(rctx, create); err != nil {
+		t.Fatal(err)
+	}
+	body, _ := json.Marshal(map[string]any{"method": "createinvite", "params": []any{map[string]any{"channels": []string{id}}}})
+	sec, _ := nostrkey.ParseSecret(osk)
+	hdr, err := nip98.Header(sec, r.HTTPURL()+"/", http.MethodPost, nip98.Options{Body: body, Nonce: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, r.HTTPURL()+"/", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/nostr+json+rpc")
+	req.Header.Set("Authorization", hdr)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	var rep struct {
+		Result struct{ Token, URL string }
+		Error  string
+	}
+	if err := json.Unmarshal(b, &rep); err != nil || rep.Result.URL == "" {
+		t.Fatalf("createinvite = %d %s", res.StatusCode, b)
+	}
+
+	do(t, ctx, "open the invite", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(rep.Result.URL))
+	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open && document.getElementById('signin-title').textContent.includes('invited')`)
+	if h, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(h, rep.Result.Token) {
+		t.Errorf("address bar still holds the invite token: %s", h)
+	}
+	do(t, ctx, "create a key", chromedp.SendKeys(labelled("Your name"), "Grace"), chromedp.Click(button("Create a new key")))
+	waitJS(t, ctx, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)
+	do(t, ctx, "saved", chromedp.Click(button("I have saved it")))
+	waitJS(t, ctx, "the invite accepted", textIn("#notice", "Invite accepted"))
+	waitJS(t, ctx, "the channel", textIn("#channel-name", "welcome"))
+	do(t, ctx, "post", chromedp.SendKeys(labelled("Message #welcome"), "glad to be here"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "the message", textIn(`#feed article`, "glad to be here"))
+	evs, err := rel.QuerySync(rctx, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {id}}})
+	if err != nil || len(evs) != 1 || evs[0].Content != "glad to be here" {
+		t.Fatalf("channel holds %d messages (%v); want the invited person's", len(evs), err)
+	}
+
+	do(t, ctx, "forget the key", chromedp.Evaluate[chromedp.Void](`localStorage.clear()`), chromedp.Navigate("about:blank"), chromedp.Navigate(rep.Result.URL))
+	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open`)
+	do(t, ctx, "create another key", chromedp.Click(button("Create a new key")))
+	waitJS(t, ctx, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)
+	do(t, ctx, "saved", chromedp.Click(button("I have saved it")))
+	waitJS(t, ctx, "the refusal", textIn("#notice", "can no longer be used")+` && `+textIn("#notice", "already used"))
+	for _, e := range consoleErrors() {
+		if !strings.Contains(e, "410") { // the refused redemption is logged by the browser
+			t.Errorf("browser console: %s", e)
+		}
+	}
+}
+
+// TestBrowserLoginLink: the owner's one-time link signs the browser in
+// as the owner without a dialog; the link is gone from the address bar,
+// and the same link again is refused.
+func TestBrowserLoginLink(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	r, osk := ownerRelay(t)
+	opk, _ := nostr.GetPublicKey(osk)
+	tok, err := r.LoginToken(osk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := r.HTTPURL() + "/#login=" + tok
+	do(t, ctx, "open the link", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(link))
+	waitJS(t, ctx, "signed in as the owner", fmt.Sprintf(`window.buzz && window.buzz.me === %q && document.getElementById('status').dataset.state === 'authenticated'`, opk))
+	if open, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('signin').open`)); open {
+		t.Error("the sign-in dialog opened although the link signed in")
+	}
+	if h, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(h, tok) {
+		t.Errorf("address bar still holds the login token: %s", h)
+	}
+	createChannel(t, ctx, "owner-room", false)
+
+	do(t, ctx, "forget the key", chromedp.Evaluate[chromedp.Void](`localStorage.clear()`), chromedp.Navigate("about:blank"), chromedp.Navigate(link))
+	waitJS(t, ctx, "the refusal", `document.getElementById('signin').open && `+textIn("#signin-error", "already used"))
+	for _, e := range consoleErrors() {
+		if !strings.Contains(e, "410") {
+			t.Errorf("browser console: %s", e)
+		}
 	}
 }

@@ -10,6 +10,7 @@ import { ChannelView } from './channel.js';
 import { ThreadView } from './thread.js';
 import { threadTags } from './event.js';
 import { uuid4, initials } from './util.js';
+import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 
 const $ = (id) => document.getElementById(id);
 const statusWords = { connecting: 'Connecting…', connected: 'Connected', authenticated: 'Connected', offline: 'Offline, reconnecting…', 'auth-failed': 'Sign-in refused by the relay' };
@@ -180,13 +181,31 @@ function setName(app, name) {
 }
 
 async function main() {
-  let signer = await restore().catch(() => null);
+  const link = takeLink();
+  let signer = null;
+  let notice = '';
+  if (link?.kind === 'login') {
+    try { signer = await redeemLogin(link.token); notice = 'Signed in with the link from buzzbox up.'; } catch (e) { $('signin-error').textContent = e.message; }
+  }
+  if (!signer) signer = await restore().catch(() => null);
   let name = '';
-  if (!signer) ({ signer, name } = await signIn());
+  if (!signer) {
+    if (link?.kind === 'invite') $('signin-title').textContent = 'You are invited: make a key or sign in to join';
+    ({ signer, name } = await signIn());
+  }
+  let joined = [];
+  if (link?.kind === 'invite') {
+    try {
+      joined = (await redeemInvite(signer, link.token)).channels;
+      notice = `Invite accepted: you are a member${joined.length ? ` of ${joined.length} channel${joined.length === 1 ? '' : 's'}` : ''}.`;
+    } catch (e) { notice = e.message; }
+  }
   const app = new App(signer);
   window.buzz = app; // for the console
   wireChrome(app);
+  if (joined.length && !location.hash) history.replaceState(null, '', '#/c/' + joined[0]);
   await app.start();
+  if (notice) { $('notice').textContent = notice; $('notice').hidden = false; }
   if (name) setName(app, name).catch((e) => app.flash(e));
 }
 
