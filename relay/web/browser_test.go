@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -20,6 +21,7 @@ import (
 	"buzzbox/nostrgit/nip98"
 	"buzzbox/relay"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
@@ -276,6 +278,14 @@ func TestBrowserWorkspace(t *testing.T) {
 	do(t, ctx, "open the channel list", chromedp.Click(button("Show channels")))
 	waitJS(t, ctx, "the channel list", `getComputedStyle(document.getElementById('sidebar')).display !== 'none'`)
 	shot(t, ctx, shots, "channels-phone")
+
+	// The dark theme follows prefers-color-scheme.
+	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 800))
+	waitJS(t, ctx, "the dark theme", `getComputedStyle(document.body).backgroundColor === 'rgb(22, 24, 28)'`)
+	shot(t, ctx, shots, "channel-desktop-dark")
 
 	for _, e := range consoleErrors() {
 		t.Errorf("browser console: %s", e)
@@ -775,4 +785,100 @@ func TestBrowserLoginLink(t *testing.T) {
 			t.Errorf("browser console: %s", e)
 		}
 	}
+}
+
+// TestBrowserNIP07Extension: with window.nostr present the person signs
+// in through it; the page keeps no key of its own and every event carries
+// the extension's pubkey.
+func TestBrowserNIP07Extension(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	base := startBinary(t)
+	sk := nostr.GeneratePrivateKey()
+	pk, _ := nostr.GetPublicKey(sk)
+	ext := fmt.Sprintf(`window.nostr = {
+		calls: 0,
+		getPublicKey: async () => %[1]q,
+		signEvent: async (e) => { window.nostr.calls++; const m = await import('/static/js/event.js'); const h = await import('/static/js/sha256.js'); return m.finalize(e, h.unhex(%[2]q)); },
+	};`, pk, sk)
+	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: ext}); err != nil {
+		t.Fatal(err)
+	}
+	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
+	waitJS(t, ctx, "the extension button", `document.getElementById('signin').open && !document.getElementById('use-extension').hidden`)
+	do(t, ctx, "use the extension", chromedp.Click(button("Use my browser extension (NIP-07)")))
+	waitJS(t, ctx, "signed in", fmt.Sprintf(`window.buzz && window.buzz.me === %q`, pk))
+	createChannel(t, ctx, "via-extension", false)
+	do(t, ctx, "post", chromedp.SendKeys(labelled("Message #via-extension"), "signed by the extension"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "the message", textIn(`#feed article`, "signed by the extension"))
+	calls, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`window.nostr.calls`))
+	if calls < 2 {
+		t.Errorf("the extension signed %d events; want the channel and the message at least", calls)
+	}
+	stored, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage)`))
+	if strings.Contains(stored, sk) || strings.Contains(stored, "buzz.key") {
+		t.Errorf("localStorage = %s; want no key kept when an extension signs", stored)
+	}
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// TestBrowserReconnects: the relay goes away and comes back on the same
+// address; the page says it is offline, reconnects by itself and shows
+// what was published meanwhile and after, without a reload.
+func TestBrowserReconnects(t *testing.T) {
+	ctx, _ := browser(t)
+	data := t.TempDir()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	// start serves a relay on addr over data; the returned func stops it.
+	start := func() (stop func()) {
+		r, err := relay.New(relay.Config{DataDir: data, Open: true, Logger: slog.New(slog.NewTextHandler(t.Output(), nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := net.Listen("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); r.Serve(sctx, l) }() // ends when stop cancels sctx
+		var once sync.Once
+		stop = func() { once.Do(func() { cancel(); <-done; r.Close() }) }
+		t.Cleanup(stop)
+		return stop
+	}
+	stop := start()
+	base := "http://" + addr
+	signInNew(t, ctx, base, "Heidi")
+	id := createChannel(t, ctx, "steady", false)
+	stop()
+	waitJS(t, ctx, "the offline state", `document.getElementById('status').dataset.state === 'offline'`)
+	start()
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	rel, err := nostr.RelayConnect(rctx, "ws://"+addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rel.Close()
+	bsk := nostr.GeneratePrivateKey()
+	for _, ev := range []nostr.Event{
+		{Kind: 9021, Tags: nostr.Tags{{"h", id}}},
+		{Kind: 9, Content: "after the restart", Tags: nostr.Tags{{"h", id}}},
+	} {
+		ev.CreatedAt = nostr.Now()
+		ev.Sign(bsk)
+		if err := rel.Publish(rctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitJS(t, ctx, "the message after reconnecting", textIn(`#feed article`, "after the restart"))
+	do(t, ctx, "post after reconnecting", chromedp.SendKeys(labelled("Message #steady"), "still here"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "the page's message", textIn(`#feed article`, "still here"))
 }
