@@ -268,6 +268,10 @@ func TestBrowserWorkspace(t *testing.T) {
 	seen := publish(7, "👀", nostr.Tag{"e", aliceMsg.ID})
 	waitJS(t, ctx, "the working state", fmt.Sprintf(`document.querySelector('article[data-id=%q] .working[role=status]')?.textContent.includes('Bob')`, aliceMsg.ID))
 	shot(t, ctx, shots, "channel-desktop")
+	typing := nostr.Event{Kind: 20002, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", channelID}}}
+	typing.Sign(bobSK)
+	rel.Publish(rctx, typing) // ephemeral: the relay passes it on and may not answer OK
+	waitJS(t, ctx, "the typing line", textIn("#typing", "Bob is typing…"))
 	publish(5, "", nostr.Tag{"e", seen.ID})
 	waitJS(t, ctx, "the working state to end", fmt.Sprintf(`document.querySelector('article[data-id=%q]') && !document.querySelector('article[data-id=%q] .working')`, aliceMsg.ID, aliceMsg.ID))
 

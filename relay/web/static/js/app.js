@@ -64,10 +64,12 @@ class App {
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
       onevent: add, oneose: () => { this.loaded = true; this.store.changed(); },
     });
+    this.conn.subscribe([{ kinds: [K.presence, K.typing], since: Math.floor(Date.now() / 1000) }], { onevent: (ev) => this.store.ephemeral(ev) });
     this.conn.start();
     window.addEventListener('hashchange', () => this.route());
     this.route();
     setInterval(() => this.store.changed(), 30000); // relative times move on
+    setInterval(() => { if (this.store.typing.size) this.store.changed(); }, 2000); // typing lines expire
   }
 
   route() {
