@@ -57,3 +57,29 @@ func TestAttackNoHTMLFromContent(t *testing.T) {
 		return nil
 	})
 }
+
+func TestAcceptsGzip(t *testing.T) {
+	for ae, want := range map[string]bool{
+		"": false, "gzip": true, "GZIP": true, "br, gzip;q=0.5": true, "gzip;q=0": false, "gzip;q=0.0": false,
+		"gzip; q=0.001": true, "deflate": false, "*": true, "*;q=0": false, "gzip;q=0, *": false, "identity, *;q=0.1": true,
+		"gzip;q=abc": false, "gzip;q=2": false, ",,;": false,
+	} {
+		if got := acceptsGzip(ae); got != want {
+			t.Errorf("acceptsGzip(%q) = %v; want %v", ae, got, want)
+		}
+	}
+}
+
+// FuzzAcceptsGzip: any header is read without a panic, and a header that
+// names only gzip with no parameters always gets gzip.
+func FuzzAcceptsGzip(f *testing.F) {
+	for _, s := range []string{"gzip", "gzip;q=0", "br;q=1, gzip;q=0.8, *;q=0.1", ";;,=q"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, ae string) {
+		acceptsGzip(ae)
+		if !acceptsGzip(ae+", gzip") && !strings.Contains(strings.ToLower(ae), "gzip") {
+			t.Errorf("acceptsGzip(%q + \", gzip\") = false", ae)
+		}
+	})
+}

@@ -13,6 +13,7 @@ import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 
 const $ = (id) => document.getElementById(id);
+const historyPage = 300; // events per page of a channel's history
 const statusWords = { connecting: 'Connecting…', connected: 'Connected', authenticated: 'Connected', offline: 'Offline, reconnecting…', 'auth-failed': 'Sign-in refused by the relay' };
 
 class App {
@@ -72,13 +73,66 @@ class App {
     setInterval(() => { if (this.store.typing.size) this.store.changed(); }, 2000); // typing lines expire
   }
 
+  /**
+   * loadChannel reads one channel's history beyond the workspace-wide
+   * window: its messages, then the reactions, edits and deletions that
+   * name them, then the deletions of those reactions. Live until the next
+   * channel is opened.
+   */
+  loadChannel(id) {
+    if (this.closeHistory) this.closeHistory();
+    const closers = [];
+    const chunk = 100; // ids per #e filter
+    const follow = (ids, kinds, then) => {
+      for (let i = 0; i < ids.length; i += chunk) {
+        const got = [];
+        closers.push(this.conn.subscribe([{ kinds, '#e': ids.slice(i, i + chunk) }], {
+          onevent: (ev) => { this.store.add(ev); got.push(ev); },
+          oneose: () => then && then(got),
+        }));
+      }
+    };
+    const msgs = [];
+    const page = (filter, done) => {
+      let n = 0, oldest = Infinity;
+      const close = this.conn.subscribe([filter], {
+        onevent: (ev) => {
+          this.store.add(ev);
+          n++;
+          oldest = Math.min(oldest, ev.created_at);
+          if (messageKinds.includes(ev.kind)) msgs.push(ev.id);
+        },
+        oneose: () => {
+          follow(msgs.splice(0), [K.reaction, K.deletion, K.edit, K.tombstone], (got) => {
+            follow(got.filter((e) => e.kind === K.reaction).map((e) => e.id), [K.deletion]);
+          });
+          this.older = n >= historyPage ? { id, until: oldest } : null;
+          this.store.changed();
+          if (done) done(close);
+        },
+      });
+      return close;
+    };
+    const kinds = [...messageKinds, K.edit, K.tombstone, K.canvas];
+    closers.push(page({ kinds, '#h': [id], limit: historyPage }));
+    this.olderPage = () => {
+      if (!this.older || this.older.id !== id) return;
+      // From the oldest message held, whichever subscription brought it.
+      let until = this.older.until;
+      for (const mid of this.store.messages.get(id) || []) until = Math.min(until, this.store.events.get(mid).created_at);
+      this.older = null;
+      page({ kinds, '#h': [id], until, limit: historyPage }, (close) => close());
+    };
+    this.closeHistory = () => closers.forEach((c) => c());
+  }
+
   route() {
     const m = /^#\/c\/([0-9a-f-]{36})$/.exec(location.hash);
     const id = m ? m[1] : '';
     if (id !== this.current) {
       this.current = id;
       this.thread.close();
-      if (id) this.channelView.show(id);
+      if (id) { this.channelView.show(id); this.loadChannel(id); }
       document.body.classList.remove('nav-open');
       $('menu').setAttribute('aria-expanded', 'false');
     }

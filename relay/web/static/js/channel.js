@@ -25,6 +25,7 @@ export class ChannelView {
       $('canvas-btn').setAttribute('aria-expanded', String(!c.hidden));
       this.render();
     });
+    $('older').addEventListener('click', () => this.app.olderPage());
     $('add-member-form').addEventListener('submit', (e) => { e.preventDefault(); this.addMember(); });
     $('topic-form').addEventListener('submit', (e) => { e.preventDefault(); this.setTopic(); });
   }
@@ -85,6 +86,8 @@ export class ChannelView {
 
     const typing = s.typingIn(this.id).map((pk) => s.name(pk));
     $('typing').textContent = typing.length ? `${typing.join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : '';
+
+    $('older').hidden = !(this.app.older && this.app.older.id === this.id) || Boolean(this.query);
 
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;
