@@ -104,6 +104,7 @@ type Relay struct {
 	chans   *channels
 	seen    *nip98.SeenCache
 	web     *web.Handler // the browser client at /
+	logins  logins       // the owner's one-time sign-in links
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -510,6 +511,8 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.serveGit(w, req)
 	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
 		r.serveBridge(w, req)
+	case req.URL.Path == loginPath:
+		r.serveLogin(w, req)
 	case web.Serves(req.URL.Path):
 		r.web.ServeHTTP(w, req)
 	default:
