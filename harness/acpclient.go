@@ -191,8 +191,18 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 			return nil, fmt.Errorf("buzz-acp: find agent %q: %w", s.path, err)
 		}
 	}
-	cmd := &exec.Cmd{Path: path, Args: append([]string{s.argv0}, s.args...), Env: s.env, Dir: s.dir, Stderr: s.stderr, WaitDelay: killWait}
+	cmd := &exec.Cmd{Path: path, Args: append([]string{s.argv0}, s.args...), Env: s.env, Dir: s.dir, WaitDelay: killWait}
 	setProcessGroup(cmd)
+	// The agent's stderr passes through a pipe of our own that keeps its
+	// last bytes: an agent that exits before initialize has usually said
+	// why there, and that is what the person should be told.
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("buzz-acp: agent stderr pipe: %w", err)
+	}
+	tail := newStderrTail(errR, s.stderr)
+	defer errW.Close() // the child holds its own copy
+	cmd.Stderr = errW
 	// Our own pipe rather than StdinPipe: its write end must take write
 	// deadlines (stdinWriter).
 	stdinR, stdin, err := os.Pipe()
@@ -204,12 +214,16 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	if err != nil {
 		stdinR.Close()
 		stdin.Close()
+		errW.Close()
+		tail.stop(stderrTailWait)
 		return nil, fmt.Errorf("buzz-acp: agent stdout pipe: %w", err)
 	}
 	err = cmd.Start()
 	stdinR.Close() // the child holds its own copy
+	errW.Close()
 	if err != nil {
 		stdin.Close()
+		tail.stop(stderrTailWait)
 		return nil, fmt.Errorf("buzz-acp: start agent %s: %w", filepath.Base(path), err)
 	}
 	a := &agentProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
@@ -238,6 +252,7 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		a.conn.Close()
 		close(a.done)
 		a.cmd.Wait()
+		tail.stop(killWait)
 		close(a.exited)
 	}()
 	ictx, cancel := context.WithTimeout(ctx, s.initWait)
@@ -262,6 +277,9 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	}
 	if err := a.call(ictx, acp.MethodInitialize, params, &a.initRaw); err != nil {
 		a.kill()
+		if said := tail.lastLine(); said != "" {
+			return nil, fmt.Errorf("buzz-acp: initialize agent: %w; it said: %s", err, said)
+		}
 		return nil, fmt.Errorf("buzz-acp: initialize agent: %w", err)
 	}
 	if err := json.Unmarshal(a.initRaw, &res); err != nil {
@@ -699,4 +717,75 @@ func transportClass(err error) bool {
 		return false
 	}
 	return err != nil
+}
+
+// stderrTail copies an agent's stderr to its destination and keeps the
+// last maxStderrTail bytes. Its goroutine ends at EOF, once the agent and
+// every process that inherited its stderr have closed it, or when stop
+// gives up waiting and closes the read end.
+type stderrTail struct {
+	r    *os.File
+	mu   sync.Mutex
+	buf  []byte
+	done chan struct{}
+}
+
+func newStderrTail(r *os.File, dst io.Writer) *stderrTail {
+	t := &stderrTail{r: r, done: make(chan struct{})}
+	if dst == nil {
+		dst = io.Discard
+	}
+	go func() { // ends at EOF or when stop closes r
+		defer close(t.done)
+		b := make([]byte, maxStderrTail)
+		for {
+			n, err := r.Read(b)
+			if n > 0 {
+				dst.Write(b[:n])
+				t.mu.Lock()
+				t.buf = append(t.buf, b[:n]...)
+				if len(t.buf) > maxStderrTail {
+					t.buf = append(t.buf[:0], t.buf[len(t.buf)-maxStderrTail:]...)
+				}
+				t.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return t
+}
+
+// stop waits up to d for EOF, then closes the read end, and returns once
+// the copy has ended.
+func (t *stderrTail) stop(d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-t.done:
+	case <-timer.C:
+	}
+	t.r.Close()
+	<-t.done
+}
+
+// lastLine is the last non-empty line the agent wrote, once its stderr
+// has ended (or stderrTailWait has passed), clipped for a notice.
+func (t *stderrTail) lastLine() string {
+	timer := time.NewTimer(stderrTailWait)
+	defer timer.Stop()
+	select {
+	case <-t.done:
+	case <-timer.C:
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.ToValidUTF8(string(t.buf), "\uFFFD"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return clipRunes(l, maxNoticeCause)
+		}
+	}
+	return ""
 }

@@ -345,3 +345,15 @@ func TestSilentAgentCrashIsTold(t *testing.T) {
 	n := w.awaitReply(t, "the first-failure notice", m.ID)
 	checkNotice(t, n, "the agent process stopped in the middle of the turn", "keep trying")
 }
+
+// TestSilentAgentExitsAtStart: an agent that exits before initialize
+// (here buzz-agent with no provider configured) is quoted in the notice,
+// so the person learns what to set.
+func TestSilentAgentExitsAtStart(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	startACP(t, w, nil)
+	m := w.mention("hello")
+	n := w.awaitReply(t, "the failure notice", m.ID)
+	checkNotice(t, n, "could not be started", "BUZZ_AGENT_PROVIDER is required", "check --agent-command")
+}
