@@ -136,6 +136,7 @@ type turnText struct {
 	session   string
 	cur, last strings.Builder
 	cut       bool // a piece reached maxFinalText; the rest was dropped
+	spoke     bool // the agent sent text, a thought or a tool call
 }
 
 func (tt *turnText) add(s string) {
@@ -168,6 +169,14 @@ func (a *agentProc) finalText(session string) (text string, cut bool) {
 		return t, tt.cut
 	}
 	return strings.TrimSpace(tt.last.String()), tt.cut
+}
+
+// spoke reports whether the agent has sent text, a thought or a tool call
+// in session's running prompt.
+func (a *agentProc) spoke(session string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.text != nil && a.text.session == session && a.text.spoke
 }
 
 // truncUTF8 cuts s to at most n bytes without splitting a character.
@@ -427,12 +436,14 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			return nil, nil
 		}
 		switch p.Update.SessionUpdate {
-		case acp.UpdateAgentMessageChunk, acp.UpdateToolCall:
+		case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk, acp.UpdateToolCall, acp.UpdateToolCallUpdate:
 			a.mu.Lock()
 			if tt := a.text; tt != nil && tt.session == p.SessionID {
-				if p.Update.SessionUpdate == acp.UpdateToolCall {
+				tt.spoke = true
+				switch {
+				case p.Update.SessionUpdate == acp.UpdateToolCall:
 					tt.breakPiece()
-				} else if p.Update.Content.Type == "text" {
+				case p.Update.SessionUpdate == acp.UpdateAgentMessageChunk && p.Update.Content.Type == "text":
 					tt.add(p.Update.Content.Text)
 				}
 			}

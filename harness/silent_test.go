@@ -357,3 +357,37 @@ func TestSilentAgentExitsAtStart(t *testing.T) {
 	n := w.awaitReply(t, "the failure notice", m.ID)
 	checkNotice(t, n, "could not be started", "BUZZ_AGENT_PROVIDER is required", "check --agent-command")
 }
+
+// TestSilentModelNeverAnswers: a provider that accepts the request and
+// never answers kept the thread silent through the agent's inactivity
+// timeout and retries (12 minutes with buzz-agent's defaults); the thread
+// now hears that the agent is still waiting once the first-word watch
+// (60 s, shortened here) passes with nothing from the model.
+func TestSilentModelNeverAnswers(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Hang: true})
+	env := w.harnessEnv("", append(openaiEnv(llm.URL), "OPENAI_COMPAT_API=chat", "HOME="+t.TempDir())...)
+	env.Environ = withoutKey(env.Environ, envFakeAgent)
+	env.Exe = testexe.Path(t)
+	c, err := LoadConfig([]string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence",
+		"--mcp-command", ""}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, c, env, testLogger(t), timing{firstWord: time.Second}) }()
+	defer func() {
+		cancel()
+		select {
+		case <-errc:
+		case <-time.After(60 * time.Second):
+			t.Error("harness did not stop")
+		}
+	}()
+	m := w.mention("hello")
+	n := w.awaitReply(t, "the still-waiting notice", m.ID)
+	checkNotice(t, n, "Still working on this", "no answer from its model for 1s")
+}
