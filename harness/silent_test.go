@@ -19,6 +19,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/testexe"
 )
@@ -390,4 +391,72 @@ func TestSilentModelNeverAnswers(t *testing.T) {
 	m := w.mention("hello")
 	n := w.awaitReply(t, "the still-waiting notice", m.ID)
 	checkNotice(t, n, "Still working on this", "no answer from its model for 1s")
+}
+
+// TestWordFailure pins the words and the retry decision for each kind of
+// cause buzz-agent reports.
+func TestWordFailure(t *testing.T) {
+	base := acp.Failure{Provider: "openai", Model: "m", BaseURL: "http://llm.local/v1", KeyEnv: "OPENAI_COMPAT_API_KEY",
+		ModelEnv: "OPENAI_COMPAT_MODEL", BaseURLEnv: "OPENAI_COMPAT_BASE_URL"}
+	for _, tc := range []struct {
+		kind      string
+		status    int
+		want      string
+		retryable bool
+	}{
+		{acp.FailureAuth, 401, "the model provider refused the API key (401): check OPENAI_COMPAT_API_KEY", false},
+		{acp.FailureModelNotFound, 404, `the model provider at http://llm.local/v1 does not know the model "m" (404): check OPENAI_COMPAT_MODEL (or BUZZ_AGENT_MODEL)`, false},
+		{acp.FailureUnreachable, 0, "the model provider at http://llm.local/v1 could not be reached (no connection): check OPENAI_COMPAT_BASE_URL and that the server is running", true},
+		{acp.FailureRateLimited, 429, "the model provider is rate-limiting the agent (429)", true},
+		{acp.FailureProvider, 503, "the model provider at http://llm.local/v1 failed to answer (503)", true},
+		{acp.FailureContextWindow, 400, `the conversation no longer fits the model "m"'s context window: start a new thread`, false},
+		{acp.FailureOther, 402, "the model provider asks for payment (402): check the account's credits", false},
+		{acp.FailureOther, 0, "the model provider at http://llm.local/v1 sent an answer the agent could not read: check that OPENAI_COMPAT_BASE_URL points at this provider's API", true},
+		{acp.FailureOther, 422, "the model provider at http://llm.local/v1 rejected the request (422): check the agent's provider settings (OPENAI_COMPAT_MODEL, OPENAI_COMPAT_BASE_URL)", false},
+	} {
+		f := base
+		f.Kind, f.Status = tc.kind, tc.status
+		got := wordFailure(f)
+		if got.cause != tc.want || got.retryable != tc.retryable {
+			t.Errorf("wordFailure(%s, %d) = %q retryable %v;\n want %q retryable %v", tc.kind, tc.status, got.cause, got.retryable, tc.want, tc.retryable)
+		}
+	}
+}
+
+// TestFinalTextIsTheLastPiece: the reply guard posts what the agent wrote
+// after its last tool call, or before it when nothing came after, cut at
+// maxFinalText on a character boundary.
+func TestFinalTextIsTheLastPiece(t *testing.T) {
+	a := &agentProc{}
+	feed := func(pieces ...string) {
+		a.text = &turnText{session: "s"}
+		for _, p := range pieces {
+			if p == "|" {
+				a.text.breakPiece()
+			} else {
+				a.text.add(p)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		pieces []string
+		want   string
+	}{
+		{[]string{"Let me look.", "|", "The answer ", "is 42."}, "The answer is 42."},
+		{[]string{"The answer is 42.", "|", "  "}, "The answer is 42."},
+		{[]string{"|", "|"}, ""},
+	} {
+		feed(tc.pieces...)
+		if got, _ := a.finalText("s"); got != tc.want {
+			t.Errorf("finalText(%q) = %q; want %q", tc.pieces, got, tc.want)
+		}
+	}
+	if got, _ := a.finalText("other"); got != "" {
+		t.Errorf("finalText of another session = %q; want empty", got)
+	}
+	feed(strings.Repeat("é", maxFinalText))
+	got, cut := a.finalText("s")
+	if !cut || len(got) > maxFinalText || !utf8.ValidString(got) {
+		t.Errorf("over-long text: %d bytes, cut %v, valid %v; want <= %d, cut, valid", len(got), cut, utf8.ValidString(got), maxFinalText)
+	}
 }
