@@ -460,3 +460,17 @@ func TestFinalTextIsTheLastPiece(t *testing.T) {
 		t.Errorf("over-long text: %d bytes, cut %v, valid %v; want <= %d, cut, valid", len(got), cut, utf8.ValidString(got), maxFinalText)
 	}
 }
+
+// TestSilentLazyAgentCannotStart: with --lazy-pool the first message
+// starts the agent; when that fails, the message is answered with why
+// instead of waiting out the circuit breaker (300 s) in silence.
+func TestSilentLazyAgentCannotStart(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	startACP(t, w, openaiEnv("http://127.0.0.1:1/v1"), "--lazy-pool", "--agent-command", "/nonexistent/agent-bin")
+	for _, text := range []string{"hello", "hello again"} {
+		m := w.mention(text)
+		n := w.awaitReply(t, "the failure notice", m.ID)
+		checkNotice(t, n, "could not be started", "/nonexistent/agent-bin", "check --agent-command")
+	}
+}
