@@ -153,10 +153,10 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	return out
 }
 
-// watchFirstWord tells the thread, once, when the agent has sent nothing
-// of substance (text, thought, tool call) h.t.firstWord into the prompt:
-// a model that never answers otherwise keeps the person waiting through
-// the agent's own timeouts and retries in silence.
+// watchFirstWord tells the thread, on a batch's first try, when the agent
+// has sent nothing of substance (text, thought, tool call) h.t.firstWord
+// into the prompt: a model that never answers otherwise keeps the person
+// waiting through the agent's own timeouts and retries in silence.
 func (h *harness) watchFirstWord(ctx context.Context, channel string, t *turnHandle, a *agentProc, sid string) {
 	timer := time.NewTimer(h.t.firstWord)
 	defer timer.Stop()
@@ -171,7 +171,7 @@ func (h *harness) watchFirstWord(ctx context.Context, channel string, t *turnHan
 	text := "⏳ Still working on this: the agent has had no answer from its model for " + h.t.firstWord.String() +
 		". The model provider may be slow or not answering; I will tell you if it fails."
 	h.do(func() {
-		if cs := h.queues[channel]; cs != nil && cs.turn == t {
+		if cs := h.queues[channel]; cs != nil && cs.turn == t && cs.attempts == 0 { // retries stay quiet (firstFailure spoke)
 			h.notice(ctx, cs, append(append([]*Event{}, t.parked...), t.batch...), text)
 		}
 	})
