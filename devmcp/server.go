@@ -37,6 +37,9 @@ type Server struct {
 	// ownProc: sandboxed shells also get their own PID and mount
 	// namespaces and /proc (root only). Cleared when the kernel refuses.
 	ownProc atomic.Bool
+	// fence keeps the file tools out of what the sandbox hides; nil when
+	// the sandbox is off.
+	fence *fence
 
 	toolTable []tool
 	byName    map[string]*tool
