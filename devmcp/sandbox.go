@@ -50,10 +50,9 @@ func hiddenHomeEntries() []string {
 }
 
 // hiddenTempPrefixes name other processes' private dirs in the temp dir:
-// other buzz-dev-mcp sessions and shims (with their keys) and buzz-acp
-// key dirs.
+// other buzz-dev-mcp sessions and shims (with their keys).
 func hiddenTempPrefixes() []string {
-	return []string{"buzz-dev-mcp-", "buzz-acp-"}
+	return []string{"buzz-dev-mcp-"}
 }
 
 // sandboxPolicy is what a sandboxed shell may touch. Reading is allowed
