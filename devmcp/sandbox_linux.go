@@ -43,11 +43,11 @@ func sandboxExec(args []string, env proc.Env) int {
 	// The capability bounding set is per thread, and execve keeps the
 	// calling thread's: stay on one thread from the drop to the exec.
 	runtime.LockOSThread()
-	// Without CAP_SYS_PTRACE even root cannot read the memory or the
-	// environment of a non-dumpable process (the server, the agent, the
-	// harness): this kernel's Landlock alone does not stop a read of
-	// /proc/PID/environ. EPERM (no CAP_SETPCAP: not root) leaves nothing
-	// to drop.
+	// A root shell gives up CAP_SYS_PTRACE: it has no business tracing
+	// processes it did not start. (It is not what hides other processes'
+	// environments from root: on 6.18 root reads a non-dumpable process's
+	// /proc/PID/environ without it; the PID namespace does that.) EPERM
+	// (no CAP_SETPCAP: not root) leaves nothing to drop.
 	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
 		fmt.Fprintf(env.Err(), "buzz-dev-mcp: sandbox: drop CAP_SYS_PTRACE: %v\n", err)
 		return exitSandboxFailed
