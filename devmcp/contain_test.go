@@ -357,3 +357,17 @@ func TestAttackFileToolsReachHidden(t *testing.T) {
 		t.Errorf("read_file of the session's own artifact = %v", res)
 	}
 }
+
+// TestAttackSandboxSignalsServer: a command tries to signal its parent,
+// the server (a prompt injection stopping or killing the agent's tools).
+// kill -0 probes without harm; Landlock's signal scope refuses it.
+func TestAttackSandboxSignalsServer(t *testing.T) {
+	p, _ := startUnprivilegedEnv(t, []string{"BUZZ_SHELL_SANDBOX=landlock"})
+	if strings.Contains(p.stderrText(), "has no Landlock") {
+		t.Skip("SKIP(loud): this kernel has no Landlock")
+	}
+	out := runShell(t, p, map[string]any{"command": `kill -0 $PPID && echo reached`})
+	if strings.Contains(out.Stdout, "reached") {
+		t.Errorf("the shell could signal the server (pid $PPID): %+v", out)
+	}
+}

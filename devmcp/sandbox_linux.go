@@ -63,7 +63,11 @@ func sandboxExec(args []string, env proc.Env) int {
 		fmt.Fprintln(env.Err(), "buzz-dev-mcp: sandbox: this kernel has no Landlock; set BUZZ_SHELL_SANDBOX=off to run commands unsandboxed")
 		return exitSandboxFailed
 	}
-	if err := landlock.V11.BestEffort().RestrictPaths(p.rules(abi)...); err != nil {
+	// The file system, and signals and abstract Unix sockets to processes
+	// outside the sandbox (no killing or stopping the server, the agent or
+	// the harness); the network is left alone, the buzz CLI needs it.
+	cfg := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}.BestEffort()
+	if err := cfg.Restrict(p.rules(abi)...); err != nil {
 		fmt.Fprintf(env.Err(), "buzz-dev-mcp: sandbox: apply landlock rules: %v\n", err)
 		return exitSandboxFailed
 	}
