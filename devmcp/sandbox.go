@@ -1,10 +1,12 @@
 package devmcp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -239,7 +241,25 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	}
 	s.sandbox = append([]string{env.Exe, sandboxArg}, p.args()...)
 	s.fence = newFence(p)
-	s.ownProc.Store(canOwnProc())
+	// Try it once, so that a kernel or container that refuses a part is
+	// found now and not by every command.
+	if canOwnProc() {
+		if err := s.probeSandbox(true); err != nil {
+			s.log.Warn("shell sandbox: no PID and mount namespaces of its own here; commands run under Landlock alone, which does not hide other processes' /proc/PID/environ from root", "err", err)
+		} else {
+			s.ownProc = true
+		}
+	}
+	if !s.ownProc {
+		if err := s.probeSandbox(false); err != nil {
+			if mode == sandboxLandlock {
+				return fmt.Errorf("%s=landlock: %w; set %s=off to run shell commands unsandboxed", envShellSandbox, err, envShellSandbox)
+			}
+			s.log.Warn("shell commands run unsandboxed: the Landlock sandbox failed its start-up check", "err", err, "hint", "set "+envShellSandbox+"=off to silence this")
+			s.sandbox, s.fence = nil, nil
+			return nil
+		}
+	}
 	s.log.Debug("shell sandbox", "write", strings.Join(p.write, ":"), "hide", strings.Join(p.hide, ":"))
 	return nil
 }
@@ -446,4 +466,43 @@ func (f *fence) check(path string, write bool) error {
 		return toolErrorf("%s is hidden from this session (buzzbox's state, the owner's credentials or another session's files)", path)
 	}
 	return nil
+}
+
+// maxProbeOutput bounds what the sandbox's start-up check keeps of its
+// output for the log: the executable's one version line, or an error.
+const maxProbeOutput = 4 << 10
+
+// probeSandbox runs this executable's --version under the sandbox, with
+// or without its own namespaces, and reports why that failed.
+func (s *Server) probeSandbox(ownProc bool) error {
+	exe := s.sandbox[0]
+	argv := []string{sandboxArg}
+	if ownProc {
+		argv = append(argv, ownProcArg)
+	}
+	argv = append(append(argv, s.sandbox[2:]...), exe, "--version")
+	cmd := exec.Command(exe, argv...)
+	cmd.Args[0] = serverName
+	cmd.Env = s.childEnv
+	cmd.Dir = s.cwd
+	var out limitedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	setGroup(cmd)
+	if ownProc {
+		setNamespaces(cmd)
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("sandbox check: %w: %s", err, strings.TrimSpace(out.b.String()))
+	}
+	return nil
+}
+
+// limitedBuffer keeps the first maxProbeOutput bytes written to it.
+type limitedBuffer struct{ b bytes.Buffer }
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := maxProbeOutput - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }
