@@ -603,6 +603,9 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 	c.Owner = strings.ToLower(strings.TrimSpace(raw.str("agent-owner")))
 	if o, ok := ownerFromAuthTag(c.AuthTag, c.AgentHex); ok {
 		c.Owner = o
+		if why := authTagLapsed(c.AuthTag, time.Now()); why != "" {
+			warn("BUZZ_AUTH_TAG %s: the relay will not count it for the owner's membership; ask the owner for a new one (buzz agents attest)", why)
+		}
 	}
 	if c.Owner == "" {
 		warn("no owner known (set --agent-owner): owner-only mode will answer nobody")
