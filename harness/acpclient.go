@@ -70,7 +70,7 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	if _, ok := env.LookupEnv("BUZZ_RELAY_URL"); !ok && c.RelayURL != "" {
 		environ = append(environ, "BUZZ_RELAY_URL="+c.RelayURL)
 	}
-	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil {
+	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil && c.MCPKeyFile == "" {
 		if sk, err := c.Secret.AppendHex(nil); err == nil {
 			environ = append(environ, "BUZZ_PRIVATE_KEY="+string(sk))
 		}
@@ -415,9 +415,15 @@ func (a *agentProc) touch() {
 	}
 }
 
-// handle answers agent → client traffic (spec §9.7).
+// handle answers agent → client traffic (spec §9.7). Every message counts
+// as activity for the idle timeout (spec §9.6) except a keepalive update,
+// which says only that the agent is waiting: buzz-agent sends one every
+// 30 s while its model is silent, and bounds that wait itself
+// (BUZZ_AGENT_LLM_TIMEOUT_SECS, BUZZ_AGENT_LLM_MAX_CALL_SECS).
 func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	a.touch()
+	if req.Method != acp.MethodSessionUpdate {
+		a.touch()
+	}
 	switch req.Method {
 	case acp.MethodSessionUpdate:
 		var p struct {
@@ -433,7 +439,11 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			} `json:"update"`
 		}
 		if json.Unmarshal(req.Params, &p) != nil {
+			a.touch()
 			return nil, nil
+		}
+		if p.Update.SessionUpdate != acp.UpdateKeepalive {
+			a.touch()
 		}
 		switch p.Update.SessionUpdate {
 		case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk, acp.UpdateToolCall, acp.UpdateToolCallUpdate:

@@ -11,7 +11,7 @@
 //	         [--multiple-event-handling queue|steer|interrupt|owner-interrupt] [--agents N] …
 //	buzz-acp models|auth-methods [--json] [--agent-command …]
 //	buzz-acp authenticate --method-id ID [--agent-command …]
-//	buzzbox up [--listen 127.0.0.1:3000] [--dir .buzz]
+//	buzzbox up [--listen 127.0.0.1:3000] [--dir DIR]
 //
 // Every flag has an environment fallback (BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY,
 // BUZZ_ACP_*); `buzz-acp --help` lists them with their defaults.
@@ -56,7 +56,9 @@
 // observer pacing at 1/s with gap reports).
 //
 // `buzzbox up` keeps an owner key, an agent key (both 0600) and the relay's
-// data under ./.buzz, creates a general channel on first run, prints the
-// web client's link and then the buzz commands that talk to the agent, and
-// runs until Ctrl-C.
+// data in the workspace's state dir, $XDG_STATE_HOME/buzzbox/<workspace>
+// (else ~/.local/state/…), outside the working tree the agent's shell
+// reads; --dir names another. It creates a general channel on first run,
+// prints the web client's link and then the buzz commands that talk to the
+// agent, and runs until Ctrl-C.
 package harness

@@ -65,30 +65,16 @@ func startRelayNamed(t testing.TB, dataDir, addr string, names []string, owner, 
 	cfg := relay.Config{DataDir: dataDir, Owner: owner.Public().Hex(), Allow: allow,
 		Logger: slog.New(slog.DiscardHandler), EventsPerSecond: relayRate, EventBurst: relayBurst}
 	if len(names) > 0 {
-		// Naming the relay's own address as well needs it before New, so
-		// the listener is made here and served until the test ends.
+		// Naming the relay's own address as well needs it before the
+		// relay is built, so the listener is made here.
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.PublicURL, cfg.OtherURLs = "ws://"+ln.Addr().String(), names
-		r, err := relay.New(cfg)
+		r, err := relay.StartListener(cfg, ln)
 		if err != nil {
-			ln.Close()
 			t.Fatal(err)
-		}
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan struct{})
-		go func() { defer close(served); r.Serve(ctx, ln) }() // ends with cancel
-		stop := sync.OnceFunc(func() { cancel(); <-served })
-		namedStops.Store(r, stop)
-		t.Cleanup(stop)
-		// Serve records the address URL reports; a client made before
-		// that would dial "".
-		for deadline := time.Now().Add(10 * time.Second); r.URL() == ""; time.Sleep(time.Millisecond) {
-			if time.Now().After(deadline) {
-				t.Fatal("relay did not start serving")
-			}
 		}
 		return r
 	}
@@ -97,19 +83,6 @@ func startRelayNamed(t testing.TB, dataDir, addr string, names []string, owner, 
 		t.Fatal(err)
 	}
 	return r
-}
-
-// namedStops holds, for each relay startRelayNamed serves itself, the
-// function that ends its Serve: Close alone leaves the listener open.
-var namedStops sync.Map // *relay.Relay → func()
-
-// stopRelay stops a relay from startRelay or startRelayNamed, its
-// listener included, so that another may listen on its address.
-func stopRelay(r *relay.Relay) {
-	if stop, ok := namedStops.LoadAndDelete(r); ok {
-		stop.(func())()
-	}
-	r.Close()
 }
 
 // worldProxies is how many proxies (newRelayProxy) one world can have; the
@@ -136,7 +109,7 @@ func newWorld(t testing.TB) *world {
 		names = append(names, "ws://"+ln.Addr().String())
 	}
 	w.relay = startRelayNamed(t, w.dataDir, "127.0.0.1:0", names, w.owner, w.agent, w.stranger, w.sibling)
-	t.Cleanup(func() { stopRelay(w.relay) })
+	t.Cleanup(func() { w.relay.Close() })
 	w.logPath = filepath.Join(t.TempDir(), "agent.log")
 	ctx, cancel := context.WithCancel(context.Background())
 	w.cancel = cancel

@@ -301,7 +301,7 @@ func (r *Relay) channelFilterVerdict(c caller, f *nostr.Filter) string {
 func (r *Relay) filterVerdict(ctx context.Context) string {
 	cl := callerOf(ctx)
 	if msg := r.gate(cl); msg != "" {
-		return msg
+		return r.explainGate(ctx, cl, msg)
 	}
 	c := connOf(khatru.GetConnection(ctx))
 	if c == nil {
@@ -328,8 +328,9 @@ func (r *Relay) rejectFilter(ctx context.Context, f nostr.Filter) (bool, string)
 }
 
 func (r *Relay) rejectCountFilter(ctx context.Context, f nostr.Filter) (bool, string) {
-	if msg := r.gate(callerOf(ctx)); msg != "" {
-		return true, msg
+	c := callerOf(ctx)
+	if msg := r.gate(c); msg != "" {
+		return true, r.explainGate(ctx, c, msg)
 	}
 	return false, ""
 }

@@ -104,6 +104,7 @@ type Relay struct {
 	chans   *channels
 	seen    *nip98.SeenCache
 	web     *web.Handler // the browser client at /
+	logins  logins       // the owner's one-time sign-in links
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -399,6 +400,25 @@ func Start(cfg Config, addr string) (*Relay, error) {
 		r.store.Close()
 		return nil, fmt.Errorf("buzz-relay: listen %s: %w", addr, err)
 	}
+	r.startOn(ln)
+	return r, nil
+}
+
+// StartListener is Start on a listener the caller made, e.g. to name the
+// relay's own address in cfg.PublicURL before it is built. The relay owns
+// ln from then on, also when New fails.
+func StartListener(cfg Config, ln net.Listener) (*Relay, error) {
+	r, err := New(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	r.startOn(ln)
+	return r, nil
+}
+
+// startOn serves ln in the background until Close.
+func (r *Relay) startOn(ln net.Listener) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	r.done = make(chan struct{})
@@ -410,7 +430,6 @@ func Start(cfg Config, addr string) (*Relay, error) {
 			r.log.Error("serve", "err", err)
 		}
 	}()
-	return r, nil
 }
 
 // listening records the listen address: URL's value and, without
@@ -492,6 +511,8 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.serveGit(w, req)
 	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
 		r.serveBridge(w, req)
+	case req.URL.Path == loginPath:
+		r.serveLogin(w, req)
 	case web.Serves(req.URL.Path):
 		r.web.ServeHTTP(w, req)
 	default:

@@ -22,7 +22,7 @@ export function composer({ label, members, send, placeholder = '' }) {
   const list = el('ul', { id: listID, class: 'mentions', role: 'listbox', 'aria-label': 'Channel members', hidden: true });
   const error = el('p', { class: 'composer-error', role: 'alert' });
   const button = el('button', { type: 'submit', class: 'send', text: 'Send' });
-  const form = el('form', { class: 'composer', 'aria-label': label }, el('div', { class: 'composer-row' }, area, button), list, error);
+  const form = el('form', { class: 'composer' }, el('div', { class: 'composer-row' }, area, button), list, error);
   const picked = new Map(); // "@Name" → pubkey
   let options = [];
   let active = -1;
@@ -86,6 +86,12 @@ export function composer({ label, members, send, placeholder = '' }) {
     if (!text.trim()) return;
     const pks = [];
     for (const [token, pk] of picked) if (text.includes(token) && !pks.includes(pk)) pks.push(pk);
+    // An @Name typed out in full, without the list, counts when exactly one member has that name.
+    const all = members();
+    for (const m of text.matchAll(/(^|\s)@([\p{L}\p{N}_.-]+)/gu)) {
+      const hits = all.filter((x) => x.name.toLowerCase() === m[2].toLowerCase());
+      if (hits.length === 1 && !pks.includes(hits[0].pk)) pks.push(hits[0].pk);
+    }
     button.disabled = true;
     error.textContent = '';
     try {
@@ -104,8 +110,17 @@ export function composer({ label, members, send, placeholder = '' }) {
   area.addEventListener('input', () => { update(); grow(); });
   area.addEventListener('click', update);
   area.addEventListener('blur', () => setTimeout(close, 100));
+  // Enter is handled on keydown; a line break some input methods still
+  // deliver after it (a separate keypress) is dropped.
+  let swallow = false;
+  area.addEventListener('beforeinput', (e) => {
+    if (swallow && (e.inputType === 'insertLineBreak' || (e.inputType === 'insertText' && e.data === '\n'))) e.preventDefault();
+    swallow = false;
+  });
+  area.addEventListener('keyup', () => { swallow = false; });
   area.addEventListener('keydown', (e) => {
     if (e.isComposing) return;
+    swallow = e.key === 'Enter' && !e.shiftKey;
     if (!list.hidden && options.length) {
       if (e.key === 'ArrowDown') { e.preventDefault(); highlight((active + 1) % options.length); return; }
       if (e.key === 'ArrowUp') { e.preventDefault(); highlight((active - 1 + options.length) % options.length); return; }

@@ -36,6 +36,12 @@ export function messageView(ev, app, { inThread = false } = {}) {
     el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
     edited ? el('span', { class: 'edited', text: '(edited)' }) : null);
   main.append(head);
+  if (ev.kind === K.diff) {
+    const t = (n) => ev.tags.find((x) => x[0] === n)?.[1] || '';
+    const where = [t('repo'), t('commit').slice(0, 7) && '@ ' + t('commit').slice(0, 7), t('file')].filter(Boolean).join(' ');
+    main.append(el('p', { class: 'diff-head' }, el('span', { class: 'badge', text: 'diff' }), ' ', where));
+    if (t('description')) main.append(el('p', { class: 'diff-desc', text: t('description') }));
+  }
   const bodyBox = el('div', { class: 'msg-body' });
   bodyBox.append(body(text, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
   main.append(bodyBox);
@@ -47,7 +53,7 @@ export function messageView(ev, app, { inThread = false } = {}) {
   if (working.length) {
     const who = [...new Set(working.flatMap((r) => [...r.pubkeys.keys()]))].map((pk) => store.name(pk)).join(', ');
     const typing = working.some((r) => workingEmoji[r.emoji] === 'working');
-    main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${typing ? 'is working…' : 'has seen this and is working…'}`));
+    main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${typing ? 'is working on this…' : 'has seen this…'}`));
   }
   const chips = el('div', { class: 'reactions', role: 'group', 'aria-label': 'Reactions' });
   for (const r of reactions) {
@@ -81,20 +87,21 @@ export function messageView(ev, app, { inThread = false } = {}) {
 }
 
 function startEdit(box, text, save) {
-  const area = el('textarea', { class: 'edit-input', 'aria-label': 'Edit message' });
+  const area = el('textarea', { class: 'edit-input', 'aria-label': 'Edited text' });
   area.value = text;
   const err = el('p', { class: 'composer-error', role: 'alert' });
   const old = [...box.childNodes];
-  const done = () => box.replaceChildren(...old);
+  const art = box.closest('article');
+  const done = () => { delete art.dataset.editing; box.replaceChildren(...old); };
   const commit = async () => {
     if (!area.value.trim()) { err.textContent = 'A message cannot be empty; delete it instead.'; return; }
-    try { await save(area.value); } catch (e) { err.textContent = 'Not saved: ' + (e.message || e); }
+    try { await save(area.value); done(); } catch (e) { err.textContent = 'Not saved: ' + (e.message || e); }
   };
   area.addEventListener('keydown', (e) => {
     if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) { e.preventDefault(); commit(); }
     if (e.key === 'Escape') { e.preventDefault(); e.stopPropagation(); done(); }
   });
   box.replaceChildren(area, el('p', { class: 'hint', text: 'Enter saves, Escape cancels' }), err);
-  box.closest('article').dataset.editing = '1';
+  art.dataset.editing = '1';
   area.focus();
 }

@@ -16,7 +16,7 @@ export function looksLikeDiff(text) {
 /** diffBlock renders a unified diff, one line per element, marked by kind. */
 export function diffBlock(text) {
   const pre = el('pre', { class: 'diff', tabindex: '0', 'aria-label': 'Diff' });
-  for (const line of text.split('\n')) {
+  for (const line of text.replace(/\n$/, '').split('\n')) {
     let cls = 'ctx';
     if (line.startsWith('+++') || line.startsWith('---') || line.startsWith('diff ') || line.startsWith('index ')) cls = 'file';
     else if (line.startsWith('@@')) cls = 'hunk';

@@ -8,7 +8,13 @@ export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002,
+  presence: 20001, typing: 20002,
 };
+
+/** typingShownMs is how long a typing event (sent every 3 s while a turn runs) keeps its line. */
+export const typingShownMs = 7000;
+/** onlineShownMs is how long a presence "online" (sent every 60 s) counts. */
+export const onlineShownMs = 150000;
 
 /** messageKinds are the kinds shown as messages, as `buzz messages get` reads them. */
 export const messageKinds = [K.stream, K.streamV2, K.diff, K.forumPost, K.forumComment];
@@ -27,6 +33,9 @@ export class Store {
     this.reactions = new Map(); // target → Map reaction id → event
     this.canvas = new Map(); // channel → newest canvas event
     this.editsAll = new Map(); // target → edit events
+    this.arrival = new Map(); // id → order of arrival, to order events of the same second
+    this.typing = new Map(); // channel → Map pubkey → local time (ms) of the last typing event
+    this.presence = new Map(); // pubkey → {online, at (ms)}
     this.relayPubkey = '';
     this.me = '';
     this.listeners = new Set();
@@ -57,6 +66,7 @@ export class Store {
   add(ev) {
     if (this.events.has(ev.id)) return false;
     this.events.set(ev.id, ev);
+    this.arrival.set(ev.id, this.arrival.size);
     switch (ev.kind) {
       case K.profile: {
         const old = this.profiles.get(ev.pubkey);
@@ -129,6 +139,36 @@ export class Store {
     return true;
   }
 
+  /** ephemeral takes a presence or typing event; they are not stored by the relay. */
+  ephemeral(ev, now = Date.now()) {
+    if (ev.kind === K.typing) {
+      const ch = tag(ev, 'h');
+      if (!ch || ev.pubkey === this.me) return;
+      if (!this.typing.has(ch)) this.typing.set(ch, new Map());
+      this.typing.get(ch).set(ev.pubkey, now);
+    } else if (ev.kind === K.presence) {
+      this.presence.set(ev.pubkey, { online: ev.content === 'online', at: now });
+    } else return;
+    this.changed();
+  }
+
+  /** typingIn lists who is typing in ch now. */
+  typingIn(ch, now = Date.now()) {
+    const m = this.typing.get(ch);
+    if (!m) return [];
+    const out = [];
+    for (const [pk, at] of m) {
+      if (now - at > typingShownMs) m.delete(pk); else out.push(pk);
+    }
+    return out;
+  }
+
+  /** online reports whether pk said it is online lately. */
+  online(pk, now = Date.now()) {
+    const p = this.presence.get(pk);
+    return Boolean(p && p.online && now - p.at < onlineShownMs);
+  }
+
   editList(target) {
     if (!this.editsAll.has(target)) this.editsAll.set(target, []);
     return this.editsAll.get(target);
@@ -189,7 +229,7 @@ export class Store {
       if (root && t.root !== root) continue;
       out.push(ev);
     }
-    out.sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
+    out.sort((a, b) => a.created_at - b.created_at || this.arrival.get(a.id) - this.arrival.get(b.id));
     return out;
   }
 
@@ -223,12 +263,13 @@ export class Store {
     return [...c.members.entries()].map(([pk, role]) => ({ pk, role, name: this.name(pk) }));
   }
 
-  /** unread counts messages in ch newer than since, not by me. */
-  unread(ch, since) {
+  /** unread counts messages in ch not by me and not yet read: read is {t, ids} from App.lastRead. */
+  unread(ch, read) {
     let n = 0;
     for (const id of this.messages.get(ch) || []) {
       const ev = this.events.get(id);
-      if (ev.created_at > since && ev.pubkey !== this.me && !this.deleted(ev)) n++;
+      const seen = ev.created_at < read.t || (ev.created_at === read.t && read.ids.includes(ev.id));
+      if (!seen && ev.pubkey !== this.me && !this.deleted(ev)) n++;
     }
     return n;
   }
