@@ -19,6 +19,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/nostrgit/nip98"
+	"buzzbox/nostrgit/nipoa"
 	"buzzbox/relay"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -270,10 +271,33 @@ func TestBrowserWorkspace(t *testing.T) {
 	shot(t, ctx, shots, "channel-desktop")
 	typing := nostr.Event{Kind: 20002, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", channelID}}}
 	typing.Sign(bobSK)
-	rel.Publish(rctx, typing) // ephemeral: the relay passes it on and may not answer OK
+	tctx, tcancel := context.WithTimeout(rctx, 5*time.Second)
+	rel.Publish(tctx, typing) // ephemeral: the relay passes it on; its OK is not what is tested
+	tcancel()
 	waitJS(t, ctx, "the typing line", textIn("#typing", "Bob is typing…"))
 	publish(5, "", nostr.Tag{"e", seen.ID})
 	waitJS(t, ctx, "the working state to end", fmt.Sprintf(`document.querySelector('article[data-id=%q]') && !document.querySelector('article[data-id=%q] .working')`, aliceMsg.ID, aliceMsg.ID))
+
+	// An agent attested by Alice (NIP-OA) answers: marked as her agent.
+	aliceSec, _ := nostrkey.ParseSecret(v.(string))
+	agentSK := nostr.GeneratePrivateKey()
+	agentKey, _ := nostrkey.ParseSecret(agentSK)
+	att, err := nipoa.Sign(aliceSec, agentKey.Public(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []nostr.Event{
+		{Kind: 0, Content: `{"name":"Helper"}`, Tags: nostr.Tags{att.Nostr()}},
+		{Kind: 9021, Tags: nostr.Tags{{"h", channelID}}},
+		{Kind: 9, Content: "an answer from an agent", Tags: nostr.Tags{{"h", channelID}, att.Nostr()}},
+	} {
+		ev.CreatedAt = nostr.Now()
+		ev.Sign(agentSK)
+		if err := rel.Publish(rctx, ev); err != nil {
+			t.Fatalf("publish kind %d as the agent: %v", ev.Kind, err)
+		}
+	}
+	waitJS(t, ctx, "the agent's answer, marked", `[...document.querySelectorAll('#feed article.agent')].some((a) => a.textContent.includes('an answer from an agent') && a.querySelector('.badge')?.title === 'agent of Alice')`)
 
 	// Phone width: the channel list folds behind the menu button.
 	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844))
