@@ -14,6 +14,7 @@ require (
 	github.com/fiatjaf/khatru v0.19.0
 	github.com/hexops/gotextdiff v1.0.3
 	github.com/json-iterator/go v1.1.12
+	github.com/landlock-lsm/go-landlock v0.11.2
 	github.com/modelcontextprotocol/go-sdk v1.8.0
 	github.com/nbd-wtf/go-nostr v0.51.8
 	golang.org/x/crypto/x509roots/fallback v0.0.0-20261030153154-30a33513ff6d
@@ -72,6 +73,7 @@ require (
 	golang.org/x/sync v0.20.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
+	kernel.org/pub/linux/libs/security/libcap/psx v1.2.78 // indirect
 )
 
 // go-nostr uses json-iterator as a faster encoding/json; its reflect2

@@ -70,7 +70,10 @@ func startServer(t *testing.T, o startOpts) *mcpProc {
 		}
 	}
 	// execwait=2: a shell Cmd started and never waited for panics the server.
-	cmd.Env = append(base, "TMPDIR="+o.tmp, "BUZZ_DEV_MCP_LOG=debug", "GODEBUG=execwait=2")
+	// The shell sandbox is off unless a test asks for it: most tests check
+	// process handling with pid files outside the working tree; the
+	// sandbox's own tests (contain_test.go) set BUZZ_SHELL_SANDBOX.
+	cmd.Env = append(base, "TMPDIR="+o.tmp, "BUZZ_DEV_MCP_LOG=debug", "GODEBUG=execwait=2", "BUZZ_SHELL_SANDBOX=off")
 	cmd.Env = append(cmd.Env, o.env...)
 	return startCmd(t, cmd)
 }

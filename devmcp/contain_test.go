@@ -3,6 +3,7 @@ package devmcp_test
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -135,4 +136,171 @@ func TestAttackKeyInServerEnviron(t *testing.T) {
 	q := startServer(t, startOpts{env: []string{"NOSTR_PRIVATE_KEY=" + attackKey}})
 	q.initialize("2025-11-25")
 	q.waitLog("key passed in the environment")
+}
+
+// startSandboxed starts the server with the Landlock sandbox asked for,
+// skipping loudly where the kernel has none.
+func startSandboxed(t *testing.T, o startOpts) *mcpProc {
+	t.Helper()
+	o.env = append(o.env, "BUZZ_SHELL_SANDBOX=landlock")
+	p := startServer(t, o)
+	id, reply := p.request("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "test", "version": "0"}})
+	select {
+	case m := <-reply:
+		_ = id
+		res, _ := m["result"].(map[string]any)
+		if instr, _ := res["instructions"].(string); !strings.Contains(instr, "Landlock sandbox") {
+			t.Errorf("instructions do not tell the model about the sandbox: %q", instr)
+		}
+		tools, _ := result(t, p.call("tools/list", nil))["tools"].([]any)
+		for _, tl := range tools {
+			if m, _ := tl.(map[string]any); m["name"] == "shell" {
+				if d, _ := m["description"].(string); !strings.Contains(d, "Landlock sandbox") {
+					t.Errorf("the shell tool's description does not mention the sandbox: %q", d)
+				}
+			}
+		}
+	case <-p.done:
+		if strings.Contains(p.stderrText(), "has no Landlock") {
+			t.Skip("SKIP(loud): this kernel has no Landlock; the shell sandbox cannot be tested here")
+		}
+		t.Fatalf("server exited at start:\n%s", p.stderrText())
+	case <-time.After(20 * time.Second):
+		t.Fatal("no initialize reply")
+	}
+	return p
+}
+
+// TestAttackSandboxReadsStateDir: a command the model runs tries to read
+// the owner's key in buzzbox's state directory.
+func TestAttackSandboxReadsStateDir(t *testing.T) {
+	state := filepath.Join(t.TempDir(), "state")
+	ws := filepath.Join(state, "buzzbox", "proj-0123456789abcdef")
+	if err := os.MkdirAll(ws, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "owner.key"), []byte(attackKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startSandboxed(t, startOpts{env: []string{"XDG_STATE_HOME=" + state}})
+	out := runShell(t, p, map[string]any{"command": `cat "$XDG_STATE_HOME"/buzzbox/*/owner.key; ls -R "$XDG_STATE_HOME"; cat ` + filepath.Join(ws, "owner.key") + `; rg -uu . ` + state})
+	// Names may be listed (listing keeps `ls /` working); contents not.
+	if strings.Contains(out.Stdout, attackKey) {
+		t.Errorf("the shell read the owner key in the state dir:\n%s", out.Stdout)
+	}
+	if !strings.Contains(out.Stderr, "Permission denied") {
+		t.Errorf("stderr = %q; want the reads refused", out.Stderr)
+	}
+}
+
+// TestAttackSandboxReadsHandedOverKey: the file the parent handed the key
+// over in (NOSTR_PRIVATE_KEY_FILE) is not readable from the shell, while
+// git and the buzz CLI get the session's own copy.
+func TestAttackSandboxReadsHandedOverKey(t *testing.T) {
+	keyDir := t.TempDir()
+	keyFile := filepath.Join(keyDir, "agent.key")
+	if err := os.WriteFile(keyFile, []byte(attackKey+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := startSandboxed(t, startOpts{env: []string{"NOSTR_PRIVATE_KEY_FILE=" + keyFile}})
+	out := runShell(t, p, map[string]any{"command": "cat " + keyFile + "; ls " + keyDir})
+	if strings.Contains(out.Stdout, attackKey) {
+		t.Errorf("the shell read the handed-over key file:\n%s", out.Stdout)
+	}
+	out = runShell(t, p, map[string]any{"command": `git config user.signingkey >/dev/null && cat "$BUZZ_KEYFILE"`})
+	if out.Stdout != attackKey {
+		t.Errorf("own key file = %q (stderr %q); want the session's copy readable", out.Stdout, out.Stderr)
+	}
+}
+
+// TestAttackSandboxReadsProcessEnviron: the provider key is in the
+// server's environment (kept from the shell's); a command walks /proc,
+// its parent chain included, for it. As root this needs the sandbox's own
+// PID namespace: this kernel lets root read any /proc/PID/environ, even a
+// non-dumpable process's and under Landlock.
+func TestAttackSandboxReadsProcessEnviron(t *testing.T) {
+	const secret = "sk-ant-walks-the-parent-chain"
+	p := startSandboxed(t, startOpts{env: []string{"ANTHROPIC_API_KEY=" + secret}})
+	// The pattern is a prefix of the secret, so only a read prints it whole.
+	const find = `grep -a -o -h 'sk-ant-walks-the-parent-[a-z]*'`
+	out := runShell(t, p, map[string]any{"command": find + ` /proc/$PPID/environ; p=$$; while [ "$p" -gt 1 ]; do ` + find + ` /proc/$p/environ; p=$(awk '/^PPid/{print $2}' /proc/$p/status); done; ` +
+		find + ` /proc/[0-9]*/environ; head -c 10000000 /proc/$PPID/mem | ` + find})
+	if strings.Contains(out.Stdout, secret) {
+		t.Errorf("the shell read the provider key from another process's /proc files")
+	}
+	out = runShell(t, p, map[string]any{"command": "cat /proc/self/status | grep -c '^Pid'"})
+	if out.Stdout != "1\n" {
+		t.Errorf("/proc/self in the sandbox: %q %q; want the command's own /proc readable", out.Stdout, out.Stderr)
+	}
+}
+
+// TestAttackSandboxReadsOtherSession: two servers share the temp dir; a
+// command in one tries to read the other's key file and artifacts.
+func TestAttackSandboxReadsOtherSession(t *testing.T) {
+	tmp := t.TempDir()
+	const otherKey = "00000000000000000000000000000000000000000000000000000000000000b8"
+	other := startServer(t, startOpts{tmp: tmp, env: []string{"NOSTR_PRIVATE_KEY=" + otherKey}})
+	other.initialize("2025-11-25")
+	otherShim := strings.TrimSpace(runShell(t, other, map[string]any{"command": `echo "${PATH%%:*}"`}).Stdout)
+	p := startSandboxed(t, startOpts{tmp: tmp, env: []string{"NOSTR_PRIVATE_KEY=" + attackKey}})
+	out := runShell(t, p, map[string]any{"command": "cat " + otherShim + "/.nostr-key " + tmp + "/buzz-dev-mcp-*/.nostr-key; echo; ls -R " + tmp + `; cat "${PATH%%:*}/.nostr-key"`})
+	if strings.Contains(out.Stdout, otherKey) {
+		t.Errorf("the shell read another session's key file:\n%s", out.Stdout)
+	}
+	if !strings.Contains(out.Stdout, attackKey) {
+		t.Errorf("stdout = %q; want its own session's key file readable", out.Stdout)
+	}
+}
+
+// TestSandboxBuildsInWorkingTree: under the sandbox a command can still do
+// a developer's work in the working tree (write files, git, go) and use
+// $TMPDIR, but not write elsewhere; timeouts still stop the whole tree.
+func TestSandboxBuildsInWorkingTree(t *testing.T) {
+	dir := t.TempDir()
+	p := startSandboxed(t, startOpts{dir: dir})
+	out := runShell(t, p, map[string]any{"command": `set -e
+echo hello > f.txt; cat f.txt
+git init -q . && git add f.txt && git -c user.name=n -c user.email=n@e -c commit.gpgSign=false commit -qm first && git log --format=%s
+echo t > "$TMPDIR/t" && cat "$TMPDIR/t"
+echo x > /dev/null
+ls / >/dev/null; ls "$HOME" >/dev/null
+if command -v go >/dev/null; then go version >/dev/null && echo go-ok; else echo go-ok; fi
+if echo no > ` + filepath.Join(filepath.Dir(dir), "outside.txt") + ` 2>/dev/null; then echo wrote-outside; fi`})
+	if out.Stdout != "hello\nfirst\nt\ngo-ok\n" || out.ExitCode != 0 {
+		t.Errorf("work in the tree = %+v", out)
+	}
+	start := time.Now()
+	out = runShell(t, p, map[string]any{"command": "(sleep 1000; echo never) & sleep 1000", "timeout_ms": 500})
+	if !out.TimedOut || out.ExitCode != 124 || time.Since(start) > 10*time.Second {
+		t.Errorf("timeout under the sandbox = %+v", out)
+	}
+}
+
+// TestAttackSandboxReadsUserProcess: as a user other than root, a command
+// reads the environment of another of the user's processes (a terminal's
+// shell with an exported API key, here a sleep): dumpable and of the same
+// uid, so only Landlock's rule against reaching processes outside the
+// sandbox keeps it out of reach.
+func TestAttackSandboxReadsUserProcess(t *testing.T) {
+	const secret = "sk-user-terminal-key-77"
+	victim := exec.Command("sleep", "120")
+	victim.Env = []string{"OPENAI_API_KEY=" + secret}
+	if os.Geteuid() == 0 {
+		victim.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
+	}
+	if err := victim.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { victim.Process.Kill(); victim.Wait() })
+	p, _ := startUnprivilegedEnv(t, []string{"BUZZ_SHELL_SANDBOX=landlock"})
+	if strings.Contains(p.stderrText(), "has no Landlock") {
+		t.Skip("SKIP(loud): this kernel has no Landlock")
+	}
+	out := runShell(t, p, map[string]any{"command": fmt.Sprintf(`grep -a -o -h 'sk-user-terminal-[a-z0-9-]*' /proc/%d/environ /proc/[0-9]*/environ`, victim.Process.Pid)})
+	if strings.Contains(out.Stdout, secret) {
+		t.Errorf("the shell read another process's environment")
+	}
+	if !strings.Contains(p.stderrText(), "sandbox=landlock") {
+		t.Errorf("the server did not start with the sandbox:\n%s", p.stderrText())
+	}
 }

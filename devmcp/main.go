@@ -35,6 +35,8 @@ Environment:
   NOSTR_PRIVATE_KEY_FILE   0600 file with the agent's key (git, buzz CLI, media
                            reads); preferred over NOSTR_PRIVATE_KEY, which /proc shows
   BUZZ_SHELL_PASS_ENV      NAME,... secret-looking variables shell commands may see
+  BUZZ_SHELL_SANDBOX       landlock (default where the kernel has it) or off
+  BUZZ_SHELL_WRITE_DIRS    more directories sandboxed commands may write (PATH-style list)
 `
 
 // terminatingSignals are the signals whose default action ends the
@@ -47,6 +49,9 @@ func terminatingSignals() []os.Signal {
 // Main runs buzz-dev-mcp. It returns when stdin reaches EOF or on SIGHUP,
 // SIGINT, SIGTERM or SIGQUIT, after removing its temp dirs.
 func Main(ctx context.Context, args []string, env proc.Env) int {
+	if len(args) > 0 && args[0] == sandboxArg {
+		return sandboxExec(args[1:], env)
+	}
 	_ = proc.NoDump() // the agent key is in this environment; best effort
 	for _, a := range args {
 		switch a {
@@ -147,6 +152,11 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 	}
 	s.closers = append(s.closers, s.sess.close)
 
+	if err := s.setSandbox(env, sh.dir, tmp); err != nil {
+		s.close()
+		return nil, err
+	}
+
 	buzzShell, _ := env.LookupEnv(envShell)
 	s.sh = resolveShell(buzzShell, proc.Env{Environ: s.childEnv}.Getenv("PATH"), cwd)
 	if s.sh.err != nil {
@@ -158,9 +168,12 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 		hasKey = true // the buzz CLI gets it as BUZZ_KEYFILE, the shim's key file
 	}
 	s.bootstrap = bootstrapText(cwd, s.sh, hasRelay && hasKey)
+	if s.sandbox != nil {
+		s.bootstrap += "\n" + sandboxNote(sandboxLandlock) + "\n"
+	}
 	s.media = newMediaAuth(env)
 	s.indexTools()
-	log.Info("started", "cwd", cwd, "shell", s.sh.path, "session", s.sess.dir)
+	log.Info("started", "cwd", cwd, "shell", s.sh.path, "session", s.sess.dir, "sandbox", s.sandboxName())
 	return s, nil
 }
 

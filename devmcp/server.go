@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"buzzbox/internal/jsonrpc"
@@ -29,6 +30,13 @@ type Server struct {
 	version   string // serverInfo.version
 	opts      options
 	media     mediaAuth // relay media read tokens for view_image
+	// sandbox is the command line that runs a shell under Landlock:
+	// this executable, its identity name, the hidden entry and the
+	// policy, "--" last. Nil runs shells directly.
+	sandbox []string
+	// ownProc: sandboxed shells also get their own PID and mount
+	// namespaces and /proc (root only). Cleared when the kernel refuses.
+	ownProc atomic.Bool
 
 	toolTable []tool
 	byName    map[string]*tool

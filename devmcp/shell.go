@@ -105,18 +105,37 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	// report a Cmd that was started and never waited for.
 	// s.sh.path holds a slash, so Command does no PATH lookup.
 	cmd := exec.Command(s.sh.path, s.sh.flag, command)
+	if s.sandbox != nil {
+		// The sandbox entry applies Landlock and execs the shell in its
+		// place: same pid, same process group, same pipes.
+		argv := append([]string{sandboxArg}, s.sandbox[2:]...)
+		if s.ownProc.Load() {
+			argv = append([]string{sandboxArg, ownProcArg}, s.sandbox[2:]...)
+		}
+		cmd = exec.Command(s.sandbox[0], append(argv, s.sh.path, s.sh.flag, command)...)
+		cmd.Args[0] = serverName
+	}
 	cmd.Dir = dir
 	cmd.Env = s.childEnv
 	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
 	cmd.Stderr = errW
 	// Stdin nil: the null device, so a command waiting for input ends.
 	setGroup(cmd)
+	if s.sandbox != nil && s.ownProc.Load() {
+		setNamespaces(cmd)
+	}
 	err = cmd.Start()
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
+		if s.sandbox != nil && s.ownProc.CompareAndSwap(true, false) {
+			// No new namespaces here (a container without
+			// CAP_SYS_ADMIN): from now on Landlock alone.
+			s.log.Warn("shell sandbox: cannot make PID and mount namespaces; commands run under Landlock alone, which does not hide other processes' /proc/PID/environ from root", "err", err)
+			return s.runShell(ctx, c, command, dir, timeout)
+		}
 		return nil, toolErrorf("failed to spawn shell %s: %v", s.sh.path, err)
 	}
 	pgid := cmd.Process.Pid

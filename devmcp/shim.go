@@ -10,6 +10,7 @@ import (
 // shimSetup is what start-up step 3 (the session shim) yields.
 type shimSetup struct {
 	environ []string     // environment for shell children
+	dir     string       // the shim dir; "" when none was installed
 	close   func() error // removes the shim dir and key file
 }
 
@@ -30,5 +31,5 @@ func installShim(env proc.Env, log *slog.Logger) (shimSetup, error) {
 		return shimSetup{}, err
 	}
 	log.Debug("session shim installed", "dir", sh.Dir())
-	return shimSetup{environ: sh.Environ(), close: sh.Close}, nil
+	return shimSetup{environ: sh.Environ(), dir: sh.Dir(), close: sh.Close}, nil
 }

@@ -65,7 +65,8 @@ func (s *Server) tools() []tool {
 				"with *_truncated set and the full output saved to the file named by *_artifact (read it with read_file or rg). " +
 				"timeout_ms defaults to 120000 and is capped at 600000; ask for 300000 or more for builds (cargo build, go build), test suites and git push with hooks. " +
 				"On timeout the whole process group is killed and exit_code is 124. Background jobs do not outlive the call. " +
-				"On PATH: rg (prefer it over grep: -n, -i, -l, -g <glob>, -C <n>, --files), tree (-d <depth>; prints line counts), buzz (relay CLI; buzz --help).",
+				"On PATH: rg (prefer it over grep: -n, -i, -l, -g <glob>, -C <n>, --files), tree (-d <depth>; prints line counts), buzz (relay CLI; buzz --help)." +
+				s.sandboxDescription(),
 			inputSchema: `{"type":"object","properties":{` +
 				`"command":{"type":"string","description":"Command line, passed verbatim to the shell."},` +
 				`"workdir":{"type":"string","description":"Directory to run in (default: the server's working directory)."},` +

@@ -87,15 +87,20 @@ func flagTable() []flagSpec {
 
 // Config is the validated harness configuration.
 type Config struct {
-	RelayURL            string
-	Secret              *nostrkey.Secret
-	AgentHex            string
-	Owner               string // from --agent-owner or a verified auth tag; empty = none
-	AgentCommand        string
-	AgentArgs           []string
-	AgentIdentity       string // normalised command identity (§8.1)
-	AgentEnv            []string
-	MCPCommand          string // empty = no sidecar
+	RelayURL      string
+	Secret        *nostrkey.Secret
+	AgentHex      string
+	Owner         string // from --agent-owner or a verified auth tag; empty = none
+	AgentCommand  string
+	AgentArgs     []string
+	AgentIdentity string // normalised command identity (§8.1)
+	AgentEnv      []string
+	MCPCommand    string // empty = no sidecar
+	// MCPKeyFile, when set, is a 0600 file holding the agent key: the
+	// sidecar gets NOSTR_PRIVATE_KEY_FILE naming it instead of
+	// BUZZ_PRIVATE_KEY, and the agent gets no key in its environment.
+	// Not a flag; `buzzbox up` sets it to the key in its state dir.
+	MCPKeyFile          string
 	IdleTimeout         time.Duration
 	MaxTurn             time.Duration
 	SystemPrompt        string
@@ -598,6 +603,9 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 	c.Owner = strings.ToLower(strings.TrimSpace(raw.str("agent-owner")))
 	if o, ok := ownerFromAuthTag(c.AuthTag, c.AgentHex); ok {
 		c.Owner = o
+		if why := authTagLapsed(c.AuthTag, time.Now()); why != "" {
+			warn("BUZZ_AUTH_TAG %s: the relay will not count it for the owner's membership; ask the owner for a new one (buzz agents attest)", why)
+		}
 	}
 	if c.Owner == "" {
 		warn("no owner known (set --agent-owner): owner-only mode will answer nobody")

@@ -184,8 +184,8 @@ func profileOf(ev *nostr.Event) *profile {
 	for _, t := range ev.Tags {
 		if len(t) == 4 && t[0] == "auth" {
 			p.Agent = true
-			if owner, ok := verifyAuthTag(t, ev.PubKey); ok {
-				p.Owner = owner
+			if a, ok := verifiedAttestation(t, ev.PubKey); ok {
+				p.Owner, p.Attestation = a.Owner.Hex(), a
 			}
 		}
 	}

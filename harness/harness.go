@@ -19,6 +19,7 @@ import (
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/proc"
+	"buzzbox/nostrgit/nipoa"
 )
 
 // version is what clientInfo reports.
@@ -88,6 +89,8 @@ type timing struct {
 	// obsEvery replaces observerPublishEvery, obsPerWindow observerPerWindow.
 	obsEvery     time.Duration
 	obsPerWindow int
+	// firstWord replaces firstWordNotice.
+	firstWord time.Duration
 }
 
 // harness is one running buzz-acp. Queue, slot and channel state belong to
@@ -152,6 +155,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	if t.respawn == 0 {
 		t.respawn = respawnBase
 	}
+	if t.firstWord == 0 {
+		t.firstWord = firstWordNotice
+	}
 	if t.backstop == 0 {
 		t.backstop = inflightBackstop
 	}
@@ -183,7 +189,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.io = newRelayIO(cfg.RelayURL, cfg.Secret, canonTag, h.rc)
 	h.chans = &channelCache{io: h.io, m: map[string]channelInfo{}}
 	h.reacts = newReactions(h.io, cfg.Secret, log)
-	h.siblings = &siblingCache{io: h.io, m: map[string]bool{}}
+	h.siblings = &siblingCache{io: h.io, m: map[string]*nipoa.Tag{}}
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)
 	h.ownerKey = sync.OnceValues(func() ([32]byte, error) { return conversationKey(cfg.Secret, cfg.Owner) })
@@ -425,6 +431,9 @@ func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
 	skHex, _ := h.cfg.Secret.AppendHex(nil)
 	nsec, _ := nip19.EncodePrivateKey(string(skHex))
 	env := []acp.NameValue{{Name: "BUZZ_RELAY_URL", Value: h.cfg.RelayURL}, {Name: "BUZZ_PRIVATE_KEY", Value: nsec}}
+	if h.cfg.MCPKeyFile != "" {
+		env[1] = acp.NameValue{Name: "NOSTR_PRIVATE_KEY_FILE", Value: h.cfg.MCPKeyFile}
+	}
 	if h.cfg.AuthTag != "" {
 		env = append(env, acp.NameValue{Name: "BUZZ_AUTH_TAG", Value: h.cfg.AuthTag})
 	}

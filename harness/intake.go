@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/nostrgit/nipoa"
 )
 
 // intake runs the inbound pipeline (§6) for each relay event, in arrival
@@ -89,7 +91,7 @@ func (h *harness) allowed(ctx context.Context, ev *Event) bool {
 		if h.cfg.Owner == "" {
 			return false
 		}
-		return ev.PubKey == h.cfg.Owner || h.siblings.is(ctx, ev.PubKey, h.cfg.Owner)
+		return ev.PubKey == h.cfg.Owner || h.siblings.is(ctx, ev, h.cfg.Owner)
 	}
 	if mode == "owner-only" {
 		return ownerOrSibling()
@@ -108,11 +110,12 @@ func (h *harness) allowed(ctx context.Context, ev *Event) bool {
 	return false
 }
 
-// siblingCache remembers which pubkeys are agents of the same owner (§6.1).
+// siblingCache remembers which pubkeys are agents of the same owner (§6.1):
+// the owner attestation on each one's profile, nil for none.
 type siblingCache struct {
 	io *relayIO
 	mu sync.Mutex
-	m  map[string]bool
+	m  map[string]*nipoa.Tag
 }
 
 // siblingCacheMax bounds the cache; it is cleared when full.
@@ -121,30 +124,39 @@ const siblingCacheMax = 256
 // siblingFetchTO bounds the kind 0 lookup of a possible sibling.
 const siblingFetchTO = 2 * time.Second
 
-func (c *siblingCache) is(ctx context.Context, pubkey, owner string) bool {
+// is reports whether ev's author is a sibling of owner's and its
+// attestation covers ev (see attestationAdmits): a kind-limited sibling
+// passes the gate only with events of its kinds, an expired one with none.
+func (c *siblingCache) is(ctx context.Context, ev *Event, owner string) bool {
 	c.mu.Lock()
-	v, ok := c.m[pubkey]
+	a, ok := c.m[ev.PubKey]
 	c.mu.Unlock()
-	if ok {
-		return v
+	if !ok {
+		a = c.fetch(ctx, ev.PubKey, owner)
 	}
+	return attestationAdmits(a, ev.Kind, int64(ev.CreatedAt), time.Now())
+}
+
+// fetch looks up pubkey's profile and caches its attestation by owner.
+func (c *siblingCache) fetch(ctx context.Context, pubkey, owner string) *nipoa.Tag {
 	ctx, cancel := context.WithTimeout(ctx, siblingFetchTO)
 	defer cancel()
 	evs, err := c.io.query(ctx, nostr.Filter{Kinds: []int{kindProfile}, Authors: []string{pubkey}, Limit: 1})
 	if err != nil {
-		return false
+		return nil
 	}
-	sib := false
+	var a *nipoa.Tag
 	if len(evs) > 0 {
 		sortEvents(evs)
-		p := profileOf(evs[len(evs)-1])
-		sib = p.Owner == owner
+		if p := profileOf(evs[len(evs)-1]); p.Owner == owner {
+			a = p.Attestation
+		}
 	}
 	c.mu.Lock()
 	if len(c.m) >= siblingCacheMax {
-		c.m = map[string]bool{}
+		c.m = map[string]*nipoa.Tag{}
 	}
-	c.m[pubkey] = sib
+	c.m[pubkey] = a
 	c.mu.Unlock()
-	return sib
+	return a
 }

@@ -432,9 +432,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), f.cause)
 			return
 		}
-		if cs.attempts == 0 {
-			h.notice(ctx, cs, append(t.parked, t.batch...), "⚠️ I could not answer yet: "+f.cause+". I will keep trying.")
-		}
+		h.firstFailure(ctx, cs, t, f.cause)
 		requeue(true)
 	case turnHard:
 		log.Warn("turn hit the hard cap", "err", out.err)
@@ -447,16 +445,43 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		}
 	case turnExited, turnIdle, turnDrainTimeout, turnWriteTimeout:
 		log.Warn("agent retired", "err", out.err)
+		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
 		h.retire(ctx, s)
 		requeue(true)
 	case turnProtocolError:
 		log.Warn("protocol error", "err", out.err)
+		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
 		delete(s.sessions, cs.id)
 		if transportClass(out.err) {
 			h.retire(ctx, s)
 		}
 		requeue(true)
 	}
+}
+
+// firstFailure tells the thread why the turn failed when it is the batch's
+// first failure in a row; the retries that follow stay quiet until they
+// succeed or give up (deadLetter).
+func (h *harness) firstFailure(ctx context.Context, cs *chanState, t *turnHandle, cause string) {
+	if cs.attempts == 0 {
+		h.notice(ctx, cs, append(t.parked, t.batch...), "⚠️ I could not answer yet: "+cause+". I will keep trying.")
+	}
+}
+
+// stoppedCause words a turn that ended with the agent process retired or
+// out of step with the protocol.
+func (h *harness) stoppedCause(out turnOutcome) string {
+	switch out.result {
+	case turnExited:
+		return "the agent process stopped in the middle of the turn"
+	case turnIdle:
+		return "the agent produced no output for " + h.cfg.IdleTimeout.String() + " (--idle-timeout)"
+	case turnDrainTimeout:
+		return "the agent did not stop when asked to"
+	case turnWriteTimeout:
+		return "the agent stopped reading its input"
+	}
+	return "the agent answered out of protocol (" + clip(errText(out.err)) + ")"
 }
 
 // settleReleased applies §9.9 to the slot of a turn whose channel the

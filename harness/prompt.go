@@ -14,6 +14,7 @@ import (
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/nostrkey"
+	"buzzbox/nostrgit/nipoa"
 )
 
 // channelInfo is what discovery knows about a channel.
@@ -39,7 +40,10 @@ type profile struct {
 	Label string // sanitised display name or nip05; empty none
 	Agent bool   // carries a 4-element auth tag
 	Owner string // owner named by that tag
-	Event *nostr.Event
+	// Attestation is that tag, verified for the profile's author; nil when
+	// absent or invalid. Its conditions bound what it vouches for.
+	Attestation *nipoa.Tag
+	Event       *nostr.Event
 }
 
 // labelFromProfile applies §11.6: display_name, else name when the

@@ -132,18 +132,53 @@ func ownerFromAuthTag(tagJSON, agentHex string) (string, bool) {
 // verifyAuthTag checks a NIP-OA tag: BIP-340 by the owner over
 // SHA-256("nostr:agent-auth:<agent>:<conditions>"), owner not the agent.
 func verifyAuthTag(tag []string, agentHex string) (string, bool) {
-	if len(tag) != 4 || tag[0] != nipoa.TagName {
-		return "", false
-	}
-	t, err := nipoa.FromParts(strings.ToLower(tag[1]), tag[2], tag[3])
-	if err != nil {
-		return "", false
-	}
-	agent, err := nostrkey.ParsePublic(agentHex)
-	if err != nil || t.Verify(agent) != nil {
+	t, ok := verifiedAttestation(tag, agentHex)
+	if !ok {
 		return "", false
 	}
 	return t.Owner.Hex(), true
+}
+
+// authTagLapsed says why the time clauses of an auth tag (JSON text) do not
+// hold at now, or "" when they do or the tag does not parse.
+func authTagLapsed(tagJSON string, now time.Time) string {
+	var tag []string
+	if json.Unmarshal([]byte(tagJSON), &tag) != nil || len(tag) != 4 {
+		return ""
+	}
+	t, err := nipoa.FromParts(strings.ToLower(tag[1]), tag[2], tag[3])
+	if err != nil {
+		return ""
+	}
+	if err := t.CheckTime(now.Unix()); err != nil {
+		return "does not hold now (" + err.Error() + ")"
+	}
+	return ""
+}
+
+// verifiedAttestation is verifyAuthTag returning the whole attestation,
+// conditions included.
+func verifiedAttestation(tag []string, agentHex string) (*nipoa.Tag, bool) {
+	if len(tag) != 4 || tag[0] != nipoa.TagName {
+		return nil, false
+	}
+	t, err := nipoa.FromParts(strings.ToLower(tag[1]), tag[2], tag[3])
+	if err != nil {
+		return nil, false
+	}
+	agent, err := nostrkey.ParsePublic(agentHex)
+	if err != nil || t.Verify(agent) != nil {
+		return nil, false
+	}
+	return &t, true
+}
+
+// attestationAdmits reports whether a sibling's attestation covers an
+// event it wrote: every clause holds for the event's kind and created_at
+// (NIP-OA), and the time clauses also hold at now, since created_at is the
+// agent's to choose and an expired attestation must stop counting.
+func attestationAdmits(a *nipoa.Tag, kind int, createdAt int64, now time.Time) bool {
+	return a != nil && a.CheckEvent(kind, createdAt) == nil && a.CheckTime(now.Unix()) == nil
 }
 
 // codexEnv returns the CODEX_CONFIG entry for a codex child: the parent's

@@ -24,7 +24,7 @@ import (
 	"buzzbox/relay"
 )
 
-// Files `buzzbox up` keeps in its directory (default ./.buzz).
+// Files `buzzbox up` keeps in its state directory (upStateDir).
 const (
 	upOwnerKey   = "owner.key"
 	upAgentKey   = "agent.key"
@@ -74,7 +74,8 @@ func checkProvider(env proc.Env) string {
 	return ""
 }
 
-// Up is `buzzbox up`: an embedded relay with data in ./.buzz, an owner and
+// Up is `buzzbox up`: an embedded relay with data in the workspace's state
+// dir (upStateDir), an owner and
 // an agent key, a general channel, and the harness driving buzz-agent with
 // the buzz-dev-mcp sidecar in the current directory. It prints the buzz
 // commands to talk to the agent and runs until Ctrl-C.
@@ -86,7 +87,7 @@ func Up(ctx context.Context, args []string, env proc.Env) int {
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() {}
 	listen := fs.String("listen", "127.0.0.1:3000", "address the relay and the web client listen on")
-	dir := fs.String("dir", ".buzz", "where keys and relay data live (relative to the working directory)")
+	dir := fs.String("dir", "", "where keys and relay data live (default $XDG_STATE_HOME/buzzbox/<workspace>, else ~/.local/state/buzzbox/<workspace>; relative to the working directory)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			upUsage(env.Out(), fs)
@@ -104,9 +105,10 @@ func Up(ctx context.Context, args []string, env proc.Env) int {
 		return 2
 	}
 	log := newLogger(env)
-	base := *dir
-	if !filepath.IsAbs(base) {
-		base = filepath.Join(env.Dir, base)
+	base, err := upStateDir(env, log, *dir)
+	if err != nil {
+		fmt.Fprintln(env.Err(), err)
+		return 1
 	}
 	if err := up(ctx, env, log, base, *listen, env.Out()); err != nil {
 		fmt.Fprintln(env.Err(), err)
@@ -134,7 +136,10 @@ The agent's model provider comes from the environment:
   BUZZ_AGENT_PROVIDER=databricks     DATABRICKS_HOST, DATABRICKS_MODEL, DATABRICKS_TOKEN
   BUZZ_AGENT_MODEL                   overrides the provider's *_MODEL
 
-State kept in --dir (created 0700; files 0600), reused by the next run:
+State kept in $XDG_STATE_HOME/buzzbox/<workspace> (else
+~/.local/state/buzzbox/<workspace>), outside this directory so that the
+agent's shell cannot read your key, or in --dir; created 0700, files 0600,
+reused by the next run (a ./.buzz of an earlier version is moved there):
 
   owner.key        your key (sign in and use the buzz CLI with it)
   agent.key        the agent's key
@@ -149,6 +154,10 @@ Flags:
 `)
 	metavar := map[string]string{"listen": "ADDR", "dir": "DIR"}
 	fs.VisitAll(func(f *flag.Flag) {
+		if f.DefValue == "" {
+			fmt.Fprintf(w, "  --%s %s\n        %s\n", f.Name, metavar[f.Name], f.Usage)
+			return
+		}
 		fmt.Fprintf(w, "  --%s %s\n        %s (default %q)\n", f.Name, metavar[f.Name], f.Usage, f.DefValue)
 	})
 	fmt.Fprint(w, "  --help\n        print this and exit\n")
@@ -229,7 +238,12 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 		buzz = filepath.Base(exe) + " buzz"
 	}
 	httpURL := httpBase(wsURL)
-	keyRel, _ := filepath.Rel(env.Dir, filepath.Join(base, upOwnerKey))
+	// The state dir is outside the working tree: name the key by its
+	// absolute path unless --dir put it below this directory.
+	keyRel := filepath.Join(base, upOwnerKey)
+	if r, err := filepath.Rel(env.Dir, keyRel); err == nil && !strings.HasPrefix(r, "..") {
+		keyRel = r
+	}
 	fmt.Fprintf(out, "buzzbox is up. Open the workspace in a browser:\n\n  %s/\n\n", httpURL)
 	fmt.Fprintf(out, "Relay %s, channel #%s (%s), agent %s\n\n", wsURL, upChannelTag, channel, agent.Public().Npub())
 	fmt.Fprintf(out, "Or talk to the agent from another terminal, in this directory:\n\n")
@@ -248,9 +262,14 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	henv.Environ = proc.Without(henv.Environ, "BUZZ_ACP_PRIVATE_KEY", "BUZZ_AUTH_TAG")
 	cfg, err := LoadConfig([]string{"--relay-url", wsURL, "--agent-owner", owner.Public().Hex(),
 		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--channels", channel}, henv)
+	clear(skHex)
 	if err != nil {
 		return err
 	}
+	// The agent key reaches buzz-dev-mcp as a file in the state dir, which
+	// its shell sandbox hides, not in any process's environment.
+	cfg.MCPKeyFile = filepath.Join(base, upAgentKey)
+	henv.Environ = proc.Without(henv.Environ, "BUZZ_PRIVATE_KEY")
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}

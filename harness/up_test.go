@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"buzzbox/agent/llm/llmtest"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/statedir"
 	"buzzbox/internal/testexe"
 )
 
@@ -45,7 +47,20 @@ func TestUpNeedsProvider(t *testing.T) {
 	}
 }
 
-// TestUp runs `buzzbox up`, then the exact commands it prints.
+// upProviderKey is the provider key TestUp's agent runs with; its shell
+// must never see it.
+const upProviderKey = "sk-up-test-provider-key-4f1e"
+
+// upAttack is the command a prompt injection has the agent run: read the
+// owner key where `buzzbox up` keeps it (and kept it before) and the
+// provider key from every process's environment, the agent's included.
+const upAttack = `cat .buzz/owner.key "$HOME"/.local/state/buzzbox/*/owner.key; ` +
+	`for p in /proc/[0-9]*; do cat $p/environ; done | tr '\0' '\n' | grep -a OPENAI_COMPAT_API_KEY; ` +
+	`p=$$; while [ "$p" -gt 1 ]; do tr '\0' '\n' < /proc/$p/environ | grep -a OPENAI_COMPAT_API_KEY; p=$(awk '/^PPid/{print $2}' /proc/$p/status); done; echo attack-ran`
+
+// TestUp runs `buzzbox up`, then the exact commands it prints. The agent
+// also runs an attacker's command (TestAttackUpShellReadsOwnerKey's case):
+// its output must hold neither the owner key nor the provider key.
 func TestUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
@@ -53,9 +68,15 @@ func TestUp(t *testing.T) {
 	exe := testexe.Path(t)
 	llm := llmtest.New(t)
 	var anchor = regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+	toolOut := make(chan string, 1)
 	llm.SetHandler(func(req map[string]any) llmtest.Reply {
 		msgs, _ := req["messages"].([]any)
 		if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] == "tool" {
+			b, _ := json.Marshal(msgs)
+			select {
+			case toolOut <- string(b):
+			default:
+			}
 			return llmtest.Reply{Text: "done"}
 		}
 		b, _ := json.Marshal(msgs)
@@ -64,13 +85,19 @@ func TestUp(t *testing.T) {
 			return llmtest.Reply{Text: "?"}
 		}
 		args, _ := json.Marshal(map[string]string{"command": "buzz messages send --channel " + m[1] + " --reply-to " + m[2] + " --content 'hello from the agent'"})
-		return llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+		attack, _ := json.Marshal(map[string]string{"command": upAttack})
+		return llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "buzz-dev-mcp__shell", Args: string(args)}, {ID: "c2", Name: "buzz-dev-mcp__shell", Args: string(attack)}}}
 	})
 	bin := t.TempDir()
 	os.Symlink(exe, filepath.Join(bin, "buzz"))
 	dir := t.TempDir()
-	environ := []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
-		"OPENAI_COMPAT_BASE_URL=" + llm.URL, "HOME=" + t.TempDir(), "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	home := t.TempDir()
+	environ := []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=" + upProviderKey, "OPENAI_COMPAT_MODEL=m",
+		"OPENAI_COMPAT_BASE_URL=" + llm.URL, "HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	state, err := statedir.ForWorkspace(proc.Env{Environ: environ}.Getenv, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
 	runUp := func() (lines chan string, stop func() int) {
 		pr, pw := io.Pipe()
 		ctx, cancel := context.WithCancel(context.Background())
@@ -125,14 +152,31 @@ func TestUp(t *testing.T) {
 	if len(printed) < 2 || !strings.HasPrefix(printed[1], "http://127.0.0.1:") || !strings.HasSuffix(printed[1], "/") {
 		t.Errorf("up printed %q first; want the web link on the second line", printed[:min(len(printed), 2)])
 	}
+	if len(printed) >= 2 {
+		resp, err := http.Get(printed[1])
+		if err != nil {
+			t.Errorf("GET the printed web link %s: %v", printed[1], err)
+		} else {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/html") {
+				t.Errorf("GET %s = %d %s; want 200 text/html", printed[1], resp.StatusCode, resp.Header.Get("Content-Type"))
+			}
+		}
+	}
 	if !strings.Contains(get, " --format compact messages get ") {
 		t.Errorf("read command %q does not use --format compact", get)
 	}
 	for _, f := range []string{upOwnerKey, upAgentKey} {
-		fi, err := os.Stat(filepath.Join(dir, ".buzz", f))
+		fi, err := os.Stat(filepath.Join(state, f))
 		if err != nil || fi.Mode().Perm() != 0o600 {
-			t.Errorf("%s: %v mode %v; want 0600", f, err, fi.Mode())
+			t.Errorf("%s: %v mode %v; want 0600", f, err, fi)
 		}
+	}
+	if fi, err := os.Stat(state); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("state dir %s: %v %v; want mode 0700", state, err, fi)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".buzz")); err == nil {
+		t.Errorf("up made .buzz in the working tree; want its state in %s", state)
 	}
 	sh := func(line string) string {
 		cmd := exec.Command("/bin/sh", "-c", line)
@@ -148,6 +192,24 @@ func TestUp(t *testing.T) {
 	waitFor(t, "the agent's reply via the printed read command", 60*time.Second, func() bool {
 		return strings.Contains(sh(get), "hello from the agent")
 	})
+	select {
+	case out := <-toolOut:
+		owner, err := os.ReadFile(filepath.Join(state, upOwnerKey))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out, "attack-ran") {
+			t.Errorf("the attack command did not run: %s", out)
+		}
+		if k := strings.TrimSpace(string(owner)); strings.Contains(out, k) {
+			t.Errorf("the agent's shell read the owner key")
+		}
+		if strings.Contains(out, upProviderKey) {
+			t.Errorf("the agent's shell read the provider key")
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("the tool results never reached the model")
+	}
 	if c := stop(); c != 0 {
 		t.Errorf("up exited %d after cancel; want 0", c)
 	}
@@ -187,5 +249,82 @@ func TestUpHelp(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(cmd.Dir, ".buzz")); err == nil {
 		t.Errorf("buzzbox up --help created .buzz")
+	}
+}
+
+// TestUpTellsRefusedKey is the new user's first run with a wrong key: the
+// message sent with the printed command is answered, within seconds, by a
+// notice the printed read command shows, naming the variable to fix.
+func TestUpTellsRefusedKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	const key = "sk-wrong-0123456789abcdef"
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + key + `"}}`})
+	exe := testexe.Path(t)
+	bin := t.TempDir()
+	os.Symlink(exe, filepath.Join(bin, "buzz"))
+	dir := t.TempDir()
+	cmd := exec.Command(exe, "up", "--listen", "127.0.0.1:0")
+	cmd.Dir = dir
+	cmd.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=" + key, "OPENAI_COMPAT_MODEL=m",
+		"OPENAI_COMPAT_BASE_URL=" + llm.URL, "HOME=" + t.TempDir(), "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	cmd.Stderr = t.Output()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	lines := make(chan string, 100)
+	go func() { // ends when up closes stdout
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- strings.TrimSpace(sc.Text())
+		}
+		close(lines)
+	}()
+	var send, get string
+	deadline := time.After(60 * time.Second)
+	for send == "" || get == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("up ended before printing its commands")
+			}
+			switch {
+			case strings.Contains(l, " messages send "):
+				send = l
+			case strings.Contains(l, " messages get "):
+				get = l
+			}
+		case <-deadline:
+			t.Fatal("up printed no commands")
+		}
+	}
+	sh := func(line string) string {
+		c := exec.Command("/bin/sh", "-c", line)
+		c.Dir = dir
+		c.Env = []string{"PATH=" + os.Getenv("PATH")}
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		return string(out)
+	}
+	sh(send)
+	var out string
+	waitFor(t, "the refused-key notice via the printed read command", 60*time.Second, func() bool {
+		out = sh(get)
+		return strings.Contains(out, "OPENAI_COMPAT_API_KEY")
+	})
+	if !strings.Contains(out, "refused the API key (401)") || strings.Contains(out, key) {
+		t.Errorf("read command shows %s; want the 401 notice without the key", out)
 	}
 }

@@ -65,22 +65,17 @@ func startRelayNamed(t testing.TB, dataDir, addr string, names []string, owner, 
 	cfg := relay.Config{DataDir: dataDir, Owner: owner.Public().Hex(), Allow: allow,
 		Logger: slog.New(slog.DiscardHandler), EventsPerSecond: relayRate, EventBurst: relayBurst}
 	if len(names) > 0 {
-		// Naming the relay's own address as well needs it before New, so
-		// the listener is made here and served until the test ends.
+		// Naming the relay's own address as well needs it before the
+		// relay is built, so the listener is made here.
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.PublicURL, cfg.OtherURLs = "ws://"+ln.Addr().String(), names
-		r, err := relay.New(cfg)
+		r, err := relay.StartListener(cfg, ln)
 		if err != nil {
-			ln.Close()
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		served := make(chan struct{})
-		go func() { defer close(served); r.Serve(ctx, ln) }() // ends with cancel
-		t.Cleanup(func() { cancel(); <-served })
 		return r
 	}
 	r, err := relay.Start(cfg, addr)

@@ -1,7 +1,6 @@
 package relay
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"buzzbox/internal/testexe"
+	"buzzbox/nostrgit/nip98"
 
 	"github.com/dgraph-io/badger/v4"
 	eventbadger "github.com/fiatjaf/eventstore/badger"
@@ -43,47 +43,13 @@ func (b *binRelay) stop(t *testing.T) {
 	}
 }
 
-// runBinary starts the built buzz-relay on dir with args after --listen
-// and --data, and reads its address from the "listening" log line.
+// runBinary starts the built buzz-relay on dir with args, rate limits
+// out of the way.
 func runBinary(t *testing.T, dir string, args ...string) *binRelay {
 	t.Helper()
 	exe := testexe.Link(t, "buzz-relay")
-	cmd := exec.Command(exe, append([]string{"--listen", "127.0.0.1:0", "--data", dir, "--rate", "100000", "--burst", "100000"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	urls := make(chan string, 1)
-	// Reads stderr until the process exits and closes it.
-	go func() {
-		defer close(urls)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			if line := sc.Text(); strings.Contains(line, "msg=listening") {
-				for _, f := range strings.Fields(line) {
-					if u, ok := strings.CutPrefix(f, "url="); ok {
-						urls <- u
-					}
-				}
-			}
-		}
-		io.Copy(io.Discard, stderr)
-	}()
-	select {
-	case u, ok := <-urls:
-		if !ok {
-			t.Fatal("buzz-relay exited before listening")
-		}
-		return &binRelay{cmd: cmd, url: u}
-	case <-time.After(60 * time.Second):
-		t.Fatal("buzz-relay did not report its address")
-	}
-	return nil
+	cmd, url := runRelayArgs(t, exe, append([]string{"--data", dir, "--rate", "100000", "--burst", "100000"}, args...)...)
+	return &binRelay{cmd: cmd, url: url}
 }
 
 func signedAt(t *testing.T, k testKey, kind int, at nostr.Timestamp, content string, tags ...nostr.Tag) nostr.Event {
@@ -173,6 +139,62 @@ func TestAttackDeletedChannelReadable(t *testing.T) {
 	cr := login(t, b.url, root)
 	mustPublish(t, cr, signed(t, root, kindCreateGroup, "", h, nostr.Tag{"name", "again"}))
 	mustPublish(t, cr, signed(t, root, 9, "new era", h))
+}
+
+// TestAttackInviteIntoDeletedChannel: an invite naming a deleted channel
+// must not make its redeemer a member of it, able to read its history
+// (nor bring the channel back with new state).
+func TestAttackInviteIntoDeletedChannel(t *testing.T) {
+	owner, mallory := newKey(t), newKey(t)
+	dir := t.TempDir()
+	b := runBinary(t, dir, "--owner", owner.pk)
+	co := login(t, b.url, owner)
+	h := nostr.Tag{"h", chanA}
+	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "public"}))
+	secret := signed(t, owner, 9, "before the deletion", h)
+	mustPublish(t, co, secret)
+	token, _, _ := createInvite(t, b.http(), owner, map[string]any{"channels": []string{chanA, chanB}})
+	mustPublish(t, co, signed(t, owner, kindDeleteGroup, "", h))
+	if status, rep := manage(t, b.http(), owner, "createinvite", map[string]any{"channels": []string{chanA}}); status == http.StatusOK && rep.Error == "" {
+		t.Errorf("createinvite for a deleted channel succeeded: %s", rep.Result)
+	}
+
+	status, body := redeemInvite(t, b.http(), mallory, token, nip98.Options{})
+	if status != http.StatusOK || strings.Contains(string(body), chanA) {
+		t.Errorf("redeem = %d %s; want 200 joining only the live channel", status, body)
+	}
+	attack := func(b *binRelay) {
+		t.Helper()
+		cm := login(t, b.url, mallory)
+		if evs, _ := query(t, cm, nostr.Filter{IDs: []string{secret.ID}}); len(evs) != 0 {
+			t.Errorf("the redeemer of an invite read a deleted channel's history")
+		}
+		if meta, members := channelState(t, cm, chanA); meta != nil || members != nil {
+			t.Errorf("a deleted channel has state again: %v %v", meta, members)
+		}
+	}
+	attack(b)
+	b.stop(t)
+	attack(runBinary(t, dir, "--owner", owner.pk))
+}
+
+// TestAttackDeletedChannelStillAdmits: a key that used the relay only as a
+// member of a channel loses the relay with the channel.
+func TestAttackDeletedChannelStillAdmits(t *testing.T) {
+	owner, bob := newKey(t), newKey(t)
+	b := runBinary(t, t.TempDir(), "--owner", owner.pk)
+	co := login(t, b.url, owner)
+	h := nostr.Tag{"h", chanA}
+	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h))
+	mustPublish(t, co, signed(t, owner, kindAddUser, "", h, nostr.Tag{"p", bob.pk}))
+	if reason := publishAs(t, b.url, bob); reason != "" {
+		t.Fatalf("channel member refused before the deletion: %s", reason)
+	}
+	mustPublish(t, co, signed(t, owner, kindDeleteGroup, "", h))
+	if reason := publishAs(t, b.url, bob); !strings.Contains(reason, "not a relay member") {
+		t.Errorf("member of a deleted channel publishes: %q; want not a relay member", reason)
+	}
 }
 
 // TestAttackEventNamingTwoChannels: an event tagged with an open channel
@@ -407,9 +429,10 @@ func TestAttackEventSizeEscapes(t *testing.T) {
 // TestAttackCountStopsAt250: COUNT and the bridge's /count report every
 // match, not the store's default page, through each path: the store's
 // counter (the relay owner, no tags), a re-checked tag filter, and a
-// caller from whom private channels are hidden.
+// caller from whom private channels are hidden. More than two pages of
+// maxQueryLimit, several events a second, so pages meet inside a second.
 func TestAttackCountStopsAt250(t *testing.T) {
-	const total = 300
+	const total = 2*maxQueryLimit + 100
 	owner, alice := newKey(t), newKey(t)
 	b := runBinary(t, t.TempDir(), "--owner", owner.pk, "--allow", alice.pk)
 	ca, co := login(t, b.url, alice), login(t, b.url, owner)
@@ -417,7 +440,6 @@ func TestAttackCountStopsAt250(t *testing.T) {
 	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "private"}))
 	mustPublish(t, co, signed(t, owner, 9, "hidden from alice", nostr.Tag{"h", chanB}))
 	for i := range total {
-		// Several per second, so that pages meet inside one second.
 		ev := signedAt(t, alice, 9, nostr.Now()-nostr.Timestamp(i/7), fmt.Sprint("message ", i), nostr.Tag{"h", chanA})
 		mustPublish(t, ca, ev)
 	}

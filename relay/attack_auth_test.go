@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"os/exec"
 	"strconv"
@@ -140,8 +141,8 @@ func TestAttackExpiredAttestationGrantsAccess(t *testing.T) {
 	if reason := refused(t, c, signed(t, agent, 1, "expired grant")); !strings.Contains(reason, "restricted") {
 		t.Errorf("publish under an expired attestation = %q; want restricted", reason)
 	}
-	if _, reason := query(t, c, nostr.Filter{Kinds: []int{1}}); !strings.Contains(reason, "restricted") {
-		t.Errorf("REQ under an expired attestation = CLOSED %q; want restricted", reason)
+	if _, reason := query(t, c, nostr.Filter{Kinds: []int{1}}); !strings.Contains(reason, "restricted") || !strings.Contains(reason, "attestation") {
+		t.Errorf("REQ under an expired attestation = CLOSED %q; want restricted, naming the attestation", reason)
 	}
 	mustPublish(t, loginWith(t, url, agent, valid), signed(t, agent, 1, "valid grant"))
 
@@ -492,5 +493,36 @@ func TestAttackNIP98BodyWithoutPayload(t *testing.T) {
 	}
 	if status, b := bridgeCall(t, owner, httpOf(url)+"/events", "", nip98.Options{Body: ev}, "", nil, ev); status != http.StatusOK {
 		t.Errorf("/events with the right payload tag = %d %s; want 200", status, b)
+	}
+}
+
+// TestWildcardListenNames: listening on 0.0.0.0 without --public-url, the
+// relay answers to the loopback names and its interface addresses, not to
+// a name the request makes up.
+func TestWildcardListenNames(t *testing.T) {
+	owner := newKey(t)
+	url := execRelay(t, "--owner", owner.pk, "--listen", "0.0.0.0:0")
+	host, port, err := net.SplitHostPort(strings.TrimPrefix(url, "ws://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	base := "http://127.0.0.1:" + port
+	q := jsonOf(t, []nostr.Filter{{Kinds: []int{1}}})
+	names := []string{"http://localhost:" + port, base, "http://" + net.JoinHostPort(host, port)}
+	if addrs, err := net.InterfaceAddrs(); err == nil {
+		for _, a := range addrs {
+			if n, ok := a.(*net.IPNet); ok && n.IP.To4() != nil && !n.IP.IsLoopback() {
+				names = append(names, "http://"+net.JoinHostPort(n.IP.String(), port))
+				break
+			}
+		}
+	}
+	for _, u := range names {
+		if status, b := bridgeCall(t, owner, base+"/query", u+"/query", nip98.Options{Body: q}, "", nil, q); status != http.StatusOK {
+			t.Errorf("/query with a token for %s on a wildcard listener = %d %s; want 200", u, status, b)
+		}
+	}
+	if status, b := bridgeCall(t, owner, base+"/query", "http://other.example:"+port+"/query", nip98.Options{Body: q}, "other.example:"+port, nil, q); status != http.StatusUnauthorized {
+		t.Errorf("/query with a token for other.example on a wildcard listener = %d %s; want 401", status, b)
 	}
 }

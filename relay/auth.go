@@ -223,3 +223,21 @@ func (r *Relay) grantVerdict(ctx context.Context, c caller, ev *nostr.Event) str
 	}
 	return ""
 }
+
+// explainGate replaces gate's "not a relay member" with the reason when
+// the caller presented its member owner's attestation and only the
+// attestation's time clauses keep it out, so that the agent learns to ask
+// for a new one.
+func (r *Relay) explainGate(ctx context.Context, c caller, msg string) string {
+	if !strings.HasPrefix(msg, "restricted: not a relay member") || c.pubkey == "" {
+		return msg
+	}
+	g := grantOf(ctx)
+	if g == nil || !r.member(caller{pubkey: g.Owner.Hex()}) {
+		return msg
+	}
+	if _, err := grantOwner(g, r.cfg.Now()); err != nil {
+		return "restricted: " + err.Error() + "; ask the owner for a new one"
+	}
+	return msg
+}

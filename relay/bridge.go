@@ -20,7 +20,8 @@ import (
 // The HTTP bridge: POST /query (JSON array of filters → array of events),
 // POST /count (→ {"count": n}) and POST /events (one signed event →
 // {"event_id","accepted","message"}). Each request carries a NIP-98 token
-// for its exact URL and method with the body's SHA-256; a token is good
+// for its exact URL (on one of the relay's own names, see selfNames) and
+// method with the body's SHA-256 (required with a body); a token is good
 // once (replays get 401 "NIP-98: replay detected"). The access rules are
 // the websocket's. Errors are {"error": "<text>"}.
 

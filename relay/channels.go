@@ -370,6 +370,12 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	cs := r.chans
 	cs.mu.Lock()
 	ch := cs.byID[id]
+	if ch != nil && ch.deleted && ev.Kind != kindCreateGroup {
+		// Nothing changes a deleted channel: its members stay who may read
+		// its history, and no new state would bring it back.
+		cs.mu.Unlock()
+		return
+	}
 	switch ev.Kind {
 	case kindCreateGroup:
 		if ch != nil && !ch.deleted {
@@ -415,11 +421,8 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 			removed = append(removed, ev.PubKey)
 		}
 	case kindDeleteGroup:
-		if ch == nil {
-			cs.mu.Unlock()
-			return
-		}
-		ch.deleted = true
+		cs.mu.Unlock()
+		return // done by deleteChannel before the 9008 was stored
 	}
 	var snapshot channel
 	if ch != nil {
@@ -428,14 +431,6 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	}
 	cs.mu.Unlock()
 
-	if ev.Kind == kindDeleteGroup {
-		// The tombstone first: should the relay stop in between, the
-		// newer of tombstone and 39000 decides at the next start.
-		r.publishTombstone(ctx, snapshot)
-		r.dropChannelState(ctx, id, kindGroupMetadata, kindGroupMembers)
-		r.revoke(id, keys(snapshot.members))
-		return
-	}
 	if ch == nil {
 		return
 	}
@@ -528,6 +523,37 @@ func memberTags(ch channel) nostr.Tags {
 		tags = append(tags, nostr.Tag{"p", pk, "", ch.members[pk]})
 	}
 	return tags
+}
+
+// saveEvent stores an accepted event. A 9008 deletes its channel first, so
+// that no stop of the relay, however abrupt, leaves the 9008 stored and
+// the channel without its tombstone.
+func (r *Relay) saveEvent(ctx context.Context, ev *nostr.Event) error {
+	if ev.Kind == kindDeleteGroup {
+		r.deleteChannel(ctx, channelOf(ev))
+	}
+	return r.store.SaveEvent(ctx, ev)
+}
+
+// deleteChannel marks channel id deleted, records its tombstone, drops its
+// 39000/39002 and closes its members' subscriptions of it. The tombstone
+// comes before the drop: should the relay stop in between, the newer of
+// tombstone and 39000 decides at the next start.
+func (r *Relay) deleteChannel(ctx context.Context, id string) {
+	cs := r.chans
+	cs.mu.Lock()
+	ch := cs.byID[id]
+	if ch == nil || ch.deleted {
+		cs.mu.Unlock()
+		return
+	}
+	ch.deleted = true
+	snapshot := *ch
+	snapshot.members = maps(ch.members)
+	cs.mu.Unlock()
+	r.publishTombstone(ctx, snapshot)
+	r.dropChannelState(ctx, id, kindGroupMetadata, kindGroupMembers)
+	r.revoke(id, keys(snapshot.members))
 }
 
 // publishTombstone records that ch was deleted, with its private flag and

@@ -4,7 +4,7 @@
 //
 //	buzz-relay [--listen 127.0.0.1:3000] [--data ./buzz-relay-data] [--sync] [--db postgres://…]
 //	           [--owner PUBKEY] [--allow PUBKEY]… [--allow-file FILE] [--open]
-//	           [--public-url ws(s)://host] [--max-event-bytes N] [--max-filters N]
+//	           [--public-url ws(s)://host]… [--max-event-bytes N] [--max-filters N]
 //	           [--max-subscriptions N] [--rate N] [--burst N] [--max-future 15m]
 //	           [--max-age 26280h] [--log-level L] [--log-json]
 //
@@ -31,6 +31,16 @@
 //     carry exactly one challenge tag, one relay tag naming this relay
 //     (localhost, ::1 and 127.0.0.1 are one host) and a created_at within
 //     60 s. Bad signatures get an "invalid:" OK.
+//   - The relay's names, which AUTH relay tags and NIP-98 u tags must use,
+//     are the --public-url values when given, else the listen address; a
+//     wildcard listen address (0.0.0.0, ::) answers to the loopback names,
+//     itself and the host's interface addresses, with a warning to set
+//     --public-url. Request headers (Host, X-Forwarded-*) never name it.
+//   - NIP-OA attestations grant their owner's membership while their
+//     created_at clauses hold at the relay's clock (checked at every use,
+//     so a websocket loses the grant when it expires); every event written
+//     under one must satisfy all its clauses (kind= limits writes, not
+//     reads); git access needs one without kind= clauses. See auth.go.
 //   - Channels as NIP-29-style groups (h tag with a UUID); see channels.go.
 //     An event names at most one channel. A deleted channel (9008) leaves
 //     a tombstone (kind 39008, signed by the relay, kept across restarts):
@@ -38,7 +48,8 @@
 //     only the relay owner may create its UUID again. Roles come from a
 //     9000 in any written form (["role", r], ["p", pk, r], ["p", pk, "", r]);
 //     a guest reads shared repositories and never pushes.
-//   - The HTTP bridge: POST /query, /count, /events with NIP-98 auth.
+//   - The HTTP bridge: POST /query, /count, /events with NIP-98 auth; a
+//     request with a body needs a payload tag hashing it.
 //   - Git smart HTTP under /git/<owner>/<name>.git through git http-backend.
 //
 // It does not federate, mirror other relays, serve Blossom uploads or

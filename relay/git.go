@@ -125,7 +125,7 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	c, why := r.gitCaller(res)
-	if msg := r.gate(c); msg != "" && !r.cfg.Open {
+	if msg := r.gate(c); msg != "" && (!r.cfg.Open || r.banned(c)) {
 		if why != "" {
 			msg = why
 		}

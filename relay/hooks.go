@@ -72,7 +72,7 @@ func (r *Relay) newKhatru() *khatru.Relay {
 	kr.Info.Name = "buzz-relay"
 	kr.Info.PubKey = r.pubkey
 
-	kr.StoreEvent = append(kr.StoreEvent, r.store.SaveEvent)
+	kr.StoreEvent = append(kr.StoreEvent, r.saveEvent)
 	kr.ReplaceEvent = append(kr.ReplaceEvent, r.replaceEvent)
 	kr.DeleteEvent = append(kr.DeleteEvent, r.store.DeleteEvent)
 	kr.QueryEvents = append(kr.QueryEvents, r.queryEvents)
@@ -301,7 +301,7 @@ func (r *Relay) channelFilterVerdict(c caller, f *nostr.Filter) string {
 func (r *Relay) filterVerdict(ctx context.Context) string {
 	cl := callerOf(ctx)
 	if msg := r.gate(cl); msg != "" {
-		return msg
+		return r.explainGate(ctx, cl, msg)
 	}
 	c := connOf(khatru.GetConnection(ctx))
 	if c == nil {
@@ -328,8 +328,9 @@ func (r *Relay) rejectFilter(ctx context.Context, f nostr.Filter) (bool, string)
 }
 
 func (r *Relay) rejectCountFilter(ctx context.Context, f nostr.Filter) (bool, string) {
-	if msg := r.gate(callerOf(ctx)); msg != "" {
-		return true, msg
+	c := callerOf(ctx)
+	if msg := r.gate(c); msg != "" {
+		return true, r.explainGate(ctx, c, msg)
 	}
 	return false, ""
 }

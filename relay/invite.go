@@ -80,39 +80,51 @@ type inviteParams struct {
 	ExpiresIn *float64 `json:"expires_in"`
 }
 
-// createInvite is the createinvite management method.
-func (r *Relay) createInvite(req *http.Request, who string, params []json.RawMessage) (any, error) {
+// parseInviteParams reads createinvite's params: the channel ids, in
+// order and without repeats, checked for form only, and the lifetime.
+func parseInviteParams(params []json.RawMessage) ([]string, time.Duration, error) {
 	var p inviteParams
 	if len(params) > 0 && !bytes.Equal(bytes.TrimSpace(params[0]), []byte("null")) {
 		dec := json.NewDecoder(bytes.NewReader(params[0]))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&p); err != nil {
-			return nil, fmt.Errorf(`createinvite: params must be [{"channels":["<uuid>",…],"expires_in":<seconds>}]: %v`, err)
+			return nil, 0, fmt.Errorf(`createinvite: params must be [{"channels":["<uuid>",…],"expires_in":<seconds>}]: %v`, err)
 		}
 	}
 	ttl := defaultInviteTTL
 	if p.ExpiresIn != nil {
 		s := *p.ExpiresIn
 		if s != math.Trunc(s) || s < 1 || s > maxInviteTTL.Seconds() {
-			return nil, fmt.Errorf("createinvite: expires_in must be a whole number of seconds from 1 to %d (30 days)", int64(maxInviteTTL.Seconds()))
+			return nil, 0, fmt.Errorf("createinvite: expires_in must be a whole number of seconds from 1 to %d (30 days)", int64(maxInviteTTL.Seconds()))
 		}
 		ttl = time.Duration(s) * time.Second
 	}
 	if len(p.Channels) > maxInviteChannels {
-		return nil, fmt.Errorf("createinvite: at most %d channels per invite", maxInviteChannels)
+		return nil, 0, fmt.Errorf("createinvite: at most %d channels per invite", maxInviteChannels)
 	}
 	chans := make([]string, 0, len(p.Channels))
 	seen := make(map[string]bool)
 	for _, id := range p.Channels {
 		if !isUUID(id) {
-			return nil, fmt.Errorf("createinvite: channel %.40q is not a lower-case channel UUID", id)
-		}
-		if _, ok := r.chans.get(id); !ok {
-			return nil, fmt.Errorf("createinvite: no channel %s on this relay", id)
+			return nil, 0, fmt.Errorf("createinvite: channel %.40q is not a lower-case channel UUID", id)
 		}
 		if !seen[id] {
 			seen[id] = true
 			chans = append(chans, id)
+		}
+	}
+	return chans, ttl, nil
+}
+
+// createInvite is the createinvite management method.
+func (r *Relay) createInvite(req *http.Request, who string, params []json.RawMessage) (any, error) {
+	chans, ttl, err := parseInviteParams(params)
+	if err != nil {
+		return nil, err
+	}
+	for _, id := range chans {
+		if ch, ok := r.chans.get(id); !ok || ch.deleted {
+			return nil, fmt.Errorf("createinvite: no channel %s on this relay", id)
 		}
 	}
 	raw := make([]byte, inviteTokenBytes)
@@ -215,7 +227,7 @@ func (r *Relay) redeem(ctx context.Context, token, pk string) ([]string, int, st
 	}
 	joined := make([]string, 0, len(rec.Channels))
 	for _, id := range rec.Channels {
-		if _, ok := r.chans.get(id); !ok {
+		if ch, ok := r.chans.get(id); !ok || ch.deleted {
 			continue
 		}
 		joined = append(joined, id)

@@ -167,7 +167,7 @@ func sortedEntries(rows map[string]string) []listEntry {
 	return out
 }
 
-// inChannel reports whether some channel lists pk.
+// inChannel reports whether some channel lists pk; a deleted one does not count.
 func (cs *channels) inChannel(pk string) bool {
 	if pk == "" {
 		return false
@@ -175,7 +175,7 @@ func (cs *channels) inChannel(pk string) bool {
 	cs.mu.RLock()
 	defer cs.mu.RUnlock()
 	for _, ch := range cs.byID {
-		if ch.members[pk] != "" {
+		if !ch.deleted && ch.members[pk] != "" {
 			return true
 		}
 	}

@@ -483,3 +483,62 @@ func TestMembershipPostgres(t *testing.T) {
 		t.Errorf("invite after restart on PostgreSQL = %d %s", status, b)
 	}
 }
+
+// TestAttackBannedGitOnOpenRelay: on an --open relay, where git needs no
+// membership, a banned key is still refused git access.
+func TestAttackBannedGitOnOpenRelay(t *testing.T) {
+	owner, banned := newKey(t), newKey(t)
+	_, url := runRelayArgs(t, testexe.Link(t, "buzz-relay"), "--data", t.TempDir(), "--open", "--owner", owner.pk)
+	base := httpBase(url)
+	gitGet := func(k testKey) (int, string) {
+		t.Helper()
+		sec, _ := nostrkey.ParseSecret(k.sk)
+		repo := base + "/git/" + k.pk + "/tools.git"
+		hdr, err := nip98.Header(sec, repo, http.MethodGet, nip98.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, repo+"/info/refs?service=git-upload-pack", nil)
+		req.Header.Set("Authorization", hdr)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if status, body := gitGet(banned); status == http.StatusForbidden {
+		t.Fatalf("before the ban: %d %s", status, body)
+	}
+	mustManage(t, base, owner, "banpubkey", banned.pk)
+	if status, body := gitGet(banned); status != http.StatusForbidden || !strings.Contains(body, "banned") {
+		t.Errorf("banned key's git request = %d %q; want 403 banned", status, body)
+	}
+}
+
+// TestMemberRecordsPastFirstPage: more run-time members than one store
+// query returns are all read back at start.
+func TestMemberRecordsPastFirstPage(t *testing.T) {
+	owner := newKey(t)
+	dir := t.TempDir()
+	r := startRelay(t, Config{DataDir: dir, Owner: owner.pk})
+	keys := make([]string, maxQueryLimit+5)
+	for i := range keys {
+		keys[i] = newKey(t).pk
+		if err := r.changeMember(t.Context(), keys[i], func(m *memberRecord) { m.Allowed = true }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.Close()
+	r2 := startRelay(t, Config{DataDir: dir, Owner: owner.pk})
+	missing := 0
+	for _, pk := range keys {
+		if !r2.isMember(pk) {
+			missing++
+		}
+	}
+	if missing > 0 {
+		t.Errorf("%d of %d members lost across a restart", missing, len(keys))
+	}
+}

@@ -400,6 +400,25 @@ func Start(cfg Config, addr string) (*Relay, error) {
 		r.store.Close()
 		return nil, fmt.Errorf("buzz-relay: listen %s: %w", addr, err)
 	}
+	r.startOn(ln)
+	return r, nil
+}
+
+// StartListener is Start on a listener the caller made, e.g. to name the
+// relay's own address in cfg.PublicURL before it is built. The relay owns
+// ln from then on, also when New fails.
+func StartListener(cfg Config, ln net.Listener) (*Relay, error) {
+	r, err := New(cfg)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	r.startOn(ln)
+	return r, nil
+}
+
+// startOn serves ln in the background until Close.
+func (r *Relay) startOn(ln net.Listener) {
 	ctx, cancel := context.WithCancel(context.Background())
 	r.stop = cancel
 	r.done = make(chan struct{})
@@ -411,7 +430,6 @@ func Start(cfg Config, addr string) (*Relay, error) {
 			r.log.Error("serve", "err", err)
 		}
 	}()
-	return r, nil
 }
 
 // listening records the listen address: URL's value and, without
@@ -510,12 +528,21 @@ func (r *Relay) scheme(req *http.Request) string {
 	return "ws"
 }
 
-// httpBase returns the relay's primary http(s) URL, for links.
+// httpBase returns the relay's http(s) URL for links it hands out: the
+// one of its own names the request came by, else the primary one.
 func (r *Relay) httpBase(req *http.Request) string {
-	if b := r.names().bases(r.httpScheme(req)); len(b) > 0 {
-		return b[0]
+	names := r.names()
+	bases := names.bases(r.httpScheme(req))
+	if len(bases) == 0 {
+		return r.HTTPURL()
 	}
-	return r.HTTPURL()
+	came := normHost(req.Host)
+	for i, h := range names.hosts {
+		if h == came {
+			return bases[i]
+		}
+	}
+	return bases[0]
 }
 
 func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {

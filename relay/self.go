@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strconv"
 	"strings"
 )
 
@@ -36,7 +37,7 @@ func publicNames(primary string, others ...string) (selfNames, error) {
 		default:
 			return selfNames{}, fmt.Errorf("buzz-relay: public URL %q: scheme must be ws://, wss://, http:// or https://", raw)
 		}
-		if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
+		if u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" || !validHost(u.Hostname(), u.Port()) {
 			return selfNames{}, fmt.Errorf("buzz-relay: public URL %q: want scheme://host[:port] with no user, query or fragment", raw)
 		}
 		if i == 0 {
@@ -94,4 +95,24 @@ func (n selfNames) bases(scheme string) []string {
 		out[i] = scheme + "://" + h
 	}
 	return out
+}
+
+// validHost reports whether host is an IP address or a DNS name (letters,
+// digits, '.', '-', '_') and port is empty or 1 to 65535.
+func validHost(host, port string) bool {
+	if port != "" {
+		n, err := strconv.Atoi(port)
+		if err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			return false
+		}
+	}
+	if host == "" || net.ParseIP(host) != nil {
+		return host != ""
+	}
+	for _, c := range host {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }

@@ -61,3 +61,31 @@ func TestListenNames(t *testing.T) {
 		}
 	}
 }
+
+// FuzzPublicNames: any text is refused or gives names whose primary base
+// URL is a relay tag the relay accepts, while another host is refused.
+func FuzzPublicNames(f *testing.F) {
+	for _, s := range []string{"wss://relay.example", "ws://127.0.0.1:3000", "https://[::1]:8443/x", "ws://", "wss://a@b", "http://Relay.Example:80"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n, err := publicNames(s)
+		if err != nil {
+			return
+		}
+		scheme := "ws"
+		if n.secure {
+			scheme = "wss"
+		}
+		b := n.bases(scheme)
+		if len(b) != 1 {
+			t.Fatalf("publicNames(%q) = %d names; want 1", s, len(b))
+		}
+		if !namesRelay(b[0], b) || !namesRelay(b[0]+"/", b) {
+			t.Fatalf("publicNames(%q): relay tag %q refused", s, b[0])
+		}
+		if namesRelay(scheme+"://other.invalid", b) && n.hosts[0] != "other.invalid" {
+			t.Fatalf("publicNames(%q): another host accepted", s)
+		}
+	})
+}

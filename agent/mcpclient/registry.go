@@ -26,6 +26,7 @@ var envWhitelist = []string{
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
 	"SSL_CERT_FILE", "SSL_CERT_DIR", "NOSTR_PRIVATE_KEY", "BUZZ_PRIVATE_KEY", "BUZZ_RELAY_URL",
 	"BUZZ_AUTH_TAG", "BUZZ_ACP_DISPLAY_NAME",
+	"BUZZ_SHELL_SANDBOX", "BUZZ_SHELL_WRITE_DIRS", // buzz-dev-mcp's shell sandbox
 }
 
 // EnvWhitelist returns the names of the variables MCP children inherit.

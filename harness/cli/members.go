@@ -162,6 +162,10 @@ func runMembersInvite(in *inv) error {
 	if err := json.Unmarshal(res, &out); err != nil || out.URL == "" {
 		return otherErr("unreadable createinvite result %.200s", res)
 	}
+	if in.compact {
+		_, err := io.WriteString(in.out, out.URL+"\n")
+		return err
+	}
 	return writeJSON(in.out, out)
 }
 

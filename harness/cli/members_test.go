@@ -99,6 +99,9 @@ func TestMembersInvite(t *testing.T) {
 		t.Errorf("expires_at = %d; want a day from now", inv.ExpiresAt)
 	}
 	fails(t, runBuzz(t, base, owner, "", "members", "invite", "--expires", "1000h"), 1, catUser)
+	if link := mustBuzz(t, base, owner, "members", "invite", "--format", "compact"); !strings.HasPrefix(link, base+"/#invite=") || strings.Count(link, "\n") != 1 {
+		t.Errorf("members invite --format compact = %q; want the link on one line", link)
+	}
 
 	body, _ := json.Marshal(map[string]string{"token": inv.Token})
 	sec, _ := nostrkey.ParseSecret(guest.sk)

@@ -195,10 +195,10 @@ func commands() []command {
 		{Group: "members", Name: "unban", Summary: "lift a ban (NIP-86 unbanpubkey)",
 			Usage: "--pubkey HEX|NPUB", Flags: []flagSpec{str("pubkey", "HEX|NPUB", "who to unban")},
 			Example: "buzz members unban --pubkey " + examplePubkey, Run: memberCmd("unbanpubkey", false)},
-		{Group: "members", Name: "invite", Summary: "make a single-use invite link that adds its redeemer to the relay and channels",
+		{Group: "members", Name: "invite", Summary: "make a single-use invite link that adds its redeemer to the relay and channels (compact: the link alone)",
 			Usage:   "[--channel UUID]… [--expires DURATION]",
 			Flags:   []flagSpec{list("channel", "UUID", "channel the invitee joins"), str("expires", "DURATION", "how long the link is good (default 168h, at most 720h)")},
-			Example: "buzz members invite --channel " + exampleChannel + " --expires 24h", Run: runMembersInvite},
+			Example: "buzz members invite --channel " + exampleChannel + " --expires 24h --format compact", Run: runMembersInvite},
 
 		{Group: "agents", Name: "attest", Summary: "sign a NIP-OA attestation of an agent key with your key; paste it into BUZZ_AUTH_TAG",
 			Usage: "--agent HEX|NPUB [--kinds K] [--until TIME]", Offline: true,
