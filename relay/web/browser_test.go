@@ -31,6 +31,10 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip19"
 )
 
+// waitLimit bounds one wait for the page: generous, since the machine
+// may be shared by many builds; a passing run waits far less.
+const waitLimit = 90 * time.Second
+
 // browser starts Debian's chromium headless with a fresh profile and
 // returns a tab context. Console errors and exceptions (CSP refusals
 // among them) are collected for errs.
@@ -55,7 +59,7 @@ func browser(t *testing.T) (ctx context.Context, errs func() []string) {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelT := context.WithTimeout(ctx, 6*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
 	var mu sync.Mutex
 	var got []string
@@ -100,7 +104,7 @@ func button(name string) chromedp.Search {
 // waitJS waits until a page expression is truthy.
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(waitLimit), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
 		t.Fatalf("waiting for %s: %v\npage text:\n%s", what, err, html)
 	}
@@ -108,7 +112,7 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
 	if err := chromedp.Do(sctx, steps...); err != nil {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
