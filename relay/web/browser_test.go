@@ -966,3 +966,14 @@ func TestBrowserChannelHistory(t *testing.T) {
 	do(t, ctx, "load older", chromedp.Click(button("Load older messages")))
 	waitJS(t, ctx, "older messages", fmt.Sprintf(`document.querySelectorAll('#feed article').length > %d`, before))
 }
+
+// TestBrowserNotYetMember: a key the relay does not admit gets a clear
+// explanation with the npub to hand to the owner, not an empty page.
+func TestBrowserNotYetMember(t *testing.T) {
+	ctx, _ := browser(t)
+	r, _ := ownerRelay(t)
+	sk := signInNew(t, ctx, r.HTTPURL(), "Judy")
+	pk, _ := nostr.GetPublicKey(sk)
+	npub, _ := nip19.EncodePublicKey(pk)
+	waitJS(t, ctx, "the explanation", textIn("#notice", "not a member")+` && `+textIn("#notice", npub))
+}
