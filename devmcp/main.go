@@ -173,6 +173,7 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 		s.bootstrap += "\n" + sandboxNote(sandboxLandlock) + "\n"
 	}
 	s.media = newMediaAuth(env)
+	s.ws = newWorkspace(env)
 	s.indexTools()
 	log.Info("started", "cwd", cwd, "shell", s.sh.path, "session", s.sess.dir, "sandbox", s.sandboxName())
 	return s, nil
