@@ -169,11 +169,14 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 		hasKey = true // the buzz CLI gets it as BUZZ_KEYFILE, the shim's key file
 	}
 	s.bootstrap = bootstrapText(cwd, s.sh, hasRelay && hasKey)
+	s.ws = newWorkspace(env)
+	if s.ws.configured() {
+		s.bootstrap += workspaceNote + "\n"
+	}
 	if s.sandbox != nil {
 		s.bootstrap += "\n" + sandboxNote(sandboxLandlock) + "\n"
 	}
 	s.media = newMediaAuth(env)
-	s.ws = newWorkspace(env)
 	s.indexTools()
 	log.Info("started", "cwd", cwd, "shell", s.sh.path, "session", s.sess.dir, "sandbox", s.sandboxName())
 	return s, nil

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"buzzbox/harness/cli"
+	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 )
 
@@ -43,9 +44,14 @@ func newWorkspace(env proc.Env) workspace {
 	if key == "" {
 		key = env.Getenv(envNostrKey)
 	}
-	if relay == "" || strings.TrimSpace(key) == "" {
+	if relay == "" {
 		return workspace{}
 	}
+	sk, err := nostrkey.ParseSecret(key)
+	if err != nil {
+		return workspace{} // no key, or one the CLI would refuse: the tools could only fail
+	}
+	sk.Zero()
 	environ := []string{envRelayURL + "=" + relay, envPrivateKey + "=" + key}
 	for _, name := range []string{envAuthTag, envTimeoutSecs, envConnectTimeoutSecs, "TMPDIR"} {
 		if v, ok := env.LookupEnv(name); ok && v != "" {
@@ -56,6 +62,9 @@ func newWorkspace(env proc.Env) workspace {
 }
 
 func (w workspace) configured() bool { return w.environ != nil }
+
+// workspaceNote ends the instructions when the workspace tools are offered.
+const workspaceNote = "To reply, react or read a thread, prefer the send_message, add_reaction and read_thread tools: they sign with your key and need no shell."
 
 // cappedOutput keeps the first max bytes written to it and counts the rest.
 type cappedOutput struct {

@@ -159,11 +159,19 @@ func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
 // the workspace tools are not offered (they could only fail).
 func TestWorkspaceToolsNeedRelayAndKey(t *testing.T) {
 	_, sec, _ := newKey(t)
-	for _, env := range [][]string{nil, {"BUZZ_RELAY_URL=ws://127.0.0.1:9"}, {"BUZZ_PRIVATE_KEY=" + sec}} {
+	for _, env := range [][]string{nil, {"BUZZ_RELAY_URL=ws://127.0.0.1:9"}, {"BUZZ_PRIVATE_KEY=" + sec},
+		{"BUZZ_RELAY_URL=ws://127.0.0.1:9", "BUZZ_PRIVATE_KEY=not-a-key"}} {
 		p := startServer(t, startOpts{env: env})
-		p.initialize("2025-11-25")
+		instr := p.initialize("2025-11-25")["instructions"].(string)
 		if names := listNames(t, p.call("tools/list", nil)); !slices.Equal(names, wantTools) {
 			t.Errorf("env %v: tools/list = %v; want %v", env, names, wantTools)
 		}
+		if strings.Contains(instr, "send_message") {
+			t.Errorf("env %v: instructions name send_message: %q", env, instr)
+		}
+	}
+	p := startServer(t, startOpts{env: workspaceEnv(t)})
+	if instr := p.initialize("2025-11-25")["instructions"].(string); !strings.Contains(instr, "send_message") {
+		t.Errorf("configured: instructions %q do not point at send_message", instr)
 	}
 }
