@@ -60,13 +60,18 @@ type threadEvent struct {
 	Tags    [][]string `json:"tags"`
 }
 
-// TestWorkspaceToolsPostWithoutShell: where an agent's sandbox strips
-// BUZZ_* variables or resets PATH, `buzz messages send` in the shell
-// cannot answer. send_message, add_reaction and read_thread sign with the
-// key buzz-dev-mcp holds (here handed over as NOSTR_PRIVATE_KEY_FILE) and
-// reach the relay with no shell at all; the CLI reads back what they
-// wrote as the CLI itself would have written it.
-func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
+// testWorkspace is a relay with a channel the agent is a member of and an
+// owner's message in it, for the workspace tools to answer.
+type testWorkspace struct {
+	relay              string // ws:// URL
+	channel, root      string // channel id, id of the owner's message
+	ownerHex, ownerPub string
+	agentPub           string
+	keyFile            string // 0600 file with the agent's key, for NOSTR_PRIVATE_KEY_FILE
+}
+
+func newTestWorkspace(t *testing.T) testWorkspace {
+	t.Helper()
 	_, ownerHex, ownerPub := newKey(t)
 	_, agentHex, agentPub := newKey(t)
 	r, err := relay.Start(relay.Config{DataDir: t.TempDir(), Owner: ownerPub, Allow: []string{agentPub}, Logger: slog.New(slog.DiscardHandler)}, "127.0.0.1:0")
@@ -78,19 +83,37 @@ func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
 		ChannelID string `json:"channel_id"`
 	}
 	buzzCLI(t, r.URL(), ownerHex, &created, "channels", "create", "--name", "general", "--type", "stream", "--visibility", "open")
-	ch := created.ChannelID
-	buzzCLI(t, r.URL(), ownerHex, nil, "channels", "add-member", "--channel", ch, "--pubkey", agentPub)
+	buzzCLI(t, r.URL(), ownerHex, nil, "channels", "add-member", "--channel", created.ChannelID, "--pubkey", agentPub)
 	var root struct {
 		EventID string `json:"event_id"`
 	}
-	buzzCLI(t, r.URL(), ownerHex, &root, "messages", "send", "--channel", ch, "--content", "what is 6*7?")
-
+	buzzCLI(t, r.URL(), ownerHex, &root, "messages", "send", "--channel", created.ChannelID, "--content", "what is 6*7?")
 	keyFile := filepath.Join(t.TempDir(), "agent.key")
 	if err := os.WriteFile(keyFile, []byte(agentHex+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	return testWorkspace{relay: r.URL(), channel: created.ChannelID, root: root.EventID, ownerHex: ownerHex, ownerPub: ownerPub, agentPub: agentPub, keyFile: keyFile}
+}
+
+// thread reads the thread of event as the owner, through the CLI.
+func (w testWorkspace) thread(t *testing.T, event string) []threadEvent {
+	t.Helper()
+	var out []threadEvent
+	buzzCLI(t, w.relay, w.ownerHex, &out, "messages", "thread", "--channel", w.channel, "--event", event)
+	return out
+}
+
+// TestWorkspaceToolsPostWithoutShell: where an agent's sandbox strips
+// BUZZ_* variables or resets PATH, `buzz messages send` in the shell
+// cannot answer. send_message, add_reaction and read_thread sign with the
+// key buzz-dev-mcp holds (here handed over as NOSTR_PRIVATE_KEY_FILE) and
+// reach the relay with no shell at all; the CLI reads back what they
+// wrote as the CLI itself would have written it.
+func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
+	ws := newTestWorkspace(t)
+	r, ch, root, ownerHex, ownerPub, agentPub, keyFile := ws.relay, ws.channel, ws.root, ws.ownerHex, ws.ownerPub, ws.agentPub, ws.keyFile
 	// No shell: BUZZ_SHELL names nothing and PATH is empty.
-	p := startServer(t, startOpts{env: []string{"BUZZ_RELAY_URL=" + r.URL(), "NOSTR_PRIVATE_KEY_FILE=" + keyFile,
+	p := startServer(t, startOpts{env: []string{"BUZZ_RELAY_URL=" + r, "NOSTR_PRIVATE_KEY_FILE=" + keyFile,
 		"BUZZ_SHELL=/nonexistent/sh", "PATH="}})
 	p.initialize("2025-11-25")
 	names := listNames(t, p.call("tools/list", nil))
@@ -106,14 +129,14 @@ func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
 		MentionPubkeys []string `json:"mention_pubkeys"`
 	}
 	answer := "42\n\nsix times seven, @owner"
-	res := p.tool("send_message", map[string]any{"channel": ch, "content": answer, "reply_to": root.EventID, "mentions": []string{ownerPub}})
+	res := p.tool("send_message", map[string]any{"channel": ch, "content": answer, "reply_to": root, "mentions": []string{ownerPub}})
 	if err := json.Unmarshal([]byte(okText(t, res)), &sent); err != nil || !sent.Accepted || !slices.Equal(sent.MentionPubkeys, []string{ownerPub}) {
 		t.Fatalf("send_message = %v (%v); want an accepted event mentioning the owner", res, err)
 	}
 
 	var thread []threadEvent
-	buzzCLI(t, r.URL(), ownerHex, &thread, "messages", "thread", "--channel", ch, "--event", root.EventID)
-	if len(thread) != 2 || thread[0].ID != root.EventID {
+	buzzCLI(t, r, ownerHex, &thread, "messages", "thread", "--channel", ch, "--event", root)
+	if len(thread) != 2 || thread[0].ID != root {
 		t.Fatalf("thread = %+v; want the root and one reply", thread)
 	}
 	reply := thread[1]
@@ -123,18 +146,18 @@ func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
 	hasTag := func(want ...string) bool {
 		return slices.ContainsFunc(reply.Tags, func(tag []string) bool { return slices.Equal(tag, want) })
 	}
-	if !hasTag("h", ch) || !hasTag("e", root.EventID, "", "reply") || !hasTag("p", ownerPub) {
+	if !hasTag("h", ch) || !hasTag("e", root, "", "reply") || !hasTag("p", ownerPub) {
 		t.Errorf("reply tags = %v; want h, the reply e tag and the mention", reply.Tags)
 	}
 
-	okText(t, p.tool("add_reaction", map[string]any{"event": root.EventID, "emoji": "👀"}))
+	okText(t, p.tool("add_reaction", map[string]any{"event": root, "emoji": "👀"}))
 	var reactions struct {
 		Reactions []struct {
 			Emoji   string   `json:"emoji"`
 			Pubkeys []string `json:"pubkeys"`
 		} `json:"reactions"`
 	}
-	buzzCLI(t, r.URL(), ownerHex, &reactions, "reactions", "get", "--event", root.EventID)
+	buzzCLI(t, r, ownerHex, &reactions, "reactions", "get", "--event", root)
 	agentNpub, _ := nostrkey.HexToNpub(agentPub)
 	if len(reactions.Reactions) != 1 || reactions.Reactions[0].Emoji != "👀" || !slices.Equal(reactions.Reactions[0].Pubkeys, []string{agentNpub}) {
 		t.Errorf("reactions = %+v; want 👀 by the agent", reactions)
