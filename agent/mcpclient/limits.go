@@ -47,3 +47,18 @@ const (
 // httpNotifyTimeout bounds a notification POST (initialized, cancelled):
 // the server owes only a 202, and a cancel must not hang the caller.
 const httpNotifyTimeout = 10 * time.Second
+
+// SSE resumption (MCP 2025-11-25, SEP-1699). A server names its
+// reconnection delay in an event's retry field; without one the client
+// waits sseDefaultRetry. The delay is kept within [sseMinRetry,
+// sseMaxRetry] so a server cannot make the client hammer it or park a
+// call for longer than a tool timeout would allow anyway. A resumption GET
+// that fails at the network level is tried maxResumeFailures times in a
+// row before the stream counts as lost; an HTTP error status ends it at
+// once (the server said it will not resume).
+const (
+	sseDefaultRetry   = time.Second
+	sseMinRetry       = 100 * time.Millisecond
+	sseMaxRetry       = 30 * time.Second
+	maxResumeFailures = 3
+)

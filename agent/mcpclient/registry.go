@@ -260,7 +260,7 @@ func (r *Registry) start(ctx context.Context, sp Spec, onListChanged func()) (*C
 		for _, h := range sp.Headers {
 			hs = append(hs, nameValue{h[0], h[1]})
 		}
-		t = newHTTP(sp.URL, hs, hc, log)
+		t = newHTTP(sp.URL, hs, hc, onListChanged, log)
 	default:
 		return nil, nil, fmt.Errorf("init %s: unsupported MCP transport %q", sp.Name, sp.Type)
 	}
@@ -269,6 +269,9 @@ func (r *Registry) start(ctx context.Context, sp Spec, onListChanged func()) (*C
 	if err != nil {
 		t.close(false)
 		return nil, nil, err
+	}
+	if ht, ok := t.(*httpTransport); ok {
+		ht.listen()
 	}
 	return c, tools, nil
 }
