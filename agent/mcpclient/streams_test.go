@@ -100,12 +100,14 @@ func (s *streamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *streamServer) serveGet(w http.ResponseWriter, r *http.Request) {
+	resuming := r.Header.Get("Last-Event-ID") != ""
 	s.mu.Lock()
 	s.lastIDs = append(s.lastIDs, r.Header.Get("Last-Event-ID"))
-	pending := s.pendingID
-	s.pendingID = nil
+	var pending json.RawMessage
+	if resuming {
+		pending, s.pendingID = s.pendingID, nil
+	}
 	s.mu.Unlock()
-	resuming := r.Header.Get("Last-Event-ID") != ""
 	if s.mode == "noresume" || (s.mode == "post" && !resuming) || (s.mode == "resume" && !resuming) {
 		http.Error(w, "no GET stream here", http.StatusMethodNotAllowed)
 		return
