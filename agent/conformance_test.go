@@ -45,6 +45,8 @@ type conformanceScenario struct {
 	failing map[string]string
 	// result, when set, must appear in the tool result the model got back.
 	result string
+	// tokens: the agent must have stored an OAuth token (mode 0600).
+	tokens bool
 }
 
 var conformanceScenarios = []conformanceScenario{
@@ -55,6 +57,9 @@ var conformanceScenarios = []conformanceScenario{
 	// elicitation/create is refused with -32601 at once, so the tool call
 	// ends promptly with the server's error text instead of hanging, and
 	// the checks that want an accepted elicitation fail.
+	// A pre-registered client with the client credentials grant, the OAuth
+	// flow that needs no person.
+	{name: "auth/client-credentials-basic", result: "test", tokens: true},
 	{name: "elicitation-sep1034-client-defaults", result: "-32601", failing: map[string]string{
 		"client-elicitation-sep1034-general":         "no elicitation support",
 		"client-elicitation-sep1034-string-default":  "no elicitation support",
@@ -127,6 +132,9 @@ func TestMCPConformanceClient(t *testing.T) {
 			if sc.result != "" && !strings.Contains(string(v), sc.result) {
 				t.Errorf("tool result = %s; want it to contain %q", v, sc.result)
 			}
+			if sc.tokens && !strings.Contains(string(v), `"tokens":1`) {
+				t.Errorf("verdict = %s; want one stored token", v)
+			}
 			if t.Failed() {
 				t.Log(report())
 			}
@@ -147,14 +155,48 @@ func TestMCPConformanceAdapterMode(t *testing.T) {
 	scenario := os.Getenv("MCP_CONFORMANCE_SCENARIO")
 	var script []llmtest.Reply
 	call, hasTool := conformanceTools[scenario]
+	if strings.HasPrefix(scenario, "auth/") {
+		call, hasTool = llmtest.Call{ID: "c", Name: "conf__test-tool"}, true
+	}
+	state := t.TempDir()
+	if ctx := os.Getenv("MCP_CONFORMANCE_CONTEXT"); ctx != "" {
+		// The scenario's pre-registered client, where the agent looks for it.
+		var cc struct {
+			ClientID     string `json:"client_id"`
+			ClientSecret string `json:"client_secret"`
+		}
+		if err := json.Unmarshal([]byte(ctx), &cc); err != nil {
+			t.Fatalf("MCP_CONFORMANCE_CONTEXT: %v", err)
+		}
+		b, _ := json.Marshal(map[string]any{url: map[string]string{"client_id": cc.ClientID, "client_secret": cc.ClientSecret}})
+		if err := os.MkdirAll(filepath.Join(state, "mcp-oauth"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(state, "mcp-oauth", "clients.json"), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if hasTool {
 		script = append(script, llmtest.Reply{Calls: []llmtest.Call{call}})
 	}
 	srv := llmtest.New(t, append(script, llmtest.Reply{Text: "done"})...)
-	c := startAgentExe(t, srv)
+	c := startAgentExe(t, srv, "BUZZ_AGENT_STATE_DIR="+state)
 	c.init()
 	sid := c.newSession(map[string]any{"type": "http", "name": "conf", "url": url, "headers": []any{}})
 	got := map[string]any{"scenario": scenario}
+	if fi, err := os.Stat(filepath.Join(state, "mcp-oauth", "tokens")); err == nil {
+		// Tokens are secrets: the agent keeps them to itself.
+		ents, _ := os.ReadDir(filepath.Join(state, "mcp-oauth", "tokens"))
+		for _, e := range ents {
+			if info, err := e.Info(); err == nil && info.Mode().Perm() != 0o600 {
+				t.Errorf("token file %s has mode %04o; want 0600", e.Name(), info.Mode().Perm())
+			}
+		}
+		got["tokens"] = len(ents)
+		if fi.Mode().Perm() != 0o700 {
+			t.Errorf("tokens dir mode %04o; want 0700", fi.Mode().Perm())
+		}
+	}
 	if hasTool {
 		if stop := c.prompt(sid, "call the tool"); stop != "end_turn" {
 			t.Fatalf("stop = %s", stop)

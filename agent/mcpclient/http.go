@@ -39,6 +39,7 @@ type httpTransport struct {
 	hc            *http.Client
 	log           *slog.Logger
 	onListChanged func()
+	auth          *oauthClient // nil when the entry sets its own Authorization
 
 	nextID  atomic.Int64
 	mu      sync.Mutex
@@ -59,6 +60,18 @@ func newHTTP(url string, headers []nameValue, hc *http.Client, onListChanged fun
 		pending: map[string]chan *rpcMessage{}, ended: make(chan struct{}), ctx: ctx, cancel: cancel}
 }
 
+// withOAuth lets the transport obtain bearer tokens (see oauth.go), kept
+// under stateDir, unless the entry sets an Authorization header itself.
+func (t *httpTransport) withOAuth(stateDir string) *httpTransport {
+	for _, h := range t.headers {
+		if strings.EqualFold(h.Name, "Authorization") {
+			return t
+		}
+	}
+	t.auth = newOAuth(t.url, stateDir, t.hc, t.log)
+	return t
+}
+
 type rpcMessage struct {
 	JSONRPC string          `json:"jsonrpc"`
 	ID      json.RawMessage `json:"id,omitempty"`
@@ -69,8 +82,32 @@ type rpcMessage struct {
 }
 
 // request sends one HTTP request bound to ctx and to the transport's life,
-// with the session headers; the response body's Close releases both.
+// with the session headers and the OAuth bearer token; the response body's
+// Close releases both. A 401, or a 403 whose challenge says
+// insufficient_scope, gets a new token and the request is sent again, at
+// most maxAuthAttempts times.
 func (t *httpTransport) request(ctx context.Context, method string, body []byte, lastEventID string) (*http.Response, error) {
+	for attempt := 0; ; attempt++ {
+		resp, err := t.send(ctx, method, body, lastEventID)
+		if err != nil || t.auth == nil || attempt >= maxAuthAttempts {
+			return resp, err
+		}
+		ch, bearer := parseChallenges(resp.Header.Values("WWW-Authenticate"))
+		switch {
+		case resp.StatusCode == http.StatusUnauthorized:
+		case resp.StatusCode == http.StatusForbidden && bearer && ch.Error == "insufficient_scope":
+		default:
+			return resp, nil
+		}
+		drain(resp.Body)
+		if err := t.auth.obtain(ctx, resp.StatusCode, ch); err != nil {
+			return nil, fmt.Errorf("oauth: %w", err)
+		}
+	}
+}
+
+// send is one attempt of request.
+func (t *httpTransport) send(ctx context.Context, method string, body []byte, lastEventID string) (*http.Response, error) {
 	ctx, cancel0 := context.WithCancel(ctx)
 	stop := context.AfterFunc(t.ctx, cancel0)
 	cancel := func() { stop(); cancel0() }
@@ -91,6 +128,11 @@ func (t *httpTransport) request(ctx context.Context, method string, body []byte,
 	}
 	if lastEventID != "" {
 		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	if t.auth != nil {
+		if h := t.auth.header(ctx); h != "" {
+			req.Header.Set("Authorization", h)
+		}
 	}
 	for _, h := range t.headers {
 		req.Header.Set(h.Name, h.Value)

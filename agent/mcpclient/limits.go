@@ -62,3 +62,19 @@ const (
 	sseMaxRetry       = 30 * time.Second
 	maxResumeFailures = 3
 )
+
+// OAuth for remote servers: a token is renewed tokenExpirySkew before the
+// expiry its server gave (a request in flight must not meet an expired
+// token), and an expires_in beyond maxTokenLifetime is cut to it, so a
+// token file never claims to stay good for years. Metadata documents and
+// token answers are read up to maxOAuthDocumentBytes (real ones are a few
+// kilobytes), each request within oauthRequestTimeout. One MCP request
+// gets at most maxAuthAttempts new tokens (401, then 403 insufficient_scope
+// with more scope), so a server that never accepts one cannot loop us.
+const (
+	tokenExpirySkew       = 30 * time.Second
+	maxTokenLifetime      = 90 * 24 * time.Hour
+	maxOAuthDocumentBytes = 64 << 10
+	oauthRequestTimeout   = 30 * time.Second
+	maxAuthAttempts       = 2
+)
