@@ -230,6 +230,12 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	}
 	s.childEnv = proc.WithEnv(s.childEnv, "TMPDIR", tmp)
 	p := newSandboxPolicy(env, s.cwd, s.sess.dir, shimDir, s.opts.keyDir, tempRoot)
+	for _, h := range p.hide {
+		if strings.HasPrefix(h, s.cwd+string(filepath.Separator)) {
+			s.log.Warn("the working directory holds a place the shell sandbox hides; commands cannot create files at its top level: run in a project directory, or set "+envShellSandbox+"=off", "cwd", s.cwd, "hidden", h)
+			break
+		}
+	}
 	s.sandbox = append([]string{env.Exe, sandboxArg}, p.args()...)
 	s.ownProc.Store(canOwnProc())
 	s.log.Debug("shell sandbox", "write", strings.Join(p.write, ":"), "hide", strings.Join(p.hide, ":"))

@@ -89,6 +89,8 @@ type timing struct {
 	// obsEvery replaces observerPublishEvery, obsPerWindow observerPerWindow.
 	obsEvery     time.Duration
 	obsPerWindow int
+	// firstWord replaces firstWordNotice.
+	firstWord time.Duration
 }
 
 // harness is one running buzz-acp. Queue, slot and channel state belong to
@@ -152,6 +154,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	if t.respawn == 0 {
 		t.respawn = respawnBase
+	}
+	if t.firstWord == 0 {
+		t.firstWord = firstWordNotice
 	}
 	if t.backstop == 0 {
 		t.backstop = inflightBackstop

@@ -53,7 +53,7 @@ export function messageView(ev, app, { inThread = false } = {}) {
   if (working.length) {
     const who = [...new Set(working.flatMap((r) => [...r.pubkeys.keys()]))].map((pk) => store.name(pk)).join(', ');
     const typing = working.some((r) => workingEmoji[r.emoji] === 'working');
-    main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${typing ? 'is working…' : 'has seen this and is working…'}`));
+    main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${typing ? 'is working on this…' : 'has seen this…'}`));
   }
   const chips = el('div', { class: 'reactions', role: 'group', 'aria-label': 'Reactions' });
   for (const r of reactions) {

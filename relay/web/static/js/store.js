@@ -8,7 +8,13 @@ export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002,
+  presence: 20001, typing: 20002,
 };
+
+/** typingShownMs is how long a typing event (sent every 3 s while a turn runs) keeps its line. */
+export const typingShownMs = 7000;
+/** onlineShownMs is how long a presence "online" (sent every 60 s) counts. */
+export const onlineShownMs = 150000;
 
 /** messageKinds are the kinds shown as messages, as `buzz messages get` reads them. */
 export const messageKinds = [K.stream, K.streamV2, K.diff, K.forumPost, K.forumComment];
@@ -28,6 +34,8 @@ export class Store {
     this.canvas = new Map(); // channel → newest canvas event
     this.editsAll = new Map(); // target → edit events
     this.arrival = new Map(); // id → order of arrival, to order events of the same second
+    this.typing = new Map(); // channel → Map pubkey → local time (ms) of the last typing event
+    this.presence = new Map(); // pubkey → {online, at (ms)}
     this.relayPubkey = '';
     this.me = '';
     this.listeners = new Set();
@@ -129,6 +137,36 @@ export class Store {
     }
     this.changed();
     return true;
+  }
+
+  /** ephemeral takes a presence or typing event; they are not stored by the relay. */
+  ephemeral(ev, now = Date.now()) {
+    if (ev.kind === K.typing) {
+      const ch = tag(ev, 'h');
+      if (!ch || ev.pubkey === this.me) return;
+      if (!this.typing.has(ch)) this.typing.set(ch, new Map());
+      this.typing.get(ch).set(ev.pubkey, now);
+    } else if (ev.kind === K.presence) {
+      this.presence.set(ev.pubkey, { online: ev.content === 'online', at: now });
+    } else return;
+    this.changed();
+  }
+
+  /** typingIn lists who is typing in ch now. */
+  typingIn(ch, now = Date.now()) {
+    const m = this.typing.get(ch);
+    if (!m) return [];
+    const out = [];
+    for (const [pk, at] of m) {
+      if (now - at > typingShownMs) m.delete(pk); else out.push(pk);
+    }
+    return out;
+  }
+
+  /** online reports whether pk said it is online lately. */
+  online(pk, now = Date.now()) {
+    const p = this.presence.get(pk);
+    return Boolean(p && p.online && now - p.at < onlineShownMs);
   }
 
   editList(target) {
