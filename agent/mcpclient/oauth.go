@@ -24,7 +24,8 @@ import (
 // OAuth 2.1 for remote MCP servers, for the flows that need no person:
 // a client registered beforehand (client id and secret in
 // <state>/mcp-oauth/clients.json, keyed by the server's URL) obtains
-// tokens with the client credentials grant. The server's 401 names its
+// tokens with the client credentials grant; an "issuer" there pins the
+// authorization server the secret may go to. The server's 401 names its
 // protected-resource metadata (RFC 9728) in WWW-Authenticate, or the
 // well-known locations are tried; that names the authorization server,
 // whose metadata (RFC 8414, or OpenID discovery) gives the token endpoint.
@@ -49,6 +50,9 @@ type clientCredentials struct {
 	ClientSecret string `json:"client_secret"`
 	// Scope, when set, is asked for when the server names none.
 	Scope string `json:"scope,omitempty"`
+	// Issuer, when set, is the only authorization server the secret is
+	// sent to, whatever the server's metadata names.
+	Issuer string `json:"issuer,omitempty"`
 }
 
 // storedToken is a token file's content.
@@ -321,6 +325,9 @@ func (o *oauthClient) obtain(ctx context.Context, status int, ch challenge) erro
 			return errors.New("protected resource metadata names no authorization server")
 		}
 		issuer = prm.AuthorizationServers[0]
+	}
+	if c.Issuer != "" && strings.TrimSuffix(c.Issuer, "/") != strings.TrimSuffix(issuer, "/") {
+		return fmt.Errorf("the server names authorization server %s, but its client in %s is registered with %s; not sending the secret there", issuer, oauthClientsFile, c.Issuer)
 	}
 	as, err := o.serverMetadata(ctx, issuer)
 	if err != nil {

@@ -23,6 +23,8 @@ type authServer struct {
 	hs *httptest.Server
 	// resource overrides the resource the metadata names.
 	resource string
+	// tokenEndpoint overrides the token endpoint the metadata names.
+	tokenEndpoint string
 	// alwaysForbid answers every authorized tools/call 403 insufficient_scope.
 	alwaysForbid bool
 	// expiresIn is the lifetime of granted tokens, in seconds.
@@ -67,7 +69,11 @@ func (a *authServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		writeJSON(w, 200, map[string]any{"resource": res, "authorization_servers": []string{a.hs.URL}})
 	case "/.well-known/oauth-authorization-server":
-		writeJSON(w, 200, map[string]any{"issuer": a.hs.URL, "token_endpoint": a.hs.URL + "/token",
+		te := a.tokenEndpoint
+		if te == "" {
+			te = a.hs.URL + "/token"
+		}
+		writeJSON(w, 200, map[string]any{"issuer": a.hs.URL, "token_endpoint": te,
 			"grant_types_supported": []string{"client_credentials", "refresh_token"}, "token_endpoint_auth_methods_supported": []string{"client_secret_post"}})
 	case "/token":
 		r.ParseForm()
@@ -233,6 +239,37 @@ func TestAttackOAuthClientsFileReadableByOthers(t *testing.T) {
 	}
 	if n := len(a.tokenRequests()); n != 0 {
 		t.Errorf("%d token requests; want none", n)
+	}
+}
+
+// TestAttackOAuthForeignAuthorizationServer: a client pinned to its
+// issuer does not send its secret to another authorization server the
+// protected server's metadata names.
+func TestAttackOAuthForeignAuthorizationServer(t *testing.T) {
+	a := newAuthServer(t)
+	opts, state := oauthOpts(t, a.url(), 0o600)
+	b, _ := json.Marshal(map[string]any{a.url(): map[string]string{"client_id": "cid", "client_secret": "s3cret", "issuer": "https://login.example"}})
+	if err := os.WriteFile(filepath.Join(state, oauthClientsFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, err := New(context.Background(), []Spec{{Name: "remote", Type: "http", URL: a.url()}}, opts)
+	if err == nil || !strings.Contains(err.Error(), "registered with https://login.example") {
+		t.Fatalf("New = %v; want the foreign authorization server refused", err)
+	}
+	if n := len(a.tokenRequests()); n != 0 {
+		t.Errorf("%d token requests; want none", n)
+	}
+}
+
+// TestAttackOAuthPlainHTTPTokenEndpoint: metadata naming a plain-http
+// token endpoint on another machine gets no secret sent to it.
+func TestAttackOAuthPlainHTTPTokenEndpoint(t *testing.T) {
+	a := newAuthServer(t)
+	a.tokenEndpoint = "http://192.0.2.1/token" // TEST-NET-1: never routed
+	opts, _ := oauthOpts(t, a.url(), 0o600)
+	_, err := New(context.Background(), []Spec{{Name: "remote", Type: "http", URL: a.url()}}, opts)
+	if err == nil || !strings.Contains(err.Error(), "not https") {
+		t.Fatalf("New = %v; want the plain-http token endpoint refused", err)
 	}
 }
 
