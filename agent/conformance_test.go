@@ -58,8 +58,9 @@ var conformanceScenarios = []conformanceScenario{
 	// ends promptly with the server's error text instead of hanging, and
 	// the checks that want an accepted elicitation fail.
 	// A pre-registered client with the client credentials grant, the OAuth
-	// flow that needs no person.
+	// flow that needs no person, authenticated by secret or signed JWT.
 	{name: "auth/client-credentials-basic", result: "test", tokens: true},
+	{name: "auth/client-credentials-jwt", result: "test", tokens: true},
 	{name: "elicitation-sep1034-client-defaults", result: "-32601", failing: map[string]string{
 		"client-elicitation-sep1034-general":         "no elicitation support",
 		"client-elicitation-sep1034-string-default":  "no elicitation support",
@@ -164,14 +165,22 @@ func TestMCPConformanceAdapterMode(t *testing.T) {
 		var cc struct {
 			ClientID     string `json:"client_id"`
 			ClientSecret string `json:"client_secret"`
+			PrivateKey   string `json:"private_key_pem"`
 		}
 		if err := json.Unmarshal([]byte(ctx), &cc); err != nil {
 			t.Fatalf("MCP_CONFORMANCE_CONTEXT: %v", err)
 		}
-		b, _ := json.Marshal(map[string]any{url: map[string]string{"client_id": cc.ClientID, "client_secret": cc.ClientSecret}})
+		client := map[string]string{"client_id": cc.ClientID, "client_secret": cc.ClientSecret}
 		if err := os.MkdirAll(filepath.Join(state, "mcp-oauth"), 0o700); err != nil {
 			t.Fatal(err)
 		}
+		if cc.PrivateKey != "" {
+			if err := os.WriteFile(filepath.Join(state, "mcp-oauth", "client.pem"), []byte(cc.PrivateKey), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			client = map[string]string{"client_id": cc.ClientID, "private_key_file": "client.pem"}
+		}
+		b, _ := json.Marshal(map[string]any{url: client})
 		if err := os.WriteFile(filepath.Join(state, "mcp-oauth", "clients.json"), b, 0o600); err != nil {
 			t.Fatal(err)
 		}

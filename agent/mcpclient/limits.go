@@ -77,4 +77,7 @@ const (
 	maxOAuthDocumentBytes = 64 << 10
 	oauthRequestTimeout   = 30 * time.Second
 	maxAuthAttempts       = 2
+	// jwtAssertionLifetime is how long a private_key_jwt assertion is
+	// valid: long enough for clock skew, short against replay.
+	jwtAssertionLifetime = 5 * time.Minute
 )

@@ -34,9 +34,13 @@ import (
 // token when one was issued, else requested anew. A 403 with
 // error="insufficient_scope" asks again for the union of the scopes.
 //
+// The client authenticates with its secret (client_secret_basic or
+// client_secret_post) or with a private key (private_key_jwt, ES256 or
+// RS256 assertions).
+//
 // Not done: the authorization code grant (it needs a person at a browser),
-// dynamic client registration and client ID metadata documents (useful
-// only with it), and private_key_jwt client authentication.
+// and dynamic client registration and client ID metadata documents, which
+// are useful only with it.
 
 // oauthClientsFile and oauthTokensDir are relative to the agent's state dir.
 const (
@@ -53,6 +57,9 @@ type clientCredentials struct {
 	// Issuer, when set, is the only authorization server the secret is
 	// sent to, whatever the server's metadata names.
 	Issuer string `json:"issuer,omitempty"`
+	// PrivateKeyFile, instead of a secret, names a PEM private key that
+	// signs private_key_jwt assertions (RFC 7523); relative to mcp-oauth/.
+	PrivateKeyFile string `json:"private_key_file,omitempty"`
 }
 
 // storedToken is a token file's content.
@@ -67,6 +74,8 @@ type storedToken struct {
 	ExpiresAt     time.Time `json:"expires_at,omitzero"`
 	// AuthMethod is the token endpoint's client authentication in use.
 	AuthMethod string `json:"auth_method"`
+	// Issuer is the authorization server's, the audience of assertions.
+	Issuer string `json:"issuer,omitempty"`
 }
 
 // oauthClient holds the bearer token of one remote server.
@@ -172,8 +181,8 @@ func (o *oauthClient) credentials() (*clientCredentials, error) {
 		return nil, fmt.Errorf("parse %s: %w", path, err)
 	}
 	c, ok := all[o.server]
-	if !ok || c.ClientID == "" {
-		return nil, fmt.Errorf("no client registered for %s in %s: add {\"client_id\": \"…\", \"client_secret\": \"…\"} under that URL; sign-in at a browser is not supported", o.server, path)
+	if !ok || c.ClientID == "" || (c.ClientSecret == "" && c.PrivateKeyFile == "") {
+		return nil, fmt.Errorf("no client registered for %s in %s: add {\"client_id\": \"…\", \"client_secret\": \"…\"} (or \"private_key_file\") under that URL; sign-in at a browser is not supported", o.server, path)
 	}
 	return &c, nil
 }
@@ -217,7 +226,7 @@ func (o *oauthClient) refresh(ctx context.Context) error {
 	if o.tok.Resource != "" {
 		form.Set("resource", o.tok.Resource)
 	}
-	tok, err := o.requestToken(ctx, o.tok.TokenEndpoint, o.tok.AuthMethod, c, form)
+	tok, err := o.requestToken(ctx, o.tok.TokenEndpoint, o.tok.Issuer, o.tok.AuthMethod, c, form)
 	if err != nil {
 		return err
 	}
@@ -339,7 +348,7 @@ func (o *oauthClient) obtain(ctx context.Context, status int, ch challenge) erro
 	if len(as.GrantTypes) > 0 && !slices.Contains(as.GrantTypes, "client_credentials") {
 		return fmt.Errorf("authorization server %s offers no client_credentials grant (only %s); sign-in at a browser is not supported", issuer, strings.Join(as.GrantTypes, ", "))
 	}
-	method, err := authMethod(as.TokenEndpointAuthMethods)
+	method, err := authMethod(as.TokenEndpointAuthMethods, c.PrivateKeyFile != "")
 	if err != nil {
 		return err
 	}
@@ -360,7 +369,7 @@ func (o *oauthClient) obtain(ctx context.Context, status int, ch challenge) erro
 	if scope != "" {
 		form.Set("scope", scope)
 	}
-	tok, err := o.requestToken(ctx, as.TokenEndpoint, method, c, form)
+	tok, err := o.requestToken(ctx, as.TokenEndpoint, issuer, method, c, form)
 	if err != nil {
 		return err
 	}
@@ -489,10 +498,23 @@ func (o *oauthClient) getJSON(ctx context.Context, u string, v any) (found bool,
 
 // requestToken POSTs form to the token endpoint with the client's
 // authentication and returns the token it grants.
-func (o *oauthClient) requestToken(ctx context.Context, endpoint, method string, c *clientCredentials, form url.Values) (*storedToken, error) {
-	if method == "client_secret_post" {
+func (o *oauthClient) requestToken(ctx context.Context, endpoint, issuer, method string, c *clientCredentials, form url.Values) (*storedToken, error) {
+	switch method {
+	case "client_secret_post":
 		form.Set("client_id", c.ClientID)
 		form.Set("client_secret", c.ClientSecret)
+	case "private_key_jwt":
+		key, alg, err := o.signingKey(c)
+		if err != nil {
+			return nil, err
+		}
+		jwt, err := clientAssertion(key, alg, c.ClientID, issuer, time.Now())
+		if err != nil {
+			return nil, fmt.Errorf("sign client assertion: %w", err)
+		}
+		form.Set("client_id", c.ClientID)
+		form.Set("client_assertion_type", jwtAssertionType)
+		form.Set("client_assertion", jwt)
 	}
 	ctx, cancel := context.WithTimeout(ctx, oauthRequestTimeout)
 	defer cancel()
@@ -533,7 +555,7 @@ func (o *oauthClient) requestToken(ctx context.Context, endpoint, method string,
 	if tr.AccessToken == "" || !strings.EqualFold(tr.TokenType, "Bearer") {
 		return nil, fmt.Errorf("token request to %s: no bearer token in the answer (token_type %q)", endpoint, tr.TokenType)
 	}
-	tok := &storedToken{Server: o.server, ClientID: c.ClientID, TokenEndpoint: endpoint, AuthMethod: method,
+	tok := &storedToken{Server: o.server, ClientID: c.ClientID, TokenEndpoint: endpoint, Issuer: issuer, AuthMethod: method,
 		AccessToken: tr.AccessToken, RefreshToken: tr.RefreshToken, Scope: tr.Scope}
 	if s, err := strconv.ParseInt(tr.ExpiresIn.String(), 10, 64); err == nil && s > 0 {
 		tok.ExpiresAt = time.Now().Add(time.Duration(min(s, int64(maxTokenLifetime/time.Second))) * time.Second)
@@ -542,15 +564,22 @@ func (o *oauthClient) requestToken(ctx context.Context, endpoint, method string,
 }
 
 // authMethod picks the client authentication the token endpoint accepts;
-// an empty list means client_secret_basic (RFC 8414 §2).
-func authMethod(supported []string) (string, error) {
+// an empty list means client_secret_basic (RFC 8414 §2). A client with a
+// private key uses private_key_jwt only.
+func authMethod(supported []string, hasKey bool) (string, error) {
+	if hasKey {
+		if slices.Contains(supported, "private_key_jwt") {
+			return "private_key_jwt", nil
+		}
+		return "", fmt.Errorf("the client signs with a private key, but the token endpoint accepts only %s", strings.Join(supported, ", "))
+	}
 	if len(supported) == 0 || slices.Contains(supported, "client_secret_basic") {
 		return "client_secret_basic", nil
 	}
 	if slices.Contains(supported, "client_secret_post") {
 		return "client_secret_post", nil
 	}
-	return "", fmt.Errorf("token endpoint accepts only %s; this client authenticates with client_secret_basic or client_secret_post", strings.Join(supported, ", "))
+	return "", fmt.Errorf("token endpoint accepts only %s; a client with a secret authenticates with client_secret_basic or client_secret_post (give private_key_file for private_key_jwt)", strings.Join(supported, ", "))
 }
 
 // secureEndpoint: client secrets go only over https, or plain http to this
