@@ -94,14 +94,17 @@ func (t *httpTransport) request(ctx context.Context, method string, body []byte,
 		}
 		ch, bearer := parseChallenges(resp.Header.Values("WWW-Authenticate"))
 		switch {
-		case resp.StatusCode == http.StatusUnauthorized:
+		case resp.StatusCode == http.StatusUnauthorized && bearer:
+		case resp.StatusCode == http.StatusUnauthorized && t.auth.registered():
+			// No Bearer challenge, but a client is registered for the
+			// server: discovery from the well-known locations may work.
 		case resp.StatusCode == http.StatusForbidden && bearer && ch.Error == "insufficient_scope":
 		default:
 			return resp, nil
 		}
 		drain(resp.Body)
 		if err := t.auth.obtain(ctx, resp.StatusCode, ch); err != nil {
-			return nil, fmt.Errorf("oauth: %w", err)
+			return nil, fmt.Errorf("%s; oauth: %w", resp.Status, err)
 		}
 	}
 }
@@ -529,6 +532,11 @@ func (t *httpTransport) close(graceful bool) {
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, t.url, nil)
 		if err == nil {
 			req.Header.Set("Mcp-Session-Id", sid)
+			if t.auth != nil {
+				if tok := t.auth.current(); tok != "" {
+					req.Header.Set("Authorization", tok)
+				}
+			}
 			for _, h := range t.headers {
 				req.Header.Set(h.Name, h.Value)
 			}

@@ -187,6 +187,23 @@ func (o *oauthClient) credentials() (*clientCredentials, error) {
 	return &c, nil
 }
 
+// registered reports whether clients.json has a client for the server.
+func (o *oauthClient) registered() bool {
+	_, err := o.credentials()
+	return err == nil
+}
+
+// current returns the Authorization value of the held token as it is,
+// without refreshing; "" when there is none.
+func (o *oauthClient) current() string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.tok == nil {
+		return ""
+	}
+	return "Bearer " + o.tok.AccessToken
+}
+
 // header returns the Authorization value for the next request: the held
 // token, refreshed first when it expired and a refresh token exists; ""
 // when there is none yet.

@@ -279,7 +279,7 @@ func TestOAuthNoClientRegistered(t *testing.T) {
 	a := newAuthServer(t)
 	opts, state := oauthOpts(t, "http://other.example/mcp", 0o600)
 	_, err := New(context.Background(), []Spec{{Name: "remote", Type: "http", URL: a.url()}}, opts)
-	if err == nil || !strings.Contains(err.Error(), "no client registered for "+a.url()) || !strings.Contains(err.Error(), filepath.Join(state, oauthClientsFile)) {
+	if err == nil || !strings.Contains(err.Error(), "401 Unauthorized; oauth: no client registered for "+a.url()) || !strings.Contains(err.Error(), filepath.Join(state, oauthClientsFile)) {
 		t.Fatalf("New = %v; want the missing client and the file named", err)
 	}
 }
@@ -320,4 +320,20 @@ func FuzzParseChallenges(f *testing.F) {
 			t.Fatalf("round trip of %+v = %+v, %v", c, again, ok)
 		}
 	})
+}
+
+// TestHTTP401WithoutBearerChallenge: a server that refuses with a bare 401
+// (an API key of its own, say) and has no OAuth client registered gets its
+// status reported, not advice about OAuth.
+func TestHTTP401WithoutBearerChallenge(t *testing.T) {
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "bad api key", http.StatusUnauthorized)
+	}))
+	defer hs.Close()
+	opts := testOpts(t)
+	opts.Environ = append(opts.Environ, "BUZZ_AGENT_STATE_DIR="+t.TempDir())
+	_, err := New(context.Background(), []Spec{{Name: "remote", Type: "http", URL: hs.URL}}, opts)
+	if err == nil || !strings.Contains(err.Error(), "401 Unauthorized: bad api key") || strings.Contains(err.Error(), "oauth") {
+		t.Fatalf("New = %v; want the server's 401 and its text", err)
+	}
 }
