@@ -25,6 +25,9 @@ type authServer struct {
 	resource string
 	// tokenEndpoint overrides the token endpoint the metadata names.
 	tokenEndpoint string
+	// noPRM: no protected-resource metadata anywhere, and challenges
+	// without resource_metadata (a 2025-03-26 server).
+	noPRM bool
 	// alwaysForbid answers every authorized tools/call 403 insufficient_scope.
 	alwaysForbid bool
 	// expiresIn is the lifetime of granted tokens, in seconds.
@@ -60,9 +63,16 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 }
 
 func (a *authServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	prm := a.hs.URL + "/.well-known/oauth-protected-resource/mcp"
+	prm := fmt.Sprintf(", resource_metadata=%q", a.hs.URL+"/.well-known/oauth-protected-resource/mcp")
+	if a.noPRM {
+		prm = ""
+	}
 	switch r.URL.Path {
 	case "/.well-known/oauth-protected-resource/mcp":
+		if a.noPRM {
+			http.NotFound(w, r)
+			return
+		}
 		res := a.resource
 		if res == "" {
 			res = a.url()
@@ -103,12 +113,12 @@ func (a *authServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		scope, ok := a.tokens[strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")]
 		a.mu.Unlock()
 		if !ok || !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="invalid_token", scope="read", resource_metadata=%q`, prm))
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token", scope="read"`+prm)
 			writeJSON(w, 401, map[string]any{"error": "invalid_token"})
 			return
 		}
 		if m.Method == "tools/call" && (a.alwaysForbid || !strings.Contains(scope, "write")) {
-			w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="read write", resource_metadata=%q`, prm))
+			w.Header().Set("WWW-Authenticate", `Bearer error="insufficient_scope", scope="read write"`+prm)
 			writeJSON(w, 403, map[string]any{"error": "insufficient_scope"})
 			return
 		}
@@ -173,6 +183,20 @@ func TestOAuthClientCredentialsStepUpAndReuse(t *testing.T) {
 	}
 	if n := len(a.tokenRequests()); n != 2 {
 		t.Errorf("token requests after a second session = %d; want the stored token reused (2)", n)
+	}
+}
+
+// TestOAuthWithoutResourceMetadata: a server that publishes no
+// protected-resource metadata (MCP 2025-03-26) has its origin taken as the
+// authorization server, and the server's URL as the resource.
+func TestOAuthWithoutResourceMetadata(t *testing.T) {
+	a := newAuthServer(t)
+	a.noPRM = true
+	opts, _ := oauthOpts(t, a.url(), 0o600)
+	r := newRegistry(t, opts, Spec{Name: "remote", Type: "http", URL: a.url()})
+	defer r.Close()
+	if res, err := r.Call(context.Background(), "remote__whoami", nil, 5*time.Second); err != nil || resultText(res) != "scope read write" {
+		t.Fatalf("whoami = %+v, %v", res, err)
 	}
 }
 
