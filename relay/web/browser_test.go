@@ -19,6 +19,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/nostrgit/nip98"
+	"buzzbox/nostrgit/nipoa"
 	"buzzbox/relay"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -29,6 +30,10 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
 )
+
+// waitLimit bounds one wait for the page: generous, since the machine
+// may be shared by many builds; a passing run waits far less.
+const waitLimit = 90 * time.Second
 
 // browser starts Debian's chromium headless with a fresh profile and
 // returns a tab context. Console errors and exceptions (CSP refusals
@@ -54,7 +59,7 @@ func browser(t *testing.T) (ctx context.Context, errs func() []string) {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelT := context.WithTimeout(ctx, 6*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
 	var mu sync.Mutex
 	var got []string
@@ -99,7 +104,7 @@ func button(name string) chromedp.Search {
 // waitJS waits until a page expression is truthy.
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(waitLimit), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
 		t.Fatalf("waiting for %s: %v\npage text:\n%s", what, err, html)
 	}
@@ -107,7 +112,7 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
 	if err := chromedp.Do(sctx, steps...); err != nil {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
@@ -270,10 +275,33 @@ func TestBrowserWorkspace(t *testing.T) {
 	shot(t, ctx, shots, "channel-desktop")
 	typing := nostr.Event{Kind: 20002, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", channelID}}}
 	typing.Sign(bobSK)
-	rel.Publish(rctx, typing) // ephemeral: the relay passes it on and may not answer OK
+	tctx, tcancel := context.WithTimeout(rctx, 5*time.Second)
+	rel.Publish(tctx, typing) // ephemeral: the relay passes it on; its OK is not what is tested
+	tcancel()
 	waitJS(t, ctx, "the typing line", textIn("#typing", "Bob is typing…"))
 	publish(5, "", nostr.Tag{"e", seen.ID})
 	waitJS(t, ctx, "the working state to end", fmt.Sprintf(`document.querySelector('article[data-id=%q]') && !document.querySelector('article[data-id=%q] .working')`, aliceMsg.ID, aliceMsg.ID))
+
+	// An agent attested by Alice (NIP-OA) answers: marked as her agent.
+	aliceSec, _ := nostrkey.ParseSecret(v.(string))
+	agentSK := nostr.GeneratePrivateKey()
+	agentKey, _ := nostrkey.ParseSecret(agentSK)
+	att, err := nipoa.Sign(aliceSec, agentKey.Public(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []nostr.Event{
+		{Kind: 0, Content: `{"name":"Helper"}`, Tags: nostr.Tags{att.Nostr()}},
+		{Kind: 9021, Tags: nostr.Tags{{"h", channelID}}},
+		{Kind: 9, Content: "an answer from an agent", Tags: nostr.Tags{{"h", channelID}, att.Nostr()}},
+	} {
+		ev.CreatedAt = nostr.Now()
+		ev.Sign(agentSK)
+		if err := rel.Publish(rctx, ev); err != nil {
+			t.Fatalf("publish kind %d as the agent: %v", ev.Kind, err)
+		}
+	}
+	waitJS(t, ctx, "the agent's answer, marked", `[...document.querySelectorAll('#feed article.agent')].some((a) => a.textContent.includes('an answer from an agent') && a.querySelector('.badge')?.title === 'agent of Alice')`)
 
 	// Phone width: the channel list folds behind the menu button.
 	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844))
@@ -937,4 +965,15 @@ func TestBrowserChannelHistory(t *testing.T) {
 	before, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))
 	do(t, ctx, "load older", chromedp.Click(button("Load older messages")))
 	waitJS(t, ctx, "older messages", fmt.Sprintf(`document.querySelectorAll('#feed article').length > %d`, before))
+}
+
+// TestBrowserNotYetMember: a key the relay does not admit gets a clear
+// explanation with the npub to hand to the owner, not an empty page.
+func TestBrowserNotYetMember(t *testing.T) {
+	ctx, _ := browser(t)
+	r, _ := ownerRelay(t)
+	sk := signInNew(t, ctx, r.HTTPURL(), "Judy")
+	pk, _ := nostr.GetPublicKey(sk)
+	npub, _ := nip19.EncodePublicKey(pk)
+	waitJS(t, ctx, "the explanation", textIn("#notice", "not a member")+` && `+textIn("#notice", npub))
 }

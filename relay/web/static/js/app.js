@@ -55,9 +55,14 @@ class App {
       if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
     } catch { /* without NIP-11 channel state is taken from any signer */ }
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host;
-    this.conn = new RelayConn(url, this.signer, (state, detail) => {
+    this.conn = new RelayConn(url, this.signer, (state, detail = '') => {
+      if (state === 'closed') {
+        if (/not a relay member|only serves authenticated members|banned/.test(detail)) this.refused(detail);
+        return;
+      }
       $('status').textContent = (statusWords[state] || '') + (detail ? ': ' + detail : '');
       $('status').dataset.state = state;
+      if (state === 'auth-failed' || (state === 'notice' && /not a relay member/.test(detail))) this.refused(detail);
     });
     const add = (ev) => this.store.add(ev);
     this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
@@ -148,6 +153,13 @@ class App {
     $('me').hidden = false;
     $('me').textContent = initials(name);
     $('me').setAttribute('aria-label', `Your profile (${name})`);
+  }
+
+  /** refused explains a relay that does not admit this key, and what to do. */
+  refused(why) {
+    $('notice').textContent = `This relay does not let you in yet (${why}): your key is not a member. ` +
+      `Send your public key to the relay's owner, or open the invite link you were given: ${npub(this.me)}`;
+    $('notice').hidden = false;
   }
 
   /** send signs a template with the person's key and publishes it. */

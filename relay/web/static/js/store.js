@@ -2,7 +2,7 @@
 // (channels, members, profiles, edits, deletions, reactions, threads).
 // Views subscribe and re-render on change; changes are batched per frame.
 
-import { tag, tags, threadOf } from './event.js';
+import { tag, tags, threadOf, attestedOwner } from './event.js';
 
 export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
@@ -36,6 +36,8 @@ export class Store {
     this.arrival = new Map(); // id → order of arrival, to order events of the same second
     this.typing = new Map(); // channel → Map pubkey → local time (ms) of the last typing event
     this.presence = new Map(); // pubkey → {online, at (ms)}
+    this.agents = new Map(); // agent pubkey → owner pubkey, from verified NIP-OA auth tags
+    this.attested = new Set(); // auth tags already checked, as pubkey|tag
     this.relayPubkey = '';
     this.me = '';
     this.listeners = new Set();
@@ -67,6 +69,7 @@ export class Store {
     if (this.events.has(ev.id)) return false;
     this.events.set(ev.id, ev);
     this.arrival.set(ev.id, this.arrival.size);
+    this.attestation(ev);
     switch (ev.kind) {
       case K.profile: {
         const old = this.profiles.get(ev.pubkey);
@@ -138,6 +141,20 @@ export class Store {
     this.changed();
     return true;
   }
+
+  /** attestation records the owner of an agent from a verified NIP-OA tag, checking each tag once. */
+  attestation(ev) {
+    const t = ev.tags.find((x) => x[0] === 'auth' && x.length === 4);
+    if (!t || this.agents.has(ev.pubkey)) return;
+    const key = ev.pubkey + '|' + t.join('|');
+    if (this.attested.has(key)) return;
+    this.attested.add(key);
+    const owner = attestedOwner(ev);
+    if (owner) this.agents.set(ev.pubkey, owner);
+  }
+
+  /** ownerOf returns the attested owner of an agent key, or ''. */
+  ownerOf(pk) { return this.agents.get(pk) || ''; }
 
   /** ephemeral takes a presence or typing event; they are not stored by the relay. */
   ephemeral(ev, now = Date.now()) {
@@ -249,9 +266,9 @@ export class Store {
     return (p && (p.display_name || p.name)) || pk.slice(0, 8);
   }
 
-  /** isAgent reports whether pk is an agent: a bot role in some channel or a bot profile. */
+  /** isAgent reports whether pk is an agent: an owner's attestation, a bot role in some channel, or a bot profile. */
   isAgent(pk) {
-    if (this.profiles.get(pk)?.bot) return true;
+    if (this.agents.has(pk) || this.profiles.get(pk)?.bot) return true;
     for (const ch of this.channels.values()) if (ch.members.get(pk) === 'bot') return true;
     return false;
   }
