@@ -237,9 +237,11 @@ func (r *Registry) childEnv(sp Spec) []string {
 
 // stateDir is the agent's state directory: $BUZZ_AGENT_STATE_DIR, else
 // $XDG_STATE_HOME/buzzbox/agent (or ~/.local/state/buzzbox/agent); "" when
-// none can be named.
+// none can be named. A relative BUZZ_AGENT_STATE_DIR is ignored, as XDG
+// does: it would put secrets wherever the agent happens to run, often a
+// working tree its shell reads.
 func (r *Registry) stateDir() string {
-	if d := r.getenv(stateDirVar); d != "" {
+	if d := r.getenv(stateDirVar); filepath.IsAbs(d) {
 		return d
 	}
 	root, err := statedir.Root(r.getenv)
