@@ -328,6 +328,9 @@ func (t *httpTransport) follow(ctx context.Context, body io.ReadCloser, id json.
 			}
 			if err == nil {
 				resp.Body.Close()
+				if resp.StatusCode == http.StatusOK {
+					return fmt.Errorf("resume stream after event %s: GET answered %q, not an event stream", st.lastID, resp.Header.Get("Content-Type"))
+				}
 				return fmt.Errorf("resume stream after event %s: GET: %s", st.lastID, resp.Status)
 			}
 			if ctx.Err() != nil {
