@@ -36,10 +36,11 @@ type streamServer struct {
 	standalone chan []byte                     // events for the GET stream
 	lastIDs    []string                        // Last-Event-ID of each GET
 	pendingID  json.RawMessage                 // tools/call awaiting a resumed stream
+	lists      chan struct{}                   // one value per tools/list
 }
 
 func newStreamServer(t *testing.T, mode string) (*streamServer, *httptest.Server) {
-	s := &streamServer{t: t, mode: mode, waiters: map[string]chan json.RawMessage{}, standalone: make(chan []byte, 8)}
+	s := &streamServer{t: t, mode: mode, waiters: map[string]chan json.RawMessage{}, standalone: make(chan []byte, 8), lists: make(chan struct{}, 8)}
 	hs := httptest.NewServer(s)
 	t.Cleanup(func() {
 		hs.CloseClientConnections()
@@ -88,6 +89,10 @@ func (s *streamServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
 			"protocolVersion": "2025-11-25", "capabilities": map[string]any{"tools": map[string]any{}}, "serverInfo": map[string]any{"name": "streams", "version": "1"}}})
 	case m.Method == "tools/list":
+		select {
+		case s.lists <- struct{}{}:
+		default:
+		}
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(map[string]any{"jsonrpc": "2.0", "id": m.ID, "result": map[string]any{
 			"tools": []map[string]any{{"name": "ask", "inputSchema": map[string]any{"type": "object"}}}}})
@@ -196,6 +201,21 @@ func TestUnsupportedServerRequestsRefusedOverHTTP(t *testing.T) {
 				t.Errorf("server got %q; want %q", got, wantRefused())
 			}
 		})
+	}
+}
+
+// TestListChangedOnStandaloneStream: notifications/tools/list_changed on
+// the GET stream makes the client list the server's tools again.
+func TestListChangedOnStandaloneStream(t *testing.T) {
+	s, hs := newStreamServer(t, "standalone")
+	r := newRegistry(t, testOpts(t), Spec{Name: "remote", Type: "http", URL: hs.URL})
+	defer r.Close()
+	<-s.lists // the handshake's
+	s.standalone <- []byte("event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n")
+	select {
+	case <-s.lists:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no tools/list after list_changed on the standalone stream")
 	}
 }
 
