@@ -57,6 +57,13 @@ fi
 say "go vet"
 go vet ./... || exit 1
 
+say "go build for windows and darwin"
+# buzzbox ships for Linux; the other builds must compile (Linux-only
+# features say so at run time).
+for goos in windows darwin; do
+	GOOS=$goos go build -o /dev/null ./... || exit 1
+done
+
 say "staticcheck"
 staticcheck=$(go env GOPATH)/bin/staticcheck
 if [ ! -x "$staticcheck" ]; then
