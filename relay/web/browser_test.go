@@ -225,8 +225,13 @@ func TestBrowserWorkspace(t *testing.T) {
 	do(t, ctx, "pick and send", chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(labelled("Message #general"), "for the help"), chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the mention message", textIn(`[role=feed] article`, "thanks @Bob for the help"))
 
+	// Shift+Enter starts a new line; Enter sends both lines as one message.
+	do(t, ctx, "two lines", chromedp.SendKeys(labelled("Message #general"), "line one"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.SendKeys(labelled("Message #general"), "line two"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "the two-line message", `[...document.querySelectorAll('#feed article .msg-body')].some((b) => b.textContent === 'line one\nline two')`)
+
 	order, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#feed > article')].map((a) => a.querySelector('.msg-body').textContent).join(' | ')`))
-	if want := "hello from the browser | hi Alice, from go-nostr | thanks @Bob for the help"; order != want {
+	if want := "hello from the browser | hi Alice, from go-nostr | thanks @Bob for the help | line one\nline two"; order != want {
 		t.Errorf("feed order = %q; want oldest first: %q", order, want)
 	}
 
@@ -589,7 +594,8 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 			go chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 		}
 	}()
-	me, _ := nostr.GetPublicKey(signInNew(t, ctx, base, "Erin"))
+	erinSK := signInNew(t, ctx, base, "Erin")
+	me, _ := nostr.GetPublicKey(erinSK)
 	alpha := createChannel(t, ctx, "alpha", false)
 	ideas := createChannel(t, ctx, "ideas", true)
 
@@ -686,6 +692,15 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 		}
 	}
 	_ = bob
+
+	// Erin deletes alpha (from another client of hers): it leaves the list
+	// and its view says so.
+	del := nostr.Event{Kind: 9008, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", alpha}}}
+	del.Sign(erinSK)
+	if err := rel.Publish(rctx, del); err != nil {
+		t.Fatalf("delete alpha: %v", err)
+	}
+	waitJS(t, ctx, "alpha gone", `![...document.querySelectorAll('#channel-list a')].some((a) => a.textContent.includes('alpha')) && `+textIn("#composer-slot", "This channel was deleted."))
 	for _, e := range consoleErrors() {
 		if !strings.Contains(e, "status of 403") { // the page asks once for the relay's member list; a member is refused
 			t.Errorf("browser console: %s", e)

@@ -65,7 +65,7 @@ class App {
       if (state === 'auth-failed' || (state === 'notice' && /not a relay member/.test(detail))) this.refused(detail);
     });
     const add = (ev) => this.store.add(ev);
-    this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
+    this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers, K.channelTombstone] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
     this.conn.subscribe([{ kinds: [K.reaction, K.deletion], limit: 2000 }], { onevent: add });
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
       onevent: add, oneose: () => { this.loaded = true; this.store.changed(); },

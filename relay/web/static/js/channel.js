@@ -57,10 +57,13 @@ export class ChannelView {
     document.title = `${name} · buzz`;
 
     const member = ch && (ch.members.has(this.app.me) || this.app.me === this.app.owner);
-    const key = (member ? 'm' : 'j') + name + forum;
+    const gone = s.gone(this.id);
+    const key = (gone ? 'g' : member ? 'm' : 'j') + name + forum;
     if (this.composerFor !== key) {
       this.composerFor = key;
-      if (member) {
+      if (gone) {
+        $('composer-slot').replaceChildren(el('p', { class: 'join', role: 'status', text: 'This channel was deleted.' }));
+      } else if (member) {
         const c = composer({
           label: forum ? `New post in ${name}` : `Message ${forum ? '' : '#'}${name}`,
           placeholder: forum ? 'Write a post' : `Message #${name}`,
