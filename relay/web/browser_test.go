@@ -214,6 +214,11 @@ func TestBrowserWorkspace(t *testing.T) {
 	do(t, ctx, "react", chromedp.Focus(chromedp.Search(bobArt)), chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="Add reaction"]`)),
 		chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="React with 👍"]`)))
 	waitJS(t, ctx, "the reaction chip", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=true]')?.textContent === '👍1'`, bobMsg.ID))
+	// Bob reacts too; then Alice takes hers back and the count follows.
+	publish(7, "👍", nostr.Tag{"e", bobMsg.ID})
+	waitJS(t, ctx, "two reactions", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=true]')?.textContent === '👍2'`, bobMsg.ID))
+	do(t, ctx, "remove my reaction", chromedp.Click(chromedp.Search(bobArt+`//button[contains(@aria-label,"remove your reaction")]`)))
+	waitJS(t, ctx, "the count down to Bob's", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=false]')?.textContent === '👍1'`, bobMsg.ID))
 
 	// Mention Bob through the autocomplete, by keyboard.
 	do(t, ctx, "start a mention", chromedp.SendKeys(labelled("Message #general"), "thanks @Bo"))
