@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,7 +71,15 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	if _, ok := env.LookupEnv("BUZZ_RELAY_URL"); !ok && c.RelayURL != "" {
 		environ = append(environ, "BUZZ_RELAY_URL="+c.RelayURL)
 	}
-	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil && c.MCPKeyFile == "" {
+	// buzz-agent's shell is the sidecar's, which reads the key from
+	// MCPKeyFile; other agents run the buzz CLI in shells of their own.
+	keyInFile := c.MCPKeyFile != "" && c.AgentCommand == "buzz-agent"
+	if keyInFile {
+		// Nor may it inherit the harness's own copy, which buzz-agent would
+		// pass on to its MCP servers' environments.
+		environ = withoutEnv(environ, "BUZZ_PRIVATE_KEY", "NOSTR_PRIVATE_KEY")
+	}
+	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil && !keyInFile {
 		if sk, err := c.Secret.AppendHex(nil); err == nil {
 			environ = append(environ, "BUZZ_PRIVATE_KEY="+string(sk))
 		}
@@ -81,6 +90,18 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	}
 	s.env = environ
 	return s
+}
+
+// withoutEnv returns environ without the variables named.
+func withoutEnv(environ []string, names ...string) []string {
+	out := environ[:0:0]
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // codexNetworkOverride lets commands in codex's workspace-write sandbox
