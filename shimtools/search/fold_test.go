@@ -91,3 +91,38 @@ func FuzzFoldLiteral(f *testing.F) {
 		checkFold(t, patterns, word, []byte(fromAlphabet(text, len(foldAlphabet))))
 	})
 }
+
+// TestFoldScanPicksRareByte: a case-insensitive literal is scanned for its
+// rarest byte, never 'k' or 's' (whose folds leave ASCII), and for two
+// bytes at once when even the rarest is common. Scanning for the commonest
+// (a space in "func main") made -i three times slower than ripgrep.
+func TestFoldScanPicksRareByte(t *testing.T) {
+	for _, c := range []struct {
+		lit      string
+		lo, pair byte // the first scanned byte; the second, 0 for none
+	}{
+		{"func main", 'u', 'm'},
+		{"servehttp", 'v', 0},
+		{"ServeHTTP", 'v', 0},
+		{"context", 'c', 'x'},
+		{"ks-sk", '-', 0},
+		{"kind", 'n', 'd'},
+	} {
+		f, ok := newFoldFinder([]rune(c.lit))
+		if !ok {
+			t.Fatalf("newFoldFinder(%q) refused", c.lit)
+		}
+		var pair byte
+		if f.dist > 0 {
+			pair = f.lit[f.off+f.dist]
+		}
+		if got := f.lit[f.off]; got != c.lo || pair != c.pair {
+			t.Errorf("newFoldFinder(%q) scans %q and %q; want %q and %q", c.lit, got, pair, c.lo, c.pair)
+		}
+	}
+	for _, lit := range []string{"ks", "SKS", "k", "straße"} {
+		if _, ok := newFoldFinder([]rune(lit)); ok {
+			t.Errorf("newFoldFinder(%q) accepted; a byte scan cannot find all its matches", lit)
+		}
+	}
+}
