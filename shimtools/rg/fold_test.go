@@ -29,7 +29,8 @@ var foldLines = []string{
 
 // TestRGFoldLiteralKelvinLongS: a literal searched with -i, -F -i, -S or
 // -i -w finds what ripgrep finds where the text spells 's' as LONG S or
-// 'k' as KELVIN SIGN, with every match and count the same.
+// 'k' as KELVIN SIGN, with every match and count the same; -w without -i
+// too, next to the same neighbours.
 func TestRGFoldLiteralKelvinLongS(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fold")
 	text := strings.Join(foldLines, "\n") + "\n"
@@ -38,11 +39,12 @@ func TestRGFoldLiteralKelvinLongS(t *testing.T) {
 	write(t, filepath.Join(dir, "big/big.txt"), []byte(strings.Repeat(text, 300)))
 	var cases []string
 	for _, p := range []string{"servehttp", "ServeHTTP", "context", "kind", "k", "ks", "sks", "mask", "a-k-s", "k-s", "ss"} {
-		for _, f := range []string{"-i", "-F -i", "-S", "-i -w", "-F -i -w", "-i -o", "-i -w -o", "-i -c", "-i -w --count-matches", "-i -v", "-i -x", "-i -w -C1"} {
+		for _, f := range []string{"-i", "-F -i", "-S", "-i -w", "-F -i -w", "-i -o", "-i -w -o", "-i -c", "-i -w --count-matches", "-i -v", "-i -x", "-i -w -C1", "-w", "-w -o", "-F -w -c"} {
 			cases = append(cases, f+" -n --sort path -e "+p)
 		}
 	}
 	cases = append(cases, "-i -w -c -e context big", "-i -c -e servehttp big", "-i -w -o -e kind big/big.txt",
-		"-i -e servehttp -e context --sort path", "-i -w -e kind -e mask --sort path")
+		"-i -e servehttp -e context --sort path", "-i -w -e kind -e mask --sort path",
+		"-w -c -e context big", "-w -e Context -e ServeHTTP --sort path", "-w -e é --sort path", "-w -e 日 --sort path")
 	compareExact(t, dir, "", "", cases)
 }

@@ -30,15 +30,16 @@ func fromAlphabet(b []byte, n int) string {
 func regexOnly(m *Matcher) *Matcher {
 	r := *m
 	r.fold, r.folds, r.foldExact, r.foldWord = nil, nil, false, false
-	r.req, r.lit, r.multi, r.multiExact = nil, nil, nil, false
+	r.req, r.lit, r.multi, r.multiExact, r.reqWord = nil, nil, nil, false, false
 	return &r
 }
 
-// checkFold compares the case-insensitive literal scan with the regular
-// expression for one pattern set, text and options.
-func checkFold(t *testing.T, patterns []string, word bool, text []byte) {
+// checkFold compares the literal scans (case-insensitive unless
+// sensitive) with the regular expression for one pattern set, text and
+// options.
+func checkFold(t *testing.T, patterns []string, sensitive, word bool, text []byte) {
 	t.Helper()
-	m, err := NewMatcher(patterns, MatcherOptions{Fixed: true, IgnoreCase: true, Word: word})
+	m, err := NewMatcher(patterns, MatcherOptions{Fixed: true, IgnoreCase: !sensitive, Word: word})
 	if err != nil {
 		return
 	}
@@ -47,11 +48,11 @@ func checkFold(t *testing.T, patterns []string, word bool, text []byte) {
 	}
 	ref := regexOnly(m)
 	if got, want := matchingLines(m, text), matchingLines(ref, text); !equalInts(got, want) {
-		t.Fatalf("-F -i -w=%v %q on %q: lines %v; the regex alone says %v", word, patterns, text, got, want)
+		t.Fatalf("-F -i=%v -w=%v %q on %q: lines %v; the regex alone says %v", !sensitive, word, patterns, text, got, want)
 	}
 	for _, l := range bytes.Split(text, []byte{'\n'}) {
 		if got, want := m.MatchLine(l), ref.MatchLine(l); got != want {
-			t.Fatalf("-F -i -w=%v %q: MatchLine(%q) = %v; the regex alone says %v", word, patterns, l, got, want)
+			t.Fatalf("-F -i=%v -w=%v %q: MatchLine(%q) = %v; the regex alone says %v", !sensitive, word, patterns, l, got, want)
 		}
 	}
 }
@@ -60,20 +61,24 @@ func TestFoldLiteralAgreesWithRegexp(t *testing.T) {
 	text := []byte("\u017fervehttp ServeHTTP xservehttp servehttp_\n\u212aind kind é\u212aind kindé\nctx context.Context contextual\n\xffcontext\xfe s\u017fs ks\u212a")
 	for _, p := range []string{"servehttp", "kind", "context", "ks", "sks", "s-k", "k", "xs", "e"} {
 		for _, word := range []bool{false, true} {
-			checkFold(t, []string{p}, word, text)
-			checkFold(t, []string{p, "kind"}, word, text)
+			for _, sensitive := range []bool{false, true} {
+				checkFold(t, []string{p}, sensitive, word, text)
+				checkFold(t, []string{p, "kind"}, sensitive, word, text)
+			}
 		}
 	}
 }
 
-// FuzzFoldLiteral checks the case-insensitive literal scan (and its -w
-// shortcut) against the regular expression alone: the same lines, for
-// random literals and texts full of 's', 'k' and their non-ASCII folds.
+// FuzzFoldLiteral checks the literal scans, case-insensitive (unless
+// sensitive) and their -w shortcut, against the regular expression alone:
+// the same lines, for random literals and texts full of 's', 'k' and
+// their non-ASCII folds.
 func FuzzFoldLiteral(f *testing.F) {
-	f.Add([]byte{0, 7, 9}, []byte{15, 0, 7, 9, 23, 16, 9, 0, 7, 9, 19, 0, 7, 9, 17}, false, false)
-	f.Add([]byte{5, 7, 9}, []byte{15, 5, 7, 9, 21, 5, 8, 10, 13, 5, 7, 9, 24}, true, false)
-	f.Add([]byte{9, 5}, []byte{16, 15, 22, 9, 5, 23, 8, 6, 17, 15, 26}, true, true)
-	f.Fuzz(func(t *testing.T, lit, text []byte, word, two bool) {
+	f.Add([]byte{0, 7, 9}, []byte{15, 0, 7, 9, 23, 16, 9, 0, 7, 9, 19, 0, 7, 9, 17}, false, false, false)
+	f.Add([]byte{5, 7, 9}, []byte{15, 5, 7, 9, 21, 5, 8, 10, 13, 5, 7, 9, 24}, false, true, false)
+	f.Add([]byte{9, 5}, []byte{16, 15, 22, 9, 5, 23, 8, 6, 17, 15, 26}, false, true, true)
+	f.Add([]byte{0, 9}, []byte{0, 9, 20, 17, 0, 9, 23, 0, 9, 13, 24, 0, 9}, true, true, false)
+	f.Fuzz(func(t *testing.T, lit, text []byte, sensitive, word, two bool) {
 		// Literals from the ASCII pieces only: the scan is for ASCII ones.
 		// Short ones and short texts: each case compiles regexes, and
 		// length finds nothing more.
@@ -88,7 +93,7 @@ func FuzzFoldLiteral(f *testing.F) {
 		if two {
 			patterns = append(patterns, fromAlphabet(lit[len(lit)/2:], 15))
 		}
-		checkFold(t, patterns, word, []byte(fromAlphabet(text, len(foldAlphabet))))
+		checkFold(t, patterns, sensitive, word, []byte(fromAlphabet(text, len(foldAlphabet))))
 	})
 }
 

@@ -54,6 +54,8 @@ type Matcher struct {
 	// foldWord says the pattern is just the fold literal under -w: a match
 	// of it with ASCII on both sides is decided by those two bytes.
 	foldWord bool
+	// reqWord is foldWord for a pattern that is just req.
+	reqWord bool
 	// multiExact says the pattern is just those literals: a candidate is a
 	// match, no regex run needed.
 	multiExact bool
@@ -123,6 +125,7 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 		return m, nil
 	}
 	m.req = requiredLiteral(tree)
+	m.reqWord = m.req != nil && m.word && m.ub == nil && tree.Op == syntax.OpLiteral
 	if m.req == nil {
 		if lit := foldLiteral(tree); len(lit) > 0 {
 			m.fold, _ = newFoldFinder(lit)
@@ -401,6 +404,16 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 			i := bytes.Index(buf[pos:], m.req)
 			if i < 0 {
 				return 0, 0, false
+			}
+			if m.reqWord {
+				switch wordEdges(buf, pos+i, pos+i+len(m.req)) {
+				case edgesWord:
+					s, e := lineBounds(buf, pos+i)
+					return s, e, true
+				case edgesNotWord:
+					pos += i + 1
+					continue
+				}
 			}
 			s, e := lineBounds(buf, pos+i)
 			if m.lineOK(buf[s:e]) {
