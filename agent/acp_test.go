@@ -2,13 +2,20 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/testexe"
 )
 
 func TestTextOnlyEndTurn(t *testing.T) {
@@ -517,5 +524,102 @@ func TestStaticKeyRejectedOpenRouter402(t *testing.T) {
 	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": c.newSession(), "prompt": []map[string]any{{"type": "text", "text": "x"}}})
 	if code != -32000 || !strings.Contains(msg, "credits exhausted") || srv.Count() != 1 {
 		t.Errorf("-> %d %s after %d requests", code, msg, srv.Count())
+	}
+}
+
+// keepaliveLLM is an OpenAI-compatible endpoint whose stream never ends:
+// every tick it sends a keep-alive (an SSE comment and an empty chunk), and,
+// when drip is set, a one-word content delta too.
+func keepaliveLLM(t *testing.T, drip bool) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		fl := w.(http.Flusher)
+		fl.Flush()
+		tk := time.NewTicker(100 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tk.C:
+			}
+			io.WriteString(w, ": keepalive\n\n")
+			io.WriteString(w, `data: {"choices":[{"index":0,"delta":{}}]}`+"\n\n")
+			if drip {
+				io.WriteString(w, `data: {"choices":[{"index":0,"delta":{"content":"more "}}]}`+"\n\n")
+			}
+			fl.Flush()
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// TestAttackKeepaliveStreamHoldsTurn: an endpoint that sends only
+// keep-alives used to hold the turn forever, since every byte reset
+// BUZZ_AGENT_LLM_TIMEOUT_SECS. Only progress counts now.
+func TestAttackKeepaliveStreamHoldsTurn(t *testing.T) {
+	srv := keepaliveLLM(t, false)
+	c := startAgentExe(t, nil, "OPENAI_COMPAT_BASE_URL="+srv.URL, "BUZZ_AGENT_LLM_TIMEOUT_SECS=1", "BUZZ_AGENT_LLM_MAX_CALL_SECS=86400")
+	c.init()
+	code, msg := promptErrWithin(c, c.newSession(), time.Minute)
+	if code != -32000 || !strings.Contains(msg, "no progress") || !strings.Contains(msg, "BUZZ_AGENT_LLM_TIMEOUT_SECS") {
+		t.Errorf("prompt -> %d %s; want the inactivity timeout and its setting", code, msg)
+	}
+}
+
+// TestAttackDripStreamHoldsTurn: an endpoint that keeps sending a little
+// progress and never finishes used to hold the turn forever; the call's
+// wall-clock cap ends it and names BUZZ_AGENT_LLM_MAX_CALL_SECS.
+func TestAttackDripStreamHoldsTurn(t *testing.T) {
+	srv := keepaliveLLM(t, true)
+	c := startAgentExe(t, nil, "OPENAI_COMPAT_BASE_URL="+srv.URL, "BUZZ_AGENT_LLM_TIMEOUT_SECS=1", "BUZZ_AGENT_LLM_MAX_CALL_SECS=2")
+	c.init()
+	code, msg := promptErrWithin(c, c.newSession(), time.Minute)
+	if code != -32000 || !strings.Contains(msg, "wall-clock cap of 2s") || !strings.Contains(msg, "BUZZ_AGENT_LLM_MAX_CALL_SECS") {
+		t.Errorf("prompt -> %d %s; want the wall-clock cap and its setting", code, msg)
+	}
+}
+
+// promptErrWithin sends a prompt that must fail and returns its error; it
+// fails the test when the turn is still running after d, however many
+// notifications it sends meanwhile.
+func promptErrWithin(c *client, sid string, d time.Duration) (int, string) {
+	c.t.Helper()
+	id := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "x"}}})
+	deadline := time.After(d)
+	for {
+		select {
+		case f, ok := <-c.frames:
+			if !ok {
+				c.t.Fatal("agent closed stdout")
+			}
+			if f.Method != "" || string(f.ID) != fmt.Sprint(id) {
+				continue
+			}
+			if f.Error == nil {
+				c.t.Fatalf("prompt succeeded (%s); want an error", f.raw)
+			}
+			return f.Error.Code, f.Error.Message
+		case <-deadline:
+			c.t.Fatalf("turn still running after %v", d)
+		}
+	}
+}
+
+func TestLLMMaxCallSecsRangeChecked(t *testing.T) {
+	for _, v := range []string{"0", "86401", "x"} {
+		cmd := exec.Command(testexe.Link(t, "buzz-agent"))
+		cmd.Env = append(baseEnv(t, "http://127.0.0.1:1"), "BUZZ_AGENT_LLM_MAX_CALL_SECS="+v)
+		out, err := cmd.CombinedOutput()
+		if cmd.ProcessState.ExitCode() != 2 || !strings.Contains(string(out), "BUZZ_AGENT_LLM_MAX_CALL_SECS") {
+			t.Errorf("BUZZ_AGENT_LLM_MAX_CALL_SECS=%s: exit %d (%v), %q; want 2 naming the variable", v, cmd.ProcessState.ExitCode(), err, out)
+		}
+	}
+	out, _ := exec.Command(testexe.Link(t, "buzz-agent"), "--help").Output()
+	if !strings.Contains(string(out), "BUZZ_AGENT_LLM_MAX_CALL_SECS") {
+		t.Errorf("--help does not list BUZZ_AGENT_LLM_MAX_CALL_SECS:\n%s", out)
 	}
 }

@@ -25,6 +25,7 @@ const (
 	envMaxContextTokens  = "BUZZ_AGENT_MAX_CONTEXT_TOKENS"
 	envMaxHandoffs       = "BUZZ_AGENT_MAX_HANDOFFS"
 	envLLMTimeout        = "BUZZ_AGENT_LLM_TIMEOUT_SECS"
+	envLLMMaxCall        = "BUZZ_AGENT_LLM_MAX_CALL_SECS"
 	envToolTimeout       = "BUZZ_AGENT_TOOL_TIMEOUT_SECS"
 	envMCPInitTimeout    = "BUZZ_AGENT_MCP_INIT_TIMEOUT_SECS"
 	envRestartMax        = "BUZZ_AGENT_MCP_RESTART_MAX_ATTEMPTS"
@@ -65,7 +66,8 @@ type Options struct {
 	MaxOutputTokens   int
 	MaxContextTokens  int
 	MaxHandoffs       int
-	LLMTimeout        time.Duration
+	LLMTimeout        time.Duration // silence (no progress) allowed in one LLM attempt
+	LLMMaxCall        time.Duration // wall-clock cap of one LLM call, retries included
 	ToolTimeout       time.Duration
 	MCPInitTimeout    time.Duration
 	RestartMax        int
@@ -245,6 +247,7 @@ func parseOptions(env proc.Env) (Options, error) {
 	}
 	o.MaxHandoffs = r.int(envMaxHandoffs, 10, 0, maxInt)
 	o.LLMTimeout = time.Duration(r.int(envLLMTimeout, 240, 1, 86400)) * time.Second
+	o.LLMMaxCall = time.Duration(r.int(envLLMMaxCall, 600, 1, 86400)) * time.Second
 	o.ToolTimeout = time.Duration(r.int(envToolTimeout, 660, 1, 86400)) * time.Second
 	o.MCPInitTimeout = time.Duration(r.int(envMCPInitTimeout, 30, 1, 86400)) * time.Second
 	o.RestartMax = r.int(envRestartMax, 3, 1, 1000)

@@ -51,6 +51,7 @@ func newAgent(opts Options, env proc.Env, log *slog.Logger, version string) *Age
 		Provider: opts.Provider, BaseURL: opts.BaseURL, APIKey: string(opts.APIKey), APIVersion: opts.APIVersion,
 		API: opts.OpenAIAPI, MaxOutputTokens: opts.MaxOutputTokens, Effort: opts.Effort,
 		PromptCaching: opts.PromptCaching, NoStream: !opts.Stream, IdleTimeout: opts.LLMTimeout,
+		MaxCallTime: opts.LLMMaxCall, IdleSetting: envLLMTimeout, MaxCallSetting: envLLMMaxCall,
 		RetryBase: opts.RetryBase, Logger: log,
 	})
 	return &Agent{opts: opts, llm: client, log: log, env: env, version: version, sessions: map[string]*Session{}}

@@ -358,7 +358,10 @@ func TestCancelKillsInflightToolViaMCPNotification(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "sh", Name: "dev__shell", Args: fmt.Sprintf(`{"command":"echo $$ > %s; exec sleep 60"}`, marker)}}}, llmtest.Reply{Text: "after"})
 	c := startAgent(t, srv)
 	var res struct{ SessionID string }
-	c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{map[string]any{"name": "dev", "command": devmcp, "args": []string{}, "env": []any{}}}}, &res)
+	// The shell sandbox is off: the marker is outside the working tree, and
+	// its pid must be the host's, not the sandbox's own PID namespace's.
+	c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{map[string]any{"name": "dev", "command": devmcp, "args": []string{},
+		"env": []any{map[string]any{"name": "BUZZ_SHELL_SANDBOX", "value": "off"}}}}}, &res)
 	id := c.request("session/prompt", map[string]any{"sessionId": res.SessionID, "prompt": []map[string]any{{"type": "text", "text": "sleep"}}})
 	waitFor(t, func() bool { b, _ := os.ReadFile(marker); return len(strings.TrimSpace(string(b))) > 0 })
 	start := time.Now()

@@ -8,7 +8,7 @@
 // Description:
 //
 // The server speaks MCP over stdin and stdout, one JSON-RPC message per line,
-// until stdin reaches EOF (or SIGINT/SIGTERM); diagnostics go to stderr
+// until stdin reaches EOF (or SIGHUP, SIGINT, SIGTERM, SIGQUIT); diagnostics go to stderr
 // through log/slog and nothing but protocol frames goes to stdout. It is
 // dual-era: the legacy lifecycle (initialize with protocol versions
 // 2024-11-05 through 2025-11-25, negotiated with a counter-offer, then
@@ -38,11 +38,25 @@
 // BUZZ_DEV_MCP_LOG sets the log level (debug, info, warn, error) and
 // BUZZ_DEV_MCP_LOG_FORMAT=json switches the log to JSON; BUZZ_RELAY_URL and
 // BUZZ_PRIVATE_KEY enable the relay hint and signed reads of the relay's
-// /media/ URLs; NOSTR_PRIVATE_KEY is moved into the shim's key file and
-// never reaches a child.
+// /media/ URLs; NOSTR_PRIVATE_KEY (or the 0600 file NOSTR_PRIVATE_KEY_FILE
+// names, which keeps the key out of this process's environment) is moved
+// into the shim's key file and never reaches a child. Shell children get
+// no variable whose name looks secret (secretEnvPatterns) unless
+// BUZZ_SHELL_PASS_ENV names it.
 //
-// What it does not do: it is not a sandbox (the file tools accept any path,
-// as the shell can touch any file; isolation is the operator's job), it
+// The shell sandbox (BUZZ_SHELL_SANDBOX=landlock, the default where the
+// kernel has Landlock; off): each command starts through this executable's
+// hidden --sandbox-exec entry, which applies a Landlock ruleset and execs
+// the shell. Commands write only the working tree, a private $TMPDIR in
+// the session dir, the user's cache dirs and BUZZ_SHELL_WRITE_DIRS; they
+// read everything else except buzzbox's state root, the dir of a
+// handed-over key file, the owner's credentials under $HOME and other
+// sessions' dirs in the temp dir; as root they also run in PID and mount
+// namespaces of their own, so no other process's /proc files are in
+// reach. The processes holding secrets are non-dumpable.
+//
+// What it does not do: the file tools are not sandboxed (they accept any
+// path the server can reach; only shell commands are confined), it
 // keeps no shell state between calls, it offers no resources, prompts,
 // logging or list-change notifications, and it does not accept JSON-RPC
 // batches. It serves stdio only; Streamable HTTP is not implemented.

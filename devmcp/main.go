@@ -35,6 +35,8 @@ Environment:
   NOSTR_PRIVATE_KEY_FILE   0600 file with the agent's key (git, buzz CLI, media
                            reads); preferred over NOSTR_PRIVATE_KEY, which /proc shows
   BUZZ_SHELL_PASS_ENV      NAME,... secret-looking variables shell commands may see
+  BUZZ_SHELL_SANDBOX       landlock (default where the kernel has it) or off
+  BUZZ_SHELL_WRITE_DIRS    more directories sandboxed commands may write (PATH-style list)
 `
 
 // terminatingSignals are the signals whose default action ends the

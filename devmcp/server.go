@@ -11,7 +11,6 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"buzzbox/internal/jsonrpc"
@@ -35,8 +34,11 @@ type Server struct {
 	// policy, "--" last. Nil runs shells directly.
 	sandbox []string
 	// ownProc: sandboxed shells also get their own PID and mount
-	// namespaces and /proc (root only). Cleared when the kernel refuses.
-	ownProc atomic.Bool
+	// namespaces and /proc (root only), when the start-up check passed.
+	ownProc bool
+	// fence keeps the file tools out of what the sandbox hides; nil when
+	// the sandbox is off.
+	fence *fence
 
 	toolTable []tool
 	byName    map[string]*tool

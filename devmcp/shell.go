@@ -109,7 +109,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 		// The sandbox entry applies Landlock and execs the shell in its
 		// place: same pid, same process group, same pipes.
 		argv := append([]string{sandboxArg}, s.sandbox[2:]...)
-		if s.ownProc.Load() {
+		if s.ownProc {
 			argv = append([]string{sandboxArg, ownProcArg}, s.sandbox[2:]...)
 		}
 		cmd = exec.Command(s.sandbox[0], append(argv, s.sh.path, s.sh.flag, command)...)
@@ -121,7 +121,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	cmd.Stderr = errW
 	// Stdin nil: the null device, so a command waiting for input ends.
 	setGroup(cmd)
-	if s.sandbox != nil && s.ownProc.Load() {
+	if s.sandbox != nil && s.ownProc {
 		setNamespaces(cmd)
 	}
 	err = cmd.Start()
@@ -130,12 +130,6 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		if s.sandbox != nil && s.ownProc.CompareAndSwap(true, false) {
-			// No new namespaces here (a container without
-			// CAP_SYS_ADMIN): from now on Landlock alone.
-			s.log.Warn("shell sandbox: cannot make PID and mount namespaces; commands run under Landlock alone, which does not hide other processes' /proc/PID/environ from root", "err", err)
-			return s.runShell(ctx, c, command, dir, timeout)
-		}
 		return nil, toolErrorf("failed to spawn shell %s: %v", s.sh.path, err)
 	}
 	pgid := cmd.Process.Pid

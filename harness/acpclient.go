@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -70,7 +71,15 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	if _, ok := env.LookupEnv("BUZZ_RELAY_URL"); !ok && c.RelayURL != "" {
 		environ = append(environ, "BUZZ_RELAY_URL="+c.RelayURL)
 	}
-	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil && c.MCPKeyFile == "" {
+	// buzz-agent's shell is the sidecar's, which reads the key from
+	// MCPKeyFile; other agents run the buzz CLI in shells of their own.
+	keyInFile := c.MCPKeyFile != "" && c.AgentCommand == "buzz-agent"
+	if keyInFile {
+		// Nor may it inherit the harness's own copy, which buzz-agent would
+		// pass on to its MCP servers' environments.
+		environ = withoutEnv(environ, "BUZZ_PRIVATE_KEY", "NOSTR_PRIVATE_KEY")
+	}
+	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil && !keyInFile {
 		if sk, err := c.Secret.AppendHex(nil); err == nil {
 			environ = append(environ, "BUZZ_PRIVATE_KEY="+string(sk))
 		}
@@ -81,6 +90,18 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	}
 	s.env = environ
 	return s
+}
+
+// withoutEnv returns environ without the variables named.
+func withoutEnv(environ []string, names ...string) []string {
+	out := environ[:0:0]
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // codexNetworkOverride lets commands in codex's workspace-write sandbox
@@ -136,6 +157,7 @@ type turnText struct {
 	session   string
 	cur, last strings.Builder
 	cut       bool // a piece reached maxFinalText; the rest was dropped
+	spoke     bool // the agent sent text, a thought or a tool call
 }
 
 func (tt *turnText) add(s string) {
@@ -170,6 +192,14 @@ func (a *agentProc) finalText(session string) (text string, cut bool) {
 	return strings.TrimSpace(tt.last.String()), tt.cut
 }
 
+// spoke reports whether the agent has sent text, a thought or a tool call
+// in session's running prompt.
+func (a *agentProc) spoke(session string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.text != nil && a.text.session == session && a.text.spoke
+}
+
 // truncUTF8 cuts s to at most n bytes without splitting a character.
 func truncUTF8(s string, n int) string {
 	if len(s) <= n {
@@ -191,8 +221,18 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 			return nil, fmt.Errorf("buzz-acp: find agent %q: %w", s.path, err)
 		}
 	}
-	cmd := &exec.Cmd{Path: path, Args: append([]string{s.argv0}, s.args...), Env: s.env, Dir: s.dir, Stderr: s.stderr, WaitDelay: killWait}
+	cmd := &exec.Cmd{Path: path, Args: append([]string{s.argv0}, s.args...), Env: s.env, Dir: s.dir, WaitDelay: killWait}
 	setProcessGroup(cmd)
+	// The agent's stderr passes through a pipe of our own that keeps its
+	// last bytes: an agent that exits before initialize has usually said
+	// why there, and that is what the person should be told.
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("buzz-acp: agent stderr pipe: %w", err)
+	}
+	tail := newStderrTail(errR, s.stderr)
+	defer errW.Close() // the child holds its own copy
+	cmd.Stderr = errW
 	// Our own pipe rather than StdinPipe: its write end must take write
 	// deadlines (stdinWriter).
 	stdinR, stdin, err := os.Pipe()
@@ -204,12 +244,16 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	if err != nil {
 		stdinR.Close()
 		stdin.Close()
+		errW.Close()
+		tail.stop(stderrTailWait)
 		return nil, fmt.Errorf("buzz-acp: agent stdout pipe: %w", err)
 	}
 	err = cmd.Start()
 	stdinR.Close() // the child holds its own copy
+	errW.Close()
 	if err != nil {
 		stdin.Close()
+		tail.stop(stderrTailWait)
 		return nil, fmt.Errorf("buzz-acp: start agent %s: %w", filepath.Base(path), err)
 	}
 	a := &agentProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
@@ -238,6 +282,7 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		a.conn.Close()
 		close(a.done)
 		a.cmd.Wait()
+		tail.stop(killWait)
 		close(a.exited)
 	}()
 	ictx, cancel := context.WithTimeout(ctx, s.initWait)
@@ -262,6 +307,9 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	}
 	if err := a.call(ictx, acp.MethodInitialize, params, &a.initRaw); err != nil {
 		a.kill()
+		if said := tail.lastLine(); said != "" {
+			return nil, fmt.Errorf("buzz-acp: initialize agent: %w; it said: %s", err, said)
+		}
 		return nil, fmt.Errorf("buzz-acp: initialize agent: %w", err)
 	}
 	if err := json.Unmarshal(a.initRaw, &res); err != nil {
@@ -388,9 +436,15 @@ func (a *agentProc) touch() {
 	}
 }
 
-// handle answers agent → client traffic (spec §9.7).
+// handle answers agent → client traffic (spec §9.7). Every message counts
+// as activity for the idle timeout (spec §9.6) except a keepalive update,
+// which says only that the agent is waiting: buzz-agent sends one every
+// 30 s while its model is silent, and bounds that wait itself
+// (BUZZ_AGENT_LLM_TIMEOUT_SECS, BUZZ_AGENT_LLM_MAX_CALL_SECS).
 func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	a.touch()
+	if req.Method != acp.MethodSessionUpdate {
+		a.touch()
+	}
 	switch req.Method {
 	case acp.MethodSessionUpdate:
 		var p struct {
@@ -406,15 +460,21 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			} `json:"update"`
 		}
 		if json.Unmarshal(req.Params, &p) != nil {
+			a.touch()
 			return nil, nil
 		}
+		if p.Update.SessionUpdate != acp.UpdateKeepalive {
+			a.touch()
+		}
 		switch p.Update.SessionUpdate {
-		case acp.UpdateAgentMessageChunk, acp.UpdateToolCall:
+		case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk, acp.UpdateToolCall, acp.UpdateToolCallUpdate:
 			a.mu.Lock()
 			if tt := a.text; tt != nil && tt.session == p.SessionID {
-				if p.Update.SessionUpdate == acp.UpdateToolCall {
+				tt.spoke = true
+				switch {
+				case p.Update.SessionUpdate == acp.UpdateToolCall:
 					tt.breakPiece()
-				} else if p.Update.Content.Type == "text" {
+				case p.Update.SessionUpdate == acp.UpdateAgentMessageChunk && p.Update.Content.Type == "text":
 					tt.add(p.Update.Content.Text)
 				}
 			}
@@ -699,4 +759,75 @@ func transportClass(err error) bool {
 		return false
 	}
 	return err != nil
+}
+
+// stderrTail copies an agent's stderr to its destination and keeps the
+// last maxStderrTail bytes. Its goroutine ends at EOF, once the agent and
+// every process that inherited its stderr have closed it, or when stop
+// gives up waiting and closes the read end.
+type stderrTail struct {
+	r    *os.File
+	mu   sync.Mutex
+	buf  []byte
+	done chan struct{}
+}
+
+func newStderrTail(r *os.File, dst io.Writer) *stderrTail {
+	t := &stderrTail{r: r, done: make(chan struct{})}
+	if dst == nil {
+		dst = io.Discard
+	}
+	go func() { // ends at EOF or when stop closes r
+		defer close(t.done)
+		b := make([]byte, maxStderrTail)
+		for {
+			n, err := r.Read(b)
+			if n > 0 {
+				dst.Write(b[:n])
+				t.mu.Lock()
+				t.buf = append(t.buf, b[:n]...)
+				if len(t.buf) > maxStderrTail {
+					t.buf = append(t.buf[:0], t.buf[len(t.buf)-maxStderrTail:]...)
+				}
+				t.mu.Unlock()
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+	return t
+}
+
+// stop waits up to d for EOF, then closes the read end, and returns once
+// the copy has ended.
+func (t *stderrTail) stop(d time.Duration) {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-t.done:
+	case <-timer.C:
+	}
+	t.r.Close()
+	<-t.done
+}
+
+// lastLine is the last non-empty line the agent wrote, once its stderr
+// has ended (or stderrTailWait has passed), clipped for a notice.
+func (t *stderrTail) lastLine() string {
+	timer := time.NewTimer(stderrTailWait)
+	defer timer.Stop()
+	select {
+	case <-t.done:
+	case <-timer.C:
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := strings.Split(strings.ToValidUTF8(string(t.buf), "\uFFFD"), "\n")
+	for i := len(lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			return clipRunes(l, maxNoticeCause)
+		}
+	}
+	return ""
 }

@@ -24,9 +24,19 @@
 // filter-expression language of package filter), queued per channel, batched
 // and rendered into a sectioned prompt, then handed to an ACP v1 agent
 // subprocess over stdio (JSON-RPC 2.0, one object per line). The agent
-// answers through the `buzz` CLI or its MCP sidecar, never through the
-// harness; the harness adds only reactions (👀 queued, 💬 working), typing,
-// presence and failure notices.
+// answers through the `buzz` CLI or its MCP sidecar; the harness adds
+// reactions (👀 queued, 💬 working), typing, presence and notices.
+//
+// Nobody who writes to the agent meets silence. A failed turn is told in
+// the thread with its cause (failure.go words buzz-agent's acp.Failure
+// data, or another agent's error code and message, with secret values cut
+// out): at once and for good when retrying cannot cure it (a refused key,
+// an unknown model), after the first failure when it can (no connection,
+// a crash), and again when the retries give up. An agent that cannot start
+// leaves the harness listening, answering each message with why. And a
+// turn started by a mention or a DM that leaves no message of the agent's
+// in the channel gets the agent's final session text posted for it
+// (reply.go; --post-final-text=false restores upstream's silence).
 //
 // Reads go through the relay's HTTP bridge (POST /query, /count, /events with
 // NIP-98) when its NIP-11 document offers one, otherwise over the websocket,
@@ -48,6 +58,7 @@
 // `buzzbox up` keeps an owner key, an agent key (both 0600) and the relay's
 // data in the workspace's state dir, $XDG_STATE_HOME/buzzbox/<workspace>
 // (else ~/.local/state/…), outside the working tree the agent's shell
-// reads; --dir names another. It creates a general channel on first run, prints the
-// buzz commands that talk to the agent, and runs until Ctrl-C.
+// reads; --dir names another. It creates a general channel on first run,
+// prints the web client's link and then the buzz commands that talk to the
+// agent, and runs until Ctrl-C.
 package harness

@@ -101,6 +101,15 @@ func wordFailure(f acp.Failure) failure {
 	case acp.FailureProvider:
 		return failure{cause: where + " failed to answer" + status, retryable: true}
 	}
+	switch {
+	case f.Status == 402:
+		return failure{cause: "the model provider asks for payment (402): check the account's credits"}
+	case f.Status == 0:
+		// No status: the answer came but could not be read. A proxy or
+		// a passing fault may be to blame, so it is retried.
+		return failure{cause: where + " sent an answer the agent could not read: check that " +
+			orVar(f.BaseURLEnv, "the endpoint") + " points at this provider's API", retryable: true}
+	}
 	return failure{cause: where + " rejected the request" + status + ": check the agent's provider settings (" +
 		orVar(f.ModelEnv, "model") + ", " + orVar(f.BaseURLEnv, "endpoint") + ")", retryable: f.Retryable}
 }

@@ -16,7 +16,7 @@ import (
 
 // Environment switches of the fake ACP agent the test binary becomes.
 const (
-	envFakeAgent    = "BUZZ_TEST_FAKE_AGENT"    // mode: echo, hang, die, oversize, garbage, deaf, stuck
+	envFakeAgent    = "BUZZ_TEST_FAKE_AGENT"    // mode: echo, hang, die, oversize, garbage, deaf, stuck, keepalive
 	envFakeLog      = "BUZZ_TEST_AGENT_LOG"     // file the fake appends every message to
 	envFakeProtocol = "BUZZ_TEST_FAKE_PROTOCOL" // protocolVersion it answers (default min(client, 2))
 	envFakeName     = "BUZZ_TEST_FAKE_NAME"     // agentInfo.name
@@ -189,6 +189,19 @@ func fakeAgent(mode string) int {
 			case "slow":
 				<-pctx.Done()
 				return map[string]any{"stopReason": "cancelled"}, nil
+			case "keepalive":
+				// Waits on a model that never answers, sending only the
+				// keepalive updates buzz-agent sends meanwhile.
+				tk := time.NewTicker(50 * time.Millisecond)
+				defer tk.Stop()
+				for {
+					select {
+					case <-pctx.Done():
+						return map[string]any{"stopReason": "cancelled"}, nil
+					case <-tk.C:
+						conn.Notify("session/update", map[string]any{"sessionId": p.SessionID, "update": map[string]any{"sessionUpdate": "keepalive"}})
+					}
+				}
 			}
 			conn.Notify("session/update", map[string]any{"sessionId": p.SessionID,
 				"update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "ok"}}})

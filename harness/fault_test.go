@@ -42,6 +42,18 @@ func TestAgentDiesMidTurn(t *testing.T) {
 	waitFor(t, "the next event", 20*time.Second, func() bool { return promptHas(w.prompts(), ev2.ID) == 1 && w.count("permission-answer") >= 2 })
 }
 
+// TestAttackKeepalivesFeedIdleTimeout: an agent that sends only keepalive
+// updates (as buzz-agent does while its model stalls) used to reset the
+// idle timeout forever, holding the channel until the hard cap.
+func TestAttackKeepalivesFeedIdleTimeout(t *testing.T) {
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("keepalive"), "--idle-timeout", "1", "--max-turn-duration", "600")
+	w.mention("never answered")
+	waitFor(t, "session/cancel and a respawned agent", 30*time.Second, func() bool {
+		return w.count("session/cancel") >= 1 && len(w.pids()) >= 2
+	})
+}
+
 func TestIdleTimeoutCancels(t *testing.T) {
 	w := newWorld(t)
 	w.startHarness(w.harnessEnv("hang"), "--idle-timeout", "1", "--max-turn-duration", "60")

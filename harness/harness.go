@@ -89,6 +89,8 @@ type timing struct {
 	// obsEvery replaces observerPublishEvery, obsPerWindow observerPerWindow.
 	obsEvery     time.Duration
 	obsPerWindow int
+	// firstWord replaces firstWordNotice.
+	firstWord time.Duration
 }
 
 // harness is one running buzz-acp. Queue, slot and channel state belong to
@@ -153,6 +155,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	if t.respawn == 0 {
 		t.respawn = respawnBase
 	}
+	if t.firstWord == 0 {
+		t.firstWord = firstWordNotice
+	}
 	if t.backstop == 0 {
 		t.backstop = inflightBackstop
 	}
@@ -171,6 +176,15 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	if cwd == "" {
 		cwd = "/"
+	}
+	if cfg.MCPKeyFile == "" && cfg.MCPCommand != "" && cfg.Secret != nil {
+		// The sidecar reads the agent key from a file, not its environment.
+		if path, err := writeMCPKeyFile(env.Getenv, cfg.Secret); err != nil {
+			log.Warn("the sidecar gets the agent key in its environment", "err", err)
+		} else {
+			cfg.MCPKeyFile = path
+			defer os.Remove(path)
+		}
 	}
 	h := &harness{
 		cfg: cfg, env: env, log: log, cwd: cwd, t: t, started: time.Now(),

@@ -109,10 +109,13 @@ const (
 
 // Failure notices and the reply guard.
 const (
-	maxNoticeCause = 300              // runes of an agent's own error text quoted in a notice
-	maxNoticeField = 120              // runes of a model name or endpoint quoted in a notice
-	minSecretLen   = 8                // shorter values of *_KEY/_TOKEN/… variables are not redacted (they would match ordinary words)
-	maxFinalText   = 32 << 10         // bytes of a turn's final text kept for the reply guard; a longer text is cut with a note
-	replyCheckTO   = 10 * time.Second // the reply guard's relay query and publish, each
-	maxNoticeIDs   = 256              // notice ids remembered for the reply guard; cleared when full (a lost id can only keep the guard quiet once)
+	maxNoticeCause  = 300              // runes of an agent's own error text quoted in a notice
+	maxNoticeField  = 120              // runes of a model name or endpoint quoted in a notice
+	minSecretLen    = 8                // shorter values of *_KEY/_TOKEN/… variables are not redacted (they would match ordinary words)
+	maxFinalText    = 32 << 10         // bytes of a turn's final text kept for the reply guard; a longer text is cut with a note
+	replyCheckTO    = 10 * time.Second // the reply guard's relay query and publish, each
+	maxStderrTail   = 4 << 10          // bytes of an agent's stderr kept to quote when it fails to start
+	stderrTailWait  = time.Second      // how long a failed start waits for the agent's stderr to end before quoting it
+	firstWordNotice = 60 * time.Second // a prompt with no text, thought or tool call from the agent this long is told in the thread (still waiting)
+	maxNoticeIDs    = 256              // notice ids remembered for the reply guard; cleared when full (a lost id can only keep the guard quiet once)
 )

@@ -19,6 +19,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/testexe"
 )
@@ -39,6 +40,7 @@ type acpProc struct {
 	mu    sync.Mutex
 	lines []string
 	grew  chan struct{}
+	stop  func() // SIGTERM, then wait for the exit; idempotent
 }
 
 // startACP runs buzz-acp for w's agent with the provider variables in
@@ -80,19 +82,23 @@ func startACP(t *testing.T, w *world, provider []string, args ...string) *acpPro
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Error("buzz-acp did not stop on SIGTERM")
-		}
-		<-read
-	})
+	var once sync.Once
+	p.stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Error("buzz-acp did not stop on SIGTERM")
+			}
+			<-read
+		})
+	}
+	t.Cleanup(p.stop)
 	p.await("buzz-acp listening", 60*time.Second, "msg=listening")
 	return p
 }
@@ -261,6 +267,7 @@ func TestSilentPlainTextOptOut(t *testing.T) {
 	p := startACP(t, w, openaiEnv(llm.URL), "--post-final-text=false")
 	m := w.mention("what is the answer?")
 	p.await("the turn to finish", 60*time.Second, "turn finished")
+	p.stop() // shutdown waits for anything the turn still had to post
 	if got := w.agentReplies(m.ID); len(got) != 0 {
 		t.Errorf("agent posted %q with --post-final-text=false; want nothing", got[0].Content)
 	}
@@ -344,4 +351,149 @@ func TestSilentAgentCrashIsTold(t *testing.T) {
 	m := w.mention("boom")
 	n := w.awaitReply(t, "the first-failure notice", m.ID)
 	checkNotice(t, n, "the agent process stopped in the middle of the turn", "keep trying")
+}
+
+// TestSilentAgentExitsAtStart: an agent that exits before initialize
+// (here buzz-agent with no provider configured) is quoted in the notice,
+// so the person learns what to set.
+func TestSilentAgentExitsAtStart(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	startACP(t, w, nil)
+	m := w.mention("hello")
+	n := w.awaitReply(t, "the failure notice", m.ID)
+	checkNotice(t, n, "could not be started", "BUZZ_AGENT_PROVIDER is required", "check --agent-command")
+}
+
+// TestSilentModelNeverAnswers: a provider that accepts the request and
+// never answers kept the thread silent through the agent's inactivity
+// timeout and retries (12 minutes with buzz-agent's defaults); the thread
+// now hears that the agent is still waiting once the first-word watch
+// (60 s, shortened here) passes with nothing from the model.
+func TestSilentModelNeverAnswers(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Hang: true})
+	env := w.harnessEnv("", append(openaiEnv(llm.URL), "OPENAI_COMPAT_API=chat", "HOME="+t.TempDir())...)
+	env.Environ = withoutKey(env.Environ, envFakeAgent)
+	env.Exe = testexe.Path(t)
+	c, err := LoadConfig([]string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence",
+		"--mcp-command", ""}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, c, env, testLogger(t), timing{firstWord: time.Second}) }()
+	defer func() {
+		cancel()
+		select {
+		case <-errc:
+		case <-time.After(60 * time.Second):
+			t.Error("harness did not stop")
+		}
+	}()
+	m := w.mention("hello")
+	n := w.awaitReply(t, "the still-waiting notice", m.ID)
+	checkNotice(t, n, "Still working on this", "no answer from its model for 1s")
+}
+
+// TestWordFailure pins the words and the retry decision for each kind of
+// cause buzz-agent reports.
+func TestWordFailure(t *testing.T) {
+	base := acp.Failure{Provider: "openai", Model: "m", BaseURL: "http://llm.local/v1", KeyEnv: "OPENAI_COMPAT_API_KEY",
+		ModelEnv: "OPENAI_COMPAT_MODEL", BaseURLEnv: "OPENAI_COMPAT_BASE_URL"}
+	for _, tc := range []struct {
+		kind      string
+		status    int
+		want      string
+		retryable bool
+	}{
+		{acp.FailureAuth, 401, "the model provider refused the API key (401): check OPENAI_COMPAT_API_KEY", false},
+		{acp.FailureModelNotFound, 404, `the model provider at http://llm.local/v1 does not know the model "m" (404): check OPENAI_COMPAT_MODEL (or BUZZ_AGENT_MODEL)`, false},
+		{acp.FailureUnreachable, 0, "the model provider at http://llm.local/v1 could not be reached (no connection): check OPENAI_COMPAT_BASE_URL and that the server is running", true},
+		{acp.FailureRateLimited, 429, "the model provider is rate-limiting the agent (429)", true},
+		{acp.FailureProvider, 503, "the model provider at http://llm.local/v1 failed to answer (503)", true},
+		{acp.FailureContextWindow, 400, `the conversation no longer fits the model "m"'s context window: start a new thread`, false},
+		{acp.FailureOther, 402, "the model provider asks for payment (402): check the account's credits", false},
+		{acp.FailureOther, 0, "the model provider at http://llm.local/v1 sent an answer the agent could not read: check that OPENAI_COMPAT_BASE_URL points at this provider's API", true},
+		{acp.FailureOther, 422, "the model provider at http://llm.local/v1 rejected the request (422): check the agent's provider settings (OPENAI_COMPAT_MODEL, OPENAI_COMPAT_BASE_URL)", false},
+	} {
+		f := base
+		f.Kind, f.Status = tc.kind, tc.status
+		got := wordFailure(f)
+		if got.cause != tc.want || got.retryable != tc.retryable {
+			t.Errorf("wordFailure(%s, %d) = %q retryable %v;\n want %q retryable %v", tc.kind, tc.status, got.cause, got.retryable, tc.want, tc.retryable)
+		}
+	}
+}
+
+// TestFinalTextIsTheLastPiece: the reply guard posts what the agent wrote
+// after its last tool call, or before it when nothing came after, cut at
+// maxFinalText on a character boundary.
+func TestFinalTextIsTheLastPiece(t *testing.T) {
+	a := &agentProc{}
+	feed := func(pieces ...string) {
+		a.text = &turnText{session: "s"}
+		for _, p := range pieces {
+			if p == "|" {
+				a.text.breakPiece()
+			} else {
+				a.text.add(p)
+			}
+		}
+	}
+	for _, tc := range []struct {
+		pieces []string
+		want   string
+	}{
+		{[]string{"Let me look.", "|", "The answer ", "is 42."}, "The answer is 42."},
+		{[]string{"The answer is 42.", "|", "  "}, "The answer is 42."},
+		{[]string{"|", "|"}, ""},
+	} {
+		feed(tc.pieces...)
+		if got, _ := a.finalText("s"); got != tc.want {
+			t.Errorf("finalText(%q) = %q; want %q", tc.pieces, got, tc.want)
+		}
+	}
+	if got, _ := a.finalText("other"); got != "" {
+		t.Errorf("finalText of another session = %q; want empty", got)
+	}
+	feed(strings.Repeat("é", maxFinalText))
+	got, cut := a.finalText("s")
+	if !cut || len(got) > maxFinalText || !utf8.ValidString(got) {
+		t.Errorf("over-long text: %d bytes, cut %v, valid %v; want <= %d, cut, valid", len(got), cut, utf8.ValidString(got), maxFinalText)
+	}
+}
+
+// TestSilentLazyAgentCannotStart: with --lazy-pool the first message
+// starts the agent; when that fails, the message is answered with why
+// instead of waiting out the circuit breaker (300 s) in silence.
+func TestSilentLazyAgentCannotStart(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	startACP(t, w, openaiEnv("http://127.0.0.1:1/v1"), "--lazy-pool", "--agent-command", "/nonexistent/agent-bin")
+	for _, text := range []string{"hello", "hello again"} {
+		m := w.mention(text)
+		n := w.awaitReply(t, "the failure notice", m.ID)
+		checkNotice(t, n, "could not be started", "/nonexistent/agent-bin", "check --agent-command")
+	}
+}
+
+// TestSilentUnmentionedTurnStaysQuiet: the reply guard speaks only for
+// turns started by a mention or a DM; a channel message the agent merely
+// reads (--subscribe all --no-mention-filter) gets no posted text.
+func TestSilentUnmentionedTurnStaysQuiet(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Text: "Just thinking aloud."})
+	p := startACP(t, w, openaiEnv(llm.URL), "--subscribe", "all", "--no-mention-filter")
+	m := w.publish(&nostr.Event{Kind: 9, Content: "a note for the channel", Tags: nostr.Tags{{"h", w.channel}}})
+	p.await("the turn to finish", 60*time.Second, "turn finished")
+	p.stop() // shutdown waits for anything the turn still had to post
+	if got := w.agentReplies(m.ID); len(got) != 0 {
+		t.Errorf("agent posted %q for an unmentioned message; want nothing", got[0].Content)
+	}
 }

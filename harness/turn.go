@@ -42,9 +42,10 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	if h.cfg.TurnLiveness > 0 {
 		lctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
+		lsc := sc   // the turn goes on to set sc.session; the loop reads it from session
 		go func() { // liveness pings; stopped (and waited for) when the turn returns
 			defer close(done)
-			h.livenessLoop(lctx, sc, a, &session)
+			h.livenessLoop(lctx, lsc, a, &session)
 		}()
 		defer func() { stop(); <-done }()
 	}
@@ -136,13 +137,45 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	if h.t.prompting != nil {
 		h.t.prompting(t.batch, time.Now())
 	}
+	wctx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { // the first-word watch; ends with the prompt (stopWatch)
+		defer close(watched)
+		h.watchFirstWord(wctx, channel, t, a, sid)
+	}()
 	o := a.prompt(ctx, sid, blocks, h.cfg.IdleTimeout, deadline, t.signal)
+	stopWatch()
+	<-watched
 	out = turnOutcome{promptOutcome: o, newSession: newSession, stage: "prompt"}
 	if h.cfg.PostFinalText && o.result == turnOK && (info.isDM() || anyMentions(t.batch, h.cfg.AgentHex)) {
 		out.guard = true
 		out.finalText, out.textCut = a.finalText(sid)
 	}
 	return out
+}
+
+// watchFirstWord tells the thread, on a batch's first try, when the agent
+// has sent nothing of substance (text, thought, tool call) h.t.firstWord
+// into the prompt: a model that never answers otherwise keeps the person
+// waiting through the agent's own timeouts and retries in silence.
+func (h *harness) watchFirstWord(ctx context.Context, channel string, t *turnHandle, a *agentProc, sid string) {
+	timer := time.NewTimer(h.t.firstWord)
+	defer timer.Stop()
+	select {
+	case <-ctx.Done():
+		return
+	case <-timer.C:
+	}
+	if a.spoke(sid) {
+		return
+	}
+	text := "⏳ Still working on this: the agent has had no answer from its model for " + h.t.firstWord.String() +
+		". The model provider may be slow or not answering; I will tell you if it fails."
+	h.do(func() {
+		if cs := h.queues[channel]; cs != nil && cs.turn == t && cs.attempts == 0 { // retries stay quiet (firstFailure spoke)
+			h.notice(ctx, cs, append(append([]*Event{}, t.parked...), t.batch...), text)
+		}
+	})
 }
 
 // anyMentions reports whether an event of batch p-tags hex.

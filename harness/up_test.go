@@ -251,3 +251,80 @@ func TestUpHelp(t *testing.T) {
 		t.Errorf("buzzbox up --help created .buzz")
 	}
 }
+
+// TestUpTellsRefusedKey is the new user's first run with a wrong key: the
+// message sent with the printed command is answered, within seconds, by a
+// notice the printed read command shows, naming the variable to fix.
+func TestUpTellsRefusedKey(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	const key = "sk-wrong-0123456789abcdef"
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + key + `"}}`})
+	exe := testexe.Path(t)
+	bin := t.TempDir()
+	os.Symlink(exe, filepath.Join(bin, "buzz"))
+	dir := t.TempDir()
+	cmd := exec.Command(exe, "up", "--listen", "127.0.0.1:0")
+	cmd.Dir = dir
+	cmd.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=" + key, "OPENAI_COMPAT_MODEL=m",
+		"OPENAI_COMPAT_BASE_URL=" + llm.URL, "HOME=" + t.TempDir(), "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	cmd.Stderr = t.Output()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		cmd.Wait()
+	})
+	lines := make(chan string, 100)
+	go func() { // ends when up closes stdout
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- strings.TrimSpace(sc.Text())
+		}
+		close(lines)
+	}()
+	var send, get string
+	deadline := time.After(60 * time.Second)
+	for send == "" || get == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("up ended before printing its commands")
+			}
+			switch {
+			case strings.Contains(l, " messages send "):
+				send = l
+			case strings.Contains(l, " messages get "):
+				get = l
+			}
+		case <-deadline:
+			t.Fatal("up printed no commands")
+		}
+	}
+	sh := func(line string) string {
+		c := exec.Command("/bin/sh", "-c", line)
+		c.Dir = dir
+		c.Env = []string{"PATH=" + os.Getenv("PATH")}
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		return string(out)
+	}
+	sh(send)
+	var out string
+	waitFor(t, "the refused-key notice via the printed read command", 60*time.Second, func() bool {
+		out = sh(get)
+		return strings.Contains(out, "OPENAI_COMPAT_API_KEY")
+	})
+	if !strings.Contains(out, "refused the API key (401)") || strings.Contains(out, key) {
+		t.Errorf("read command shows %s; want the 401 notice without the key", out)
+	}
+}

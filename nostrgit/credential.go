@@ -98,12 +98,16 @@ func challengeMethod(ch string) (string, bool) {
 }
 
 // looksLikeGitRoute reports whether path has the relay's git route shape,
-// git/<64-hex owner>/<repo>, anywhere in it. Without a challenge (git before
-// 2.41) it is all we have to tell a relay remote from any other.
+// git/<owner>/<repo>, anywhere in it, the owner spelled any way the relay
+// takes it (hex in either case, or an npub). Without a challenge (git
+// before 2.41) it is all we have to tell a relay remote from any other.
 func looksLikeGitRoute(path string) bool {
 	segs := strings.Split(strings.Trim(path, "/"), "/")
 	for i := 0; i+2 < len(segs); i++ {
-		if segs[i] == "git" && nostrkey.IsLowerHex(segs[i+1], 64) && segs[i+2] != "" {
+		if segs[i] != "git" || segs[i+2] == "" {
+			continue
+		}
+		if _, err := nostrkey.ParsePublic(segs[i+1]); err == nil {
 			return true
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -189,17 +190,25 @@ func TestGitCredentialHelper(t *testing.T) {
 	}
 	env = append(env, "NOSTR_PRIVATE_KEY="+owner.sk)
 	cfg := []string{"-c", "credential.helper=nostr", "-c", "credential.useHttpPath=true"}
-	repoURL := r.HTTPURL() + "/git/" + owner.pk + "/helper.git"
+	npub, _ := nip19.EncodePublicKey(owner.pk)
 
 	work := t.TempDir()
 	gitOK(t, env, work, "init", "--quiet", "-b", "main")
 	os.WriteFile(filepath.Join(work, "f"), []byte("x\n"), 0o644)
 	gitOK(t, env, work, "add", "f")
 	gitOK(t, env, work, "commit", "--quiet", "-m", "c")
-	gitOK(t, env, work, append(cfg, "push", "--quiet", repoURL, "main")...)
-	dst := filepath.Join(t.TempDir(), "c")
-	gitOK(t, env, "", append(cfg, "clone", "--quiet", repoURL, dst)...)
-	if b, _ := os.ReadFile(filepath.Join(dst, "f")); string(b) != "x\n" {
-		t.Fatalf("clone through the credential helper has f = %q", b)
+	// Every spelling of the owner the relay takes names one repository,
+	// and the helper must know each for a relay remote (git before 2.41
+	// sends no challenge to tell it by).
+	spellings := []string{owner.pk, npub, strings.ToUpper(owner.pk)}
+	for i, push := range spellings {
+		clone := spellings[(i+1)%len(spellings)]
+		name := "/helper" + strconv.Itoa(i) + ".git"
+		gitOK(t, env, work, append(cfg, "push", "--quiet", r.HTTPURL()+"/git/"+push+name, "main")...)
+		dst := filepath.Join(t.TempDir(), "c")
+		gitOK(t, env, "", append(cfg, "clone", "--quiet", r.HTTPURL()+"/git/"+clone+name, dst)...)
+		if b, _ := os.ReadFile(filepath.Join(dst, "f")); string(b) != "x\n" {
+			t.Fatalf("pushed as /git/%s, cloned as /git/%s: f = %q", push, clone, b)
+		}
 	}
 }

@@ -117,3 +117,22 @@ const (
 	// first when it is reached.
 	maxInvites = 10000
 )
+
+// Limits of the owner's one-time sign-in links (login.go).
+const (
+	// loginTTL is how long a sign-in link from LoginToken works: long
+	// enough to open the printed link, short enough that a link left in
+	// a terminal's scrollback is dead.
+	loginTTL = 10 * time.Minute
+
+	// loginTokenBytes is the random part of a sign-in token: 32 bytes,
+	// 43 characters of unpadded URL-safe base64.
+	loginTokenBytes = 32
+
+	// maxLogins bounds the sign-in links outstanding at once; minting
+	// one more forgets the oldest.
+	maxLogins = 16
+
+	// maxLoginBody bounds the body of POST /login: {"token":"…"}.
+	maxLoginBody = 4 << 10
+)

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"buzzbox/internal/nostrkey"
 	"buzzbox/nostrgit/nip98"
 	"buzzbox/nostrgit/nipoa"
 	"buzzbox/relay/web"
@@ -25,7 +26,6 @@ import (
 	eventbadger "github.com/fiatjaf/eventstore/badger"
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
-	"github.com/nbd-wtf/go-nostr/nip19"
 )
 
 // Config says how to build a Relay. The zero value of each field is
@@ -104,6 +104,7 @@ type Relay struct {
 	chans   *channels
 	seen    *nip98.SeenCache
 	web     *web.Handler // the browser client at /
+	logins  logins       // the owner's one-time sign-in links
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -221,21 +222,14 @@ func fillDefaults(cfg *Config) {
 	}
 }
 
-// parsePubkey accepts 64 hex characters or an npub.
+// parsePubkey accepts a public key as nostrkey reads one: 64 hex
+// characters in either case or an npub, and returns it as lower-case hex.
 func parsePubkey(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	if strings.HasPrefix(s, "npub1") {
-		_, v, err := nip19.Decode(s)
-		if err != nil {
-			return "", fmt.Errorf("decode %q: %w", s, err)
-		}
-		pk, _ := v.(string)
-		return pk, nil
+	pk, err := nostrkey.ParsePublic(s)
+	if err != nil {
+		return "", err
 	}
-	if !nostr.IsValid32ByteHex(s) {
-		return "", fmt.Errorf("%q is neither 64 lower-case hex characters nor an npub", s)
-	}
-	return s, nil
+	return pk.Hex(), nil
 }
 
 func (r *Relay) loadMembers() error {
@@ -510,6 +504,8 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.serveGit(w, req)
 	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
 		r.serveBridge(w, req)
+	case req.URL.Path == loginPath:
+		r.serveLogin(w, req)
 	case web.Serves(req.URL.Path):
 		r.web.ServeHTTP(w, req)
 	default:

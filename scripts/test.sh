@@ -15,13 +15,15 @@ loud() { printf '!! SKIPPED PREREQUISITE: %s\n' "$*" >&2; }
 # node/npm for the external clients, script(1) for rg on a terminal,
 # bubblewrap for codex-acp's sandbox, a PostgreSQL server for the relay's
 # --db backend, GNU time for memory benchmarks, diff and setsid for tests,
-# podman to build scripts/Containerfile.
+# podman to build scripts/Containerfile, chromium for the web client's
+# browser tests.
 declare -A need=(
 	[/usr/bin/git]=git [/usr/bin/rg]=ripgrep [/usr/bin/tree]=tree
 	[/usr/sbin/chroot]=coreutils [/usr/bin/node]=nodejs [/usr/bin/npm]=npm
 	[/usr/bin/script]=bsdutils [/usr/bin/bwrap]=bubblewrap
 	[/usr/bin/time]=time [/usr/bin/diff]=diffutils [/usr/bin/setsid]=util-linux
 	[/usr/bin/pg_ctlcluster]=postgresql [/usr/bin/podman]=podman
+	[/usr/bin/chromium]=chromium
 )
 missing=()
 for file in "${!need[@]}"; do

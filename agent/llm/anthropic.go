@@ -325,6 +325,10 @@ func (a anthropicDialect) stream(sr *sseReader, req *Request) (*Response, error)
 			return nil, errorf("json: stream event: %v", err)
 		}
 		switch head.Type {
+		case "message_start", "content_block_start", "content_block_delta", "message_delta":
+			sr.progressed() // not ping, Anthropic's keep-alive
+		}
+		switch head.Type {
 		case "message_start":
 			var m struct {
 				Usage *anthropicUsage `json:"usage"`

@@ -350,6 +350,8 @@ func decodeChatCall(raw json.RawMessage) (ToolCall, error) {
 	return tc, nil
 }
 
+func nonEmpty(s *string) bool { return s != nil && *s != "" }
+
 // stream assembles chat.completion.chunk events into a non-streamed reply
 // object and parses that.
 func (d chatDialect) stream(sr *sseReader, req *Request) (*Response, error) {
@@ -396,11 +398,16 @@ func (d chatDialect) stream(sr *sseReader, req *Request) (*Response, error) {
 		}
 		if chunk.Usage != nil {
 			usage = chunk.Usage
+			sr.progressed()
 		}
 		if len(chunk.Choices) == 0 {
 			continue
 		}
 		ch := chunk.Choices[0]
+		if dl := ch.Delta; ch.FinishReason != nil || len(dl.ToolCalls) > 0 || len(dl.ReasoningDetails) > 0 ||
+			nonEmpty(dl.Content) || nonEmpty(dl.ReasoningContent) || nonEmpty(dl.Reasoning) {
+			sr.progressed() // an empty delta is a keep-alive
+		}
 		if ch.FinishReason != nil && *ch.FinishReason == "error" {
 			return nil, providerError(ch.Error)
 		}

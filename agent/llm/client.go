@@ -56,8 +56,19 @@ type Config struct {
 	PromptCaching bool
 	// NoStream sends one non-streamed POST per round instead of SSE.
 	NoStream bool
-	// IdleTimeout is the per-read inactivity timeout. Zero means 240 s.
+	// IdleTimeout bounds silence in one attempt: until the response headers,
+	// then between progress events (a content, reasoning, tool-call or usage
+	// delta of a stream; any byte of a plain reply). Keep-alives (SSE
+	// comments, Anthropic ping, empty chunks) are not progress. Zero means
+	// 240 s.
 	IdleTimeout time.Duration
+	// MaxCallTime bounds one call's wall-clock time, retries included, however
+	// much the endpoint keeps sending. Zero means 600 s.
+	MaxCallTime time.Duration
+	// IdleSetting and MaxCallSetting name the settings that change the two
+	// bounds (BUZZ_AGENT_LLM_TIMEOUT_SECS, BUZZ_AGENT_LLM_MAX_CALL_SECS), for
+	// the errors that report them. Empty names none.
+	IdleSetting, MaxCallSetting string
 	// RetryBase replaces the 500 ms first backoff (tests shorten it).
 	RetryBase time.Duration
 	// RetryAfterCap replaces the 60 s Retry-After ceiling (tests shorten it).
@@ -83,6 +94,9 @@ type Client struct {
 func New(cfg Config) *Client {
 	if cfg.IdleTimeout <= 0 {
 		cfg.IdleTimeout = 240 * time.Second
+	}
+	if cfg.MaxCallTime <= 0 {
+		cfg.MaxCallTime = defaultMaxCallTime
 	}
 	if cfg.RetryBase <= 0 {
 		cfg.RetryBase = retryBase
@@ -202,9 +216,10 @@ func (c *Client) complete(ctx context.Context, d dialect, req *Request) (*Respon
 		return nil, err
 	}
 	var resp *Response
-	err = c.post(ctx, d, d.url(c, req.Model), body, func(r io.Reader, isStream bool) (bool, error) {
+	err = c.post(ctx, d, d.url(c, req.Model), body, func(r io.Reader, isStream bool, progress func()) (bool, error) {
 		if isStream {
 			sr := newSSEReader(r)
+			sr.progress = progress
 			forwarded := false
 			sub := *req
 			sub.OnText = func(s string) {
@@ -261,7 +276,7 @@ func (c *Client) Summarize(ctx context.Context, model, system, user string) (str
 		return "", err
 	}
 	var text string
-	err = c.post(ctx, d, d.url(c, model), body, func(r io.Reader, _ bool) (bool, error) {
+	err = c.post(ctx, d, d.url(c, model), body, func(r io.Reader, _ bool, _ func()) (bool, error) {
 		data, err := io.ReadAll(r)
 		if err != nil {
 			return false, err
@@ -278,10 +293,15 @@ func (c *Client) Summarize(ctx context.Context, model, system, user string) (str
 
 // readFunc consumes a 2xx body. It returns retry=true when the failure
 // happened before anything reached the caller, so another attempt is safe.
-type readFunc func(r io.Reader, stream bool) (retry bool, err error)
+// A stream reader calls progress for each event that carries progress (the
+// idle timeout counts only those); a plain body's bytes count by themselves.
+type readFunc func(r io.Reader, stream bool, progress func()) (retry bool, err error)
 
-// post sends body with the retry policy and hands a 2xx body to read.
+// post sends body with the retry policy and hands a 2xx body to read. The
+// whole call, retries included, is bounded by MaxCallTime.
 func (c *Client) post(ctx context.Context, d dialect, target string, body []byte, read readFunc) error {
+	ctx, cancel := context.WithTimeoutCause(ctx, c.cfg.MaxCallTime, errMaxCall)
+	defer cancel()
 	start := time.Now()
 	var last *Error
 	authRetried := false
@@ -295,7 +315,7 @@ func (c *Client) post(ctx context.Context, d dialect, target string, body []byte
 			select {
 			case <-ctx.Done():
 				t.Stop()
-				return ctx.Err()
+				return c.ended(ctx)
 			case <-t.C:
 			}
 		}
@@ -304,7 +324,7 @@ func (c *Client) post(ctx context.Context, d dialect, target string, body []byte
 			return nil
 		}
 		if ctx.Err() != nil {
-			return ctx.Err()
+			return c.ended(ctx)
 		}
 		if e.Kind == KindAuth && c.bearer() && !authRetried && attempt+1 < maxAttempts {
 			// A bearer token is refreshed once per call on 401/403; a static
@@ -331,6 +351,31 @@ func (c *Client) post(ctx context.Context, d dialect, target string, body []byte
 	}
 	plural := "s"
 	return &Error{Kind: last.Kind, Status: last.Status, Msg: fmt.Sprintf("exhausted retries: %s (cumulative %s, %d attempt%s)", last.Msg, elapsed, maxAttempts, plural), retryable: true}
+}
+
+// errMaxCall is the cause set when a call ran past MaxCallTime.
+var errMaxCall = errors.New("llm call wall-clock cap")
+
+// ended is the error of a call whose ctx ended: the caller's own
+// cancellation as is, the wall-clock cap as an *Error naming it.
+func (c *Client) ended(ctx context.Context) error {
+	if context.Cause(ctx) != errMaxCall {
+		return ctx.Err()
+	}
+	msg := fmt.Sprintf("call ran past its wall-clock cap of %s without finishing", c.cfg.MaxCallTime)
+	if c.cfg.MaxCallSetting != "" {
+		msg += fmt.Sprintf("; set %s to allow longer calls", c.cfg.MaxCallSetting)
+	}
+	return &Error{Msg: msg}
+}
+
+// idleMsg is the text of an attempt ended by the inactivity timeout.
+func (c *Client) idleMsg() string {
+	msg := fmt.Sprintf("transport: no progress from the endpoint within the inactivity timeout (%s)", c.cfg.IdleTimeout)
+	if c.cfg.IdleSetting != "" {
+		msg += fmt.Sprintf("; keep-alives do not count; set %s to wait longer", c.cfg.IdleSetting)
+	}
+	return msg
 }
 
 func (e *Error) bodyText() string {
@@ -373,7 +418,7 @@ func (c *Client) attempt(ctx context.Context, d dialect, target string, body []b
 		return c.transportErr(ctx, err)
 	}
 	defer resp.Body.Close()
-	r := &idleReader{r: resp.Body, t: idle, d: c.cfg.IdleTimeout}
+	r := &idleReader{r: resp.Body, t: idle, d: c.cfg.IdleTimeout, bytes: true}
 
 	if resp.StatusCode/100 != 2 {
 		data, _ := io.ReadAll(io.LimitReader(r, maxErrorBodyBytes))
@@ -383,8 +428,11 @@ func (c *Client) attempt(ctx context.Context, d dialect, target string, body []b
 		return errorf("response too large: %d bytes > %d", resp.ContentLength, maxResponseBytes)
 	}
 	isStream := strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream")
+	// A stream's bytes may be keep-alives only; there the reader reports
+	// progress itself.
+	r.bytes = !isStream
 	lr := &capReader{r: r, left: maxResponseBytes}
-	retry, err := read(lr, isStream)
+	retry, err := read(lr, isStream, func() { idle.Reset(c.cfg.IdleTimeout) })
 	if err == nil {
 		return nil
 	}
@@ -403,7 +451,7 @@ func (c *Client) attempt(ctx context.Context, d dialect, target string, body []b
 		return errorf("response exceeded %d bytes", maxResponseBytes)
 	}
 	if cause := context.Cause(ctx); cause == errIdle {
-		return &Error{Msg: fmt.Sprintf("transport: %v (%s)", errIdle, c.cfg.IdleTimeout), retryable: retry}
+		return &Error{Msg: c.idleMsg(), retryable: retry}
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) || isNetErr(err) {
 		return &Error{Msg: "transport: " + err.Error(), retryable: retry}
@@ -418,7 +466,7 @@ func isNetErr(err error) bool {
 
 func (c *Client) transportErr(ctx context.Context, err error) *Error {
 	if context.Cause(ctx) == errIdle {
-		return &Error{Msg: fmt.Sprintf("transport: %v (%s)", errIdle, c.cfg.IdleTimeout), retryable: true}
+		return &Error{Msg: c.idleMsg(), retryable: true}
 	}
 	e := &Error{Msg: "transport: " + err.Error(), retryable: true}
 	if dialFailed(err) {
@@ -496,17 +544,18 @@ func parseRetryAfter(v string) int {
 	return n
 }
 
-// idleReader resets the inactivity timer whenever bytes arrive, so the
-// timeout bounds silence, not the whole reply.
+// idleReader resets the inactivity timer whenever bytes arrive, while bytes
+// is set, so the timeout bounds silence, not the whole reply.
 type idleReader struct {
-	r io.Reader
-	t *time.Timer
-	d time.Duration
+	r     io.Reader
+	t     *time.Timer
+	d     time.Duration
+	bytes bool // bytes count as progress (not for a stream)
 }
 
 func (ir *idleReader) Read(p []byte) (int, error) {
 	n, err := ir.r.Read(p)
-	if n > 0 {
+	if n > 0 && ir.bytes {
 		ir.t.Reset(ir.d)
 	}
 	return n, err

@@ -25,6 +25,11 @@ const (
 // outside the inactivity timeout (RETRY_AFTER_CAP_SECS).
 const retryAfterCap = 60 * time.Second
 
+// defaultMaxCallTime bounds one call's wall-clock time when
+// Config.MaxCallTime is zero: an endpoint that drips deltas or keep-alives
+// must not hold a turn forever (BUZZ_AGENT_LLM_MAX_CALL_SECS).
+const defaultMaxCallTime = 600 * time.Second
+
 // connectTimeout bounds the TCP (and TLS) connect of one attempt.
 const connectTimeout = 10 * time.Second
 

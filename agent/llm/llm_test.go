@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -389,5 +392,90 @@ func TestOpenRouterRetryAfterHonoured(t *testing.T) {
 	}
 	if d := time.Since(start); d < time.Second {
 		t.Errorf("retried after %v; Retry-After asked for 1s", d)
+	}
+}
+
+// TestKeepalivesAreNoProgress: per dialect, a stream of nothing but its
+// keep-alives (comments, Anthropic ping, empty chunks, Responses
+// in_progress) ends at the idle timeout; the same stream with a text delta
+// every tick would not.
+func TestKeepalivesAreNoProgress(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    llm.Provider
+		api  string
+		tick string
+	}{
+		{"anthropic", llm.Anthropic, "", "event: ping\ndata: {\"type\":\"ping\"}\n\n"},
+		{"chat", llm.OpenAI, llm.APIChat, ": keepalive\n\ndata: {\"choices\":[{\"index\":0,\"delta\":{}}]}\n\n"},
+		{"responses", llm.OpenAI, llm.APIResponses, "data: {\"type\":\"response.in_progress\"}\n\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "text/event-stream")
+				w.WriteHeader(http.StatusOK)
+				tk := time.NewTicker(20 * time.Millisecond)
+				defer tk.Stop()
+				for {
+					io.WriteString(w, tc.tick)
+					w.(http.Flusher).Flush()
+					select {
+					case <-r.Context().Done():
+						return
+					case <-tk.C:
+					}
+				}
+			}))
+			defer srv.Close()
+			c := client(t, tc.p, srv.URL, func(cfg *llm.Config) {
+				cfg.API = tc.api
+				cfg.IdleTimeout = 200 * time.Millisecond
+				cfg.IdleSetting = "IDLE_KNOB"
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			_, err := c.Complete(ctx, &llm.Request{Model: "m", Messages: []llm.Message{llm.User("hi")}})
+			var le *llm.Error
+			if !errors.As(err, &le) || !strings.Contains(le.Msg, "no progress") || !strings.Contains(le.Msg, "IDLE_KNOB") {
+				t.Fatalf("Complete = %v; want the inactivity timeout naming its setting", err)
+			}
+		})
+	}
+}
+
+// TestMaxCallTimeEndsDrip: a stream that keeps making progress and never
+// finishes ends at MaxCallTime with an error naming the setting.
+func TestMaxCallTimeEndsDrip(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		tk := time.NewTicker(20 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			io.WriteString(w, "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"x\"}}]}\n\n")
+			w.(http.Flusher).Flush()
+			select {
+			case <-r.Context().Done():
+				return
+			case <-tk.C:
+			}
+		}
+	}))
+	defer srv.Close()
+	c := client(t, llm.OpenAI, srv.URL, func(cfg *llm.Config) {
+		cfg.API = llm.APIChat
+		cfg.IdleTimeout = 200 * time.Millisecond
+		cfg.MaxCallTime = 500 * time.Millisecond
+		cfg.MaxCallSetting = "CALL_KNOB"
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := c.Complete(ctx, &llm.Request{Model: "m", Messages: []llm.Message{llm.User("hi")}, OnText: func(string) {}})
+	var le *llm.Error
+	if !errors.As(err, &le) || !strings.Contains(le.Msg, "wall-clock cap of 500ms") || !strings.Contains(le.Msg, "CALL_KNOB") {
+		t.Fatalf("Complete = %v; want the wall-clock cap naming its setting", err)
+	}
+	if ctx.Err() != nil {
+		t.Fatal("the test's own minute ran out: the cap did not end the call")
 	}
 }

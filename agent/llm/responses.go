@@ -185,6 +185,10 @@ func (d responsesDialect) stream(sr *sseReader, req *Request) (*Response, error)
 		if err := json.Unmarshal(ev.data, &e); err != nil {
 			return nil, errorf("json: stream event: %v", err)
 		}
+		if strings.HasSuffix(e.Type, ".delta") || strings.HasPrefix(e.Type, "response.output_item.") ||
+			strings.HasPrefix(e.Type, "response.content_part.") {
+			sr.progressed()
+		}
 		switch e.Type {
 		case "response.output_text.delta", "response.refusal.delta":
 			if e.Delta != "" {

@@ -23,6 +23,17 @@ type sseEvent struct {
 type sseReader struct {
 	br   *bufio.Reader
 	line []byte
+	// progress is called by the dialect for each event that carries
+	// progress (a content, reasoning, tool-call or usage delta); nil
+	// means nobody counts.
+	progress func()
+}
+
+// progressed reports one event of progress.
+func (s *sseReader) progressed() {
+	if s.progress != nil {
+		s.progress()
+	}
 }
 
 func newSSEReader(r io.Reader) *sseReader {

@@ -632,16 +632,17 @@ func (c *Conn) writeFrame(b []byte) error { return c.send(context.Background(), 
 // goes on without the caller. Options.WriteTimeout bounds the write itself.
 func (c *Conn) send(ctx context.Context, b []byte) error {
 	select {
-	case <-c.wbroken:
-		return fmt.Errorf("jsonrpc: write: %w", ErrWriteTimeout)
-	default:
-	}
-	select {
 	case c.wsem <- struct{}{}:
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.wbroken:
 		return fmt.Errorf("jsonrpc: write: %w", ErrWriteTimeout)
+	}
+	select {
+	case <-c.wbroken: // broke while this writer waited; select chose at random
+		<-c.wsem
+		return fmt.Errorf("jsonrpc: write: %w", ErrWriteTimeout)
+	default:
 	}
 	timeout := c.opts.WriteTimeout
 	if ctx.Done() == nil && (timeout <= 0 || c.deadlines) {

@@ -266,6 +266,8 @@ func FuzzServe(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"echo","params":[1]}` + "\n"))
 	f.Add([]byte("{\n[\n42\nnull\n\"x\"\n"))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":1}` + "\n" + `{"jsonrpc":"2.0","id":1.5,"method":"m"}` + "\n"))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"a","result":{}}` + "\n" + `{"jsonrpc":"2.0","id":2,"error":{"code":1,"message":"m"}}` + "\n"))
+	f.Add([]byte("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"echo\",\"params\":\"\xff\"}\n" + strings.Repeat("x", 300) + "\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		var out strings.Builder
 		c := NewConn(strings.NewReader(string(data)), &out, Options{MaxLineBytes: 256})

@@ -11,7 +11,13 @@
 // context that is cancelled when the connection ends or CancelRequest names
 // them; incoming notifications run in arrival order on the reader goroutine,
 // so a cancel is never reordered before the request it cancels. Outgoing
-// requests (Call) are matched to responses by id.
+// requests (Call) are matched to responses by id; a frame with an id and no
+// method that answers no request sent on the connection is answered
+// InvalidRequest (unless it carries an error, which is never answered).
+//
+// Writes never block a caller past its ctx (Call, NotifyContext): a peer
+// that stops reading holds only the frame being written. Options.WriteTimeout
+// bounds that write too, and ends the connection when it expires.
 //
 // The package does not know any method names, does not implement batches
 // (removed from MCP in 2025-06-18; a batch is answered with -32600), and does

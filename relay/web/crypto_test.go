@@ -12,6 +12,9 @@ import (
 	"strings"
 	"testing"
 
+	"buzzbox/internal/nostrkey"
+	"buzzbox/nostrgit/nipoa"
+
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
 )
@@ -50,6 +53,7 @@ type crossOut struct {
 	Npubs  []keyPair     `json:"npubs"`
 	Nsecs  []keyPair     `json:"nsecs"`
 	SHA    []string      `json:"sha"`
+	Owners []string      `json:"owners"`
 }
 
 // runModules runs the page's crypto modules under node on input.
@@ -218,6 +222,50 @@ func TestBech32AndSHA256MatchGo(t *testing.T) {
 		sum := sha256.Sum256(bytes.Repeat([]byte{0xa5}, n))
 		if out.SHA[i] != hex.EncodeToString(sum[:]) {
 			t.Errorf("sha256 of %d bytes: page = %s; want %x", n, out.SHA[i], sum)
+		}
+	}
+}
+
+// TestNIPOAAttestationsMatchGo: owner attestations made with nipoa.Sign
+// verify in the page and name the owner; tampered, self-made or
+// misplaced ones name nobody.
+func TestNIPOAAttestationsMatchGo(t *testing.T) {
+	owner, _ := nostrkey.ParseSecret(nostr.GeneratePrivateKey())
+	agentSK := nostr.GeneratePrivateKey()
+	agent, _ := nostrkey.ParseSecret(agentSK)
+	ev := func(tag nostr.Tag) nostr.Event {
+		e := nostr.Event{Kind: 0, CreatedAt: nostr.Now(), Content: "{}", Tags: nostr.Tags{tag}}
+		e.Sign(agentSK)
+		return e
+	}
+	good, err := nipoa.Sign(owner, agent.Public(), "kind=9&created_at<4102444800")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := nipoa.Sign(owner, agent.Public(), "")
+	self, _ := nipoa.Sign(agent, agent.Public(), "")
+	tampered := good.Nostr()
+	tampered[2] = "kind=9"
+	other, _ := nipoa.Sign(owner, owner.Public(), "")
+	cases := []struct {
+		ev   nostr.Event
+		want string
+	}{
+		{ev(good.Nostr()), owner.Public().Hex()},
+		{ev(plain.Nostr()), owner.Public().Hex()},
+		{ev(self.Nostr()), ""},
+		{ev(tampered), ""},
+		{ev(other.Nostr()), ""},
+		{ev(nostr.Tag{"auth", "zz", "", "00"}), ""},
+	}
+	var evs []nostr.Event
+	for _, c := range cases {
+		evs = append(evs, c.ev)
+	}
+	out := runModules(t, map[string]any{"vectors": []any{}, "goEvents": []any{}, "sign": []any{}, "npubs": []any{}, "nsecs": []any{}, "sha": []any{}, "attested": evs})
+	for i, c := range cases {
+		if out.Owners[i] != c.want {
+			t.Errorf("case %d (tag %v): page says owner %q; want %q", i, c.ev.Tags[0], out.Owners[i], c.want)
 		}
 	}
 }

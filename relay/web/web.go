@@ -160,12 +160,31 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	w.Write(body)
 }
 
+// acceptsGzip reads an Accept-Encoding header (RFC 9110 §12.5.3): gzip
+// (or *) listed with a q-value above zero. Malformed parts are skipped.
 func acceptsGzip(ae string) bool {
+	star := false
 	for _, part := range strings.Split(ae, ",") {
-		name, q, _ := strings.Cut(strings.TrimSpace(part), ";")
-		if strings.EqualFold(strings.TrimSpace(name), "gzip") {
-			return !strings.Contains(strings.ReplaceAll(q, " ", ""), "q=0") || strings.Contains(q, "q=0.")
+		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		name = strings.ToLower(strings.TrimSpace(name))
+		if name != "gzip" && name != "*" {
+			continue
 		}
+		q := 1.0
+		for _, p := range strings.Split(params, ";") {
+			k, v, ok := strings.Cut(strings.TrimSpace(p), "=")
+			if ok && strings.EqualFold(strings.TrimSpace(k), "q") {
+				f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+				if err != nil || f < 0 || f > 1 {
+					f = 0
+				}
+				q = f
+			}
+		}
+		if name == "gzip" {
+			return q > 0
+		}
+		star = q > 0
 	}
-	return false
+	return star
 }

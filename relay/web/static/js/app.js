@@ -10,8 +10,10 @@ import { ChannelView } from './channel.js';
 import { ThreadView } from './thread.js';
 import { threadTags } from './event.js';
 import { uuid4, initials } from './util.js';
+import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 
 const $ = (id) => document.getElementById(id);
+const historyPage = 300; // events per page of a channel's history
 const statusWords = { connecting: 'Connecting…', connected: 'Connected', authenticated: 'Connected', offline: 'Offline, reconnecting…', 'auth-failed': 'Sign-in refused by the relay' };
 
 class App {
@@ -53,9 +55,14 @@ class App {
       if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
     } catch { /* without NIP-11 channel state is taken from any signer */ }
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host;
-    this.conn = new RelayConn(url, this.signer, (state, detail) => {
+    this.conn = new RelayConn(url, this.signer, (state, detail = '') => {
+      if (state === 'closed') {
+        if (/not a relay member|only serves authenticated members|banned/.test(detail)) this.refused(detail);
+        return;
+      }
       $('status').textContent = (statusWords[state] || '') + (detail ? ': ' + detail : '');
       $('status').dataset.state = state;
+      if (state === 'auth-failed' || (state === 'notice' && /not a relay member/.test(detail))) this.refused(detail);
     });
     const add = (ev) => this.store.add(ev);
     this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
@@ -63,10 +70,65 @@ class App {
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
       onevent: add, oneose: () => { this.loaded = true; this.store.changed(); },
     });
+    this.conn.subscribe([{ kinds: [K.presence, K.typing], since: Math.floor(Date.now() / 1000) }], { onevent: (ev) => this.store.ephemeral(ev) });
     this.conn.start();
     window.addEventListener('hashchange', () => this.route());
     this.route();
     setInterval(() => this.store.changed(), 30000); // relative times move on
+    setInterval(() => { if (this.store.typing.size) this.store.changed(); }, 2000); // typing lines expire
+  }
+
+  /**
+   * loadChannel reads one channel's history beyond the workspace-wide
+   * window: its messages, then the reactions, edits and deletions that
+   * name them, then the deletions of those reactions. Live until the next
+   * channel is opened.
+   */
+  loadChannel(id) {
+    if (this.closeHistory) this.closeHistory();
+    const closers = [];
+    const chunk = 100; // ids per #e filter
+    const follow = (ids, kinds, then) => {
+      for (let i = 0; i < ids.length; i += chunk) {
+        const got = [];
+        closers.push(this.conn.subscribe([{ kinds, '#e': ids.slice(i, i + chunk) }], {
+          onevent: (ev) => { this.store.add(ev); got.push(ev); },
+          oneose: () => then && then(got),
+        }));
+      }
+    };
+    const msgs = [];
+    const page = (filter, done) => {
+      let n = 0, oldest = Infinity;
+      const close = this.conn.subscribe([filter], {
+        onevent: (ev) => {
+          this.store.add(ev);
+          n++;
+          oldest = Math.min(oldest, ev.created_at);
+          if (messageKinds.includes(ev.kind)) msgs.push(ev.id);
+        },
+        oneose: () => {
+          follow(msgs.splice(0), [K.reaction, K.deletion, K.edit, K.tombstone], (got) => {
+            follow(got.filter((e) => e.kind === K.reaction).map((e) => e.id), [K.deletion]);
+          });
+          this.older = n >= historyPage ? { id, until: oldest } : null;
+          this.store.changed();
+          if (done) done(close);
+        },
+      });
+      return close;
+    };
+    const kinds = [...messageKinds, K.edit, K.tombstone, K.canvas];
+    closers.push(page({ kinds, '#h': [id], limit: historyPage }));
+    this.olderPage = () => {
+      if (!this.older || this.older.id !== id) return;
+      // From the oldest message held, whichever subscription brought it.
+      let until = this.older.until;
+      for (const mid of this.store.messages.get(id) || []) until = Math.min(until, this.store.events.get(mid).created_at);
+      this.older = null;
+      page({ kinds, '#h': [id], until, limit: historyPage }, (close) => close());
+    };
+    this.closeHistory = () => closers.forEach((c) => c());
   }
 
   route() {
@@ -75,7 +137,7 @@ class App {
     if (id !== this.current) {
       this.current = id;
       this.thread.close();
-      if (id) this.channelView.show(id);
+      if (id) { this.channelView.show(id); this.loadChannel(id); }
       document.body.classList.remove('nav-open');
       $('menu').setAttribute('aria-expanded', 'false');
     }
@@ -91,6 +153,13 @@ class App {
     $('me').hidden = false;
     $('me').textContent = initials(name);
     $('me').setAttribute('aria-label', `Your profile (${name})`);
+  }
+
+  /** refused explains a relay that does not admit this key, and what to do. */
+  refused(why) {
+    $('notice').textContent = `This relay does not let you in yet (${why}): your key is not a member. ` +
+      `Send your public key to the relay's owner, or open the invite link you were given: ${npub(this.me)}`;
+    $('notice').hidden = false;
   }
 
   /** send signs a template with the person's key and publishes it. */
@@ -180,13 +249,31 @@ function setName(app, name) {
 }
 
 async function main() {
-  let signer = await restore().catch(() => null);
+  const link = takeLink();
+  let signer = null;
+  let notice = '';
+  if (link?.kind === 'login') {
+    try { signer = await redeemLogin(link.token); notice = 'Signed in with the link from buzzbox up.'; } catch (e) { $('signin-error').textContent = e.message; }
+  }
+  if (!signer) signer = await restore().catch(() => null);
   let name = '';
-  if (!signer) ({ signer, name } = await signIn());
+  if (!signer) {
+    if (link?.kind === 'invite') $('signin-title').textContent = 'You are invited: make a key or sign in to join';
+    ({ signer, name } = await signIn());
+  }
+  let joined = [];
+  if (link?.kind === 'invite') {
+    try {
+      joined = (await redeemInvite(signer, link.token)).channels;
+      notice = `Invite accepted: you are a member${joined.length ? ` of ${joined.length} channel${joined.length === 1 ? '' : 's'}` : ''}.`;
+    } catch (e) { notice = e.message; }
+  }
   const app = new App(signer);
   window.buzz = app; // for the console
   wireChrome(app);
+  if (joined.length && !location.hash) history.replaceState(null, '', '#/c/' + joined[0]);
   await app.start();
+  if (notice) { $('notice').textContent = notice; $('notice').hidden = false; }
   if (name) setName(app, name).catch((e) => app.flash(e));
 }
 

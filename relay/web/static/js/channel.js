@@ -25,6 +25,7 @@ export class ChannelView {
       $('canvas-btn').setAttribute('aria-expanded', String(!c.hidden));
       this.render();
     });
+    $('older').addEventListener('click', () => this.app.olderPage());
     $('add-member-form').addEventListener('submit', (e) => { e.preventDefault(); this.addMember(); });
     $('topic-form').addEventListener('submit', (e) => { e.preventDefault(); this.setTopic(); });
   }
@@ -83,6 +84,11 @@ export class ChannelView {
     $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
     if (this.query && evs.length === 0) $('feed').append(el('p', { class: 'empty', text: `No message matches “${this.query}”.` }));
 
+    const typing = s.typingIn(this.id).map((pk) => s.name(pk));
+    $('typing').textContent = typing.length ? `${typing.join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : '';
+
+    $('older').hidden = !(this.app.older && this.app.older.id === this.id) || Boolean(this.query);
+
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;
     if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));
@@ -94,7 +100,7 @@ export class ChannelView {
     if (!ch) return;
     $('members-error').textContent = '';
     $('members-list').replaceChildren(...[...ch.members.entries()].map(([pk, role]) => el('li', {},
-      el('span', { text: s.name(pk) }), el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }))));
+      el('span', { text: s.name(pk) + (s.online(pk) ? ' (online)' : '') }), el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }))));
     const known = new Set(s.profiles.keys());
     for (const c of s.channels.values()) for (const pk of c.members.keys()) known.add(pk);
     $('known-people').replaceChildren(...[...known].filter((pk) => !ch.members.has(pk)).map((pk) => el('option', { value: s.name(pk) })));

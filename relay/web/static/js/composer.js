@@ -86,6 +86,12 @@ export function composer({ label, members, send, placeholder = '' }) {
     if (!text.trim()) return;
     const pks = [];
     for (const [token, pk] of picked) if (text.includes(token) && !pks.includes(pk)) pks.push(pk);
+    // An @Name typed out in full, without the list, counts when exactly one member has that name.
+    const all = members();
+    for (const m of text.matchAll(/(^|\s)@([\p{L}\p{N}_.-]+)/gu)) {
+      const hits = all.filter((x) => x.name.toLowerCase() === m[2].toLowerCase());
+      if (hits.length === 1 && !pks.includes(hits[0].pk)) pks.push(hits[0].pk);
+    }
     button.disabled = true;
     error.textContent = '';
     try {

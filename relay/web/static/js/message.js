@@ -31,7 +31,7 @@ export function messageView(ev, app, { inThread = false } = {}) {
   const main = el('div', { class: 'msg-main' });
   const head = el('div', { class: 'msg-head' },
     el('span', { class: 'author', id: labelID, text: name }),
-    agent ? el('span', { class: 'badge', text: 'agent' }) : null,
+    agent ? el('span', { class: 'badge', text: 'agent', title: store.ownerOf(ev.pubkey) ? 'agent of ' + store.name(store.ownerOf(ev.pubkey)) : 'agent' }) : null,
     isFailureNotice(ev) ? el('span', { class: 'badge warn', text: 'notice' }) : null,
     el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
     edited ? el('span', { class: 'edited', text: '(edited)' }) : null);
@@ -53,7 +53,7 @@ export function messageView(ev, app, { inThread = false } = {}) {
   if (working.length) {
     const who = [...new Set(working.flatMap((r) => [...r.pubkeys.keys()]))].map((pk) => store.name(pk)).join(', ');
     const typing = working.some((r) => workingEmoji[r.emoji] === 'working');
-    main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${typing ? 'is working…' : 'has seen this and is working…'}`));
+    main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${typing ? 'is working on this…' : 'has seen this…'}`));
   }
   const chips = el('div', { class: 'reactions', role: 'group', 'aria-label': 'Reactions' });
   for (const r of reactions) {

@@ -2,13 +2,19 @@
 // (channels, members, profiles, edits, deletions, reactions, threads).
 // Views subscribe and re-render on change; changes are batched per frame.
 
-import { tag, tags, threadOf } from './event.js';
+import { tag, tags, threadOf, attestedOwner } from './event.js';
 
 export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002,
+  presence: 20001, typing: 20002,
 };
+
+/** typingShownMs is how long a typing event (sent every 3 s while a turn runs) keeps its line. */
+export const typingShownMs = 7000;
+/** onlineShownMs is how long a presence "online" (sent every 60 s) counts. */
+export const onlineShownMs = 150000;
 
 /** messageKinds are the kinds shown as messages, as `buzz messages get` reads them. */
 export const messageKinds = [K.stream, K.streamV2, K.diff, K.forumPost, K.forumComment];
@@ -28,6 +34,10 @@ export class Store {
     this.canvas = new Map(); // channel → newest canvas event
     this.editsAll = new Map(); // target → edit events
     this.arrival = new Map(); // id → order of arrival, to order events of the same second
+    this.typing = new Map(); // channel → Map pubkey → local time (ms) of the last typing event
+    this.presence = new Map(); // pubkey → {online, at (ms)}
+    this.agents = new Map(); // agent pubkey → owner pubkey, from verified NIP-OA auth tags
+    this.attested = new Set(); // auth tags already checked, as pubkey|tag
     this.relayPubkey = '';
     this.me = '';
     this.listeners = new Set();
@@ -59,6 +69,7 @@ export class Store {
     if (this.events.has(ev.id)) return false;
     this.events.set(ev.id, ev);
     this.arrival.set(ev.id, this.arrival.size);
+    this.attestation(ev);
     switch (ev.kind) {
       case K.profile: {
         const old = this.profiles.get(ev.pubkey);
@@ -129,6 +140,50 @@ export class Store {
     }
     this.changed();
     return true;
+  }
+
+  /** attestation records the owner of an agent from a verified NIP-OA tag, checking each tag once. */
+  attestation(ev) {
+    const t = ev.tags.find((x) => x[0] === 'auth' && x.length === 4);
+    if (!t || this.agents.has(ev.pubkey)) return;
+    const key = ev.pubkey + '|' + t.join('|');
+    if (this.attested.has(key)) return;
+    this.attested.add(key);
+    const owner = attestedOwner(ev);
+    if (owner) this.agents.set(ev.pubkey, owner);
+  }
+
+  /** ownerOf returns the attested owner of an agent key, or ''. */
+  ownerOf(pk) { return this.agents.get(pk) || ''; }
+
+  /** ephemeral takes a presence or typing event; they are not stored by the relay. */
+  ephemeral(ev, now = Date.now()) {
+    if (ev.kind === K.typing) {
+      const ch = tag(ev, 'h');
+      if (!ch || ev.pubkey === this.me) return;
+      if (!this.typing.has(ch)) this.typing.set(ch, new Map());
+      this.typing.get(ch).set(ev.pubkey, now);
+    } else if (ev.kind === K.presence) {
+      this.presence.set(ev.pubkey, { online: ev.content === 'online', at: now });
+    } else return;
+    this.changed();
+  }
+
+  /** typingIn lists who is typing in ch now. */
+  typingIn(ch, now = Date.now()) {
+    const m = this.typing.get(ch);
+    if (!m) return [];
+    const out = [];
+    for (const [pk, at] of m) {
+      if (now - at > typingShownMs) m.delete(pk); else out.push(pk);
+    }
+    return out;
+  }
+
+  /** online reports whether pk said it is online lately. */
+  online(pk, now = Date.now()) {
+    const p = this.presence.get(pk);
+    return Boolean(p && p.online && now - p.at < onlineShownMs);
   }
 
   editList(target) {
@@ -211,9 +266,9 @@ export class Store {
     return (p && (p.display_name || p.name)) || pk.slice(0, 8);
   }
 
-  /** isAgent reports whether pk is an agent: a bot role in some channel or a bot profile. */
+  /** isAgent reports whether pk is an agent: an owner's attestation, a bot role in some channel, or a bot profile. */
   isAgent(pk) {
-    if (this.profiles.get(pk)?.bot) return true;
+    if (this.agents.has(pk) || this.profiles.get(pk)?.bot) return true;
     for (const ch of this.channels.values()) if (ch.members.get(pk) === 'bot') return true;
     return false;
   }

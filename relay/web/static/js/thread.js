@@ -3,7 +3,7 @@
 
 import { renderFeed } from './feed.js';
 import { composer } from './composer.js';
-import { messageView } from './message.js';
+import { el } from './util.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -12,6 +12,7 @@ export class ThreadView {
     this.app = app;
     this.root = null;
     this.cache = new Map();
+    this.rootCache = new Map();
     $('thread-close').addEventListener('click', () => this.close());
     document.addEventListener('keydown', (e) => {
       if (e.key === 'Escape' && this.root && !e.defaultPrevented && !document.querySelector('dialog[open]')) this.close();
@@ -21,8 +22,9 @@ export class ThreadView {
   open(ev) {
     this.root = ev;
     this.cache = new Map();
+    this.rootCache = new Map();
     const feed = $('thread-feed');
-    feed.replaceChildren();
+    feed.replaceChildren(el('div', { class: 'thread-root' }), el('div', { class: 'thread-replies' }));
     const c = composer({
       label: 'Thread reply',
       members: () => this.app.store.members(this.app.current),
@@ -49,12 +51,8 @@ export class ThreadView {
     if (!this.root) return;
     const s = this.app.store;
     const feed = $('thread-feed');
-    const head = feed.querySelector('.thread-root');
-    const rootView = messageView(this.root, this.app, { inThread: true });
-    rootView.classList.add('thread-root');
-    if (head) head.replaceWith(rootView); else feed.prepend(rootView);
-    let list = feed.querySelector('.thread-replies');
-    if (!list) { list = document.createElement('div'); list.className = 'thread-replies'; feed.append(list); }
-    renderFeed(list, s.channelMessages(this.app.current, { root: this.root.id }), this.app, this.cache, { inThread: true });
+    const root = s.deleted(this.root) ? [] : [this.root];
+    renderFeed(feed.querySelector('.thread-root'), root, this.app, this.rootCache, { inThread: true });
+    renderFeed(feed.querySelector('.thread-replies'), s.channelMessages(this.app.current, { root: this.root.id }), this.app, this.cache, { inThread: true });
   }
 }
