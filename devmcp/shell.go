@@ -22,16 +22,18 @@ type shellArgs struct {
 
 // shellResult is the shell tool's answer, sent as pretty-printed JSON text
 // and as structuredContent. Fields are in alphabetical order, the order the
-// text form has always had.
+// text form has always had. The artifact paths are left out when there is
+// no artifact: a plain optional string, not a nullable one, is what hosts
+// with OpenAPI-style or strict schemas accept.
 type shellResult struct {
 	DurationMS      int64    `json:"duration_ms"`
 	ExitCode        int      `json:"exit_code"`
 	Notes           []string `json:"notes"`
 	Stderr          string   `json:"stderr"`
-	StderrArtifact  *string  `json:"stderr_artifact"`
+	StderrArtifact  *string  `json:"stderr_artifact,omitempty"`
 	StderrTruncated bool     `json:"stderr_truncated"`
 	Stdout          string   `json:"stdout"`
-	StdoutArtifact  *string  `json:"stdout_artifact"`
+	StdoutArtifact  *string  `json:"stdout_artifact,omitempty"`
 	StdoutTruncated bool     `json:"stdout_truncated"`
 	TimedOut        bool     `json:"timed_out"`
 }
