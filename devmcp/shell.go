@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/proc"
 )
 
 type shellArgs struct {
@@ -124,7 +125,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	if s.sandbox != nil && s.ownProc {
 		setNamespaces(cmd)
 	}
-	err = cmd.Start()
+	err = proc.Start(cmd) // dies with buzz-dev-mcp
 	outW.Close()
 	errW.Close()
 	if err != nil {
