@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
 )
 
@@ -128,7 +129,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	if s.sandbox != nil && s.ownProc {
 		setNamespaces(cmd)
 	}
-	err = cmd.Start()
+	err = proc.Start(cmd) // dies with buzz-dev-mcp
 	outW.Close()
 	errW.Close()
 	if err != nil {

@@ -250,7 +250,8 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		tail.stop(stderrTailWait)
 		return nil, fmt.Errorf("buzz-acp: agent stdout pipe: %w", err)
 	}
-	err = cmd.Start()
+	// proc.Start: the agent dies with buzz-acp, whatever it does with stdin.
+	err = proc.Start(cmd)
 	stdinR.Close() // the child holds its own copy
 	errW.Close()
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
 )
 
@@ -51,7 +52,7 @@ func startStdio(command string, args []string, env []string, dir string, stderr 
 	}
 	cmd.Stdin = inR
 	cmd.Stdout = outW
-	if err := cmd.Start(); err != nil {
+	if err := proc.Start(cmd); err != nil { // dies with the agent
 		inR.Close()
 		inW.Close()
 		outR.Close()
