@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
+	"github.com/nbd-wtf/go-nostr/nip19"
 
 	"buzzbox/agent/llm/llmtest"
 	"buzzbox/internal/testexe"
@@ -102,6 +103,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Errorf("[Context] comes after the event section")
 	}
 	t.Log("reply seen")
+	checkSidecarEnviron(t, w)
 	// Nothing sent twice: give the chain a moment to misbehave, then count.
 	waitFor(t, "reactions cleaned up", 20*time.Second, func() bool { return w.seenReactions() == 0 })
 	t.Log("reactions gone")
@@ -110,6 +112,40 @@ func TestEndToEnd(t *testing.T) {
 	evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}})
 	if len(evs) != 1 || calls.Load() != 1 {
 		t.Errorf("agent posted %d messages, model asked to send %d times; want 1 and 1", len(evs), calls.Load())
+	}
+}
+
+// checkSidecarEnviron is TestAttackKeyInSidecarEnviron's check: the
+// buzz-dev-mcp the harness's agent started (found by its relay URL) has
+// the agent key in no variable of /proc/PID/environ, which shows a
+// process's environment for its whole life. It needs root to read a
+// non-dumpable process's environ, as CI has.
+func checkSidecarEnviron(t *testing.T, w *world) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Log("SKIP(loud): reading buzz-dev-mcp's /proc/PID/environ needs root; the key hand-over is not checked")
+		return
+	}
+	hex, _ := w.agent.AppendHex(nil)
+	nsec, _ := nip19.EncodePrivateKey(string(hex))
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	found := 0
+	for _, d := range dirs {
+		cmdline, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+		environ, err := os.ReadFile(filepath.Join(d, "environ"))
+		if err != nil || !strings.Contains(string(cmdline), "buzz-dev-mcp") || !strings.Contains(string(environ), "BUZZ_RELAY_URL="+w.relay.URL()+"\x00") {
+			continue
+		}
+		found++
+		if strings.Contains(string(environ), string(hex)) || strings.Contains(string(environ), nsec) {
+			t.Errorf("%s (buzz-dev-mcp) has the agent key in its environment", d)
+		}
+		if !strings.Contains(string(environ), "NOSTR_PRIVATE_KEY_FILE=") {
+			t.Errorf("%s (buzz-dev-mcp) got no NOSTR_PRIVATE_KEY_FILE", d)
+		}
+	}
+	if found == 0 {
+		t.Error("no buzz-dev-mcp of this harness found under /proc")
 	}
 }
 

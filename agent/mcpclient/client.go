@@ -8,7 +8,11 @@
 //
 // Both MCP eras are spoken on stdio: a server/discover probe selects the
 // handshake-free 2026-07-28 revision when the server offers it, else the
-// legacy handshake runs. HTTP servers use the legacy handshake.
+// legacy handshake runs. HTTP servers use the legacy handshake; their SSE
+// streams are resumed after an early close (GET with Last-Event-ID, after
+// the server's retry delay) and their standalone GET stream is listened to.
+// A server that answers 401 gets OAuth 2.1 bearer tokens from a client
+// registered beforehand (client credentials; see oauth.go).
 //
 // It does not implement resources, prompts, sampling, roots or elicitation:
 // server requests other than ping are answered -32601.
