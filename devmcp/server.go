@@ -302,9 +302,7 @@ func (s *Server) listsHooks(meta reqMeta) bool {
 }
 
 func (s *Server) listTools(params json.RawMessage, meta reqMeta) (any, error) {
-	var p struct {
-		Cursor *string `json:"cursor"`
-	}
+	var p mcp.ListToolsParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "invalid tools/list params: %s", describeDecodeError(err))
