@@ -558,28 +558,33 @@ type foldSet struct{ fs []*foldFinder }
 
 // next returns the position of a candidate at or after pos that is part
 // of a match of one of the literals, on the first line that holds one, or
-// -1.
+// -1. It looks through windows that double in size, each literal scanned
+// only as far as the window (or the best candidate so far), so that a
+// rare literal is not scanned to the buffer's end on every call.
 func (s *foldSet) next(buf []byte, pos int) int {
-	best := -1
-	for _, f := range s.fs {
-		lim := buf
-		if best >= 0 {
-			// Room for a candidate before best: at most four bytes
-			// per rune of the literal.
-			lim = buf[:min(len(buf), best+utf8.UTFMax*len(f.lit))]
+	for start, w := pos, firstWindow; start < len(buf); start, w = start+w, w*2 {
+		end := min(start+w, len(buf))
+		best := -1
+		for _, f := range s.fs {
+			lim := end
+			if best >= 0 {
+				lim = best
+			}
+			// Room for the bytes a candidate before lim is scanned by:
+			// at most four per rune of the literal.
+			sc := f.scanner(buf[:min(len(buf), lim+utf8.UTFMax*len(f.lit))])
+			for p := sc.next(start); p >= 0 && p < lim; p = sc.next(p + 1) {
+				if _, _, ok := f.at(buf, p); ok {
+					best = p
+					break
+				}
+			}
 		}
-		sc := f.scanner(lim)
-		for p := sc.next(pos); p >= 0; p = sc.next(p + 1) {
-			if best >= 0 && p >= best {
-				break
-			}
-			if _, _, ok := f.at(buf, p); ok {
-				best = p
-				break
-			}
+		if best >= 0 {
+			return best
 		}
 	}
-	return best
+	return -1
 }
 
 // anyIn reports whether line holds one of the literals.
