@@ -139,6 +139,7 @@ class App {
 
   route() {
     const m = /^#\/c\/([0-9a-f-]{36})$/.exec(location.hash);
+    if (!m && location.hash && location.hash !== '#/') return; // an in-page link, not a route
     const id = m ? m[1] : '';
     if (id !== this.current) {
       this.current = id;
@@ -213,6 +214,10 @@ function notify(text) {
 }
 
 function wireChrome(app) {
+  document.querySelector('.skip').addEventListener('click', (e) => {
+    e.preventDefault();
+    document.querySelector('#composer-slot textarea')?.focus();
+  });
   $('menu').addEventListener('click', () => {
     const open = document.body.classList.toggle('nav-open');
     $('menu').setAttribute('aria-expanded', String(open));
