@@ -320,6 +320,12 @@ func TestBrowserWorkspace(t *testing.T) {
 	do(t, ctx, "open the channel list", chromedp.Click(button("Show channels")))
 	waitJS(t, ctx, "the channel list", `getComputedStyle(document.getElementById('sidebar')).display !== 'none'`)
 	shot(t, ctx, shots, "channels-phone")
+	do(t, ctx, "close the channel list", chromedp.Click(button("Show channels")))
+	do(t, ctx, "open the thread on a phone", chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="Reply in thread"]`)))
+	waitJS(t, ctx, "the thread as a dialog", `document.getElementById('thread').getAttribute('role') === 'dialog' && document.getElementById('thread').getBoundingClientRect().width === 390`)
+	shot(t, ctx, shots, "thread-phone")
+	do(t, ctx, "close with Escape", chromedp.KeyEvent(kb.Escape))
+	waitJS(t, ctx, "the thread to close", `document.getElementById('thread').hidden`)
 
 	// The dark theme follows prefers-color-scheme.
 	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
