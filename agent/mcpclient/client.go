@@ -101,7 +101,7 @@ func handshake(ctx context.Context, name string, t transport, timeout time.Durat
 	}
 	params := map[string]any{
 		"protocolVersion": protocolVersion,
-		"capabilities":    map[string]any{},
+		"capabilities":    clientCaps(),
 		"clientInfo":      clientInfo,
 	}
 	if err := t.call(ictx, "initialize", params, &init, nil); err != nil {
@@ -121,12 +121,24 @@ func handshake(ctx context.Context, name string, t transport, timeout time.Durat
 
 var clientInfo = map[string]string{"name": "buzz-agent", "version": "1"}
 
+// hooksCapability is the experimental capability by which the agent tells
+// a server that it runs host hooks (tools named _Stop, _PostCompact …) and
+// hides them from the model; buzz-dev-mcp lists its hooks only to clients
+// that send it.
+const hooksCapability = "buzz/hooks"
+
+// clientCaps is the agent's MCP client capabilities, in initialize and in
+// the modern per-request _meta alike.
+func clientCaps() map[string]any {
+	return map[string]any{"experimental": map[string]any{hooksCapability: map[string]any{}}}
+}
+
 // discover sends server/discover and reports whether the server speaks
 // the modern revision; then every later request carries the modern _meta.
 func (c *Client) discover(ctx context.Context, d time.Duration) bool {
 	meta := map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    modernVersion,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientCapabilities": clientCaps(),
 		"io.modelcontextprotocol/clientInfo":         clientInfo,
 	}
 	dctx, cancel := context.WithTimeout(ctx, d)

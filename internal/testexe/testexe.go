@@ -21,6 +21,10 @@ import (
 // testing a release build.
 const exeVar = "BUZZBOX_TEST_EXE"
 
+// builtDir is the temp dir build made, for RunTests to remove; "" when
+// nothing was built (or $BUZZBOX_TEST_EXE named the executable).
+var builtDir string
+
 var build = sync.OnceValues(func() (string, error) {
 	if exe := os.Getenv(exeVar); exe != "" {
 		return filepath.Abs(exe)
@@ -29,8 +33,10 @@ var build = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The directory lives until the test process ends; each package's test
-	// binary builds once.
+	// The directory lives until the test process ends (RunTests removes
+	// it); each package's test binary builds once, unless scripts/test.sh
+	// built one for all of them and named it in $BUZZBOX_TEST_EXE.
+	builtDir = dir
 	exe := filepath.Join(dir, "buzzbox")
 	cmd := exec.Command("go", "build", "-trimpath", "-o", exe, "buzzbox")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -40,6 +46,19 @@ var build = sync.OnceValues(func() (string, error) {
 	}
 	return exe, nil
 })
+
+// RunTests runs the package's tests and then removes the executable Path
+// built for them, so that runs leave nothing in the temp dir. A package
+// whose tests use Path calls it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m)) }
+func RunTests(m *testing.M) int {
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	return code
+}
 
 type buildError struct {
 	out string
