@@ -38,7 +38,7 @@ const waitLimit = 90 * time.Second
 // browser starts Debian's chromium headless with a fresh profile and
 // returns a tab context. Console errors and exceptions (CSP refusals
 // among them) are collected for errs.
-func browser(t *testing.T) (ctx context.Context, errs func() []string) {
+func browser(t testing.TB) (ctx context.Context, errs func() []string) {
 	t.Helper()
 	path := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -102,7 +102,7 @@ func button(name string) chromedp.Search {
 }
 
 // waitJS waits until a page expression is truthy.
-func waitJS(t *testing.T, ctx context.Context, what, expr string) {
+func waitJS(t testing.TB, ctx context.Context, what, expr string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(waitLimit), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
@@ -110,7 +110,7 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	}
 }
 
-func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+func do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
@@ -122,7 +122,7 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 
 // shot writes a screenshot to the test's temp dir (and to
 // $BUZZ_WEB_SCREENSHOTS when set, to keep them).
-func shot(t *testing.T, ctx context.Context, dir, name string) {
+func shot(t testing.TB, ctx context.Context, dir, name string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
@@ -341,7 +341,7 @@ func TestBrowserWorkspace(t *testing.T) {
 }
 
 // signInNew creates a key in the page and returns its secret (hex).
-func signInNew(t *testing.T, ctx context.Context, base, name string) string {
+func signInNew(t testing.TB, ctx context.Context, base, name string) string {
 	t.Helper()
 	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
 	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open`)
@@ -361,7 +361,7 @@ func signInNew(t *testing.T, ctx context.Context, base, name string) string {
 }
 
 // createChannel makes a channel through the form and returns its id.
-func createChannel(t *testing.T, ctx context.Context, name string, forum bool) string {
+func createChannel(t testing.TB, ctx context.Context, name string, forum bool) string {
 	t.Helper()
 	do(t, ctx, "open the new channel form", chromedp.Click(button("New channel")))
 	steps := []chromedp.Action[chromedp.Void]{chromedp.SendKeys(labelled("Channel name"), name)}

@@ -18,7 +18,7 @@ import (
 
 // startBinary runs the built buzz-relay on a free port (--open unless
 // args say who the members are) and returns its http base URL.
-func startBinary(t *testing.T, args ...string) string {
+func startBinary(t testing.TB, args ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
