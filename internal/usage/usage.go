@@ -56,6 +56,13 @@ type Page struct {
 	// Hidden names flags that parse but are not listed (deprecated
 	// aliases). Nil lists every flag.
 	Hidden map[string]bool
+	// Order lists flag names in the order to show them; flags it leaves
+	// out follow in sorted order. Nil sorts them all.
+	Order []string
+	// Placeholders maps a flag name to the word shown for its value,
+	// overriding the backquoted word of its usage or its type's name. Nil
+	// means none is overridden.
+	Placeholders map[string]string
 	// Env lists the variables read besides those of FlagEnv, under
 	// "Environment:". Nil prints no such section.
 	Env []Var
@@ -85,11 +92,18 @@ func (p *Page) Write(w io.Writer) {
 	}
 	b.WriteString("\nFlags:\n")
 	if p.Flags != nil {
-		p.Flags.VisitAll(func(f *flag.Flag) {
-			if !p.Hidden[f.Name] {
-				writeFlag(&b, f, p.FlagEnv[f.Name])
+		shown := map[string]bool{}
+		show := func(f *flag.Flag) {
+			if f == nil || shown[f.Name] || p.Hidden[f.Name] {
+				return
 			}
-		})
+			shown[f.Name] = true
+			writeFlag(&b, f, p.FlagEnv[f.Name], p.Placeholders[f.Name])
+		}
+		for _, name := range p.Order {
+			show(p.Flags.Lookup(name))
+		}
+		p.Flags.VisitAll(show)
 	}
 	writeItem(&b, "--help", "print this help and exit")
 	if len(p.Env) > 0 {
@@ -111,11 +125,15 @@ func (p *Page) Write(w io.Writer) {
 }
 
 // FlagLine returns how Write shows one flag's name and value:
-// "--listen ADDRESS", or "--open" for a boolean.
-func FlagLine(f *flag.Flag) string {
+// "--listen ADDRESS", or "--open" for a boolean. A non-empty placeholder
+// replaces the value's word.
+func FlagLine(f *flag.Flag, placeholder string) string {
 	name, _ := flag.UnquoteUsage(f)
 	if isBool(f) {
 		return "--" + f.Name
+	}
+	if placeholder != "" {
+		return "--" + f.Name + " " + placeholder
 	}
 	if name == "" {
 		name = "value"
@@ -123,7 +141,7 @@ func FlagLine(f *flag.Flag) string {
 	return "--" + f.Name + " " + strings.ToUpper(name)
 }
 
-func writeFlag(b *strings.Builder, f *flag.Flag, envVar string) {
+func writeFlag(b *strings.Builder, f *flag.Flag, envVar, placeholder string) {
 	_, help := flag.UnquoteUsage(f)
 	var notes []string
 	if envVar != "" {
@@ -135,7 +153,7 @@ func writeFlag(b *strings.Builder, f *flag.Flag, envVar string) {
 	if len(notes) > 0 {
 		help += " (" + strings.Join(notes, ", ") + ")"
 	}
-	writeItem(b, FlagLine(f), help)
+	writeItem(b, FlagLine(f, placeholder), help)
 }
 
 // writeItem prints left in the first column and help wrapped beside it.
