@@ -37,6 +37,14 @@ Environment:
   BUZZ_SHELL_PASS_ENV      NAME,... secret-looking variables shell commands may see
   BUZZ_SHELL_SANDBOX       landlock (default where the kernel has it) or off
   BUZZ_SHELL_WRITE_DIRS    more directories sandboxed commands may write (PATH-style list)
+
+Flags:
+  --help                   print this help and exit
+
+Example:
+  # started by an MCP client (buzz-agent, an editor) that speaks MCP on its stdio
+  BUZZ_ACP_MCP_COMMAND=buzz-dev-mcp buzz-acp
+  echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | buzz-dev-mcp
 `
 
 // terminatingSignals are the signals whose default action ends the
@@ -59,7 +67,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 			io.WriteString(env.Out(), usage)
 			return 0
 		default:
-			fmt.Fprintf(env.Err(), "buzz-dev-mcp: unexpected argument %q\n%s", a, usage)
+			fmt.Fprintf(env.Err(), "buzz-dev-mcp: unexpected argument %q; the server takes no arguments\nhint: run 'buzz-dev-mcp --help' for the environment and an example\n", a)
 			return 2
 		}
 	}
