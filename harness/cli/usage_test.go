@@ -11,7 +11,9 @@ import (
 func TestCommandUsageNamesItsFlags(t *testing.T) {
 	for _, c := range commands() {
 		inUsage := map[string]bool{}
-		for _, w := range strings.FieldsFunc(c.Usage, func(r rune) bool { return r == ' ' || r == '[' || r == ']' || r == '|' || r == '…' || r == '(' || r == ')' }) {
+		for _, w := range strings.FieldsFunc(c.Usage, func(r rune) bool {
+			return r == ' ' || r == '[' || r == ']' || r == '|' || r == '…' || r == '(' || r == ')'
+		}) {
 			if name, ok := strings.CutPrefix(w, "--"); ok {
 				inUsage[name] = true
 			}
