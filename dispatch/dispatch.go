@@ -5,7 +5,7 @@
 //	NAME [ARGS...]                  started through a link called NAME
 //	buzzbox NAME [ARGS...]          the same, by subcommand
 //	buzzbox install [--force] [--copy] DIR
-//	buzzbox up [--listen ADDR] [--dir DIR]
+//	buzzbox up [--listen ADDRESS] [--public-url URL]... [--dir DIR]
 //	buzzbox [--help | --version]
 //
 // Description:
