@@ -421,7 +421,7 @@ func TestUpPublicURLBehindRemappedPort(t *testing.T) {
 				t.Fatalf("up ended before printing its commands; stderr:\n%s", stderr.String())
 			}
 			switch {
-			case strings.HasPrefix(l, "http://"):
+			case strings.HasPrefix(l, "http://") && web == "":
 				web = l
 			case strings.HasPrefix(l, "Listening on "):
 				addr, _, _ := strings.Cut(strings.TrimPrefix(l, "Listening on "), ";")
