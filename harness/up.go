@@ -329,11 +329,18 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 	defer cancel()
 	rc := newRelayConn(wsURL, owner, nil, 64, log.With("component", "setup"))
 	done := make(chan error, 1)
-	go func() { done <- rc.run(cctx) }() // ends with cancel
-	defer func() { cancel(); <-done }()
+	go func() { done <- rc.run(cctx) }() // ends with cancel, or by itself on a refusal
+	ran := false                         // rc.run has returned and done is drained
+	defer func() {
+		cancel()
+		if !ran {
+			<-done
+		}
+	}()
 	select {
 	case <-rc.connected:
 	case err := <-done:
+		ran = true
 		return "", fmt.Errorf("buzzbox up: connect to the embedded relay: %w", err)
 	case <-time.After(dialTimeout):
 		return "", errors.New("buzzbox up: embedded relay did not answer")

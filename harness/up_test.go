@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -18,9 +19,11 @@ import (
 	"time"
 
 	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/statedir"
 	"buzzbox/internal/testexe"
+	"buzzbox/relay"
 )
 
 func TestUpNeedsProvider(t *testing.T) {
@@ -468,4 +471,32 @@ func TestUpPublicURLBehindRemappedPort(t *testing.T) {
 	waitFor(t, "the agent's reply through the remapped port", 60*time.Second, func() bool {
 		return strings.Contains(sh(get), "hello through the remapped port")
 	})
+}
+
+// TestUpSetupRefusedEndsNotHangs: when the relay refuses the set-up's
+// login (here a relay whose public URL is not the address dialled, so the
+// AUTH event names the wrong relay), `buzzbox up` must
+// report it and end, not wait forever for a connection that already ended
+// (it then ignored Ctrl-C too).
+func TestUpSetupRefusedEndsNotHangs(t *testing.T) {
+	owner, _ := nostrkey.NewSecret()
+	agent, _ := nostrkey.NewSecret()
+	r, err := relay.Start(relay.Config{DataDir: t.TempDir(), Owner: owner.Public().Hex(), PublicURL: "ws://relay.example.invalid", Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make(chan error, 1)
+	go func() { // ends when ensureGeneral returns
+		_, err := ensureGeneral(t.Context(), r.URL(), t.TempDir(), owner, agent, slog.New(slog.NewTextHandler(t.Output(), nil)))
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		if err == nil || !strings.Contains(err.Error(), "connect to the embedded relay") {
+			t.Errorf("ensureGeneral on a relay refusing the key = %v; want the refusal reported", err)
+		}
+	case <-time.After(2 * dialTimeout):
+		t.Fatal("ensureGeneral hung after the relay refused its login")
+	}
 }
