@@ -44,7 +44,7 @@ Flags:
 
 Example:
   git config credential.helper nostr && git config credential.useHttpPath true
-  git clone http://localhost:3000/git/<owner npub>/project.git
+  git remote add origin http://127.0.0.1:3000/git/<owner npub>/project.git && git push origin main
 `
 )
 
