@@ -117,6 +117,8 @@ environment only:
   BUZZ_AGENT_MAX_HISTORY_BYTES, BUZZ_AGENT_MAX_TOOL_RESULT_TEXT_BYTES, BUZZ_AGENT_HOOK_TIMEOUT_MS,
   BUZZ_AGENT_STOP_MAX_REJECTIONS, BUZZ_AGENT_REQUIRE_REPLY, MCP_HOOK_SERVERS, BUZZ_AGENT_NO_HINTS,
   BUZZ_AGENT_THINKING_EFFORT, BUZZ_AGENT_PROMPT_CACHING, BUZZ_AGENT_LOG_LEVEL, BUZZ_AGENT_LOG_FORMAT
+  BUZZ_AGENT_STATE_DIR      absolute dir for sessions and MCP OAuth clients/tokens
+                            (default $XDG_STATE_HOME/buzzbox/agent)
 
 Flags:
   --help                  print this help and exit

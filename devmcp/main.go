@@ -32,6 +32,8 @@ Environment:
   BUZZ_DEV_MCP_LOG         log level on stderr: debug, info, warn, error
   BUZZ_DEV_MCP_LOG_FORMAT  text or json
   BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY  relay for the buzz CLI and media reads
+  BUZZ_AUTH_TAG            NIP-OA attestation the messaging tools sign with
+  BUZZ_TIMEOUT_SECS, BUZZ_CONNECT_TIMEOUT_SECS  the messaging tools' relay timeouts
   NOSTR_PRIVATE_KEY_FILE   0600 file with the agent's key (git, buzz CLI, media
                            reads); preferred over NOSTR_PRIVATE_KEY, which /proc shows
   BUZZ_SHELL_PASS_ENV      NAME,... secret-looking variables shell commands may see
