@@ -132,6 +132,7 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 			}
 			s.agent = a
 			s.sessions = map[string]*sessionState{}
+			h.store.releaseSlot(s.idx)
 			h.startErr, h.poolDown = nil, false
 			if h.waking {
 				h.waking = false
@@ -149,6 +150,7 @@ func (h *harness) retire(ctx context.Context, s *slot) {
 	}
 	s.agent = nil
 	s.sessions = map[string]*sessionState{}
+	h.store.releaseSlot(s.idx)
 	now := time.Now()
 	recent := s.crashes[:0]
 	for _, c := range s.crashes {
