@@ -136,17 +136,18 @@ type Config struct {
 	RelayObserver       bool
 	ExitAfterInactivity time.Duration
 	LazyPool            bool
+	PostFinalText       bool // the reply guard (reply.go); on unless --post-final-text=false
+	AuthTag             string
+	DisplayName         string
+	EventBuffer         int
+	Warnings            []string
+
 	// Catchup is how far back missed events are answered on start and
 	// reconnect; zero turns catch-up off. CatchupMax bounds them per
 	// channel. StateDir holds the harness's state; empty keeps none.
 	Catchup    time.Duration
 	CatchupMax int
 	StateDir   string
-	PostFinalText       bool // the reply guard (reply.go); on unless --post-final-text=false
-	AuthTag             string
-	DisplayName         string
-	EventBuffer         int
-	Warnings            []string
 }
 
 // ConfigError is a fatal configuration problem; Hint, when set, says what to change.

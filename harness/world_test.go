@@ -23,7 +23,6 @@ import (
 
 // world is a relay with an owner, an agent and one channel.
 type world struct {
-	stateHome string // XDG_STATE_HOME of every harness the world starts: restarts share it
 	t        testing.TB
 	relay    *relay.Relay
 	owner    *nostrkey.Secret
@@ -38,6 +37,8 @@ type world struct {
 	dataDir  string
 	exited   chan struct{}  // closed when the last harness started has returned
 	proxyLns []net.Listener // listeners for newRelayProxy, whose URLs the relay answers to
+
+	stateHome string // XDG_STATE_HOME of every harness the world starts: restarts share it
 }
 
 func mustSecret(t testing.TB) *nostrkey.Secret {
