@@ -24,7 +24,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(mcptest.EnvSwitch) == "1" {
 		os.Exit(mcptest.Main(os.Stdin, os.Stdout, os.Environ()))
 	}
-	os.Exit(m.Run())
+	os.Exit(testexe.RunTests(m))
 }
 
 // tWriter sends logs to the test's output and, when keep is set, keeps

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/testexe"
 )
 
 // Environment switches of the fake ACP agent the test binary becomes.
@@ -39,7 +40,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envFakeAgent); mode != "" {
 		os.Exit(fakeAgent(mode))
 	}
-	os.Exit(m.Run())
+	os.Exit(testexe.RunTests(m))
 }
 
 type fakeLogLine struct {

@@ -214,6 +214,11 @@ func TestBrowserWorkspace(t *testing.T) {
 	do(t, ctx, "react", chromedp.Focus(chromedp.Search(bobArt)), chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="Add reaction"]`)),
 		chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="React with 👍"]`)))
 	waitJS(t, ctx, "the reaction chip", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=true]')?.textContent === '👍1'`, bobMsg.ID))
+	// Bob reacts too; then Alice takes hers back and the count follows.
+	publish(7, "👍", nostr.Tag{"e", bobMsg.ID})
+	waitJS(t, ctx, "two reactions", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=true]')?.textContent === '👍2'`, bobMsg.ID))
+	do(t, ctx, "remove my reaction", chromedp.Click(chromedp.Search(bobArt+`//button[contains(@aria-label,"remove your reaction")]`)))
+	waitJS(t, ctx, "the count down to Bob's", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=false]')?.textContent === '👍1'`, bobMsg.ID))
 
 	// Mention Bob through the autocomplete, by keyboard.
 	do(t, ctx, "start a mention", chromedp.SendKeys(labelled("Message #general"), "thanks @Bo"))
@@ -225,8 +230,13 @@ func TestBrowserWorkspace(t *testing.T) {
 	do(t, ctx, "pick and send", chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(labelled("Message #general"), "for the help"), chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the mention message", textIn(`[role=feed] article`, "thanks @Bob for the help"))
 
+	// Shift+Enter starts a new line; Enter sends both lines as one message.
+	do(t, ctx, "two lines", chromedp.SendKeys(labelled("Message #general"), "line one"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.SendKeys(labelled("Message #general"), "line two"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "the two-line message", `[...document.querySelectorAll('#feed article .msg-body')].some((b) => b.textContent === 'line one\nline two')`)
+
 	order, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#feed > article')].map((a) => a.querySelector('.msg-body').textContent).join(' | ')`))
-	if want := "hello from the browser | hi Alice, from go-nostr | thanks @Bob for the help"; order != want {
+	if want := "hello from the browser | hi Alice, from go-nostr | thanks @Bob for the help | line one\nline two"; order != want {
 		t.Errorf("feed order = %q; want oldest first: %q", order, want)
 	}
 
@@ -382,6 +392,17 @@ func TestBrowserAuthImportedKey(t *testing.T) {
 	id := createChannel(t, ctx, "owners-only", false)
 	do(t, ctx, "post", chromedp.SendKeys(labelled("Message #owners-only"), "signed in by import"), chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the posted message", textIn(`[role=feed] article`, "signed in by import"))
+
+	// A relay member with no profile yet is offered from the relay's own
+	// member list (NIP-86, signed by the page) and added to the channel.
+	ksk := nostr.GeneratePrivateKey()
+	kim, _ := nostr.GetPublicKey(ksk)
+	knpub, _ := nip19.EncodePublicKey(kim)
+	manageCall(t, base, sk, "allowpubkey", kim, "a colleague")
+	do(t, ctx, "open members", chromedp.Click(button("Members")))
+	waitJS(t, ctx, "Kim offered", fmt.Sprintf(`[...document.querySelectorAll('#known-people option')].some((o) => o.value === %q)`, knpub))
+	do(t, ctx, "add Kim", chromedp.SendKeys(labelled("Add a member (npub, hex key or name of a known person)"), knpub), chromedp.Click(button("Add member")))
+	waitJS(t, ctx, "Kim a member", fmt.Sprintf(`window.buzz.store.channels.get(%q).members.has(%q)`, id, kim))
 
 	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -578,7 +599,8 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 			go chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 		}
 	}()
-	me, _ := nostr.GetPublicKey(signInNew(t, ctx, base, "Erin"))
+	erinSK := signInNew(t, ctx, base, "Erin")
+	me, _ := nostr.GetPublicKey(erinSK)
 	alpha := createChannel(t, ctx, "alpha", false)
 	ideas := createChannel(t, ctx, "ideas", true)
 
@@ -675,9 +697,48 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 		}
 	}
 	_ = bob
-	for _, e := range consoleErrors() {
-		t.Errorf("browser console: %s", e)
+
+	// Erin deletes alpha (from another client of hers): it leaves the list
+	// and its view says so.
+	del := nostr.Event{Kind: 9008, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", alpha}}}
+	del.Sign(erinSK)
+	if err := rel.Publish(rctx, del); err != nil {
+		t.Fatalf("delete alpha: %v", err)
 	}
+	waitJS(t, ctx, "alpha gone", `![...document.querySelectorAll('#channel-list a')].some((a) => a.textContent.includes('alpha')) && `+textIn("#composer-slot", "This channel was deleted."))
+	for _, e := range consoleErrors() {
+		if !strings.Contains(e, "status of 403") { // the page asks once for the relay's member list; a member is refused
+			t.Errorf("browser console: %s", e)
+		}
+	}
+}
+
+// manageCall makes a NIP-86 call to the relay at base as sk and returns
+// the raw answer.
+func manageCall(t *testing.T, base, sk, method string, params ...any) []byte {
+	t.Helper()
+	if params == nil {
+		params = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"method": method, "params": params})
+	sec, _ := nostrkey.ParseSecret(sk)
+	hdr, err := nip98.Header(sec, base+"/", http.MethodPost, nip98.Options{Body: body, Nonce: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/nostr+json+rpc")
+	req.Header.Set("Authorization", hdr)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("%s = %d %s", method, res.StatusCode, b)
+	}
+	return b
 }
 
 // ownerRelay starts an in-process relay owned by a fresh key and returns
@@ -735,27 +796,13 @@ func TestBrowserInviteLink(t *testing.T) {
 	if err := rel.Publish(rctx, create); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(map[string]any{"method": "createinvite", "params": []any{map[string]any{"channels": []string{id}}}})
-	sec, _ := nostrkey.ParseSecret(osk)
-	hdr, err := nip98.Header(sec, r.HTTPURL()+"/", http.MethodPost, nip98.Options{Body: body, Nonce: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodPost, r.HTTPURL()+"/", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/nostr+json+rpc")
-	req.Header.Set("Authorization", hdr)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	b := manageCall(t, r.HTTPURL(), osk, "createinvite", map[string]any{"channels": []string{id}})
 	var rep struct {
 		Result struct{ Token, URL string }
 		Error  string
 	}
 	if err := json.Unmarshal(b, &rep); err != nil || rep.Result.URL == "" {
-		t.Fatalf("createinvite = %d %s", res.StatusCode, b)
+		t.Fatalf("createinvite = %s", b)
 	}
 
 	do(t, ctx, "open the invite", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(rep.Result.URL))
