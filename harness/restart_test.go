@@ -23,7 +23,7 @@ import (
 // against the world's relay and a fake LLM, and restarts it on the same
 // state.
 type restartRig struct {
-	t     *testing.T
+	t     testing.TB
 	w     *world
 	acp   string
 	env   []string
@@ -33,7 +33,7 @@ type restartRig struct {
 	lasts []string // the newest message of every model request, in order
 }
 
-func newRestartRig(t *testing.T, w *world) *restartRig {
+func newRestartRig(t testing.TB, w *world) *restartRig {
 	r := &restartRig{t: t, w: w, acp: testexe.Link(t, "buzz-acp"), llm: llmtest.New(t)}
 	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
 		msgs, _ := req["messages"].([]any)
@@ -194,5 +194,49 @@ func TestBugRestartForgetsConversation(t *testing.T) {
 		if n := r.requestsFor(ev.ID); n != 1 {
 			t.Errorf("%q answered %d times; want once", ev.Content, n)
 		}
+	}
+}
+
+// BenchmarkRestartCatchup measures a restart with 50 mentions waiting:
+// from starting buzz-acp (which starts buzz-agent against a fake LLM on
+// loopback) to the first reply on the relay. Goal: at most 2 s.
+func BenchmarkRestartCatchup(b *testing.B) {
+	const waiting = 50
+	for range b.N {
+		b.StopTimer()
+		w := newWorld(b)
+		r := newRestartRig(b, w)
+		dir, err := harnessStateDir("", func(k string) string {
+			if k == "XDG_STATE_HOME" {
+				return w.stateHome
+			}
+			return ""
+		}, w.relay.URL(), w.agent.Public().Hex())
+		if err != nil {
+			b.Fatal(err)
+		}
+		// The last run began listening a minute ago and answered nothing.
+		st, _ := json.Marshal(harnessState{Version: harnessStateVersion, Relay: w.relay.URL(), Agent: w.agent.Public().Hex(),
+			StartedAt: time.Now().Add(-time.Minute).Unix(), Channels: map[string]*channelMemo{}})
+		if err := writeFileAtomic(filepath.Join(dir, "state.json"), st); err != nil {
+			b.Fatal(err)
+		}
+		for i := range waiting {
+			w.mention("missed " + strconv.Itoa(i))
+		}
+		b.StartTimer()
+		r.start()
+		waitFor(b, "the first catch-up reply", 60*time.Second, func() bool {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
+			return len(evs) > 0
+		})
+		b.StopTimer()
+		if n := r.requestsFor("missed 0"); n != 1 {
+			b.Errorf("the oldest missed mention was answered %d times; want once", n)
+		}
+		r.cmd.Process.Kill()
+		r.cmd.Wait()
 	}
 }
