@@ -206,21 +206,7 @@ func BenchmarkRestartCatchup(b *testing.B) {
 		b.StopTimer()
 		w := newWorld(b)
 		r := newRestartRig(b, w)
-		dir, err := harnessStateDir("", func(k string) string {
-			if k == "XDG_STATE_HOME" {
-				return w.stateHome
-			}
-			return ""
-		}, w.relay.URL(), w.agent.Public().Hex())
-		if err != nil {
-			b.Fatal(err)
-		}
-		// The last run began listening a minute ago and answered nothing.
-		st, _ := json.Marshal(harnessState{Version: harnessStateVersion, Relay: w.relay.URL(), Agent: w.agent.Public().Hex(),
-			StartedAt: time.Now().Add(-time.Minute).Unix(), Channels: map[string]*channelMemo{}})
-		if err := writeFileAtomic(filepath.Join(dir, "state.json"), st); err != nil {
-			b.Fatal(err)
-		}
+		w.seedState(time.Now().Add(-time.Minute)) // the last run answered nothing
 		for i := range waiting {
 			w.mention("missed " + strconv.Itoa(i))
 		}
