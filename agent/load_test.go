@@ -2,10 +2,12 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"buzzbox/agent/llm/llmtest"
 )
@@ -170,4 +172,29 @@ func FuzzParseState(f *testing.F) {
 			t.Fatalf("round trip changed the session: %d items -> %d", len(h), len(h2))
 		}
 	})
+}
+
+// TestSessionStatesPruned: the state dir keeps the newest
+// maxKeptSessions files; making a session removes the oldest beyond.
+func TestSessionStatesPruned(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for i := range maxKeptSessions + 5 {
+		p := filepath.Join(dir, fmt.Sprintf("ses_%016x.json", i))
+		os.WriteFile(p, []byte(`{}`), 0o600)
+		os.Chtimes(p, old, old.Add(time.Duration(i)*time.Second))
+	}
+	c := startAgent(t, nil, "BUZZ_AGENT_STATE_DIR="+dir)
+	c.init()
+	sid := c.newSession()
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != maxKeptSessions {
+		t.Errorf("%d state files after a new session; want %d", len(ents), maxKeptSessions)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sid+".json")); err != nil {
+		t.Errorf("the new session's state is gone: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("ses_%016x.json", 0))); err == nil {
+		t.Errorf("the oldest state was kept")
+	}
 }
