@@ -23,14 +23,16 @@ import (
 // against the world's relay and a fake LLM, and restarts it on the same
 // state.
 type restartRig struct {
-	t     testing.TB
-	w     *world
-	acp   string
-	env   []string
-	llm   *llmtest.Server
-	cmd   *exec.Cmd
-	mu    sync.Mutex
-	lasts []string // the newest message of every model request, in order
+	t       testing.TB
+	w       *world
+	acp     string
+	env     []string
+	llm     *llmtest.Server
+	cmd     *exec.Cmd
+	args    []string // more buzz-acp flags
+	mu      sync.Mutex
+	lasts   []string    // the newest message of every model request, in order
+	askedAt []time.Time // when each came
 }
 
 func newRestartRig(t testing.TB, w *world) *restartRig {
@@ -40,6 +42,7 @@ func newRestartRig(t testing.TB, w *world) *restartRig {
 		b, _ := json.Marshal(msgs[len(msgs)-1])
 		r.mu.Lock()
 		r.lasts = append(r.lasts, string(b))
+		r.askedAt = append(r.askedAt, time.Now())
 		n := len(r.lasts)
 		r.mu.Unlock()
 		return llmtest.Reply{Text: "answer " + strconv.Itoa(n)}
@@ -53,7 +56,8 @@ func newRestartRig(t testing.TB, w *world) *restartRig {
 
 // start runs buzz-acp; it is killed at test end if still running.
 func (r *restartRig) start() {
-	cmd := exec.Command(r.acp, "--relay-url", r.w.relay.URL(), "--agent-owner", r.w.owner.Public().Hex(), "--no-presence", "--no-typing")
+	cmd := exec.Command(r.acp, append([]string{"--relay-url", r.w.relay.URL(), "--agent-owner", r.w.owner.Public().Hex(),
+		"--no-presence", "--no-typing"}, r.args...)...)
 	cmd.Env = r.env
 	cmd.Dir = r.w.stateHome
 	cmd.Stderr = r.t.Output()
