@@ -30,13 +30,14 @@ type restartRig struct {
 	llm     *llmtest.Server
 	cmd     *exec.Cmd
 	args    []string // more buzz-acp flags
+	dir     string   // working directory of every start
 	mu      sync.Mutex
 	lasts   []string    // the newest message of every model request, in order
 	askedAt []time.Time // when each came
 }
 
 func newRestartRig(t testing.TB, w *world) *restartRig {
-	r := &restartRig{t: t, w: w, acp: testexe.Link(t, "buzz-acp"), llm: llmtest.New(t)}
+	r := &restartRig{t: t, w: w, acp: testexe.Link(t, "buzz-acp"), llm: llmtest.New(t), dir: t.TempDir()}
 	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
 		msgs, _ := req["messages"].([]any)
 		b, _ := json.Marshal(msgs[len(msgs)-1])
@@ -59,7 +60,7 @@ func (r *restartRig) start() {
 	cmd := exec.Command(r.acp, append([]string{"--relay-url", r.w.relay.URL(), "--agent-owner", r.w.owner.Public().Hex(),
 		"--no-presence", "--no-typing"}, r.args...)...)
 	cmd.Env = r.env
-	cmd.Dir = r.w.stateHome
+	cmd.Dir = r.dir
 	cmd.Stderr = r.t.Output()
 	if err := cmd.Start(); err != nil {
 		r.t.Fatal(err)
@@ -175,6 +176,9 @@ func TestBugRestartForgetsConversation(t *testing.T) {
 	}
 	w := newWorld(t)
 	r := newRestartRig(t, w)
+	// Queued: a mention that comes while the catch-up turn runs gets a
+	// turn of its own, and each turn is one model request.
+	r.args = []string{"--multiple-event-handling", "queue"}
 	r.start()
 	first := w.mention("remember the word pelican")
 	r.waitReply(first)
