@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -196,5 +198,47 @@ func TestSessionStatesPruned(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("ses_%016x.json", 0))); err == nil {
 		t.Errorf("the oldest state was kept")
+	}
+}
+
+// TestBugSteerDuringLastCallLost: a steer accepted while the model was
+// answering its last call of the turn (text, no tool calls) was dropped:
+// the turn ended without another round, and the steer's text never
+// reached the model although the steer request had succeeded.
+func TestBugSteerDuringLastCallLost(t *testing.T) {
+	gate := make(chan struct{})
+	var calls atomic.Int32
+	srv := llmtest.New(t)
+	srv.SetHandler(func(req map[string]any) llmtest.Reply {
+		if calls.Add(1) == 1 {
+			<-gate
+			return llmtest.Reply{Text: "first"}
+		}
+		return llmtest.Reply{Text: "second"}
+	})
+	c := startAgent(t, srv)
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(gate) }) })
+	sid := c.newSession()
+	pid := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "go"}}})
+	run := ""
+	for run == "" {
+		f := c.next()
+		c.notes = append(c.notes, f)
+		if m, ok := f.Params.Update["_meta"].(map[string]any); ok {
+			if g, ok := m["goose"].(map[string]any); ok {
+				run, _ = g["activeRunId"].(string)
+			}
+		}
+	}
+	c.call("_goose/unstable/session/steer", map[string]any{"sessionId": sid, "expectedRunId": run,
+		"prompt": []map[string]any{{"type": "text", "text": "STEERED"}}}, nil)
+	once.Do(func() { close(gate) })
+	if f := c.reply(pid); !strings.Contains(string(f.Result), "end_turn") {
+		t.Fatalf("prompt = %s", f.raw)
+	}
+	bodies := srv.Bodies()
+	if len(bodies) != 2 || !strings.Contains(string(bodies[1]), "STEERED") {
+		t.Errorf("the steer did not reach the model: %d requests", len(bodies))
 	}
 }
