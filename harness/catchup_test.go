@@ -167,3 +167,20 @@ func FuzzParseHarnessState(f *testing.F) {
 		}
 	})
 }
+
+// TestBugOwnerShutdownReplayedAfterRestart: catch-up replays what came
+// since the last run; an owner's "!shutdown" that ended that run must not
+// end the next one.
+func TestBugOwnerShutdownReplayedAfterRestart(t *testing.T) {
+	w := newWorld(t)
+	w.seedState(time.Now().Add(-time.Minute))
+	w.mentionAt("!shutdown", time.Now().Add(-30*time.Second))
+	w.startHarness(w.harnessEnv("echo"))
+	live := w.mention("still there?")
+	waitFor(t, "the live mention prompted", 15*time.Second, func() bool { return promptsWith(w.prompts(), live.ID) > 0 })
+	select {
+	case <-w.exited:
+		t.Error("the harness obeyed a !shutdown from before it started")
+	default:
+	}
+}

@@ -52,6 +52,12 @@ func (h *harness) pipeline(ctx context.Context, ev *Event) {
 	if !h.cfg.NoIgnoreSelf && ev.PubKey == h.cfg.AgentHex {
 		return
 	}
+	if cmd := h.ownerCommand(ev); cmd != "" && h.setup == nil && ev.Stored && int64(ev.CreatedAt) < h.started.Unix() {
+		// Given before this run began: a "!shutdown" that ended the last
+		// run must not end this one, however far back catch-up reaches.
+		log.Info("owner command from before this run; ignored", "command", cmd)
+		return
+	}
 	if cmd := h.ownerCommand(ev); cmd != "" && h.setup == nil {
 		log.Info("owner command", "command", cmd)
 		h.do(func() { h.control(ctx, cmd, ev) })
