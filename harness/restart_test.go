@@ -234,3 +234,35 @@ func BenchmarkRestartCatchup(b *testing.B) {
 		r.cmd.Wait()
 	}
 }
+
+// TestBugAgentCrashForgetsConversation: an agent killed under a running
+// harness was replaced by a new one that started every channel afresh.
+// The harness now loads the channel's session into the new agent.
+func TestBugAgentCrashForgetsConversation(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	w := newWorld(t)
+	r := newRestartRig(t, w)
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	first := w.mention("remember the word heron")
+	r.waitAsked(first)
+	r.waitReply(first)
+	kids := childPIDs(r.cmd.Process.Pid)
+	if len(kids) == 0 {
+		t.Fatal("buzz-acp has no agent process")
+	}
+	for _, pid := range kids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, pid := range kids {
+		waitFor(t, "the agent gone", 10*time.Second, func() bool { return !processLive(pid) })
+	}
+	// The next mention finds the agent dead and gets a new one.
+	second := w.mention("which word?")
+	r.waitAsked(second)
+	if body := r.lastRequest(); !strings.Contains(body, "remember the word heron") {
+		t.Errorf("the new agent did not continue the conversation; model saw:\n%s", body)
+	}
+}
