@@ -82,6 +82,9 @@ func flagTable() []flagSpec {
 		{"relay-observer", "BUZZ_ACP_RELAY_OBSERVER", "false", kBool, "publish encrypted observer frames", false},
 		{"exit-after-inactivity", "BUZZ_ACP_EXIT_AFTER_INACTIVITY", "0", kInt, "seconds idle before a clean exit; 0 never", false},
 		{"lazy-pool", "BUZZ_ACP_LAZY_POOL", "false", kBool, "start agents on the first accepted event", false},
+		{"catchup", "BUZZ_ACP_CATCHUP", "86400", kInt, "on start and reconnect, answer matching events of up to this many seconds back that were not answered; 0 off", false},
+		{"catchup-max", "BUZZ_ACP_CATCHUP_MAX", "50", kInt, "events per channel caught up at most, 1..500", false},
+		{"state-dir", "BUZZ_ACP_STATE_DIR", "", kString, "where sessions and answered events are kept (default $XDG_STATE_HOME/buzzbox/acp)", false},
 		{"post-final-text", "BUZZ_ACP_POST_FINAL_TEXT", "true", kBool, "when a turn started by a mention or DM leaves nothing in the thread, post the agent's final text there (false: upstream's silence)", false},
 	}
 }
@@ -139,6 +142,13 @@ type Config struct {
 	DisplayName         string
 	EventBuffer         int
 	Warnings            []string
+
+	// Catchup is how far back missed events are answered on start and
+	// reconnect; zero turns catch-up off. CatchupMax bounds them per
+	// channel. StateDir holds the harness's state; empty keeps none.
+	Catchup    time.Duration
+	CatchupMax int
+	StateDir   string
 }
 
 // ConfigError is a fatal configuration problem; Hint, when set, says what to change.
@@ -482,6 +492,24 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 	}
 	if c.MaxTurnsPerSession, err = raw.integer("max-turns-per-session"); err != nil {
 		return nil, err
+	}
+	catchup, err := raw.integer("catchup")
+	if err != nil {
+		return nil, err
+	}
+	if catchup < 0 || catchup > maxCatchupSecs {
+		return nil, cfgErr("use 0..604800 seconds", "--catchup %d is out of range", catchup)
+	}
+	c.Catchup = time.Duration(catchup) * time.Second
+	if c.CatchupMax, err = raw.integer("catchup-max"); err != nil {
+		return nil, err
+	}
+	if c.CatchupMax < 1 || c.CatchupMax > maxQueuePerChannel {
+		return nil, cfgErr("use 1..500", "--catchup-max %d is out of range", c.CatchupMax)
+	}
+	c.StateDir = strings.TrimSpace(raw.str("state-dir"))
+	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
+		return nil, cfgErr("give an absolute path", "--state-dir %q is not absolute", c.StateDir)
 	}
 
 	// Idle and hard-cap resolution.
