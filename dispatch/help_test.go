@@ -128,7 +128,7 @@ func TestHelpOfEveryToolOnStdout(t *testing.T) {
 // TestBadFlagIsOneLineAndAHint gives every identity a flag it does not
 // have: nothing on stdout, and on stderr one line naming the flag and a
 // hint to run --help, exit 2. The exceptions keep their own contracts: buzz
-// answers with one JSON error line, exit 1 (its spec §6.1); git's helpers
+// answers with one JSON error line, exit 1 (nostrgit-cli.md §6.1); git's helpers
 // speak git's (git-sign-nostr: one error: line, exit 1; the credential
 // helper ignores actions it does not know); rg answers as ripgrep does.
 // (The built-in rg and tree run: PATH holds no real ones.)
