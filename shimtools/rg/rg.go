@@ -41,6 +41,7 @@ import (
 	"buzzbox/shimtools/ignore"
 	"buzzbox/shimtools/passthru"
 	"buzzbox/shimtools/printer"
+	"buzzbox/shimtools/rustregex"
 	"buzzbox/shimtools/search"
 	"buzzbox/shimtools/walk"
 )
@@ -259,13 +260,13 @@ func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
 		mo.SmartCase = true
 	}
 	m, err := search.NewMatcher(o.patterns, mo)
-	var perr *search.ParseError
+	var perr *rustregex.ParseError
 	if errors.As(err, &perr) {
 		// ripgrep's own words, without the "rg: " prefix.
 		fmt.Fprintf(errOut, "%v\n", err)
 		return 2
 	}
-	if errors.Is(err, search.ErrNewline) {
+	if errors.Is(err, rustregex.ErrNewline) {
 		fmt.Fprintf(errOut, "%v\n\n%s\n", err, multilineHint)
 		return 2
 	}
