@@ -10,15 +10,12 @@ import (
 // alone also compiles inside the -w, -x and multi-pattern wrappers, and
 // that refusals there are ripgrep's parse errors.
 func FuzzTranslateWrapped(f *testing.F) {
+	// The translator's own seeds are rustregex's FuzzTranslate's; these
+	// are the ones the wrappers change: flags and comments that reach
+	// past the pattern, classes that fold to nothing, boundaries, groups.
 	for _, s := range []string{
-		`\w+`, `[\w.-]+`, `[\W\d]`, `[^\S\n]`, `\\w`, `\Q\w`, `(?-u)\w(?u)\d`, `(?i-u:\s)`,
-		`[\w-a]`, `[]\w]`, `[^]\d]`, `[[:alpha:]\s]`, `\p{Greek}\D`, `\x{41}\S`, `a{2}\w{1,}`,
-		`(?P<n>\d)`, `(?:\w|\W)*`, `[\d-\w]`, `\`, `[`, `(?u`, `\pN\w`,
-		`[a-z&&[^aeiou]]`, `[\w--\d]`, `[[:foo:]]`, `a**`, `^*`, `x{1001}`, `(?x) a # c`, `\u00e9`,
-		`\p{greek}`, `(?-u)[\x80-\xff]`, `[^\n]`, `(?i)[a-z~~m-q]`,
-		"a{ 1 , }", "(?x)a{1 0}", `\x{12[`, `[\1]`, `[]-a-é-k]`, `[--z]`, `[&&a]`, `(?x)[ ^ a]`, "(?x)\\x 4 1",
-		`\p{Foo}(`, `(?-u)\u00e9`, `(?-u)[\x{e9}]`, "a\n(", "[\n]", `\x{`, `\x{}`, `\x4`,
-		`\p\S`, `[\P{Any}]*`, `[^\P{Any}]`, `[[\P{Any}]a]`, `\P{Any}`, `\p{Cn}*`, `\b*é`, `^*`, `\B{0}`, "(?x)\\p{ L u }",
+		`(?x)a#`, `(?x)a # c`, `(?i)[a-z~~m-q]`, `[a-z&&[^aeiou]]`, `[\w--\d]`, `\b*é`, `\B{0}`,
+		`(?P<n>\d)`, `x(`, `)`, `|`, `(?i)`, `\w+`, `^*`, `a**`, `\P{Any}`,
 	} {
 		f.Add(s)
 	}
