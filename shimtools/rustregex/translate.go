@@ -83,7 +83,7 @@ func NonWordClass() string {
 }
 
 // rflags are the Rust flags in force that the translation itself needs;
-// m is dropped (see translate) and U passed on to Go.
+// m is dropped (see the package doc) and U passed on to Go.
 type rflags struct{ i, s, u, x bool }
 
 // translator is one translation in progress. Offsets are bytes of p.
