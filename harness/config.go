@@ -21,75 +21,265 @@ import (
 type flagKind int
 
 const (
-	kString flagKind = iota
-	kBool
-	kInt
-	kList
+	kString  flagKind = iota
+	kBool             // true/false, 1/0, yes/no, on/off
+	kInt              // a whole number within the row's bounds
+	kEnum             // one of the row's values (or an alias of one)
+	kList             // comma-separated; each element one of the row's values when it has any
+	kIntList          // comma-separated whole numbers, each within the row's bounds
 )
 
 // flagSpec is one row of the command-line table (spec §2.2): the flag, its
-// environment fallback and its default as text.
+// environment fallback, its default as text, and what a value may be. The
+// plan checks every given value against its row, and every message about a
+// bad value is built from the row.
 type flagSpec struct {
 	name, env, def string
 	kind           flagKind
 	usage          string
 	hidden         bool
+	secret         bool // the value is never echoed in a message
+
+	// Bounds of a kInt (or of each element of a kIntList), inclusive;
+	// max 0 means no ceiling.
+	min, max int
+	zeroOff  bool   // 0 is accepted below min and means off
+	capMax   bool   // a value over max is capped to it with a warning instead of refused
+	unit     string // what the number counts, plural ("seconds", "messages")
+	maxSay   string // the ceiling in words when plainer than the number ("7 days")
+
+	values  []string          // allowed values of a kEnum, or of each element of a kList
+	aliases map[string]string // other accepted spellings of values, to the value
+	what    string            // what a bad value is not ("an event kind"); default by kind
+	allowed string            // what to use, when the bounds or values do not say it
+	hint    string            // the fix; default: set the flag or its variable to the allowed values
 }
+
+// Enumerations the table and the run share.
+var (
+	subscribeModes  = []string{"mentions", "all", "config"}
+	dedupModes      = []string{"queue", "drop"}
+	handlingModes   = []string{"queue", "steer", "interrupt", "owner-interrupt"}
+	respondToModes  = []string{"owner-only", "allowlist", "anyone", "nobody"}
+	permissionNames = []string{"default", "accept-edits", "bypass-permissions", "dont-ask", "plan"}
+)
 
 // flagTable returns every flag in the order --help shows them.
 func flagTable() []flagSpec {
+	const secs = "seconds"
 	return []flagSpec{
-		{"relay-url", "BUZZ_RELAY_URL", "ws://localhost:3000", kString, "relay websocket URL", false},
-		{"private-key", "BUZZ_PRIVATE_KEY", "", kString, "agent secret key, hex or nsec1 (required)", false},
-		{"agent-owner", "BUZZ_ACP_AGENT_OWNER", "", kString, "owner pubkey hex", false},
-		{"agent-command", "BUZZ_ACP_AGENT_COMMAND", "buzz-agent", kString, "ACP agent program (buzz-agent runs this executable)", false},
-		{"agent-args", "BUZZ_ACP_AGENT_ARGS", "", kList, "agent arguments, comma-separated", false},
-		{"mcp-command", "BUZZ_ACP_MCP_COMMAND", "buzz-dev-mcp", kString, "MCP sidecar for each session (buzz-dev-mcp runs this executable; empty: none)", false},
-		{"idle-timeout", "BUZZ_ACP_IDLE_TIMEOUT", "900", kInt, "seconds without agent output before a turn is cancelled", false},
-		{"max-turn-duration", "BUZZ_ACP_MAX_TURN_DURATION", "7200", kInt, "hard cap on one turn, seconds", false},
-		{"turn-timeout", "BUZZ_ACP_TURN_TIMEOUT", "", kInt, "deprecated alias of --idle-timeout", true},
-		{"system-prompt", "BUZZ_ACP_SYSTEM_PROMPT", "", kString, "persona prompt", false},
-		{"system-prompt-file", "BUZZ_ACP_SYSTEM_PROMPT_FILE", "", kString, "file holding the persona prompt", false},
-		{"agents", "BUZZ_ACP_AGENTS", "1", kInt, "agent processes, 1..32", false},
-		{"heartbeat-interval", "BUZZ_ACP_HEARTBEAT_INTERVAL", "0", kInt, "seconds between heartbeat turns; 0 off, else >= 10", false},
-		{"turn-liveness-secs", "BUZZ_ACP_TURN_LIVENESS_SECS", "10", kInt, "observer liveness pings; 0 off, else >= 5", false},
-		{"heartbeat-prompt", "BUZZ_ACP_HEARTBEAT_PROMPT", "", kString, "heartbeat prompt text", false},
-		{"heartbeat-prompt-file", "BUZZ_ACP_HEARTBEAT_PROMPT_FILE", "", kString, "file holding the heartbeat prompt", false},
-		{"initial-message", "BUZZ_ACP_INITIAL_MESSAGE", "", kString, "prompt sent once per new channel session", false},
-		{"subscribe", "BUZZ_ACP_SUBSCRIBE", "mentions", kString, "mentions | all | config", false},
-		{"kinds", "BUZZ_ACP_KINDS", "", kList, "event kinds that wake the agent", false},
-		{"channels", "BUZZ_ACP_CHANNELS", "", kList, "channel UUIDs to listen on", false},
-		{"no-mention-filter", "BUZZ_ACP_NO_MENTION_FILTER", "false", kBool, "do not require a p tag naming the agent", false},
-		{"config", "BUZZ_ACP_CONFIG", "./buzz-acp.toml", kString, "rules file for --subscribe config", false},
-		{"dedup", "BUZZ_ACP_DEDUP", "queue", kString, "queue | drop", false},
-		{"multiple-event-handling", "BUZZ_ACP_MULTIPLE_EVENT_HANDLING", "steer", kString, "queue | steer | interrupt | owner-interrupt", false},
-		{"no-ignore-self", "BUZZ_ACP_NO_IGNORE_SELF", "false", kBool, "process the agent's own events", false},
-		{"context-message-limit", "BUZZ_ACP_CONTEXT_MESSAGE_LIMIT", "12", kInt, "thread/DM messages in the prompt, 0..100", false},
-		{"max-turns-per-session", "BUZZ_ACP_MAX_TURNS_PER_SESSION", "0", kInt, "rotate a session after this many turns; 0 never", false},
-		{"no-presence", "BUZZ_ACP_NO_PRESENCE", "false", kBool, "do not publish presence", false},
-		{"no-typing", "BUZZ_ACP_NO_TYPING", "false", kBool, "do not publish typing indicators", false},
-		{"memory", "BUZZ_ACP_MEMORY", "true", kBool, "inject NIP-AE core memory", false},
-		{"no-memory", "BUZZ_ACP_NO_MEMORY", "false", kBool, "do not inject core memory", false},
-		{"no-base-prompt", "BUZZ_ACP_NO_BASE_PROMPT", "false", kBool, "drop the built-in platform prompt", false},
-		{"base-prompt-file", "BUZZ_ACP_BASE_PROMPT_FILE", "", kString, "replace the built-in platform prompt", false},
-		{"model", "BUZZ_ACP_MODEL", "", kString, "model to select after session/new", false},
-		{"session-title", "BUZZ_ACP_SESSION_TITLE", "", kString, "session title shown by the agent", false},
-		{"permission-mode", "BUZZ_ACP_PERMISSION_MODE", "bypass-permissions", kString, "default | accept-edits | bypass-permissions | dont-ask | plan", false},
-		{"respond-to", "BUZZ_ACP_RESPOND_TO", "owner-only", kString, "owner-only | allowlist | anyone | nobody", false},
-		{"respond-to-allowlist", "BUZZ_ACP_RESPOND_TO_ALLOWLIST", "", kList, "pubkeys (64 hex) for --respond-to allowlist", false},
-		{"allowed-respond-to", "BUZZ_ACP_ALLOWED_RESPOND_TO", "", kList, "respond-to modes this deployment allows", false},
-		{"team-instructions", "BUZZ_ACP_TEAM_INSTRUCTIONS", "", kString, "team instructions for the system prompt", false},
-		{"relay-observer", "BUZZ_ACP_RELAY_OBSERVER", "false", kBool, "publish encrypted observer frames", false},
-		{"exit-after-inactivity", "BUZZ_ACP_EXIT_AFTER_INACTIVITY", "0", kInt, "seconds idle before a clean exit; 0 never", false},
-		{"lazy-pool", "BUZZ_ACP_LAZY_POOL", "false", kBool, "start agents on the first accepted event", false},
-		{"catchup", "BUZZ_ACP_CATCHUP", "86400", kInt, "on start and reconnect, answer matching events of up to this many seconds back that were not answered; 0 off", false},
-		{"catchup-max", "BUZZ_ACP_CATCHUP_MAX", "50", kInt, "events per channel caught up at most, 1..500", false},
-		{"state-dir", "BUZZ_ACP_STATE_DIR", "", kString, "where sessions and answered events are kept (default $XDG_STATE_HOME/buzzbox/acp)", false},
-		{"post-final-text", "BUZZ_ACP_POST_FINAL_TEXT", "true", kBool, "when a turn started by a mention or DM leaves nothing in the thread, post the agent's final text there (false: upstream's silence)", false},
+		{name: "relay-url", env: "BUZZ_RELAY_URL", def: "ws://localhost:3000", kind: kString, usage: "relay websocket URL",
+			what: "a ws:// or wss:// URL", allowed: "ws://host:port or wss://host"},
+		{name: "private-key", env: "BUZZ_PRIVATE_KEY", kind: kString, usage: "agent secret key, hex or nsec1 (required)", secret: true},
+		{name: "agent-owner", env: "BUZZ_ACP_AGENT_OWNER", kind: kString, usage: "owner pubkey hex"},
+		{name: "agent-command", env: "BUZZ_ACP_AGENT_COMMAND", def: "buzz-agent", kind: kString, usage: "ACP agent program (buzz-agent runs this executable)",
+			allowed: "a program name or path", hint: "set --agent-command (for example buzz-agent)"},
+		{name: "agent-args", env: "BUZZ_ACP_AGENT_ARGS", kind: kList, usage: "agent arguments, comma-separated"},
+		{name: "mcp-command", env: "BUZZ_ACP_MCP_COMMAND", def: "buzz-dev-mcp", kind: kString, usage: "MCP sidecar for each session (buzz-dev-mcp runs this executable; empty: none)"},
+		{name: "idle-timeout", env: "BUZZ_ACP_IDLE_TIMEOUT", def: "900", kind: kInt, usage: "seconds without agent output before a turn is cancelled",
+			max: int(maxTurnCeiling / time.Second), unit: secs, maxSay: "7 days"},
+		{name: "max-turn-duration", env: "BUZZ_ACP_MAX_TURN_DURATION", def: "7200", kind: kInt, usage: "hard cap on one turn, seconds",
+			max: int(maxTurnCeiling / time.Second), unit: secs, maxSay: "7 days"},
+		{name: "turn-timeout", env: "BUZZ_ACP_TURN_TIMEOUT", kind: kInt, usage: "deprecated alias of --idle-timeout", hidden: true,
+			max: int(maxTurnCeiling / time.Second), unit: secs, maxSay: "7 days"},
+		{name: "system-prompt", env: "BUZZ_ACP_SYSTEM_PROMPT", kind: kString, usage: "persona prompt"},
+		{name: "system-prompt-file", env: "BUZZ_ACP_SYSTEM_PROMPT_FILE", kind: kString, usage: "file holding the persona prompt"},
+		{name: "agents", env: "BUZZ_ACP_AGENTS", def: "1", kind: kInt, usage: "agent processes, 1..32",
+			min: 1, max: maxAgents},
+		{name: "heartbeat-interval", env: "BUZZ_ACP_HEARTBEAT_INTERVAL", def: "0", kind: kInt, usage: "seconds between heartbeat turns; 0 off, else >= 10",
+			min: int(minHeartbeat / time.Second), max: int(maxHeartbeat / time.Second), zeroOff: true, capMax: true, unit: secs},
+		{name: "turn-liveness-secs", env: "BUZZ_ACP_TURN_LIVENESS_SECS", def: "10", kind: kInt, usage: "observer liveness pings; 0 off, else >= 5",
+			min: int(minTurnLiveness / time.Second), max: int(maxHeartbeat / time.Second), zeroOff: true, capMax: true, unit: secs},
+		{name: "heartbeat-prompt", env: "BUZZ_ACP_HEARTBEAT_PROMPT", kind: kString, usage: "heartbeat prompt text"},
+		{name: "heartbeat-prompt-file", env: "BUZZ_ACP_HEARTBEAT_PROMPT_FILE", kind: kString, usage: "file holding the heartbeat prompt"},
+		{name: "initial-message", env: "BUZZ_ACP_INITIAL_MESSAGE", kind: kString, usage: "prompt sent once per new channel session"},
+		{name: "subscribe", env: "BUZZ_ACP_SUBSCRIBE", def: "mentions", kind: kEnum, usage: "mentions | all | config",
+			values: subscribeModes},
+		{name: "kinds", env: "BUZZ_ACP_KINDS", kind: kIntList, usage: "event kinds that wake the agent",
+			max: 1<<32 - 1, what: "an event kind"},
+		{name: "channels", env: "BUZZ_ACP_CHANNELS", kind: kList, usage: "channel UUIDs to listen on"},
+		{name: "no-mention-filter", env: "BUZZ_ACP_NO_MENTION_FILTER", def: "false", kind: kBool, usage: "do not require a p tag naming the agent"},
+		{name: "config", env: "BUZZ_ACP_CONFIG", def: "./buzz-acp.toml", kind: kString, usage: "rules file for --subscribe config"},
+		{name: "dedup", env: "BUZZ_ACP_DEDUP", def: "queue", kind: kEnum, usage: "queue | drop",
+			values: dedupModes},
+		{name: "multiple-event-handling", env: "BUZZ_ACP_MULTIPLE_EVENT_HANDLING", def: "steer", kind: kEnum, usage: "queue | steer | interrupt | owner-interrupt",
+			values: handlingModes},
+		{name: "no-ignore-self", env: "BUZZ_ACP_NO_IGNORE_SELF", def: "false", kind: kBool, usage: "process the agent's own events"},
+		{name: "context-message-limit", env: "BUZZ_ACP_CONTEXT_MESSAGE_LIMIT", def: "12", kind: kInt, usage: "thread/DM messages in the prompt, 0..100",
+			max: maxContextLimit, unit: "messages"},
+		{name: "max-turns-per-session", env: "BUZZ_ACP_MAX_TURNS_PER_SESSION", def: "0", kind: kInt, usage: "rotate a session after this many turns; 0 never"},
+		{name: "no-presence", env: "BUZZ_ACP_NO_PRESENCE", def: "false", kind: kBool, usage: "do not publish presence"},
+		{name: "no-typing", env: "BUZZ_ACP_NO_TYPING", def: "false", kind: kBool, usage: "do not publish typing indicators"},
+		{name: "memory", env: "BUZZ_ACP_MEMORY", def: "true", kind: kBool, usage: "inject NIP-AE core memory"},
+		{name: "no-memory", env: "BUZZ_ACP_NO_MEMORY", def: "false", kind: kBool, usage: "do not inject core memory"},
+		{name: "no-base-prompt", env: "BUZZ_ACP_NO_BASE_PROMPT", def: "false", kind: kBool, usage: "drop the built-in platform prompt"},
+		{name: "base-prompt-file", env: "BUZZ_ACP_BASE_PROMPT_FILE", kind: kString, usage: "replace the built-in platform prompt"},
+		{name: "model", env: "BUZZ_ACP_MODEL", kind: kString, usage: "model to select after session/new"},
+		{name: "session-title", env: "BUZZ_ACP_SESSION_TITLE", kind: kString, usage: "session title shown by the agent"},
+		{name: "permission-mode", env: "BUZZ_ACP_PERMISSION_MODE", def: "bypass-permissions", kind: kEnum, usage: "default | accept-edits | bypass-permissions | dont-ask | plan",
+			values: permissionNames, aliases: map[string]string{"acceptEdits": "accept-edits", "bypassPermissions": "bypass-permissions", "dontAsk": "dont-ask"}},
+		{name: "respond-to", env: "BUZZ_ACP_RESPOND_TO", def: "owner-only", kind: kEnum, usage: "owner-only | allowlist | anyone | nobody",
+			values: respondToModes},
+		{name: "respond-to-allowlist", env: "BUZZ_ACP_RESPOND_TO_ALLOWLIST", kind: kList, usage: "pubkeys (64 hex) for --respond-to allowlist",
+			what: "a 64-hex pubkey", allowed: "comma-separated pubkeys of 64 hex characters"},
+		{name: "allowed-respond-to", env: "BUZZ_ACP_ALLOWED_RESPOND_TO", kind: kList, usage: "respond-to modes this deployment allows",
+			values: respondToModes, what: "a respond-to mode"},
+		{name: "team-instructions", env: "BUZZ_ACP_TEAM_INSTRUCTIONS", kind: kString, usage: "team instructions for the system prompt"},
+		{name: "relay-observer", env: "BUZZ_ACP_RELAY_OBSERVER", def: "false", kind: kBool, usage: "publish encrypted observer frames"},
+		{name: "exit-after-inactivity", env: "BUZZ_ACP_EXIT_AFTER_INACTIVITY", def: "0", kind: kInt, usage: "seconds idle before a clean exit; 0 never",
+			max: maxInactivitySecs, unit: secs, maxSay: "a year"},
+		{name: "lazy-pool", env: "BUZZ_ACP_LAZY_POOL", def: "false", kind: kBool, usage: "start agents on the first accepted event"},
+		{name: "catchup", env: "BUZZ_ACP_CATCHUP", def: "86400", kind: kInt, usage: "on start and reconnect, answer matching events of up to this many seconds back that were not answered; 0 off",
+			max: maxCatchupSecs, unit: secs, maxSay: "7 days"},
+		{name: "catchup-max", env: "BUZZ_ACP_CATCHUP_MAX", def: "50", kind: kInt, usage: "events per channel caught up at most, 1..500",
+			min: 1, max: maxQueuePerChannel, unit: "events"},
+		{name: "state-dir", env: "BUZZ_ACP_STATE_DIR", kind: kString, usage: "where sessions and answered events are kept (default $XDG_STATE_HOME/buzzbox/acp)",
+			what: "an absolute path", allowed: "an absolute path"},
+		{name: "post-final-text", env: "BUZZ_ACP_POST_FINAL_TEXT", def: "true", kind: kBool, usage: "when a turn started by a mention or DM leaves nothing in the thread, post the agent's final text there (false: upstream's silence)"},
 	}
 }
 
-// Config is the validated harness configuration.
+// allowedText says what a row accepts, without the leading "use".
+func (f flagSpec) allowedText() string {
+	if f.allowed != "" {
+		return f.allowed
+	}
+	unit := ""
+	if f.unit != "" {
+		unit = " " + f.unit
+	}
+	switch f.kind {
+	case kBool:
+		return "true or false"
+	case kInt, kIntList:
+		r := fmt.Sprintf("%d..%d%s", f.min, f.max, unit)
+		if f.max == 0 {
+			r = fmt.Sprintf("%d or more%s", f.min, unit)
+		}
+		if f.zeroOff {
+			return "0 (off) or " + r
+		}
+		return r
+	case kEnum, kList:
+		return orList(f.values)
+	}
+	return ""
+}
+
+// whatText is what a bad value of the row is not.
+func (f flagSpec) whatText() string {
+	switch {
+	case f.what != "":
+		return f.what
+	case f.kind == kBool:
+		return "a boolean"
+	case f.kind == kInt || f.kind == kIntList:
+		return "a whole number"
+	}
+	return "a mode"
+}
+
+// orList joins values as "a, b or c".
+func orList(vs []string) string {
+	switch len(vs) {
+	case 0:
+		return ""
+	case 1:
+		return vs[0]
+	}
+	return strings.Join(vs[:len(vs)-1], ", ") + " or " + vs[len(vs)-1]
+}
+
+// showValue renders a flag value in a message: bare when it reads
+// unambiguously, quoted when it is empty, holds spaces, quotes, a ';' or
+// unprintable runes, or ends in ':' (each would blur the message's parts).
+func showValue(v string) string {
+	if v == "" || strings.ContainsAny(v, " \t\"';") || strings.HasSuffix(v, ":") || strconv.Quote(v) != `"`+v+`"` {
+		return strconv.Quote(v)
+	}
+	return v
+}
+
+// flagErr is the message about one bad value of one flag, in the shape
+// `--flag VALUE: <what is wrong>; use <allowed>`, with the row's hint.
+func (f flagSpec) flagErr(value, problem string) error {
+	msg := "--" + f.name
+	if !f.secret {
+		msg += " " + showValue(value)
+	}
+	msg += ": " + problem
+	allowed := f.allowedText()
+	if allowed != "" {
+		msg += "; use " + allowed
+	}
+	hint := f.hint
+	if hint == "" && allowed != "" {
+		hint = fmt.Sprintf("set --%s (or %s) to %s", f.name, f.env, allowed)
+	}
+	return &ConfigError{Msg: msg, Hint: hint, Flag: f.name}
+}
+
+// checkInt parses one whole number of the row and holds it to the bounds.
+// capped reports a value over max that the row caps instead of refusing.
+func (f flagSpec) checkInt(text string) (n int, capped bool, err error) {
+	n, perr := strconv.Atoi(strings.TrimSpace(text))
+	if perr != nil || n < 0 {
+		return 0, false, f.flagErr(text, "not "+f.whatText())
+	}
+	unit := ""
+	if f.unit != "" {
+		unit = " " + f.unit
+	}
+	switch {
+	case n < f.min && !(f.zeroOff && n == 0):
+		return 0, false, f.flagErr(text, fmt.Sprintf("below %d%s", f.min, unit))
+	case f.max != 0 && n > f.max && f.capMax:
+		return f.max, true, nil
+	case f.max != 0 && n > f.max:
+		over := f.maxSay
+		if over == "" {
+			over = fmt.Sprintf("%d%s", f.max, unit)
+		}
+		return 0, false, f.flagErr(text, "over "+over)
+	}
+	return n, false, nil
+}
+
+// checkEnum resolves one value of the row (an alias to its value).
+func (f flagSpec) checkEnum(text string) (string, error) {
+	for _, v := range f.values {
+		if text == v {
+			return v, nil
+		}
+	}
+	if v, ok := f.aliases[text]; ok {
+		return v, nil
+	}
+	return "", f.flagErr(text, "not "+f.whatText())
+}
+
+// parseBool reads a kBool value; ok is false when it is none of the spellings.
+func parseBool(text string) (v, ok bool) {
+	switch strings.TrimSpace(strings.ToLower(text)) {
+	case "true", "1", "yes", "on":
+		return true, true
+	case "false", "0", "no", "off", "":
+		return false, true
+	}
+	return false, false
+}
+
+// splitList splits a comma-separated value, trimming and dropping empties.
+func splitList(text string) []string {
+	var out []string
+	for _, part := range strings.Split(text, ",") {
+		if p := strings.TrimSpace(part); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 type Config struct {
 	RelayURL      string
 	Secret        *nostrkey.Secret
@@ -152,12 +342,21 @@ type Config struct {
 }
 
 // ConfigError is a fatal configuration problem; Hint, when set, says what to change.
+
+// ConfigError is a fatal configuration problem; Hint, when set, says what
+// to change. Flag names the flag whose value is wrong, when one is.
 type ConfigError struct {
 	Msg  string
 	Hint string
+	Flag string
 }
 
-func (e *ConfigError) Error() string { return "buzz-acp: config: " + e.Msg }
+func (e *ConfigError) Error() string {
+	if e.Flag != "" {
+		return "buzz-acp: " + e.Msg
+	}
+	return "buzz-acp: config: " + e.Msg
+}
 
 func cfgErr(hint, format string, args ...any) error {
 	return &ConfigError{Msg: fmt.Sprintf(format, args...), Hint: hint}
@@ -173,35 +372,115 @@ type rawConfig struct {
 	env  proc.Env
 }
 
-func (r rawConfig) str(name string) string { return r.vals[name] }
-func (r rawConfig) given(name string) bool { return r.set[name] }
-
-func (r rawConfig) boolean(name string) (bool, error) {
-	v := strings.TrimSpace(strings.ToLower(r.vals[name]))
-	switch v {
-	case "true", "1", "yes", "on":
-		return true, nil
-	case "false", "0", "no", "off", "":
-		return false, nil
-	}
-	return false, cfgErr("", "--%s: %q is not a boolean (true or false)", name, r.vals[name])
+// plan is the command line and environment resolved (flag over env over
+// default) and every value checked against its row of the table; run
+// turns it into one Config. Nothing in a plan has touched a file.
+type plan struct {
+	rawConfig
+	rows     map[string]flagSpec
+	ints     map[string]int
+	bools    map[string]bool
+	enums    map[string]string
+	lists    map[string][]string
+	intLists map[string][]int
+	warnings []string
 }
 
-func (r rawConfig) integer(name string) (int, error) {
-	v := strings.TrimSpace(r.vals[name])
-	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		return 0, cfgErr("", "--%s: %q is not a non-negative integer", name, r.vals[name])
-	}
-	return n, nil
+func (p *plan) str(name string) string    { return p.vals[name] }
+func (p *plan) given(name string) bool    { return p.set[name] }
+func (p *plan) row(name string) flagSpec  { return p.rows[name] }
+func (p *plan) list(name string) []string { return p.lists[name] }
+func (p *plan) warn(format string, a ...any) {
+	p.warnings = append(p.warnings, fmt.Sprintf(format, a...))
 }
 
-func (r rawConfig) list(name string) []string {
-	var out []string
-	for _, part := range strings.Split(r.vals[name], ",") {
-		if p := strings.TrimSpace(part); p != "" {
-			out = append(out, p)
+// newPlan checks every resolved value against its row, in table order.
+func newPlan(raw rawConfig) (*plan, error) {
+	p := &plan{rawConfig: raw, rows: map[string]flagSpec{}, ints: map[string]int{}, bools: map[string]bool{},
+		enums: map[string]string{}, lists: map[string][]string{}, intLists: map[string][]int{}}
+	for _, f := range flagTable() {
+		p.rows[f.name] = f
+		text := raw.vals[f.name]
+		switch f.kind {
+		case kBool:
+			v, ok := parseBool(text)
+			if !ok {
+				return nil, f.flagErr(text, "not "+f.whatText())
+			}
+			p.bools[f.name] = v
+		case kInt:
+			if text == "" && !raw.set[f.name] {
+				continue // no default: read only when given
+			}
+			n, capped, err := f.checkInt(text)
+			if err != nil {
+				return nil, err
+			}
+			if capped {
+				p.warn("--%s %s capped at %d %s", f.name, strings.TrimSpace(text), n, f.unit)
+			}
+			p.ints[f.name] = n
+		case kEnum:
+			v, err := f.checkEnum(text)
+			if err != nil {
+				return nil, err
+			}
+			p.enums[f.name] = v
+		case kList:
+			items := splitList(text)
+			if len(f.values) > 0 {
+				for i, it := range items {
+					v, err := f.checkEnum(it)
+					if err != nil {
+						return nil, err
+					}
+					items[i] = v
+				}
+			}
+			p.lists[f.name] = items
+		case kIntList:
+			var ns []int
+			for _, it := range splitList(text) {
+				n, _, err := f.checkInt(it)
+				if err != nil {
+					return nil, err
+				}
+				ns = append(ns, n)
+			}
+			p.intLists[f.name] = ns
 		}
+	}
+	return p, nil
+}
+
+// args renders the plan's checked values as flags: loading them (with no
+// environment but the key's) gives the same Config.
+func (p *plan) args() []string {
+	var out []string
+	for _, f := range flagTable() {
+		if !p.given(f.name) {
+			continue
+		}
+		var v string
+		switch f.kind {
+		case kString:
+			v = p.vals[f.name]
+		case kBool:
+			v = strconv.FormatBool(p.bools[f.name])
+		case kInt:
+			v = strconv.Itoa(p.ints[f.name])
+		case kEnum:
+			v = p.enums[f.name]
+		case kList:
+			v = strings.Join(p.lists[f.name], ",")
+		case kIntList:
+			parts := make([]string, 0, len(p.intLists[f.name]))
+			for _, n := range p.intLists[f.name] {
+				parts = append(parts, strconv.Itoa(n))
+			}
+			v = strings.Join(parts, ",")
+		}
+		out = append(out, "--"+f.name+"="+v)
 	}
 	return out
 }
@@ -304,7 +583,7 @@ falls back to the environment variable shown beside it.`,
 		switch f.kind {
 		case kInt:
 			p.Placeholders[f.name] = "N"
-		case kList:
+		case kList, kIntList:
 			p.Placeholders[f.name] = "A,B"
 		}
 	}
@@ -314,6 +593,16 @@ falls back to the environment variable shown beside it.`,
 // LoadConfig parses and validates the command line and environment in the
 // spec's order; every fatal problem is reported before any network I/O.
 func LoadConfig(args []string, env proc.Env) (*Config, error) {
+	p, err := planConfig(args, env)
+	if err != nil {
+		return nil, err
+	}
+	return p.run()
+}
+
+// planConfig resolves and checks every flag: the key first, so nothing
+// else happens without one, then each value against its row.
+func planConfig(args []string, env proc.Env) (*plan, error) {
 	// Legacy aliases are copied only when the canonical name is unset.
 	for _, alias := range [][2]string{{"BUZZ_ACP_PRIVATE_KEY", "BUZZ_PRIVATE_KEY"}, {"BUZZ_ACP_API_TOKEN", "BUZZ_API_TOKEN"}} {
 		if _, ok := env.LookupEnv(alias[1]); !ok {
@@ -326,93 +615,74 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Config{}
-	warn := func(format string, a ...any) { c.Warnings = append(c.Warnings, fmt.Sprintf(format, a...)) }
-
-	// Key first, so nothing else happens without one.
-	keyText := strings.TrimSpace(raw.str("private-key"))
-	if keyText == "" {
+	if strings.TrimSpace(raw.vals["private-key"]) == "" {
 		return nil, cfgErr("set BUZZ_PRIVATE_KEY (hex or nsec1…) or pass --private-key", "private key is required")
 	}
-	sec, err := nostrkey.ParseSecret(keyText)
+	return newPlan(raw)
+}
+
+// run builds the Config from a checked plan: the rules that tie flags to
+// one another, and the files they name.
+func (p *plan) run() (*Config, error) {
+	c := &Config{}
+	warn := func(format string, a ...any) { c.Warnings = append(c.Warnings, fmt.Sprintf(format, a...)) }
+	c.Warnings = append(c.Warnings, p.warnings...)
+
+	sec, err := nostrkey.ParseSecret(strings.TrimSpace(p.str("private-key")))
 	if err != nil {
 		return nil, cfgErr("BUZZ_PRIVATE_KEY must be 64 hex characters or an nsec1 string", "parse private key: %v", err)
 	}
 	c.Secret = sec
 	c.AgentHex = sec.Public().Hex()
 
-	c.RelayURL = strings.TrimSpace(raw.str("relay-url"))
+	c.RelayURL = strings.TrimSpace(p.str("relay-url"))
 	if !strings.HasPrefix(c.RelayURL, "ws://") && !strings.HasPrefix(c.RelayURL, "wss://") {
-		return nil, cfgErr("use ws://host:port or wss://host", "--relay-url %q is not a ws:// or wss:// URL", c.RelayURL)
+		return nil, p.row("relay-url").flagErr(c.RelayURL, "not a ws:// or wss:// URL")
 	}
 
-	if raw.given("system-prompt") && raw.given("system-prompt-file") {
+	if p.given("system-prompt") && p.given("system-prompt-file") {
 		return nil, cfgErr("", "--system-prompt and --system-prompt-file conflict; give one")
 	}
-	c.SystemPrompt = raw.str("system-prompt")
-	if p := raw.str("system-prompt-file"); p != "" {
-		b, err := readCapped(p, maxSystemPromptFile)
+	c.SystemPrompt = p.str("system-prompt")
+	if path := p.str("system-prompt-file"); path != "" {
+		b, err := readCapped(path, maxSystemPromptFile)
 		if err != nil {
 			return nil, cfgErr("", "read --system-prompt-file: %v", err)
 		}
 		c.SystemPrompt = string(b)
 	}
 
-	hb, err := raw.integer("heartbeat-interval")
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case hb != 0 && time.Duration(hb)*time.Second < minHeartbeat:
-		return nil, cfgErr("use 0 (off) or at least 10", "--heartbeat-interval %d is below 10 seconds", hb)
-	case time.Duration(hb)*time.Second > maxHeartbeat:
-		warn("--heartbeat-interval %d capped at 86400 seconds", hb)
-		hb = int(maxHeartbeat / time.Second)
-	}
-	c.HeartbeatInterval = time.Duration(hb) * time.Second
-	tl, err := raw.integer("turn-liveness-secs")
-	if err != nil {
-		return nil, err
-	}
-	switch {
-	case tl != 0 && time.Duration(tl)*time.Second < minTurnLiveness:
-		return nil, cfgErr("use 0 (off) or at least 5", "--turn-liveness-secs %d is below 5 seconds", tl)
-	case time.Duration(tl)*time.Second > maxHeartbeat:
-		tl = int(maxHeartbeat / time.Second)
-	}
-	c.TurnLiveness = time.Duration(tl) * time.Second
+	c.HeartbeatInterval = time.Duration(p.ints["heartbeat-interval"]) * time.Second
+	c.TurnLiveness = time.Duration(p.ints["turn-liveness-secs"]) * time.Second
 
-	if raw.given("heartbeat-prompt") && raw.given("heartbeat-prompt-file") {
+	if p.given("heartbeat-prompt") && p.given("heartbeat-prompt-file") {
 		return nil, cfgErr("", "--heartbeat-prompt and --heartbeat-prompt-file conflict; give one")
 	}
-	c.HeartbeatPrompt = raw.str("heartbeat-prompt")
-	if p := raw.str("heartbeat-prompt-file"); p != "" {
-		b, err := readCapped(p, maxSystemPromptFile)
+	c.HeartbeatPrompt = p.str("heartbeat-prompt")
+	if path := p.str("heartbeat-prompt-file"); path != "" {
+		b, err := readCapped(path, maxSystemPromptFile)
 		if err != nil {
 			return nil, cfgErr("", "read --heartbeat-prompt-file: %v", err)
 		}
 		c.HeartbeatPrompt = string(b)
 	}
 
-	noBase, err := raw.boolean("no-base-prompt")
-	if err != nil {
-		return nil, err
-	}
-	if noBase && raw.given("base-prompt-file") {
+	noBase := p.bools["no-base-prompt"]
+	if noBase && p.given("base-prompt-file") {
 		return nil, cfgErr("", "--base-prompt-file and --no-base-prompt conflict; give one")
 	}
 	switch {
 	case noBase:
-	case raw.str("base-prompt-file") != "":
-		p := raw.str("base-prompt-file")
-		fi, err := os.Stat(p)
+	case p.str("base-prompt-file") != "":
+		path := p.str("base-prompt-file")
+		fi, err := os.Stat(path)
 		if err != nil {
 			return nil, cfgErr("", "read --base-prompt-file: %v", err)
 		}
 		if fi.Size() > maxBasePromptBytes {
-			return nil, cfgErr("keep the base prompt at or under 1048576 bytes", "--base-prompt-file %s is %d bytes, over the %d-byte limit", p, fi.Size(), maxBasePromptBytes)
+			return nil, cfgErr("keep the base prompt at or under 1048576 bytes", "--base-prompt-file %s is %d bytes, over the %d-byte limit", path, fi.Size(), maxBasePromptBytes)
 		}
-		b, err := readCapped(p, maxBasePromptBytes)
+		b, err := readCapped(path, maxBasePromptBytes)
 		if err != nil {
 			return nil, cfgErr("", "read --base-prompt-file: %v", err)
 		}
@@ -421,29 +691,16 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 		c.BasePrompt = builtinBasePrompt
 	}
 
-	c.Subscribe = raw.str("subscribe")
-	switch c.Subscribe {
-	case "mentions", "all", "config":
-	default:
-		return nil, cfgErr("use mentions, all or config", "--subscribe %q is not a mode", c.Subscribe)
-	}
-	for _, k := range raw.list("kinds") {
-		n, err := strconv.ParseUint(k, 10, 32)
-		if err != nil {
-			return nil, cfgErr("", "--kinds: %q is not an event kind", k)
-		}
-		c.Kinds = append(c.Kinds, int(n))
-	}
-	if c.NoMentionFilter, err = raw.boolean("no-mention-filter"); err != nil {
-		return nil, err
-	}
-	c.ConfigPath = raw.str("config")
+	c.Subscribe = p.enums["subscribe"]
+	c.Kinds = p.intLists["kinds"]
+	c.NoMentionFilter = p.bools["no-mention-filter"]
+	c.ConfigPath = p.str("config")
 	if c.Subscribe == "config" {
-		if raw.given("kinds") {
+		if p.given("kinds") {
 			warn("--kinds is ignored with --subscribe config")
 			c.Kinds = nil
 		}
-		if raw.given("channels") {
+		if p.given("channels") {
 			warn("--channels is ignored with --subscribe config")
 		}
 		if c.NoMentionFilter {
@@ -460,16 +717,16 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 		c.Rules = rules
 	}
 
-	c.AgentCommand = strings.TrimSpace(raw.str("agent-command"))
+	c.AgentCommand = strings.TrimSpace(p.str("agent-command"))
 	if c.AgentCommand == "" {
-		return nil, cfgErr("set --agent-command (for example buzz-agent)", "agent command is blank")
+		return nil, p.row("agent-command").flagErr(p.str("agent-command"), "blank")
 	}
 	c.AgentIdentity = CommandIdentity(c.AgentCommand)
-	c.AgentArgs = NormalizeArgs(c.AgentIdentity, raw.list("agent-args"), raw.given("agent-args"))
-	c.MCPCommand = strings.TrimSpace(raw.str("mcp-command"))
+	c.AgentArgs = NormalizeArgs(c.AgentIdentity, p.list("agent-args"), p.given("agent-args"))
+	c.MCPCommand = strings.TrimSpace(p.str("mcp-command"))
 
 	if c.Subscribe != "config" {
-		for _, ch := range raw.list("channels") {
+		for _, ch := range p.list("channels") {
 			if !isUUID(ch) {
 				warn("--channels: %q is not a UUID; ignored", ch)
 				continue
@@ -478,51 +735,22 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 		}
 	}
 
-	if c.Agents, err = raw.integer("agents"); err != nil {
-		return nil, err
-	}
-	if c.Agents < 1 || c.Agents > maxAgents {
-		return nil, cfgErr("use 1..32", "--agents %d is out of range", c.Agents)
-	}
-	if c.ContextLimit, err = raw.integer("context-message-limit"); err != nil {
-		return nil, err
-	}
-	if c.ContextLimit > maxContextLimit {
-		return nil, cfgErr("use 0..100", "--context-message-limit %d is out of range", c.ContextLimit)
-	}
-	if c.MaxTurnsPerSession, err = raw.integer("max-turns-per-session"); err != nil {
-		return nil, err
-	}
-	catchup, err := raw.integer("catchup")
-	if err != nil {
-		return nil, err
-	}
-	if catchup < 0 || catchup > maxCatchupSecs {
-		return nil, cfgErr("use 0..604800 seconds", "--catchup %d is out of range", catchup)
-	}
-	c.Catchup = time.Duration(catchup) * time.Second
-	if c.CatchupMax, err = raw.integer("catchup-max"); err != nil {
-		return nil, err
-	}
-	if c.CatchupMax < 1 || c.CatchupMax > maxQueuePerChannel {
-		return nil, cfgErr("use 1..500", "--catchup-max %d is out of range", c.CatchupMax)
-	}
-	c.StateDir = strings.TrimSpace(raw.str("state-dir"))
+	c.Agents = p.ints["agents"]
+	c.ContextLimit = p.ints["context-message-limit"]
+	c.MaxTurnsPerSession = p.ints["max-turns-per-session"]
+	c.Catchup = time.Duration(p.ints["catchup"]) * time.Second
+	c.CatchupMax = p.ints["catchup-max"]
+	c.StateDir = strings.TrimSpace(p.str("state-dir"))
 	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
-		return nil, cfgErr("give an absolute path", "--state-dir %q is not absolute", c.StateDir)
+		return nil, p.row("state-dir").flagErr(c.StateDir, "not absolute")
 	}
 
 	// Idle and hard-cap resolution.
-	idle, err := raw.integer("idle-timeout")
-	if err != nil {
-		return nil, err
-	}
-	if raw.given("turn-timeout") {
+	idle := p.ints["idle-timeout"]
+	if p.given("turn-timeout") {
 		warn("--turn-timeout is deprecated; use --idle-timeout")
-		if !raw.given("idle-timeout") {
-			if idle, err = raw.integer("turn-timeout"); err != nil {
-				return nil, err
-			}
+		if !p.given("idle-timeout") {
+			idle = p.ints["turn-timeout"]
 		}
 	}
 	c.IdleTimeout = time.Duration(idle) * time.Second
@@ -530,113 +758,73 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 		warn("--idle-timeout 0 means 1 second")
 		c.IdleTimeout = zeroIdleTimeout
 	}
-	maxTurn, err := raw.integer("max-turn-duration")
-	if err != nil {
-		return nil, err
-	}
+	maxTurn := p.ints["max-turn-duration"]
 	c.MaxTurn = time.Duration(maxTurn) * time.Second
 	if maxTurn == 0 {
 		warn("--max-turn-duration 0 means 60 seconds")
 		c.MaxTurn = zeroMaxTurn
-	}
-	if c.MaxTurn > maxTurnCeiling {
-		return nil, cfgErr("use at most 604800 seconds (7 days)", "--max-turn-duration %d is over 7 days", maxTurn)
 	}
 	if c.IdleTimeout >= c.MaxTurn {
 		return nil, cfgErr("make --idle-timeout smaller than --max-turn-duration",
 			"idle timeout %v must be less than max turn duration %v, or it could never fire", c.IdleTimeout, c.MaxTurn)
 	}
 
-	c.RespondTo = raw.str("respond-to")
-	if !validRespondTo(c.RespondTo) {
-		return nil, cfgErr("use owner-only, allowlist, anyone or nobody", "--respond-to %q is not a mode", c.RespondTo)
-	}
-	allow := raw.list("respond-to-allowlist")
+	c.RespondTo = p.enums["respond-to"]
+	allow := p.list("respond-to-allowlist")
 	if c.RespondTo == "allowlist" {
 		if len(allow) == 0 {
 			return nil, cfgErr("set --respond-to-allowlist to comma-separated 64-hex pubkeys", "--respond-to allowlist needs a list")
 		}
 		c.Allowlist = map[string]bool{}
 		for _, a := range allow {
-			h := strings.ToLower(strings.TrimSpace(a))
+			h := strings.ToLower(a)
 			if !nostrkey.IsLowerHex(h, 64) {
-				return nil, cfgErr("allowlist entries are 64 hex characters", "--respond-to-allowlist: %q is not a 64-hex pubkey", a)
+				return nil, p.row("respond-to-allowlist").flagErr(a, "not a 64-hex pubkey")
 			}
 			c.Allowlist[h] = true
 		}
 	} else if len(allow) > 0 {
 		warn("--respond-to-allowlist is ignored unless --respond-to allowlist")
 	}
-	if ceiling := raw.list("allowed-respond-to"); len(ceiling) > 0 {
+	if ceiling := p.list("allowed-respond-to"); len(ceiling) > 0 {
 		listed := false
 		for _, m := range ceiling {
-			if !validRespondTo(m) {
-				return nil, cfgErr("", "--allowed-respond-to: %q is not a respond-to mode", m)
-			}
 			if m == c.RespondTo {
 				listed = true
 			}
 		}
 		if !listed {
-			return nil, cfgErr("pick a --respond-to mode the deployment allows", "--respond-to %s is not in --allowed-respond-to %s", c.RespondTo, raw.str("allowed-respond-to"))
+			return nil, p.row("respond-to").flagErr(c.RespondTo, "not in --allowed-respond-to "+strings.Join(ceiling, ","))
 		}
 	}
 
-	c.Dedup = raw.str("dedup")
-	if c.Dedup != "queue" && c.Dedup != "drop" {
-		return nil, cfgErr("use queue or drop", "--dedup %q is not a mode", c.Dedup)
-	}
-	c.Handling = raw.str("multiple-event-handling")
-	switch c.Handling {
-	case "queue", "steer", "interrupt", "owner-interrupt":
-	default:
-		return nil, cfgErr("use queue, steer, interrupt or owner-interrupt", "--multiple-event-handling %q is not a mode", c.Handling)
-	}
+	c.Dedup = p.enums["dedup"]
+	c.Handling = p.enums["multiple-event-handling"]
 	if c.Dedup == "drop" && c.Handling != "queue" {
 		return nil, cfgErr("add --multiple-event-handling queue, or use --dedup queue",
 			"--multiple-event-handling %s needs --dedup queue (drop would lose events while a turn is cancelled)", c.Handling)
 	}
+	c.PermissionMode = p.enums["permission-mode"]
 
-	pm, ok := permissionModes[raw.str("permission-mode")]
-	if !ok {
-		return nil, cfgErr("use default, accept-edits, bypass-permissions, dont-ask or plan", "--permission-mode %q is not a mode", raw.str("permission-mode"))
-	}
-	c.PermissionMode = pm
-
-	for _, b := range []struct {
-		name string
-		dst  *bool
-	}{
-		{"no-ignore-self", &c.NoIgnoreSelf}, {"no-presence", &c.NoPresence}, {"no-typing", &c.NoTyping},
-		{"relay-observer", &c.RelayObserver}, {"lazy-pool", &c.LazyPool}, {"post-final-text", &c.PostFinalText},
-	} {
-		if *b.dst, err = raw.boolean(b.name); err != nil {
-			return nil, err
-		}
-	}
-	mem, err := raw.boolean("memory")
-	if err != nil {
-		return nil, err
-	}
-	noMem, err := raw.boolean("no-memory")
-	if err != nil {
-		return nil, err
-	}
-	if raw.given("memory") && raw.given("no-memory") && mem && noMem {
+	c.NoIgnoreSelf = p.bools["no-ignore-self"]
+	c.NoPresence = p.bools["no-presence"]
+	c.NoTyping = p.bools["no-typing"]
+	c.RelayObserver = p.bools["relay-observer"]
+	c.LazyPool = p.bools["lazy-pool"]
+	c.PostFinalText = p.bools["post-final-text"]
+	mem, noMem := p.bools["memory"], p.bools["no-memory"]
+	if p.given("memory") && p.given("no-memory") && mem && noMem {
 		return nil, cfgErr("", "--memory and --no-memory conflict; give one")
 	}
 	c.Memory = mem && !noMem
 
-	c.InitialMessage = raw.str("initial-message")
-	c.Model = strings.TrimSpace(raw.str("model"))
-	c.SessionTitle = SanitizeTitle(raw.str("session-title"))
-	c.TeamInstructions = strings.TrimSpace(raw.str("team-instructions"))
-	ex, err := raw.integer("exit-after-inactivity")
-	if err != nil {
-		return nil, err
-	}
-	c.ExitAfterInactivity = time.Duration(ex) * time.Second
+	c.InitialMessage = p.str("initial-message")
+	c.Model = strings.TrimSpace(p.str("model"))
+	c.SessionTitle = SanitizeTitle(p.str("session-title"))
+	c.TeamInstructions = strings.TrimSpace(p.str("team-instructions"))
+	c.ExitAfterInactivity = time.Duration(p.ints["exit-after-inactivity"]) * time.Second
 
+	env := p.env
 	c.AuthTag = strings.TrimSpace(env.Getenv("BUZZ_AUTH_TAG"))
 	c.DisplayName = strings.TrimSpace(env.Getenv("BUZZ_ACP_DISPLAY_NAME"))
 	c.EventBuffer = defaultEventBuffer
@@ -648,7 +836,7 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 		c.EventBuffer = n
 	}
 
-	c.Owner = strings.ToLower(strings.TrimSpace(raw.str("agent-owner")))
+	c.Owner = strings.ToLower(strings.TrimSpace(p.str("agent-owner")))
 	if o, ok := ownerFromAuthTag(c.AuthTag, c.AgentHex); ok {
 		c.Owner = o
 		if why := authTagLapsed(c.AuthTag, time.Now()); why != "" {
@@ -673,21 +861,6 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 		}
 	}
 	return c, nil
-}
-
-func validRespondTo(m string) bool {
-	switch m {
-	case "owner-only", "allowlist", "anyone", "nobody":
-		return true
-	}
-	return false
-}
-
-// permissionModes maps accepted spellings to the kebab-case mode.
-var permissionModes = map[string]string{
-	"default": "default", "accept-edits": "accept-edits", "acceptEdits": "accept-edits",
-	"bypass-permissions": "bypass-permissions", "bypassPermissions": "bypass-permissions",
-	"dont-ask": "dont-ask", "dontAsk": "dont-ask", "plan": "plan",
 }
 
 // permissionWire is the ACP mode id of each permission mode.

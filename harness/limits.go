@@ -30,6 +30,11 @@ const (
 	filterTimeoutsToDisable = 5
 )
 
+// maxInactivitySecs bounds --exit-after-inactivity: a year idle is a
+// forgotten process, and the bound keeps the seconds from overflowing a
+// time.Duration.
+const maxInactivitySecs = 365 * 24 * 3600
+
 // Queue and dispatch (spec §7).
 const (
 	maxQueuePerChannel = 500           // pending events per channel; beyond it the oldest is dropped
