@@ -70,7 +70,9 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		cmd = f.cmd(body)
 	}
 	if cmd != "" {
-		args, _ := json.Marshal(map[string]any{"cmd": cmd, "login": false})
+		// As codex's own schema defaults it: no "login": false, so the
+		// command runs in a login shell, whose PATH /etc/profile resets.
+		args, _ := json.Marshal(map[string]any{"cmd": cmd})
 		item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": "", "status": "in_progress"}
 		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
 		done := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": string(args), "status": "completed"}
@@ -89,8 +91,11 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // TestCodexACP drives codex-acp, an ACP agent nobody here wrote, through a
-// full turn: its model (a loopback fake) runs `buzz messages send`, and the
-// reply must reach the relay in the mention's thread.
+// full turn: its model (a loopback fake) runs `buzz messages send` in
+// codex's default login shell, where `buzz` on the harness's PATH is not
+// found (a login shell takes PATH from /etc/profile), so it goes through
+// $BUZZ_CLI as the base prompt says; the reply must reach the relay in the
+// mention's thread.
 func TestCodexACP(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs codex-acp")
@@ -106,7 +111,7 @@ func TestCodexACP(t *testing.T) {
 		if m == nil {
 			return ""
 		}
-		return "buzz messages send --channel " + m[1] + " --reply-to " + m[2] + " --content 'pong from codex'"
+		return buzzCommand(strings.ReplaceAll(body, `\"`, `"`)) + " messages send --channel " + m[1] + " --reply-to " + m[2] + " --content 'pong from codex'"
 	}}
 	srv := httptest.NewServer(fr)
 	defer srv.Close()
