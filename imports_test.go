@@ -18,8 +18,11 @@ var allowedArrows = map[string][]string{
 		"buzzbox/relay",          // buzzbox up starts the embedded relay
 		"buzzbox/nostrgit/nipoa", // auth tags on published events
 	},
-	"buzzbox/devmcp": {"buzzbox/shimtools"}, // the session shim
-	"buzzbox/relay":  {"buzzbox/nostrgit/nip98", "buzzbox/nostrgit/nipoa"},
+	"buzzbox/devmcp": {
+		"buzzbox/shimtools",   // the session shim
+		"buzzbox/harness/cli", // the workspace tools run buzz commands in-process
+	},
+	"buzzbox/relay": {"buzzbox/nostrgit/nip98", "buzzbox/nostrgit/nipoa"},
 }
 
 // forbiddenDeps lists, per package prefix, packages that must not be among

@@ -453,3 +453,32 @@ func TestAttackMCPServerStopsReading(t *testing.T) {
 		t.Errorf("update = %v; want failed with the tool timeout", last)
 	}
 }
+
+// TestRealDevMCPHooksStillRun: buzz-dev-mcp lists _Stop and _PostCompact
+// only to hosts that say they run hooks. The agent says so, so with the
+// real server an open todo item still objects to ending the turn, and the
+// hooks still never reach the model as tools.
+func TestRealDevMCPHooksStillRun(t *testing.T) {
+	devmcp := testexe.Link(t, "buzz-dev-mcp")
+	srv := llmtest.New(t,
+		llmtest.Reply{Calls: []llmtest.Call{{ID: "td", Name: "dev__todo", Args: `{"todos":[{"text":"write the answer"}]}`}}},
+		llmtest.Reply{Text: "first"}, llmtest.Reply{Text: "second"})
+	c := startAgent(t, srv, "MCP_HOOK_SERVERS=dev", "BUZZ_AGENT_STOP_MAX_REJECTIONS=1")
+	var res struct{ SessionID string }
+	c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{map[string]any{"name": "dev", "command": devmcp, "args": []string{},
+		"env": []any{map[string]any{"name": "BUZZ_SHELL_SANDBOX", "value": "off"}}}}}, &res)
+	c.prompt(res.SessionID, "go")
+	if srv.Count() != 3 {
+		t.Fatalf("LLM calls = %d; want 3 (the todo call, an end objected to, the end)", srv.Count())
+	}
+	if body := string(srv.Bodies()[0]); strings.Contains(body, "_Stop") || !strings.Contains(body, "dev__todo") {
+		t.Errorf("tools offered to the model: want dev__todo and no hook in %s", body)
+	}
+	msgs := messages(t, srv, 2)
+	last := msgs[len(msgs)-1]
+	var payload map[string]string
+	if last["role"] != "tool" || json.Unmarshal([]byte(last["content"].(string)), &payload) != nil ||
+		payload["hook"] != "_Stop" || payload["server"] != "dev" || !strings.Contains(payload["text"], "write the answer") {
+		t.Errorf("objection message = %v; want the _Stop hook of dev naming the open item", last)
+	}
+}

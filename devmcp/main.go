@@ -17,7 +17,7 @@ import (
 
 // Environment knobs of the server itself.
 const (
-	envLogLevel  = "BUZZ_DEV_MCP_LOG"        // debug, info (default), warn, error
+	envLogLevel  = "BUZZ_DEV_MCP_LOG"        // debug, info, warn (default), error
 	envLogFormat = "BUZZ_DEV_MCP_LOG_FORMAT" // text (default) or json
 	envNostrKey  = "NOSTR_PRIVATE_KEY"       // never passed to children
 )
@@ -94,18 +94,19 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	return 0
 }
 
-// newLogger builds the stderr logger from the environment.
+// newLogger builds the stderr logger from the environment. The default
+// level is warn: MCP hosts (Claude Code, Codex, the Inspector) show or file
+// whatever a server writes to stderr as errors, so routine lines (start-up,
+// each client, each cancelled call) wait for BUZZ_DEV_MCP_LOG=info.
 func newLogger(env proc.Env) *slog.Logger {
-	var level slog.Level
+	level := slog.LevelWarn
 	switch strings.ToLower(env.Getenv(envLogLevel)) {
 	case "debug":
 		level = slog.LevelDebug
-	case "warn", "warning":
-		level = slog.LevelWarn
+	case "info":
+		level = slog.LevelInfo
 	case "error":
 		level = slog.LevelError
-	default:
-		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler = slog.NewTextHandler(env.Err(), opts)
@@ -168,6 +169,10 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 		hasKey = true // the buzz CLI gets it as BUZZ_KEYFILE, the shim's key file
 	}
 	s.bootstrap = bootstrapText(cwd, s.sh, hasRelay && hasKey)
+	s.ws = newWorkspace(env)
+	if s.ws.configured() {
+		s.bootstrap += workspaceNote + "\n"
+	}
 	if s.sandbox != nil {
 		s.bootstrap += "\n" + sandboxNote(sandboxLandlock) + "\n"
 	}

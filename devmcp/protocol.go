@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 
 	"buzzbox/internal/jsonrpc"
 )
@@ -27,6 +28,37 @@ const (
 	resultComplete     = "complete"
 	codeUnsupportedVer = -32022 // 2026-07-28: UnsupportedProtocolVersion
 )
+
+// Who is told about the host hooks (_Stop, _PostCompact). A host that
+// runs hooks says so with capabilities.experimental[hooksCapability]
+// (buzz-agent sends it); buzz-agent is also known by its clientInfo name,
+// for versions that predate the capability. Other hosts (Claude Code,
+// Codex, the Inspector) would offer the hooks to their model as ordinary
+// tools, so tools/list leaves them out; they stay callable by name.
+const (
+	hooksCapability = "buzz/hooks"
+	hooksClientName = "buzz-agent"
+)
+
+// runsHooks reports whether a client whose capabilities and clientInfo
+// are caps and info runs host hooks. Either may be nil or malformed; then
+// it does not.
+func runsHooks(caps json.RawMessage, info *implementation) bool {
+	if info != nil && info.Name == hooksClientName {
+		return true
+	}
+	var c struct {
+		Experimental map[string]json.RawMessage `json:"experimental"`
+	}
+	if len(caps) == 0 || json.Unmarshal(caps, &c) != nil {
+		return false
+	}
+	_, ok := c.Experimental[hooksCapability]
+	return ok
+}
+
+// isHook reports whether a tool name is a host hook's.
+func isHook(name string) bool { return strings.HasPrefix(name, "_") }
 
 // Protocol versions. Version strings are dates and compare as strings.
 const (

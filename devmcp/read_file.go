@@ -37,7 +37,7 @@ func (s *Server) readFile(_ context.Context, _ *call, raw json.RawMessage) (*too
 	if a.Limit != nil {
 		limit = *a.Limit
 	}
-	f, err := loadText(s.root(a.Workdir), *a.Path)
+	f, err := loadText(s.root(a.Workdir), *a.Path, s.fence, false)
 	if err != nil {
 		return nil, err
 	}

@@ -1,13 +1,18 @@
 package devmcp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/procgroup"
 	"buzzbox/internal/statedir"
 )
 
@@ -48,10 +53,9 @@ func hiddenHomeEntries() []string {
 }
 
 // hiddenTempPrefixes name other processes' private dirs in the temp dir:
-// other buzz-dev-mcp sessions and shims (with their keys) and buzz-acp
-// key dirs.
+// other buzz-dev-mcp sessions and shims (with their keys).
 func hiddenTempPrefixes() []string {
-	return []string{"buzz-dev-mcp-", "buzz-acp-"}
+	return []string{"buzz-dev-mcp-"}
 }
 
 // sandboxPolicy is what a sandboxed shell may touch. Reading is allowed
@@ -186,8 +190,8 @@ func sandboxNote(mode string) string {
 		return ""
 	}
 	return "Commands run in a Landlock sandbox: they may write only the working directory, $TMPDIR (private to this session; /tmp itself is not writable), the cache dirs (~/.cache, the Go module cache) and /dev/null-like devices; " +
-		"they may read the rest of the file system except buzzbox's state, the owner's credentials (~/.ssh, ~/.aws, ~/.gnupg and the like) and other sessions; they cannot read other processes' memory or environment. " +
-		"A 'Permission denied' on such a path is the sandbox, not a bug to work around."
+		"they may read the rest of the file system except buzzbox's state, the owner's credentials (~/.ssh, ~/.aws, ~/.gnupg and the like) and other sessions; they cannot read other processes' memory or environment, nor signal processes outside the sandbox. " +
+		"read_file, str_replace and view_image keep to the same places. A 'Permission denied' on such a path is the sandbox, not a bug to work around."
 }
 
 // ensureDir makes dir (0700) when missing.
@@ -237,7 +241,26 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 		}
 	}
 	s.sandbox = append([]string{env.Exe, sandboxArg}, p.args()...)
-	s.ownProc.Store(canOwnProc())
+	s.fence = newFence(p)
+	// Try it once, so that a kernel or container that refuses a part is
+	// found now and not by every command.
+	if canOwnProc() {
+		if err := s.probeSandbox(true); err != nil {
+			s.log.Warn("shell sandbox: no PID and mount namespaces of its own here; commands run under Landlock alone, which does not hide other processes' /proc/PID/environ from root", "err", err)
+		} else {
+			s.ownProc = true
+		}
+	}
+	if !s.ownProc {
+		if err := s.probeSandbox(false); err != nil {
+			if mode == sandboxLandlock {
+				return fmt.Errorf("%s=landlock: %w; set %s=off to run shell commands unsandboxed", envShellSandbox, err, envShellSandbox)
+			}
+			s.log.Warn("shell commands run unsandboxed: the Landlock sandbox failed its start-up check", "err", err, "hint", "set "+envShellSandbox+"=off to silence this")
+			s.sandbox, s.fence = nil, nil
+			return nil
+		}
+	}
 	s.log.Debug("shell sandbox", "write", strings.Join(p.write, ":"), "hide", strings.Join(p.hide, ":"))
 	return nil
 }
@@ -257,4 +280,230 @@ func (s *Server) sandboxDescription() string {
 		return ""
 	}
 	return " " + sandboxNote(sandboxLandlock)
+}
+
+// grant is one path and whether write is allowed below it.
+type grant struct {
+	path  string
+	write bool
+	dir   bool
+	// list allows only listing directories below path: the dirs that
+	// hold hidden places are split into their entries, and listing keeps
+	// `ls /` and `ls ~` working. Names below hidden places show; their
+	// contents do not.
+	list bool
+}
+
+// hider knows the hidden paths, resolved through symlinks, since Landlock
+// rules attach to the files themselves.
+type hider struct {
+	hide       []string
+	prefixDirs []string // parent dirs of hidePrefix entries
+	prefixes   []string // their base-name prefixes, same index
+}
+
+func newHider(hide, hidePrefix []string) *hider {
+	h := &hider{}
+	for _, p := range hide {
+		h.hide = append(h.hide, realPath(p))
+	}
+	for _, p := range hidePrefix {
+		h.prefixDirs = append(h.prefixDirs, realPath(filepath.Dir(p)))
+		h.prefixes = append(h.prefixes, filepath.Base(p))
+	}
+	return h
+}
+
+// realPath resolves symlinks in p where it exists; else p, cleaned.
+func realPath(p string) string {
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return filepath.Clean(p)
+}
+
+// hidden reports whether p itself is hidden.
+func (h *hider) hidden(p string) bool {
+	if slices.Contains(h.hide, p) {
+		return true
+	}
+	dir, base := filepath.Dir(p), filepath.Base(p)
+	for i, d := range h.prefixDirs {
+		if d == dir && strings.HasPrefix(base, h.prefixes[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether p is hidden or lies below a hidden path.
+func (h *hider) under(p string) bool {
+	for q := p; ; q = filepath.Dir(q) {
+		if h.hidden(q) {
+			return true
+		}
+		if q == "/" || q == "." {
+			return false
+		}
+	}
+}
+
+// holds reports whether a hidden path lies strictly below dir, so that dir
+// cannot be granted whole.
+func (h *hider) holds(dir string) bool {
+	pre := dir + "/"
+	if dir == "/" {
+		pre = "/"
+	}
+	for _, p := range h.hide {
+		if strings.HasPrefix(p, pre) {
+			return true
+		}
+	}
+	for _, d := range h.prefixDirs {
+		if d == dir || strings.HasPrefix(d, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+// grant adds p with its subtree, minus what is hidden: p whole when
+// nothing hidden lies below it, else each of its entries in turn.
+// Entries that cannot be listed or inspected are left out (denied).
+func (h *hider) grant(gs *[]grant, p string, write bool) {
+	if h.hidden(p) {
+		return
+	}
+	if !h.holds(p) {
+		st, err := os.Stat(p)
+		if err != nil {
+			return
+		}
+		*gs = append(*gs, grant{path: p, write: write, dir: st.IsDir()})
+		return
+	}
+	entries, err := os.ReadDir(p)
+	if err != nil {
+		return
+	}
+	*gs = append(*gs, grant{path: p, dir: true, list: true})
+	for _, e := range entries {
+		c := filepath.Join(p, e.Name())
+		if e.Type()&fs.ModeSymlink != 0 {
+			t, err := filepath.EvalSymlinks(c)
+			if err != nil || h.under(t) || h.holds(t) {
+				continue // a link into (or over) a hidden place grants nothing
+			}
+			c = t
+		}
+		h.grant(gs, c, write)
+	}
+}
+
+// grantExplicit adds a path the policy names, resolved; one below a
+// hidden place is still granted (the session's own dirs sit among hidden
+// siblings), one holding hidden places is split.
+func (h *hider) grantExplicit(gs *[]grant, p string, write bool) {
+	r, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return
+	}
+	if h.holds(r) {
+		h.grant(gs, r, write)
+		return
+	}
+	if st, err := os.Stat(r); err == nil {
+		*gs = append(*gs, grant{path: r, write: write, dir: st.IsDir()})
+	}
+}
+
+// fence keeps the file tools (read_file, str_replace, view_image), which
+// run in the server itself and not in the sandbox, to what the sandboxed
+// shell may reach: nothing hidden, no other process's /proc files, and
+// writes only below the sandbox's write dirs.
+type fence struct {
+	h     *hider
+	own   []string // the session's own dirs among hidden siblings
+	write []string
+}
+
+func newFence(p sandboxPolicy) *fence {
+	f := &fence{h: newHider(p.hide, p.hidePrefix)}
+	for _, d := range p.write {
+		f.write = append(f.write, realPath(d))
+	}
+	// Granted dirs that sit in a hidden place (the session's shim and
+	// session dirs among the temp dir's hidden siblings) stay reachable.
+	for _, d := range append(slices.Clip(p.read), p.write...) {
+		if r := realPath(d); f.h.under(r) {
+			f.own = append(f.own, r)
+		}
+	}
+	return f
+}
+
+// within reports whether path is dir or below it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, strings.TrimSuffix(dir, string(filepath.Separator))+string(filepath.Separator))
+}
+
+// check refuses a canonical path the sandboxed shell could not reach in
+// the same way. A nil fence allows everything (the sandbox is off).
+func (f *fence) check(path string, write bool) error {
+	if f == nil {
+		return nil
+	}
+	if write && !slices.ContainsFunc(f.write, func(d string) bool { return within(path, d) }) {
+		return toolErrorf("%s is outside the places this session may write (the working directory, $TMPDIR, the cache dirs); the shell sandbox allows the same", path)
+	}
+	if rest, ok := strings.CutPrefix(path, "/proc/"); ok && rest != "" && rest[0] >= '0' && rest[0] <= '9' {
+		return toolErrorf("%s: other processes' /proc files are out of this session's reach", path)
+	}
+	if slices.ContainsFunc(f.own, func(d string) bool { return within(path, d) }) {
+		return nil
+	}
+	if f.h.under(path) {
+		return toolErrorf("%s is hidden from this session (buzzbox's state, the owner's credentials or another session's files)", path)
+	}
+	return nil
+}
+
+// maxProbeOutput bounds what the sandbox's start-up check keeps of its
+// output for the log: the executable's one version line, or an error.
+const maxProbeOutput = 4 << 10
+
+// probeSandbox runs this executable's --version under the sandbox, with
+// or without its own namespaces, and reports why that failed.
+func (s *Server) probeSandbox(ownProc bool) error {
+	exe := s.sandbox[0]
+	argv := []string{sandboxArg}
+	if ownProc {
+		argv = append(argv, ownProcArg)
+	}
+	argv = append(append(argv, s.sandbox[2:]...), exe, "--version")
+	cmd := exec.Command(exe, argv...)
+	cmd.Args[0] = serverName
+	cmd.Env = s.childEnv
+	cmd.Dir = s.cwd
+	var out limitedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	procgroup.Set(cmd)
+	if ownProc {
+		setNamespaces(cmd)
+	}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("sandbox check: %w: %s", err, strings.TrimSpace(out.b.String()))
+	}
+	return nil
+}
+
+// limitedBuffer keeps the first maxProbeOutput bytes written to it.
+type limitedBuffer struct{ b bytes.Buffer }
+
+func (l *limitedBuffer) Write(p []byte) (int, error) {
+	if room := maxProbeOutput - l.b.Len(); room > 0 {
+		l.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }

@@ -3,13 +3,9 @@ package devmcp
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"runtime"
-	"slices"
-	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -47,11 +43,11 @@ func sandboxExec(args []string, env proc.Env) int {
 	// The capability bounding set is per thread, and execve keeps the
 	// calling thread's: stay on one thread from the drop to the exec.
 	runtime.LockOSThread()
-	// Without CAP_SYS_PTRACE even root cannot read the memory or the
-	// environment of a non-dumpable process (the server, the agent, the
-	// harness): this kernel's Landlock alone does not stop a read of
-	// /proc/PID/environ. EPERM (no CAP_SETPCAP: not root) leaves nothing
-	// to drop.
+	// A root shell gives up CAP_SYS_PTRACE: it has no business tracing
+	// processes it did not start. (It is not what hides other processes'
+	// environments from root: on 6.18 root reads a non-dumpable process's
+	// /proc/PID/environ without it; the PID namespace does that.) EPERM
+	// (no CAP_SETPCAP: not root) leaves nothing to drop.
 	if err := unix.Prctl(unix.PR_CAPBSET_DROP, unix.CAP_SYS_PTRACE, 0, 0, 0); err != nil && !errors.Is(err, unix.EPERM) && !errors.Is(err, unix.EINVAL) {
 		fmt.Fprintf(env.Err(), "buzz-dev-mcp: sandbox: drop CAP_SYS_PTRACE: %v\n", err)
 		return exitSandboxFailed
@@ -67,25 +63,17 @@ func sandboxExec(args []string, env proc.Env) int {
 		fmt.Fprintln(env.Err(), "buzz-dev-mcp: sandbox: this kernel has no Landlock; set BUZZ_SHELL_SANDBOX=off to run commands unsandboxed")
 		return exitSandboxFailed
 	}
-	if err := landlock.V11.BestEffort().RestrictPaths(p.rules(abi)...); err != nil {
+	// The file system, and signals and abstract Unix sockets to processes
+	// outside the sandbox (no killing or stopping the server, the agent or
+	// the harness); the network is left alone, the buzz CLI needs it.
+	cfg := landlock.Config{HandledAccessFS: landlock.V11.HandledAccessFS, Scoped: landlock.V11.Scoped}.BestEffort()
+	if err := cfg.Restrict(p.rules(abi)...); err != nil {
 		fmt.Fprintf(env.Err(), "buzz-dev-mcp: sandbox: apply landlock rules: %v\n", err)
 		return exitSandboxFailed
 	}
 	err = syscall.Exec(argv[0], argv, env.Environ)
 	fmt.Fprintf(env.Err(), "buzz-dev-mcp: sandbox: exec %s: %v\n", argv[0], err)
 	return exitSandboxFailed
-}
-
-// grant is one path and whether write is allowed below it.
-type grant struct {
-	path  string
-	write bool
-	dir   bool
-	// list allows only listing directories below path: the dirs that
-	// hold hidden places are split into their entries, and listing keeps
-	// `ls /` and `ls ~` working. Names below hidden places show; their
-	// contents do not.
-	list bool
 }
 
 // rules turns the policy into Landlock rules for the kernel's ABI.
@@ -127,130 +115,6 @@ func (p sandboxPolicy) rules(abi int) []landlock.Rule {
 	return rules
 }
 
-// hider knows the hidden paths, resolved through symlinks, since Landlock
-// rules attach to the files themselves.
-type hider struct {
-	hide       []string
-	prefixDirs []string // parent dirs of hidePrefix entries
-	prefixes   []string // their base-name prefixes, same index
-}
-
-func newHider(hide, hidePrefix []string) *hider {
-	h := &hider{}
-	for _, p := range hide {
-		h.hide = append(h.hide, realPath(p))
-	}
-	for _, p := range hidePrefix {
-		h.prefixDirs = append(h.prefixDirs, realPath(filepath.Dir(p)))
-		h.prefixes = append(h.prefixes, filepath.Base(p))
-	}
-	return h
-}
-
-// realPath resolves symlinks in p where it exists; else p, cleaned.
-func realPath(p string) string {
-	if r, err := filepath.EvalSymlinks(p); err == nil {
-		return r
-	}
-	return filepath.Clean(p)
-}
-
-// hidden reports whether p itself is hidden.
-func (h *hider) hidden(p string) bool {
-	if slices.Contains(h.hide, p) {
-		return true
-	}
-	dir, base := filepath.Dir(p), filepath.Base(p)
-	for i, d := range h.prefixDirs {
-		if d == dir && strings.HasPrefix(base, h.prefixes[i]) {
-			return true
-		}
-	}
-	return false
-}
-
-// under reports whether p is hidden or lies below a hidden path.
-func (h *hider) under(p string) bool {
-	for q := p; ; q = filepath.Dir(q) {
-		if h.hidden(q) {
-			return true
-		}
-		if q == "/" || q == "." {
-			return false
-		}
-	}
-}
-
-// holds reports whether a hidden path lies strictly below dir, so that dir
-// cannot be granted whole.
-func (h *hider) holds(dir string) bool {
-	pre := dir + "/"
-	if dir == "/" {
-		pre = "/"
-	}
-	for _, p := range h.hide {
-		if strings.HasPrefix(p, pre) {
-			return true
-		}
-	}
-	for _, d := range h.prefixDirs {
-		if d == dir || strings.HasPrefix(d, pre) {
-			return true
-		}
-	}
-	return false
-}
-
-// grant adds p with its subtree, minus what is hidden: p whole when
-// nothing hidden lies below it, else each of its entries in turn.
-// Entries that cannot be listed or inspected are left out (denied).
-func (h *hider) grant(gs *[]grant, p string, write bool) {
-	if h.hidden(p) {
-		return
-	}
-	if !h.holds(p) {
-		st, err := os.Stat(p)
-		if err != nil {
-			return
-		}
-		*gs = append(*gs, grant{path: p, write: write, dir: st.IsDir()})
-		return
-	}
-	entries, err := os.ReadDir(p)
-	if err != nil {
-		return
-	}
-	*gs = append(*gs, grant{path: p, dir: true, list: true})
-	for _, e := range entries {
-		c := filepath.Join(p, e.Name())
-		if e.Type()&fs.ModeSymlink != 0 {
-			t, err := filepath.EvalSymlinks(c)
-			if err != nil || h.under(t) || h.holds(t) {
-				continue // a link into (or over) a hidden place grants nothing
-			}
-			c = t
-		}
-		h.grant(gs, c, write)
-	}
-}
-
-// grantExplicit adds a path the policy names, resolved; one below a
-// hidden place is still granted (the session's own dirs sit among hidden
-// siblings), one holding hidden places is split.
-func (h *hider) grantExplicit(gs *[]grant, p string, write bool) {
-	r, err := filepath.EvalSymlinks(p)
-	if err != nil {
-		return
-	}
-	if h.holds(r) {
-		h.grant(gs, r, write)
-		return
-	}
-	if st, err := os.Stat(r); err == nil {
-		*gs = append(*gs, grant{path: r, write: write, dir: st.IsDir()})
-	}
-}
-
 // canOwnProc reports whether sandboxed shells get PID and mount
 // namespaces of their own: only root needs them. For another user
 // Landlock already refuses /proc/PID/environ and mem of every process
@@ -260,7 +124,7 @@ func (h *hider) grantExplicit(gs *[]grant, p string, write bool) {
 func canOwnProc() bool { return os.Geteuid() == 0 }
 
 // setNamespaces starts cmd as the first process of new PID and mount
-// namespaces. It must follow setGroup, which sets SysProcAttr.
+// namespaces. It must follow procgroup.Set, which sets SysProcAttr.
 func setNamespaces(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 }

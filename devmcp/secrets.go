@@ -92,10 +92,14 @@ func contains(list []string, s string) bool {
 func takeKeyFile(env proc.Env, log *slog.Logger) (proc.Env, string, error) {
 	file, ok := env.LookupEnv(envNostrKeyFile)
 	if !ok || file == "" {
-		for _, n := range []string{envNostrKey, envPrivateKey} {
-			if v, ok := env.LookupEnv(n); ok && v != "" {
-				log.Warn("key passed in the environment: it stays readable in /proc/<pid>/environ of this process to anyone allowed to trace it; hand it over as a 0600 file named by "+envNostrKeyFile+" instead", "var", n)
-			}
+		const msg = "key passed in the environment: it stays readable in /proc/<pid>/environ of this process to anyone allowed to trace it; hand it over as a 0600 file named by " + envNostrKeyFile + " instead"
+		if v, ok := env.LookupEnv(envNostrKey); ok && v != "" {
+			log.Warn(msg, "var", envNostrKey)
+		}
+		// BUZZ_PRIVATE_KEY is how the spec hands the buzz CLI its key, and
+		// the shell sees it anyway: noted, not warned about.
+		if v, ok := env.LookupEnv(envPrivateKey); ok && v != "" {
+			log.Debug(msg, "var", envPrivateKey)
 		}
 		return env, "", nil
 	}

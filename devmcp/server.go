@@ -10,8 +10,8 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"slices"
+	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"buzzbox/internal/jsonrpc"
@@ -30,13 +30,17 @@ type Server struct {
 	version   string // serverInfo.version
 	opts      options
 	media     mediaAuth // relay media read tokens for view_image
+	ws        workspace // relay, key and auth tag of the workspace tools
 	// sandbox is the command line that runs a shell under Landlock:
 	// this executable, its identity name, the hidden entry and the
 	// policy, "--" last. Nil runs shells directly.
 	sandbox []string
 	// ownProc: sandboxed shells also get their own PID and mount
-	// namespaces and /proc (root only). Cleared when the kernel refuses.
-	ownProc atomic.Bool
+	// namespaces and /proc (root only), when the start-up check passed.
+	ownProc bool
+	// fence keeps the file tools out of what the sandbox hides; nil when
+	// the sandbox is off.
+	fence *fence
 
 	toolTable []tool
 	byName    map[string]*tool
@@ -46,6 +50,7 @@ type Server struct {
 
 	mu         sync.Mutex
 	negotiated string // legacy protocol version chosen by initialize; "" before
+	hooks      bool   // the initialize'd client runs host hooks (runsHooks)
 }
 
 // options are the durations a test may shorten; the zero value means the
@@ -111,7 +116,8 @@ func (s *Server) root(workdir *string) string {
 }
 
 func (s *Server) indexTools() {
-	s.toolTable = s.tools()
+	s.toolTable = append(s.tools(), s.workspaceTools()...)
+	slices.SortFunc(s.toolTable, func(a, b tool) int { return strings.Compare(a.name, b.name) })
 	s.byName = make(map[string]*tool, len(s.toolTable))
 	for i := range s.toolTable {
 		t := &s.toolTable[i]
@@ -129,6 +135,7 @@ func (s *Server) indexTools() {
 type reqMeta struct {
 	modern  bool   // the request carries the 2026-07-28 per-request triple
 	version string // its protocol version
+	hooks   bool   // its client capabilities or info say it runs host hooks
 }
 
 // handle is the jsonrpc.Handler: it routes one MCP request or notification.
@@ -218,7 +225,11 @@ func readMeta(params json.RawMessage) (reqMeta, error) {
 	if len(caps) == 0 || caps[0] != '{' {
 		return reqMeta{}, jsonrpc.Errorf(jsonrpc.InvalidParams, "missing or invalid _meta field %q (an object is required in protocol version %s)", metaClientCaps, v)
 	}
-	return reqMeta{modern: true, version: v}, nil
+	var info *implementation
+	if raw := p.Meta[metaClientInfo]; len(raw) > 0 && json.Unmarshal(raw, &info) != nil {
+		info = nil // clientInfo is informational; a malformed one names nobody
+	}
+	return reqMeta{modern: true, version: v, hooks: runsHooks(caps, info)}, nil
 }
 
 func (s *Server) modernFields() modern {
@@ -243,14 +254,16 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 	if slices.Contains(legacyVersions, p.ProtocolVersion) {
 		v = p.ProtocolVersion
 	}
+	hooks := runsHooks(p.Capabilities, p.ClientInfo)
 	s.mu.Lock()
 	s.negotiated = v
+	s.hooks = hooks
 	s.mu.Unlock()
 	client := "unknown"
 	if p.ClientInfo != nil {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
-	s.log.Info("initialize", "requested", p.ProtocolVersion, "negotiated", v, "client", client)
+	s.log.Info("initialize", "requested", p.ProtocolVersion, "negotiated", v, "client", client, "hooks", hooks)
 	return &initializeResult{
 		ProtocolVersion: v,
 		Capabilities:    serverCaps{},
@@ -272,6 +285,18 @@ func (s *Server) versionFor(meta reqMeta) string {
 	return s.negotiated
 }
 
+// listsHooks reports whether tools/list shows the host hooks to the client
+// of a request: a modern request says so in its own _meta, a legacy one
+// through the initialize that preceded it.
+func (s *Server) listsHooks(meta reqMeta) bool {
+	if meta.modern {
+		return meta.hooks
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.hooks
+}
+
 func (s *Server) listTools(params json.RawMessage, meta reqMeta) (any, error) {
 	var p struct {
 		Cursor *string `json:"cursor"`
@@ -285,8 +310,12 @@ func (s *Server) listTools(params json.RawMessage, meta reqMeta) (any, error) {
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "invalid cursor %q: the tool list has a single page", *p.Cursor)
 	}
 	v := s.versionFor(meta)
+	hooks := s.listsHooks(meta)
 	res := &toolsListResult{Tools: make([]json.RawMessage, 0, len(s.toolTable))}
 	for i := range s.toolTable {
+		if isHook(s.toolTable[i].name) && !hooks {
+			continue
+		}
 		res.Tools = append(res.Tools, s.toolTable[i].toolJSON(v))
 	}
 	if meta.modern {

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/proc"
+	"buzzbox/internal/procgroup"
 )
 
 type shellArgs struct {
@@ -20,16 +23,18 @@ type shellArgs struct {
 
 // shellResult is the shell tool's answer, sent as pretty-printed JSON text
 // and as structuredContent. Fields are in alphabetical order, the order the
-// text form has always had.
+// text form has always had. The artifact paths are left out when there is
+// no artifact: a plain optional string, not a nullable one, is what hosts
+// with OpenAPI-style or strict schemas accept.
 type shellResult struct {
 	DurationMS      int64    `json:"duration_ms"`
 	ExitCode        int      `json:"exit_code"`
 	Notes           []string `json:"notes"`
 	Stderr          string   `json:"stderr"`
-	StderrArtifact  *string  `json:"stderr_artifact"`
+	StderrArtifact  *string  `json:"stderr_artifact,omitempty"`
 	StderrTruncated bool     `json:"stderr_truncated"`
 	Stdout          string   `json:"stdout"`
-	StdoutArtifact  *string  `json:"stdout_artifact"`
+	StdoutArtifact  *string  `json:"stdout_artifact,omitempty"`
 	StdoutTruncated bool     `json:"stdout_truncated"`
 	TimedOut        bool     `json:"timed_out"`
 }
@@ -109,7 +114,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 		// The sandbox entry applies Landlock and execs the shell in its
 		// place: same pid, same process group, same pipes.
 		argv := append([]string{sandboxArg}, s.sandbox[2:]...)
-		if s.ownProc.Load() {
+		if s.ownProc {
 			argv = append([]string{sandboxArg, ownProcArg}, s.sandbox[2:]...)
 		}
 		cmd = exec.Command(s.sandbox[0], append(argv, s.sh.path, s.sh.flag, command)...)
@@ -120,22 +125,16 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
 	cmd.Stderr = errW
 	// Stdin nil: the null device, so a command waiting for input ends.
-	setGroup(cmd)
-	if s.sandbox != nil && s.ownProc.Load() {
+	procgroup.Set(cmd)
+	if s.sandbox != nil && s.ownProc {
 		setNamespaces(cmd)
 	}
-	err = cmd.Start()
+	err = proc.Start(cmd) // dies with buzz-dev-mcp
 	outW.Close()
 	errW.Close()
 	if err != nil {
 		outR.Close()
 		errR.Close()
-		if s.sandbox != nil && s.ownProc.CompareAndSwap(true, false) {
-			// No new namespaces here (a container without
-			// CAP_SYS_ADMIN): from now on Landlock alone.
-			s.log.Warn("shell sandbox: cannot make PID and mount namespaces; commands run under Landlock alone, which does not hide other processes' /proc/PID/environ from root", "err", err)
-			return s.runShell(ctx, c, command, dir, timeout)
-		}
 		return nil, toolErrorf("failed to spawn shell %s: %v", s.sh.path, err)
 	}
 	pgid := cmd.Process.Pid
@@ -144,7 +143,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	finished := false
 	defer func() {
 		if !finished {
-			killGroup(pgid)
+			procgroup.Signal(pgid, syscall.SIGKILL)
 		}
 	}()
 	log := s.log.With("tool", "shell", "pid", pgid)
@@ -195,7 +194,7 @@ wait:
 	var notes []string
 	switch {
 	case cancelled:
-		killGroup(pgid)
+		procgroup.Signal(pgid, syscall.SIGKILL)
 		if !shellGone {
 			select {
 			case <-exited:
@@ -205,7 +204,7 @@ wait:
 			}
 		}
 		if shellGone {
-			reapGroup(pgid)
+			procgroup.Reap(pgid)
 		}
 		outR.Close()
 		errR.Close()
@@ -225,8 +224,8 @@ wait:
 		// The shell is gone. Anything it left running in its group (a
 		// background job) is stopped now, so it cannot outlive the call;
 		// when nothing is left, there is nothing to wait for.
-		reapGroup(pgid)
-		if groupAlive(pgid) {
+		procgroup.Reap(pgid)
+		if procgroup.Alive(pgid) {
 			log.Debug("stopping processes left in the group")
 			s.stopGroup(pgid, nil, true)
 		}
@@ -286,7 +285,7 @@ wait:
 // itself is still to be reaped: stopGroup waits up to reapAfterKill for it,
 // kills it directly if it is somehow still there, and returns its Wait error.
 func (s *Server) stopGroup(pgid int, exited <-chan error, shellGone bool) error {
-	termGroup(pgid)
+	procgroup.Signal(pgid, syscall.SIGTERM)
 	var waitErr error
 	deadline := time.Now().Add(s.opts.killGrace)
 	for time.Now().Before(deadline) {
@@ -298,14 +297,14 @@ func (s *Server) stopGroup(pgid int, exited <-chan error, shellGone bool) error 
 			}
 		}
 		if shellGone {
-			reapGroup(pgid)
-			if !groupAlive(pgid) {
+			procgroup.Reap(pgid)
+			if !procgroup.Alive(pgid) {
 				return waitErr
 			}
 		}
 		time.Sleep(groupPoll)
 	}
-	killGroup(pgid)
+	procgroup.Signal(pgid, syscall.SIGKILL)
 	if !shellGone {
 		select {
 		case waitErr = <-exited:
@@ -314,7 +313,7 @@ func (s *Server) stopGroup(pgid int, exited <-chan error, shellGone bool) error 
 			waitErr = <-exited
 		}
 	}
-	reapGroup(pgid)
+	procgroup.Reap(pgid)
 	return waitErr
 }
 

@@ -47,10 +47,10 @@ func (s *Server) strReplace(_ context.Context, _ *call, raw json.RawMessage) (*t
 		return nil, toolErrorf("new_str is %d bytes, over the %d byte limit; make the change in several smaller edits", len(newStr), maxEditArgBytes)
 	}
 	if oldStr == "" {
-		return createFile(root, *a.Path, newStr)
+		return createFile(root, *a.Path, newStr, s.fence)
 	}
 
-	f, err := loadText(root, *a.Path)
+	f, err := loadText(root, *a.Path, s.fence, true)
 	if err != nil {
 		var te *toolError
 		if errors.As(err, &te) && strings.HasPrefix(te.msg, "path not accessible") {
@@ -94,7 +94,7 @@ func (s *Server) strReplace(_ context.Context, _ *call, raw json.RawMessage) (*t
 
 // createFile makes a new file holding text. The parent directory must exist
 // and nothing may be at the path yet, not even a dangling symlink.
-func createFile(root, p, text string) (*toolResult, error) {
+func createFile(root, p, text string, fc *fence) (*toolResult, error) {
 	cand := p
 	if !filepath.IsAbs(cand) {
 		cand = filepath.Join(root, cand)
@@ -116,6 +116,9 @@ func createFile(root, p, text string) (*toolResult, error) {
 		return nil, toolErrorf("cannot create %s: parent %s is not a directory", cand, dir)
 	}
 	path := filepath.Join(dir, filepath.Base(cand))
+	if err := fc.check(path, true); err != nil {
+		return nil, err
+	}
 	// O_EXCL: never clobber a file that appeared since the check above.
 	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
 	if err != nil {

@@ -43,10 +43,14 @@ type textFile struct {
 }
 
 // loadText runs the text pipeline shared by read_file and str_replace:
-// resolve, stat, check kind and size, read with a bound, check encoding.
-func loadText(root, p string) (*textFile, error) {
+// resolve, check the fence (for writing when write is set), stat, check
+// kind and size, read with a bound, check encoding.
+func loadText(root, p string, fc *fence, write bool) (*textFile, error) {
 	path, err := resolvePath(root, p)
 	if err != nil {
+		return nil, err
+	}
+	if err := fc.check(path, write); err != nil {
 		return nil, err
 	}
 	info, err := os.Stat(path)

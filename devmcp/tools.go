@@ -100,7 +100,7 @@ func (s *Server) tools() []tool {
 				"send todos, the complete new list of {text, done} items (at most 50, text up to 200 characters), to replace it. " +
 				"Removing an unfinished item draws a warning: mark items done instead. While items are open, ending the turn may be discouraged.",
 			inputSchema: `{"type":"object","properties":{` +
-				`"todos":{"type":["array","null"],"maxItems":50,"description":"The complete new list; omit to read the current one.","items":{"type":"object","properties":{` +
+				`"todos":{"type":"array","maxItems":50,"description":"The complete new list; omit to read the current one.","items":{"type":"object","properties":{` +
 				`"text":{"type":"string","minLength":1,"maxLength":200},` +
 				`"done":{"type":"boolean","default":false}` +
 				`},"required":["text"],"additionalProperties":false}}` +
@@ -132,13 +132,13 @@ const shellOutputSchema = `{"type":"object","properties":{` +
 	`"exit_code":{"type":"integer","description":"Exit status; 124 on timeout; -1 when killed by a signal."},` +
 	`"notes":{"type":"array","items":{"type":"string"}},` +
 	`"stderr":{"type":"string"},` +
-	`"stderr_artifact":{"type":["string","null"]},` +
+	`"stderr_artifact":{"type":"string","description":"File with the whole stream; present only when stderr was truncated and saved."},` +
 	`"stderr_truncated":{"type":"boolean"},` +
 	`"stdout":{"type":"string"},` +
-	`"stdout_artifact":{"type":["string","null"]},` +
+	`"stdout_artifact":{"type":"string","description":"File with the whole stream; present only when stdout was truncated and saved."},` +
 	`"stdout_truncated":{"type":"boolean"},` +
 	`"timed_out":{"type":"boolean"}` +
-	`},"required":["duration_ms","exit_code","notes","stderr","stderr_artifact","stderr_truncated","stdout","stdout_artifact","stdout_truncated","timed_out"]}`
+	`},"required":["duration_ms","exit_code","notes","stderr","stderr_truncated","stdout","stdout_truncated","timed_out"]}`
 
 // toolJSON renders t as a tools/list entry for a client speaking version:
 // annotations from 2025-03-26, outputSchema from 2025-06-18.

@@ -80,6 +80,9 @@ func (s *Server) loadImage(ctx context.Context, src, root string) (data []byte, 
 	if err != nil {
 		return nil, "", err
 	}
+	if err := s.fence.check(path, false); err != nil {
+		return nil, "", err
+	}
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, "", toolErrorf("cannot stat %s: %s", path, causeOf(err))

@@ -10,15 +10,18 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/procgroup"
 )
 
 // clientProtocolVersion is what initialize offers (spec §9.2): 2, so that
@@ -74,7 +77,15 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	if _, ok := env.LookupEnv("BUZZ_RELAY_URL"); !ok && c.RelayURL != "" {
 		environ = append(environ, "BUZZ_RELAY_URL="+c.RelayURL)
 	}
-	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil && c.MCPKeyFile == "" {
+	// buzz-agent's shell is the sidecar's, which reads the key from
+	// MCPKeyFile; other agents run the buzz CLI in shells of their own.
+	keyInFile := c.MCPKeyFile != "" && c.AgentCommand == "buzz-agent"
+	if keyInFile {
+		// Nor may it inherit the harness's own copy, which buzz-agent would
+		// pass on to its MCP servers' environments.
+		environ = withoutEnv(environ, "BUZZ_PRIVATE_KEY", "NOSTR_PRIVATE_KEY")
+	}
+	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil && !keyInFile {
 		if sk, err := c.Secret.AppendHex(nil); err == nil {
 			environ = append(environ, "BUZZ_PRIVATE_KEY="+string(sk))
 		}
@@ -85,6 +96,18 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	}
 	s.env = environ
 	return s
+}
+
+// withoutEnv returns environ without the variables named.
+func withoutEnv(environ []string, names ...string) []string {
+	out := environ[:0:0]
+	for _, kv := range environ {
+		k, _, _ := strings.Cut(kv, "=")
+		if !slices.Contains(names, k) {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 // codexNetworkOverride lets commands in codex's workspace-write sandbox
@@ -224,7 +247,7 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		}
 	}
 	cmd := &exec.Cmd{Path: path, Args: append([]string{s.argv0}, s.args...), Env: s.env, Dir: s.dir, WaitDelay: killWait}
-	setProcessGroup(cmd)
+	procgroup.Set(cmd)
 	// The agent's stderr passes through a pipe of our own that keeps its
 	// last bytes: an agent that exits before initialize has usually said
 	// why there, and that is what the person should be told.
@@ -250,7 +273,8 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		tail.stop(stderrTailWait)
 		return nil, fmt.Errorf("buzz-acp: agent stdout pipe: %w", err)
 	}
-	err = cmd.Start()
+	// proc.Start: the agent dies with buzz-acp, whatever it does with stdin.
+	err = proc.Start(cmd)
 	stdinR.Close() // the child holds its own copy
 	errW.Close()
 	if err != nil {
@@ -481,14 +505,14 @@ func (a *agentProc) kill() {
 		}
 	}
 	if !wait(stdinGrace) {
-		killGroup(a.cmd, false)
+		procgroup.Signal(a.cmd.Process.Pid, syscall.SIGTERM)
 		a.conn.Close()
 		if !wait(termGrace) {
-			killGroup(a.cmd, true)
+			procgroup.Signal(a.cmd.Process.Pid, syscall.SIGKILL)
 			wait(killWait)
 		}
 	}
-	killGroup(a.cmd, true) // anything the agent left behind in its group
+	procgroup.Signal(a.cmd.Process.Pid, syscall.SIGKILL) // anything the agent left behind in its group
 }
 
 // stdinGrace and termGrace pace kill: the agent gets a moment to exit on

@@ -177,6 +177,15 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	if cwd == "" {
 		cwd = "/"
 	}
+	if cfg.MCPKeyFile == "" && cfg.MCPCommand != "" && cfg.Secret != nil {
+		// The sidecar reads the agent key from a file, not its environment.
+		if path, err := writeMCPKeyFile(env.Getenv, cfg.Secret); err != nil {
+			log.Warn("the sidecar gets the agent key in its environment", "err", err)
+		} else {
+			cfg.MCPKeyFile = path
+			defer os.Remove(path)
+		}
+	}
 	h := &harness{
 		cfg: cfg, env: env, log: log, cwd: cwd, t: t, started: time.Now(),
 		loop: make(chan func(), 1024), quit: make(chan int, 1),

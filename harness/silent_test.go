@@ -40,6 +40,7 @@ type acpProc struct {
 	mu    sync.Mutex
 	lines []string
 	grew  chan struct{}
+	stop  func() // SIGTERM, then wait for the exit; idempotent
 }
 
 // startACP runs buzz-acp for w's agent with the provider variables in
@@ -81,19 +82,23 @@ func startACP(t *testing.T, w *world, provider []string, args ...string) *acpPro
 			}
 		}
 	}()
-	t.Cleanup(func() {
-		cmd.Process.Signal(syscall.SIGTERM)
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			cmd.Process.Kill()
-			<-done
-			t.Error("buzz-acp did not stop on SIGTERM")
-		}
-		<-read
-	})
+	var once sync.Once
+	p.stop = func() {
+		once.Do(func() {
+			cmd.Process.Signal(syscall.SIGTERM)
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Error("buzz-acp did not stop on SIGTERM")
+			}
+			<-read
+		})
+	}
+	t.Cleanup(p.stop)
 	p.await("buzz-acp listening", 60*time.Second, "msg=listening")
 	return p
 }
@@ -262,6 +267,7 @@ func TestSilentPlainTextOptOut(t *testing.T) {
 	p := startACP(t, w, openaiEnv(llm.URL), "--post-final-text=false")
 	m := w.mention("what is the answer?")
 	p.await("the turn to finish", 60*time.Second, "turn finished")
+	p.stop() // shutdown waits for anything the turn still had to post
 	if got := w.agentReplies(m.ID); len(got) != 0 {
 		t.Errorf("agent posted %q with --post-final-text=false; want nothing", got[0].Content)
 	}
@@ -472,5 +478,22 @@ func TestSilentLazyAgentCannotStart(t *testing.T) {
 		m := w.mention(text)
 		n := w.awaitReply(t, "the failure notice", m.ID)
 		checkNotice(t, n, "could not be started", "/nonexistent/agent-bin", "check --agent-command")
+	}
+}
+
+// TestSilentUnmentionedTurnStaysQuiet: the reply guard speaks only for
+// turns started by a mention or a DM; a channel message the agent merely
+// reads (--subscribe all --no-mention-filter) gets no posted text.
+func TestSilentUnmentionedTurnStaysQuiet(t *testing.T) {
+	skipShort(t)
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Text: "Just thinking aloud."})
+	p := startACP(t, w, openaiEnv(llm.URL), "--subscribe", "all", "--no-mention-filter")
+	m := w.publish(&nostr.Event{Kind: 9, Content: "a note for the channel", Tags: nostr.Tags{{"h", w.channel}}})
+	p.await("the turn to finish", 60*time.Second, "turn finished")
+	p.stop() // shutdown waits for anything the turn still had to post
+	if got := w.agentReplies(m.ID); len(got) != 0 {
+		t.Errorf("agent posted %q for an unmentioned message; want nothing", got[0].Content)
 	}
 }

@@ -42,9 +42,10 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	if h.cfg.TurnLiveness > 0 {
 		lctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
+		lsc := sc   // the turn goes on to set sc.session; the loop reads it from session
 		go func() { // liveness pings; stopped (and waited for) when the turn returns
 			defer close(done)
-			h.livenessLoop(lctx, sc, a, &session)
+			h.livenessLoop(lctx, lsc, a, &session)
 		}()
 		defer func() { stop(); <-done }()
 	}

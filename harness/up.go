@@ -245,6 +245,11 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 		keyRel = r
 	}
 	fmt.Fprintf(out, "buzzbox is up. Open the workspace in a browser:\n\n  %s/\n\n", httpURL)
+	if skOwner, err := owner.AppendHex(nil); err == nil {
+		if tok, err := r.LoginToken(string(skOwner)); err == nil {
+			fmt.Fprintf(out, "Or sign in there as the owner with this link (it works once, within 10 minutes):\n\n  %s/#login=%s\n\n", httpURL, tok)
+		}
+	}
 	fmt.Fprintf(out, "Relay %s, channel #%s (%s), agent %s\n\n", wsURL, upChannelTag, channel, agent.Public().Npub())
 	fmt.Fprintf(out, "Or talk to the agent from another terminal, in this directory:\n\n")
 	fmt.Fprintf(out, "  BUZZ_RELAY_URL=%s BUZZ_KEYFILE=%s %s messages send --channel %s --mention %s --content '@%s what is in this directory?'\n\n",

@@ -1,12 +1,10 @@
 package relay
 
 import (
-	"bufio"
 	"encoding/json"
 	"io"
 	"net"
 	"net/http"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -26,49 +24,11 @@ import (
 // Host the client sent. Most run against the built buzz-relay binary.
 
 // execRelay starts the real buzz-relay binary on 127.0.0.1:0 with args
-// and returns its websocket URL, read from the "listening" log line.
+// and a fresh data dir, and returns its websocket URL.
 func execRelay(t *testing.T, args ...string) string {
 	t.Helper()
-	exe := testexe.Link(t, "buzz-relay")
-	args = append([]string{"--listen", "127.0.0.1:0", "--data", t.TempDir()}, args...)
-	cmd := exec.Command(exe, args...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	urls := make(chan string, 1)
-	// Reads stderr until the process exits and closes it.
-	go func() {
-		defer close(urls)
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			if !strings.Contains(sc.Text(), "msg=listening") {
-				continue
-			}
-			for _, f := range strings.Fields(sc.Text()) {
-				if u, ok := strings.CutPrefix(f, "url="); ok {
-					urls <- u
-				}
-			}
-			break
-		}
-		io.Copy(io.Discard, stderr)
-	}()
-	select {
-	case u, ok := <-urls:
-		if !ok {
-			t.Fatal("buzz-relay exited before listening")
-		}
-		return u
-	case <-testCtx(t).Done():
-		t.Fatal("buzz-relay did not report its address")
-	}
-	return ""
+	_, url := runRelayArgs(t, testexe.Link(t, "buzz-relay"), append([]string{"--data", t.TempDir()}, args...)...)
+	return url
 }
 
 // loginWith authenticates as k with extra tags on the AUTH event (a NIP-OA

@@ -8,7 +8,11 @@
 //
 // Both MCP eras are spoken on stdio: a server/discover probe selects the
 // handshake-free 2026-07-28 revision when the server offers it, else the
-// legacy handshake runs. HTTP servers use the legacy handshake.
+// legacy handshake runs. HTTP servers use the legacy handshake; their SSE
+// streams are resumed after an early close (GET with Last-Event-ID, after
+// the server's retry delay) and their standalone GET stream is listened to.
+// A server that answers 401 gets OAuth 2.1 bearer tokens from a client
+// registered beforehand (client credentials; see oauth.go).
 //
 // It does not implement resources, prompts, sampling, roots or elicitation:
 // server requests other than ping are answered -32601.
@@ -97,7 +101,7 @@ func handshake(ctx context.Context, name string, t transport, timeout time.Durat
 	}
 	params := map[string]any{
 		"protocolVersion": protocolVersion,
-		"capabilities":    map[string]any{},
+		"capabilities":    clientCaps(),
 		"clientInfo":      clientInfo,
 	}
 	if err := t.call(ictx, "initialize", params, &init, nil); err != nil {
@@ -117,12 +121,24 @@ func handshake(ctx context.Context, name string, t transport, timeout time.Durat
 
 var clientInfo = map[string]string{"name": "buzz-agent", "version": "1"}
 
+// hooksCapability is the experimental capability by which the agent tells
+// a server that it runs host hooks (tools named _Stop, _PostCompact …) and
+// hides them from the model; buzz-dev-mcp lists its hooks only to clients
+// that send it.
+const hooksCapability = "buzz/hooks"
+
+// clientCaps is the agent's MCP client capabilities, in initialize and in
+// the modern per-request _meta alike.
+func clientCaps() map[string]any {
+	return map[string]any{"experimental": map[string]any{hooksCapability: map[string]any{}}}
+}
+
 // discover sends server/discover and reports whether the server speaks
 // the modern revision; then every later request carries the modern _meta.
 func (c *Client) discover(ctx context.Context, d time.Duration) bool {
 	meta := map[string]any{
 		"io.modelcontextprotocol/protocolVersion":    modernVersion,
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientCapabilities": clientCaps(),
 		"io.modelcontextprotocol/clientInfo":         clientInfo,
 	}
 	dctx, cancel := context.WithTimeout(ctx, d)

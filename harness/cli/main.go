@@ -45,6 +45,14 @@ type inv struct {
 func Main(ctx context.Context, args []string, env proc.Env) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return Run(ctx, args, env)
+}
+
+// Run runs one command as Main does, but leaves signals to the caller and
+// ends with ctx: for a long-running identity that speaks for the agent
+// without a shell (buzz-dev-mcp's workspace tools), so that the events it
+// builds are exactly the CLI's. env.Environ is all the command sees.
+func Run(ctx context.Context, args []string, env proc.Env) int {
 	err := run(ctx, args, env)
 	if err == nil {
 		return exitOK

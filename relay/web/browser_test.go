@@ -19,6 +19,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/nostrgit/nip98"
+	"buzzbox/nostrgit/nipoa"
 	"buzzbox/relay"
 
 	"github.com/chromedp/cdproto/emulation"
@@ -29,6 +30,10 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
 )
+
+// waitLimit bounds one wait for the page: generous, since the machine
+// may be shared by many builds; a passing run waits far less.
+const waitLimit = 90 * time.Second
 
 // browser starts Debian's chromium headless with a fresh profile and
 // returns a tab context. Console errors and exceptions (CSP refusals
@@ -54,7 +59,7 @@ func browser(t *testing.T) (ctx context.Context, errs func() []string) {
 	}
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelB := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 3*time.Minute)
+	ctx, cancelT := context.WithTimeout(ctx, 6*time.Minute)
 	t.Cleanup(func() { cancelT(); cancelB(); cancelA() })
 	var mu sync.Mutex
 	var got []string
@@ -99,7 +104,7 @@ func button(name string) chromedp.Search {
 // waitJS waits until a page expression is truthy.
 func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	t.Helper()
-	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(30*time.Second), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
+	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(waitLimit), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
 		t.Fatalf("waiting for %s: %v\npage text:\n%s", what, err, html)
 	}
@@ -107,7 +112,7 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 
 func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
-	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	sctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
 	if err := chromedp.Do(sctx, steps...); err != nil {
 		text, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
@@ -209,6 +214,11 @@ func TestBrowserWorkspace(t *testing.T) {
 	do(t, ctx, "react", chromedp.Focus(chromedp.Search(bobArt)), chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="Add reaction"]`)),
 		chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="React with 👍"]`)))
 	waitJS(t, ctx, "the reaction chip", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=true]')?.textContent === '👍1'`, bobMsg.ID))
+	// Bob reacts too; then Alice takes hers back and the count follows.
+	publish(7, "👍", nostr.Tag{"e", bobMsg.ID})
+	waitJS(t, ctx, "two reactions", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=true]')?.textContent === '👍2'`, bobMsg.ID))
+	do(t, ctx, "remove my reaction", chromedp.Click(chromedp.Search(bobArt+`//button[contains(@aria-label,"remove your reaction")]`)))
+	waitJS(t, ctx, "the count down to Bob's", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=false]')?.textContent === '👍1'`, bobMsg.ID))
 
 	// Mention Bob through the autocomplete, by keyboard.
 	do(t, ctx, "start a mention", chromedp.SendKeys(labelled("Message #general"), "thanks @Bo"))
@@ -220,8 +230,13 @@ func TestBrowserWorkspace(t *testing.T) {
 	do(t, ctx, "pick and send", chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(labelled("Message #general"), "for the help"), chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the mention message", textIn(`[role=feed] article`, "thanks @Bob for the help"))
 
+	// Shift+Enter starts a new line; Enter sends both lines as one message.
+	do(t, ctx, "two lines", chromedp.SendKeys(labelled("Message #general"), "line one"), chromedp.KeyEvent(kb.Enter, chromedp.KeyModifiers(chromedp.ModifierShift)),
+		chromedp.SendKeys(labelled("Message #general"), "line two"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "the two-line message", `[...document.querySelectorAll('#feed article .msg-body')].some((b) => b.textContent === 'line one\nline two')`)
+
 	order, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#feed > article')].map((a) => a.querySelector('.msg-body').textContent).join(' | ')`))
-	if want := "hello from the browser | hi Alice, from go-nostr | thanks @Bob for the help"; order != want {
+	if want := "hello from the browser | hi Alice, from go-nostr | thanks @Bob for the help | line one\nline two"; order != want {
 		t.Errorf("feed order = %q; want oldest first: %q", order, want)
 	}
 
@@ -270,10 +285,33 @@ func TestBrowserWorkspace(t *testing.T) {
 	shot(t, ctx, shots, "channel-desktop")
 	typing := nostr.Event{Kind: 20002, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", channelID}}}
 	typing.Sign(bobSK)
-	rel.Publish(rctx, typing) // ephemeral: the relay passes it on and may not answer OK
+	tctx, tcancel := context.WithTimeout(rctx, 5*time.Second)
+	rel.Publish(tctx, typing) // ephemeral: the relay passes it on; its OK is not what is tested
+	tcancel()
 	waitJS(t, ctx, "the typing line", textIn("#typing", "Bob is typing…"))
 	publish(5, "", nostr.Tag{"e", seen.ID})
 	waitJS(t, ctx, "the working state to end", fmt.Sprintf(`document.querySelector('article[data-id=%q]') && !document.querySelector('article[data-id=%q] .working')`, aliceMsg.ID, aliceMsg.ID))
+
+	// An agent attested by Alice (NIP-OA) answers: marked as her agent.
+	aliceSec, _ := nostrkey.ParseSecret(v.(string))
+	agentSK := nostr.GeneratePrivateKey()
+	agentKey, _ := nostrkey.ParseSecret(agentSK)
+	att, err := nipoa.Sign(aliceSec, agentKey.Public(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ev := range []nostr.Event{
+		{Kind: 0, Content: `{"name":"Helper"}`, Tags: nostr.Tags{att.Nostr()}},
+		{Kind: 9021, Tags: nostr.Tags{{"h", channelID}}},
+		{Kind: 9, Content: "an answer from an agent", Tags: nostr.Tags{{"h", channelID}, att.Nostr()}},
+	} {
+		ev.CreatedAt = nostr.Now()
+		ev.Sign(agentSK)
+		if err := rel.Publish(rctx, ev); err != nil {
+			t.Fatalf("publish kind %d as the agent: %v", ev.Kind, err)
+		}
+	}
+	waitJS(t, ctx, "the agent's answer, marked", `[...document.querySelectorAll('#feed article.agent')].some((a) => a.textContent.includes('an answer from an agent') && a.querySelector('.badge')?.title === 'agent of Alice')`)
 
 	// Phone width: the channel list folds behind the menu button.
 	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844))
@@ -354,6 +392,17 @@ func TestBrowserAuthImportedKey(t *testing.T) {
 	id := createChannel(t, ctx, "owners-only", false)
 	do(t, ctx, "post", chromedp.SendKeys(labelled("Message #owners-only"), "signed in by import"), chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the posted message", textIn(`[role=feed] article`, "signed in by import"))
+
+	// A relay member with no profile yet is offered from the relay's own
+	// member list (NIP-86, signed by the page) and added to the channel.
+	ksk := nostr.GeneratePrivateKey()
+	kim, _ := nostr.GetPublicKey(ksk)
+	knpub, _ := nip19.EncodePublicKey(kim)
+	manageCall(t, base, sk, "allowpubkey", kim, "a colleague")
+	do(t, ctx, "open members", chromedp.Click(button("Members")))
+	waitJS(t, ctx, "Kim offered", fmt.Sprintf(`[...document.querySelectorAll('#known-people option')].some((o) => o.value === %q)`, knpub))
+	do(t, ctx, "add Kim", chromedp.SendKeys(labelled("Add a member (npub, hex key or name of a known person)"), knpub), chromedp.Click(button("Add member")))
+	waitJS(t, ctx, "Kim a member", fmt.Sprintf(`window.buzz.store.channels.get(%q).members.has(%q)`, id, kim))
 
 	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -550,7 +599,8 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 			go chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 		}
 	}()
-	me, _ := nostr.GetPublicKey(signInNew(t, ctx, base, "Erin"))
+	erinSK := signInNew(t, ctx, base, "Erin")
+	me, _ := nostr.GetPublicKey(erinSK)
 	alpha := createChannel(t, ctx, "alpha", false)
 	ideas := createChannel(t, ctx, "ideas", true)
 
@@ -647,9 +697,48 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 		}
 	}
 	_ = bob
-	for _, e := range consoleErrors() {
-		t.Errorf("browser console: %s", e)
+
+	// Erin deletes alpha (from another client of hers): it leaves the list
+	// and its view says so.
+	del := nostr.Event{Kind: 9008, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", alpha}}}
+	del.Sign(erinSK)
+	if err := rel.Publish(rctx, del); err != nil {
+		t.Fatalf("delete alpha: %v", err)
 	}
+	waitJS(t, ctx, "alpha gone", `![...document.querySelectorAll('#channel-list a')].some((a) => a.textContent.includes('alpha')) && `+textIn("#composer-slot", "This channel was deleted."))
+	for _, e := range consoleErrors() {
+		if !strings.Contains(e, "status of 403") { // the page asks once for the relay's member list; a member is refused
+			t.Errorf("browser console: %s", e)
+		}
+	}
+}
+
+// manageCall makes a NIP-86 call to the relay at base as sk and returns
+// the raw answer.
+func manageCall(t *testing.T, base, sk, method string, params ...any) []byte {
+	t.Helper()
+	if params == nil {
+		params = []any{}
+	}
+	body, _ := json.Marshal(map[string]any{"method": method, "params": params})
+	sec, _ := nostrkey.ParseSecret(sk)
+	hdr, err := nip98.Header(sec, base+"/", http.MethodPost, nip98.Options{Body: body, Nonce: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/nostr+json+rpc")
+	req.Header.Set("Authorization", hdr)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("%s = %d %s", method, res.StatusCode, b)
+	}
+	return b
 }
 
 // ownerRelay starts an in-process relay owned by a fresh key and returns
@@ -707,27 +796,13 @@ func TestBrowserInviteLink(t *testing.T) {
 	if err := rel.Publish(rctx, create); err != nil {
 		t.Fatal(err)
 	}
-	body, _ := json.Marshal(map[string]any{"method": "createinvite", "params": []any{map[string]any{"channels": []string{id}}}})
-	sec, _ := nostrkey.ParseSecret(osk)
-	hdr, err := nip98.Header(sec, r.HTTPURL()+"/", http.MethodPost, nip98.Options{Body: body, Nonce: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, _ := http.NewRequest(http.MethodPost, r.HTTPURL()+"/", bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/nostr+json+rpc")
-	req.Header.Set("Authorization", hdr)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := io.ReadAll(res.Body)
-	res.Body.Close()
+	b := manageCall(t, r.HTTPURL(), osk, "createinvite", map[string]any{"channels": []string{id}})
 	var rep struct {
 		Result struct{ Token, URL string }
 		Error  string
 	}
 	if err := json.Unmarshal(b, &rep); err != nil || rep.Result.URL == "" {
-		t.Fatalf("createinvite = %d %s", res.StatusCode, b)
+		t.Fatalf("createinvite = %s", b)
 	}
 
 	do(t, ctx, "open the invite", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(rep.Result.URL))
@@ -937,4 +1012,15 @@ func TestBrowserChannelHistory(t *testing.T) {
 	before, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))
 	do(t, ctx, "load older", chromedp.Click(button("Load older messages")))
 	waitJS(t, ctx, "older messages", fmt.Sprintf(`document.querySelectorAll('#feed article').length > %d`, before))
+}
+
+// TestBrowserNotYetMember: a key the relay does not admit gets a clear
+// explanation with the npub to hand to the owner, not an empty page.
+func TestBrowserNotYetMember(t *testing.T) {
+	ctx, _ := browser(t)
+	r, _ := ownerRelay(t)
+	sk := signInNew(t, ctx, r.HTTPURL(), "Judy")
+	pk, _ := nostr.GetPublicKey(sk)
+	npub, _ := nip19.EncodePublicKey(pk)
+	waitJS(t, ctx, "the explanation", textIn("#notice", "not a member")+` && `+textIn("#notice", npub))
 }

@@ -9,8 +9,13 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
+
+	"buzzbox/internal/nostrkey"
+	"buzzbox/nostrgit/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
@@ -50,6 +55,7 @@ type crossOut struct {
 	Npubs  []keyPair     `json:"npubs"`
 	Nsecs  []keyPair     `json:"nsecs"`
 	SHA    []string      `json:"sha"`
+	Owners []string      `json:"owners"`
 }
 
 // runModules runs the page's crypto modules under node on input.
@@ -219,5 +225,88 @@ func TestBech32AndSHA256MatchGo(t *testing.T) {
 		if out.SHA[i] != hex.EncodeToString(sum[:]) {
 			t.Errorf("sha256 of %d bytes: page = %s; want %x", n, out.SHA[i], sum)
 		}
+	}
+}
+
+// TestNIPOAAttestationsMatchGo: owner attestations made with nipoa.Sign
+// verify in the page and name the owner; tampered, self-made or
+// misplaced ones name nobody.
+func TestNIPOAAttestationsMatchGo(t *testing.T) {
+	owner, _ := nostrkey.ParseSecret(nostr.GeneratePrivateKey())
+	agentSK := nostr.GeneratePrivateKey()
+	agent, _ := nostrkey.ParseSecret(agentSK)
+	ev := func(tag nostr.Tag) nostr.Event {
+		e := nostr.Event{Kind: 0, CreatedAt: nostr.Now(), Content: "{}", Tags: nostr.Tags{tag}}
+		e.Sign(agentSK)
+		return e
+	}
+	good, err := nipoa.Sign(owner, agent.Public(), "kind=9&created_at<4102444800")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, _ := nipoa.Sign(owner, agent.Public(), "")
+	self, _ := nipoa.Sign(agent, agent.Public(), "")
+	tampered := good.Nostr()
+	tampered[2] = "kind=9"
+	other, _ := nipoa.Sign(owner, owner.Public(), "")
+	cases := []struct {
+		ev   nostr.Event
+		want string
+	}{
+		{ev(good.Nostr()), owner.Public().Hex()},
+		{ev(plain.Nostr()), owner.Public().Hex()},
+		{ev(self.Nostr()), ""},
+		{ev(tampered), ""},
+		{ev(other.Nostr()), ""},
+		{ev(nostr.Tag{"auth", "zz", "", "00"}), ""},
+	}
+	var evs []nostr.Event
+	for _, c := range cases {
+		evs = append(evs, c.ev)
+	}
+	out := runModules(t, map[string]any{"vectors": []any{}, "goEvents": []any{}, "sign": []any{}, "npubs": []any{}, "nsecs": []any{}, "sha": []any{}, "attested": evs})
+	for i, c := range cases {
+		if out.Owners[i] != c.want {
+			t.Errorf("case %d (tag %v): page says owner %q; want %q", i, c.ev.Tags[0], out.Owners[i], c.want)
+		}
+	}
+}
+
+// TestPageParsersSurviveRandomInput runs the page's parsers on random and
+// mutated input under node (testdata/fuzz.mjs): bech32 and key parsing,
+// frames from a hostile relay, hostile events into the store. Each must
+// refuse with an Error or ignore the input, never crash. BUZZ_WEB_FUZZ_SEED
+// replays one seed.
+func TestPageParsersSurviveRandomInput(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP(loud): node is not installed; the page's parsers are not fuzzed")
+	}
+	dir, _ := filepath.Abs(filepath.Join("static", "js"))
+	seed := time.Now().UnixNano() & 0x7fffffff
+	if s := os.Getenv("BUZZ_WEB_FUZZ_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	in, _ := json.Marshal(map[string]any{"dir": dir, "seed": seed, "rounds": 1500})
+	cmd := exec.Command(node, filepath.Join("testdata", "fuzz.mjs"))
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node fuzz.mjs (seed %d): %v\n%s", seed, err, stderr.String())
+	}
+	var out struct {
+		Checked  int      `json:"checked"`
+		Failures []string `json:"failures"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("fuzz.mjs output %q: %v", b, err)
+	}
+	if out.Checked < 1500 {
+		t.Errorf("checked %d inputs; want every round run", out.Checked)
+	}
+	for _, f := range out.Failures {
+		t.Errorf("seed %d (BUZZ_WEB_FUZZ_SEED=%d replays it): %s", seed, seed, f)
 	}
 }

@@ -1,7 +1,7 @@
 // Runs the page's own crypto modules on the input the Go test gives on
 // stdin and prints one JSON document of results on stdout.
 // Input: {dir, vectors: [{sk, pk, aux, msg, sig, ok}], goEvents: [event],
-//         sign: [{sk, tpl}], npubs: [{hex, npub}], nsecs: [{hex, nsec}], sha: [hex]}
+//         sign: [{sk, tpl}], npubs: [{hex, npub}], nsecs: [{hex, nsec}], sha: [hex], attested: [event]}
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
 
@@ -14,9 +14,9 @@ const mod = (f) => import(pathToFileURL(path.join(input.dir, f)).href);
 const { sign, verify, publicKey } = await mod('schnorr.js');
 const { sha256, hex, unhex } = await mod('sha256.js');
 const { encode, decodeKey } = await mod('bech32.js');
-const { finalize, verifyEvent, eventID } = await mod('event.js');
+const { finalize, verifyEvent, eventID, attestedOwner } = await mod('event.js');
 
-const out = { vectors: [], goEvents: [], signed: [], npubs: [], nsecs: [], sha: [] };
+const out = { vectors: [], goEvents: [], signed: [], npubs: [], nsecs: [], sha: [], owners: [] };
 for (const v of input.vectors) {
   const r = { verify: verify(unhex(v.sig), unhex(v.msg), unhex(v.pk)) };
   if (v.sk) {
@@ -29,5 +29,6 @@ for (const ev of input.goEvents) out.goEvents.push({ verify: verifyEvent(ev), id
 for (const s of input.sign) out.signed.push(finalize(s.tpl, unhex(s.sk)));
 for (const n of input.npubs) out.npubs.push({ npub: encode('npub', unhex(n.hex)), hex: hex(decodeKey(n.npub, 'npub')) });
 for (const n of input.nsecs) out.nsecs.push({ nsec: encode('nsec', unhex(n.hex)), hex: hex(decodeKey(n.nsec, 'nsec')) });
+for (const ev of input.attested || []) out.owners.push(attestedOwner(ev));
 for (const h of input.sha) out.sha.push(hex(sha256(unhex(h))));
 process.stdout.write(JSON.stringify(out));

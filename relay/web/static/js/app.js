@@ -55,12 +55,17 @@ class App {
       if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
     } catch { /* without NIP-11 channel state is taken from any signer */ }
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host;
-    this.conn = new RelayConn(url, this.signer, (state, detail) => {
+    this.conn = new RelayConn(url, this.signer, (state, detail = '') => {
+      if (state === 'closed') {
+        if (/not a relay member|only serves authenticated members|banned/.test(detail)) this.refused(detail);
+        return;
+      }
       $('status').textContent = (statusWords[state] || '') + (detail ? ': ' + detail : '');
       $('status').dataset.state = state;
+      if (state === 'auth-failed' || (state === 'notice' && /not a relay member/.test(detail))) this.refused(detail);
     });
     const add = (ev) => this.store.add(ev);
-    this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
+    this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers, K.channelTombstone] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
     this.conn.subscribe([{ kinds: [K.reaction, K.deletion], limit: 2000 }], { onevent: add });
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
       onevent: add, oneose: () => { this.loaded = true; this.store.changed(); },
@@ -150,6 +155,14 @@ class App {
     $('me').setAttribute('aria-label', `Your profile (${name})`);
   }
 
+  /** refused explains a relay that does not admit this key, and what to do. */
+  refused(why) {
+    if (this.told) return;
+    this.told = true;
+    notify(`This relay does not let you in yet (${why}): your key is not a member. ` +
+      `Send your public key to the relay's owner, or open the invite link you were given: ${npub(this.me)}`);
+  }
+
   /** send signs a template with the person's key and publishes it. */
   async send(tpl) {
     const ev = await this.signer.sign(tpl);
@@ -182,6 +195,15 @@ class App {
   }
   openThread(ev) { this.thread.open(ev); }
   flash(e) { $('status').textContent = String(e.message || e); }
+}
+
+/** notify adds a line to the banner above the channel. */
+function notify(text) {
+  const n = $('notice');
+  n.append(document.createElement('span'));
+  n.lastChild.textContent = text;
+  n.lastChild.className = 'banner-line';
+  n.hidden = false;
 }
 
 function wireChrome(app) {
@@ -261,7 +283,7 @@ async function main() {
   wireChrome(app);
   if (joined.length && !location.hash) history.replaceState(null, '', '#/c/' + joined[0]);
   await app.start();
-  if (notice) { $('notice').textContent = notice; $('notice').hidden = false; }
+  if (notice) notify(notice);
   if (name) setName(app, name).catch((e) => app.flash(e));
 }
 

@@ -71,3 +71,19 @@ export function threadTags(parent) {
   if (!root || root === parent.id) return [['e', parent.id, '', 'reply']];
   return [['e', root, '', 'root'], ['e', parent.id, '', 'reply']];
 }
+
+/**
+ * attestedOwner returns the owner that an NIP-OA `auth` tag on ev vouches
+ * for (["auth", owner, conditions, sig]: the owner's BIP-340 signature of
+ * sha256("nostr:agent-auth:" + agent + ":" + conditions)), or '' when ev
+ * has none that verifies. Conditions are not applied here.
+ */
+export function attestedOwner(ev) {
+  for (const t of ev.tags) {
+    if (t[0] !== 'auth' || t.length !== 4) continue;
+    const [, owner, cond, sig] = t;
+    if (!/^[0-9a-f]{64}$/.test(owner) || !/^[0-9a-f]{128}$/.test(sig) || owner === ev.pubkey) continue;
+    if (verify(unhex(sig), sha256(utf8('nostr:agent-auth:' + ev.pubkey + ':' + cond)), unhex(owner))) return owner;
+  }
+  return '';
+}

@@ -31,7 +31,7 @@ export function messageView(ev, app, { inThread = false } = {}) {
   const main = el('div', { class: 'msg-main' });
   const head = el('div', { class: 'msg-head' },
     el('span', { class: 'author', id: labelID, text: name }),
-    agent ? el('span', { class: 'badge', text: 'agent' }) : null,
+    agent ? el('span', { class: 'badge', text: 'agent', title: store.ownerOf(ev.pubkey) ? 'agent of ' + store.name(store.ownerOf(ev.pubkey)) : 'agent' }) : null,
     isFailureNotice(ev) ? el('span', { class: 'badge warn', text: 'notice' }) : null,
     el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
     edited ? el('span', { class: 'edited', text: '(edited)' }) : null);

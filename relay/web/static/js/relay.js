@@ -131,6 +131,7 @@ export class RelayConn {
         if (!s) break;
         if (why.startsWith('auth-required') && !this.authed) { s.waitAuth = true; break; }
         this.subs.delete(msg[1]);
+        this.onstatus('closed', why);
         s.onclosed(why);
         break;
       }

@@ -2,12 +2,12 @@
 // (channels, members, profiles, edits, deletions, reactions, threads).
 // Views subscribe and re-render on change; changes are batched per frame.
 
-import { tag, tags, threadOf } from './event.js';
+import { tag, tags, threadOf, attestedOwner } from './event.js';
 
 export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
-  canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002,
+  canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
   presence: 20001, typing: 20002,
 };
 
@@ -36,6 +36,8 @@ export class Store {
     this.arrival = new Map(); // id → order of arrival, to order events of the same second
     this.typing = new Map(); // channel → Map pubkey → local time (ms) of the last typing event
     this.presence = new Map(); // pubkey → {online, at (ms)}
+    this.agents = new Map(); // agent pubkey → owner pubkey, from verified NIP-OA auth tags
+    this.attested = new Set(); // auth tags already checked, as pubkey|tag
     this.relayPubkey = '';
     this.me = '';
     this.listeners = new Set();
@@ -56,7 +58,7 @@ export class Store {
   channel(id) {
     let ch = this.channels.get(id);
     if (!ch) {
-      ch = { id, name: '', about: '', topic: '', type: 'stream', private: false, archived: false, members: new Map(), metaAt: -1, membersAt: -1 };
+      ch = { id, name: '', about: '', topic: '', type: 'stream', private: false, archived: false, members: new Map(), metaAt: -1, membersAt: -1, deletedAt: -1 };
       this.channels.set(id, ch);
     }
     return ch;
@@ -67,6 +69,7 @@ export class Store {
     if (this.events.has(ev.id)) return false;
     this.events.set(ev.id, ev);
     this.arrival.set(ev.id, this.arrival.size);
+    this.attestation(ev);
     switch (ev.kind) {
       case K.profile: {
         const old = this.profiles.get(ev.pubkey);
@@ -98,6 +101,13 @@ export class Store {
         ch.membersAt = ev.created_at;
         ch.members = new Map();
         for (const t of ev.tags) if (t[0] === 'p' && /^[0-9a-f]{64}$/.test(t[1] || '')) ch.members.set(t[1], t[3] || 'member');
+        break;
+      }
+      case K.channelTombstone: {
+        // The relay's record of a deleted channel; a newer 39000 means it was made again.
+        if (this.relayPubkey && ev.pubkey !== this.relayPubkey) return false;
+        const ch = this.channel(tag(ev, 'd') || '');
+        ch.deletedAt = Math.max(ch.deletedAt, ev.created_at);
         break;
       }
       case K.edit: {
@@ -139,6 +149,20 @@ export class Store {
     return true;
   }
 
+  /** attestation records the owner of an agent from a verified NIP-OA tag, checking each tag once. */
+  attestation(ev) {
+    const t = ev.tags.find((x) => x[0] === 'auth' && x.length === 4);
+    if (!t || this.agents.has(ev.pubkey)) return;
+    const key = ev.pubkey + '|' + t.join('|');
+    if (this.attested.has(key)) return;
+    this.attested.add(key);
+    const owner = attestedOwner(ev);
+    if (owner) this.agents.set(ev.pubkey, owner);
+  }
+
+  /** ownerOf returns the attested owner of an agent key, or ''. */
+  ownerOf(pk) { return this.agents.get(pk) || ''; }
+
   /** ephemeral takes a presence or typing event; they are not stored by the relay. */
   ephemeral(ev, now = Date.now()) {
     if (ev.kind === K.typing) {
@@ -172,6 +196,12 @@ export class Store {
   editList(target) {
     if (!this.editsAll.has(target)) this.editsAll.set(target, []);
     return this.editsAll.get(target);
+  }
+
+  /** gone reports whether channel id was deleted after its newest metadata. */
+  gone(id) {
+    const ch = this.channels.get(id);
+    return Boolean(ch && ch.deletedAt >= 0 && ch.deletedAt >= ch.metaAt);
   }
 
   /** isAdmin reports whether pubkey runs channel ch. */
@@ -249,9 +279,9 @@ export class Store {
     return (p && (p.display_name || p.name)) || pk.slice(0, 8);
   }
 
-  /** isAgent reports whether pk is an agent: a bot role in some channel or a bot profile. */
+  /** isAgent reports whether pk is an agent: an owner's attestation, a bot role in some channel, or a bot profile. */
   isAgent(pk) {
-    if (this.profiles.get(pk)?.bot) return true;
+    if (this.agents.has(pk) || this.profiles.get(pk)?.bot) return true;
     for (const ch of this.channels.values()) if (ch.members.get(pk) === 'bot') return true;
     return false;
   }
