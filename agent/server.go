@@ -43,6 +43,9 @@ type Agent struct {
 	created  int
 
 	hookSeq atomic.Int64 // process-wide counter in injected hook ids
+	// gooseNotes: the client opted in to _goose/unstable/… notifications
+	// at initialize (acp.InitializeParams.GooseNotifications).
+	gooseNotes atomic.Bool
 	closing atomic.Bool
 }
 
@@ -146,6 +149,7 @@ func (a *Agent) initialize(req *jsonrpc.Request) (any, error) {
 	if p.ProtocolVersion == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize: missing field `protocolVersion`")
 	}
+	a.gooseNotes.Store(p.GooseNotifications())
 	return acp.InitializeResult{
 		ProtocolVersion:   min(*p.ProtocolVersion, protocolVersion),
 		AgentCapabilities: a.capabilities(),

@@ -112,7 +112,12 @@ func (a *Agent) notePrompt(params []byte) {
 	}
 }
 
+// emitUsage reports token usage in goose's notification; only to a
+// client that opted in to those at initialize.
 func (s *Session) emitUsage(last llm.Usage, model string) {
+	if !s.agent.gooseNotes.Load() {
+		return
+	}
 	s.mu.Lock()
 	u := s.usage
 	s.mu.Unlock()
