@@ -46,7 +46,7 @@ type Agent struct {
 	// gooseNotes: the client opted in to _goose/unstable/… notifications
 	// at initialize (acp.InitializeParams.GooseNotifications).
 	gooseNotes atomic.Bool
-	closing atomic.Bool
+	closing    atomic.Bool
 }
 
 // newAgent builds an agent for opts.
