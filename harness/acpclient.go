@@ -440,6 +440,23 @@ func (a *agentProc) call(ctx context.Context, method string, params, result any)
 
 var errAgentExited = errors.New("agent exited")
 
+// closeSession sends session/close for a session the harness is done
+// with, when the agent takes it (agents keep a session's history and
+// processes until told) and is still up. The call runs on its own
+// goroutine, bounded by requestTimeout, so no caller waits on the agent.
+func (a *agentProc) closeSession(id string) {
+	if !a.closeable || !a.alive() {
+		return
+	}
+	go func() { // ends with the call: answered, timed out, or the agent gone
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		if err := a.call(ctx, methodSessionClose, map[string]any{"sessionId": id}, nil); err != nil {
+			a.log.Debug("session/close", "session", id, "err", err)
+		}
+	}()
+}
+
 // errStdinTimeout is why a write to the agent's stdin failed when the agent
 // did not read it within agentWriteTimeout.
 var errStdinTimeout = errors.New("agent stopped reading its stdin")

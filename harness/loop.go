@@ -392,7 +392,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			ss.turns++
 			if out.stop == "max_tokens" || out.stop == "max_turn_requests" ||
 				h.cfg.MaxTurnsPerSession > 0 && ss.turns >= h.cfg.MaxTurnsPerSession {
-				delete(s.sessions, cs.id)
+				h.dropSession(s, cs.id)
 			}
 		}
 		h.reacts.clear(ctx, finished)
@@ -401,7 +401,12 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		}
 	case turnSignalled:
 		log.Info("turn cancelled", "reason", t.reason)
-		delete(s.sessions, cs.id)
+		// A steer or interrupt re-runs the batch in the same session,
+		// which keeps the channel's earlier turns; a model switch or a
+		// cancel needs a new one.
+		if t.reason != "steer" && t.reason != "interrupt" {
+			h.dropSession(s, cs.id)
+		}
 		switch t.reason {
 		case "steer", "interrupt", reasonSwitchModel:
 			h.reacts.remove(ctx, finished, emojiWorking)
@@ -421,7 +426,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			return
 		}
 		if out.stage == "session" {
-			delete(s.sessions, cs.id)
+			h.dropSession(s, cs.id)
 		}
 		f := classify(out.err)
 		if !f.retryable {
@@ -451,11 +456,21 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	case turnProtocolError:
 		log.Warn("protocol error", "err", out.err)
 		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
-		delete(s.sessions, cs.id)
+		h.dropSession(s, cs.id)
 		if transportClass(out.err) {
 			h.retire(ctx, s)
 		}
 		requeue(true)
+	}
+}
+
+// dropSession forgets the slot's session for key and closes it on the
+// agent (agentProc.closeSession).
+func (h *harness) dropSession(s *slot, key string) {
+	ss := s.sessions[key]
+	delete(s.sessions, key)
+	if ss != nil && s.agent != nil {
+		s.agent.closeSession(ss.id)
 	}
 }
 
@@ -492,12 +507,12 @@ func (h *harness) settleReleased(ctx context.Context, s *slot, channel string, o
 	case turnOK:
 	case turnAgentError:
 		if out.stage == "session" {
-			delete(s.sessions, channel)
+			h.dropSession(s, channel)
 		}
 	case turnSignalled:
-		delete(s.sessions, channel)
+		h.dropSession(s, channel)
 	case turnProtocolError:
-		delete(s.sessions, channel)
+		h.dropSession(s, channel)
 		if transportClass(out.err) {
 			h.retire(ctx, s)
 		}
@@ -585,7 +600,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 		h.gens[ev.Channel]++
 		for _, s := range h.slots {
 			if !s.busy {
-				delete(s.sessions, ev.Channel)
+				h.dropSession(s, ev.Channel)
 			}
 		}
 		if cs.turn != nil {

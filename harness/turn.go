@@ -52,6 +52,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	info, _ := h.chans.get(ctx, channel)
 	ss := s.sessions[channel]
 	if ss != nil && ss.gen != gen {
+		a.closeSession(ss.id) // rotated or switched while this slot was busy
 		ss = nil
 	}
 	newSession := false
