@@ -54,10 +54,24 @@ func TestInitializeVersionCheck(t *testing.T) {
 		var res struct {
 			ProtocolVersion   int            `json:"protocolVersion"`
 			AgentCapabilities map[string]any `json:"agentCapabilities"`
+			Capabilities      struct {
+				Session struct {
+					MCP struct {
+						HTTP map[string]any `json:"http"`
+					} `json:"mcp"`
+				} `json:"session"`
+			} `json:"capabilities"`
 		}
 		c.call("initialize", map[string]any{"protocolVersion": tc.in}, &res)
 		if res.ProtocolVersion != tc.want {
 			t.Errorf("initialize(%d) = %d; want %d", tc.in, res.ProtocolVersion, tc.want)
+		}
+		if tc.want >= 2 {
+			// v2 names them capabilities; MCP transports are object markers.
+			if res.Capabilities.Session.MCP.HTTP == nil || res.AgentCapabilities != nil {
+				t.Errorf("v2 capabilities = %+v, agentCapabilities %v", res.Capabilities, res.AgentCapabilities)
+			}
+			continue
 		}
 		mcp := res.AgentCapabilities["mcpCapabilities"].(map[string]any)
 		if mcp["http"] != true || mcp["sse"] != false || res.AgentCapabilities["loadSession"] != true {
@@ -428,7 +442,12 @@ func TestAttackGooseNotificationsUnasked(t *testing.T) {
 	c := startAgent(t, srv)
 	c.call("initialize", map[string]any{"protocolVersion": 2, "info": map[string]any{"name": "x", "version": "1"},
 		"capabilities": map[string]any{"_meta": map[string]any{"goose": map[string]any{"customNotifications": true}}}}, nil)
-	c.prompt(c.newSession(), "one")
+	c.prompt(c.newSession(), "one") // v2: answered once the message is in
+	for idle := false; !idle; {     // the turn's end
+		f := c.next()
+		c.notes = append(c.notes, f)
+		idle = strings.Contains(string(f.raw), `"state":"idle"`)
+	}
 	if len(usageUpdates(c)) == 0 {
 		t.Errorf("a client opting in under the v2 name got no usage report")
 	}
