@@ -92,7 +92,7 @@ func fakeAgent(mode string) int {
 			}
 			res := map[string]any{"protocolVersion": v, "agentInfo": map[string]any{"name": name, "version": "0"},
 				"agentCapabilities": map[string]any{"sessionCapabilities": map[string]any{"close": map[string]any{}}},
-				"authMethods": []any{map[string]any{"id": "login", "name": "Log in"}}}
+				"authMethods":       []any{map[string]any{"id": "login", "name": "Log in"}}}
 			if os.Getenv(envFakeSteering) != "" {
 				res["_meta"] = map[string]any{"steering": map[string]any{"supported": true}}
 			}

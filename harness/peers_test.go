@@ -3,6 +3,10 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -43,18 +47,81 @@ func npmScript(t *testing.T, modules string, parts ...string) string {
 // anchorRE finds the reply command the harness puts in each prompt.
 var anchorRE = regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
 
-// shellModel scripts an Anthropic-dialect fake model for an agent whose
-// shell tool is named tool with its command in field: for each new
-// reply anchor in the conversation it asks once to run `buzz messages
-// send` with the content reply(n) (n counting from 1), then ends the turn
-// after the tool's result. Requests without that tool (titles, summaries)
-// get plain text.
+// replyScript decides, for a model request, which reply to ask the agent
+// to send: the newest reply anchor in the conversation not answered yet,
+// as `buzz messages send … --content 'pong <first 8 of the event id>'`.
+// armHang makes the next such request hang instead (until the agent drops
+// it), for a mention that arrives mid-turn.
+type replyScript struct {
+	mu        sync.Mutex
+	done      map[string]bool
+	hangArmed bool
+	hung      chan struct{}
+}
+
+func newReplyScript() *replyScript { return &replyScript{done: map[string]bool{}} }
+
+// pong is the reply the script asks for to event id.
+func pong(id string) string { return "pong " + id[:8] }
+
+func (r *replyScript) next(text string) (cmd string, hang bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	anchors := anchorRE.FindAllStringSubmatch(text, -1)
+	for i := len(anchors) - 1; i >= 0; i-- {
+		a := anchors[i]
+		if r.done[a[2]] {
+			continue
+		}
+		if r.hangArmed {
+			r.hangArmed = false
+			close(r.hung)
+			return "", true
+		}
+		r.done[a[2]] = true
+		return "buzz messages send --channel " + a[1] + " --reply-to " + a[2] + " --content '" + pong(a[2]) + "'", false
+	}
+	return "", false
+}
+
+// armHang makes the next request with a new anchor hang; the returned
+// channel closes when it does.
+func (r *replyScript) armHang() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.hangArmed = true
+	r.hung = make(chan struct{})
+	return r.hung
+}
+
+// converse holds a conversation with the agent through the harness: two
+// turns, then a mention that arrives while the agent waits on its model
+// for a third (the harness cancels and re-runs both in the same session).
+// Each reply must reach its thread.
+func converse(t *testing.T, w *world, r *replyScript) {
+	t.Helper()
+	first := w.mention("ping")
+	waitReply(t, w, first, pong(first.ID), 120*time.Second)
+	second := w.mention("again")
+	waitReply(t, w, second, pong(second.ID), 120*time.Second)
+	hung := r.armHang()
+	w.mention("a slow one")
+	select {
+	case <-hung:
+	case <-time.After(120 * time.Second):
+		t.Fatal("the agent never asked its model about the third mention")
+	}
+	fourth := w.mention("and this, mid-turn")
+	waitReply(t, w, fourth, pong(fourth.ID), 120*time.Second)
+}
+
+// shellModel scripts a fake model (llmtest; Anthropic or OpenAI dialect)
+// for an agent whose shell tool is named tool with its command in field:
+// replyScript picks the command; after the tool's result the turn ends.
+// Requests without that tool (titles, summaries) get plain text.
 type shellModel struct {
 	tool, field string
-	reply       func(n int) string
-	mu          sync.Mutex
-	done        map[string]bool // anchors answered
-	n           int
+	script      *replyScript
 }
 
 func (m *shellModel) handle(req map[string]any) llmtest.Reply {
@@ -65,30 +132,39 @@ func (m *shellModel) handle(req map[string]any) llmtest.Reply {
 
 func (m *shellModel) answer(req map[string]any) llmtest.Reply {
 	body, _ := json.Marshal(req)
-	text := strings.ReplaceAll(string(body), `\u0060`, "`")
-	if !strings.Contains(text, `"name":"`+m.tool+`"`) {
+	if !strings.Contains(string(body), `"name":"`+m.tool+`"`) {
 		return llmtest.Reply{Text: "ok"}
 	}
+	// Only the last message counts: a new prompt (with its anchor) may
+	// ride with the previous tool result, and side requests (Claude's
+	// suggestions) carry the whole conversation but ask nothing new.
 	msgs, _ := req["messages"].([]any)
-	if len(msgs) > 0 {
-		last, _ := json.Marshal(msgs[len(msgs)-1])
-		if strings.Contains(string(last), "tool_result") {
-			return llmtest.Reply{Text: "sent"}
+	if len(msgs) == 0 {
+		return llmtest.Reply{Text: "ok"}
+	}
+	lastMsg := msgs[len(msgs)-1]
+	for i := len(msgs) - 1; i >= 0; i-- { // Claude Code may end with a system block
+		if mm, _ := msgs[i].(map[string]any); mm["role"] == "user" || mm["role"] == "tool" {
+			lastMsg = mm
+			break
 		}
 	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for _, a := range anchorRE.FindAllStringSubmatch(text, -1) {
-		if m.done[a[2]] {
-			continue
-		}
-		m.done[a[2]] = true
-		m.n++
-		cmd := buzzCommand(text) + " messages send --channel " + a[1] + " --reply-to " + a[2] + " --content '" + m.reply(m.n) + "'"
-		args, _ := json.Marshal(map[string]string{m.field: cmd})
-		return llmtest.Reply{Calls: []llmtest.Call{{ID: "toolu_" + a[2][:12], Name: m.tool, Args: string(args)}}}
+	lastJSON, _ := json.Marshal(lastMsg)
+	last := strings.ReplaceAll(strings.ReplaceAll(string(lastJSON), `\u0060`, "`"), `\"`, `"`)
+	cmd, hang := m.script.next(last)
+	switch {
+	case hang:
+		return llmtest.Reply{Hang: true}
+	case cmd == "" && (strings.Contains(last, "tool_result") || strings.Contains(last, `"role":"tool"`)):
+		return llmtest.Reply{Text: "sent"}
+	case cmd == "":
+		return llmtest.Reply{Text: "nothing to do"}
 	}
-	return llmtest.Reply{Text: "nothing to do"}
+	if strings.Contains(string(body), `$BUZZ_CLI`) {
+		cmd = strings.Replace(cmd, "buzz ", `"$BUZZ_CLI" `, 1)
+	}
+	args, _ := json.Marshal(map[string]string{m.field: cmd, "description": "Reply in the thread"})
+	return llmtest.Reply{Calls: []llmtest.Call{{ID: fmt.Sprintf("toolu_%d", time.Now().UnixNano()), Name: m.tool, Args: string(args)}}}
 }
 
 // buzzCommand is how the prompt tells the agent to run buzz: through
@@ -167,7 +243,7 @@ func claudePeer(t *testing.T, pkg ...string) {
 	modules, node := node22(t)
 	script := npmScript(t, modules, append(pkg, "dist", "index.js")...)
 	w := newWorld(t)
-	m := &shellModel{tool: "Bash", field: "command", done: map[string]bool{}, reply: func(n int) string { return "pong " + string(rune('0'+n)) }}
+	m := &shellModel{tool: "Bash", field: "command", script: newReplyScript()}
 	llm := llmtest.New(t)
 	llm.SetHandler(m.handle)
 	bin := t.TempDir()
@@ -178,10 +254,7 @@ func claudePeer(t *testing.T, pkg ...string) {
 		}
 	})
 	startPeer(t, w, node, []string{script}, append(claudeEnv(t, llm.URL), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))...)
-	first := w.mention("ping claude")
-	waitReply(t, w, first, "pong 1", 120*time.Second)
-	second := w.mention("again")
-	waitReply(t, w, second, "pong 2", 120*time.Second)
+	converse(t, w, m.script)
 	var sawSystem bool
 	for _, b := range llm.Bodies() {
 		var req struct {
@@ -270,4 +343,138 @@ func TestBasePromptCommandsExist(t *testing.T) {
 	if len(seen) < 10 {
 		t.Fatalf("found only %d commands in the base prompt: %v", len(seen), seen)
 	}
+}
+
+// fakeGemini is a loopback Gemini API (generateContent and its SSE
+// stream): replyScript picks the run_shell_command to ask for; after the
+// tool's result it answers text.
+type fakeGemini struct {
+	script *replyScript
+	mu     sync.Mutex
+	bodies []string
+}
+
+func (f *fakeGemini) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	body := strings.ReplaceAll(string(b), `\u0060`, "`")
+	f.mu.Lock()
+	f.bodies = append(f.bodies, body)
+	f.mu.Unlock()
+	if strings.HasSuffix(r.URL.Path, ":countTokens") {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"totalTokens":10}`)
+		return
+	}
+	part := map[string]any{"text": "ok"}
+	var req struct {
+		Contents []struct {
+			Parts []map[string]any `json:"parts"`
+		} `json:"contents"`
+	}
+	json.Unmarshal(b, &req)
+	lastHasResult := false
+	if n := len(req.Contents); n > 0 {
+		for _, p := range req.Contents[n-1].Parts {
+			if _, ok := p["functionResponse"]; ok {
+				lastHasResult = true
+			}
+		}
+	}
+	if strings.Contains(body, `"run_shell_command"`) && len(req.Contents) > 0 {
+		lastJSON, _ := json.Marshal(req.Contents[len(req.Contents)-1])
+		cmd, hang := f.script.next(strings.ReplaceAll(strings.ReplaceAll(string(lastJSON), `\u0060`, "`"), `\"`, `"`))
+		if hang {
+			<-r.Context().Done()
+			return
+		}
+		if cmd != "" {
+			if strings.Contains(body, `$BUZZ_CLI`) {
+				cmd = strings.Replace(cmd, "buzz ", `"$BUZZ_CLI" `, 1)
+			}
+			part = map[string]any{"functionCall": map[string]any{"name": "run_shell_command", "args": map[string]any{"command": cmd}}}
+		} else if lastHasResult {
+			part = map[string]any{"text": "sent"}
+		}
+	}
+	resp, _ := json.Marshal(map[string]any{
+		"candidates":    []any{map[string]any{"content": map[string]any{"role": "model", "parts": []any{part}}, "finishReason": "STOP", "index": 0}},
+		"usageMetadata": map[string]any{"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+		"modelVersion":  "gemini-test",
+	})
+	if strings.Contains(r.URL.Path, ":streamGenerateContent") {
+		w.Header().Set("Content-Type", "text/event-stream")
+		fmt.Fprintf(w, "data: %s\r\n\r\n", resp)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(resp)
+}
+
+// TestGeminiCLIWorks drives gemini-cli --acp through the harness: two
+// turns against a fake Gemini endpoint (GOOGLE_GEMINI_BASE_URL), each
+// answered in the thread through its shell tool. The workspace is
+// trusted through GEMINI_CLI_TRUST_WORKSPACE (gemini ignores stdio MCP
+// servers in an untrusted folder).
+func TestGeminiCLIWorks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs gemini-cli")
+	}
+	modules, node := node22(t)
+	script := npmScript(t, modules, "@google", "gemini-cli", "bundle", "gemini.js")
+	w := newWorld(t)
+	fg := &fakeGemini{script: newReplyScript()}
+	srv := httptest.NewServer(fg)
+	defer srv.Close()
+	t.Cleanup(func() {
+		if t.Failed() {
+			fg.mu.Lock()
+			defer fg.mu.Unlock()
+			for i, b := range fg.bodies {
+				t.Logf("gemini request %d: %.800s", i, b)
+			}
+		}
+	})
+	home := t.TempDir()
+	os.MkdirAll(filepath.Join(home, ".gemini"), 0o700)
+	settings := `{"security":{"auth":{"selectedType":"gemini-api-key"},"folderTrust":{"enabled":false}},"privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},"general":{"disableAutoUpdate":true}}`
+	os.WriteFile(filepath.Join(home, ".gemini", "settings.json"), []byte(settings), 0o600)
+	bin := t.TempDir()
+	os.Symlink(testexe.Path(t), filepath.Join(bin, "buzz"))
+	startPeer(t, w, node, []string{script, "--acp", "--model", "gemini-test"}, "HOME="+home, "GEMINI_API_KEY=test-key",
+		"GOOGLE_GEMINI_BASE_URL="+srv.URL, "GEMINI_CLI_TRUST_WORKSPACE=true", "GEMINI_TELEMETRY_ENABLED=false",
+		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	converse(t, w, fg.script)
+}
+
+// TestOpencodeWorks drives `opencode acp` through the harness: two turns
+// against a fake OpenAI-compatible endpoint configured as a custom
+// provider, each answered in the thread through its bash tool.
+func TestOpencodeWorks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs opencode")
+	}
+	modules, _ := testexe.NodeModules(t)
+	opencode := npmScript(t, modules, "opencode-linux-x64", "bin", "opencode")
+	w := newWorld(t)
+	m := &shellModel{tool: "bash", field: "command", script: newReplyScript()}
+	llm := llmtest.New(t)
+	llm.SetHandler(m.handle)
+	t.Cleanup(func() {
+		if t.Failed() {
+			for i, b := range llm.Bodies() {
+				t.Logf("model request %d: %.600s", i, b)
+			}
+		}
+	})
+	home := t.TempDir()
+	config := filepath.Join(home, "opencode.json")
+	os.WriteFile(config, []byte(`{"$schema":"https://opencode.ai/config.json","model":"fake/fake-model","autoupdate":false,"share":"disabled",
+"permission":{"bash":"allow","edit":"allow"},
+"provider":{"fake":{"npm":"@ai-sdk/openai-compatible","name":"Fake","options":{"baseURL":"`+llm.URL+`/v1","apiKey":"k"},"models":{"fake-model":{"name":"fake-model"}}}}}`), 0o600)
+	bin := t.TempDir()
+	os.Symlink(testexe.Path(t), filepath.Join(bin, "buzz"))
+	startPeer(t, w, opencode, []string{"acp"}, "HOME="+home, "OPENCODE_CONFIG="+config, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"XDG_DATA_HOME="+filepath.Join(home, ".local", "share"), "XDG_CACHE_HOME="+filepath.Join(home, ".cache"),
+		"OPENCODE_DISABLE_AUTOUPDATE=1", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	converse(t, w, m.script)
 }
