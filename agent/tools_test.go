@@ -482,3 +482,30 @@ func TestRealDevMCPHooksStillRun(t *testing.T) {
 		t.Errorf("objection message = %v; want the _Stop hook of dev naming the open item", last)
 	}
 }
+
+// TestReplyGuardCountsWorkspaceTools: a reply sent through buzz-dev-mcp's
+// send_message tool (the way to answer without the shell) counted as no
+// reply, so BUZZ_AGENT_REQUIRE_REPLY nagged the model twice after it had
+// answered, inviting a duplicate. The relay here refuses connections: the
+// attempt counts whatever its outcome, as a shell send's exit status does.
+func TestReplyGuardCountsWorkspaceTools(t *testing.T) {
+	devmcp := testexe.Link(t, "buzz-dev-mcp")
+	key := strings.Repeat("0", 63) + "1"
+	for _, call := range []llmtest.Call{
+		{ID: "s", Name: "dev__send_message", Args: `{"channel":"6f1c2d4e-1111-4000-8000-0000000000ab","content":"hello"}`},
+		{ID: "r", Name: "dev__add_reaction", Args: `{"event":"` + strings.Repeat("a", 64) + `","emoji":"👀"}`},
+	} {
+		t.Run(call.Name, func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{call}})
+			c := startAgent(t, srv, "BUZZ_AGENT_REQUIRE_REPLY=1")
+			var res struct{ SessionID string }
+			c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{map[string]any{"name": "dev", "command": devmcp, "args": []string{},
+				"env": []any{map[string]any{"name": "BUZZ_SHELL_SANDBOX", "value": "off"}, map[string]any{"name": "BUZZ_RELAY_URL", "value": "ws://127.0.0.1:9"},
+					map[string]any{"name": "BUZZ_PRIVATE_KEY", "value": key}, map[string]any{"name": "BUZZ_TIMEOUT_SECS", "value": "2"}}}}}, &res)
+			c.prompt(res.SessionID, "go")
+			if srv.Count() != 2 {
+				t.Errorf("LLM calls = %d; want 2 (the tool round, then the end with no reminder)", srv.Count())
+			}
+		})
+	}
+}

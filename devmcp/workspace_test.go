@@ -112,9 +112,13 @@ func (w testWorkspace) thread(t *testing.T, event string) []threadEvent {
 func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
 	ws := newTestWorkspace(t)
 	r, ch, root, ownerHex, ownerPub, agentPub, keyFile := ws.relay, ws.channel, ws.root, ws.ownerHex, ws.ownerPub, ws.agentPub, ws.keyFile
+	// The owner's attestation rides on what the agent signs.
+	var authTag []string
+	buzzCLI(t, r, ownerHex, &authTag, "agents", "attest", "--agent", agentPub)
+	authJSON, _ := json.Marshal(authTag)
 	// No shell: BUZZ_SHELL names nothing and PATH is empty.
 	p := startServer(t, startOpts{env: []string{"BUZZ_RELAY_URL=" + r, "NOSTR_PRIVATE_KEY_FILE=" + keyFile,
-		"BUZZ_SHELL=/nonexistent/sh", "PATH="}})
+		"BUZZ_AUTH_TAG=" + string(authJSON), "BUZZ_SHELL=/nonexistent/sh", "PATH="}})
 	p.initialize("2025-11-25")
 	names := listNames(t, p.call("tools/list", nil))
 	for _, want := range []string{"add_reaction", "read_thread", "send_message"} {
@@ -146,8 +150,8 @@ func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
 	hasTag := func(want ...string) bool {
 		return slices.ContainsFunc(reply.Tags, func(tag []string) bool { return slices.Equal(tag, want) })
 	}
-	if !hasTag("h", ch) || !hasTag("e", root, "", "reply") || !hasTag("p", ownerPub) {
-		t.Errorf("reply tags = %v; want h, the reply e tag and the mention", reply.Tags)
+	if !hasTag("h", ch) || !hasTag("e", root, "", "reply") || !hasTag("p", ownerPub) || !hasTag(authTag...) {
+		t.Errorf("reply tags = %v; want h, the reply e tag, the mention and the auth tag %v", reply.Tags, authTag)
 	}
 
 	okText(t, p.tool("add_reaction", map[string]any{"event": root, "emoji": "👀"}))

@@ -64,6 +64,8 @@ row "regex+literal: rg -n 'fmt\\.Errorf\\(\"[a-z]+'" "$REAL_RG" rg -n 'fmt\.Erro
 row "case-insensitive: rg -in 'func main'" "$REAL_RG" rg -in 'func main'
 row "case-insensitive literal: rg -F -i servehttp" "$REAL_RG" rg -F -i servehttp
 row "case-insensitive word: rg -i -w context" "$REAL_RG" rg -i -w context
+row "past ASCII: rg -i café" "$REAL_RG" rg -i café
+row "-i set: rg -i -e servehttp -e context" "$REAL_RG" rg -i -e servehttp -e context
 row "rg --files" "$REAL_RG" rg --files
 row "tree (vs GNU tree)" "$REAL_TREE" tree
 A=(grep -rn 'func main' .) B=("$REAL_RG" -n 'func main')

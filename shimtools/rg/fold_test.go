@@ -25,12 +25,17 @@ var foldLines = []string{
 	"(context) [CONTEXT] {Context}",
 	"invalid \xffcontext\xfe bytes, \xc5servehttp",
 	"\u212aontext no, \u017fontext no, conte\u212at no",
+	"CAFÉ café Café cafÉ caf\xc3 xcafé caféx",
+	"STRASSE straße STRAẞE Straße stra\u017f\u017fe",
+	"ПРИВЕТ привет Привет при\xd0вет мирпривет",
+	"日本 ß ẞ SS é É",
 }
 
 // TestRGFoldLiteralKelvinLongS: a literal searched with -i, -F -i, -S or
 // -i -w finds what ripgrep finds where the text spells 's' as LONG S or
-// 'k' as KELVIN SIGN, with every match and count the same; -w without -i
-// too, next to the same neighbours.
+// 'k' as KELVIN SIGN, or a letter past ASCII in another case, with every
+// match and count the same; -w without -i too, next to the same
+// neighbours.
 func TestRGFoldLiteralKelvinLongS(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "fold")
 	text := strings.Join(foldLines, "\n") + "\n"
@@ -38,7 +43,7 @@ func TestRGFoldLiteralKelvinLongS(t *testing.T) {
 	// Past the first 64 KiB fill, so that the scan meets fill starts too.
 	write(t, filepath.Join(dir, "big/big.txt"), []byte(strings.Repeat(text, 300)))
 	var cases []string
-	for _, p := range []string{"servehttp", "ServeHTTP", "context", "kind", "k", "ks", "sks", "mask", "a-k-s", "k-s", "ss"} {
+	for _, p := range []string{"servehttp", "ServeHTTP", "context", "kind", "k", "ks", "sks", "mask", "a-k-s", "k-s", "ss", "café", "straße", "привет", "ß", "日本", "é"} {
 		for _, f := range []string{"-i", "-F -i", "-S", "-i -w", "-F -i -w", "-i -o", "-i -w -o", "-i -c", "-i -w --count-matches", "-i -v", "-i -x", "-i -w -C1", "-w", "-w -o", "-F -w -c"} {
 			cases = append(cases, f+" -n --sort path -e "+p)
 		}

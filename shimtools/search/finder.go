@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"math/bits"
 	"regexp/syntax"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -41,49 +42,85 @@ func asciiLower(c byte) byte {
 }
 
 // foldFinder finds a literal matched with Unicode simple case folding: it
-// scans for one byte of it in both cases (memchr2 style) and checks the
-// literal around each hit, taking LONG S for 's' and KELVIN SIGN for 'k'.
-// The scanned byte is never 's' or 'k', so every match holds it as one
-// ASCII byte and no match is missed.
+// scans for one ASCII byte of it in both cases (memchr2 style) and checks
+// the literal around each hit, taking LONG S for 's' and KELVIN SIGN for
+// 'k', and for a rune past ASCII any rune of its folding orbit. The
+// scanned byte is never 's' or 'k', so every match holds it as one ASCII
+// byte and no match is missed. A literal without such a byte ("ks",
+// "привет") is found through the encodings of one rune's orbit instead.
 type foldFinder struct {
-	lo, hi byte   // the scanned byte, lower and upper case (equal for non-letters)
-	off    int    // its index in lit
-	lit    []byte // the literal, ASCII lower case
+	lo, hi byte // the scanned byte, lower and upper case (equal for non-letters)
+	off    int  // its index in lit
+	// lit is the literal, ASCII lower case, with notASCII for each rune
+	// past ASCII.
+	lit []byte
+	// orbits, set when the literal has a rune past ASCII, holds each
+	// rune's simple folding orbit, which at checks rune by rune.
+	orbits [][]rune
 	// dist, when not 0, says the scan is for two bytes at once (pairs):
 	// lit[off] and lit[off+dist], matched as b|m1 == p1 and b|m2 == p2.
 	dist           int
 	m1, p1, m2, p2 byte
+	// needles, set when no ASCII byte can be scanned, finds the encodings
+	// of the orbit of the literal's rune off.
+	needles *multiFinder
 }
 
-// newFoldFinder picks the byte to scan for in an ASCII literal matched
-// with Unicode simple folding: the one whose two cases are rarest
-// together, 'k' and 's' left out. When even that one is common it pairs
-// it with the next rarest in the same stretch without 'k' or 's' (whose
-// folds would move the second byte) for a scan of both at once. It
-// returns false when the literal has a character past ASCII or no byte
-// but 'k' and 's'.
+// notASCII stands in lit for a rune past ASCII.
+const notASCII = 0x80
+
+// newFoldFinder picks how to scan for a literal matched with Unicode
+// simple folding: for its ASCII byte whose two cases are rarest together,
+// 'k' and 's' left out; when even that one is common, for it and the next
+// rarest in the same stretch of such bytes (a fold of 'k', 's' or a rune
+// past ASCII between them would move the second byte) at once. With no
+// such byte it scans for the encodings of the orbit of one rune.
 func newFoldFinder(lit []rune) (*foldFinder, bool) {
-	low := make([]byte, len(lit))
-	for i, r := range lit {
-		if r >= utf8.RuneSelf {
-			return nil, false
-		}
-		low[i] = asciiLower(byte(r))
-	}
-	best, bestFreq := rarestFold(low, 0, len(low), -1)
-	if best < 0 {
+	if len(lit) == 0 {
 		return nil, false
 	}
-	f := &foldFinder{lo: low[best], hi: upperOf(low[best]), lit: low, off: best}
+	f := &foldFinder{lit: make([]byte, len(lit))}
+	for i, r := range lit {
+		if r < utf8.RuneSelf {
+			f.lit[i] = asciiLower(byte(r))
+		} else {
+			f.lit[i] = notASCII
+		}
+		if r >= utf8.RuneSelf && f.orbits == nil {
+			f.orbits = make([][]rune, len(lit))
+		}
+	}
+	if f.orbits != nil {
+		for i, r := range lit {
+			f.orbits[i] = foldOrbit(r)
+		}
+	}
+	low := f.lit
+	best, bestFreq := rarestFold(low, 0, len(low), -1)
+	if best < 0 {
+		// The rune with the fewest folds, its encodings the needles.
+		for i, r := range lit {
+			if best < 0 || len(foldOrbit(r)) < len(foldOrbit(lit[best])) {
+				best = i
+			}
+		}
+		var encs [][]byte
+		for _, o := range foldOrbit(lit[best]) {
+			encs = append(encs, utf8.AppendRune(nil, o))
+		}
+		f.off, f.needles = best, &multiFinder{lits: encs}
+		return f, true
+	}
+	f.off, f.lo, f.hi = best, low[best], upperOf(low[best])
 	if bestFreq < pairMinFreq {
 		return f, true
 	}
-	// The stretch around best free of 'k' and 's'.
+	// The stretch around best of bytes that stay where they are.
 	from, to := best, best+1
-	for from > 0 && !foldsPastASCII(low[from-1]) {
+	for from > 0 && scannable(low[from-1]) {
 		from--
 	}
-	for to < len(low) && !foldsPastASCII(low[to]) {
+	for to < len(low) && scannable(low[to]) {
 		to++
 	}
 	second, _ := rarestFold(low, from, to, best)
@@ -97,6 +134,19 @@ func newFoldFinder(lit []rune) (*foldFinder, bool) {
 	return f, true
 }
 
+// foldOrbit returns r and every rune simple case folding makes equal to it.
+func foldOrbit(r rune) []rune {
+	orbit := []rune{r}
+	for f := unicode.SimpleFold(r); f != r; f = unicode.SimpleFold(f) {
+		orbit = append(orbit, f)
+	}
+	return orbit
+}
+
+// scannable reports whether a byte of lit stands for one byte in every
+// match: ASCII, and not 'k' or 's'.
+func scannable(l byte) bool { return l < utf8.RuneSelf && !foldsPastASCII(l) }
+
 // rarestFold returns the index in low[from:to] (not skip) of the byte
 // whose two cases are rarest together, 'k' and 's' left out, and that
 // frequency; -1 when there is none.
@@ -104,7 +154,7 @@ func rarestFold(low []byte, from, to, skip int) (best, bestFreq int) {
 	best = -1
 	for i := from; i < to; i++ {
 		l := low[i]
-		if i == skip || foldsPastASCII(l) {
+		if i == skip || !scannable(l) {
 			continue
 		}
 		freq := int(byteFreq[l])
@@ -233,6 +283,8 @@ type scan struct {
 	lo, hi cursor
 	two    bool        // the byte has two cases
 	pair   *foldFinder // set when the finder scans pairs
+	multi  bool        // set when the finder scans for needles: ms
+	ms     multiScan
 }
 
 func (f *foldFinder) scanner(buf []byte) scan {
@@ -244,6 +296,9 @@ func (f *foldFinder) scanner(buf []byte) scan {
 	if f.dist > 0 {
 		sc.pair = f
 	}
+	if f.needles != nil {
+		sc.multi, sc.ms = true, f.needles.scanner(buf)
+	}
 	return sc
 }
 
@@ -251,6 +306,9 @@ func (f *foldFinder) scanner(buf []byte) scan {
 func (sc *scan) next(pos int) int {
 	if sc.pair != nil {
 		return sc.pair.pairs(sc.buf, pos)
+	}
+	if sc.multi {
+		return sc.ms.at(pos)
 	}
 	for w := firstWindow; pos < len(sc.buf); w *= 2 {
 		upto := min(pos+w, len(sc.buf))
@@ -274,9 +332,12 @@ func (sc *scan) next(pos int) int {
 	return -1
 }
 
-// at reports whether the literal matches at the candidate found at
-// position p of buf, and where that match starts and ends.
+// at reports whether the literal matches with its rune off at position p
+// of buf (a candidate), and where that match starts and ends.
 func (f *foldFinder) at(buf []byte, p int) (start, end int, ok bool) {
+	if f.orbits != nil {
+		return f.runesAt(buf, p)
+	}
 	i := p
 	for j := f.off - 1; j >= 0; j-- {
 		c := f.lit[j]
@@ -291,8 +352,8 @@ func (f *foldFinder) at(buf []byte, p int) (start, end int, ok bool) {
 			return 0, 0, false
 		}
 	}
-	start, i = i, p+1
-	for _, c := range f.lit[f.off+1:] {
+	start, i = i, p
+	for _, c := range f.lit[f.off:] {
 		switch {
 		case i < len(buf) && asciiLower(buf[i]) == c:
 			i++
@@ -307,8 +368,46 @@ func (f *foldFinder) at(buf []byte, p int) (start, end int, ok bool) {
 	return start, i, true
 }
 
-// foldLiteral returns the longest ASCII case-folded literal every match of
-// t contains, if any.
+// runesAt is at for a literal with runes past ASCII: each character of
+// the text (a byte that is not UTF-8 is one that matches nothing) must be
+// in the orbit of the literal's rune.
+func (f *foldFinder) runesAt(buf []byte, p int) (start, end int, ok bool) {
+	i := p
+	for j := f.off - 1; j >= 0; j-- {
+		r, n := utf8.DecodeLastRune(buf[:i])
+		if n == 0 || !inOrbit(f.orbits[j], r, n) {
+			return 0, 0, false
+		}
+		i -= n
+	}
+	start, i = i, p
+	for _, orbit := range f.orbits[f.off:] {
+		r, n := utf8.DecodeRune(buf[i:])
+		if n == 0 || !inOrbit(orbit, r, n) {
+			return 0, 0, false
+		}
+		i += n
+	}
+	return start, i, true
+}
+
+// inOrbit reports whether r, decoded from n bytes, is one of orbit's
+// runes (a byte that is not UTF-8 decodes as one U+FFFD, which no orbit
+// here holds).
+func inOrbit(orbit []rune, r rune, n int) bool {
+	if r == utf8.RuneError && n == 1 {
+		return false
+	}
+	for _, o := range orbit {
+		if o == r {
+			return true
+		}
+	}
+	return false
+}
+
+// foldLiteral returns the longest case-folded literal every match of t
+// contains, if any.
 func foldLiteral(t *syntax.Regexp) []rune {
 	var best []rune
 	consider := func(s *syntax.Regexp) {
@@ -459,26 +558,33 @@ type foldSet struct{ fs []*foldFinder }
 
 // next returns the position of a candidate at or after pos that is part
 // of a match of one of the literals, on the first line that holds one, or
-// -1.
+// -1. It looks through windows that double in size, each literal scanned
+// only as far as the window (or the best candidate so far), so that a
+// rare literal is not scanned to the buffer's end on every call.
 func (s *foldSet) next(buf []byte, pos int) int {
-	best := -1
-	for _, f := range s.fs {
-		lim := buf
-		if best >= 0 {
-			lim = buf[:min(len(buf), best+len(f.lit))]
+	for start, w := pos, firstWindow; start < len(buf); start, w = start+w, w*2 {
+		end := min(start+w, len(buf))
+		best := -1
+		for _, f := range s.fs {
+			lim := end
+			if best >= 0 {
+				lim = best
+			}
+			// Room for the bytes a candidate before lim is scanned by:
+			// at most four per rune of the literal.
+			sc := f.scanner(buf[:min(len(buf), lim+utf8.UTFMax*len(f.lit))])
+			for p := sc.next(start); p >= 0 && p < lim; p = sc.next(p + 1) {
+				if _, _, ok := f.at(buf, p); ok {
+					best = p
+					break
+				}
+			}
 		}
-		sc := f.scanner(lim)
-		for p := sc.next(pos); p >= 0; p = sc.next(p + 1) {
-			if best >= 0 && p >= best {
-				break
-			}
-			if _, _, ok := f.at(buf, p); ok {
-				best = p
-				break
-			}
+		if best >= 0 {
+			return best
 		}
 	}
-	return best
+	return -1
 }
 
 // anyIn reports whether line holds one of the literals.

@@ -8,12 +8,17 @@ import (
 
 // foldAlphabet is what FuzzFoldLiteral builds texts from: both cases of
 // letters that fold only in ASCII and of 'k' and 's', their non-ASCII
-// folds, word and non-word neighbours in and out of ASCII, newlines and a
-// byte that is not UTF-8.
+// folds, letters past ASCII with their other cases, word and non-word
+// neighbours in and out of ASCII, newlines and bytes that are not UTF-8.
+// Literals are built from the first litPieces.
 var foldAlphabet = []string{
-	"a", "A", "b", "E", "e", "k", "K", "s", "S", "t", "T", "x", "X", "_", "1",
-	"\u017f", "\u212a", "é", "日", "\u00a0", " ", "-", ".", "\n", "\xff", "\xc5", "\xe2\x84",
+	"a", "A", "b", "E", "e", "k", "K", "s", "S", "t", "T", "x", "X", "_", "1", "-",
+	"\u017f", "\u212a", "é", "É", "ß", "\u1e9e", "п", "П", "日",
+	"\u00a0", " ", ".", "\n", "\xff", "\xc5", "\xe2\x84", "\xd0",
 }
+
+// litPieces is how many pieces of foldAlphabet literals are made of.
+const litPieces = 25
 
 // fromAlphabet turns each byte of b into a piece of foldAlphabet (only
 // the first n pieces).
@@ -58,8 +63,8 @@ func checkFold(t *testing.T, patterns []string, sensitive, word bool, text []byt
 }
 
 func TestFoldLiteralAgreesWithRegexp(t *testing.T) {
-	text := []byte("\u017fervehttp ServeHTTP xservehttp servehttp_\n\u212aind kind é\u212aind kindé\nctx context.Context contextual\n\xffcontext\xfe s\u017fs ks\u212a")
-	for _, p := range []string{"servehttp", "kind", "context", "ks", "sks", "s-k", "k", "xs", "e"} {
+	text := []byte("\u017fervehttp ServeHTTP xservehttp servehttp_\n\u212aind kind é\u212aind kindé\nctx context.Context contextual\n\xffcontext\xfe s\u017fs ks\u212a\nCAFÉ café caf\xc3 STRASSE straße STRA\u1e9eE\nПРИВЕТ привет при\xd0вет")
+	for _, p := range []string{"servehttp", "kind", "context", "ks", "sks", "s-k", "k", "xs", "e", "café", "straße", "привет", "ß", "é", "日"} {
 		for _, word := range []bool{false, true} {
 			for _, sensitive := range []bool{false, true} {
 				checkFold(t, []string{p}, sensitive, word, text)
@@ -79,19 +84,18 @@ func FuzzFoldLiteral(f *testing.F) {
 	f.Add([]byte{9, 5}, []byte{16, 15, 22, 9, 5, 23, 8, 6, 17, 15, 26}, false, true, true)
 	f.Add([]byte{0, 9}, []byte{0, 9, 20, 17, 0, 9, 23, 0, 9, 13, 24, 0, 9}, true, true, false)
 	f.Fuzz(func(t *testing.T, lit, text []byte, sensitive, word, two bool) {
-		// Literals from the ASCII pieces only: the scan is for ASCII ones.
-		// Short ones and short texts: each case compiles regexes, and
+		// Short literals and texts: each case compiles regexes, and
 		// length finds nothing more.
 		if len(lit) > 12 || len(text) > 1024 {
 			return
 		}
-		p := fromAlphabet(lit, 15)
+		p := fromAlphabet(lit, litPieces)
 		if p == "" {
 			return
 		}
 		patterns := []string{p}
 		if two {
-			patterns = append(patterns, fromAlphabet(lit[len(lit)/2:], 15))
+			patterns = append(patterns, fromAlphabet(lit[len(lit)/2:], litPieces))
 		}
 		checkFold(t, patterns, sensitive, word, []byte(fromAlphabet(text, len(foldAlphabet))))
 	})
@@ -125,9 +129,22 @@ func TestFoldScanPicksRareByte(t *testing.T) {
 			t.Errorf("newFoldFinder(%q) scans %q and %q; want %q and %q", c.lit, got, pair, c.lo, c.pair)
 		}
 	}
-	for _, lit := range []string{"ks", "SKS", "k", "straße"} {
-		if _, ok := newFoldFinder([]rune(lit)); ok {
-			t.Errorf("newFoldFinder(%q) accepted; a byte scan cannot find all its matches", lit)
+	// Without a byte to scan, the encodings of one rune's folds are
+	// searched for; with one, the runes past ASCII are checked in place.
+	for _, c := range []struct {
+		lit     string
+		needles int // 0: a byte is scanned
+	}{{"ks", 3}, {"SKS", 3}, {"k", 3}, {"привет", 2}, {"ß", 2}, {"日", 1}, {"straße", 0}, {"café", 0}} {
+		f, ok := newFoldFinder([]rune(c.lit))
+		if !ok {
+			t.Fatalf("newFoldFinder(%q) refused", c.lit)
+		}
+		n := 0
+		if f.needles != nil {
+			n = len(f.needles.lits)
+		}
+		if n != c.needles {
+			t.Errorf("newFoldFinder(%q) scans for %d needles; want %d", c.lit, n, c.needles)
 		}
 	}
 }
