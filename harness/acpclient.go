@@ -394,6 +394,9 @@ func readInitialize(raw json.RawMessage) (initReply, error) {
 	if res.ProtocolVersion != nil {
 		r.protocol = *res.ProtocolVersion
 	}
+	if r.protocol < 1 {
+		return initReply{}, fmt.Errorf("the agent answered protocol version %d; ACP versions start at 1", r.protocol)
+	}
 	if r.protocol > clientProtocolVersion {
 		return initReply{}, fmt.Errorf("the agent chose protocol version %d, newer than the %d offered; use an agent speaking ACP 1 or 2", r.protocol, clientProtocolVersion)
 	}

@@ -478,3 +478,27 @@ func TestOpencodeWorks(t *testing.T) {
 		"OPENCODE_DISABLE_AUTOUPDATE=1", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	converse(t, w, m.script)
 }
+
+// TestGooseWorks drives `goose acp` through the harness like the other
+// agents, its model a fake OpenAI-compatible endpoint. goose is not on
+// npm; the test runs when a goose executable is on PATH.
+func TestGooseWorks(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs goose")
+	}
+	goose, err := exec.LookPath("goose")
+	if err != nil {
+		t.Skip("SKIP(loud): goose is not installed and is not on npm; install the goose CLI (github.com/block/goose releases) to test against it")
+	}
+	w := newWorld(t)
+	m := &shellModel{tool: "developer__shell", field: "command", script: newReplyScript()}
+	llm := llmtest.New(t)
+	llm.SetHandler(m.handle)
+	home := t.TempDir()
+	bin := t.TempDir()
+	os.Symlink(testexe.Path(t), filepath.Join(bin, "buzz"))
+	startPeer(t, w, goose, []string{"acp"}, "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, ".config"),
+		"GOOSE_PROVIDER=openai", "GOOSE_MODEL=fake-model", "OPENAI_HOST="+llm.URL, "OPENAI_API_KEY=k",
+		"GOOSE_DISABLE_KEYRING=1", "GOOSE_MODE=auto", "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	converse(t, w, m.script)
+}
