@@ -425,8 +425,8 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the agent's login has expired; the owner needs to log the agent's CLI in again (for example `claude /login` or `codex login`)")
 			return
 		}
-		if out.stage == "session" {
-			h.dropSession(s, cs.id)
+		if out.stage == "session" || sessionGone(out.err) {
+			h.dropSession(s, cs.id) // the retry opens a new one
 		}
 		f := classify(out.err)
 		if !f.retryable {
