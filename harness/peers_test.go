@@ -44,22 +44,23 @@ func npmScript(t *testing.T, modules string, parts ...string) string {
 	return p
 }
 
-// anchorRE finds the reply command the harness puts in each prompt.
-var anchorRE = regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
-
 // replyScript decides, for a model request, which reply to ask the agent
 // to send: the newest reply anchor in the conversation not answered yet,
 // as `buzz messages send … --content 'pong <first 8 of the event id>'`.
 // armHang makes the next such request hang instead (until the agent drops
 // it), for a mention that arrives mid-turn.
 type replyScript struct {
+	anchor    *regexp.Regexp // the reply command the harness puts in each prompt
 	mu        sync.Mutex
 	done      map[string]bool
 	hangArmed bool
 	hung      chan struct{}
 }
 
-func newReplyScript() *replyScript { return &replyScript{done: map[string]bool{}} }
+func newReplyScript() *replyScript {
+	return &replyScript{done: map[string]bool{},
+		anchor: regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)}
+}
 
 // pong is the reply the script asks for to event id.
 func pong(id string) string { return "pong " + id[:8] }
@@ -67,7 +68,7 @@ func pong(id string) string { return "pong " + id[:8] }
 func (r *replyScript) next(text string) (cmd string, hang bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	anchors := anchorRE.FindAllStringSubmatch(text, -1)
+	anchors := r.anchor.FindAllStringSubmatch(text, -1)
 	for i := len(anchors) - 1; i >= 0; i-- {
 		a := anchors[i]
 		if r.done[a[2]] {
