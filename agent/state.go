@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"buzzbox/agent/llm"
+	"buzzbox/internal/statedir"
 )
 
 // A session's state file, <state dir>/<session id>.json, holds what a
@@ -242,30 +243,11 @@ func readState(path string, limit int64) (*stateFile, []llm.Message, error) {
 	return sf, h, err
 }
 
-// writeState writes sf to dir atomically: a temporary file in dir, synced,
-// then renamed over <id>.json. The dir is made 0700, the file 0600.
+// writeState writes sf to <dir>/<id>.json atomically (statedir.WriteFile).
 func writeState(dir string, b []byte, id string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("buzz-agent: make state dir %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+id+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("buzz-agent: write session state in %s: %w", dir, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, id+".json"))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("buzz-agent: write session state %s: %w", filepath.Join(dir, id+".json"), err)
+	path := filepath.Join(dir, id+".json")
+	if err := statedir.WriteFile(path, b); err != nil {
+		return fmt.Errorf("buzz-agent: write session state %s: %w", path, err)
 	}
 	return nil
 }
@@ -338,4 +320,40 @@ func title(original string) string {
 		return cutHead(line, maxTitleBytes) + "…"
 	}
 	return line
+}
+
+// pruneStates removes the oldest state files of dir beyond keep, by
+// modification time, so that a long-lived agent's dir does not grow
+// without end; keepID (the session just made) always stays.
+func pruneStates(dir string, keep int, keepID string) (removed int, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	type file struct {
+		name string
+		mod  time.Time
+	}
+	var files []file
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || !validSessionID(id) || id == keepID {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // gone meanwhile
+		}
+		files = append(files, file{e.Name(), info.ModTime()})
+	}
+	if len(files) < keep {
+		return 0, nil
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod.After(files[j].mod) })
+	for _, f := range files[keep-1:] {
+		if os.Remove(filepath.Join(dir, f.name)) == nil {
+			removed++
+		}
+	}
+	return removed, nil
 }

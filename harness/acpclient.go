@@ -150,6 +150,9 @@ type agentProc struct {
 	// capability ({mode, content} in session/new).
 	systemPromptCap bool
 	goose           int // goose system-prompt extension: 0 untried, 1 works, -1 unsupported
+	// loadSession is the agent's agentCapabilities.loadSession: a session
+	// it made before a restart can be taken up again with session/load.
+	loadSession bool
 
 	activity   chan struct{} // a message arrived from the agent
 	lastOutput atomic.Int64  // unix nanos of the last message
@@ -346,6 +349,7 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	a.closeable = res.closeable
 	a.systemPromptCap = res.systemPrompt
 	a.steering = res.steering
+	a.loadSession = res.loadSession
 	a.log = a.log.With("agent", a.name)
 	a.log.Info("agent ready", "protocol", a.protocol, "steering", a.steering)
 	return a, nil
@@ -358,6 +362,7 @@ type initReply struct {
 	steering     bool
 	closeable    bool
 	systemPrompt bool
+	loadSession  bool // v1 agentCapabilities.loadSession; tried with any v2 agent
 }
 
 // readInitialize decodes an initialize answer by the version the agent
@@ -379,6 +384,7 @@ func readInitialize(raw json.RawMessage) (initReply, error) {
 			Session *sessionCaps `json:"session"`
 		} `json:"capabilities"`
 		AgentCapabilities struct {
+			LoadSession         bool         `json:"loadSession"`
 			SessionCapabilities *sessionCaps `json:"sessionCapabilities"`
 		} `json:"agentCapabilities"`
 		Meta struct {
@@ -390,7 +396,7 @@ func readInitialize(raw json.RawMessage) (initReply, error) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return initReply{}, fmt.Errorf("decode reply: %w", err)
 	}
-	r := initReply{protocol: 1, name: "unknown", steering: res.Meta.Steering.Supported}
+	r := initReply{protocol: 1, name: "unknown", steering: res.Meta.Steering.Supported, loadSession: res.AgentCapabilities.LoadSession}
 	if res.ProtocolVersion != nil {
 		r.protocol = *res.ProtocolVersion
 	}
@@ -407,8 +413,11 @@ func readInitialize(raw json.RawMessage) (initReply, error) {
 		if res.Capabilities.Session != nil {
 			caps = res.Capabilities.Session
 			// v2: any session capabilities mean the baseline
-			// session methods, session/close among them.
+			// session methods, session/close among them. v2 names no
+			// session/load; it is tried (buzz-agent takes it under
+			// both versions) and a refusal opens a new session.
 			r.closeable = true
+			r.loadSession = true
 		}
 	}
 	for _, n := range names {
