@@ -2,8 +2,10 @@ package relay
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -16,7 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
+	"buzzbox/nostrgit/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -428,5 +432,57 @@ func TestGitOffWithoutSharedDir(t *testing.T) {
 	b, _ := io.ReadAll(resp.Body)
 	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(b), "--git-dir") {
 		t.Errorf("git with --db and no --git-dir = %d %q; want 503 naming --git-dir", resp.StatusCode, b)
+	}
+}
+
+// TestAttackInviteRedeemedTwiceAcrossInstances creates an invite on A and
+// has two new keys redeem it at the same moment, one through each
+// instance: exactly one may win.
+func TestAttackInviteRedeemedTwiceAcrossInstances(t *testing.T) {
+	c := newCluster(t)
+	ins := c.start(2)
+	for round := range 5 {
+		token, _, _ := createInvite(t, ins[0].http(), c.owner)
+		body, _ := json.Marshal(map[string]string{"token": token})
+		var reqs []*http.Request
+		for _, in := range ins {
+			sec, err := nostrkey.ParseSecret(newKey(t).sk)
+			if err != nil {
+				t.Fatal(err)
+			}
+			u := in.http() + invitePath
+			hdr, err := nip98.Header(sec, u, http.MethodPost, nip98.Options{Body: body})
+			if err != nil {
+				t.Fatal(err)
+			}
+			req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, u, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Authorization", hdr)
+			reqs = append(reqs, req)
+		}
+		statuses := make([]int, len(reqs))
+		var wg sync.WaitGroup
+		for i, req := range reqs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if resp, err := http.DefaultClient.Do(req); err == nil {
+					statuses[i] = resp.StatusCode
+					resp.Body.Close()
+				}
+			}()
+		}
+		wg.Wait()
+		won := 0
+		for _, s := range statuses {
+			if s == http.StatusOK {
+				won++
+			} else if s != http.StatusGone {
+				t.Errorf("round %d: a redemption got %d; want 200 or 410", round, s)
+			}
+		}
+		if won != 1 {
+			t.Fatalf("round %d: one invite redeemed %d times across two instances (statuses %v); want once", round, won, statuses)
+		}
 	}
 }
