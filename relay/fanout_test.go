@@ -35,7 +35,7 @@ func (in instance) http() string { return "http" + strings.TrimPrefix(in.url, "w
 
 // cluster is a database and the flags every instance on it shares.
 type cluster struct {
-	t     *testing.T
+	t     testing.TB
 	exe   string
 	db    string
 	key   string // --relay-key-file
@@ -43,7 +43,7 @@ type cluster struct {
 	extra []string
 }
 
-func newCluster(t *testing.T, extra ...string) *cluster {
+func newCluster(t testing.TB, extra ...string) *cluster {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("starts PostgreSQL and several relay processes")
@@ -79,7 +79,7 @@ func (c *cluster) start(n int) []instance {
 
 // spawnRelay starts buzz-relay with args and returns a wait for its URL;
 // the wait gives the empty URL and its stderr when it exits first.
-func spawnRelay(t *testing.T, exe string, args ...string) func() (instance, string) {
+func spawnRelay(t testing.TB, exe string, args ...string) func() (instance, string) {
 	t.Helper()
 	cmd := exec.Command(exe, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
 	stderr, err := cmd.StderrPipe()
@@ -158,9 +158,9 @@ func collect(t *testing.T, sub *nostr.Subscription, stop string) map[string]int 
 }
 
 // live subscribes to f and waits for EOSE, so that what follows is live.
-func live(t *testing.T, c *nostr.Relay, f nostr.Filter) *nostr.Subscription {
+func live(t testing.TB, c *nostr.Relay, f nostr.Filter) *nostr.Subscription {
 	t.Helper()
-	sub, err := c.Subscribe(testCtx(t), nostr.Filters{f})
+	sub, err := c.Subscribe(t.Context(), nostr.Filters{f}) // lives as long as the test
 	if err != nil {
 		t.Fatal(err)
 	}
