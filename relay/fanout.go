@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fiatjaf/eventstore"
@@ -58,6 +59,8 @@ type fanout struct {
 	mu     sync.Mutex
 	lastAt nostr.Timestamp // created_at of the newest notification seen
 	lostAt time.Time       // when the listening connection dropped; zero while up
+
+	claims atomic.Int64 // NIP-98 tokens claimed, for sweeping
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -304,6 +307,30 @@ func (f *fanout) claimInvite(ctx context.Context, key, pk string, at int64) erro
 		return errInviteSpent
 	}
 	return nil
+}
+
+// claimShared reports whether ev, a NIP-98 token this instance has just
+// accepted, was not used on another instance: its id is claimed in the
+// database, and claims older than replayWindow are swept now and then.
+// Without --db it reports true (the in-process cache has judged it).
+func (r *Relay) claimShared(ctx context.Context, ev *nostr.Event) bool {
+	f := r.fan
+	if f == nil || ev == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, fanoutFetchTimeout)
+	defer cancel()
+	now := time.Now().Unix()
+	if f.claims.Add(1)%tokenSweepEvery == 0 {
+		f.pg.DB.ExecContext(ctx, `DELETE FROM buzz_nip98_seen WHERE at < $1`, now-int64(replayWindow/time.Second))
+	}
+	res, err := f.pg.DB.ExecContext(ctx, `INSERT INTO buzz_nip98_seen (id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, ev.ID, now)
+	if err != nil {
+		f.log.Error("claim NIP-98 token", "err", err)
+		return false // refuse rather than let a replay through
+	}
+	n, err := res.RowsAffected()
+	return err == nil && n == 1
 }
 
 // seenIDs remembers the ids delivered lately, in two generations of

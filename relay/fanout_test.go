@@ -486,3 +486,36 @@ func TestAttackInviteRedeemedTwiceAcrossInstances(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackNIP98ReplayAcrossInstances spends a NIP-98 token on A's
+// management API and sends the same request to B: B must refuse it.
+func TestAttackNIP98ReplayAcrossInstances(t *testing.T) {
+	c := newCluster(t, "--public-url", "ws://relay.test")
+	ins := c.start(2)
+	body, _ := json.Marshal(map[string]any{"method": "listbannedpubkeys", "params": []any{}})
+	sec, err := nostrkey.ParseSecret(c.owner.sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Both instances answer to the balancer's one public name.
+	hdr, err := nip98.Header(sec, "http://relay.test/", http.MethodPost, nip98.Options{Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var statuses []int
+	for _, in := range ins {
+		req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, in.http()+"/", bytes.NewReader(body))
+		req.Host = "relay.test"
+		req.Header.Set("Content-Type", contentTypeRPC)
+		req.Header.Set("Authorization", hdr)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		statuses = append(statuses, resp.StatusCode)
+	}
+	if statuses[0] != http.StatusOK || statuses[1] != http.StatusUnauthorized {
+		t.Errorf("one NIP-98 token on A then on B = %v; want [200 401]", statuses)
+	}
+}

@@ -174,4 +174,8 @@ const (
 	// them hold the ids of the last 200 000 to 400 000 events, minutes of
 	// traffic at thousands of events per second, ~40 MB at most.
 	seenGeneration = 200000
+
+	// tokenSweepEvery is how many NIP-98 claims pass between sweeps of
+	// the shared token table; each sweep drops claims past replayWindow.
+	tokenSweepEvery = 256
 )

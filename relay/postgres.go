@@ -97,6 +97,8 @@ const schemaLockKey = 0x62757a7a
 //     notification is sent exactly when the event is committed (never for
 //     a write that rolled back, never lost to a crash between the two);
 //   - buzz_invite_spent makes invite redemption atomic across instances;
+//   - buzz_nip98_seen holds the NIP-98 token ids used lately, so that a
+//     token spent on one instance is a replay on every other;
 //   - buzz_relay holds the relay's public key (one row).
 //
 // Payload of a stored event: "s <application_name> <created_at> <id>".
@@ -112,6 +114,10 @@ CREATE TABLE IF NOT EXISTS buzz_invite_spent (
   token_hash text PRIMARY KEY,
   pubkey text NOT NULL,
   spent_at bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS buzz_nip98_seen (
+  id text PRIMARY KEY,
+  at bigint NOT NULL
 );
 CREATE TABLE IF NOT EXISTS buzz_relay (
   one boolean PRIMARY KEY CHECK (one),
