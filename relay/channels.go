@@ -198,6 +198,13 @@ func (r *Relay) channelReadable(c caller, ev *nostr.Event) bool {
 }
 
 func (r *Relay) channelReadableIn(c caller, ev *nostr.Event, id string) bool {
+	if r.fan != nil && isUUID(id) {
+		if _, ok := r.chans.get(id); !ok {
+			// Made on another instance a moment ago: its notification
+			// may not be here yet, but the store has it.
+			r.refreshChannel(context.Background(), id)
+		}
+	}
 	r.chans.mu.RLock()
 	ch, ok := r.chans.byID[id]
 	private := ok && ch.private
@@ -225,8 +232,22 @@ func (r *Relay) admin(id, pubkey string) bool {
 }
 
 // checkChannelWrite applies the channel rules to an event about to be
-// stored; it returns the OK reason when the event is refused.
+// stored; it returns the OK reason when the event is refused. With
+// instances sharing a database, a refusal is judged again on the
+// channel's state in the store, which another instance may have changed
+// a moment before its notification arrives here.
 func (r *Relay) checkChannelWrite(ctx context.Context, c caller, ev *nostr.Event) string {
+	msg := r.checkChannelWriteOnce(ctx, c, ev)
+	if msg != "" && r.fan != nil {
+		if id := channelOf(ev); isUUID(id) {
+			r.refreshChannel(ctx, id)
+			msg = r.checkChannelWriteOnce(ctx, c, ev)
+		}
+	}
+	return msg
+}
+
+func (r *Relay) checkChannelWriteOnce(ctx context.Context, c caller, ev *nostr.Event) string {
 	id := channelOf(ev)
 	if isStateKind(ev.Kind) || ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
 		return "restricted: only the relay publishes channel state"
@@ -365,6 +386,12 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	id := channelOf(ev)
 	if id == "" {
 		return
+	}
+	if r.fan != nil {
+		// Another instance may have changed the channel a moment ago.
+		unlock := r.fan.lockChannel(ctx, id)
+		defer unlock()
+		r.refreshChannel(ctx, id)
 	}
 	var added, removed []string
 	cs := r.chans

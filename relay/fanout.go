@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -332,6 +333,66 @@ func (r *Relay) claimShared(ctx context.Context, ev *nostr.Event) bool {
 	n, err := res.RowsAffected()
 	return err == nil && n == 1
 }
+
+// lockChannel takes a PostgreSQL advisory lock on channel id, so that
+// group commands on one channel are applied one at a time across
+// instances, each on the state the one before left. It returns the
+// unlock; when the lock cannot be had the command goes ahead unlocked,
+// with an error in the log.
+func (f *fanout) lockChannel(ctx context.Context, id string) func() {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fanoutFetchTimeout)
+	defer cancel()
+	conn, err := f.pg.DB.Conn(ctx)
+	if err != nil {
+		f.log.Error("lock channel", "channel", id, "err", err)
+		return func() {}
+	}
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	key := int32(h.Sum32())
+	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1, $2)`, channelLockClass, key); err != nil {
+		f.log.Error("lock channel", "channel", id, "err", err)
+		conn.Close()
+		return func() {}
+	}
+	return func() {
+		conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1, $2)`, channelLockClass, key)
+		conn.Close()
+	}
+}
+
+// refreshChannel reads channel id's newest state from the store, as
+// another instance may have signed it, and takes it into memory.
+func (r *Relay) refreshChannel(ctx context.Context, id string) {
+	ch, err := r.store.QueryEvents(internal(ctx), nostr.Filter{
+		Kinds: []int{kindGroupMetadata, kindGroupMembers, kindChannelTombstone}, Authors: []string{r.pubkey},
+		Tags: nostr.TagMap{"d": []string{id}},
+	})
+	if err != nil {
+		r.log.Error("refresh channel", "channel", id, "err", err)
+		return
+	}
+	var evs []*nostr.Event
+	for ev := range ch {
+		if ev.Tags.GetD() == id {
+			evs = append(evs, ev)
+		}
+	}
+	sort.Slice(evs, func(i, j int) bool { return evs[i].CreatedAt < evs[j].CreatedAt })
+	for _, ev := range evs {
+		r.stateMu.Lock()
+		if ev.CreatedAt > r.lastState {
+			r.lastState = ev.CreatedAt
+		}
+		r.stateMu.Unlock()
+		r.applyChannelState(ev)
+	}
+}
+
+// channelLockClass is the first key of channel advisory locks
+// (pg_advisory_lock(class, hash of the id)); schemaLockKey is a one-key
+// lock and cannot collide with two-key ones.
+const channelLockClass = 0x62757a63
 
 // seenIDs remembers the ids delivered lately, in two generations of
 // seenGeneration ids each, so that a replay does not deliver one twice.

@@ -17,12 +17,12 @@ import (
 // received by the other's subscriber), acknowledged events/s, and events
 // lost or delivered twice; instances=1 is a single instance with all 50
 // publishers, for comparison. rate=max publishes as fast as the relays
-// acknowledge; rate=250 paces all publishers together to 250 events/s,
-// for latency below saturation:
+// acknowledge; rate=250 and rate=50 pace all publishers together to that
+// many events/s for 20 seconds, for latency below saturation:
 //
 //	go test ./relay -run '^$' -bench Instances -benchtime 1x -count 3
 func BenchmarkInstances(b *testing.B) {
-	for _, rate := range []int{0, 250} {
+	for _, rate := range []int{0, 250, 50} {
 		for _, n := range []int{1, 2} {
 			name := fmt.Sprintf("rate=%d/instances=%d", rate, n)
 			if rate == 0 {
@@ -34,7 +34,11 @@ func BenchmarkInstances(b *testing.B) {
 }
 
 func benchInstances(b *testing.B, n, rate int) {
-	const publishers, perPublisher = 50, 100
+	const publishers = 50
+	perPublisher := 100
+	if rate > 0 {
+		perPublisher = rate * 20 / publishers // 20 seconds of traffic
+	}
 	c := newCluster(b)
 	ins := c.start(n)
 	k := c.owner

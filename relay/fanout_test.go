@@ -519,3 +519,47 @@ func TestAttackNIP98ReplayAcrossInstances(t *testing.T) {
 		t.Errorf("one NIP-98 token on A then on B = %v; want [200 401]", statuses)
 	}
 }
+
+// TestConcurrentAddsOnTwoInstances adds one member through A and another
+// through B at the same moment: the channel's member list must end with
+// both, on both instances.
+func TestConcurrentAddsOnTwoInstances(t *testing.T) {
+	c := newCluster(t)
+	ins := c.start(2)
+	owners := []*nostr.Relay{login(t, ins[0].url, c.owner), login(t, ins[1].url, c.owner)}
+	for round := range 5 {
+		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", round)
+		mustPublish(t, owners[0], signed(t, c.owner, kindCreateGroup, "", nostr.Tag{"h", id}, nostr.Tag{"name", "race"}))
+		// No wait for B to hear of the channel: a command B would refuse
+		// is judged again on the state in the store.
+		adds := []testKey{newKey(t), newKey(t)}
+		cmds := make([]nostr.Event, 2)
+		for i, k := range adds {
+			cmds[i] = signed(t, c.owner, kindAddUser, "", nostr.Tag{"h", id}, nostr.Tag{"p", k.pk})
+		}
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i := range 2 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[i] = owners[i].Publish(testCtx(t), cmds[i])
+			}()
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: add: %v", round, err)
+			}
+		}
+		evs, _ := query(t, owners[0], nostr.Filter{Kinds: []int{kindGroupMembers}, Tags: nostr.TagMap{"d": {id}}})
+		if len(evs) != 1 {
+			t.Fatalf("round %d: %d member lists; want 1", round, len(evs))
+		}
+		for _, k := range adds {
+			if evs[0].Tags.FindWithValue("p", k.pk) == nil {
+				t.Errorf("round %d: member list %v lacks a key added concurrently", round, evs[0].Tags)
+			}
+		}
+	}
+}
