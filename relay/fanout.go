@@ -394,6 +394,14 @@ func (r *Relay) refreshChannel(ctx context.Context, id string) {
 // lock and cannot collide with two-key ones.
 const channelLockClass = 0x62757a63
 
+// inviteSpent reports whether the database records token hash key as
+// spent.
+func (f *fanout) inviteSpent(ctx context.Context, key string) bool {
+	var one int
+	err := f.pg.DB.QueryRowContext(ctx, `SELECT 1 FROM buzz_invite_spent WHERE token_hash = $1`, key).Scan(&one)
+	return err == nil
+}
+
 // seenIDs remembers the ids delivered lately, in two generations of
 // seenGeneration ids each, so that a replay does not deliver one twice.
 type seenIDs struct {

@@ -206,6 +206,11 @@ func (r *Relay) redeem(ctx context.Context, token, pk string) ([]string, int, st
 	rec, ok := r.inv.byKey[key]
 	if !ok && r.fan != nil {
 		rec, ok = r.storedInvite(ctx, key) // made on another instance a moment ago
+		if !ok && r.fan.inviteSpent(ctx, key) {
+			// Being redeemed elsewhere: the store replaces its record
+			// by deleting the old one first.
+			return nil, http.StatusGone, "invite already used; ask for a new invite"
+		}
 	}
 	switch {
 	case !ok:
