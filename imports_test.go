@@ -18,8 +18,11 @@ var allowedArrows = map[string][]string{
 		"buzzbox/relay",          // buzzbox up starts the embedded relay
 		"buzzbox/nostrgit/nipoa", // auth tags on published events
 	},
-	"buzzbox/devmcp": {"buzzbox/shimtools"}, // the session shim
-	"buzzbox/relay":  {"buzzbox/nostrgit/nip98", "buzzbox/nostrgit/nipoa"},
+	"buzzbox/devmcp": {
+		"buzzbox/shimtools",   // the session shim
+		"buzzbox/harness/cli", // the workspace tools run buzz commands in-process
+	},
+	"buzzbox/relay": {"buzzbox/nostrgit/nip98", "buzzbox/nostrgit/nipoa"},
 }
 
 // forbiddenDeps lists, per package prefix, packages that must not be among
@@ -38,6 +41,19 @@ var forbiddenDeps = map[string]map[string]string{
 	"buzzbox/internal/jsonrpc": {
 		"github.com/nbd-wtf/go-nostr": "the JSON-RPC core is protocol plumbing only",
 	},
+}
+
+// stdlibOnly lists packages whose dependencies must all be in the standard
+// library, with the reason.
+var stdlibOnly = map[string]string{
+	"buzzbox/internal/mcp": "MCP's wire types are data shapes only, shared by server and client",
+}
+
+// isStdlib reports whether an import path is the standard library's: its
+// first element has no dot and it is not this module's.
+func isStdlib(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".") && first != "buzzbox"
 }
 
 func identityOf(pkg string) string {
@@ -70,6 +86,13 @@ func TestImportRules(t *testing.T) {
 					continue
 				}
 				t.Errorf("%s imports %s: identity packages import each other only along DESIGN.md's arrows", pkg, imp)
+			}
+		}
+		if reason, ok := stdlibOnly[pkg]; ok {
+			for _, d := range deps {
+				if d != "" && !isStdlib(d) {
+					t.Errorf("%s depends on %s: %s", pkg, d, reason)
+				}
 			}
 		}
 		for prefix, bad := range forbiddenDeps {

@@ -60,7 +60,7 @@ func TestInitializeVersionCheck(t *testing.T) {
 			t.Errorf("initialize(%d) = %d; want %d", tc.in, res.ProtocolVersion, tc.want)
 		}
 		mcp := res.AgentCapabilities["mcpCapabilities"].(map[string]any)
-		if mcp["http"] != true || mcp["sse"] != false || res.AgentCapabilities["loadSession"] != false {
+		if mcp["http"] != true || mcp["sse"] != false || res.AgentCapabilities["loadSession"] != true {
 			t.Errorf("capabilities = %v", res.AgentCapabilities)
 		}
 	}

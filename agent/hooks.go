@@ -20,7 +20,7 @@ const (
 // replyReminder is the reply guard's objection. Tests pin its key phrases.
 const replyReminder = "Reminder: nobody sees your assistant text or reasoning — they are never shown to anyone. " +
 	"Finished work, answers and blockers exist for the people waiting only once you publish them with `buzz messages send` " +
-	"(or acknowledge with `buzz reactions add`) through the shell tool. If you have already posted, or silence is genuinely correct here, " +
+	"(or acknowledge with `buzz reactions add`) through the shell tool, or with the send_message (add_reaction) tool. If you have already posted, or silence is genuinely correct here, " +
 	"you may end the turn now."
 
 type hookOutput struct{ server, text string }
@@ -95,9 +95,17 @@ func (t *turn) endTurnGate(ctx context.Context) bool {
 
 // isReplyAttempt reports whether c looks like publishing to Buzz: a
 // registered non-hook "<server>__shell" call whose string "command" contains
-// "messages send" (send-diff included) or "reactions add".
+// "messages send" (send-diff included) or "reactions add", or a registered
+// call of buzz-dev-mcp's workspace tools "<server>__send_message" and
+// "<server>__add_reaction", which do the same without the shell.
 func (t *turn) isReplyAttempt(c llm.ToolCall) bool {
-	if !t.s.reg.Has(c.Name) || !strings.HasSuffix(c.Name, "__shell") {
+	if !t.s.reg.Has(c.Name) {
+		return false
+	}
+	if strings.HasSuffix(c.Name, "__send_message") || strings.HasSuffix(c.Name, "__add_reaction") {
+		return true
+	}
+	if !strings.HasSuffix(c.Name, "__shell") {
 		return false
 	}
 	var args map[string]json.RawMessage

@@ -28,6 +28,11 @@ const (
 	maxSkillFiles    = 512       // supporting files enumerated per skill
 	maxSkillMDBytes  = 256 << 10 // SKILL.md bytes read
 	maxSkillFileRead = 1 << 20   // supporting file bytes read before capping
+
+	stateSlackBytes   = 1 << 20 // state file room for its header and JSON framing beyond history and prompts
+	maxListedSessions = 1000    // state files read for one session/list; older ones beyond are not listed
+	listPageSize      = 100     // sessions per session/list page
+	maxTitleBytes     = 120     // a session's title in session/list (its first prompt's first line)
 )
 
 // Durations.

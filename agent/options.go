@@ -6,12 +6,14 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"buzzbox/agent/llm"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/statedir"
 )
 
 // Environment variable names, spelled as upstream.
@@ -46,6 +48,7 @@ const (
 	envStream            = "BUZZ_AGENT_STREAM"
 	envLogLevel          = "BUZZ_AGENT_LOG_LEVEL"
 	envLogFormat         = "BUZZ_AGENT_LOG_FORMAT"
+	envStateDir          = "BUZZ_AGENT_STATE_DIR"
 )
 
 // defaultSystemPrompt is used when neither the client nor the environment
@@ -86,6 +89,10 @@ type Options struct {
 	Effort            string
 	PromptCaching     bool
 	Stream            bool
+
+	// StateDir is where sessions are kept for session/load (one file each);
+	// empty keeps them in memory only.
+	StateDir string
 
 	// RetryBase shortens the LLM retry backoff (tests only; zero = default).
 	RetryBase time.Duration
@@ -267,6 +274,15 @@ func parseOptions(env proc.Env) (Options, error) {
 	o.Stream = r.toggle(envStream, true)
 	if r.err != nil {
 		return o, r.err
+	}
+	o.StateDir = r.str(envStateDir)
+	switch {
+	case o.StateDir == "":
+		if root, err := statedir.Root(env.Getenv); err == nil {
+			o.StateDir = filepath.Join(root, "agent")
+		}
+	case !filepath.IsAbs(o.StateDir):
+		return o, cfgErr("%s=%s must be an absolute path", envStateDir, o.StateDir)
 	}
 	if raw, ok := env.LookupEnv(envHookServers); ok {
 		o.HookServers = parseHookServers(raw)

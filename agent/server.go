@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"buzzbox/agent/llm"
 	"buzzbox/agent/mcpclient"
@@ -92,6 +93,12 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		return a.newSession(ctx, req)
 	case acp.MethodSessionPrompt:
 		return a.prompt(ctx, req)
+	case acp.MethodSessionLoad:
+		return a.loadSession(ctx, req, acp.MethodSessionLoad)
+	case acp.MethodSessionResume:
+		return a.loadSession(ctx, req, acp.MethodSessionResume)
+	case acp.MethodSessionList:
+		return a.listSessions(req)
 	case acp.MethodSessionCancel:
 		var p acp.CancelParams
 		if err := decode(req, &p); err != nil {
@@ -140,12 +147,10 @@ func (a *Agent) initialize(req *jsonrpc.Request) (any, error) {
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize: missing field `protocolVersion`")
 	}
 	return acp.InitializeResult{
-		ProtocolVersion: min(*p.ProtocolVersion, protocolVersion),
-		AgentCapabilities: acp.AgentCapabilities{
-			MCPCapabilities: acp.MCPCapabilities{HTTP: true},
-		},
-		AuthMethods: []json.RawMessage{},
-		AgentInfo:   &acp.Implementation{Name: "buzz-agent", Version: a.version},
+		ProtocolVersion:   min(*p.ProtocolVersion, protocolVersion),
+		AgentCapabilities: a.capabilities(),
+		AuthMethods:       []json.RawMessage{},
+		AgentInfo:         &acp.Implementation{Name: "buzz-agent", Version: a.version},
 	}, nil
 }
 
@@ -168,25 +173,59 @@ func (a *Agent) newSession(ctx context.Context, req *jsonrpc.Request) (any, erro
 	if err := decode(req, &p); err != nil {
 		return nil, err
 	}
-	if p.Cwd == "" || !filepath.IsAbs(p.Cwd) {
-		return nil, invalid("session/new: cwd must be an absolute path")
+	base := a.opts.SystemPrompt
+	if strings.TrimSpace(p.SystemPrompt) != "" {
+		base = p.SystemPrompt
+	}
+	s, err := a.openSession(ctx, acp.MethodSessionNew, p.Cwd, p.MCPServers, base)
+	if err != nil {
+		return nil, err
+	}
+	id, err := randomID("ses_")
+	if err != nil {
+		s.reg.Close()
+		return nil, jsonrpc.Errorf(codeAgent, "%v", err)
+	}
+	s.id, s.created = id, time.Now().UTC()
+	s.save() // listed and loadable from the start
+	if err := a.register(acp.MethodSessionNew, s); err != nil {
+		return nil, err
+	}
+	a.log.Info("session created", "session", id, "cwd", p.Cwd, "mcp_servers", len(p.MCPServers), "skills", len(s.skills))
+	return acp.NewSessionResult{SessionID: id, Models: a.models()}, nil
+}
+
+// models is the model list session/new and session/load answer with.
+func (a *Agent) models() *acp.ModelInfo {
+	return &acp.ModelInfo{
+		CurrentModelID:  a.opts.Model,
+		AvailableModels: []acp.Model{{ModelID: a.opts.Model, Name: a.opts.Model}},
+	}
+}
+
+// openSession checks a session's working directory and MCP servers,
+// builds its system prompt from base, hints and skills, and starts its
+// MCP servers. The session it returns has no id and is not registered.
+func (a *Agent) openSession(ctx context.Context, method, cwd string, servers []acp.MCPServer, base string) (*Session, error) {
+	if cwd == "" || !filepath.IsAbs(cwd) {
+		return nil, invalid("%s: cwd must be an absolute path", method)
 	}
 	if a.full() {
-		return nil, invalid("session/new: max sessions reached")
+		return nil, invalid("%s: max sessions reached", method)
 	}
 	var specs []mcpclient.Spec
-	for _, m := range p.MCPServers {
+	for _, m := range servers {
 		switch m.Type {
 		case "", "stdio":
 			if m.Command == "" {
-				return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "session/new: mcpServers entry %q: missing field `command`", m.Name)
+				return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%s: mcpServers entry %q: missing field `command`", method, m.Name)
 			}
 		case "http":
 			if m.URL == "" {
-				return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "session/new: mcpServers entry %q: missing field `url`", m.Name)
+				return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%s: mcpServers entry %q: missing field `url`", method, m.Name)
 			}
 		default:
-			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "session/new: mcpServers entry %q: transport %q not supported", m.Name, m.Type)
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%s: mcpServers entry %q: transport %q not supported", method, m.Name, m.Type)
 		}
 		sp := mcpclient.Spec{Name: m.Name, Type: m.Type, Command: m.Command, Args: m.Args, URL: m.URL}
 		for _, e := range m.Env {
@@ -202,23 +241,19 @@ func (a *Agent) newSession(ctx context.Context, req *jsonrpc.Request) (any, erro
 	var skills []skill
 	if !a.opts.NoHints {
 		home := a.env.Getenv("HOME")
-		hints = loadHints(p.Cwd, home)
-		skills = discoverSkills(p.Cwd, home)
-	}
-	base := a.opts.SystemPrompt
-	if strings.TrimSpace(p.SystemPrompt) != "" {
-		base = p.SystemPrompt
+		hints = loadHints(cwd, home)
+		skills = discoverSkills(cwd, home)
 	}
 	system := base
 	if sec := instructionsSection(hints, skills); sec != "" {
 		system += "\n\n" + sec
 	}
 	if len(system) > maxSystemPromptBytes {
-		return nil, invalid("session/new: combined system prompt exceeds 512KB limit (%d bytes)", len(system))
+		return nil, invalid("%s: combined system prompt exceeds 512KB limit (%d bytes)", method, len(system))
 	}
 
 	reg, err := mcpclient.New(ctx, specs, mcpclient.Options{
-		Cwd: p.Cwd, Environ: a.env.Environ, Stderr: a.env.Err(),
+		Cwd: cwd, Environ: a.env.Environ, Stderr: a.env.Err(),
 		InitTimeout: a.opts.MCPInitTimeout, RestartMax: a.opts.RestartMax,
 		RestartBase: a.opts.RestartBase, RestartCap: a.opts.RestartCap,
 		HookServers: a.opts.HookServers, Logger: a.log,
@@ -226,26 +261,22 @@ func (a *Agent) newSession(ctx context.Context, req *jsonrpc.Request) (any, erro
 	if err != nil {
 		return nil, jsonrpc.Errorf(codeAgent, "mcp: %v", err)
 	}
-	id, err := randomID("ses_")
-	if err != nil {
-		reg.Close()
-		return nil, jsonrpc.Errorf(codeAgent, "%v", err)
-	}
-	s := &Session{id: id, agent: a, reg: reg, skills: skills, system: system}
+	return &Session{agent: a, reg: reg, skills: skills, system: system, cwd: cwd, base: base}, nil
+}
+
+// register adds s to the agent's sessions, or closes it when the agent
+// is full or closing.
+func (a *Agent) register(method string, s *Session) error {
 	a.mu.Lock()
 	if a.opts.MaxSessions > 0 && a.created >= a.opts.MaxSessions || a.closing.Load() {
 		a.mu.Unlock()
-		reg.Close()
-		return nil, invalid("session/new: max sessions reached")
+		s.reg.Close()
+		return invalid("%s: max sessions reached", method)
 	}
 	a.created++
-	a.sessions[id] = s
+	a.sessions[s.id] = s
 	a.mu.Unlock()
-	a.log.Info("session created", "session", id, "cwd", p.Cwd, "mcp_servers", len(specs), "skills", len(skills))
-	return acp.NewSessionResult{SessionID: id, Models: &acp.ModelInfo{
-		CurrentModelID:  a.opts.Model,
-		AvailableModels: []acp.Model{{ModelID: a.opts.Model, Name: a.opts.Model}},
-	}}, nil
+	return nil
 }
 
 func (a *Agent) full() bool {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"time"
 
 	"buzzbox/agent/llm"
 	"buzzbox/agent/mcpclient"
@@ -20,6 +21,12 @@ type Session struct {
 	reg    *mcpclient.Registry
 	skills []skill
 	system string
+	// cwd is the session's working directory, base the system prompt
+	// before the instructions section (kept in the state file; hints and
+	// skills are read anew on load), created when session/new made it.
+	cwd     string
+	base    string
+	created time.Time
 
 	mu       sync.Mutex
 	busy     bool
@@ -203,6 +210,11 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	s.original = t.original
 	s.handoffs = t.handoffs
 	s.measured, s.measuredAt = t.measured, t.measuredAt
+	s.mu.Unlock()
+	// Saved while the session is still busy, before the answer: once the
+	// client sees the turn end, a restart keeps it.
+	s.save()
+	s.mu.Lock()
 	s.busy = false
 	s.cancel = nil
 	s.runID = ""
@@ -235,4 +247,25 @@ func (s *Session) drainSteers() []string {
 		out = append(out, text)
 	}
 	return out
+}
+
+// save writes the session's state file; a failure is logged, since the
+// conversation goes on in memory. No-op when sessions are not kept.
+func (s *Session) save() {
+	opts := &s.agent.opts
+	if opts.StateDir == "" {
+		return
+	}
+	s.mu.Lock()
+	sf := &stateFile{Version: stateVersion, SessionID: s.id, Cwd: s.cwd, Title: title(s.original), Created: s.created,
+		Updated: time.Now().UTC(), Model: s.model, System: s.base, Original: s.original, Handoffs: s.handoffs}
+	h := s.history
+	s.mu.Unlock()
+	b, err := encodeState(sf, h, opts.MaxHistoryBytes, maxStateFileBytes(opts.MaxHistoryBytes))
+	if err == nil {
+		err = writeState(opts.StateDir, b, s.id)
+	}
+	if err != nil {
+		s.agent.log.Warn("session state not saved; a restart loses this conversation", "session", s.id, "err", err)
+	}
 }

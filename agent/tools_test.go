@@ -453,3 +453,59 @@ func TestAttackMCPServerStopsReading(t *testing.T) {
 		t.Errorf("update = %v; want failed with the tool timeout", last)
 	}
 }
+
+// TestRealDevMCPHooksStillRun: buzz-dev-mcp lists _Stop and _PostCompact
+// only to hosts that say they run hooks. The agent says so, so with the
+// real server an open todo item still objects to ending the turn, and the
+// hooks still never reach the model as tools.
+func TestRealDevMCPHooksStillRun(t *testing.T) {
+	devmcp := testexe.Link(t, "buzz-dev-mcp")
+	srv := llmtest.New(t,
+		llmtest.Reply{Calls: []llmtest.Call{{ID: "td", Name: "dev__todo", Args: `{"todos":[{"text":"write the answer"}]}`}}},
+		llmtest.Reply{Text: "first"}, llmtest.Reply{Text: "second"})
+	c := startAgent(t, srv, "MCP_HOOK_SERVERS=dev", "BUZZ_AGENT_STOP_MAX_REJECTIONS=1")
+	var res struct{ SessionID string }
+	c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{map[string]any{"name": "dev", "command": devmcp, "args": []string{},
+		"env": []any{map[string]any{"name": "BUZZ_SHELL_SANDBOX", "value": "off"}}}}}, &res)
+	c.prompt(res.SessionID, "go")
+	if srv.Count() != 3 {
+		t.Fatalf("LLM calls = %d; want 3 (the todo call, an end objected to, the end)", srv.Count())
+	}
+	if body := string(srv.Bodies()[0]); strings.Contains(body, "_Stop") || !strings.Contains(body, "dev__todo") {
+		t.Errorf("tools offered to the model: want dev__todo and no hook in %s", body)
+	}
+	msgs := messages(t, srv, 2)
+	last := msgs[len(msgs)-1]
+	var payload map[string]string
+	if last["role"] != "tool" || json.Unmarshal([]byte(last["content"].(string)), &payload) != nil ||
+		payload["hook"] != "_Stop" || payload["server"] != "dev" || !strings.Contains(payload["text"], "write the answer") {
+		t.Errorf("objection message = %v; want the _Stop hook of dev naming the open item", last)
+	}
+}
+
+// TestReplyGuardCountsWorkspaceTools: a reply sent through buzz-dev-mcp's
+// send_message tool (the way to answer without the shell) counted as no
+// reply, so BUZZ_AGENT_REQUIRE_REPLY nagged the model twice after it had
+// answered, inviting a duplicate. The relay here refuses connections: the
+// attempt counts whatever its outcome, as a shell send's exit status does.
+func TestReplyGuardCountsWorkspaceTools(t *testing.T) {
+	devmcp := testexe.Link(t, "buzz-dev-mcp")
+	key := strings.Repeat("0", 63) + "1"
+	for _, call := range []llmtest.Call{
+		{ID: "s", Name: "dev__send_message", Args: `{"channel":"6f1c2d4e-1111-4000-8000-0000000000ab","content":"hello"}`},
+		{ID: "r", Name: "dev__add_reaction", Args: `{"event":"` + strings.Repeat("a", 64) + `","emoji":"👀"}`},
+	} {
+		t.Run(call.Name, func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{call}})
+			c := startAgent(t, srv, "BUZZ_AGENT_REQUIRE_REPLY=1")
+			var res struct{ SessionID string }
+			c.call("session/new", map[string]any{"cwd": t.TempDir(), "mcpServers": []any{map[string]any{"name": "dev", "command": devmcp, "args": []string{},
+				"env": []any{map[string]any{"name": "BUZZ_SHELL_SANDBOX", "value": "off"}, map[string]any{"name": "BUZZ_RELAY_URL", "value": "ws://127.0.0.1:9"},
+					map[string]any{"name": "BUZZ_PRIVATE_KEY", "value": key}, map[string]any{"name": "BUZZ_TIMEOUT_SECS", "value": "2"}}}}}, &res)
+			c.prompt(res.SessionID, "go")
+			if srv.Count() != 2 {
+				t.Errorf("LLM calls = %d; want 2 (the tool round, then the end with no reminder)", srv.Count())
+			}
+		})
+	}
+}

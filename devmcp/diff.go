@@ -79,11 +79,14 @@ type change struct {
 
 // unifiedDiff renders the change from old to new, whose differences lie
 // inside regions, as a GNU unified diff with diffContext lines of context,
-// headed "--- a/<path>" and "+++ b/<path>". Output stops before a hunk that
-// would take it past maxDiffBytes, with a "[diff truncated]" line.
+// headed "--- a/<path>" and "+++ b/<path>" with the leading slash of an
+// absolute path dropped, as git writes them ("a/tmp/x", not "a//tmp/x").
+// Output stops before a hunk that would take it past maxDiffBytes, with a
+// "[diff truncated]" line.
 func unifiedDiff(path, old, new string, regions []region) string {
 	var b strings.Builder
-	b.WriteString("--- a/" + path + "\n+++ b/" + path + "\n")
+	p := strings.TrimPrefix(path, "/")
+	b.WriteString("--- a/" + p + "\n+++ b/" + p + "\n")
 	oldLines := splitAfterLines(old)
 	starts := make([]int, len(oldLines))
 	off := 0

@@ -117,7 +117,7 @@ func TestStrReplace(t *testing.T) {
 	f := writeFile(t, filepath.Join(dir, "a.txt"), numbered(10))
 	got := okText(t, p.tool("str_replace", map[string]any{"path": "a.txt", "old_str": "line5\n", "new_str": "five\n"}))
 	want := "Replaced 1 occurrence in " + f + ".\n\n" +
-		"--- a/" + f + "\n+++ b/" + f + "\n" +
+		"--- a" + f + "\n+++ b" + f + "\n" +
 		"@@ -2,7 +2,7 @@\n line2\n line3\n line4\n-line5\n+five\n line6\n line7\n line8\n"
 	if got != want {
 		t.Errorf("str_replace =\n%s\nwant\n%s", got, want)
@@ -255,7 +255,7 @@ func TestStrReplaceCreates(t *testing.T) {
 	p.initialize("2025-11-25")
 	got := okText(t, p.tool("str_replace", map[string]any{"path": "new.txt", "old_str": "", "new_str": "a\nb\n"}))
 	f := filepath.Join(dir, "new.txt")
-	want := "Created " + f + " (4 bytes).\n\n--- a/" + f + "\n+++ b/" + f + "\n@@ -0,0 +1,2 @@\n+a\n+b\n"
+	want := "Created " + f + " (4 bytes).\n\n--- a" + f + "\n+++ b" + f + "\n@@ -0,0 +1,2 @@\n+a\n+b\n"
 	if got != want {
 		t.Errorf("create =\n%q\nwant\n%q", got, want)
 	}

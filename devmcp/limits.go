@@ -119,3 +119,11 @@ const (
 	// maxTodoTextChars bounds one item's text, in Unicode scalar values.
 	maxTodoTextChars = 200
 )
+
+// Workspace tools (send_message, add_reaction, read_thread).
+const (
+	// maxWorkspaceOutputBytes bounds what one in-process buzz command may
+	// hand back on each of stdout and stderr: a 500-reply thread of long
+	// messages fits; the rest is counted and cut with a note.
+	maxWorkspaceOutputBytes = 1 << 20
+)

@@ -17,7 +17,7 @@ import (
 
 // Environment knobs of the server itself.
 const (
-	envLogLevel  = "BUZZ_DEV_MCP_LOG"        // debug, info (default), warn, error
+	envLogLevel  = "BUZZ_DEV_MCP_LOG"        // debug, info, warn (default), error
 	envLogFormat = "BUZZ_DEV_MCP_LOG_FORMAT" // text (default) or json
 	envNostrKey  = "NOSTR_PRIVATE_KEY"       // never passed to children
 )
@@ -32,11 +32,21 @@ Environment:
   BUZZ_DEV_MCP_LOG         log level on stderr: debug, info, warn, error
   BUZZ_DEV_MCP_LOG_FORMAT  text or json
   BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY  relay for the buzz CLI and media reads
+  BUZZ_AUTH_TAG            NIP-OA attestation the messaging tools sign with
+  BUZZ_TIMEOUT_SECS, BUZZ_CONNECT_TIMEOUT_SECS  the messaging tools' relay timeouts
   NOSTR_PRIVATE_KEY_FILE   0600 file with the agent's key (git, buzz CLI, media
                            reads); preferred over NOSTR_PRIVATE_KEY, which /proc shows
   BUZZ_SHELL_PASS_ENV      NAME,... secret-looking variables shell commands may see
   BUZZ_SHELL_SANDBOX       landlock (default where the kernel has it) or off
   BUZZ_SHELL_WRITE_DIRS    more directories sandboxed commands may write (PATH-style list)
+
+Flags:
+  --help                   print this help and exit
+
+Example:
+  # started by an MCP client (buzz-agent, an editor) that speaks MCP on its stdio
+  BUZZ_ACP_MCP_COMMAND=buzz-dev-mcp buzz-acp
+  echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | buzz-dev-mcp
 `
 
 // terminatingSignals are the signals whose default action ends the
@@ -59,7 +69,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 			io.WriteString(env.Out(), usage)
 			return 0
 		default:
-			fmt.Fprintf(env.Err(), "buzz-dev-mcp: unexpected argument %q\n%s", a, usage)
+			fmt.Fprintf(env.Err(), "buzz-dev-mcp: unexpected argument %q; the server takes no arguments\nhint: run 'buzz-dev-mcp --help' for the environment and an example\n", a)
 			return 2
 		}
 	}
@@ -94,18 +104,19 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	return 0
 }
 
-// newLogger builds the stderr logger from the environment.
+// newLogger builds the stderr logger from the environment. The default
+// level is warn: MCP hosts (Claude Code, Codex, the Inspector) show or file
+// whatever a server writes to stderr as errors, so routine lines (start-up,
+// each client, each cancelled call) wait for BUZZ_DEV_MCP_LOG=info.
 func newLogger(env proc.Env) *slog.Logger {
-	var level slog.Level
+	level := slog.LevelWarn
 	switch strings.ToLower(env.Getenv(envLogLevel)) {
 	case "debug":
 		level = slog.LevelDebug
-	case "warn", "warning":
-		level = slog.LevelWarn
+	case "info":
+		level = slog.LevelInfo
 	case "error":
 		level = slog.LevelError
-	default:
-		level = slog.LevelInfo
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	var h slog.Handler = slog.NewTextHandler(env.Err(), opts)
@@ -168,6 +179,10 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 		hasKey = true // the buzz CLI gets it as BUZZ_KEYFILE, the shim's key file
 	}
 	s.bootstrap = bootstrapText(cwd, s.sh, hasRelay && hasKey)
+	s.ws = newWorkspace(env)
+	if s.ws.configured() {
+		s.bootstrap += workspaceNote + "\n"
+	}
 	if s.sandbox != nil {
 		s.bootstrap += "\n" + sandboxNote(sandboxLandlock) + "\n"
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/procgroup"
 	"buzzbox/internal/statedir"
 )
 
@@ -487,7 +488,7 @@ func (s *Server) probeSandbox(ownProc bool) error {
 	cmd.Dir = s.cwd
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
-	setGroup(cmd)
+	procgroup.Set(cmd)
 	if ownProc {
 		setNamespaces(cmd)
 	}

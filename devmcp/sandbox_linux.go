@@ -124,7 +124,7 @@ func (p sandboxPolicy) rules(abi int) []landlock.Rule {
 func canOwnProc() bool { return os.Geteuid() == 0 }
 
 // setNamespaces starts cmd as the first process of new PID and mount
-// namespaces. It must follow setGroup, which sets SysProcAttr.
+// namespaces. It must follow procgroup.Set, which sets SysProcAttr.
 func setNamespaces(cmd *exec.Cmd) {
 	cmd.SysProcAttr.Cloneflags |= syscall.CLONE_NEWPID | syscall.CLONE_NEWNS
 }

@@ -85,7 +85,8 @@ func TestRelayHint(t *testing.T) {
 	}
 }
 
-var wantTools = []string{"_PostCompact", "_Stop", "read_file", "shell", "str_replace", "todo", "view_image"}
+// wantTools is what tools/list shows a client that runs no host hooks.
+var wantTools = []string{"read_file", "shell", "str_replace", "todo", "view_image"}
 
 func TestToolsList(t *testing.T) {
 	p := startServer(t, startOpts{})

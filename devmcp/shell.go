@@ -7,9 +7,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/mcp"
+	"buzzbox/internal/proc"
+	"buzzbox/internal/procgroup"
 )
 
 type shellArgs struct {
@@ -20,16 +24,18 @@ type shellArgs struct {
 
 // shellResult is the shell tool's answer, sent as pretty-printed JSON text
 // and as structuredContent. Fields are in alphabetical order, the order the
-// text form has always had.
+// text form has always had. The artifact paths are left out when there is
+// no artifact: a plain optional string, not a nullable one, is what hosts
+// with OpenAPI-style or strict schemas accept.
 type shellResult struct {
 	DurationMS      int64    `json:"duration_ms"`
 	ExitCode        int      `json:"exit_code"`
 	Notes           []string `json:"notes"`
 	Stderr          string   `json:"stderr"`
-	StderrArtifact  *string  `json:"stderr_artifact"`
+	StderrArtifact  *string  `json:"stderr_artifact,omitempty"`
 	StderrTruncated bool     `json:"stderr_truncated"`
 	Stdout          string   `json:"stdout"`
-	StdoutArtifact  *string  `json:"stdout_artifact"`
+	StdoutArtifact  *string  `json:"stdout_artifact,omitempty"`
 	StdoutTruncated bool     `json:"stdout_truncated"`
 	TimedOut        bool     `json:"timed_out"`
 }
@@ -40,7 +46,7 @@ const exitTimedOut = 124
 
 // shell is the shell tool: run one command in a fresh shell process and
 // report its exit code and output.
-func (s *Server) shell(ctx context.Context, c *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) shell(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a shellArgs
 	if err := decodeArgs(raw, &a, false); err != nil {
 		return nil, err
@@ -83,7 +89,7 @@ func (s *Server) shell(ctx context.Context, c *call, raw json.RawMessage) (*tool
 	if err != nil {
 		return nil, err
 	}
-	return &toolResult{Content: []content{textContent(string(text))}, StructuredContent: res}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(string(text))}, StructuredContent: res}, nil
 }
 
 // runShell runs command and collects its result. A cancelled ctx kills the
@@ -120,11 +126,11 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
 	cmd.Stderr = errW
 	// Stdin nil: the null device, so a command waiting for input ends.
-	setGroup(cmd)
+	procgroup.Set(cmd)
 	if s.sandbox != nil && s.ownProc {
 		setNamespaces(cmd)
 	}
-	err = cmd.Start()
+	err = proc.Start(cmd) // dies with buzz-dev-mcp
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -138,7 +144,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	finished := false
 	defer func() {
 		if !finished {
-			killGroup(pgid)
+			procgroup.Signal(pgid, syscall.SIGKILL)
 		}
 	}()
 	log := s.log.With("tool", "shell", "pid", pgid)
@@ -189,7 +195,7 @@ wait:
 	var notes []string
 	switch {
 	case cancelled:
-		killGroup(pgid)
+		procgroup.Signal(pgid, syscall.SIGKILL)
 		if !shellGone {
 			select {
 			case <-exited:
@@ -199,7 +205,7 @@ wait:
 			}
 		}
 		if shellGone {
-			reapGroup(pgid)
+			procgroup.Reap(pgid)
 		}
 		outR.Close()
 		errR.Close()
@@ -219,8 +225,8 @@ wait:
 		// The shell is gone. Anything it left running in its group (a
 		// background job) is stopped now, so it cannot outlive the call;
 		// when nothing is left, there is nothing to wait for.
-		reapGroup(pgid)
-		if groupAlive(pgid) {
+		procgroup.Reap(pgid)
+		if procgroup.Alive(pgid) {
 			log.Debug("stopping processes left in the group")
 			s.stopGroup(pgid, nil, true)
 		}
@@ -280,7 +286,7 @@ wait:
 // itself is still to be reaped: stopGroup waits up to reapAfterKill for it,
 // kills it directly if it is somehow still there, and returns its Wait error.
 func (s *Server) stopGroup(pgid int, exited <-chan error, shellGone bool) error {
-	termGroup(pgid)
+	procgroup.Signal(pgid, syscall.SIGTERM)
 	var waitErr error
 	deadline := time.Now().Add(s.opts.killGrace)
 	for time.Now().Before(deadline) {
@@ -292,14 +298,14 @@ func (s *Server) stopGroup(pgid int, exited <-chan error, shellGone bool) error 
 			}
 		}
 		if shellGone {
-			reapGroup(pgid)
-			if !groupAlive(pgid) {
+			procgroup.Reap(pgid)
+			if !procgroup.Alive(pgid) {
 				return waitErr
 			}
 		}
 		time.Sleep(groupPoll)
 	}
-	killGroup(pgid)
+	procgroup.Signal(pgid, syscall.SIGKILL)
 	if !shellGone {
 		select {
 		case waitErr = <-exited:
@@ -308,7 +314,7 @@ func (s *Server) stopGroup(pgid int, exited <-chan error, shellGone bool) error 
 			waitErr = <-exited
 		}
 	}
-	reapGroup(pgid)
+	procgroup.Reap(pgid)
 	return waitErr
 }
 

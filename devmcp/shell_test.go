@@ -56,7 +56,7 @@ func TestShellEcho(t *testing.T) {
 	for _, k := range keys {
 		names = append(names, k[1])
 	}
-	want := "duration_ms exit_code notes stderr stderr_artifact stderr_truncated stdout stdout_artifact stdout_truncated timed_out"
+	want := "duration_ms exit_code notes stderr stderr_truncated stdout stdout_truncated timed_out"
 	if strings.Join(names, " ") != want {
 		t.Errorf("result keys = %v; want %s in that order", names, want)
 	}

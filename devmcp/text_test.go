@@ -94,10 +94,10 @@ func TestUnifiedDiff(t *testing.T) {
 		m := findAll(tc.old, tc.oldStr, limit)
 		updated := replaceAt(tc.old, m, len(tc.oldStr), tc.newStr)
 		got := unifiedDiff("/f", tc.old, updated, editRegions(tc.old, m, len(tc.oldStr), len(tc.newStr)))
-		if !strings.HasPrefix(got, "--- a//f\n+++ b//f\n") {
+		if !strings.HasPrefix(got, "--- a/f\n+++ b/f\n") {
 			t.Errorf("%s: header %q", tc.name, got)
 		}
-		got = strings.TrimPrefix(got, "--- a//f\n+++ b//f\n")
+		got = strings.TrimPrefix(got, "--- a/f\n+++ b/f\n")
 		if tc.want != "" && got != tc.want {
 			t.Errorf("%s: diff =\n%s\nwant\n%s", tc.name, got, tc.want)
 		}
@@ -161,7 +161,7 @@ func checkDiffApplies(t *testing.T, old, want, diff string) {
 
 func TestCreateFileDiff(t *testing.T) {
 	got := unifiedDiff("/n", "", "a\nb", []region{{0, 0, 0, 3}})
-	want := "--- a//n\n+++ b//n\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file\n"
+	want := "--- a/n\n+++ b/n\n@@ -0,0 +1,2 @@\n+a\n+b\n\\ No newline at end of file\n"
 	if got != want {
 		t.Errorf("create diff = %q; want %q", got, want)
 	}
@@ -267,7 +267,7 @@ func FuzzStrReplace(f *testing.F) {
 			t.Fatalf("capped count %v vs %v", first, m)
 		}
 		diff := unifiedDiff("/f", content, got, editRegions(content, m, len(old), len(repl)))
-		body := strings.TrimPrefix(diff, "--- a//f\n+++ b//f\n")
+		body := strings.TrimPrefix(diff, "--- a/f\n+++ b/f\n")
 		if strings.Contains(body, "[diff truncated]") {
 			return
 		}

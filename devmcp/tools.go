@@ -3,13 +3,14 @@ package devmcp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+
+	"buzzbox/internal/mcp"
 )
 
 // handlerFunc runs one tool call. A *toolError becomes an isError result;
 // jsonrpc.ErrNoReply (a cancelled call) sends nothing; any other error is a
 // server fault, answered as a JSON-RPC internal error.
-type handlerFunc func(ctx context.Context, c *call, args json.RawMessage) (*toolResult, error)
+type handlerFunc func(ctx context.Context, c *call, args json.RawMessage) (*mcp.CallToolResult, error)
 
 // tool is one entry of tools/list.
 type tool struct {
@@ -100,7 +101,7 @@ func (s *Server) tools() []tool {
 				"send todos, the complete new list of {text, done} items (at most 50, text up to 200 characters), to replace it. " +
 				"Removing an unfinished item draws a warning: mark items done instead. While items are open, ending the turn may be discouraged.",
 			inputSchema: `{"type":"object","properties":{` +
-				`"todos":{"type":["array","null"],"maxItems":50,"description":"The complete new list; omit to read the current one.","items":{"type":"object","properties":{` +
+				`"todos":{"type":"array","maxItems":50,"description":"The complete new list; omit to read the current one.","items":{"type":"object","properties":{` +
 				`"text":{"type":"string","minLength":1,"maxLength":200},` +
 				`"done":{"type":"boolean","default":false}` +
 				`},"required":["text"],"additionalProperties":false}}` +
@@ -132,44 +133,31 @@ const shellOutputSchema = `{"type":"object","properties":{` +
 	`"exit_code":{"type":"integer","description":"Exit status; 124 on timeout; -1 when killed by a signal."},` +
 	`"notes":{"type":"array","items":{"type":"string"}},` +
 	`"stderr":{"type":"string"},` +
-	`"stderr_artifact":{"type":["string","null"]},` +
+	`"stderr_artifact":{"type":"string","description":"File with the whole stream; present only when stderr was truncated and saved."},` +
 	`"stderr_truncated":{"type":"boolean"},` +
 	`"stdout":{"type":"string"},` +
-	`"stdout_artifact":{"type":["string","null"]},` +
+	`"stdout_artifact":{"type":"string","description":"File with the whole stream; present only when stdout was truncated and saved."},` +
 	`"stdout_truncated":{"type":"boolean"},` +
 	`"timed_out":{"type":"boolean"}` +
-	`},"required":["duration_ms","exit_code","notes","stderr","stderr_artifact","stderr_truncated","stdout","stdout_artifact","stdout_truncated","timed_out"]}`
+	`},"required":["duration_ms","exit_code","notes","stderr","stderr_truncated","stdout","stdout_truncated","timed_out"]}`
 
-// toolJSON renders t as a tools/list entry for a client speaking version:
+// entry renders t as a tools/list entry for a client speaking version:
 // annotations from 2025-03-26, outputSchema from 2025-06-18.
-func (t *tool) toolJSON(version string) json.RawMessage {
-	type annotations struct {
-		ReadOnlyHint    bool `json:"readOnlyHint"`
-		DestructiveHint bool `json:"destructiveHint"`
-		IdempotentHint  bool `json:"idempotentHint"`
-		OpenWorldHint   bool `json:"openWorldHint"`
-	}
-	out := struct {
-		Name         string          `json:"name"`
-		Description  string          `json:"description"`
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-		Annotations  *annotations    `json:"annotations,omitempty"`
-	}{Name: t.name, Description: t.description, InputSchema: json.RawMessage(t.inputSchema)}
-	if version >= version20250326 {
-		out.Annotations = &annotations{
-			ReadOnlyHint:    t.readOnly,
-			DestructiveHint: t.destructive && !t.readOnly,
-			IdempotentHint:  t.idempotent || t.readOnly,
-			OpenWorldHint:   t.openWorld,
+func (t *tool) entry(version string) mcp.Tool {
+	out := mcp.Tool{Name: t.name, Description: t.description, InputSchema: json.RawMessage(t.inputSchema)}
+	if version >= mcp.Version20250326 {
+		out.Annotations = &mcp.ToolAnnotations{
+			ReadOnlyHint:    hint(t.readOnly),
+			DestructiveHint: hint(t.destructive && !t.readOnly),
+			IdempotentHint:  hint(t.idempotent || t.readOnly),
+			OpenWorldHint:   hint(t.openWorld),
 		}
 	}
-	if version >= version20250618 && t.outputSchema != "" {
+	if version >= mcp.Version20250618 && t.outputSchema != "" {
 		out.OutputSchema = json.RawMessage(t.outputSchema)
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		panic(fmt.Sprintf("devmcp: tool %s: bad schema: %v", t.name, err)) // programmer error, caught by the startup check
-	}
-	return b
+	return out
 }
+
+// hint is an annotation hint, always sent explicitly.
+func hint(b bool) *bool { return &b }

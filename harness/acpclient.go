@@ -14,12 +14,14 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/procgroup"
 )
 
 // clientProtocolVersion is what initialize offers (spec §9.2): 2, so that
@@ -222,7 +224,7 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		}
 	}
 	cmd := &exec.Cmd{Path: path, Args: append([]string{s.argv0}, s.args...), Env: s.env, Dir: s.dir, WaitDelay: killWait}
-	setProcessGroup(cmd)
+	procgroup.Set(cmd)
 	// The agent's stderr passes through a pipe of our own that keeps its
 	// last bytes: an agent that exits before initialize has usually said
 	// why there, and that is what the person should be told.
@@ -248,7 +250,8 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		tail.stop(stderrTailWait)
 		return nil, fmt.Errorf("buzz-acp: agent stdout pipe: %w", err)
 	}
-	err = cmd.Start()
+	// proc.Start: the agent dies with buzz-acp, whatever it does with stdin.
+	err = proc.Start(cmd)
 	stdinR.Close() // the child holds its own copy
 	errW.Close()
 	if err != nil {
@@ -411,14 +414,14 @@ func (a *agentProc) kill() {
 		}
 	}
 	if !wait(stdinGrace) {
-		killGroup(a.cmd, false)
+		procgroup.Signal(a.cmd.Process.Pid, syscall.SIGTERM)
 		a.conn.Close()
 		if !wait(termGrace) {
-			killGroup(a.cmd, true)
+			procgroup.Signal(a.cmd.Process.Pid, syscall.SIGKILL)
 			wait(killWait)
 		}
 	}
-	killGroup(a.cmd, true) // anything the agent left behind in its group
+	procgroup.Signal(a.cmd.Process.Pid, syscall.SIGKILL) // anything the agent left behind in its group
 }
 
 // stdinGrace and termGrace pace kill: the agent gets a moment to exit on

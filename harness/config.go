@@ -14,6 +14,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/usage"
 )
 
 // kind of a flag's value.
@@ -219,7 +220,7 @@ func (v strValue) Set(s string) error { *v.s = s; return nil }
 
 // parseRaw resolves every flag: the flag if given, else its env variable if
 // set, else the default.
-func parseRaw(args []string, env proc.Env, usage io.Writer) (rawConfig, error) {
+func parseRaw(args []string, env proc.Env, stdout io.Writer) (rawConfig, error) {
 	table := flagTable()
 	fs := flag.NewFlagSet("buzz-acp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -227,21 +228,21 @@ func parseRaw(args []string, env proc.Env, usage io.Writer) (rawConfig, error) {
 	for _, f := range table {
 		s := new(string)
 		vals[f.name] = s
+		*s = f.def // only for the page's defaults: values are read only for flags given
 		if f.kind == kBool {
 			fs.Var(boolValue{s}, f.name, f.usage)
 		} else {
 			fs.Var(strValue{s}, f.name, f.usage)
 		}
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printUsage(usage, table)
+	page := acpPage(fs, table)
+	var errb strings.Builder
+	if code, done := page.Parse(args, true, stdout, &errb); done {
+		if code == usage.ExitOK {
 			return rawConfig{}, errHelp
 		}
-		return rawConfig{}, cfgErr("run buzz-acp --help for the flag list", "%v", err)
-	}
-	if fs.NArg() > 0 {
-		return rawConfig{}, cfgErr("run buzz-acp --help for the flag list", "unexpected argument %q", fs.Arg(0))
+		msg, _, _ := strings.Cut(strings.TrimPrefix(errb.String(), "buzz-acp: "), "\n")
+		return rawConfig{}, cfgErr("run 'buzz-acp --help' for the flags and an example", "%s", msg)
 	}
 	flagged := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { flagged[f.Name] = true })
@@ -263,22 +264,41 @@ func parseRaw(args []string, env proc.Env, usage io.Writer) (rawConfig, error) {
 	return raw, nil
 }
 
-func printUsage(w io.Writer, table []flagSpec) {
-	fmt.Fprintln(w, "usage: buzz-acp [flags]   (every flag also reads the environment variable shown)")
+// acpPage is `buzz-acp --help`, generated from the flag table.
+func acpPage(fs *flag.FlagSet, table []flagSpec) *usage.Page {
+	p := &usage.Page{Name: "buzz-acp", Flags: fs, FlagEnv: map[string]string{}, Hidden: map[string]bool{}, Placeholders: map[string]string{},
+		Synopsis: "[flags]\n       buzz-acp models|auth-methods [--json] [--agent-command CMD] [--agent-args A,B]\n       buzz-acp authenticate --method-id ID [--agent-command CMD]",
+		About: `The harness: logs in to a Nostr relay (NIP-42) with the agent's key,
+listens on the channels the agent belongs to, and turns the events that
+should wake it into prompts for an ACP agent subprocess (buzz-agent, goose,
+codex-acp, claude-agent-acp), with buzz-dev-mcp as its tools. Every flag
+falls back to the environment variable shown beside it.`,
+		Env: []usage.Var{
+			{Name: "BUZZ_ACP_LOG_LEVEL", Help: "debug, info (default), warn or error"},
+			{Name: "BUZZ_ACP_LOG_JSON", Help: "set: log JSON lines instead of text"},
+			{Name: "BUZZ_AUTH_TAG", Help: "NIP-OA attestation of the agent key by its owner"},
+			{Name: "BUZZ_ACP_DISPLAY_NAME", Help: "the agent's name in git commits"},
+			{Name: "BUZZ_ACP_PRIVATE_KEY", Help: "old name of BUZZ_PRIVATE_KEY, read when that is unset"},
+			{Name: "BUZZ_ACP_EVENT_BUFFER", Help: fmt.Sprintf("relay events in flight to the harness (default %d)", defaultEventBuffer)},
+			{Name: "BUZZ_ACP_SETUP_PAYLOAD", Help: "set-up mode: start no agent; mentions get a reply saying what to configure"},
+			{Name: "CODEX_CONFIG", Help: "JSON object for a codex agent, merged under network access turned on"},
+		},
+		Examples: []string{
+			"BUZZ_PRIVATE_KEY=nsec1… buzz-acp --relay-url ws://localhost:3000 --agent-owner <owner hex> --agent-command buzz-agent",
+			"buzz-acp models --agent-command goose",
+		}}
 	for _, f := range table {
-		if f.hidden {
-			continue
+		p.Order = append(p.Order, f.name)
+		p.FlagEnv[f.name] = f.env
+		p.Hidden[f.name] = f.hidden
+		switch f.kind {
+		case kInt:
+			p.Placeholders[f.name] = "N"
+		case kList:
+			p.Placeholders[f.name] = "A,B"
 		}
-		arg := " VALUE"
-		if f.kind == kBool {
-			arg = ""
-		}
-		def := ""
-		if f.def != "" {
-			def = " (default " + f.def + ")"
-		}
-		fmt.Fprintf(w, "  --%s%s\n        %s [%s]%s\n", f.name, arg, f.usage, f.env, def)
 	}
+	return p
 }
 
 // LoadConfig parses and validates the command line and environment in the
@@ -292,7 +312,7 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 			}
 		}
 	}
-	raw, err := parseRaw(args, env, env.Err())
+	raw, err := parseRaw(args, env, env.Out())
 	if err != nil {
 		return nil, err
 	}

@@ -158,3 +158,98 @@ func withoutKey(environ []string, key string) []string {
 	}
 	return out
 }
+
+// TestEndToEndReplyThroughTypedTool: a model whose shell cannot run buzz
+// (some agents' sandboxes strip BUZZ_* or reset PATH) answers with
+// buzz-dev-mcp's send_message tool and never touches the shell. The reply
+// reaches the thread, signed with the agent's key, and the reply guard
+// sees it: the model's closing text is not posted as a second message.
+func TestEndToEndReplyThroughTypedTool(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	exe := testexe.Path(t)
+	w := newWorld(t)
+	anchor := regexp.MustCompile(`--channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+	var sends atomic.Int32
+	llm := llmtest.New(t)
+	llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		msgs, _ := req["messages"].([]any)
+		if len(msgs) > 0 {
+			if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] == "tool" {
+				return llmtest.Reply{Text: "I posted the answer in the thread."}
+			}
+		}
+		body, _ := json.Marshal(req)
+		if !strings.Contains(string(body), "buzz-dev-mcp__send_message") {
+			return llmtest.Reply{Text: "no send_message tool offered"}
+		}
+		if strings.Contains(string(body), "buzz-dev-mcp___Stop") {
+			return llmtest.Reply{Text: "a hook was offered as a tool"}
+		}
+		m := anchor.FindStringSubmatch(strings.ReplaceAll(string(body), `\u0060`, "`"))
+		if m == nil {
+			return llmtest.Reply{Text: "no anchor found"}
+		}
+		sends.Add(1)
+		args, _ := json.Marshal(map[string]string{"channel": m[1], "reply_to": m[2], "content": "pong from the typed tool"})
+		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__send_message", Args: string(args)}}}
+	})
+	// No buzz on PATH for anyone: only the typed tool can answer.
+	env := w.harnessEnv("", "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
+		"OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL="+llm.URL, "HOME="+t.TempDir(), "PATH="+t.TempDir())
+	env.Environ = withoutKey(env.Environ, envFakeAgent)
+	env.Exe = exe
+	c, err := LoadConfig([]string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence"}, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() { errc <- run(ctx, c, env, testLogger(t), timing{}) }()
+	stopped := false
+	stop := func() {
+		if stopped {
+			return
+		}
+		stopped = true
+		cancel()
+		select {
+		case <-errc:
+		case <-time.After(60 * time.Second):
+			t.Error("harness did not stop")
+		}
+	}
+	defer stop()
+
+	mention := w.mention("ping")
+	agentMessages := func() []*nostr.Event {
+		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
+		return evs
+	}
+	var reply *nostr.Event
+	waitFor(t, "the agent's reply in the thread", 60*time.Second, func() bool {
+		for _, e := range agentMessages() {
+			if e.Tags.FindWithValue("e", mention.ID) != nil {
+				reply = e
+			}
+		}
+		return reply != nil
+	})
+	if reply.Content != "pong from the typed tool" {
+		t.Errorf("reply content = %q; want the typed tool's message (the model said: %s)", reply.Content, llm.Bodies()[len(llm.Bodies())-1])
+	}
+	// The turn is over once its reactions are gone; the harness's
+	// shutdown waits for the reply guard it started.
+	waitFor(t, "reactions cleaned up", 20*time.Second, func() bool { return w.seenReactions() == 0 })
+	stop()
+	if evs := agentMessages(); len(evs) != 1 || sends.Load() != 1 {
+		var texts []string
+		for _, e := range evs {
+			texts = append(texts, e.Content)
+		}
+		t.Errorf("agent posted %d messages %q, model sent %d times; want 1 and 1 (no duplicate from the reply guard)", len(evs), texts, sends.Load())
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/testexe"
 )
 
 // Environment switches of the fake ACP agent the test binary becomes.
@@ -25,6 +26,7 @@ const (
 	envFakeSteering = "BUZZ_TEST_FAKE_STEERING" // advertise _meta.steering.supported
 	envFakeError    = "BUZZ_TEST_FAKE_ERROR"    // prompts fail with this JSON-RPC error message
 	envFakeUsage    = "BUZZ_TEST_FAKE_USAGE"    // report usage per turn (fakeTurnUsage), naming this model
+	envFakeLinger   = "BUZZ_TEST_FAKE_LINGER"   // keep running after stdin closes, as codex-acp does
 )
 
 // fakeTurnUsage is what a fake reporting usage adds to its session's
@@ -38,7 +40,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envFakeAgent); mode != "" {
 		os.Exit(fakeAgent(mode))
 	}
-	os.Exit(m.Run())
+	os.Exit(testexe.RunTests(m))
 }
 
 type fakeLogLine struct {
@@ -241,6 +243,12 @@ func fakeAgent(mode string) int {
 	}
 	conn = jsonrpc.NewConn(deafReader{&deaf}, &lockedWriter{w: out, mu: &mu}, jsonrpc.Options{})
 	conn.Serve(context.Background(), handler)
+	if os.Getenv(envFakeLinger) != "" {
+		fakeLog("linger", nil, "stdin closed")
+		for {
+			time.Sleep(time.Hour)
+		}
+	}
 	return 0
 }
 

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/testexe"
 )
 
 // TestMain lets the test binary stand in for the two helpers: started
@@ -20,7 +21,7 @@ func TestMain(m *testing.M) {
 	case "git-credential-nostr":
 		os.Exit(CredentialMain(context.Background(), os.Args[1:], proc.OS()))
 	}
-	os.Exit(m.Run())
+	os.Exit(testexe.RunTests(m))
 }
 
 // helperBin returns a directory holding git-sign-nostr and

@@ -3,7 +3,7 @@
 // # Synopsis
 //
 //	buzz-relay [--listen 127.0.0.1:3000] [--data ./buzz-relay-data] [--sync] [--db postgres://…]
-//	           [--owner PUBKEY] [--allow PUBKEY]… [--allow-file FILE] [--open]
+//	           [--owner PUBKEY] [--admin PUBKEY]… [--allow PUBKEY]… [--allow-file FILE] [--open]
 //	           [--public-url ws(s)://host]… [--max-event-bytes N] [--max-filters N]
 //	           [--max-subscriptions N] [--rate N] [--burst N] [--max-future 15m]
 //	           [--max-age 26280h] [--log-level L] [--log-json]
@@ -50,10 +50,20 @@
 //     a guest reads shared repositories and never pushes.
 //   - The HTTP bridge: POST /query, /count, /events with NIP-98 auth; a
 //     request with a body needs a payload tag hashing it.
-//   - Git smart HTTP under /git/<owner>/<name>.git through git http-backend.
+//   - Git smart HTTP under /git/<owner>/<name>.git through git http-backend;
+//     the owner is an npub or hex in either case.
+//   - NIP-86 management (POST / with application/nostr+json+rpc, NIP-98
+//     with a payload tag; the owner and --admin keys only): allow,
+//     disallow, ban and unban keys, list them, and createinvite; see
+//     nip86.go, members.go and invite.go. Members and invites are kept as
+//     relay-signed records in the store (kinds 39520, 39521), never served.
+//     A ban closes the key's websockets, and its agents', at once.
+//   - POST /invite redeems an invite for the key that signs its NIP-98
+//     token; POST /login trades a one-time sign-in token (LoginToken) for
+//     the key it was minted for.
+//   - The web client at / (package web).
 //
-// It does not federate, mirror other relays, serve Blossom uploads or
-// speak NIP-86 management.
+// It does not federate, mirror other relays or serve Blossom uploads.
 //
 // # Library use
 //

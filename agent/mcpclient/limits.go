@@ -1,6 +1,10 @@
 package mcpclient
 
-import "time"
+import (
+	"time"
+
+	"buzzbox/internal/mcp"
+)
 
 // Registry caps (spec names in parentheses).
 const (
@@ -23,10 +27,7 @@ const (
 
 // protocolVersion is the MCP revision offered in initialize (the newest
 // legacy-era one; any counter-offer is accepted).
-const protocolVersion = "2025-11-25"
-
-// modernVersion is the handshake-free MCP revision probed with server/discover.
-const modernVersion = "2026-07-28"
+const protocolVersion = mcp.Version20251125
 
 // discoverTimeout bounds the server/discover probe; a legacy server that
 // stays silent costs at most this before the initialize handshake.
@@ -47,3 +48,37 @@ const (
 // httpNotifyTimeout bounds a notification POST (initialized, cancelled):
 // the server owes only a 202, and a cancel must not hang the caller.
 const httpNotifyTimeout = 10 * time.Second
+
+// SSE resumption (MCP 2025-11-25, SEP-1699). A server names its
+// reconnection delay in an event's retry field; without one the client
+// waits sseDefaultRetry. The delay is kept within [sseMinRetry,
+// sseMaxRetry] so a server cannot make the client hammer it or park a
+// call for longer than a tool timeout would allow anyway. A resumption GET
+// that fails at the network level is tried maxResumeFailures times in a
+// row before the stream counts as lost; an HTTP error status ends it at
+// once (the server said it will not resume).
+const (
+	sseDefaultRetry   = time.Second
+	sseMinRetry       = 100 * time.Millisecond
+	sseMaxRetry       = 30 * time.Second
+	maxResumeFailures = 3
+)
+
+// OAuth for remote servers: a token is renewed tokenExpirySkew before the
+// expiry its server gave (a request in flight must not meet an expired
+// token), and an expires_in beyond maxTokenLifetime is cut to it, so a
+// token file never claims to stay good for years. Metadata documents and
+// token answers are read up to maxOAuthDocumentBytes (real ones are a few
+// kilobytes), each request within oauthRequestTimeout. One MCP request
+// gets at most maxAuthAttempts new tokens (401, then 403 insufficient_scope
+// with more scope), so a server that never accepts one cannot loop us.
+const (
+	tokenExpirySkew       = 30 * time.Second
+	maxTokenLifetime      = 90 * 24 * time.Hour
+	maxOAuthDocumentBytes = 64 << 10
+	oauthRequestTimeout   = 30 * time.Second
+	maxAuthAttempts       = 2
+	// jwtAssertionLifetime is how long a private_key_jwt assertion is
+	// valid: long enough for clock skew, short against replay.
+	jwtAssertionLifetime = 5 * time.Minute
+)

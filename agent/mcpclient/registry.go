@@ -9,10 +9,13 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"path/filepath"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"buzzbox/internal/statedir"
 )
 
 // Sep joins a server name and a bare tool name into a qualified name.
@@ -232,6 +235,36 @@ func (r *Registry) childEnv(sp Spec) []string {
 	return env
 }
 
+// stateDir is the agent's state directory: $BUZZ_AGENT_STATE_DIR, else
+// $XDG_STATE_HOME/buzzbox/agent (or ~/.local/state/buzzbox/agent); "" when
+// none can be named. A relative BUZZ_AGENT_STATE_DIR is ignored, as XDG
+// does: it would put secrets wherever the agent happens to run, often a
+// working tree its shell reads.
+func (r *Registry) stateDir() string {
+	if d := r.getenv(stateDirVar); filepath.IsAbs(d) {
+		return d
+	}
+	root, err := statedir.Root(r.getenv)
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(root, "agent")
+}
+
+// stateDirVar names the agent's state directory (OAuth tokens of remote
+// MCP servers and their pre-registered clients live there).
+const stateDirVar = "BUZZ_AGENT_STATE_DIR"
+
+// getenv looks k up in the agent's environment, the last setting winning.
+func (r *Registry) getenv(k string) string {
+	for i := len(r.opts.Environ) - 1; i >= 0; i-- {
+		if kk, v, ok := strings.Cut(r.opts.Environ[i], "="); ok && kk == k {
+			return v
+		}
+	}
+	return ""
+}
+
 // start connects to one server and performs the handshake. onListChanged
 // runs (without blocking) when the server says its tool list changed.
 func (r *Registry) start(ctx context.Context, sp Spec, onListChanged func()) (*Client, []Tool, error) {
@@ -260,7 +293,7 @@ func (r *Registry) start(ctx context.Context, sp Spec, onListChanged func()) (*C
 		for _, h := range sp.Headers {
 			hs = append(hs, nameValue{h[0], h[1]})
 		}
-		t = newHTTP(sp.URL, hs, hc, log)
+		t = newHTTP(sp.URL, hs, hc, onListChanged, log).withOAuth(r.stateDir())
 	default:
 		return nil, nil, fmt.Errorf("init %s: unsupported MCP transport %q", sp.Name, sp.Type)
 	}
@@ -269,6 +302,9 @@ func (r *Registry) start(ctx context.Context, sp Spec, onListChanged func()) (*C
 	if err != nil {
 		t.close(false)
 		return nil, nil, err
+	}
+	if ht, ok := t.(*httpTransport); ok {
+		ht.listen()
 	}
 	return c, tools, nil
 }

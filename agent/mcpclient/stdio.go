@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/proc"
+	"buzzbox/internal/procgroup"
 )
 
 // stdioTransport is a child process speaking MCP on its stdin/stdout. The
@@ -37,7 +39,7 @@ func startStdio(command string, args []string, env []string, dir string, stderr 
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.Stderr = stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	procgroup.Set(cmd)
 	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
@@ -50,7 +52,7 @@ func startStdio(command string, args []string, env []string, dir string, stderr 
 	}
 	cmd.Stdin = inR
 	cmd.Stdout = outW
-	if err := cmd.Start(); err != nil {
+	if err := proc.Start(cmd); err != nil { // dies with the agent
 		inR.Close()
 		inW.Close()
 		outR.Close()
@@ -72,18 +74,12 @@ func startStdio(command string, args []string, env []string, dir string, stderr 
 	// connection alive.
 	go func() {
 		_ = cmd.Wait()
-		killGroup(cmd.Process.Pid, syscall.SIGKILL)
+		procgroup.Signal(cmd.Process.Pid, syscall.SIGKILL)
 		close(t.exited)
 		t.conn.Close()
 		outR.Close()
 	}()
 	return t, nil
-}
-
-func killGroup(pid int, sig syscall.Signal) {
-	if pid > 0 {
-		_ = syscall.Kill(-pid, sig)
-	}
 }
 
 func (t *stdioTransport) call(ctx context.Context, method string, params, result any, onID func(json.RawMessage)) error {
@@ -110,13 +106,13 @@ func (t *stdioTransport) close(graceful bool) {
 		pid := t.cmd.Process.Pid
 		t.stdin.Close()
 		if graceful && waitFor(t.exited, stdinGrace) {
-			killGroup(pid, syscall.SIGKILL) // stray grandchildren
+			procgroup.Signal(pid, syscall.SIGKILL) // stray grandchildren
 		} else {
 			if graceful {
-				killGroup(pid, syscall.SIGTERM)
+				procgroup.Signal(pid, syscall.SIGTERM)
 			}
 			if !graceful || !waitFor(t.exited, termGrace) {
-				killGroup(pid, syscall.SIGKILL)
+				procgroup.Signal(pid, syscall.SIGKILL)
 			}
 		}
 		<-t.exited

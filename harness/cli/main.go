@@ -45,6 +45,14 @@ type inv struct {
 func Main(ctx context.Context, args []string, env proc.Env) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	return Run(ctx, args, env)
+}
+
+// Run runs one command as Main does, but leaves signals to the caller and
+// ends with ctx: for a long-running identity that speaks for the agent
+// without a shell (buzz-dev-mcp's workspace tools), so that the events it
+// builds are exactly the CLI's. env.Environ is all the command sees.
+func Run(ctx context.Context, args []string, env proc.Env) int {
 	err := run(ctx, args, env)
 	if err == nil {
 		return exitOK
@@ -68,6 +76,11 @@ func run(ctx context.Context, args []string, env proc.Env) error {
 		if help || len(args) == 0 || len(words) > 0 && words[0] == "help" {
 			printHelp(env.Out(), table, words)
 			return errHelpShown
+		}
+		if len(words) == 0 {
+			if f := firstUnknownFlag(args); f != "" {
+				return userErr("unknown flag %q before the command; run buzz --help", f)
+			}
 		}
 		return err
 	}
@@ -127,6 +140,20 @@ func leadingWords(args []string) (words []string, at []int, help bool) {
 		}
 	}
 	return words, at, help
+}
+
+// firstUnknownFlag returns the first argument that looks like a flag and
+// is no global one, or "".
+func firstUnknownFlag(args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			return ""
+		}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && a != "-" && !isGlobal(name) {
+			return a
+		}
+	}
+	return ""
 }
 
 func isGlobal(name string) bool {

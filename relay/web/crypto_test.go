@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/nostrgit/nipoa"
@@ -267,5 +269,44 @@ func TestNIPOAAttestationsMatchGo(t *testing.T) {
 		if out.Owners[i] != c.want {
 			t.Errorf("case %d (tag %v): page says owner %q; want %q", i, c.ev.Tags[0], out.Owners[i], c.want)
 		}
+	}
+}
+
+// TestPageParsersSurviveRandomInput runs the page's parsers on random and
+// mutated input under node (testdata/fuzz.mjs): bech32 and key parsing,
+// frames from a hostile relay, hostile events into the store. Each must
+// refuse with an Error or ignore the input, never crash. BUZZ_WEB_FUZZ_SEED
+// replays one seed.
+func TestPageParsersSurviveRandomInput(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP(loud): node is not installed; the page's parsers are not fuzzed")
+	}
+	dir, _ := filepath.Abs(filepath.Join("static", "js"))
+	seed := time.Now().UnixNano() & 0x7fffffff
+	if s := os.Getenv("BUZZ_WEB_FUZZ_SEED"); s != "" {
+		seed, _ = strconv.ParseInt(s, 10, 64)
+	}
+	in, _ := json.Marshal(map[string]any{"dir": dir, "seed": seed, "rounds": 1500})
+	cmd := exec.Command(node, filepath.Join("testdata", "fuzz.mjs"))
+	cmd.Stdin = bytes.NewReader(in)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node fuzz.mjs (seed %d): %v\n%s", seed, err, stderr.String())
+	}
+	var out struct {
+		Checked  int      `json:"checked"`
+		Failures []string `json:"failures"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("fuzz.mjs output %q: %v", b, err)
+	}
+	if out.Checked < 1500 {
+		t.Errorf("checked %d inputs; want every round run", out.Checked)
+	}
+	for _, f := range out.Failures {
+		t.Errorf("seed %d (BUZZ_WEB_FUZZ_SEED=%d replays it): %s", seed, seed, f)
 	}
 }

@@ -45,6 +45,13 @@ func BenchmarkRegexLiteral(b *testing.B) { benchRun(b, "-n", `err\s*!=\s*nil\s*\
 // BenchmarkCaseInsensitive searches case-insensitively.
 func BenchmarkCaseInsensitive(b *testing.B) { benchRun(b, "-n", "-i", "func main") }
 
+// BenchmarkFixedCaseInsensitive searches for a literal case-insensitively
+// (-F -i), whose letters include 's', which also folds to LONG S.
+func BenchmarkFixedCaseInsensitive(b *testing.B) { benchRun(b, "-F", "-i", "servehttp") }
+
+// BenchmarkCaseInsensitiveWord searches for a whole word case-insensitively.
+func BenchmarkCaseInsensitiveWord(b *testing.B) { benchRun(b, "-i", "-w", "context") }
+
 // BenchmarkFiles lists the files a search would read.
 func BenchmarkFiles(b *testing.B) { benchRun(b, "--files") }
 

@@ -48,9 +48,14 @@ type Matcher struct {
 	// folds, when nothing above applies, finds candidates for a set of
 	// case-insensitive literals.
 	folds *foldSet
-	// foldExact says the pattern is just the fold literal(s): a candidate
-	// passing the byte check is a match.
+	// foldExact says the pattern is just the fold literal(s): a line
+	// holding one is a match.
 	foldExact bool
+	// foldWord says the pattern is just the fold literal under -w: a match
+	// of it with ASCII on both sides is decided by those two bytes.
+	foldWord bool
+	// reqWord is foldWord for a pattern that is just req.
+	reqWord bool
 	// multiExact says the pattern is just those literals: a candidate is a
 	// match, no regex run needed.
 	multiExact bool
@@ -120,10 +125,12 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 		return m, nil
 	}
 	m.req = requiredLiteral(tree)
+	m.reqWord = m.req != nil && m.word && m.ub == nil && tree.Op == syntax.OpLiteral
 	if m.req == nil {
 		if lit := foldLiteral(tree); len(lit) > 0 {
 			m.fold, _ = newFoldFinder(lit)
 			m.foldExact = m.fold != nil && !m.word && tree.Op == syntax.OpLiteral
+			m.foldWord = m.fold != nil && m.word && m.ub == nil && tree.Op == syntax.OpLiteral
 		}
 	}
 	if m.req == nil && m.fold == nil {
@@ -398,6 +405,16 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 			if i < 0 {
 				return 0, 0, false
 			}
+			if m.reqWord {
+				switch wordEdges(buf, pos+i, pos+i+len(m.req)) {
+				case edgesWord:
+					s, e := lineBounds(buf, pos+i)
+					return s, e, true
+				case edgesNotWord:
+					pos += i + 1
+					continue
+				}
+			}
 			s, e := lineBounds(buf, pos+i)
 			if m.lineOK(buf[s:e]) {
 				return s, e, true
@@ -409,13 +426,23 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 	if m.fold != nil {
 		sc := m.fold.scanner(buf)
 		for p := sc.next(0); p >= 0; {
-			exact := m.fold.at(buf, p)
-			if !exact && !(m.fold.ks && m.fold.maybeFolded(buf, p)) {
+			ms, me, ok := m.fold.at(buf, p)
+			if !ok {
 				p = sc.next(p + 1)
 				continue
 			}
+			if m.foldWord {
+				switch wordEdges(buf, ms, me) {
+				case edgesWord:
+					s, e := lineBounds(buf, p)
+					return s, e, true
+				case edgesNotWord:
+					p = sc.next(p + 1)
+					continue
+				}
+			}
 			s, e := lineBounds(buf, p)
-			if (exact && m.foldExact) || m.lineOK(buf[s:e]) {
+			if m.foldExact || m.lineOK(buf[s:e]) {
 				return s, e, true
 			}
 			p = sc.next(e + 1)
@@ -434,12 +461,12 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 		return 0, 0, false
 	}
 	if m.folds != nil {
-		for p, exact := m.folds.next(buf, 0); p >= 0; {
+		for p := m.folds.next(buf, 0); p >= 0; {
 			s, e := lineBounds(buf, p)
-			if (exact && m.foldExact) || m.lineOK(buf[s:e]) {
+			if m.foldExact || m.lineOK(buf[s:e]) {
 				return s, e, true
 			}
-			p, exact = m.folds.next(buf, e+1)
+			p = m.folds.next(buf, e+1)
 		}
 		return 0, 0, false
 	}
@@ -480,6 +507,38 @@ func (m *Matcher) FindLine(buf []byte) (start, end int, ok bool) {
 		pos = e + 1
 	}
 	return 0, 0, false
+}
+
+// How the bytes around a match decide a -w match (wordEdges).
+const (
+	edgesUnknown = iota // a neighbour is past ASCII: ask the regex
+	edgesWord           // both neighbours are line edges or ASCII non-word bytes
+	edgesNotWord        // an ASCII word byte touches the match
+)
+
+// wordEdges classifies the match buf[s:e] for -w, which (as ripgrep's
+// (?:^|\W)PAT(?:\W|$)) takes a match with a line edge or a non-word
+// character on each side.
+func wordEdges(buf []byte, s, e int) int {
+	var before, after byte = '\n', '\n'
+	if s > 0 {
+		before = buf[s-1]
+	}
+	if e < len(buf) {
+		after = buf[e]
+	}
+	if isWordByte(before) || isWordByte(after) {
+		return edgesNotWord
+	}
+	if before >= utf8.RuneSelf || after >= utf8.RuneSelf {
+		return edgesUnknown
+	}
+	return edgesWord
+}
+
+// isWordByte reports whether c is an ASCII word character.
+func isWordByte(c byte) bool {
+	return c == '_' || '0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z'
 }
 
 // lineOK confirms a candidate line (no terminator).
@@ -585,20 +644,18 @@ func (m *Matcher) MatchLine(line []byte) bool {
 		return false
 	}
 	if m.fold != nil {
-		maybe, exact := m.fold.anyIn(line)
-		if !maybe {
+		if !m.fold.anyIn(line) {
 			return false
 		}
-		if exact && m.foldExact {
+		if m.foldExact {
 			return true
 		}
 	}
 	if m.folds != nil {
-		maybe, exact := m.folds.anyIn(line)
-		if !maybe {
+		if !m.folds.anyIn(line) {
 			return false
 		}
-		if exact && m.foldExact {
+		if m.foldExact {
 			return true
 		}
 	}

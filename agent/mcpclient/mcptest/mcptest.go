@@ -9,6 +9,7 @@ package mcptest
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -286,6 +287,20 @@ func (f *fake) call(ctx context.Context, req *jsonrpc.Request) (any, error) {
 			t = "not done yet"
 		}
 		return text(t), nil
+	case "ask":
+		// Asks the client what buzz-agent does not offer, in the middle of
+		// the call, and reports the error code each request got.
+		var got []string
+		for _, m := range []string{"elicitation/create", "sampling/createMessage", "roots/list"} {
+			err := f.conn.Call(ctx, m, map[string]any{}, nil)
+			code := 0
+			var rpcErr *jsonrpc.Error
+			if errors.As(err, &rpcErr) {
+				code = rpcErr.Code
+			}
+			got = append(got, fmt.Sprintf("%s:%d", m, code))
+		}
+		return text(strings.Join(got, " ")), nil
 	case "_PostCompact":
 		t := f.get("POSTCOMPACT_TEXT")
 		if t == "" {

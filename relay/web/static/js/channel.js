@@ -6,7 +6,10 @@ import { renderFeed } from './feed.js';
 import { composer } from './composer.js';
 import { body } from './render.js';
 import { el } from './util.js';
-import { parsePubkey } from './signer.js';
+import { parsePubkey, npub } from './signer.js';
+import { manage } from './nip86.js';
+import { query } from './bridge.js';
+import { messageKinds } from './store.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -16,7 +19,9 @@ export class ChannelView {
     this.id = '';
     this.cache = new Map();
     this.query = '';
-    $('search').addEventListener('input', (e) => { this.query = e.target.value.trim().toLowerCase(); this.render(); });
+    this.relayMembers = new Set(); // from NIP-86 listallowedpubkeys
+    $('search').addEventListener('input', (e) => { this.query = e.target.value.trim().toLowerCase(); $('search-status').textContent = ''; this.render(); });
+    $('search').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); this.searchRelay(); } });
     $('members-btn').addEventListener('click', () => this.openMembers());
     $('members-close').addEventListener('click', () => $('members-dialog').close());
     $('canvas-btn').addEventListener('click', () => {
@@ -36,6 +41,7 @@ export class ChannelView {
     this.cache = new Map();
     $('feed').replaceChildren();
     $('search').value = '';
+    $('search-status').textContent = '';
     this.query = '';
     this.composerFor = '';
     $('empty').hidden = true;
@@ -55,10 +61,13 @@ export class ChannelView {
     document.title = `${name} · buzz`;
 
     const member = ch && (ch.members.has(this.app.me) || this.app.me === this.app.owner);
-    const key = (member ? 'm' : 'j') + name + forum;
+    const gone = s.gone(this.id);
+    const key = (gone ? 'g' : member ? 'm' : 'j') + name + forum;
     if (this.composerFor !== key) {
       this.composerFor = key;
-      if (member) {
+      if (gone) {
+        $('composer-slot').replaceChildren(el('p', { class: 'join', role: 'status', text: 'This channel was deleted.' }));
+      } else if (member) {
         const c = composer({
           label: forum ? `New post in ${name}` : `Message ${forum ? '' : '#'}${name}`,
           placeholder: forum ? 'Write a post' : `Message #${name}`,
@@ -82,6 +91,7 @@ export class ChannelView {
     }
     renderFeed($('feed'), evs, this.app, this.cache, { inThread: Boolean(this.query) && false });
     $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
+    $('feed').querySelector(':scope > .empty')?.remove();
     if (this.query && evs.length === 0) $('feed').append(el('p', { class: 'empty', text: `No message matches “${this.query}”.` }));
 
     const typing = s.typingIn(this.id).map((pk) => s.name(pk));
@@ -94,6 +104,21 @@ export class ChannelView {
     if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));
   }
 
+  /** searchRelay asks the relay for older matches than the page holds (Enter in the search box). */
+  async searchRelay() {
+    const q = $('search').value.trim();
+    if (q.length < 2) return;
+    const id = this.id;
+    $('search-status').textContent = 'Searching the relay…';
+    try {
+      const evs = await query(this.app.signer, [{ kinds: messageKinds, '#h': [id], search: q, limit: 100 }]);
+      for (const ev of evs) this.app.store.add(ev);
+      if (this.id === id) $('search-status').textContent = `${evs.length} ${evs.length === 1 ? 'match' : 'matches'} on the relay`;
+    } catch (e) {
+      $('search-status').textContent = 'Search failed: ' + e.message;
+    }
+  }
+
   openMembers() {
     const s = this.app.store;
     const ch = s.channels.get(this.id);
@@ -101,11 +126,23 @@ export class ChannelView {
     $('members-error').textContent = '';
     $('members-list').replaceChildren(...[...ch.members.entries()].map(([pk, role]) => el('li', {},
       el('span', { text: s.name(pk) + (s.online(pk) ? ' (online)' : '') }), el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }))));
-    const known = new Set(s.profiles.keys());
-    for (const c of s.channels.values()) for (const pk of c.members.keys()) known.add(pk);
-    $('known-people').replaceChildren(...[...known].filter((pk) => !ch.members.has(pk)).map((pk) => el('option', { value: s.name(pk) })));
+    const fill = () => {
+      const known = new Set([...s.profiles.keys(), ...this.relayMembers]);
+      for (const c of s.channels.values()) for (const pk of c.members.keys()) known.add(pk);
+      $('known-people').replaceChildren(...[...known].filter((pk) => !ch.members.has(pk))
+        .map((pk) => el('option', { value: s.profiles.has(pk) ? s.name(pk) : npub(pk) })));
+    };
+    fill();
     $('topic-input').value = ch.topic;
     $('members-dialog').showModal();
+    // The relay's own member list, for its owner and admins (NIP-86);
+    // after one refusal the page stops asking.
+    if (this.app.notRelayAdmin) return;
+    manage(this.app.signer, 'listallowedpubkeys').then((rows) => {
+      if (!Array.isArray(rows)) return;
+      for (const r of rows) if (r && /^[0-9a-f]{64}$/.test(r.pubkey)) this.relayMembers.add(r.pubkey);
+      fill();
+    }).catch(() => { this.app.notRelayAdmin = true; });
   }
 
   async addMember() {
@@ -115,7 +152,7 @@ export class ChannelView {
     try {
       pk = parsePubkey(v);
     } catch {
-      const byName = [...new Set([...s.profiles.keys(), ...[...s.channels.values()].flatMap((c) => [...c.members.keys()])])].filter((k) => s.name(k) === v);
+      const byName = [...new Set([...s.profiles.keys(), ...this.relayMembers, ...[...s.channels.values()].flatMap((c) => [...c.members.keys()])])].filter((k) => s.name(k) === v);
       if (byName.length !== 1) { $('members-error').textContent = byName.length ? `several people are named ${v}; give their npub` : 'give an npub1…, 64 hex characters or the name of someone in the workspace'; return; }
       pk = byName[0];
     }

@@ -5,7 +5,7 @@ import { el } from './util.js';
 
 /** renderChannels fills the sidebar list. app: {store, current, open(id), lastRead(id)}. */
 export function renderChannels(list, app) {
-  const chans = [...app.store.channels.values()].filter((c) => c.name && c.metaAt >= 0 && !c.archived)
+  const chans = [...app.store.channels.values()].filter((c) => c.name && c.metaAt >= 0 && !c.archived && !app.store.gone(c.id))
     .sort((a, b) => a.name.localeCompare(b.name));
   const items = chans.map((c) => {
     const unread = c.id === app.current ? 0 : app.store.unread(c.id, app.lastRead(c.id));

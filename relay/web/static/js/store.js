@@ -7,7 +7,7 @@ import { tag, tags, threadOf, attestedOwner } from './event.js';
 export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
-  canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002,
+  canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
   presence: 20001, typing: 20002,
 };
 
@@ -58,7 +58,7 @@ export class Store {
   channel(id) {
     let ch = this.channels.get(id);
     if (!ch) {
-      ch = { id, name: '', about: '', topic: '', type: 'stream', private: false, archived: false, members: new Map(), metaAt: -1, membersAt: -1 };
+      ch = { id, name: '', about: '', topic: '', type: 'stream', private: false, archived: false, members: new Map(), metaAt: -1, membersAt: -1, deletedAt: -1 };
       this.channels.set(id, ch);
     }
     return ch;
@@ -101,6 +101,13 @@ export class Store {
         ch.membersAt = ev.created_at;
         ch.members = new Map();
         for (const t of ev.tags) if (t[0] === 'p' && /^[0-9a-f]{64}$/.test(t[1] || '')) ch.members.set(t[1], t[3] || 'member');
+        break;
+      }
+      case K.channelTombstone: {
+        // The relay's record of a deleted channel; a newer 39000 means it was made again.
+        if (this.relayPubkey && ev.pubkey !== this.relayPubkey) return false;
+        const ch = this.channel(tag(ev, 'd') || '');
+        ch.deletedAt = Math.max(ch.deletedAt, ev.created_at);
         break;
       }
       case K.edit: {
@@ -189,6 +196,12 @@ export class Store {
   editList(target) {
     if (!this.editsAll.has(target)) this.editsAll.set(target, []);
     return this.editsAll.get(target);
+  }
+
+  /** gone reports whether channel id was deleted after its newest metadata. */
+  gone(id) {
+    const ch = this.channels.get(id);
+    return Boolean(ch && ch.deletedAt >= 0 && ch.deletedAt >= ch.metaAt);
   }
 
   /** isAdmin reports whether pubkey runs channel ch. */

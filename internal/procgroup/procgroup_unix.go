@@ -1,6 +1,6 @@
 //go:build unix
 
-package devmcp
+package procgroup
 
 import (
 	"bytes"
@@ -10,34 +10,39 @@ import (
 	"syscall"
 )
 
-// setGroup makes the child the leader of a new process group, so the whole
-// tree it starts can be signalled at once: killing only the shell would
-// leave grandchildren holding the output pipes.
-func setGroup(cmd *exec.Cmd) {
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+func set(cmd *exec.Cmd) {
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.Setpgid = true
 }
 
-// groupAlive reports whether any live process is left in the group. kill(2)
+// Signal sends sig to every process of the group pgid leads. A group that
+// is already gone is not an error.
+func Signal(pgid int, sig syscall.Signal) {
+	if pgid > 0 {
+		_ = syscall.Kill(-pgid, sig) // ESRCH: already gone
+	}
+}
+
+// Alive reports whether any live process is left in the group. kill(2)
 // with signal 0 also counts zombies, which hold no pipe and need no signal
-// but may wait a long while for a lazy init to reap them; so when kill says
-// yes, procGroupAlive takes a closer look where /proc allows.
-func groupAlive(pgid int) bool {
+// but may wait a long while for a lazy init to reap them; so when kill
+// says yes, /proc is asked where it can be read.
+func Alive(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	if err != nil && err != syscall.EPERM {
 		return false
 	}
-	alive, known := procGroupAlive(pgid)
+	alive, known := procAlive(pgid)
 	return alive || !known
 }
 
-func termGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGTERM) } // ESRCH: already gone
-func killGroup(pgid int) { _ = syscall.Kill(-pgid, syscall.SIGKILL) } // ESRCH: already gone
-
-// reapGroup collects exited members of the group that are this process's
+// Reap collects exited members of the group that are this process's
 // children, which happens when it runs as PID 1 of a container and orphans
 // are handed to it. It never blocks, and must only be called once the
-// shell's own Wait has returned, so it cannot take the shell's status.
-func reapGroup(pgid int) {
+// leader's own Wait has returned, so it cannot take the leader's status.
+func Reap(pgid int) {
 	for {
 		var ws syscall.WaitStatus
 		pid, err := syscall.Wait4(-pgid, &ws, syscall.WNOHANG, nil)
@@ -50,10 +55,9 @@ func reapGroup(pgid int) {
 	}
 }
 
-// procGroupAlive scans /proc for a process of group pgid that is not a
-// zombie. known is false when /proc cannot be read (then the caller trusts
-// kill).
-func procGroupAlive(pgid int) (alive, known bool) {
+// procAlive scans /proc for a process of group pgid that is not a zombie.
+// known is false when /proc cannot be read (then the caller trusts kill).
+func procAlive(pgid int) (alive, known bool) {
 	d, err := os.Open("/proc")
 	if err != nil {
 		return false, false

@@ -1,0 +1,204 @@
+package devmcp_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/testexe"
+	"buzzbox/relay"
+)
+
+// newKey makes a key and returns it with its hex forms.
+func newKey(t *testing.T) (sk *nostrkey.Secret, secretHex, pubHex string) {
+	t.Helper()
+	sk, err := nostrkey.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := sk.AppendHex(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sk, string(h), sk.Public().Hex()
+}
+
+// workspaceEnv configures the workspace tools with an unreachable relay:
+// enough for them to be listed.
+func workspaceEnv(t *testing.T) []string {
+	_, sec, _ := newKey(t)
+	return []string{"BUZZ_RELAY_URL=ws://127.0.0.1:9", "BUZZ_PRIVATE_KEY=" + sec}
+}
+
+// buzzCLI runs the built buzz CLI against relayURL as the key secretHex
+// and decodes its JSON answer into out.
+func buzzCLI(t *testing.T, relayURL, secretHex string, out any, args ...string) {
+	t.Helper()
+	cmd := exec.Command(testexe.Link(t, "buzz"), args...)
+	cmd.Env = append(os.Environ(), "BUZZ_RELAY_URL="+relayURL, "BUZZ_PRIVATE_KEY="+secretHex, "BUZZ_AUTH_TAG=")
+	stdout, stderr, code := testexe.Run(t, cmd)
+	if code != 0 {
+		t.Fatalf("buzz %s: exit %d: %s", strings.Join(args, " "), code, stderr)
+	}
+	if out != nil {
+		if err := json.Unmarshal([]byte(stdout), out); err != nil {
+			t.Fatalf("buzz %s: %v in %q", strings.Join(args, " "), err, stdout)
+		}
+	}
+}
+
+type threadEvent struct {
+	ID      string     `json:"id"`
+	PubKey  string     `json:"pubkey"`
+	Content string     `json:"content"`
+	Tags    [][]string `json:"tags"`
+}
+
+// testWorkspace is a relay with a channel the agent is a member of and an
+// owner's message in it, for the workspace tools to answer.
+type testWorkspace struct {
+	relay              string // ws:// URL
+	channel, root      string // channel id, id of the owner's message
+	ownerHex, ownerPub string
+	agentPub           string
+	keyFile            string // 0600 file with the agent's key, for NOSTR_PRIVATE_KEY_FILE
+}
+
+func newTestWorkspace(t *testing.T) testWorkspace {
+	t.Helper()
+	_, ownerHex, ownerPub := newKey(t)
+	_, agentHex, agentPub := newKey(t)
+	r, err := relay.Start(relay.Config{DataDir: t.TempDir(), Owner: ownerPub, Allow: []string{agentPub}, Logger: slog.New(slog.DiscardHandler)}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	var created struct {
+		ChannelID string `json:"channel_id"`
+	}
+	buzzCLI(t, r.URL(), ownerHex, &created, "channels", "create", "--name", "general", "--type", "stream", "--visibility", "open")
+	buzzCLI(t, r.URL(), ownerHex, nil, "channels", "add-member", "--channel", created.ChannelID, "--pubkey", agentPub)
+	var root struct {
+		EventID string `json:"event_id"`
+	}
+	buzzCLI(t, r.URL(), ownerHex, &root, "messages", "send", "--channel", created.ChannelID, "--content", "what is 6*7?")
+	keyFile := filepath.Join(t.TempDir(), "agent.key")
+	if err := os.WriteFile(keyFile, []byte(agentHex+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return testWorkspace{relay: r.URL(), channel: created.ChannelID, root: root.EventID, ownerHex: ownerHex, ownerPub: ownerPub, agentPub: agentPub, keyFile: keyFile}
+}
+
+// thread reads the thread of event as the owner, through the CLI.
+func (w testWorkspace) thread(t *testing.T, event string) []threadEvent {
+	t.Helper()
+	var out []threadEvent
+	buzzCLI(t, w.relay, w.ownerHex, &out, "messages", "thread", "--channel", w.channel, "--event", event)
+	return out
+}
+
+// TestWorkspaceToolsPostWithoutShell: where an agent's sandbox strips
+// BUZZ_* variables or resets PATH, `buzz messages send` in the shell
+// cannot answer. send_message, add_reaction and read_thread sign with the
+// key buzz-dev-mcp holds (here handed over as NOSTR_PRIVATE_KEY_FILE) and
+// reach the relay with no shell at all; the CLI reads back what they
+// wrote as the CLI itself would have written it.
+func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
+	ws := newTestWorkspace(t)
+	r, ch, root, ownerHex, ownerPub, agentPub, keyFile := ws.relay, ws.channel, ws.root, ws.ownerHex, ws.ownerPub, ws.agentPub, ws.keyFile
+	// The owner's attestation rides on what the agent signs.
+	var authTag []string
+	buzzCLI(t, r, ownerHex, &authTag, "agents", "attest", "--agent", agentPub)
+	authJSON, _ := json.Marshal(authTag)
+	// No shell: BUZZ_SHELL names nothing and PATH is empty.
+	p := startServer(t, startOpts{env: []string{"BUZZ_RELAY_URL=" + r, "NOSTR_PRIVATE_KEY_FILE=" + keyFile,
+		"BUZZ_AUTH_TAG=" + string(authJSON), "BUZZ_SHELL=/nonexistent/sh", "PATH="}})
+	p.initialize("2025-11-25")
+	names := listNames(t, p.call("tools/list", nil))
+	for _, want := range []string{"add_reaction", "read_thread", "send_message"} {
+		if !slices.Contains(names, want) {
+			t.Fatalf("tools/list = %v; want %s", names, want)
+		}
+	}
+
+	var sent struct {
+		EventID        string   `json:"event_id"`
+		Accepted       bool     `json:"accepted"`
+		MentionPubkeys []string `json:"mention_pubkeys"`
+	}
+	answer := "42\n\nsix times seven, @owner"
+	res := p.tool("send_message", map[string]any{"channel": ch, "content": answer, "reply_to": root, "mentions": []string{ownerPub}})
+	if err := json.Unmarshal([]byte(okText(t, res)), &sent); err != nil || !sent.Accepted || !slices.Equal(sent.MentionPubkeys, []string{ownerPub}) {
+		t.Fatalf("send_message = %v (%v); want an accepted event mentioning the owner", res, err)
+	}
+
+	var thread []threadEvent
+	buzzCLI(t, r, ownerHex, &thread, "messages", "thread", "--channel", ch, "--event", root)
+	if len(thread) != 2 || thread[0].ID != root {
+		t.Fatalf("thread = %+v; want the root and one reply", thread)
+	}
+	reply := thread[1]
+	if reply.ID != sent.EventID || reply.PubKey != agentPub || reply.Content != answer {
+		t.Errorf("reply = %+v; want event %s by the agent %s with %q", reply, sent.EventID, agentPub, answer)
+	}
+	hasTag := func(want ...string) bool {
+		return slices.ContainsFunc(reply.Tags, func(tag []string) bool { return slices.Equal(tag, want) })
+	}
+	if !hasTag("h", ch) || !hasTag("e", root, "", "reply") || !hasTag("p", ownerPub) || !hasTag(authTag...) {
+		t.Errorf("reply tags = %v; want h, the reply e tag, the mention and the auth tag %v", reply.Tags, authTag)
+	}
+
+	okText(t, p.tool("add_reaction", map[string]any{"event": root, "emoji": "👀"}))
+	var reactions struct {
+		Reactions []struct {
+			Emoji   string   `json:"emoji"`
+			Pubkeys []string `json:"pubkeys"`
+		} `json:"reactions"`
+	}
+	buzzCLI(t, r, ownerHex, &reactions, "reactions", "get", "--event", root)
+	agentNpub, _ := nostrkey.HexToNpub(agentPub)
+	if len(reactions.Reactions) != 1 || reactions.Reactions[0].Emoji != "👀" || !slices.Equal(reactions.Reactions[0].Pubkeys, []string{agentNpub}) {
+		t.Errorf("reactions = %+v; want 👀 by the agent", reactions)
+	}
+
+	var read []threadEvent
+	if err := json.Unmarshal([]byte(okText(t, p.tool("read_thread", map[string]any{"channel": ch, "event": sent.EventID}))), &read); err != nil ||
+		len(read) != 2 || read[1].Content != answer {
+		t.Errorf("read_thread = %+v (%v); want the root and the reply", read, err)
+	}
+
+	// Mistakes come back as the CLI's own error, for the model to fix.
+	if msg := errText(t, p.tool("send_message", map[string]any{"channel": "general", "content": "x"})); !strings.Contains(msg, "user_error") {
+		t.Errorf("send_message to a channel name = %q; want the CLI's user error", msg)
+	}
+	if msg := errText(t, p.tool("send_message", map[string]any{"channel": ch, "content": "x", "kind": 1})); !strings.Contains(msg, "unknown field") {
+		t.Errorf("send_message with an unknown argument = %q", msg)
+	}
+}
+
+// TestWorkspaceToolsNeedRelayAndKey: without a relay URL or without a key
+// the workspace tools are not offered (they could only fail).
+func TestWorkspaceToolsNeedRelayAndKey(t *testing.T) {
+	_, sec, _ := newKey(t)
+	for _, env := range [][]string{nil, {"BUZZ_RELAY_URL=ws://127.0.0.1:9"}, {"BUZZ_PRIVATE_KEY=" + sec},
+		{"BUZZ_RELAY_URL=ws://127.0.0.1:9", "BUZZ_PRIVATE_KEY=not-a-key"}} {
+		p := startServer(t, startOpts{env: env})
+		instr := p.initialize("2025-11-25")["instructions"].(string)
+		if names := listNames(t, p.call("tools/list", nil)); !slices.Equal(names, wantTools) {
+			t.Errorf("env %v: tools/list = %v; want %v", env, names, wantTools)
+		}
+		if strings.Contains(instr, "send_message") {
+			t.Errorf("env %v: instructions name send_message: %q", env, instr)
+		}
+	}
+	p := startServer(t, startOpts{env: workspaceEnv(t)})
+	if instr := p.initialize("2025-11-25")["instructions"].(string); !strings.Contains(instr, "send_message") {
+		t.Errorf("configured: instructions %q do not point at send_message", instr)
+	}
+}
