@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
@@ -160,37 +161,68 @@ func (f *fanout) run(ctx context.Context) {
 // take reads one notification: a stored event's id is added to ids, an
 // ephemeral event is broadcast at once (after the ids before it).
 func (f *fanout) take(ctx context.Context, n *pq.Notification, ids []string) []string {
-	kind, rest, _ := strings.Cut(n.Extra, " ")
-	origin, rest, _ := strings.Cut(rest, " ")
+	note, err := parseNote(n.Extra)
+	if err != nil {
+		f.log.Warn("skipping a notification", "bytes", len(n.Extra), "err", err)
+		return ids
+	}
+	if note.at > 0 {
+		f.mu.Lock()
+		if note.at > f.lastAt {
+			f.lastAt = note.at
+		}
+		f.mu.Unlock()
+	}
+	if note.origin == f.name {
+		return ids
+	}
+	if note.ev == nil {
+		return append(ids, note.id)
+	}
+	f.deliver(ctx, ids)
+	f.r.kr.BroadcastEvent(note.ev)
+	return ids[:0]
+}
+
+// note is one notification on notifyChannel: a stored event's id and
+// created_at, or a whole ephemeral event.
+type note struct {
+	origin string
+	at     nostr.Timestamp
+	id     string
+	ev     *nostr.Event
+}
+
+// parseNote reads a notification payload: "s <origin> <created_at> <id>"
+// from the trigger, or "e <origin> <event JSON>" from publishEphemeral.
+func parseNote(payload string) (note, error) {
+	kind, rest, _ := strings.Cut(payload, " ")
+	origin, rest, ok := strings.Cut(rest, " ")
+	if !ok || origin == "" {
+		return note{}, errors.New("no origin")
+	}
 	switch kind {
 	case "s":
 		at, id, _ := strings.Cut(rest, " ")
-		if sec, err := strconv.ParseInt(at, 10, 64); err == nil {
-			f.mu.Lock()
-			if nostr.Timestamp(sec) > f.lastAt {
-				f.lastAt = nostr.Timestamp(sec)
-			}
-			f.mu.Unlock()
+		sec, err := strconv.ParseInt(at, 10, 64)
+		if err != nil || sec < 0 {
+			return note{}, fmt.Errorf("created_at %.20q is not a number", at)
 		}
-		if origin == f.name || !nostr.IsValid32ByteHex(id) {
-			return ids
+		if !nostr.IsValid32ByteHex(id) {
+			return note{}, fmt.Errorf("id %.70q is not 64 hex characters", id)
 		}
-		return append(ids, id)
+		return note{origin: origin, at: nostr.Timestamp(sec), id: id}, nil
 	case "e":
-		if origin == f.name {
-			return ids
-		}
 		var ev nostr.Event
-		if err := json.Unmarshal([]byte(rest), &ev); err != nil || !nostr.IsEphemeralKind(ev.Kind) {
-			f.log.Warn("skipping an unreadable ephemeral notification", "bytes", len(n.Extra))
-			return ids
+		if err := json.Unmarshal([]byte(rest), &ev); err != nil {
+			return note{}, fmt.Errorf("ephemeral event: %w", err)
 		}
-		f.deliver(ctx, ids)
-		f.r.kr.BroadcastEvent(&ev)
-		return ids[:0]
+		if !nostr.IsEphemeralKind(ev.Kind) || !nostr.IsValid32ByteHex(ev.ID) {
+			return note{}, fmt.Errorf("ephemeral event of kind %d and id %.70q", ev.Kind, ev.ID)
+		}
+		return note{origin: origin, id: ev.ID, ev: &ev}, nil
 	}
-	f.log.Warn("skipping a notification of unknown form", "bytes", len(n.Extra))
-	return ids
+	return note{}, fmt.Errorf("unknown form %.10q", kind)
 }
 
 // deliver fetches the events of ids in one query and hands each, in the
