@@ -240,7 +240,12 @@ func (r *Relay) checkChannelWrite(ctx context.Context, c caller, ev *nostr.Event
 	msg := r.checkChannelWriteOnce(ctx, c, ev)
 	if msg != "" && r.fan != nil {
 		if id := channelOf(ev); isUUID(id) {
+			// Under the channel's lock: the store replaces a 39000 by
+			// deleting the old one first, and a command in progress on
+			// another instance holds the lock until its state is written.
+			unlock := r.fan.lockChannel(ctx, id)
 			r.refreshChannel(ctx, id)
+			unlock()
 			msg = r.checkChannelWriteOnce(ctx, c, ev)
 		}
 	}
