@@ -198,16 +198,21 @@ func (r *Relay) channelReadable(c caller, ev *nostr.Event) bool {
 }
 
 func (r *Relay) channelReadableIn(c caller, ev *nostr.Event, id string) bool {
+	unknown := false
 	if r.fan != nil && isUUID(id) {
 		if _, ok := r.chans.get(id); !ok {
 			// Made on another instance a moment ago: its notification
-			// may not be here yet, but the store has it.
+			// may not be here yet, but the store has it. Should the
+			// store be replacing its 39000 right now, the channel stays
+			// unknown, and is taken as private until it is heard of.
 			r.refreshChannel(context.Background(), id)
+			_, ok = r.chans.get(id)
+			unknown = !ok
 		}
 	}
 	r.chans.mu.RLock()
 	ch, ok := r.chans.byID[id]
-	private := ok && ch.private
+	private := ok && ch.private || unknown
 	isMember := ok && ch.members[c.pubkey] != ""
 	r.chans.mu.RUnlock()
 	if !private || isMember || (c.pubkey != "" && c.pubkey == r.owner) || ev.PubKey == c.pubkey && c.pubkey != "" {
