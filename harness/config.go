@@ -139,6 +139,11 @@ func flagTable() []flagSpec {
 	}
 }
 
+// eventBufferRow is the one knob read only from the environment; it has a
+// row (with no flag name) so its value is checked and reported as the
+// flags' are.
+var eventBufferRow = flagSpec{env: "BUZZ_ACP_EVENT_BUFFER", kind: kInt, min: 1, max: maxEventBuffer, unit: "events"}
+
 // allowedText says what a row accepts, without the leading "use".
 func (f flagSpec) allowedText() string {
 	if f.allowed != "" {
@@ -204,7 +209,10 @@ func showValue(v string) string {
 // `--flag VALUE: <what is wrong>; use <allowed>`, with the row's hint.
 func (f flagSpec) flagErr(value, problem string) error {
 	msg := "--" + f.name
-	if !f.secret {
+	switch {
+	case f.name == "":
+		msg = f.env + "=" + showValue(value)
+	case !f.secret:
 		msg += " " + showValue(value)
 	}
 	msg += ": " + problem
@@ -213,10 +221,18 @@ func (f flagSpec) flagErr(value, problem string) error {
 		msg += "; use " + allowed
 	}
 	hint := f.hint
-	if hint == "" && allowed != "" {
+	switch {
+	case hint != "" || allowed == "":
+	case f.name == "":
+		hint = fmt.Sprintf("set %s to %s", f.env, allowed)
+	default:
 		hint = fmt.Sprintf("set --%s (or %s) to %s", f.name, f.env, allowed)
 	}
-	return &ConfigError{Msg: msg, Hint: hint, Flag: f.name}
+	flagName := f.name
+	if flagName == "" {
+		flagName = f.env
+	}
+	return &ConfigError{Msg: msg, Hint: hint, Flag: flagName}
 }
 
 // checkInt parses one whole number of the row and holds it to the bounds.
@@ -341,10 +357,9 @@ type Config struct {
 	StateDir   string
 }
 
-// ConfigError is a fatal configuration problem; Hint, when set, says what to change.
-
 // ConfigError is a fatal configuration problem; Hint, when set, says what
-// to change. Flag names the flag whose value is wrong, when one is.
+// to change. Flag names the flag (or environment variable) whose value is
+// wrong, when one is.
 type ConfigError struct {
 	Msg  string
 	Hint string
@@ -828,10 +843,10 @@ func (p *plan) run() (*Config, error) {
 	c.AuthTag = strings.TrimSpace(env.Getenv("BUZZ_AUTH_TAG"))
 	c.DisplayName = strings.TrimSpace(env.Getenv("BUZZ_ACP_DISPLAY_NAME"))
 	c.EventBuffer = defaultEventBuffer
-	if v := strings.TrimSpace(env.Getenv("BUZZ_ACP_EVENT_BUFFER")); v != "" {
-		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 {
-			return nil, cfgErr("use a positive integer", "BUZZ_ACP_EVENT_BUFFER=%q is not a positive integer", v)
+	if v, ok := env.LookupEnv(eventBufferRow.env); ok && strings.TrimSpace(v) != "" {
+		n, _, err := eventBufferRow.checkInt(v)
+		if err != nil {
+			return nil, err
 		}
 		c.EventBuffer = n
 	}

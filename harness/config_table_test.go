@@ -122,6 +122,26 @@ func TestBugSecondsOverflowDuration(t *testing.T) {
 	}
 }
 
+// TestBugEventBufferUnbounded: BUZZ_ACP_EVENT_BUFFER had no ceiling, and
+// the buffer is allocated whole when the harness starts.
+func TestBugEventBufferUnbounded(t *testing.T) {
+	_, err := LoadConfig(nil, testEnv("BUZZ_ACP_EVENT_BUFFER=1000000000000"))
+	want := "buzz-acp: BUZZ_ACP_EVENT_BUFFER=1000000000000: over 65536 events; use 1..65536 events"
+	var ce *ConfigError
+	if !errors.As(err, &ce) || err.Error() != want || ce.Hint != "set BUZZ_ACP_EVENT_BUFFER to 1..65536 events" {
+		t.Fatalf("LoadConfig = %v; want %q", err, want)
+	}
+	for _, v := range []string{"0", "x"} {
+		if _, err := LoadConfig(nil, testEnv("BUZZ_ACP_EVENT_BUFFER="+v)); err == nil || !strings.Contains(err.Error(), "BUZZ_ACP_EVENT_BUFFER="+v+": ") {
+			t.Errorf("BUZZ_ACP_EVENT_BUFFER=%s: %v", v, err)
+		}
+	}
+	c, err := LoadConfig(nil, testEnv("BUZZ_ACP_EVENT_BUFFER=65536"))
+	if err != nil || c.EventBuffer != 65536 {
+		t.Errorf("BUZZ_ACP_EVENT_BUFFER=65536: %v", err)
+	}
+}
+
 // TestConfigCapWarns: a heartbeat or liveness interval over a day is
 // capped, with a warning naming the flag.
 func TestConfigCapWarns(t *testing.T) {

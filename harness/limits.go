@@ -35,6 +35,11 @@ const (
 // time.Duration.
 const maxInactivitySecs = 365 * 24 * 3600
 
+// maxEventBuffer bounds BUZZ_ACP_EVENT_BUFFER, relay events in flight to
+// the harness: the buffer is allocated whole at start, so an unbounded
+// value could exhaust memory before the first event.
+const maxEventBuffer = 65536
+
 // Queue and dispatch (spec §7).
 const (
 	maxQueuePerChannel = 500           // pending events per channel; beyond it the oldest is dropped
