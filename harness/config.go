@@ -64,10 +64,11 @@ var (
 	permissionNames = []string{"default", "accept-edits", "bypass-permissions", "dont-ask", "plan"}
 )
 
-// flagTable returns every flag in the order --help shows them.
+// flagTable returns every flag in the order --help shows them. An enum's
+// usage is its values.
 func flagTable() []flagSpec {
 	const secs = "seconds"
-	return []flagSpec{
+	rows := []flagSpec{
 		{name: "relay-url", env: "BUZZ_RELAY_URL", def: "ws://localhost:3000", kind: kString, usage: "relay websocket URL",
 			what: "a ws:// or wss:// URL", allowed: "ws://host:port or wss://host"},
 		{name: "private-key", env: "BUZZ_PRIVATE_KEY", kind: kString, usage: "agent secret key, hex or nsec1 (required)", secret: true},
@@ -93,16 +94,16 @@ func flagTable() []flagSpec {
 		{name: "heartbeat-prompt", env: "BUZZ_ACP_HEARTBEAT_PROMPT", kind: kString, usage: "heartbeat prompt text"},
 		{name: "heartbeat-prompt-file", env: "BUZZ_ACP_HEARTBEAT_PROMPT_FILE", kind: kString, usage: "file holding the heartbeat prompt"},
 		{name: "initial-message", env: "BUZZ_ACP_INITIAL_MESSAGE", kind: kString, usage: "prompt sent once per new channel session"},
-		{name: "subscribe", env: "BUZZ_ACP_SUBSCRIBE", def: "mentions", kind: kEnum, usage: "mentions | all | config",
+		{name: "subscribe", env: "BUZZ_ACP_SUBSCRIBE", def: "mentions", kind: kEnum,
 			values: subscribeModes},
 		{name: "kinds", env: "BUZZ_ACP_KINDS", kind: kIntList, usage: "event kinds that wake the agent",
 			max: 1<<32 - 1, what: "an event kind"},
 		{name: "channels", env: "BUZZ_ACP_CHANNELS", kind: kList, usage: "channel UUIDs to listen on"},
 		{name: "no-mention-filter", env: "BUZZ_ACP_NO_MENTION_FILTER", def: "false", kind: kBool, usage: "do not require a p tag naming the agent"},
 		{name: "config", env: "BUZZ_ACP_CONFIG", def: "./buzz-acp.toml", kind: kString, usage: "rules file for --subscribe config"},
-		{name: "dedup", env: "BUZZ_ACP_DEDUP", def: "queue", kind: kEnum, usage: "queue | drop",
+		{name: "dedup", env: "BUZZ_ACP_DEDUP", def: "queue", kind: kEnum,
 			values: dedupModes},
-		{name: "multiple-event-handling", env: "BUZZ_ACP_MULTIPLE_EVENT_HANDLING", def: "steer", kind: kEnum, usage: "queue | steer | interrupt | owner-interrupt",
+		{name: "multiple-event-handling", env: "BUZZ_ACP_MULTIPLE_EVENT_HANDLING", def: "steer", kind: kEnum,
 			values: handlingModes},
 		{name: "no-ignore-self", env: "BUZZ_ACP_NO_IGNORE_SELF", def: "false", kind: kBool, usage: "process the agent's own events"},
 		{name: "context-message-limit", env: "BUZZ_ACP_CONTEXT_MESSAGE_LIMIT", def: "12", kind: kInt, usage: "thread/DM messages in the prompt, 0..100",
@@ -116,9 +117,9 @@ func flagTable() []flagSpec {
 		{name: "base-prompt-file", env: "BUZZ_ACP_BASE_PROMPT_FILE", kind: kString, usage: "replace the built-in platform prompt"},
 		{name: "model", env: "BUZZ_ACP_MODEL", kind: kString, usage: "model to select after session/new"},
 		{name: "session-title", env: "BUZZ_ACP_SESSION_TITLE", kind: kString, usage: "session title shown by the agent"},
-		{name: "permission-mode", env: "BUZZ_ACP_PERMISSION_MODE", def: "bypass-permissions", kind: kEnum, usage: "default | accept-edits | bypass-permissions | dont-ask | plan",
+		{name: "permission-mode", env: "BUZZ_ACP_PERMISSION_MODE", def: "bypass-permissions", kind: kEnum,
 			values: permissionNames, aliases: map[string]string{"acceptEdits": "accept-edits", "bypassPermissions": "bypass-permissions", "dontAsk": "dont-ask"}},
-		{name: "respond-to", env: "BUZZ_ACP_RESPOND_TO", def: "owner-only", kind: kEnum, usage: "owner-only | allowlist | anyone | nobody",
+		{name: "respond-to", env: "BUZZ_ACP_RESPOND_TO", def: "owner-only", kind: kEnum,
 			values: respondToModes},
 		{name: "respond-to-allowlist", env: "BUZZ_ACP_RESPOND_TO_ALLOWLIST", kind: kList, usage: "pubkeys (64 hex) for --respond-to allowlist",
 			what: "a 64-hex pubkey", allowed: "comma-separated pubkeys of 64 hex characters"},
@@ -137,6 +138,12 @@ func flagTable() []flagSpec {
 			what: "an absolute path", allowed: "an absolute path"},
 		{name: "post-final-text", env: "BUZZ_ACP_POST_FINAL_TEXT", def: "true", kind: kBool, usage: "when a turn started by a mention or DM leaves nothing in the thread, post the agent's final text there (false: upstream's silence)"},
 	}
+	for i, r := range rows {
+		if r.kind == kEnum && r.usage == "" {
+			rows[i].usage = strings.Join(r.values, " | ")
+		}
+	}
+	return rows
 }
 
 // eventBufferRow is the one knob read only from the environment; it has a

@@ -2,6 +2,7 @@ package harness
 
 import (
 	"errors"
+	"fmt"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -222,4 +223,30 @@ func FuzzLoadConfig(f *testing.F) {
 			t.Fatalf("rendered flags %q load to\n%+v\nwant\n%+v", p.args(), again, c)
 		}
 	})
+}
+
+// TestFlagUsageMatchesBounds: a range or floor a flag's --help text states
+// is the one its row enforces.
+func TestFlagUsageMatchesBounds(t *testing.T) {
+	stated := 0
+	for _, f := range flagTable() {
+		if f.kind != kInt {
+			continue
+		}
+		if strings.Contains(f.usage, "..") {
+			stated++
+			if want := fmt.Sprintf("%d..%d", f.min, f.max); !strings.Contains(f.usage, want) {
+				t.Errorf("--%s: usage %q; the row allows %s", f.name, f.usage, want)
+			}
+		}
+		if strings.Contains(f.usage, ">=") {
+			stated++
+			if want := fmt.Sprintf(">= %d", f.min); !strings.Contains(f.usage, want) || !f.zeroOff {
+				t.Errorf("--%s: usage %q; the row allows 0 (off: %v) or %s", f.name, f.usage, f.zeroOff, want)
+			}
+		}
+	}
+	if stated == 0 {
+		t.Fatal("no flag states its bounds; the test checks nothing")
+	}
 }
