@@ -43,6 +43,19 @@ var forbiddenDeps = map[string]map[string]string{
 	},
 }
 
+// stdlibOnly lists packages whose dependencies must all be in the standard
+// library, with the reason.
+var stdlibOnly = map[string]string{
+	"buzzbox/internal/mcp": "MCP's wire types are data shapes only, shared by server and client",
+}
+
+// isStdlib reports whether an import path is the standard library's: its
+// first element has no dot and it is not this module's.
+func isStdlib(path string) bool {
+	first, _, _ := strings.Cut(path, "/")
+	return !strings.Contains(first, ".") && first != "buzzbox"
+}
+
 func identityOf(pkg string) string {
 	for _, r := range identityRoots {
 		if pkg == "buzzbox/"+r || strings.HasPrefix(pkg, "buzzbox/"+r+"/") {
@@ -73,6 +86,13 @@ func TestImportRules(t *testing.T) {
 					continue
 				}
 				t.Errorf("%s imports %s: identity packages import each other only along DESIGN.md's arrows", pkg, imp)
+			}
+		}
+		if reason, ok := stdlibOnly[pkg]; ok {
+			for _, d := range deps {
+				if d != "" && !isStdlib(d) {
+					t.Errorf("%s depends on %s: %s", pkg, d, reason)
+				}
 			}
 		}
 		for prefix, bad := range forbiddenDeps {

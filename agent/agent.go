@@ -66,7 +66,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 			fmt.Fprintln(env.Err(), "buzz-agent: auth: browser OAuth login is not part of this build; set DATABRICKS_TOKEN to a personal access token")
 			return 2
 		}
-		fmt.Fprintf(env.Err(), "buzz-agent: unexpected argument %q; the agent takes no arguments and is configured through BUZZ_AGENT_* variables\n", args[0])
+		fmt.Fprintf(env.Err(), "buzz-agent: unexpected argument %q; the agent takes no arguments and is configured through BUZZ_AGENT_* variables\nhint: run 'buzz-agent --help' for the variables and an example\n", args[0])
 		return 2
 	}
 	opts, err := parseOptions(env)
@@ -117,6 +117,15 @@ environment only:
   BUZZ_AGENT_MAX_HISTORY_BYTES, BUZZ_AGENT_MAX_TOOL_RESULT_TEXT_BYTES, BUZZ_AGENT_HOOK_TIMEOUT_MS,
   BUZZ_AGENT_STOP_MAX_REJECTIONS, BUZZ_AGENT_REQUIRE_REPLY, MCP_HOOK_SERVERS, BUZZ_AGENT_NO_HINTS,
   BUZZ_AGENT_THINKING_EFFORT, BUZZ_AGENT_PROMPT_CACHING, BUZZ_AGENT_LOG_LEVEL, BUZZ_AGENT_LOG_FORMAT
+  BUZZ_AGENT_STATE_DIR      absolute dir for sessions and MCP OAuth clients/tokens
+                            (default $XDG_STATE_HOME/buzzbox/agent)
+
+Flags:
+  --help                  print this help and exit
+
+Example:
+  # run by an ACP client (buzz-acp, an editor); it reads JSON-RPC lines on stdin
+  BUZZ_AGENT_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-… ANTHROPIC_MODEL=claude-sonnet-4-5 buzz-acp --agent-command buzz-agent
 `
 
 func newLogger(env proc.Env) *slog.Logger {

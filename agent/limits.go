@@ -33,6 +33,7 @@ const (
 	maxListedSessions = 1000    // state files read for one session/list; older ones beyond are not listed
 	listPageSize      = 100     // sessions per session/list page
 	maxTitleBytes     = 120     // a session's title in session/list (its first prompt's first line)
+	maxKeptSessions   = 256     // state files kept; the oldest beyond are removed when a session is made
 )
 
 // Durations.

@@ -2,10 +2,14 @@ package agent
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"buzzbox/agent/llm/llmtest"
 )
@@ -170,4 +174,71 @@ func FuzzParseState(f *testing.F) {
 			t.Fatalf("round trip changed the session: %d items -> %d", len(h), len(h2))
 		}
 	})
+}
+
+// TestSessionStatesPruned: the state dir keeps the newest
+// maxKeptSessions files; making a session removes the oldest beyond.
+func TestSessionStatesPruned(t *testing.T) {
+	dir := t.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for i := range maxKeptSessions + 5 {
+		p := filepath.Join(dir, fmt.Sprintf("ses_%016x.json", i))
+		os.WriteFile(p, []byte(`{}`), 0o600)
+		os.Chtimes(p, old, old.Add(time.Duration(i)*time.Second))
+	}
+	c := startAgent(t, nil, "BUZZ_AGENT_STATE_DIR="+dir)
+	c.init()
+	sid := c.newSession()
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != maxKeptSessions {
+		t.Errorf("%d state files after a new session; want %d", len(ents), maxKeptSessions)
+	}
+	if _, err := os.Stat(filepath.Join(dir, sid+".json")); err != nil {
+		t.Errorf("the new session's state is gone: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, fmt.Sprintf("ses_%016x.json", 0))); err == nil {
+		t.Errorf("the oldest state was kept")
+	}
+}
+
+// TestBugSteerDuringLastCallLost: a steer accepted while the model was
+// answering its last call of the turn (text, no tool calls) was dropped:
+// the turn ended without another round, and the steer's text never
+// reached the model although the steer request had succeeded.
+func TestBugSteerDuringLastCallLost(t *testing.T) {
+	gate := make(chan struct{})
+	var calls atomic.Int32
+	srv := llmtest.New(t)
+	srv.SetHandler(func(req map[string]any) llmtest.Reply {
+		if calls.Add(1) == 1 {
+			<-gate
+			return llmtest.Reply{Text: "first"}
+		}
+		return llmtest.Reply{Text: "second"}
+	})
+	c := startAgent(t, srv)
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(gate) }) })
+	sid := c.newSession()
+	pid := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "go"}}})
+	run := ""
+	for run == "" {
+		f := c.next()
+		c.notes = append(c.notes, f)
+		if m, ok := f.Params.Update["_meta"].(map[string]any); ok {
+			if g, ok := m["goose"].(map[string]any); ok {
+				run, _ = g["activeRunId"].(string)
+			}
+		}
+	}
+	c.call("_goose/unstable/session/steer", map[string]any{"sessionId": sid, "expectedRunId": run,
+		"prompt": []map[string]any{{"type": "text", "text": "STEERED"}}}, nil)
+	once.Do(func() { close(gate) })
+	if f := c.reply(pid); !strings.Contains(string(f.Result), "end_turn") {
+		t.Fatalf("prompt = %s", f.raw)
+	}
+	bodies := srv.Bodies()
+	if len(bodies) != 2 || !strings.Contains(string(bodies[1]), "STEERED") {
+		t.Errorf("the steer did not reach the model: %d requests", len(bodies))
+	}
 }

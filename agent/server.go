@@ -188,6 +188,13 @@ func (a *Agent) newSession(ctx context.Context, req *jsonrpc.Request) (any, erro
 	}
 	s.id, s.created = id, time.Now().UTC()
 	s.save() // listed and loadable from the start
+	if a.opts.StateDir != "" {
+		if n, err := pruneStates(a.opts.StateDir, maxKeptSessions, id); err != nil {
+			a.log.Warn("old session states not pruned", "dir", a.opts.StateDir, "err", err)
+		} else if n > 0 {
+			a.log.Info("old session states removed", "removed", n, "kept", maxKeptSessions)
+		}
+	}
 	if err := a.register(acp.MethodSessionNew, s); err != nil {
 		return nil, err
 	}

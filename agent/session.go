@@ -231,6 +231,13 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	return acp.PromptResult{StopReason: stop}, nil
 }
 
+// steerPending reports whether a steer waits for the next round.
+func (s *Session) steerPending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.steers) > 0
+}
+
 // drainSteers takes queued steers as user texts.
 func (s *Session) drainSteers() []string {
 	s.mu.Lock()

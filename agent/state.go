@@ -339,3 +339,39 @@ func title(original string) string {
 	}
 	return line
 }
+
+// pruneStates removes the oldest state files of dir beyond keep, by
+// modification time, so that a long-lived agent's dir does not grow
+// without end; keepID (the session just made) always stays.
+func pruneStates(dir string, keep int, keepID string) (removed int, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	type file struct {
+		name string
+		mod  time.Time
+	}
+	var files []file
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok || !e.Type().IsRegular() || !validSessionID(id) || id == keepID {
+			continue
+		}
+		info, err := e.Info()
+		if err != nil {
+			continue // gone meanwhile
+		}
+		files = append(files, file{e.Name(), info.ModTime()})
+	}
+	if len(files) < keep {
+		return 0, nil
+	}
+	sort.Slice(files, func(i, j int) bool { return files[i].mod.After(files[j].mod) })
+	for _, f := range files[keep-1:] {
+		if os.Remove(filepath.Join(dir, f.name)) == nil {
+			removed++
+		}
+	}
+	return removed, nil
+}

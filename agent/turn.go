@@ -99,6 +99,9 @@ func (t *turn) run(ctx context.Context, text string) (acp.StopReason, error) {
 			if t.endTurnGate(ctx) {
 				continue
 			}
+			if t.s.steerPending() {
+				continue // a steer came during the last call: it gets its round
+			}
 			return acp.StopEndTurn, nil
 		}
 		calls := resp.Calls

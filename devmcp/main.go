@@ -32,11 +32,21 @@ Environment:
   BUZZ_DEV_MCP_LOG         log level on stderr: debug, info, warn, error
   BUZZ_DEV_MCP_LOG_FORMAT  text or json
   BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY  relay for the buzz CLI and media reads
+  BUZZ_AUTH_TAG            NIP-OA attestation the messaging tools sign with
+  BUZZ_TIMEOUT_SECS, BUZZ_CONNECT_TIMEOUT_SECS  the messaging tools' relay timeouts
   NOSTR_PRIVATE_KEY_FILE   0600 file with the agent's key (git, buzz CLI, media
                            reads); preferred over NOSTR_PRIVATE_KEY, which /proc shows
   BUZZ_SHELL_PASS_ENV      NAME,... secret-looking variables shell commands may see
   BUZZ_SHELL_SANDBOX       landlock (default where the kernel has it) or off
   BUZZ_SHELL_WRITE_DIRS    more directories sandboxed commands may write (PATH-style list)
+
+Flags:
+  --help                   print this help and exit
+
+Example:
+  # started by an MCP client (buzz-agent, an editor) that speaks MCP on its stdio
+  BUZZ_ACP_MCP_COMMAND=buzz-dev-mcp buzz-acp
+  echo '{"jsonrpc":"2.0","id":1,"method":"tools/list"}' | buzz-dev-mcp
 `
 
 // terminatingSignals are the signals whose default action ends the
@@ -59,7 +69,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 			io.WriteString(env.Out(), usage)
 			return 0
 		default:
-			fmt.Fprintf(env.Err(), "buzz-dev-mcp: unexpected argument %q\n%s", a, usage)
+			fmt.Fprintf(env.Err(), "buzz-dev-mcp: unexpected argument %q; the server takes no arguments\nhint: run 'buzz-dev-mcp --help' for the environment and an example\n", a)
 			return 2
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"buzzbox/internal/mcp"
 )
 
 type readFileArgs struct {
@@ -16,7 +18,7 @@ type readFileArgs struct {
 }
 
 // readFile is the read_file tool: a window of numbered lines of a UTF-8 file.
-func (s *Server) readFile(_ context.Context, _ *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) readFile(_ context.Context, _ *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a readFileArgs
 	if err := decodeArgs(raw, &a, false); err != nil {
 		return nil, err

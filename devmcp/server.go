@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/mcp"
 )
 
 // Server is one buzz-dev-mcp process's MCP server: its tools and the state
@@ -96,7 +97,7 @@ func (c *call) progress(elapsed, total time.Duration, msg string) {
 		p = c.last + 1
 	}
 	c.last = p
-	_ = c.conn.Notify(methodProgress, progressParams{ // a closed connection ends the call soon anyway
+	_ = c.conn.Notify(mcp.MethodProgress, mcp.ProgressParams{ // a closed connection ends the call soon anyway
 		ProgressToken: c.progressToken,
 		Progress:      p,
 		Total:         total.Milliseconds(),
@@ -123,6 +124,9 @@ func (s *Server) indexTools() {
 		t := &s.toolTable[i]
 		if _, dup := s.byName[t.name]; dup {
 			panic("devmcp: duplicate tool " + t.name) // programmer error at startup
+		}
+		if t.description == "" {
+			panic("devmcp: tool " + t.name + " has no description") // programmer error at startup
 		}
 		if !json.Valid([]byte(t.inputSchema)) || (t.outputSchema != "" && !json.Valid([]byte(t.outputSchema))) {
 			panic("devmcp: tool " + t.name + " has an invalid schema") // programmer error at startup
@@ -154,7 +158,7 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 	}
 	if meta.modern {
 		switch req.Method {
-		case methodInitialize, methodPing, methodSetLogLevel:
+		case mcp.MethodInitialize, mcp.MethodPing, mcp.MethodSetLogLevel:
 			return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: fmt.Sprintf("%s is not part of protocol version %s", req.Method, meta.version)}
 		}
 	}
@@ -167,25 +171,25 @@ func (s *Server) handle(ctx context.Context, req *jsonrpc.Request) (any, error) 
 
 func (s *Server) route(ctx context.Context, req *jsonrpc.Request, params json.RawMessage, meta reqMeta) (any, error) {
 	switch req.Method {
-	case methodInitialize:
+	case mcp.MethodInitialize:
 		return s.initialize(params)
-	case methodPing:
+	case mcp.MethodPing:
 		return struct{}{}, nil
-	case methodDiscover:
+	case mcp.MethodDiscover:
 		if !meta.modern {
-			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%s needs params._meta with %q (at least %s) and %q", methodDiscover, metaProtocol, version20260728, metaClientCaps)
+			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%s needs params._meta with %q (at least %s) and %q", mcp.MethodDiscover, mcp.MetaProtocolVersion, mcp.Version20260728, mcp.MetaClientCapabilities)
 		}
 		ttl := cacheTTLMS
-		return &discoverResult{
-			modern:            s.modernFields(),
-			cacheable:         cacheable{TTLMS: &ttl, CacheScope: cacheScope},
+		return &mcp.DiscoverResult{
+			Modern:            s.modernFields(),
+			Cacheable:         mcp.Cacheable{TTLMS: &ttl, CacheScope: cacheScope},
 			SupportedVersions: allVersions(),
-			Capabilities:      serverCaps{},
+			Capabilities:      mcp.ServerCapabilities{},
 			Instructions:      s.bootstrap,
 		}, nil
-	case methodToolsList:
+	case mcp.MethodToolsList:
 		return s.listTools(params, meta)
-	case methodToolsCall:
+	case mcp.MethodToolsCall:
 		return s.callTool(ctx, req, params, meta)
 	}
 	return nil, &jsonrpc.Error{Code: jsonrpc.MethodNotFound, Message: "method not found: " + req.Method, Data: map[string]string{"method": req.Method}}
@@ -195,7 +199,7 @@ func (s *Server) route(ctx context.Context, req *jsonrpc.Request, params json.Ra
 // a version from that era but not one this server speaks gets -32022 with
 // the supported list; one missing the client capabilities gets -32602.
 func readMeta(params json.RawMessage) (reqMeta, error) {
-	if len(params) == 0 || !bytes.Contains(params, []byte(metaProtocol)) {
+	if len(params) == 0 || !bytes.Contains(params, []byte(mcp.MetaProtocolVersion)) {
 		return reqMeta{}, nil // cheap path: legacy requests never mention it
 	}
 	var p struct {
@@ -204,36 +208,36 @@ func readMeta(params json.RawMessage) (reqMeta, error) {
 	if err := json.Unmarshal(params, &p); err != nil {
 		return reqMeta{}, jsonrpc.Errorf(jsonrpc.InvalidParams, "invalid params: %s", describeDecodeError(err))
 	}
-	raw, ok := p.Meta[metaProtocol]
+	raw, ok := p.Meta[mcp.MetaProtocolVersion]
 	if !ok {
 		return reqMeta{}, nil
 	}
 	var v string
 	if err := json.Unmarshal(raw, &v); err != nil {
-		return reqMeta{}, jsonrpc.Errorf(jsonrpc.InvalidParams, "_meta %q must be a string", metaProtocol)
+		return reqMeta{}, jsonrpc.Errorf(jsonrpc.InvalidParams, "_meta %q must be a string", mcp.MetaProtocolVersion)
 	}
-	if v < version20260728 {
+	if v < mcp.Version20260728 {
 		// An older version in _meta selects nothing: the request is served
 		// the legacy way, as the go-sdk does.
 		return reqMeta{}, nil
 	}
 	if !slices.Contains(modernVersions, v) {
-		return reqMeta{}, &jsonrpc.Error{Code: codeUnsupportedVer, Message: "unsupported protocol version " + v,
-			Data: unsupportedVersionData{Supported: allVersions(), Requested: v}}
+		return reqMeta{}, &jsonrpc.Error{Code: mcp.CodeUnsupportedVersion, Message: "unsupported protocol version " + v,
+			Data: mcp.UnsupportedVersionData{Supported: allVersions(), Requested: v}}
 	}
-	caps := bytes.TrimSpace(p.Meta[metaClientCaps])
+	caps := bytes.TrimSpace(p.Meta[mcp.MetaClientCapabilities])
 	if len(caps) == 0 || caps[0] != '{' {
-		return reqMeta{}, jsonrpc.Errorf(jsonrpc.InvalidParams, "missing or invalid _meta field %q (an object is required in protocol version %s)", metaClientCaps, v)
+		return reqMeta{}, jsonrpc.Errorf(jsonrpc.InvalidParams, "missing or invalid _meta field %q (an object is required in protocol version %s)", mcp.MetaClientCapabilities, v)
 	}
 	var info *implementation
-	if raw := p.Meta[metaClientInfo]; len(raw) > 0 && json.Unmarshal(raw, &info) != nil {
+	if raw := p.Meta[mcp.MetaClientInfo]; len(raw) > 0 && json.Unmarshal(raw, &info) != nil {
 		info = nil // clientInfo is informational; a malformed one names nobody
 	}
 	return reqMeta{modern: true, version: v, hooks: runsHooks(caps, info)}, nil
 }
 
-func (s *Server) modernFields() modern {
-	return modern{ResultType: resultComplete, Meta: map[string]any{metaServerInfo: s.info()}}
+func (s *Server) modernFields() mcp.Modern {
+	return mcp.Modern{ResultType: mcp.ResultComplete, Meta: map[string]any{mcp.MetaServerInfo: s.info()}}
 }
 
 func (s *Server) info() implementation {
@@ -244,13 +248,13 @@ func (s *Server) info() implementation {
 // error: the server counter-offers its newest legacy version and the client
 // decides whether it can use it.
 func (s *Server) initialize(params json.RawMessage) (any, error) {
-	var p initializeParams
+	var p mcp.InitializeParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "invalid initialize params: %s", describeDecodeError(err))
 		}
 	}
-	v := version20251125
+	v := mcp.Version20251125
 	if slices.Contains(legacyVersions, p.ProtocolVersion) {
 		v = p.ProtocolVersion
 	}
@@ -264,9 +268,9 @@ func (s *Server) initialize(params json.RawMessage) (any, error) {
 		client = p.ClientInfo.Name + " " + p.ClientInfo.Version
 	}
 	s.log.Info("initialize", "requested", p.ProtocolVersion, "negotiated", v, "client", client, "hooks", hooks)
-	return &initializeResult{
+	return &mcp.InitializeResult{
 		ProtocolVersion: v,
-		Capabilities:    serverCaps{},
+		Capabilities:    mcp.ServerCapabilities{},
 		ServerInfo:      s.info(),
 		Instructions:    s.bootstrap,
 	}, nil
@@ -280,7 +284,7 @@ func (s *Server) versionFor(meta reqMeta) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.negotiated == "" {
-		return version20251125 // no initialize seen: assume the newest legacy client
+		return mcp.Version20251125 // no initialize seen: assume the newest legacy client
 	}
 	return s.negotiated
 }
@@ -298,9 +302,7 @@ func (s *Server) listsHooks(meta reqMeta) bool {
 }
 
 func (s *Server) listTools(params json.RawMessage, meta reqMeta) (any, error) {
-	var p struct {
-		Cursor *string `json:"cursor"`
-	}
+	var p mcp.ListToolsParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "invalid tools/list params: %s", describeDecodeError(err))
@@ -311,23 +313,23 @@ func (s *Server) listTools(params json.RawMessage, meta reqMeta) (any, error) {
 	}
 	v := s.versionFor(meta)
 	hooks := s.listsHooks(meta)
-	res := &toolsListResult{Tools: make([]json.RawMessage, 0, len(s.toolTable))}
+	res := &mcp.ListToolsResult{Tools: make([]mcp.Tool, 0, len(s.toolTable))}
 	for i := range s.toolTable {
 		if isHook(s.toolTable[i].name) && !hooks {
 			continue
 		}
-		res.Tools = append(res.Tools, s.toolTable[i].toolJSON(v))
+		res.Tools = append(res.Tools, s.toolTable[i].entry(v))
 	}
 	if meta.modern {
 		ttl := cacheTTLMS
-		res.modern = s.modernFields()
-		res.cacheable = cacheable{TTLMS: &ttl, CacheScope: cacheScope}
+		res.Modern = s.modernFields()
+		res.Cacheable = mcp.Cacheable{TTLMS: &ttl, CacheScope: cacheScope}
 	}
 	return res, nil
 }
 
 func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request, params json.RawMessage, meta reqMeta) (res any, err error) {
-	var p callParams
+	var p mcp.CallToolParams
 	if len(params) > 0 {
 		if err := json.Unmarshal(params, &p); err != nil {
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "invalid tools/call params: %s", describeDecodeError(err))
@@ -364,7 +366,7 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request, params json
 	switch {
 	case errors.As(err, &te):
 		log.Info("tool error", "err", te.msg, "elapsed", time.Since(start))
-		out = &toolResult{Content: []content{textContent(te.msg)}, IsError: true}
+		out = &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(te.msg)}, IsError: true}
 	case err != nil:
 		if !errors.Is(err, jsonrpc.ErrNoReply) {
 			log.Error("tool failed", "err", err)
@@ -373,13 +375,13 @@ func (s *Server) callTool(ctx context.Context, req *jsonrpc.Request, params json
 	default:
 		log.Debug("tool done", "elapsed", time.Since(start))
 	}
-	if s.versionFor(meta) < version20250618 {
+	if s.versionFor(meta) < mcp.Version20250618 {
 		out.StructuredContent = nil
 	}
 	if meta.modern {
-		out.modern = s.modernFields()
+		out.Modern = s.modernFields()
 	}
-	return out.encode()
+	return encodeResult(out)
 }
 
 func (s *Server) toolNames() []string {
@@ -394,15 +396,15 @@ func (s *Server) toolNames() []string {
 // connection's reader goroutine, so it never blocks.
 func (s *Server) notification(req *jsonrpc.Request) {
 	switch req.Method {
-	case methodCancelled:
-		var p cancelledParams
+	case mcp.MethodCancelled:
+		var p mcp.CancelledParams
 		if err := json.Unmarshal(req.Params, &p); err != nil || len(p.RequestID) == 0 {
 			s.log.Debug("ignored malformed cancellation", "params", string(req.Params))
 			return
 		}
 		found := s.conn.CancelRequest(p.RequestID)
 		s.log.Info("cancel requested", "id", string(p.RequestID), "reason", p.Reason, "running", found)
-	case methodInitialized:
+	case mcp.MethodInitialized:
 		s.log.Debug("client initialized")
 	default:
 		s.log.Debug("ignored notification", "method", req.Method)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/mcp"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
 )
@@ -45,7 +46,7 @@ const exitTimedOut = 124
 
 // shell is the shell tool: run one command in a fresh shell process and
 // report its exit code and output.
-func (s *Server) shell(ctx context.Context, c *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) shell(ctx context.Context, c *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a shellArgs
 	if err := decodeArgs(raw, &a, false); err != nil {
 		return nil, err
@@ -88,7 +89,7 @@ func (s *Server) shell(ctx context.Context, c *call, raw json.RawMessage) (*tool
 	if err != nil {
 		return nil, err
 	}
-	return &toolResult{Content: []content{textContent(string(text))}, StructuredContent: res}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(string(text))}, StructuredContent: res}, nil
 }
 
 // runShell runs command and collects its result. A cancelled ctx kills the

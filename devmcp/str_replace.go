@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"buzzbox/internal/mcp"
 )
 
 type strReplaceArgs struct {
@@ -24,7 +26,7 @@ type strReplaceArgs struct {
 // strReplace is the str_replace tool: replace old_str by new_str in one
 // file, atomically, answering with a unified diff. An empty old_str on a
 // path that does not exist creates the file.
-func (s *Server) strReplace(_ context.Context, _ *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) strReplace(_ context.Context, _ *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a strReplaceArgs
 	if err := decodeArgs(raw, &a, false); err != nil {
 		return nil, err
@@ -94,7 +96,7 @@ func (s *Server) strReplace(_ context.Context, _ *call, raw json.RawMessage) (*t
 
 // createFile makes a new file holding text. The parent directory must exist
 // and nothing may be at the path yet, not even a dangling symlink.
-func createFile(root, p, text string, fc *fence) (*toolResult, error) {
+func createFile(root, p, text string, fc *fence) (*mcp.CallToolResult, error) {
 	cand := p
 	if !filepath.IsAbs(cand) {
 		cand = filepath.Join(root, cand)

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"unicode/utf8"
+
+	"buzzbox/internal/mcp"
 )
 
 // todoItem is one entry of the todo list.
@@ -33,7 +35,7 @@ type todoItemArgs struct {
 }
 
 // todo is the todo tool: read the list, or replace it with a new one.
-func (s *Server) todo(_ context.Context, _ *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) todo(_ context.Context, _ *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a todoArgs
 	if err := decodeArgs(raw, &a, true); err != nil {
 		return nil, err
@@ -56,7 +58,7 @@ func (s *Server) todo(_ context.Context, _ *call, raw json.RawMessage) (*toolRes
 }
 
 // stopHook is the hidden _Stop tool: an objection while open items remain.
-func (s *Server) stopHook(_ context.Context, _ *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) stopHook(_ context.Context, _ *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	if err := decodeArgs(raw, &struct{}{}, true); err != nil {
 		return nil, err
 	}
@@ -72,7 +74,7 @@ func (s *Server) stopHook(_ context.Context, _ *call, raw json.RawMessage) (*too
 
 // postCompactHook is the hidden _PostCompact tool: the list, to be put back
 // into a fresh context after a handoff.
-func (s *Server) postCompactHook(_ context.Context, _ *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) postCompactHook(_ context.Context, _ *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	if err := decodeArgs(raw, &struct{}{}, true); err != nil {
 		return nil, err
 	}

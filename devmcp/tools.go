@@ -3,13 +3,14 @@ package devmcp
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+
+	"buzzbox/internal/mcp"
 )
 
 // handlerFunc runs one tool call. A *toolError becomes an isError result;
 // jsonrpc.ErrNoReply (a cancelled call) sends nothing; any other error is a
 // server fault, answered as a JSON-RPC internal error.
-type handlerFunc func(ctx context.Context, c *call, args json.RawMessage) (*toolResult, error)
+type handlerFunc func(ctx context.Context, c *call, args json.RawMessage) (*mcp.CallToolResult, error)
 
 // tool is one entry of tools/list.
 type tool struct {
@@ -140,36 +141,23 @@ const shellOutputSchema = `{"type":"object","properties":{` +
 	`"timed_out":{"type":"boolean"}` +
 	`},"required":["duration_ms","exit_code","notes","stderr","stderr_truncated","stdout","stdout_truncated","timed_out"]}`
 
-// toolJSON renders t as a tools/list entry for a client speaking version:
+// entry renders t as a tools/list entry for a client speaking version:
 // annotations from 2025-03-26, outputSchema from 2025-06-18.
-func (t *tool) toolJSON(version string) json.RawMessage {
-	type annotations struct {
-		ReadOnlyHint    bool `json:"readOnlyHint"`
-		DestructiveHint bool `json:"destructiveHint"`
-		IdempotentHint  bool `json:"idempotentHint"`
-		OpenWorldHint   bool `json:"openWorldHint"`
-	}
-	out := struct {
-		Name         string          `json:"name"`
-		Description  string          `json:"description"`
-		InputSchema  json.RawMessage `json:"inputSchema"`
-		OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
-		Annotations  *annotations    `json:"annotations,omitempty"`
-	}{Name: t.name, Description: t.description, InputSchema: json.RawMessage(t.inputSchema)}
-	if version >= version20250326 {
-		out.Annotations = &annotations{
-			ReadOnlyHint:    t.readOnly,
-			DestructiveHint: t.destructive && !t.readOnly,
-			IdempotentHint:  t.idempotent || t.readOnly,
-			OpenWorldHint:   t.openWorld,
+func (t *tool) entry(version string) mcp.Tool {
+	out := mcp.Tool{Name: t.name, Description: t.description, InputSchema: json.RawMessage(t.inputSchema)}
+	if version >= mcp.Version20250326 {
+		out.Annotations = &mcp.ToolAnnotations{
+			ReadOnlyHint:    hint(t.readOnly),
+			DestructiveHint: hint(t.destructive && !t.readOnly),
+			IdempotentHint:  hint(t.idempotent || t.readOnly),
+			OpenWorldHint:   hint(t.openWorld),
 		}
 	}
-	if version >= version20250618 && t.outputSchema != "" {
+	if version >= mcp.Version20250618 && t.outputSchema != "" {
 		out.OutputSchema = json.RawMessage(t.outputSchema)
 	}
-	b, err := json.Marshal(out)
-	if err != nil {
-		panic(fmt.Sprintf("devmcp: tool %s: bad schema: %v", t.name, err)) // programmer error, caught by the startup check
-	}
-	return b
+	return out
 }
+
+// hint is an annotation hint, always sent explicitly.
+func hint(b bool) *bool { return &b }

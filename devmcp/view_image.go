@@ -18,6 +18,8 @@ import (
 	"os"
 	"strings"
 
+	"buzzbox/internal/mcp"
+
 	"github.com/disintegration/imaging"
 	"golang.org/x/image/webp"
 )
@@ -30,7 +32,7 @@ type viewImageArgs struct {
 
 // viewImage is the view_image tool: load an image, shrink it if needed, and
 // answer with an MCP image block.
-func (s *Server) viewImage(ctx context.Context, _ *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) viewImage(ctx context.Context, _ *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a viewImageArgs
 	if err := decodeArgs(raw, &a, false); err != nil {
 		return nil, err
@@ -53,8 +55,8 @@ func (s *Server) viewImage(ctx context.Context, _ *call, raw json.RawMessage) (*
 	if err != nil {
 		return nil, err
 	}
-	return &toolResult{Content: []content{
-		textContent(fmt.Sprintf("%s (%s from %s)", summary, mime, label)),
+	return &mcp.CallToolResult{Content: []mcp.Content{
+		mcp.TextContent(fmt.Sprintf("%s (%s from %s)", summary, mime, label)),
 		{Type: "image", Data: base64.StdEncoding.EncodeToString(out), MimeType: mime},
 	}}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"buzzbox/harness/cli"
+	"buzzbox/internal/mcp"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 )
@@ -95,7 +96,7 @@ func (b *cappedOutput) String() string {
 // input. Exit 0 returns its JSON answer as the result; any other exit, the
 // CLI's own error object (category, message, retryable) as an isError
 // result, which tells the model what was wrong and what to do.
-func (s *Server) runBuzz(ctx context.Context, stdin string, args ...string) (*toolResult, error) {
+func (s *Server) runBuzz(ctx context.Context, stdin string, args ...string) (*mcp.CallToolResult, error) {
 	out := &cappedOutput{max: maxWorkspaceOutputBytes}
 	errOut := &cappedOutput{max: maxWorkspaceOutputBytes}
 	env := proc.Env{Stdin: strings.NewReader(stdin), Stdout: out, Stderr: errOut, Environ: s.ws.environ, Dir: s.cwd}
@@ -122,7 +123,7 @@ type sendMessageArgs struct {
 }
 
 // sendMessage is the send_message tool: `buzz messages send`.
-func (s *Server) sendMessage(ctx context.Context, _ *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) sendMessage(ctx context.Context, _ *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a sendMessageArgs
 	if err := decodeArgs(raw, &a, true); err != nil {
 		return nil, err
@@ -146,7 +147,7 @@ type addReactionArgs struct {
 }
 
 // addReaction is the add_reaction tool: `buzz reactions add`.
-func (s *Server) addReaction(ctx context.Context, _ *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) addReaction(ctx context.Context, _ *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a addReactionArgs
 	if err := decodeArgs(raw, &a, true); err != nil {
 		return nil, err
@@ -164,7 +165,7 @@ type readThreadArgs struct {
 }
 
 // readThread is the read_thread tool: `buzz messages thread`.
-func (s *Server) readThread(ctx context.Context, _ *call, raw json.RawMessage) (*toolResult, error) {
+func (s *Server) readThread(ctx context.Context, _ *call, raw json.RawMessage) (*mcp.CallToolResult, error) {
 	var a readThreadArgs
 	if err := decodeArgs(raw, &a, true); err != nil {
 		return nil, err

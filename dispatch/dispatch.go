@@ -5,7 +5,7 @@
 //	NAME [ARGS...]                  started through a link called NAME
 //	buzzbox NAME [ARGS...]          the same, by subcommand
 //	buzzbox install [--force] [--copy] DIR
-//	buzzbox up [--listen ADDR] [--dir DIR]
+//	buzzbox up [--listen ADDRESS] [--public-url URL]... [--dir DIR]
 //	buzzbox [--help | --version]
 //
 // Description:
@@ -102,13 +102,12 @@ func run(args []string, mkEnv func() proc.Env) int {
 	id, ok := Lookup(name)
 	if !ok {
 		if len(rest) == 0 {
-			env := mkEnv()
-			usage(env.Err())
-			return ExitUsage
+			overview(mkEnv().Out()) // the same as --help
+			return ExitOK
 		}
 		switch rest[0] {
 		case "-h", "--help", "help":
-			usage(mkEnv().Out())
+			overview(mkEnv().Out())
 			return ExitOK
 		case "--version", "version":
 			fmt.Fprintln(mkEnv().Out(), selfName, Version())
@@ -186,23 +185,35 @@ func Lookup(name string) (Identity, bool) {
 	return Identity{}, false
 }
 
-func usage(w io.Writer) {
+// overview is `buzzbox --help`, and what a bare `buzzbox` prints.
+func overview(w io.Writer) {
 	fmt.Fprintf(w, "buzzbox %s: one executable for a human-and-agent workspace on a Nostr relay\n\n", Version())
+	fmt.Fprintf(w, "It becomes the tool it is started as: a link called rg is rg, a link called\nbuzz-relay is the relay. 'buzzbox NAME' does the same without a link.\n\n")
 	fmt.Fprintf(w, "Usage:\n")
 	for _, l := range [][2]string{
 		{"NAME [ARGS...]", "run tool NAME through a link called NAME"},
 		{"buzzbox NAME [ARGS...]", "the same, by subcommand"},
 		{"buzzbox install [--force] [--copy] DIR", "lay one link per tool in DIR"},
-		{"buzzbox up [--listen ADDR] [--dir DIR]", "start a local workspace: relay, harness, agent"},
+		{"buzzbox up [--listen ADDRESS] [--public-url URL] [--dir DIR]", "start a local workspace: relay, harness, agent"},
 		{"buzzbox --version", "print the version"},
+		{"buzzbox --help", "print this help"},
 	} {
+		if len(l[0]) > 40 {
+			fmt.Fprintf(w, "  %s\n  %-40s %s\n", l[0], "", l[1])
+			continue
+		}
 		fmt.Fprintf(w, "  %-40s %s\n", l[0], l[1])
 	}
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "Tools:\n")
+	fmt.Fprintf(w, "Tools (each takes --help):\n")
 	for _, id := range sorted() {
 		fmt.Fprintf(w, "  %-22s %s\n", id.Name, id.Summary)
 	}
+	fmt.Fprintln(w)
+	fmt.Fprintf(w, "Environment: buzzbox itself reads none; each tool's --help lists its own\n(buzzbox up --help: the model provider's variables).\n\n")
+	fmt.Fprintf(w, "Example:\n")
+	fmt.Fprintf(w, "  buzzbox install ~/.local/bin   # then rg, tree, buzz ... run by name\n")
+	fmt.Fprintf(w, "  BUZZ_AGENT_PROVIDER=anthropic ANTHROPIC_API_KEY=… ANTHROPIC_MODEL=… buzzbox up\n")
 }
 
 func unknown(w io.Writer, name string) {

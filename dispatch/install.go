@@ -11,29 +11,33 @@ import (
 	"path/filepath"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/usage"
 )
 
-// installUsage is printed for a malformed install command line.
-const installUsage = "usage: buzzbox install [--force] [--copy] DIR"
+// installPage is `buzzbox install --help`.
+func installPage(fs *flag.FlagSet) *usage.Page {
+	return &usage.Page{Name: "buzzbox install", Synopsis: "[--force] [--copy] DIR", Flags: fs,
+		About: `Lays one symbolic link per tool in DIR, each named after the tool and
+pointing at this executable, so that rg, tree, buzz, buzz-relay and the
+others run by name once DIR is on PATH. DIR is made if missing; links that
+already point here are left alone. Reads no environment variables.`,
+		Examples: []string{
+			"buzzbox install ~/.local/bin",
+			"buzzbox install --copy /usr/local/bin   # a file system without symlinks",
+		}}
+}
 
 // install lays one link (or copy) per identity in a directory.
 func install(args []string, env proc.Env) int {
 	fset := flag.NewFlagSet("install", flag.ContinueOnError)
-	fset.SetOutput(env.Err())
 	force := fset.Bool("force", false, "replace existing files that are not links to this executable")
 	copyExe := fset.Bool("copy", false, "copy the executable instead of linking (for file systems without symlinks)")
-	fset.Usage = func() {
-		fmt.Fprintln(env.Err(), installUsage)
-		fset.PrintDefaults()
-	}
-	if err := fset.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		return ExitUsage
+	page := installPage(fset)
+	if code, done := page.Parse(args, false, env.Out(), env.Err()); done {
+		return code
 	}
 	if fset.NArg() != 1 {
-		fmt.Fprintf(env.Err(), "buzzbox install: want exactly one directory, got %d arguments\n%s\n", fset.NArg(), installUsage)
+		page.Fail(env.Err(), fmt.Sprintf("want exactly one directory, got %d arguments", fset.NArg()))
 		return ExitUsage
 	}
 	if env.Exe == "" {

@@ -139,6 +139,9 @@ type agentProc struct {
 	protocol int
 	steering bool
 	goose    int // goose system-prompt extension: 0 untried, 1 works, -1 unsupported
+	// loadSession is the agent's agentCapabilities.loadSession: a session
+	// it made before a restart can be taken up again with session/load.
+	loadSession bool
 
 	activity   chan struct{} // a message arrived from the agent
 	lastOutput atomic.Int64  // unix nanos of the last message
@@ -299,6 +302,9 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 				Supported bool `json:"supported"`
 			} `json:"steering"`
 		} `json:"_meta"`
+		AgentCapabilities struct {
+			LoadSession bool `json:"loadSession"`
+		} `json:"agentCapabilities"`
 	}
 	params := map[string]any{
 		"protocolVersion": clientProtocolVersion,
@@ -330,6 +336,7 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		a.name = strings.ToLower(strings.TrimSpace(res.ServerInfo.Name))
 	}
 	a.steering = res.Meta.Steering.Supported
+	a.loadSession = res.AgentCapabilities.LoadSession
 	a.log = a.log.With("agent", a.name)
 	a.log.Info("agent ready", "protocol", a.protocol, "steering", a.steering)
 	return a, nil

@@ -14,6 +14,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/usage"
 )
 
 // kind of a flag's value.
@@ -81,6 +82,9 @@ func flagTable() []flagSpec {
 		{"relay-observer", "BUZZ_ACP_RELAY_OBSERVER", "false", kBool, "publish encrypted observer frames", false},
 		{"exit-after-inactivity", "BUZZ_ACP_EXIT_AFTER_INACTIVITY", "0", kInt, "seconds idle before a clean exit; 0 never", false},
 		{"lazy-pool", "BUZZ_ACP_LAZY_POOL", "false", kBool, "start agents on the first accepted event", false},
+		{"catchup", "BUZZ_ACP_CATCHUP", "86400", kInt, "on start and reconnect, answer matching events of up to this many seconds back that were not answered; 0 off", false},
+		{"catchup-max", "BUZZ_ACP_CATCHUP_MAX", "50", kInt, "events per channel caught up at most, 1..500", false},
+		{"state-dir", "BUZZ_ACP_STATE_DIR", "", kString, "where sessions and answered events are kept (default $XDG_STATE_HOME/buzzbox/acp)", false},
 		{"post-final-text", "BUZZ_ACP_POST_FINAL_TEXT", "true", kBool, "when a turn started by a mention or DM leaves nothing in the thread, post the agent's final text there (false: upstream's silence)", false},
 	}
 }
@@ -138,6 +142,13 @@ type Config struct {
 	DisplayName         string
 	EventBuffer         int
 	Warnings            []string
+
+	// Catchup is how far back missed events are answered on start and
+	// reconnect; zero turns catch-up off. CatchupMax bounds them per
+	// channel. StateDir holds the harness's state; empty keeps none.
+	Catchup    time.Duration
+	CatchupMax int
+	StateDir   string
 }
 
 // ConfigError is a fatal configuration problem; Hint, when set, says what to change.
@@ -219,7 +230,7 @@ func (v strValue) Set(s string) error { *v.s = s; return nil }
 
 // parseRaw resolves every flag: the flag if given, else its env variable if
 // set, else the default.
-func parseRaw(args []string, env proc.Env, usage io.Writer) (rawConfig, error) {
+func parseRaw(args []string, env proc.Env, stdout io.Writer) (rawConfig, error) {
 	table := flagTable()
 	fs := flag.NewFlagSet("buzz-acp", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
@@ -227,21 +238,21 @@ func parseRaw(args []string, env proc.Env, usage io.Writer) (rawConfig, error) {
 	for _, f := range table {
 		s := new(string)
 		vals[f.name] = s
+		*s = f.def // only for the page's defaults: values are read only for flags given
 		if f.kind == kBool {
 			fs.Var(boolValue{s}, f.name, f.usage)
 		} else {
 			fs.Var(strValue{s}, f.name, f.usage)
 		}
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			printUsage(usage, table)
+	page := acpPage(fs, table)
+	var errb strings.Builder
+	if code, done := page.Parse(args, true, stdout, &errb); done {
+		if code == usage.ExitOK {
 			return rawConfig{}, errHelp
 		}
-		return rawConfig{}, cfgErr("run buzz-acp --help for the flag list", "%v", err)
-	}
-	if fs.NArg() > 0 {
-		return rawConfig{}, cfgErr("run buzz-acp --help for the flag list", "unexpected argument %q", fs.Arg(0))
+		msg, _, _ := strings.Cut(strings.TrimPrefix(errb.String(), "buzz-acp: "), "\n")
+		return rawConfig{}, cfgErr("run 'buzz-acp --help' for the flags and an example", "%s", msg)
 	}
 	flagged := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { flagged[f.Name] = true })
@@ -263,22 +274,41 @@ func parseRaw(args []string, env proc.Env, usage io.Writer) (rawConfig, error) {
 	return raw, nil
 }
 
-func printUsage(w io.Writer, table []flagSpec) {
-	fmt.Fprintln(w, "usage: buzz-acp [flags]   (every flag also reads the environment variable shown)")
+// acpPage is `buzz-acp --help`, generated from the flag table.
+func acpPage(fs *flag.FlagSet, table []flagSpec) *usage.Page {
+	p := &usage.Page{Name: "buzz-acp", Flags: fs, FlagEnv: map[string]string{}, Hidden: map[string]bool{}, Placeholders: map[string]string{},
+		Synopsis: "[flags]\n       buzz-acp models|auth-methods [--json] [--agent-command CMD] [--agent-args A,B]\n       buzz-acp authenticate --method-id ID [--agent-command CMD]",
+		About: `The harness: logs in to a Nostr relay (NIP-42) with the agent's key,
+listens on the channels the agent belongs to, and turns the events that
+should wake it into prompts for an ACP agent subprocess (buzz-agent, goose,
+codex-acp, claude-agent-acp), with buzz-dev-mcp as its tools. Every flag
+falls back to the environment variable shown beside it.`,
+		Env: []usage.Var{
+			{Name: "BUZZ_ACP_LOG_LEVEL", Help: "debug, info (default), warn or error"},
+			{Name: "BUZZ_ACP_LOG_JSON", Help: "set: log JSON lines instead of text"},
+			{Name: "BUZZ_AUTH_TAG", Help: "NIP-OA attestation of the agent key by its owner"},
+			{Name: "BUZZ_ACP_DISPLAY_NAME", Help: "the agent's name in git commits"},
+			{Name: "BUZZ_ACP_PRIVATE_KEY", Help: "old name of BUZZ_PRIVATE_KEY, read when that is unset"},
+			{Name: "BUZZ_ACP_EVENT_BUFFER", Help: fmt.Sprintf("relay events in flight to the harness (default %d)", defaultEventBuffer)},
+			{Name: "BUZZ_ACP_SETUP_PAYLOAD", Help: "set-up mode: start no agent; mentions get a reply saying what to configure"},
+			{Name: "CODEX_CONFIG", Help: "JSON object for a codex agent, merged under network access turned on"},
+		},
+		Examples: []string{
+			"BUZZ_PRIVATE_KEY=nsec1… buzz-acp --relay-url ws://localhost:3000 --agent-owner <owner hex> --agent-command buzz-agent",
+			"buzz-acp models --agent-command goose",
+		}}
 	for _, f := range table {
-		if f.hidden {
-			continue
+		p.Order = append(p.Order, f.name)
+		p.FlagEnv[f.name] = f.env
+		p.Hidden[f.name] = f.hidden
+		switch f.kind {
+		case kInt:
+			p.Placeholders[f.name] = "N"
+		case kList:
+			p.Placeholders[f.name] = "A,B"
 		}
-		arg := " VALUE"
-		if f.kind == kBool {
-			arg = ""
-		}
-		def := ""
-		if f.def != "" {
-			def = " (default " + f.def + ")"
-		}
-		fmt.Fprintf(w, "  --%s%s\n        %s [%s]%s\n", f.name, arg, f.usage, f.env, def)
 	}
+	return p
 }
 
 // LoadConfig parses and validates the command line and environment in the
@@ -292,7 +322,7 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 			}
 		}
 	}
-	raw, err := parseRaw(args, env, env.Err())
+	raw, err := parseRaw(args, env, env.Out())
 	if err != nil {
 		return nil, err
 	}
@@ -462,6 +492,24 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 	}
 	if c.MaxTurnsPerSession, err = raw.integer("max-turns-per-session"); err != nil {
 		return nil, err
+	}
+	catchup, err := raw.integer("catchup")
+	if err != nil {
+		return nil, err
+	}
+	if catchup < 0 || catchup > maxCatchupSecs {
+		return nil, cfgErr("use 0..604800 seconds", "--catchup %d is out of range", catchup)
+	}
+	c.Catchup = time.Duration(catchup) * time.Second
+	if c.CatchupMax, err = raw.integer("catchup-max"); err != nil {
+		return nil, err
+	}
+	if c.CatchupMax < 1 || c.CatchupMax > maxQueuePerChannel {
+		return nil, cfgErr("use 1..500", "--catchup-max %d is out of range", c.CatchupMax)
+	}
+	c.StateDir = strings.TrimSpace(raw.str("state-dir"))
+	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
+		return nil, cfgErr("give an absolute path", "--state-dir %q is not absolute", c.StateDir)
 	}
 
 	// Idle and hard-cap resolution.

@@ -11,7 +11,7 @@
 //	         [--multiple-event-handling queue|steer|interrupt|owner-interrupt] [--agents N] …
 //	buzz-acp models|auth-methods [--json] [--agent-command …]
 //	buzz-acp authenticate --method-id ID [--agent-command …]
-//	buzzbox up [--listen 127.0.0.1:3000] [--dir DIR]
+//	buzzbox up [--listen 127.0.0.1:3000] [--public-url URL]... [--dir DIR]
 //
 // Every flag has an environment fallback (BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY,
 // BUZZ_ACP_*); `buzz-acp --help` lists them with their defaults.

@@ -37,6 +37,7 @@ type Event struct {
 	Channel  string    // lowercase channel UUID
 	Received time.Time // when the harness took it in
 	Tag      string    // prompt tag of the rule that accepted it
+	Stored   bool      // replayed by the relay (missed while away), not live
 }
 
 // mentions reports whether a p tag names hex.

@@ -222,7 +222,9 @@ func TestRelayRestartDuringBurst(t *testing.T) {
 		t.Skip("500-event burst")
 	}
 	w := newWorld(t)
-	w.startHarness(w.harnessEnv("echo"), "--multiple-event-handling", "queue", "--no-typing")
+	// Every event missed while the relay was down is caught up, not only
+	// the newest --catchup-max.
+	w.startHarness(w.harnessEnv("echo"), "--multiple-event-handling", "queue", "--no-typing", "--catchup-max", "500")
 	const n = 500
 	ids := map[string]bool{}
 	addr := strings.TrimPrefix(w.relay.URL(), "ws://")

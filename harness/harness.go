@@ -141,6 +141,12 @@ type harness struct {
 	profiles *profileCache
 	// ownNotices holds the ids of notices posted as the agent (reply.go).
 	ownNotices noticeIDs
+	// store is what survives a restart: sessions, pending and answered
+	// events per channel. Owned by the loop goroutine.
+	store *stateStore
+	// catchBuf holds a channel's stored events until the relay's EOSE,
+	// so a catch-up is one batch. Owned by the intake goroutine.
+	catchBuf map[string][]*Event
 }
 
 // Run connects, subscribes and serves until ctx ends or a shutdown.
@@ -228,6 +234,12 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		log.Warn("setup mode: no agent is started; mentions get a reply saying what to configure")
 	}
 	h.matcher = newRuleMatcher(h.rules(), cfg.AgentHex)
+	h.catchBuf = map[string][]*Event{}
+	stateDir, err := harnessStateDir(cfg.StateDir, env.Getenv, cfg.RelayURL, cfg.AgentHex)
+	if err != nil {
+		log.Warn("no state dir; sessions and answered events are not kept across restarts", "err", err)
+	}
+	h.store = openStateStore(stateDir, cfg.RelayURL, cfg.AgentHex, log)
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -282,10 +294,19 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		}
 	}
 	for _, c := range chans {
-		if h.subscribeChannel(ctx, c.ID, watermark) {
+		floor := watermark
+		if cfg.Catchup > 0 {
+			floor = h.store.floor(c.ID, time.Now().Add(-cfg.Catchup).Unix(), watermark)
+			if floor < watermark {
+				log.Info("catching up", "channel", c.ID, "since", time.Unix(floor, 0).UTC().Format(time.RFC3339))
+			}
+		}
+		if h.subscribeChannel(ctx, c.ID, floor) {
 			h.subscribed[c.ID] = true
 		}
 	}
+	h.store.started(time.Unix(watermark, 0))
+	h.store.save()
 	h.rc.subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{kindMemberAdded, kindMemberRemoved},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, watermark, true)
 	if h.obsPub != nil {

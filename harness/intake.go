@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -21,7 +22,11 @@ func (h *harness) intake(ctx context.Context) {
 			return
 		case re = <-h.rc.out:
 		}
-		ev := &Event{Event: *re.ev, Received: time.Now()}
+		if re.eose {
+			h.flushCatchup(ctx, strings.TrimPrefix(re.sub, "ch-"))
+			continue
+		}
+		ev := &Event{Event: *re.ev, Received: time.Now(), Stored: re.stored}
 		if ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
 			if re.sub == "membership-notif" {
 				h.do(func() { h.membership(ctx, ev) })
@@ -47,6 +52,12 @@ func (h *harness) pipeline(ctx context.Context, ev *Event) {
 	if !h.cfg.NoIgnoreSelf && ev.PubKey == h.cfg.AgentHex {
 		return
 	}
+	if cmd := h.ownerCommand(ev); cmd != "" && h.setup == nil && ev.Stored && int64(ev.CreatedAt) < h.started.Unix() {
+		// Given before this run began: a "!shutdown" that ended the last
+		// run must not end this one, however far back catch-up reaches.
+		log.Info("owner command from before this run; ignored", "command", cmd)
+		return
+	}
 	if cmd := h.ownerCommand(ev); cmd != "" && h.setup == nil {
 		log.Info("owner command", "command", cmd)
 		h.do(func() { h.control(ctx, cmd, ev) })
@@ -66,7 +77,43 @@ func (h *harness) pipeline(ctx context.Context, ev *Event) {
 		h.setupReply(ctx, ev)
 		return
 	}
+	if ev.Stored && h.cfg.Catchup > 0 {
+		h.catchBuf[ev.Channel] = append(h.catchBuf[ev.Channel], ev)
+		return
+	}
 	h.do(func() { h.accept(ctx, ev) })
+}
+
+// flushCatchup hands the events a channel's REQ replayed to the loop in
+// one step, so that they become one batch: oldest first, the newest
+// --catchup-max of them, none older than --catchup.
+func (h *harness) flushCatchup(ctx context.Context, channel string) {
+	evs := h.catchBuf[channel]
+	delete(h.catchBuf, channel)
+	if len(evs) == 0 {
+		return
+	}
+	sort.SliceStable(evs, func(i, j int) bool { return evs[i].CreatedAt < evs[j].CreatedAt })
+	oldest := nostr.Timestamp(time.Now().Add(-h.cfg.Catchup).Unix())
+	for len(evs) > 0 && evs[0].CreatedAt < oldest {
+		evs = evs[1:]
+	}
+	if len(evs) > h.cfg.CatchupMax {
+		h.log.Warn("more missed events than --catchup-max; the oldest are skipped", "channel", channel,
+			"missed", len(evs), "catchup_max", h.cfg.CatchupMax)
+		evs = evs[len(evs)-h.cfg.CatchupMax:]
+	}
+	h.do(func() {
+		n := 0
+		for _, ev := range evs {
+			if h.accept(ctx, ev) {
+				n++
+			}
+		}
+		if n > 0 {
+			h.log.Info("caught up", "channel", channel, "events", n)
+		}
+	})
 }
 
 // ownerCommand returns the command an event carries, or "" (§6.3).

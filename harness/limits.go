@@ -32,8 +32,10 @@ const (
 
 // Queue and dispatch (spec §7).
 const (
-	maxQueuePerChannel = 500 // pending events per channel; beyond it the oldest is dropped
-	maxBatch           = 50  // events folded into one prompt
+	maxQueuePerChannel = 500           // pending events per channel; beyond it the oldest is dropped
+	maxBatch           = 50            // events folded into one prompt
+	maxCatchupSecs     = 7 * 24 * 3600 // --catchup ceiling: a week of missed events is the most worth answering
+	maxHandledIDs      = 512           // answered event ids kept per channel across restarts, for dedup
 	retryBase          = 5 * time.Second
 	retryCap           = 300 * time.Second
 	maxRetries         = 10                // failed turns of one batch before it is dead-lettered

@@ -44,6 +44,9 @@ type turnHandle struct {
 	startedAt time.Time
 	model     string
 	switchAck *controlRequest
+	// resume is the session the turn loads when its slot holds none for
+	// the channel ("" starts a new one); fixed at start by the loop.
+	resume string
 }
 
 func (t *turnHandle) cancel(reason string) {
@@ -70,10 +73,11 @@ const heartbeatKey = ""
 
 // sessionState is one ACP session on one agent.
 type sessionState struct {
-	id     string
-	gen    int
-	turns  int
-	legacy []string // system sections for agents without system-prompt support
+	id      string
+	resumed bool // taken up with session/load, not made by this turn
+	gen     int
+	turns   int
+	legacy  []string // system sections for agents without system-prompt support
 	// usage is the cumulative usage at the end of the last turn that
 	// reported any (nil: none yet); metricSeq counts the NIP-AM metrics
 	// published for the session. The turn running on the session owns both.
@@ -134,6 +138,7 @@ func (h *harness) serve(ctx context.Context) int {
 			return code
 		case f := <-h.loop:
 			f()
+			h.settleState()
 		case <-wake.C:
 		case <-tick.C:
 			h.maintain(ctx)
@@ -152,17 +157,24 @@ func (h *harness) chanState(id string) *chanState {
 	return cs
 }
 
-// accept queues an event that passed the gate and the rules (§6 steps 6–8).
-func (h *harness) accept(ctx context.Context, ev *Event) {
+// accept queues an event that passed the gate and the rules (§6 steps 6–8)
+// and reports whether it was taken. One answered before, in this run or
+// one before a restart, is not taken again.
+func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	cs := h.chanState(ev.Channel)
 	if cs.removed {
-		return
+		return false
+	}
+	if h.store.answered(ev.Channel, ev.ID) {
+		h.log.Debug("event answered before; skipped", "channel", ev.Channel, "event_id", ev.ID)
+		return false
 	}
 	busy := cs.turn != nil
 	if busy && h.cfg.Dedup == "drop" {
 		h.log.Info("channel busy; dropped event", "channel", ev.Channel, "event_id", ev.ID)
-		return
+		return false
 	}
+	h.store.take(ev.Channel, ev.ID, int64(ev.CreatedAt))
 	h.lastWork = time.Now()
 	if busy && h.cfg.Handling == "steer" && cs.steering == nil && cs.turn.agent != nil && cs.turn.session != "" &&
 		(cs.turn.agent.steering || cs.turn.agent.hasRun()) {
@@ -173,12 +185,12 @@ func (h *harness) accept(ctx context.Context, ev *Event) {
 			ok, fallback := t.agent.steer(ctx, t.session, steerBlocks(ev, nil))
 			h.do(func() { h.steerDone(cs, t, ev, ok, fallback) })
 		}()
-		return
+		return true
 	}
 	h.push(cs, ev)
 	h.reacts.add(ctx, ev.ID, emojiSeen)
 	if !busy {
-		return
+		return true
 	}
 	switch h.cfg.Handling {
 	case "steer":
@@ -190,6 +202,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) {
 			cs.turn.cancel("interrupt")
 		}
 	}
+	return true
 }
 
 func (h *harness) push(cs *chanState, ev *Event) {
@@ -299,6 +312,9 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 		t.switchAck = &req
 		delete(h.switchAcks, cs.id)
 	}
+	if s.agent.loadSession && t.model == "" {
+		t.resume = h.store.resumable(cs.id, s.idx, s.agent.name)
+	}
 	cs.turn = t
 	s.busy = true
 	h.lastWork = time.Now()
@@ -363,6 +379,9 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	}
 	cs.turn = nil
 	h.turnEnded(cs.id, t, out)
+	if t.session != "" && t.agent != nil {
+		h.store.holdSession(cs.id, t.session, t.agent.name, s.idx)
+	}
 	requeue := func(backoff bool) {
 		if cs.removed || h.cfg.Dedup == "drop" {
 			h.reacts.clear(ctx, finished)
@@ -392,7 +411,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			ss.turns++
 			if out.stop == "max_tokens" || out.stop == "max_turn_requests" ||
 				h.cfg.MaxTurnsPerSession > 0 && ss.turns >= h.cfg.MaxTurnsPerSession {
-				delete(s.sessions, cs.id)
+				h.dropSession(s, cs.id)
 			}
 		}
 		h.reacts.clear(ctx, finished)
@@ -401,7 +420,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		}
 	case turnSignalled:
 		log.Info("turn cancelled", "reason", t.reason)
-		delete(s.sessions, cs.id)
+		h.dropSession(s, cs.id)
 		switch t.reason {
 		case "steer", "interrupt", reasonSwitchModel:
 			h.reacts.remove(ctx, finished, emojiWorking)
@@ -421,7 +440,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			return
 		}
 		if out.stage == "session" {
-			delete(s.sessions, cs.id)
+			h.dropSession(s, cs.id)
 		}
 		f := classify(out.err)
 		if !f.retryable {
@@ -451,7 +470,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	case turnProtocolError:
 		log.Warn("protocol error", "err", out.err)
 		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
-		delete(s.sessions, cs.id)
+		h.dropSession(s, cs.id)
 		if transportClass(out.err) {
 			h.retire(ctx, s)
 		}
@@ -583,6 +602,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 		cs.turn.cancel("cancel")
 	case "!rotate":
 		h.gens[ev.Channel]++
+		h.store.forgetSession(ev.Channel)
 		for _, s := range h.slots {
 			if !s.busy {
 				delete(s.sessions, ev.Channel)
@@ -628,6 +648,7 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 		cs.queue, cs.parked = nil, nil
 		cs.attempts, cs.retryAt = 0, time.Time{}
 		h.gens[ch]++
+		h.store.forgetSession(ch)
 		if cs.turn != nil {
 			cs.turn.cancel("cancel")
 		}
@@ -642,4 +663,11 @@ func containsStr(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// dropSession ends s's session for channel on purpose (rotation, a cancel,
+// a broken session): the next turn starts a new one, after a restart too.
+func (h *harness) dropSession(s *slot, channel string) {
+	delete(s.sessions, channel)
+	h.store.forgetSession(channel)
 }

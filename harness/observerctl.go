@@ -183,6 +183,7 @@ func (h *harness) applyControl(ctx context.Context, req controlRequest) {
 func (h *harness) switchModel(req controlRequest) {
 	h.models[req.ChannelID] = req.ModelID
 	h.gens[req.ChannelID]++
+	h.store.forgetSession(req.ChannelID)
 	for _, s := range h.slots {
 		if !s.busy {
 			delete(s.sessions, req.ChannelID)

@@ -47,6 +47,15 @@ func (h *harness) ensureAgents(ctx context.Context) {
 	if ctx.Err() != nil || h.setup != nil {
 		return
 	}
+	for _, s := range h.slots {
+		// An agent that died between turns was noticed by nobody: no turn
+		// read its end. Retire it like one that died in a turn, so the slot
+		// gets a new agent (which loads the channels' sessions).
+		if s.agent != nil && !s.busy && !s.agent.alive() {
+			h.log.Warn("agent exited between turns; replacing it", "slot", s.idx)
+			h.retire(ctx, s)
+		}
+	}
 	now := time.Now()
 	alive := false
 	for _, s := range h.slots {
@@ -132,6 +141,7 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 			}
 			s.agent = a
 			s.sessions = map[string]*sessionState{}
+			h.store.releaseSlot(s.idx)
 			h.startErr, h.poolDown = nil, false
 			if h.waking {
 				h.waking = false
@@ -149,6 +159,7 @@ func (h *harness) retire(ctx context.Context, s *slot) {
 	}
 	s.agent = nil
 	s.sessions = map[string]*sessionState{}
+	h.store.releaseSlot(s.idx)
 	now := time.Now()
 	recent := s.crashes[:0]
 	for _, c := range s.crashes {

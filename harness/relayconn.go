@@ -49,6 +49,7 @@ type subState struct {
 	lastSeen int64        // newest created_at delivered; 0 none
 	dropped  int64        // oldest created_at dropped for backpressure; 0 none
 	member   bool         // membership notifications: do not move lastSeen
+	stored   bool         // a REQ was sent and its EOSE has not come: events are stored ones
 }
 
 func (s *subState) since() int64 {
@@ -90,10 +91,13 @@ func (s *idSet) add(id string) bool {
 
 func (s *idSet) remove(id string) { delete(s.cur, id); delete(s.prev, id) }
 
-// relayEvent is an event delivered on a subscription.
+// relayEvent is an event delivered on a subscription, or (ev nil, eose
+// set) the end of the stored events a REQ replayed.
 type relayEvent struct {
-	sub string
-	ev  *nostr.Event
+	sub    string
+	ev     *nostr.Event
+	stored bool // sent before the REQ's EOSE: missed while away, not live
+	eose   bool
 }
 
 // relayConn keeps one authenticated websocket to the relay alive and the
@@ -393,6 +397,7 @@ func (rc *relayConn) sendReq(ctx context.Context, ws *websocket.Conn, s *subStat
 	}
 	f := s.filter
 	since := nostr.Timestamp(s.since())
+	s.stored = true
 	rc.mu.Unlock()
 	f.Since = &since
 	b, _ := json.Marshal([]any{"REQ", s.id, f})
@@ -429,7 +434,7 @@ func (rc *relayConn) handle(ctx context.Context, ws *websocket.Conn, b []byte) e
 			return nil
 		}
 		select {
-		case rc.out <- relayEvent{sub: sid, ev: ev}:
+		case rc.out <- relayEvent{sub: sid, ev: ev, stored: s.stored}:
 			if !s.member && int64(ev.CreatedAt) > s.lastSeen {
 				s.lastSeen = int64(ev.CreatedAt)
 			}
@@ -458,7 +463,20 @@ func (rc *relayConn) handle(ctx context.Context, ws *websocket.Conn, b []byte) e
 		if s != nil && s.dropped > 0 {
 			s.dropped = 0
 		}
+		replayed := s != nil && s.stored
+		if replayed {
+			s.stored = false
+		}
 		rc.mu.Unlock()
+		if replayed && strings.HasPrefix(sid, "ch-") { // only channel subscriptions catch up
+			// Tells intake the replay is complete. Sent in order after the
+			// events, waiting for room: a lost marker would hold a
+			// catch-up batch back until the next EOSE.
+			select {
+			case rc.out <- relayEvent{sub: sid, eose: true}:
+			case <-ctx.Done():
+			}
+		}
 	case *nostr.ClosedEnvelope:
 		return rc.closed(ctx, ws, env.SubscriptionID, env.Reason)
 	case *nostr.NoticeEnvelope:

@@ -12,6 +12,7 @@ import (
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/usage"
 )
 
 // Helper sub-commands (spec §2.1): they talk to the agent only.
@@ -29,13 +30,21 @@ func isSubcommand(args []string) bool {
 func subcommand(ctx context.Context, args []string, env proc.Env) int {
 	name := args[0]
 	fs := flag.NewFlagSet("buzz-acp "+name, flag.ContinueOnError)
-	fs.SetOutput(env.Err())
-	cmd := fs.String("agent-command", envOr(env, "BUZZ_ACP_AGENT_COMMAND", "buzz-agent"), "ACP agent program")
+	cmd := fs.String("agent-command", envOr(env, "BUZZ_ACP_AGENT_COMMAND", "buzz-agent"), "ACP agent `program`")
 	argList := fs.String("agent-args", env.Getenv("BUZZ_ACP_AGENT_ARGS"), "agent arguments, comma-separated")
 	asJSON := fs.Bool("json", false, "print JSON")
 	method := fs.String("method-id", "", "auth method to run (authenticate)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return 1
+	page := &usage.Page{Name: "buzz-acp " + name, Flags: fs,
+		FlagEnv:      map[string]string{"agent-command": "BUZZ_ACP_AGENT_COMMAND", "agent-args": "BUZZ_ACP_AGENT_ARGS"},
+		Placeholders: map[string]string{"agent-args": "A,B", "method-id": "ID"},
+		About: "Starts the ACP agent once and asks it: models lists the models it offers,\n" +
+			"auth-methods its login methods, authenticate runs one of them.",
+		Examples: []string{"buzz-acp models --agent-command goose --json", "buzz-acp authenticate --method-id oauth --agent-command claude-agent-acp"}}
+	if code, done := page.Parse(args[1:], true, env.Out(), env.Err()); done {
+		if code != usage.ExitOK {
+			return 1 // the helper sub-commands' errors exit 1 (spec §2.1)
+		}
+		return code
 	}
 	fail := func(err error) int {
 		fmt.Fprintf(env.Err(), "buzz-acp %s: %v\n", name, err)

@@ -61,7 +61,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 			model = t.model
 		}
 		var err error
-		ss, err = h.newSession(ctx, a, &info, false, model, sc)
+		ss, err = h.newSession(ctx, a, &info, false, model, sc, t.resume)
 		if err != nil {
 			if t.switchAck != nil {
 				h.answerControl(*t.switchAck, statusFailure, err.Error())
@@ -73,7 +73,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 		}
 		ss.gen = gen
 		s.sessions[channel] = ss
-		newSession = true
+		newSession = !ss.resumed
 	} else if t.switchAck != nil {
 		h.answerControl(*t.switchAck, statusSwitched, "") // the session already has it
 	}
@@ -208,8 +208,10 @@ func sessionFailure(a *agentProc, err error) turnOutcome {
 // way the agent takes it (§9.3–9.5). ch is nil for heartbeat sessions.
 //
 // model is the model to set ("" none); sc says what the
-// session_config_captured frame is about.
-func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo, heartbeat bool, model string, sc obsScope) (*sessionState, error) {
+// session_config_captured frame is about. resume, when set, is a session
+// the agent made before (this run or one before a restart) to take up
+// with session/load; when the agent refuses it a new session is opened.
+func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo, heartbeat bool, model string, sc obsScope, resume string) (*sessionState, error) {
 	parts := systemParts{Cwd: h.cwd, Base: h.cfg.BasePrompt, Persona: h.cfg.SystemPrompt, Team: h.cfg.TeamInstructions}
 	if !heartbeat && ch != nil {
 		if h.cfg.Memory && h.cfg.Owner != "" {
@@ -272,17 +274,39 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
 	defer cancel()
 	var raw json.RawMessage
-	if err := a.call(rctx, acp.MethodSessionNew, params, &raw); err != nil {
-		return nil, fmt.Errorf("session/new: %w", err)
+	resumed := false
+	if resume != "" {
+		lp := map[string]any{"sessionId": resume}
+		for k, v := range params {
+			lp[k] = v
+		}
+		err := a.call(rctx, acp.MethodSessionLoad, lp, &raw)
+		switch {
+		case err == nil:
+			resumed = true
+			h.log.Info("session loaded", "channel", sc.channel, "session", resume)
+		case transportClass(err) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+			return nil, fmt.Errorf("session/load: %w", err)
+		default:
+			h.log.Warn("agent could not load the channel's session; starting a new one", "channel", sc.channel, "session", resume, "err", err)
+		}
+	}
+	if !resumed {
+		if err := a.call(rctx, acp.MethodSessionNew, params, &raw); err != nil {
+			return nil, fmt.Errorf("session/new: %w", err)
+		}
 	}
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return nil, fmt.Errorf("session/new: decode reply: %w", err)
 	}
-	h.log.Debug("session/new reply", "reply", truncRunes(string(raw), 2000))
+	h.log.Debug("session reply", "reply", truncRunes(string(raw), 2000))
+	if resumed {
+		res.SessionID = resume
+	}
 	if res.SessionID == "" {
 		return nil, errors.New("session/new: reply has no sessionId")
 	}
-	ss.id = res.SessionID
+	ss.id, ss.resumed = res.SessionID, resumed
 	catalog := &modelCatalog{ids: map[string]bool{}}
 	for _, o := range res.ConfigOptions {
 		if o.Category == "model" {
@@ -297,7 +321,7 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 		}
 	}
 	a.noteCatalog(catalog)
-	if goose {
+	if goose && !resumed {
 		err := a.call(rctx, methodGooseSysPrompt, map[string]any{"sessionId": ss.id, "mode": "append", "key": "buzz", "text": system}, nil)
 		var rpcErr *jsonrpc.Error
 		switch {
@@ -488,7 +512,7 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 		ss := s.sessions[heartbeatKey]
 		var err error
 		if ss == nil {
-			ss, err = h.newSession(ctx, a, nil, true, h.cfg.Model, obsScope{slot: s.idx})
+			ss, err = h.newSession(ctx, a, nil, true, h.cfg.Model, obsScope{slot: s.idx}, "")
 		}
 		var o promptOutcome
 		if err != nil {

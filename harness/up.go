@@ -21,6 +21,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/usage"
 	"buzzbox/relay"
 )
 
@@ -84,21 +85,12 @@ func Up(ctx context.Context, args []string, env proc.Env) int {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fs := flag.NewFlagSet("buzzbox up", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.Usage = func() {}
-	listen := fs.String("listen", "127.0.0.1:3000", "address the relay and the web client listen on")
-	dir := fs.String("dir", "", "where keys and relay data live (default $XDG_STATE_HOME/buzzbox/<workspace>, else ~/.local/state/buzzbox/<workspace>; relative to the working directory)")
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			upUsage(env.Out(), fs)
-			return 0
-		}
-		fmt.Fprintf(env.Err(), "buzzbox up: %v\nhint: run buzzbox up --help for the flags\n", err)
-		return 2
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Err(), "buzzbox up: unexpected argument %q\nhint: run buzzbox up --help for the flags\n", fs.Arg(0))
-		return 2
+	listen := fs.String("listen", "127.0.0.1:3000", "`address` (host:port) the relay and the web client listen on")
+	dir := fs.String("dir", "", "`dir` for keys and relay data (default $XDG_STATE_HOME/buzzbox/<workspace>, else ~/.local/state/buzzbox/<workspace>; relative to the working directory)")
+	var public urlList
+	fs.Var(&public, "public-url", "`url` people and their tools reach the relay by (ws://, wss://, http:// or https://): a remapped port, a proxy, a host name; AUTH and NIP-98 tokens must name it; repeatable, the first is the one printed")
+	if code, done := upPage(fs).Parse(args, true, env.Out(), env.Err()); done {
+		return code
 	}
 	if msg := checkProvider(env); msg != "" {
 		fmt.Fprintln(env.Err(), "buzzbox up: "+msg)
@@ -110,33 +102,51 @@ func Up(ctx context.Context, args []string, env proc.Env) int {
 		fmt.Fprintln(env.Err(), err)
 		return 1
 	}
-	if err := up(ctx, env, log, base, *listen, env.Out()); err != nil {
+	if err := up(ctx, env, log, base, *listen, public, env.Out()); err != nil {
 		fmt.Fprintln(env.Err(), err)
 		return 1
 	}
 	return 0
 }
 
-// upUsage is `buzzbox up --help`: what up runs, the provider variables,
-// the state it keeps and the flags of fs.
-func upUsage(w io.Writer, fs *flag.FlagSet) {
-	fmt.Fprint(w, `usage: buzzbox up [--listen ADDR] [--dir DIR]
+// urlList is a repeatable flag; each use may hold comma-separated URLs.
+type urlList []string
 
-Runs a whole workspace in one process: an embedded relay that also serves
-the web client at http://ADDR/, a #general channel, and an agent
+func (l *urlList) String() string { return strings.Join(*l, ",") }
+func (l *urlList) Set(v string) error {
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			*l = append(*l, s)
+		}
+	}
+	return nil
+}
+
+// upPage is `buzzbox up --help`: what up runs, the provider variables,
+// the state it keeps and the flags of fs.
+func upPage(fs *flag.FlagSet) *usage.Page {
+	return &usage.Page{Name: "buzzbox up", Flags: fs,
+		About: `Runs a whole workspace in one process: an embedded relay that also serves
+the web client at http://ADDRESS/, a #general channel, and an agent
 (buzz-agent, with buzz-dev-mcp working in this directory) that answers
 when mentioned there. Runs until Ctrl-C.
 
-The agent's model provider comes from the environment:
-
-  BUZZ_AGENT_PROVIDER=anthropic      ANTHROPIC_API_KEY, ANTHROPIC_MODEL [ANTHROPIC_BASE_URL]
-  BUZZ_AGENT_PROVIDER=openai         OPENAI_COMPAT_API_KEY, OPENAI_COMPAT_MODEL [OPENAI_COMPAT_BASE_URL]
-                                     (any OpenAI-compatible server: vLLM, llama.cpp, Ollama)
-  BUZZ_AGENT_PROVIDER=openrouter     OPENROUTER_API_KEY, OPENROUTER_MODEL
-  BUZZ_AGENT_PROVIDER=databricks     DATABRICKS_HOST, DATABRICKS_MODEL, DATABRICKS_TOKEN
-  BUZZ_AGENT_MODEL                   overrides the provider's *_MODEL
-
-State kept in $XDG_STATE_HOME/buzzbox/<workspace> (else
+Behind a remapped port (a container's -p 8080:3000) or a proxy, name the
+URL people use with --public-url. A ws:// or http:// one is served beside
+the listen address, which the agent keeps using; with a wss:// or https://
+one the agent connects through that URL too, so it must be reachable from
+here.`,
+		Env: []usage.Var{
+			{Name: "BUZZ_AGENT_PROVIDER", Help: "the agent's model provider (required): anthropic, openai, openrouter, databricks or databricks_v2"},
+			{Name: "  =anthropic", Help: "ANTHROPIC_API_KEY, ANTHROPIC_MODEL [ANTHROPIC_BASE_URL]"},
+			{Name: "  =openai", Help: "OPENAI_COMPAT_API_KEY, OPENAI_COMPAT_MODEL [OPENAI_COMPAT_BASE_URL] (any OpenAI-compatible server: vLLM, llama.cpp, Ollama)"},
+			{Name: "  =openrouter", Help: "OPENROUTER_API_KEY, OPENROUTER_MODEL"},
+			{Name: "  =databricks", Help: "DATABRICKS_HOST, DATABRICKS_MODEL, DATABRICKS_TOKEN"},
+			{Name: "BUZZ_AGENT_MODEL", Help: "overrides the provider's *_MODEL"},
+			{Name: "XDG_STATE_HOME, HOME", Help: "where the state directory is made"},
+			{Name: "BUZZ_AGENT_*, BUZZ_ACP_*", Help: "the agent's and the harness's own settings (buzz-agent --help, buzz-acp --help)"},
+		},
+		More: `State kept in $XDG_STATE_HOME/buzzbox/<workspace> (else
 ~/.local/state/buzzbox/<workspace>), outside this directory so that the
 agent's shell cannot read your key, or in --dir; created 0700, files 0600,
 reused by the next run (a ./.buzz of an earlier version is moved there):
@@ -147,20 +157,11 @@ reused by the next run (a ./.buzz of an earlier version is moved there):
   relay/           the relay's events
 
 When the model provider refuses the key, does not know the model or cannot
-be reached, a notice in the thread says so and names the variable to fix.
-
-Flags:
-
-`)
-	metavar := map[string]string{"listen": "ADDR", "dir": "DIR"}
-	fs.VisitAll(func(f *flag.Flag) {
-		if f.DefValue == "" {
-			fmt.Fprintf(w, "  --%s %s\n        %s\n", f.Name, metavar[f.Name], f.Usage)
-			return
-		}
-		fmt.Fprintf(w, "  --%s %s\n        %s (default %q)\n", f.Name, metavar[f.Name], f.Usage, f.DefValue)
-	})
-	fmt.Fprint(w, "  --help\n        print this and exit\n")
+be reached, a notice in the thread says so and names the variable to fix.`,
+		Examples: []string{
+			"BUZZ_AGENT_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-… ANTHROPIC_MODEL=claude-sonnet-4-5 buzzbox up",
+			"buzzbox up --listen 0.0.0.0:3000 --public-url ws://localhost:8080   # in a container run with -p 8080:3000",
+		}}
 }
 
 // loadOrCreateKey reads a 0600 key file, creating it on first run.
@@ -190,7 +191,7 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string, out io.Writer) error {
+func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string, public []string, out io.Writer) error {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return fmt.Errorf("buzzbox up: create %s: %w", base, err)
 	}
@@ -202,30 +203,22 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	if err != nil {
 		return err
 	}
-	r, err := relay.New(relay.Config{DataDir: filepath.Join(base, upRelayData), Owner: owner.Public().Hex(),
-		Allow: []string{agent.Public().Hex()}, Logger: log.With("component", "relay")})
-	if err != nil {
-		return err
-	}
 	ln, err := net.Listen("tcp", listen)
 	if err != nil {
-		r.Close()
 		return fmt.Errorf("buzzbox up: listen %s: %w (another buzzbox up running? try --listen 127.0.0.1:3001)", listen, err)
 	}
-	rctx, stopRelay := context.WithCancel(context.WithoutCancel(ctx))
-	served := make(chan struct{})
-	go func() { // the relay; ends when stopRelay is called
-		defer close(served)
-		if err := r.Serve(rctx, ln); err != nil {
-			log.Error("relay stopped", "err", err)
-		}
-	}()
-	defer func() {
-		stopRelay()
-		<-served
-		r.Close()
-	}()
-	wsURL := "ws://" + ln.Addr().String()
+	names := upNames(public, ln.Addr())
+	rcfg := relay.Config{DataDir: filepath.Join(base, upRelayData), Owner: owner.Public().Hex(),
+		Allow: []string{agent.Public().Hex()}, Logger: log.With("component", "relay")}
+	if len(names.public) > 0 {
+		rcfg.PublicURL, rcfg.OtherURLs = names.public[0], names.public[1:]
+	}
+	r, err := relay.StartListener(rcfg, ln)
+	if err != nil {
+		return fmt.Errorf("buzzbox up: %w", err)
+	}
+	defer r.Close()
+	wsURL, shownURL := names.dial, names.shown
 
 	channel, err := ensureGeneral(ctx, wsURL, base, owner, agent, log)
 	if err != nil {
@@ -237,7 +230,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	if p, err := exec.LookPath(filepath.Base(exe)); err == nil && p == exe {
 		buzz = filepath.Base(exe) + " buzz"
 	}
-	httpURL := httpBase(wsURL)
+	httpURL := httpBase(shownURL)
 	// The state dir is outside the working tree: name the key by its
 	// absolute path unless --dir put it below this directory.
 	keyRel := filepath.Join(base, upOwnerKey)
@@ -250,7 +243,10 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 			fmt.Fprintf(out, "Or sign in there as the owner with this link (it works once, within 10 minutes):\n\n  %s/#login=%s\n\n", httpURL, tok)
 		}
 	}
-	fmt.Fprintf(out, "Relay %s, channel #%s (%s), agent %s\n\n", wsURL, upChannelTag, channel, agent.Public().Npub())
+	fmt.Fprintf(out, "Relay %s, channel #%s (%s), agent %s\n\n", shownURL, upChannelTag, channel, agent.Public().Npub())
+	if shownURL != wsURL {
+		fmt.Fprintf(out, "Listening on %s; the agent connects by %s\n\n", ln.Addr(), wsURL)
+	}
 	fmt.Fprintf(out, "Or talk to the agent from another terminal, in this directory:\n\n")
 	fmt.Fprintf(out, "  BUZZ_RELAY_URL=%s BUZZ_KEYFILE=%s %s messages send --channel %s --mention %s --content '@%s what is in this directory?'\n\n",
 		httpURL, keyRel, buzz, channel, agent.Public().Hex(), upAgentName)
@@ -281,6 +277,51 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	return Run(ctx, cfg, henv, log)
 }
 
+// upURLs says how `buzzbox up` names its relay.
+type upURLs struct {
+	public []string // the relay's --public-url list; nil: named by its listen address
+	dial   string   // the ws(s):// URL the harness and the set-up connect to
+	shown  string   // the ws(s):// URL printed for people
+}
+
+// upNames works out the relay's names from --public-url and the listen
+// address. A ws:// public URL (a remapped port, a plain proxy) is served
+// beside the listen address, which the harness keeps dialling; the relay
+// takes one scheme for all its names, so behind a wss:// one the harness
+// dials that URL too.
+func upNames(public []string, addr net.Addr) upURLs {
+	local := "ws://" + addr.String()
+	if len(public) == 0 {
+		return upURLs{dial: local, shown: local}
+	}
+	if host, port, err := net.SplitHostPort(addr.String()); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			local = "ws://" + net.JoinHostPort("127.0.0.1", port)
+		}
+	}
+	ws := make([]string, len(public))
+	for i, u := range public {
+		ws[i] = wsScheme(u)
+	}
+	if strings.HasPrefix(strings.ToLower(ws[0]), "wss://") {
+		return upURLs{public: ws, dial: ws[0], shown: ws[0]}
+	}
+	return upURLs{public: append(ws, local), dial: local, shown: ws[0]}
+}
+
+// wsScheme spells an http(s):// URL as ws(s)://; others are kept.
+func wsScheme(u string) string {
+	u = strings.TrimRight(strings.TrimSpace(u), "/")
+	lower := strings.ToLower(u)
+	switch {
+	case strings.HasPrefix(lower, "https://"):
+		return "wss://" + u[len("https://"):]
+	case strings.HasPrefix(lower, "http://"):
+		return "ws://" + u[len("http://"):]
+	}
+	return u
+}
+
 // ensureGeneral makes sure the general channel exists with the agent in
 // it, and that both keys have a profile, and returns the channel id.
 func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrkey.Secret, log *slog.Logger) (string, error) {
@@ -288,11 +329,18 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 	defer cancel()
 	rc := newRelayConn(wsURL, owner, nil, 64, log.With("component", "setup"))
 	done := make(chan error, 1)
-	go func() { done <- rc.run(cctx) }() // ends with cancel
-	defer func() { cancel(); <-done }()
+	go func() { done <- rc.run(cctx) }() // ends with cancel, or by itself on a refusal
+	ran := false                         // rc.run has returned and done is drained
+	defer func() {
+		cancel()
+		if !ran {
+			<-done
+		}
+	}()
 	select {
 	case <-rc.connected:
 	case err := <-done:
+		ran = true
 		return "", fmt.Errorf("buzzbox up: connect to the embedded relay: %w", err)
 	case <-time.After(dialTimeout):
 		return "", errors.New("buzzbox up: embedded relay did not answer")

@@ -5,19 +5,25 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/statedir"
 	"buzzbox/internal/testexe"
+	"buzzbox/relay"
 )
 
 func TestUpNeedsProvider(t *testing.T) {
@@ -238,8 +244,8 @@ func TestUpHelp(t *testing.T) {
 	if code != 0 || stderr != "" {
 		t.Fatalf("buzzbox up --help: exit %d, stderr %q; want 0 and nothing", code, stderr)
 	}
-	for _, want := range []string{"usage: buzzbox up", "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API_KEY", "ANTHROPIC_API_KEY",
-		"owner.key", "agent.key", "--listen ADDR", "--dir DIR", "http://ADDR/"} {
+	for _, want := range []string{"usage: buzzbox up", "BUZZ_AGENT_PROVIDER", "=openai", "OPENAI_COMPAT_API_KEY", "ANTHROPIC_API_KEY",
+		"owner.key", "agent.key", "--listen ADDRESS", "--dir DIR", "--public-url URL", "http://ADDRESS/", "Example:"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("buzzbox up --help lacks %q:\n%s", want, stdout)
 		}
@@ -326,5 +332,171 @@ func TestUpTellsRefusedKey(t *testing.T) {
 	})
 	if !strings.Contains(out, "refused the API key (401)") || strings.Contains(out, key) {
 		t.Errorf("read command shows %s; want the 401 notice without the key", out)
+	}
+}
+
+// TestUpPublicURLBehindRemappedPort runs `buzzbox up` behind a port it
+// does not listen on, as in a container run with -p 8080:3000 (here a TCP
+// forwarder): the printed web link and commands name the public URL and
+// work through it (the relay takes NIP-98 tokens naming it), and the
+// agent, which dials the listen address, still answers.
+func TestUpPublicURLBehindRemappedPort(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	llm := llmtest.New(t)
+	llm.SetFallback(llmtest.Reply{Text: "hello through the remapped port"})
+	fwd, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { fwd.Close() })
+	var target atomic.Value // the relay's listen address, once up prints it
+	go func() {             // ends when fwd is closed
+		for {
+			c, err := fwd.Accept()
+			if err != nil {
+				return
+			}
+			addr, _ := target.Load().(string)
+			go func() { // ends when either side closes
+				defer c.Close()
+				if addr == "" {
+					return
+				}
+				r, err := net.Dial("tcp", addr)
+				if err != nil {
+					return
+				}
+				defer r.Close()
+				go func() { io.Copy(r, c); r.Close() }() // ends with c
+				io.Copy(c, r)
+			}()
+		}
+	}()
+	port := fwd.Addr().(*net.TCPAddr).Port
+	public := "http://localhost:" + strconv.Itoa(port)
+
+	exe := testexe.Path(t)
+	bin := t.TempDir()
+	os.Symlink(exe, filepath.Join(bin, "buzz"))
+	dir := t.TempDir()
+	cmd := exec.Command(exe, "up", "--listen", "127.0.0.1:0", "--public-url", "ws://localhost:"+strconv.Itoa(port))
+	cmd.Dir = dir
+	cmd.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
+		"OPENAI_COMPAT_BASE_URL=" + llm.URL, "HOME=" + t.TempDir(), "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		waited := make(chan struct{})
+		go func() { cmd.Wait(); close(waited) }() // ends when up exits
+		select {
+		case <-waited:
+		case <-time.After(30 * time.Second):
+			t.Errorf("up did not stop on SIGINT; killed")
+			cmd.Process.Kill()
+			<-waited
+		}
+	})
+	lines := make(chan string, 100)
+	go func() { // ends when up closes stdout
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- strings.TrimSpace(sc.Text())
+		}
+		close(lines)
+	}()
+	var send, get, web string
+	deadline := time.After(60 * time.Second)
+	for send == "" || get == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				cmd.Wait()
+				t.Fatalf("up ended before printing its commands; stderr:\n%s", stderr.String())
+			}
+			switch {
+			case strings.HasPrefix(l, "http://") && web == "":
+				web = l
+			case strings.HasPrefix(l, "Listening on "):
+				addr, _, _ := strings.Cut(strings.TrimPrefix(l, "Listening on "), ";")
+				target.Store(addr)
+			case strings.Contains(l, " messages send "):
+				send = l
+			case strings.Contains(l, " messages get "):
+				get = l
+			}
+		case <-deadline:
+			t.Fatal("up printed no commands")
+		}
+	}
+	if target.Load() == nil {
+		t.Fatal("up did not say where it listens")
+	}
+	if web != public+"/" {
+		t.Errorf("web link %q; want %s/", web, public)
+	}
+	if resp, err := http.Get(web); err != nil {
+		t.Errorf("GET %s through the remapped port: %v", web, err)
+	} else {
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET %s = %d; want 200", web, resp.StatusCode)
+		}
+	}
+	for _, c := range []string{send, get} {
+		if !strings.Contains(c, "BUZZ_RELAY_URL="+public+" ") {
+			t.Errorf("printed command %q does not name %s", c, public)
+		}
+	}
+	sh := func(line string) string {
+		c := exec.Command("/bin/sh", "-c", line)
+		c.Dir = dir
+		c.Env = []string{"PATH=" + os.Getenv("PATH")}
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+		return string(out)
+	}
+	sh(send)
+	waitFor(t, "the agent's reply through the remapped port", 60*time.Second, func() bool {
+		return strings.Contains(sh(get), "hello through the remapped port")
+	})
+}
+
+// TestUpSetupRefusedEndsNotHangs: when the relay refuses the set-up's
+// login (here a relay whose public URL is not the address dialled, so the
+// AUTH event names the wrong relay), `buzzbox up` must
+// report it and end, not wait forever for a connection that already ended
+// (it then ignored Ctrl-C too).
+func TestUpSetupRefusedEndsNotHangs(t *testing.T) {
+	owner, _ := nostrkey.NewSecret()
+	agent, _ := nostrkey.NewSecret()
+	r, err := relay.Start(relay.Config{DataDir: t.TempDir(), Owner: owner.Public().Hex(), PublicURL: "ws://relay.example.invalid", Logger: slog.New(slog.NewTextHandler(t.Output(), nil))}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	got := make(chan error, 1)
+	go func() { // ends when ensureGeneral returns
+		_, err := ensureGeneral(t.Context(), r.URL(), t.TempDir(), owner, agent, slog.New(slog.NewTextHandler(t.Output(), nil)))
+		got <- err
+	}()
+	select {
+	case err := <-got:
+		if err == nil || !strings.Contains(err.Error(), "connect to the embedded relay") {
+			t.Errorf("ensureGeneral on a relay refusing the key = %v; want the refusal reported", err)
+		}
+	case <-time.After(2 * dialTimeout):
+		t.Fatal("ensureGeneral hung after the relay refused its login")
 	}
 }

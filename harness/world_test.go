@@ -37,6 +37,8 @@ type world struct {
 	dataDir  string
 	exited   chan struct{}  // closed when the last harness started has returned
 	proxyLns []net.Listener // listeners for newRelayProxy, whose URLs the relay answers to
+
+	stateHome string // XDG_STATE_HOME of every harness the world starts: restarts share it
 }
 
 func mustSecret(t testing.TB) *nostrkey.Secret {
@@ -97,7 +99,7 @@ const (
 )
 
 func newWorld(t testing.TB) *world {
-	w := &world{t: t, owner: mustSecret(t), agent: mustSecret(t), stranger: mustSecret(t), sibling: mustSecret(t), dataDir: t.TempDir()}
+	w := &world{t: t, owner: mustSecret(t), agent: mustSecret(t), stranger: mustSecret(t), sibling: mustSecret(t), dataDir: t.TempDir(), stateHome: t.TempDir()}
 	var names []string
 	for range worldProxies {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -185,7 +187,7 @@ func (w *world) mention(text string, extra ...nostr.Tag) *nostr.Event {
 func (w *world) harnessEnv(mode string, extra ...string) proc.Env {
 	exe, _ := os.Executable()
 	skHex, _ := w.agent.AppendHex(nil)
-	env := append(os.Environ(), "BUZZ_PRIVATE_KEY="+string(skHex), envFakeAgent+"="+mode, envFakeLog+"="+w.logPath)
+	env := append(os.Environ(), "BUZZ_PRIVATE_KEY="+string(skHex), envFakeAgent+"="+mode, envFakeLog+"="+w.logPath, "XDG_STATE_HOME="+w.stateHome)
 	return proc.Env{Environ: append(env, extra...), Dir: w.t.TempDir(), Exe: exe, Stderr: w.t.Output()}
 }
 

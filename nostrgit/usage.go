@@ -17,6 +17,17 @@ Set it up with:
   git config user.signingkey <your pubkey hex or npub>
 Key: NOSTR_PRIVATE_KEY, else BUZZ_PRIVATE_KEY, else the 0600 file in git config nostr.keyfile.
 Attestation (optional): BUZZ_AUTH_TAG, else git config nostr.authtag.
+
+Flags:
+  --status-fd=N           write gpg status lines to file descriptor N
+  -b -s -a -u KEY         sign (detached, armored) as KEY, the pubkey hex or npub;
+                          git passes them as -bsau KEY
+  --verify FILE -         check the signature in FILE against the object on stdin
+  --help                  print this help and exit
+
+Example:
+  git config gpg.format x509 && git config gpg.x509.program git-sign-nostr
+  git commit -S -m 'signed by my Nostr key'
 `
 	credentialUsage = `usage: git-credential-nostr get|store|erase
 
@@ -25,7 +36,15 @@ Set it up with:
   git config credential.helper nostr
   git config credential.useHttpPath true
 Key: NOSTR_PRIVATE_KEY, else BUZZ_PRIVATE_KEY, else the 0600 file in git config nostr.keyfile.
+Attestation (optional): BUZZ_AUTH_TAG, else git config nostr.authtag.
 Git 2.46 and later send the token as "Authorization: Nostr"; older git as a Basic password.
+
+Flags:
+  --help                  print this help and exit
+
+Example:
+  git config credential.helper nostr && git config credential.useHttpPath true
+  git remote add origin http://127.0.0.1:3000/git/<owner npub>/project.git && git push origin main
 `
 )
 

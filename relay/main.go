@@ -2,7 +2,6 @@ package relay
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -13,6 +12,7 @@ import (
 	"syscall"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/usage"
 )
 
 // Exit codes of buzz-relay.
@@ -38,7 +38,6 @@ func (l *listFlag) Set(v string) error {
 // until SIGINT or SIGTERM and returns the exit code.
 func Main(ctx context.Context, args []string, env proc.Env) int {
 	fs := flag.NewFlagSet("buzz-relay", flag.ContinueOnError)
-	fs.SetOutput(env.Err())
 	var (
 		cfg      Config
 		allow    listFlag
@@ -64,24 +63,19 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	fs.IntVar(&cfg.EventBurst, "burst", defaultEventBurst, "burst of events per pubkey above the rate")
 	fs.DurationVar(&cfg.MaxFuture, "max-future", defaultMaxFuture, "refuse events dated more than this `duration` ahead of the relay's clock (negative: no bound)")
 	fs.DurationVar(&cfg.MaxAge, "max-age", defaultMaxAge, "refuse events dated more than this `duration` in the past (negative: no bound)")
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "Usage: buzz-relay [options]\n\nNostr relay for a buzz workspace: persistent, NIP-42 authenticated,\nwith channels, an HTTP bridge and git hosting.\n\nOptions:\n")
-		fs.PrintDefaults()
-	}
-	for _, a := range args {
-		if a == "-h" || a == "-help" || a == "--help" {
-			fs.SetOutput(env.Out()) // asked-for output
-		}
-	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitError
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(env.Err(), "buzz-relay: unexpected argument %q\n", fs.Arg(0))
-		return exitError
+	page := &usage.Page{Name: "buzz-relay", Flags: fs,
+		About: "Nostr relay for a buzz workspace: persistent, NIP-42 authenticated, with\n" +
+			"channels, NIP-86 membership, an HTTP bridge (/query, /events), git hosting\n" +
+			"(/git/) and the web client at /. Every setting is a flag; it reads no\n" +
+			"environment variables. At least one of --owner, --allow, --allow-file or\n" +
+			"--open is required, so that someone can use it.",
+		Examples: []string{
+			"buzz-relay --owner npub1… --listen 127.0.0.1:3000 --data ./buzz-relay-data",
+			"buzz-relay --open --listen 127.0.0.1:3000   # a local sandbox anyone may use",
+			"buzz-relay --owner npub1… --listen 0.0.0.0:3000 --public-url wss://relay.example.com",
+		}}
+	if code, done := page.Parse(args, true, env.Out(), env.Err()); done {
+		return code
 	}
 	cfg.Allow = allow
 	if len(public) > 0 {

@@ -17,8 +17,8 @@ func TestMainUsageErrors(t *testing.T) {
 		code int
 		want string
 	}{
-		{[]string{"--help"}, exitOK, "Usage: buzz-relay"},
-		{[]string{"--bogus"}, exitError, "flag provided but not defined"},
+		{[]string{"--help"}, exitOK, "usage: buzz-relay"},
+		{[]string{"--bogus"}, exitError, "unknown flag --bogus\nhint: run 'buzz-relay --help'"},
 		{[]string{"extra"}, exitError, `unexpected argument "extra"`},
 		{[]string{"--data", "x"}, exitError, "hint: buzz-relay --owner"},
 		{[]string{"--open", "--log-level", "loud"}, exitError, "--log-level"},

@@ -27,33 +27,17 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/mcp"
 )
 
 // Tool is one tool as a server lists it.
-type Tool struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	InputSchema json.RawMessage `json:"inputSchema,omitempty"`
-}
+type Tool = mcp.Tool
 
 // Content is one content block of a tool result.
-type Content struct {
-	Type     string `json:"type"`
-	Text     string `json:"text,omitempty"`
-	Data     string `json:"data,omitempty"`
-	MimeType string `json:"mimeType,omitempty"`
-	URI      string `json:"uri,omitempty"`
-	Resource *struct {
-		URI      string `json:"uri"`
-		MimeType string `json:"mimeType,omitempty"`
-	} `json:"resource,omitempty"`
-}
+type Content = mcp.Content
 
 // Result is a tools/call result.
-type Result struct {
-	Content []Content `json:"content"`
-	IsError bool      `json:"isError,omitempty"`
-}
+type Result = mcp.CallToolResult
 
 // ErrTransport marks failures of the connection itself (closed pipe, dead
 // process, protocol timeout, unexpected reply): the server is unusable.
@@ -85,7 +69,7 @@ type Client struct {
 func handshake(ctx context.Context, name string, t transport, timeout time.Duration, probe bool, log *slog.Logger) (*Client, []Tool, error) {
 	c := &Client{name: name, t: t, log: log}
 	if probe && c.discover(ctx, min(timeout, discoverTimeout)) {
-		log.Debug("mcp server speaks the modern protocol", "version", modernVersion)
+		log.Debug("mcp server speaks the modern protocol", "version", mcp.Version20260728)
 		lctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
 		tools, err := c.listTools(lctx)
@@ -96,18 +80,16 @@ func handshake(ctx context.Context, name string, t transport, timeout time.Durat
 	}
 	ictx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	var init struct {
-		ProtocolVersion string `json:"protocolVersion"`
+	caps, err := json.Marshal(clientCaps())
+	if err != nil {
+		return nil, nil, fmt.Errorf("init %s: %w", name, err)
 	}
-	params := map[string]any{
-		"protocolVersion": protocolVersion,
-		"capabilities":    clientCaps(),
-		"clientInfo":      clientInfo,
-	}
-	if err := t.call(ictx, "initialize", params, &init, nil); err != nil {
+	params := mcp.InitializeParams{ProtocolVersion: protocolVersion, Capabilities: caps, ClientInfo: &clientInfo}
+	var init initializeReply
+	if err := t.call(ictx, mcp.MethodInitialize, params, &init, nil); err != nil {
 		return nil, nil, fmt.Errorf("init %s: %w", name, timeoutErr(ictx, err, timeout))
 	}
-	if err := t.notify("notifications/initialized", nil); err != nil {
+	if err := t.notify(mcp.MethodInitialized, nil); err != nil {
 		return nil, nil, fmt.Errorf("init %s: %w", name, err)
 	}
 	lctx, cancel2 := context.WithTimeout(ctx, timeout)
@@ -119,38 +101,44 @@ func handshake(ctx context.Context, name string, t transport, timeout time.Durat
 	return c, tools, nil
 }
 
-var clientInfo = map[string]string{"name": "buzz-agent", "version": "1"}
+// initializeReply is the part of mcp.InitializeResult the client reads.
+// The server's other members are not judged, so a server with odd
+// capabilities or serverInfo still works.
+type initializeReply struct {
+	ProtocolVersion string `json:"protocolVersion"`
+}
 
-// hooksCapability is the experimental capability by which the agent tells
-// a server that it runs host hooks (tools named _Stop, _PostCompact …) and
-// hides them from the model; buzz-dev-mcp lists its hooks only to clients
-// that send it.
-const hooksCapability = "buzz/hooks"
+var clientInfo = mcp.Implementation{Name: "buzz-agent", Version: "1"}
 
 // clientCaps is the agent's MCP client capabilities, in initialize and in
-// the modern per-request _meta alike.
-func clientCaps() map[string]any {
-	return map[string]any{"experimental": map[string]any{hooksCapability: map[string]any{}}}
+// the modern per-request _meta alike: it runs host hooks (tools named
+// _Stop, _PostCompact …) and hides them from the model, and says so with
+// mcp.HooksCapability; buzz-dev-mcp lists its hooks only to clients that
+// send it.
+func clientCaps() mcp.ClientCapabilities {
+	return mcp.ClientCapabilities{Experimental: map[string]json.RawMessage{mcp.HooksCapability: json.RawMessage("{}")}}
 }
 
 // discover sends server/discover and reports whether the server speaks
 // the modern revision; then every later request carries the modern _meta.
 func (c *Client) discover(ctx context.Context, d time.Duration) bool {
 	meta := map[string]any{
-		"io.modelcontextprotocol/protocolVersion":    modernVersion,
-		"io.modelcontextprotocol/clientCapabilities": clientCaps(),
-		"io.modelcontextprotocol/clientInfo":         clientInfo,
+		mcp.MetaProtocolVersion:    mcp.Version20260728,
+		mcp.MetaClientCapabilities: clientCaps(),
+		mcp.MetaClientInfo:         clientInfo,
 	}
 	dctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
+	// Only supportedVersions of mcp.DiscoverResult is read; the server's
+	// other members are not judged.
 	var res struct {
 		SupportedVersions []string `json:"supportedVersions"`
 	}
-	if err := c.t.call(dctx, "server/discover", map[string]any{"_meta": meta}, &res, nil); err != nil {
+	if err := c.t.call(dctx, mcp.MethodDiscover, map[string]any{"_meta": meta}, &res, nil); err != nil {
 		return false
 	}
 	for _, v := range res.SupportedVersions {
-		if v == modernVersion {
+		if v == mcp.Version20260728 {
 			c.meta = meta
 			return true
 		}
@@ -189,11 +177,8 @@ func (c *Client) listTools(ctx context.Context) ([]Tool, error) {
 			p["cursor"] = cursor
 		}
 		params := c.params(p)
-		var res struct {
-			Tools      []Tool `json:"tools"`
-			NextCursor string `json:"nextCursor"`
-		}
-		if err := c.t.call(ctx, "tools/list", params, &res, nil); err != nil {
+		var res mcp.ListToolsResult
+		if err := c.t.call(ctx, mcp.MethodToolsList, params, &res, nil); err != nil {
 			return nil, err
 		}
 		all = append(all, res.Tools...)
@@ -202,7 +187,7 @@ func (c *Client) listTools(ctx context.Context) ([]Tool, error) {
 		}
 		cursor = res.NextCursor
 	}
-	return nil, fmt.Errorf("tools/list: more than %d pages", maxListPages)
+	return nil, fmt.Errorf("%s: more than %d pages", mcp.MethodToolsList, maxListPages)
 }
 
 // CallTool calls a tool. When ctx ends first it sends notifications/cancelled
@@ -216,7 +201,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 	}
 	var id json.RawMessage
 	var res Result
-	err := c.t.call(ctx, "tools/call", c.params(params), &res, func(i json.RawMessage) { id = i })
+	err := c.t.call(ctx, mcp.MethodToolsCall, c.params(params), &res, func(i json.RawMessage) { id = i })
 	if err == nil {
 		return &res, nil
 	}
@@ -226,7 +211,7 @@ func (c *Client) CallTool(ctx context.Context, name string, args json.RawMessage
 			// The send ends when written (stdio; a dead child fails it at
 			// once) or within httpNotifyTimeout (HTTP), so the caller never
 			// waits on it.
-			go func() { _ = c.t.notify("notifications/cancelled", map[string]any{"requestId": id, "reason": reason}) }()
+			go func() { _ = c.t.notify(mcp.MethodCancelled, mcp.CancelledParams{RequestID: id, Reason: reason}) }()
 		}
 		return nil, ctx.Err()
 	}
@@ -251,12 +236,12 @@ func (c *Client) Done() <-chan struct{} { return c.t.done() }
 func serverRequests(onListChanged func()) jsonrpc.Handler {
 	return func(_ context.Context, req *jsonrpc.Request) (any, error) {
 		if req.IsNotification() {
-			if req.Method == "notifications/tools/list_changed" && onListChanged != nil {
+			if req.Method == mcp.MethodToolsListChanged && onListChanged != nil {
 				onListChanged()
 			}
 			return nil, nil
 		}
-		if req.Method == "ping" {
+		if req.Method == mcp.MethodPing {
 			return struct{}{}, nil
 		}
 		return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", req.Method)

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/mcp"
 )
 
 // httpTransport speaks MCP Streamable HTTP (legacy era, 2025-03-26 …
@@ -142,10 +143,10 @@ func (t *httpTransport) send(ctx context.Context, method string, body []byte, la
 	}
 	t.mu.Lock()
 	if t.session != "" {
-		req.Header.Set("Mcp-Session-Id", t.session)
+		req.Header.Set(mcp.HeaderSessionID, t.session)
 	}
 	if t.version != "" {
-		req.Header.Set("MCP-Protocol-Version", t.version)
+		req.Header.Set(mcp.HeaderProtocolVersion, t.version)
 	}
 	t.mu.Unlock()
 	resp, err := t.hc.Do(req)
@@ -216,9 +217,9 @@ func (t *httpTransport) call(ctx context.Context, method string, params, result 
 		}
 		return fmt.Errorf("post %s: %s: %s", method, resp.Status, strings.TrimSpace(string(b)))
 	}
-	if method == "initialize" {
+	if method == mcp.MethodInitialize {
 		t.mu.Lock()
-		t.session = resp.Header.Get("Mcp-Session-Id")
+		t.session = resp.Header.Get(mcp.HeaderSessionID)
 		t.mu.Unlock()
 	}
 	var reply *rpcMessage
@@ -239,10 +240,8 @@ func (t *httpTransport) call(ctx context.Context, method string, params, result 
 	if reply.Error != nil {
 		return reply.Error
 	}
-	if method == "initialize" {
-		var init struct {
-			ProtocolVersion string `json:"protocolVersion"`
-		}
+	if method == mcp.MethodInitialize {
+		var init initializeReply
 		_ = json.Unmarshal(reply.Result, &init)
 		t.mu.Lock()
 		t.version = init.ProtocolVersion
@@ -429,7 +428,7 @@ func (t *httpTransport) dispatch(ctx context.Context, m *rpcMessage) bool {
 	case m.Method != "" && len(m.ID) > 0:
 		t.answer(ctx, m)
 	case m.Method != "":
-		if m.Method == "notifications/tools/list_changed" && t.onListChanged != nil {
+		if m.Method == mcp.MethodToolsListChanged && t.onListChanged != nil {
 			t.onListChanged()
 		}
 	case len(m.ID) > 0:
@@ -452,7 +451,7 @@ func (t *httpTransport) dispatch(ctx context.Context, m *rpcMessage) bool {
 // server's own work does not wait on a reply that would never come.
 func (t *httpTransport) answer(ctx context.Context, m *rpcMessage) {
 	reply := rpcMessage{JSONRPC: jsonrpc.Version, ID: m.ID}
-	if m.Method == "ping" {
+	if m.Method == mcp.MethodPing {
 		reply.Result = json.RawMessage("{}")
 	} else {
 		reply.Error = jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", m.Method)
@@ -534,7 +533,7 @@ func (t *httpTransport) close(graceful bool) {
 		ctx, cancel := context.WithTimeout(context.Background(), stdinGrace)
 		req, err := http.NewRequestWithContext(ctx, http.MethodDelete, t.url, nil)
 		if err == nil {
-			req.Header.Set("Mcp-Session-Id", sid)
+			req.Header.Set(mcp.HeaderSessionID, sid)
 			if t.auth != nil {
 				if tok := t.auth.current(); tok != "" {
 					req.Header.Set("Authorization", tok)

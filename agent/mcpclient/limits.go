@@ -1,6 +1,10 @@
 package mcpclient
 
-import "time"
+import (
+	"time"
+
+	"buzzbox/internal/mcp"
+)
 
 // Registry caps (spec names in parentheses).
 const (
@@ -23,10 +27,7 @@ const (
 
 // protocolVersion is the MCP revision offered in initialize (the newest
 // legacy-era one; any counter-offer is accepted).
-const protocolVersion = "2025-11-25"
-
-// modernVersion is the handshake-free MCP revision probed with server/discover.
-const modernVersion = "2026-07-28"
+const protocolVersion = mcp.Version20251125
 
 // discoverTimeout bounds the server/discover probe; a legacy server that
 // stays silent costs at most this before the initialize handshake.

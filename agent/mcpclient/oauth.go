@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"buzzbox/internal/mcp"
 )
 
 // OAuth 2.1 for remote MCP servers, for the flows that need no person:
@@ -495,7 +497,7 @@ func (o *oauthClient) getJSON(ctx context.Context, u string, v any) (found bool,
 		return false, err
 	}
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("MCP-Protocol-Version", protocolVersion)
+	req.Header.Set(mcp.HeaderProtocolVersion, protocolVersion)
 	resp, err := o.hc.Do(req)
 	if err != nil {
 		return false, err

@@ -77,6 +77,11 @@ func run(ctx context.Context, args []string, env proc.Env) error {
 			printHelp(env.Out(), table, words)
 			return errHelpShown
 		}
+		if len(words) == 0 {
+			if f := firstUnknownFlag(args); f != "" {
+				return userErr("unknown flag %q before the command; run buzz --help", f)
+			}
+		}
 		return err
 	}
 	p, err := parseArgs(rest, cmd.Flags)
@@ -135,6 +140,20 @@ func leadingWords(args []string) (words []string, at []int, help bool) {
 		}
 	}
 	return words, at, help
+}
+
+// firstUnknownFlag returns the first argument that looks like a flag and
+// is no global one, or "".
+func firstUnknownFlag(args []string) string {
+	for _, a := range args {
+		if a == "--" {
+			return ""
+		}
+		if name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "="); strings.HasPrefix(a, "-") && a != "-" && !isGlobal(name) {
+			return a
+		}
+	}
+	return ""
 }
 
 func isGlobal(name string) bool {

@@ -3,7 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
+
+	"buzzbox/internal/nostrkey"
 )
 
 // command is one entry of the command table; --help is generated from it.
@@ -230,17 +231,37 @@ func memFlags() []flagSpec {
 	return []flagSpec{str("owner", "HEX", "owner pubkey (default: from BUZZ_AUTH_TAG)"), str("agent", "HEX", "read an agent's memory as its owner")}
 }
 
-const helpFooter = `Global options (before or after the command):
-  --relay URL            relay base URL (env BUZZ_RELAY_URL, default http://localhost:3000)
-  --private-key KEY      hex or nsec (env BUZZ_PRIVATE_KEY; BUZZ_KEYFILE names a 0600 key file)
-  --auth-tag JSON        NIP-OA attestation (env BUZZ_AUTH_TAG)
-  --format json|compact  compact shape for read commands that have one
-
+// writeFooter prints the global options, generated from globalFlags, the
+// environment the CLI reads and the output contract.
+func writeFooter(w io.Writer, title string) {
+	fmt.Fprintln(w, title)
+	for _, f := range globalFlags {
+		left := "--" + f.Name
+		if f.Value != "" {
+			left += " " + f.Value
+		}
+		fmt.Fprintf(w, "  %-24s %s\n", left, f.Help)
+	}
+	fmt.Fprintf(w, "  %-24s %s\n", "--help", "print this help and exit")
+	fmt.Fprintln(w)
+	fmt.Fprintln(w, "Environment:")
+	for _, v := range [][2]string{
+		{envRelay, "relay base URL, when --relay is not given"},
+		{nostrkey.EnvBuzzKey, "secret key (hex or nsec), when --private-key is not given"},
+		{nostrkey.EnvKeyFile, "a 0600 file holding the key, when neither is set"},
+		{envAuthTag, "NIP-OA attestation, when --auth-tag is not given"},
+		{envTimeout, fmt.Sprintf("seconds one request may take (default %d)", int(defaultTimeout.Seconds()))},
+		{envConnectTimeout, fmt.Sprintf("seconds to connect (default %d)", int(defaultConnectTimeout.Seconds()))},
+	} {
+		fmt.Fprintf(w, "  %-26s %s\n", v[0], v[1])
+	}
+	fmt.Fprint(w, `
 Output: JSON on stdout. Errors: one JSON line on stderr,
 {"error":"<category>","message":"…","retryable":false}.
 Exit codes: 0 ok, 1 user error or not found, 2 relay/network error or
 delivery unknown, 3 auth or key error, 4 other error, 5 write conflict.
-`
+`)
+}
 
 // printHelp prints the overview, or one group's commands.
 func printHelp(w io.Writer, table []command, words []string) {
@@ -264,7 +285,16 @@ func printHelp(w io.Writer, table []command, words []string) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Run buzz <group> <command> --help for flags and an example.")
 	fmt.Fprintln(w)
-	fmt.Fprint(w, helpFooter)
+	fmt.Fprintln(w, "Example:")
+	shown := 0
+	for _, c := range table {
+		if (group == "" && (c.Name == "whoami" || c.path() == "messages send" || c.path() == "messages get")) || (group != "" && c.Group == group && shown < 2) {
+			fmt.Fprintf(w, "  %s\n", c.Example)
+			shown++
+		}
+	}
+	fmt.Fprintln(w)
+	writeFooter(w, "Global options (before or after the command):")
 }
 
 func printCommandHelp(w io.Writer, c *command) {
@@ -281,5 +311,5 @@ func printCommandHelp(w io.Writer, c *command) {
 		}
 	}
 	fmt.Fprintf(w, "\nExample:\n  %s\n\n", c.Example)
-	fmt.Fprint(w, strings.Replace(helpFooter, "Global options (before or after the command):", "Global options:", 1))
+	writeFooter(w, "Global options:")
 }

@@ -38,7 +38,7 @@ const waitLimit = 90 * time.Second
 // browser starts Debian's chromium headless with a fresh profile and
 // returns a tab context. Console errors and exceptions (CSP refusals
 // among them) are collected for errs.
-func browser(t *testing.T) (ctx context.Context, errs func() []string) {
+func browser(t testing.TB) (ctx context.Context, errs func() []string) {
 	t.Helper()
 	path := ""
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
@@ -102,7 +102,7 @@ func button(name string) chromedp.Search {
 }
 
 // waitJS waits until a page expression is truthy.
-func waitJS(t *testing.T, ctx context.Context, what, expr string) {
+func waitJS(t testing.TB, ctx context.Context, what, expr string) {
 	t.Helper()
 	if _, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingTimeout(waitLimit), chromedp.WithPollingInterval(50*time.Millisecond))); err != nil {
 		html, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.body.innerText`))
@@ -110,7 +110,7 @@ func waitJS(t *testing.T, ctx context.Context, what, expr string) {
 	}
 }
 
-func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+func do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	sctx, cancel := context.WithTimeout(ctx, waitLimit)
 	defer cancel()
@@ -122,7 +122,7 @@ func do(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action
 
 // shot writes a screenshot to the test's temp dir (and to
 // $BUZZ_WEB_SCREENSHOTS when set, to keep them).
-func shot(t *testing.T, ctx context.Context, dir, name string) {
+func shot(t testing.TB, ctx context.Context, dir, name string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
@@ -320,6 +320,12 @@ func TestBrowserWorkspace(t *testing.T) {
 	do(t, ctx, "open the channel list", chromedp.Click(button("Show channels")))
 	waitJS(t, ctx, "the channel list", `getComputedStyle(document.getElementById('sidebar')).display !== 'none'`)
 	shot(t, ctx, shots, "channels-phone")
+	do(t, ctx, "close the channel list", chromedp.Click(button("Show channels")))
+	do(t, ctx, "open the thread on a phone", chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="Reply in thread"]`)))
+	waitJS(t, ctx, "the thread as a dialog", `document.getElementById('thread').getAttribute('role') === 'dialog' && document.getElementById('thread').getBoundingClientRect().width === 390`)
+	shot(t, ctx, shots, "thread-phone")
+	do(t, ctx, "close with Escape", chromedp.KeyEvent(kb.Escape))
+	waitJS(t, ctx, "the thread to close", `document.getElementById('thread').hidden`)
 
 	// The dark theme follows prefers-color-scheme.
 	if _, err := chromedp.Call(ctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}}}); err != nil {
@@ -335,7 +341,7 @@ func TestBrowserWorkspace(t *testing.T) {
 }
 
 // signInNew creates a key in the page and returns its secret (hex).
-func signInNew(t *testing.T, ctx context.Context, base, name string) string {
+func signInNew(t testing.TB, ctx context.Context, base, name string) string {
 	t.Helper()
 	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
 	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open`)
@@ -355,7 +361,7 @@ func signInNew(t *testing.T, ctx context.Context, base, name string) string {
 }
 
 // createChannel makes a channel through the form and returns its id.
-func createChannel(t *testing.T, ctx context.Context, name string, forum bool) string {
+func createChannel(t testing.TB, ctx context.Context, name string, forum bool) string {
 	t.Helper()
 	do(t, ctx, "open the new channel form", chromedp.Click(button("New channel")))
 	steps := []chromedp.Action[chromedp.Void]{chromedp.SendKeys(labelled("Channel name"), name)}
@@ -992,20 +998,36 @@ func TestBrowserChannelHistory(t *testing.T) {
 	}
 	pub(then, 9007, "", nostr.Tag{"h", quiet}, nostr.Tag{"name", "quiet"}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
 	pub(then, 9007, "", nostr.Tag{"h", busy}, nostr.Tag{"name", "busy"}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
+	archive := "1a2b3c4d-0000-4000-8000-00000000000c"
+	pub(then, 9007, "", nostr.Tag{"h", archive}, nostr.Tag{"name", "archive"}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
 	pub(then+1, 9, "the one old message", nostr.Tag{"h", quiet})
+	const archived = 320
+	for i := range archived {
+		pub(then+2+nostr.Timestamp(i), 9, fmt.Sprintf("archive %d", i), nostr.Tag{"h", archive})
+	}
 	const many = 1100
 	for i := range many {
-		pub(then+2+nostr.Timestamp(i), 9, fmt.Sprintf("busy %d", i), nostr.Tag{"h", busy})
+		pub(then+2+archived+nostr.Timestamp(i), 9, fmt.Sprintf("busy %d", i), nostr.Tag{"h", busy})
 	}
 
 	signInNew(t, ctx, r.HTTPURL(), "Ivan")
-	waitJS(t, ctx, "the channel list", `document.querySelectorAll('#channel-list a').length === 2`)
+	waitJS(t, ctx, "the channel list", `document.querySelectorAll('#channel-list a').length === 3`)
 	inWindow, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`[...window.buzz.store.events.values()].some((e) => e.content === 'the one old message')`))
 	if inWindow {
 		t.Log("the old message came with the workspace-wide window; the test proves less than it should")
 	}
 	do(t, ctx, "open quiet", chromedp.Click(chromedp.Search(`//a[starts-with(@aria-label,"channel quiet")]`)))
 	waitJS(t, ctx, "the old message", textIn(`#feed article`, "the one old message"))
+	// Search: the filter sees what the page holds; Enter asks the relay.
+	do(t, ctx, "open archive", chromedp.Click(chromedp.Search(`//a[starts-with(@aria-label,"channel archive")]`)))
+	waitJS(t, ctx, "the newest archive message", textIn(`#feed article`, fmt.Sprintf("archive %d", archived-1)))
+	do(t, ctx, "filter", chromedp.SendKeys(labelled("Search messages"), "archive 31"))
+	waitJS(t, ctx, "the matches the page holds", `document.querySelectorAll('#feed article').length === 11 && `+textIn(`#feed article`, "archive 319"))
+	// Enter sends the search to the relay's bridge under the page's NIP-98
+	// token. (The relay's search reads only its newest events per filter,
+	// so an old match is not asserted here.)
+	do(t, ctx, "search the relay", chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "the relay's answer", textIn("#search-status", " matches on the relay"))
 	do(t, ctx, "open busy", chromedp.Click(chromedp.Search(`//a[starts-with(@aria-label,"channel busy")]`)))
 	waitJS(t, ctx, "the newest busy message", textIn(`#feed article`, fmt.Sprintf("busy %d", many-1)))
 	waitJS(t, ctx, "the older button", `!document.getElementById('older').hidden`)

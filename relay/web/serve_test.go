@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"compress/gzip"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -17,7 +18,7 @@ import (
 
 // startBinary runs the built buzz-relay on a free port (--open unless
 // args say who the members are) and returns its http base URL.
-func startBinary(t *testing.T, args ...string) string {
+func startBinary(t testing.TB, args ...string) string {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -96,8 +97,12 @@ func TestServesPageWithStrictHeaders(t *testing.T) {
 			t.Errorf("CSP %q lacks %q", csp, want)
 		}
 	}
-	if strings.Contains(csp, "unsafe-") || strings.Contains(csp, "*") {
-		t.Errorf("CSP %q allows unsafe sources", csp)
+	if strings.Contains(csp, "unsafe-") || strings.Contains(csp, "*") || strings.Contains(csp, " ws: ") || strings.Contains(csp, " wss:;") {
+		t.Errorf("CSP %q allows unsafe or any-host sources", csp)
+	}
+	host := strings.TrimPrefix(base, "http://")
+	if want := "connect-src 'self' ws://" + host + " wss://" + host + ";"; !strings.Contains(csp, want) {
+		t.Errorf("CSP %q; want websockets to this origin only: %q", csp, want)
 	}
 	etag := res.Header.Get("ETag")
 	if etag == "" {
@@ -127,5 +132,33 @@ func TestServesPageWithStrictHeaders(t *testing.T) {
 	info := get("/", map[string]string{"Accept": "application/nostr+json"})
 	if b, _ := io.ReadAll(info.Body); !strings.Contains(string(b), `"pubkey"`) {
 		t.Errorf("NIP-11 on / = %s; want the relay document", b)
+	}
+}
+
+// TestAttackHostHeaderCannotWidenCSP sends Host headers that try to add
+// CSP sources or directives; the policy never carries them.
+func TestAttackHostHeaderCannotWidenCSP(t *testing.T) {
+	base := startBinary(t)
+	addr := strings.TrimPrefix(base, "http://")
+	for _, host := range []string{"evil.example; script-src *", "a b", "x'unsafe-inline'", "h\tx", "example.com,*"} {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", host)
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
+		b, _ := io.ReadAll(io.LimitReader(c, 1<<20))
+		c.Close()
+		head, _, _ := strings.Cut(string(b), "\r\n\r\n")
+		for _, line := range strings.Split(head, "\r\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.EqualFold(k, "Content-Security-Policy") {
+				if strings.Contains(v, "*") || strings.Contains(v, "unsafe") || strings.Contains(v, "evil") || strings.Count(v, "script-src") != 1 {
+					t.Errorf("Host %q: CSP %q carries the header's text", host, v)
+				}
+			}
+		}
+		if !strings.HasPrefix(head, "HTTP/1.1 ") {
+			t.Errorf("Host %q: no HTTP answer: %q", host, head)
+		}
 	}
 }

@@ -34,13 +34,35 @@ var files embed.FS
 // Prefix is the URL path under which the assets are served.
 const Prefix = "/static/"
 
-// policy is the Content-Security-Policy of every response: only this
-// origin's scripts and styles, no inline code, websockets to any host
-// (the relay may sit behind a proxy under another name, and ws: is not
-// covered by 'self' in every browser), no framing.
-const policy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-	"font-src 'self'; connect-src 'self' ws: wss:; object-src 'none'; base-uri 'none'; " +
-	"form-action 'none'; frame-ancestors 'none'"
+// policy returns the Content-Security-Policy of a response to a request
+// for host: only this origin's scripts and styles, no inline code, no
+// framing; websockets to this origin only ('self' covers ws: and wss: in
+// current browsers; the explicit ws:// and wss:// sources cover older
+// ones). A host that is not a plain name or address gets 'self' alone.
+func policy(host string) string {
+	connect := "'self'"
+	if validHost(host) {
+		connect += " ws://" + host + " wss://" + host
+	}
+	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+		"font-src 'self'; connect-src " + connect + "; object-src 'none'; base-uri 'none'; " +
+		"form-action 'none'; frame-ancestors 'none'"
+}
+
+// validHost accepts a DNS name, IPv4 or bracketed IPv6 address with an
+// optional port: nothing that could end a CSP source or directive.
+func validHost(h string) bool {
+	if h == "" || len(h) > 262 {
+		return false
+	}
+	for i := 0; i < len(h); i++ {
+		c := h[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == ':' || c == '[' || c == ']') {
+			return false
+		}
+	}
+	return true
+}
 
 // asset is one embedded file ready to serve.
 type asset struct {
@@ -111,10 +133,10 @@ func (h *Handler) Sizes() map[string][2]int {
 }
 
 // SetHeaders writes the security headers every response of the page
-// carries.
-func SetHeaders(w http.ResponseWriter) {
+// carries; host is the request's Host.
+func SetHeaders(w http.ResponseWriter, host string) {
 	hd := w.Header()
-	hd.Set("Content-Security-Policy", policy)
+	hd.Set("Content-Security-Policy", policy(host))
 	hd.Set("X-Content-Type-Options", "nosniff")
 	hd.Set("X-Frame-Options", "DENY")
 	hd.Set("Referrer-Policy", "no-referrer")
@@ -126,7 +148,7 @@ func SetHeaders(w http.ResponseWriter) {
 // ServeHTTP answers GET and HEAD of the page and its assets.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	h.once.Do(h.load)
-	SetHeaders(w)
+	SetHeaders(w, req.Host)
 	a, ok := h.assets[req.URL.Path]
 	if !ok || req.URL.Path == "/static/index.html" {
 		http.Error(w, "buzz-relay: no such page: "+req.URL.Path, http.StatusNotFound)

@@ -14,6 +14,7 @@ import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
+const nip11TimeoutMs = 5000; // the relay document names the key channel state is signed with
 const statusWords = { connecting: 'Connecting…', connected: 'Connected', authenticated: 'Connected', offline: 'Offline, reconnecting…', 'auth-failed': 'Sign-in refused by the relay' };
 
 class App {
@@ -50,10 +51,8 @@ class App {
   }
 
   async start() {
-    try {
-      const info = await fetch('/', { headers: { Accept: 'application/nostr+json' } }).then((r) => r.json());
-      if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
-    } catch { /* without NIP-11 channel state is taken from any signer */ }
+    // The connection exists before anything is awaited, so that what the
+    // person does meanwhile is queued, not lost.
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host;
     this.conn = new RelayConn(url, this.signer, (state, detail = '') => {
       if (state === 'closed') {
@@ -64,6 +63,13 @@ class App {
       $('status').dataset.state = state;
       if (state === 'auth-failed' || (state === 'notice' && /not a relay member/.test(detail))) this.refused(detail);
     });
+    try {
+      const ctl = new AbortController();
+      const timer = setTimeout(() => ctl.abort(), nip11TimeoutMs);
+      const info = await fetch('/', { headers: { Accept: 'application/nostr+json' }, signal: ctl.signal }).then((r) => r.json());
+      clearTimeout(timer);
+      if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
+    } catch { /* without NIP-11 channel state is taken from any signer; the relay refuses forged state anyway */ }
     const add = (ev) => this.store.add(ev);
     this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers, K.channelTombstone] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
     this.conn.subscribe([{ kinds: [K.reaction, K.deletion], limit: 2000 }], { onevent: add });
@@ -133,6 +139,7 @@ class App {
 
   route() {
     const m = /^#\/c\/([0-9a-f-]{36})$/.exec(location.hash);
+    if (!m && location.hash && location.hash !== '#/') return; // an in-page link, not a route
     const id = m ? m[1] : '';
     if (id !== this.current) {
       this.current = id;
@@ -207,6 +214,10 @@ function notify(text) {
 }
 
 function wireChrome(app) {
+  document.querySelector('.skip').addEventListener('click', (e) => {
+    e.preventDefault();
+    document.querySelector('#composer-slot textarea')?.focus();
+  });
   $('menu').addEventListener('click', () => {
     const open = document.body.classList.toggle('nav-open');
     $('menu').setAttribute('aria-expanded', String(open));

@@ -8,6 +8,8 @@ import { body } from './render.js';
 import { el } from './util.js';
 import { parsePubkey, npub } from './signer.js';
 import { manage } from './nip86.js';
+import { query } from './bridge.js';
+import { messageKinds } from './store.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -18,7 +20,8 @@ export class ChannelView {
     this.cache = new Map();
     this.query = '';
     this.relayMembers = new Set(); // from NIP-86 listallowedpubkeys
-    $('search').addEventListener('input', (e) => { this.query = e.target.value.trim().toLowerCase(); this.render(); });
+    $('search').addEventListener('input', (e) => { this.query = e.target.value.trim().toLowerCase(); $('search-status').textContent = ''; this.render(); });
+    $('search').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); this.searchRelay(); } });
     $('members-btn').addEventListener('click', () => this.openMembers());
     $('members-close').addEventListener('click', () => $('members-dialog').close());
     $('canvas-btn').addEventListener('click', () => {
@@ -38,6 +41,7 @@ export class ChannelView {
     this.cache = new Map();
     $('feed').replaceChildren();
     $('search').value = '';
+    $('search-status').textContent = '';
     this.query = '';
     this.composerFor = '';
     $('empty').hidden = true;
@@ -87,6 +91,7 @@ export class ChannelView {
     }
     renderFeed($('feed'), evs, this.app, this.cache, { inThread: Boolean(this.query) && false });
     $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
+    $('feed').querySelector(':scope > .empty')?.remove();
     if (this.query && evs.length === 0) $('feed').append(el('p', { class: 'empty', text: `No message matches “${this.query}”.` }));
 
     const typing = s.typingIn(this.id).map((pk) => s.name(pk));
@@ -97,6 +102,21 @@ export class ChannelView {
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;
     if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));
+  }
+
+  /** searchRelay asks the relay for older matches than the page holds (Enter in the search box). */
+  async searchRelay() {
+    const q = $('search').value.trim();
+    if (q.length < 2) return;
+    const id = this.id;
+    $('search-status').textContent = 'Searching the relay…';
+    try {
+      const evs = await query(this.app.signer, [{ kinds: messageKinds, '#h': [id], search: q, limit: 100 }]);
+      for (const ev of evs) this.app.store.add(ev);
+      if (this.id === id) $('search-status').textContent = `${evs.length} ${evs.length === 1 ? 'match' : 'matches'} on the relay`;
+    } catch (e) {
+      $('search-status').textContent = 'Search failed: ' + e.message;
+    }
   }
 
   openMembers() {

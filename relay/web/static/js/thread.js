@@ -27,10 +27,15 @@ export class ThreadView {
     feed.replaceChildren(el('div', { class: 'thread-root' }), el('div', { class: 'thread-replies' }));
     const c = composer({
       label: 'Thread reply',
+      placeholder: 'Reply in the thread',
       members: () => this.app.store.members(this.app.current),
       send: (text, pks) => this.app.reply(this.root, text, pks),
     });
     $('thread-composer').replaceChildren(c.form);
+    // On a phone the thread covers the channel: a modal dialog (WAI-ARIA
+    // dialog pattern); beside the channel it is a complementary region.
+    const narrow = window.matchMedia('(max-width: 720px)').matches;
+    if (narrow) { $('thread').setAttribute('role', 'dialog'); $('thread').setAttribute('aria-modal', 'true'); } else { $('thread').removeAttribute('role'); $('thread').removeAttribute('aria-modal'); }
     $('thread').hidden = false;
     document.body.classList.add('thread-open');
     this.render();
