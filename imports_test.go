@@ -33,6 +33,10 @@ var forbiddenDeps = map[string]map[string]string{
 		"log/slog":                    "the synchronous tools write plain diagnostics, no logger",
 		"github.com/nbd-wtf/go-nostr": "rg and tree know nothing of Nostr",
 	},
+	"buzzbox/shimtools/rustregex": {
+		"net":      "rg's pattern translator is text to text",
+		"log/slog": "the synchronous tools write plain diagnostics, no logger",
+	},
 	"buzzbox/shimtools/tree": {
 		"net/http":                    "rg and tree are synchronous tools with no network",
 		"log/slog":                    "the synchronous tools write plain diagnostics, no logger",
@@ -46,7 +50,8 @@ var forbiddenDeps = map[string]map[string]string{
 // stdlibOnly lists packages whose dependencies must all be in the standard
 // library, with the reason.
 var stdlibOnly = map[string]string{
-	"buzzbox/internal/mcp": "MCP's wire types are data shapes only, shared by server and client",
+	"buzzbox/internal/mcp":        "MCP's wire types are data shapes only, shared by server and client",
+	"buzzbox/shimtools/rustregex": "the pattern translator is text to text: rg's parser, free of network, logging and Nostr",
 }
 
 // isStdlib reports whether an import path is the standard library's: its

@@ -54,10 +54,24 @@ func TestInitializeVersionCheck(t *testing.T) {
 		var res struct {
 			ProtocolVersion   int            `json:"protocolVersion"`
 			AgentCapabilities map[string]any `json:"agentCapabilities"`
+			Capabilities      struct {
+				Session struct {
+					MCP struct {
+						HTTP map[string]any `json:"http"`
+					} `json:"mcp"`
+				} `json:"session"`
+			} `json:"capabilities"`
 		}
 		c.call("initialize", map[string]any{"protocolVersion": tc.in}, &res)
 		if res.ProtocolVersion != tc.want {
 			t.Errorf("initialize(%d) = %d; want %d", tc.in, res.ProtocolVersion, tc.want)
+		}
+		if tc.want >= 2 {
+			// v2 names them capabilities; MCP transports are object markers.
+			if res.Capabilities.Session.MCP.HTTP == nil || res.AgentCapabilities != nil {
+				t.Errorf("v2 capabilities = %+v, agentCapabilities %v", res.Capabilities, res.AgentCapabilities)
+			}
+			continue
 		}
 		mcp := res.AgentCapabilities["mcpCapabilities"].(map[string]any)
 		if mcp["http"] != true || mcp["sse"] != false || res.AgentCapabilities["loadSession"] != true {
@@ -347,6 +361,7 @@ func TestUsageNotificationsCumulative(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "a", Name: "no__tool"}}, InputTokens: 10, OutputTokens: 2},
 		llmtest.Reply{Text: "done", InputTokens: 20, OutputTokens: 3}, llmtest.Reply{Text: "again", InputTokens: 5, OutputTokens: 1})
 	c := startAgent(t, srv)
+	optInGoose(c)
 	sid := c.newSession()
 	c.prompt(sid, "one")
 	c.prompt(sid, "two")
@@ -397,6 +412,47 @@ func TestSetModel(t *testing.T) {
 
 var _ = json.Marshal
 
+// optInGoose initializes c the way buzz-acp does, asking for goose's
+// custom notifications (the usage reports).
+func optInGoose(c *client) {
+	c.call("initialize", map[string]any{"protocolVersion": 1,
+		"clientCapabilities": map[string]any{"_meta": map[string]any{"goose": map[string]any{"customNotifications": true}}}}, nil)
+}
+
+// TestAttackGooseNotificationsUnasked: buzz-agent sent
+// _goose/unstable/session/update to every client, twice at the end of
+// each turn, though only goose's clients know the method; a client that
+// did not opt in (v1 or v2 field names) gets none.
+func TestAttackGooseNotificationsUnasked(t *testing.T) {
+	for _, init := range []map[string]any{
+		{"protocolVersion": 1, "clientCapabilities": map[string]any{}},
+		{"protocolVersion": 2, "info": map[string]any{"name": "x", "version": "1"}, "capabilities": map[string]any{}},
+	} {
+		srv := llmtest.New(t, llmtest.Reply{Text: "done", InputTokens: 10, OutputTokens: 2})
+		c := startAgent(t, srv)
+		c.call("initialize", init, nil)
+		c.prompt(c.newSession(), "one")
+		for _, f := range c.notes {
+			if strings.HasPrefix(f.Method, "_goose/") {
+				t.Errorf("initialize %v: got %s", init, f.raw)
+			}
+		}
+	}
+	srv := llmtest.New(t, llmtest.Reply{Text: "done", InputTokens: 10, OutputTokens: 2})
+	c := startAgent(t, srv)
+	c.call("initialize", map[string]any{"protocolVersion": 2, "info": map[string]any{"name": "x", "version": "1"},
+		"capabilities": map[string]any{"_meta": map[string]any{"goose": map[string]any{"customNotifications": true}}}}, nil)
+	c.prompt(c.newSession(), "one") // v2: answered once the message is in
+	for idle := false; !idle; {     // the turn's end
+		f := c.next()
+		c.notes = append(c.notes, f)
+		idle = strings.Contains(string(f.raw), `"state":"idle"`)
+	}
+	if len(usageUpdates(c)) == 0 {
+		t.Errorf("a client opting in under the v2 name got no usage report")
+	}
+}
+
 func usageUpdates(c *client) []map[string]any {
 	var out []map[string]any
 	for _, f := range c.notes {
@@ -411,6 +467,7 @@ func TestSessionTotalPoisonedByMissingTotalAndStaysPoisoned(t *testing.T) {
 	noTotal := `{"choices":[{"finish_reason":"stop","message":{"content":"x"}}],"usage":{"prompt_tokens":3,"completion_tokens":1}}`
 	srv := llmtest.New(t, llmtest.Reply{Text: "a", InputTokens: 5, OutputTokens: 1}, llmtest.Reply{Body: noTotal}, llmtest.Reply{Text: "c", InputTokens: 5, OutputTokens: 1}, llmtest.Reply{Text: "d", InputTokens: 1, OutputTokens: 1})
 	c := startAgent(t, srv)
+	optInGoose(c)
 	sid := c.newSession()
 	for _, p := range []string{"1", "2", "3"} {
 		c.prompt(sid, p)
@@ -436,6 +493,7 @@ func TestCancelledTurnWithUsageEmitsNotificationBeforeResponse(t *testing.T) {
 	srv := llmtest.New(t, llmtest.Reply{Calls: []llmtest.Call{{ID: "s", Name: "fake__slow"}}, InputTokens: 7, OutputTokens: 1})
 	calls := filepath.Join(t.TempDir(), "calls")
 	c := startAgent(t, srv)
+	optInGoose(c)
 	sid := c.newSession(fakeServer(t, "fake", "FAKE_MCP_CALL_RECEIVED="+calls))
 	id := c.request("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "text", "text": "go"}}})
 	waitFor(t, func() bool { b, _ := os.ReadFile(calls); return len(b) > 0 })

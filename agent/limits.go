@@ -43,8 +43,8 @@ const (
 )
 
 // protocolVersion is the ACP version answered: the client's if lower, else
-// ours. The agent speaks ACP v1.
-const protocolVersion = 1
+// ours. The agent speaks ACP v1 and v2 (v2.go).
+const protocolVersion = 2
 
 // minRedactLen is the shortest API key cut out of error messages; a
 // shorter one would match ordinary words.

@@ -206,11 +206,12 @@ func TestSessionStatesPruned(t *testing.T) {
 // the turn ended without another round, and the steer's text never
 // reached the model although the steer request had succeeded.
 func TestBugSteerDuringLastCallLost(t *testing.T) {
-	gate := make(chan struct{})
+	gate, arrived := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
 	srv := llmtest.New(t)
 	srv.SetHandler(func(req map[string]any) llmtest.Reply {
 		if calls.Add(1) == 1 {
+			close(arrived)
 			<-gate
 			return llmtest.Reply{Text: "first"}
 		}
@@ -231,6 +232,9 @@ func TestBugSteerDuringLastCallLost(t *testing.T) {
 			}
 		}
 	}
+	// The steer must come while the model is answering, not before the
+	// turn's first call (it would ride in that call's request).
+	<-arrived
 	c.call("_goose/unstable/session/steer", map[string]any{"sessionId": sid, "expectedRunId": run,
 		"prompt": []map[string]any{{"type": "text", "text": "STEERED"}}}, nil)
 	once.Do(func() { close(gate) })

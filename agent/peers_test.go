@@ -177,3 +177,68 @@ func TestExternalACPClientCancelsDuringTool(t *testing.T) {
 		t.Errorf("last update of the cancelled turn = %v; want the failed tool call", last)
 	}
 }
+
+// TestAttackV2ClientGetsV1 : buzz-agent answered protocolVersion 1 to a
+// client offering 2, with v1 field names. A v2 client (raw JSON-RPC,
+// every frame checked against the SDK's v2 schema) now gets v2: info and
+// capabilities, a messageId for each prompt, the end as an idle
+// state_update, tool calls as tool_call_update, and session/close.
+func TestAttackV2ClientGetsV1(t *testing.T) {
+	modules, _ := testexe.NodeModules(t)
+	srv := llmtest.New(t,
+		llmtest.Reply{Text: "calling", Calls: []llmtest.Call{{ID: "call_1", Name: "no__tool"}}},
+		llmtest.Reply{Text: "first done"},
+		llmtest.Reply{Text: "second done"})
+	script, node := nodePeer(t, "acp_v2_client.mjs")
+	agent := testexe.Link(t, "buzz-agent")
+	cfg, _ := json.Marshal(map[string]any{"cwd": t.TempDir(), "prompts": []string{"one", "two"},
+		"schema": filepath.Join(modules, "@agentclientprotocol", "sdk", "schema", "v2", "schema.json")})
+	cmd := exec.Command(node, script, agent, string(cfg))
+	cmd.Env = baseEnv(t, srv.URL)
+	stdout, stderr, code := testexe.Run(t, cmd)
+	if code != 0 {
+		t.Fatalf("v2 client exit %d: %s\n%s", code, stdout, stderr)
+	}
+	var res struct {
+		Init struct {
+			ProtocolVersion int `json:"protocolVersion"`
+			Info            struct {
+				Name string `json:"name"`
+			} `json:"info"`
+		} `json:"init"`
+		Turns []struct {
+			Response struct {
+				MessageID string `json:"messageId"`
+			} `json:"response"`
+			Stop struct {
+				StopReason string `json:"stopReason"`
+			} `json:"stop"`
+			Updates []map[string]any `json:"updates"`
+		} `json:"turns"`
+		Close        map[string]any `json:"close"`
+		SchemaErrors []any          `json:"schemaErrors"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+		t.Fatalf("client output %q: %v", stdout, err)
+	}
+	for _, e := range res.SchemaErrors {
+		b, _ := json.Marshal(e)
+		t.Errorf("v2 schema: %.600s", b)
+	}
+	if res.Init.ProtocolVersion != 2 || res.Init.Info.Name != "buzz-agent" || len(res.Turns) != 2 {
+		t.Fatalf("client saw %+v", res)
+	}
+	for i, turn := range res.Turns {
+		if turn.Response.MessageID == "" || turn.Stop.StopReason != "end_turn" {
+			t.Errorf("turn %d: response %+v, idle %+v", i, turn.Response, turn.Stop)
+		}
+	}
+	for _, u := range res.Turns[0].Updates {
+		if u["sessionUpdate"] == "tool_call" {
+			t.Errorf("a v2 client got a v1 tool_call update: %v", u)
+		}
+	}
+	if _, ok := res.Close["code"]; ok {
+		t.Errorf("session/close = %v", res.Close)
+	}
+}

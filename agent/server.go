@@ -43,6 +43,14 @@ type Agent struct {
 	created  int
 
 	hookSeq atomic.Int64 // process-wide counter in injected hook ids
+	// gooseNotes: the client opted in to _goose/unstable/… notifications
+	// at initialize (acp.InitializeParams.GooseNotifications).
+	gooseNotes atomic.Bool
+	// protocol is the ACP version chosen at initialize (0 before it).
+	protocol atomic.Int32
+	// turns counts v2 turns running past their session/prompt answer;
+	// serve waits for them before stopping the sessions' MCP servers.
+	turns   sync.WaitGroup
 	closing atomic.Bool
 }
 
@@ -64,6 +72,7 @@ func (a *Agent) serve(ctx context.Context, conn *jsonrpc.Conn) error {
 	a.conn = conn
 	err := conn.Serve(ctx, a.handle)
 	a.closing.Store(true)
+	a.turns.Wait() // each ends at the connection's end (promptV2)
 	a.mu.Lock()
 	sessions := make([]*Session, 0, len(a.sessions))
 	for _, s := range a.sessions {
@@ -92,7 +101,12 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	case acp.MethodSessionNew:
 		return a.newSession(ctx, req)
 	case acp.MethodSessionPrompt:
+		if a.v2() {
+			return a.promptV2(ctx, req)
+		}
 		return a.prompt(ctx, req)
+	case methodSessionClose:
+		return a.closeSession(req)
 	case acp.MethodSessionLoad:
 		return a.loadSession(ctx, req, acp.MethodSessionLoad)
 	case acp.MethodSessionResume:
@@ -146,8 +160,14 @@ func (a *Agent) initialize(req *jsonrpc.Request) (any, error) {
 	if p.ProtocolVersion == nil {
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "initialize: missing field `protocolVersion`")
 	}
+	a.gooseNotes.Store(p.GooseNotifications())
+	v := min(*p.ProtocolVersion, protocolVersion)
+	a.protocol.Store(int32(v))
+	if v >= 2 {
+		return a.initializeV2(), nil
+	}
 	return acp.InitializeResult{
-		ProtocolVersion:   min(*p.ProtocolVersion, protocolVersion),
+		ProtocolVersion:   v,
 		AgentCapabilities: a.capabilities(),
 		AuthMethods:       []json.RawMessage{},
 		AgentInfo:         &acp.Implementation{Name: "buzz-agent", Version: a.version},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"buzzbox/agent/llm"
@@ -16,11 +17,13 @@ import (
 // Session is one ACP session: its MCP servers, skills, history and the
 // state of its running prompt. Sessions live until the process ends.
 type Session struct {
-	id     string
-	agent  *Agent
-	reg    *mcpclient.Registry
-	skills []skill
-	system string
+	id    string
+	agent *Agent
+	reg   *mcpclient.Registry
+	// replaySeq numbers replayed chunks that had no messageId (v2 needs one).
+	replaySeq atomic.Int64
+	skills    []skill
+	system    string
 	// cwd is the session's working directory, base the system prompt
 	// before the instructions section (kept in the state file; hints and
 	// skills are read anew on load), created when session/new made it.
@@ -83,6 +86,12 @@ func (u *usageTotals) add(x llm.Usage) {
 
 // update sends a session/update notification.
 func (s *Session) update(u any) {
+	if s.agent.v2() {
+		var ok bool
+		if u, ok = s.v2Update(u); !ok {
+			return
+		}
+	}
 	_ = s.agent.conn.Notify(acp.MethodSessionUpdate, map[string]any{"sessionId": s.id, "update": u})
 }
 
@@ -112,7 +121,12 @@ func (a *Agent) notePrompt(params []byte) {
 	}
 }
 
+// emitUsage reports token usage in goose's notification; only to a
+// client that opted in to those at initialize.
 func (s *Session) emitUsage(last llm.Usage, model string) {
+	if !s.agent.gooseNotes.Load() {
+		return
+	}
 	s.mu.Lock()
 	u := s.usage
 	s.mu.Unlock()

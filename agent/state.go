@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"buzzbox/agent/llm"
+	"buzzbox/internal/statedir"
 )
 
 // A session's state file, <state dir>/<session id>.json, holds what a
@@ -242,30 +243,11 @@ func readState(path string, limit int64) (*stateFile, []llm.Message, error) {
 	return sf, h, err
 }
 
-// writeState writes sf to dir atomically: a temporary file in dir, synced,
-// then renamed over <id>.json. The dir is made 0700, the file 0600.
+// writeState writes sf to <dir>/<id>.json atomically (statedir.WriteFile).
 func writeState(dir string, b []byte, id string) error {
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("buzz-agent: make state dir %s: %w", dir, err)
-	}
-	f, err := os.CreateTemp(dir, "."+id+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("buzz-agent: write session state in %s: %w", dir, err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, filepath.Join(dir, id+".json"))
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("buzz-agent: write session state %s: %w", filepath.Join(dir, id+".json"), err)
+	path := filepath.Join(dir, id+".json")
+	if err := statedir.WriteFile(path, b); err != nil {
+		return fmt.Errorf("buzz-agent: write session state %s: %w", path, err)
 	}
 	return nil
 }

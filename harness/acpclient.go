@@ -34,6 +34,10 @@ const (
 	methodPermission      = "session/request_permission"
 	methodGooseSysPrompt  = "_goose/unstable/session/system-prompt/set"
 	methodSteering        = "_session/steering"
+	methodSessionClose    = "session/close"
+	// updateState is ACP v2's session/update kind that reports a
+	// session running or idle (with the stop reason).
+	updateState = "state_update"
 )
 
 // agentSpec says how to start an agent process.
@@ -138,7 +142,14 @@ type agentProc struct {
 	name     string          // agentInfo.name, trimmed and lowercased
 	protocol int
 	steering bool
-	goose    int // goose system-prompt extension: 0 untried, 1 works, -1 unsupported
+	// closeable: the agent takes session/close (v1
+	// agentCapabilities.sessionCapabilities.close, or any v2 agent
+	// with session capabilities).
+	closeable bool
+	// systemPromptCap: the agent advertises the session systemPrompt
+	// capability ({mode, content} in session/new).
+	systemPromptCap bool
+	goose           int // goose system-prompt extension: 0 untried, 1 works, -1 unsupported
 	// loadSession is the agent's agentCapabilities.loadSession: a session
 	// it made before a restart can be taken up again with session/load.
 	loadSession bool
@@ -153,6 +164,17 @@ type agentProc struct {
 	usageSeq   uint64                    // usage reports received
 	catalog    *modelCatalog             // models offered by the first session/new; nil until then
 	text       *turnText                 // the running prompt's agent text; nil outside a prompt
+	// idle takes the stop reason of a v2 agent's idle state_update for
+	// the running prompt's session (v2 answers session/prompt with a
+	// messageId once the message is in, and reports the end this way).
+	idle        chan v2Stop
+	idleSession string
+}
+
+// v2Stop is how an ACP v2 agent said a prompt's work ended.
+type v2Stop struct {
+	reason string
+	err    *jsonrpc.Error // with reason "error", when the agent said why
 }
 
 // turnText collects one prompt's agent_message_chunk text for the reply
@@ -161,8 +183,9 @@ type agentProc struct {
 type turnText struct {
 	session   string
 	cur, last strings.Builder
-	cut       bool // a piece reached maxFinalText; the rest was dropped
-	spoke     bool // the agent sent text, a thought or a tool call
+	cut       bool            // a piece reached maxFinalText; the rest was dropped
+	tools     map[string]bool // v2 tool call ids seen
+	spoke     bool            // the agent sent text, a thought or a tool call
 }
 
 func (tt *turnText) add(s string) {
@@ -293,26 +316,21 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	}()
 	ictx, cancel := context.WithTimeout(ctx, s.initWait)
 	defer cancel()
-	var res struct {
-		ProtocolVersion *int                `json:"protocolVersion"`
-		AgentInfo       *acp.Implementation `json:"agentInfo"`
-		ServerInfo      *acp.Implementation `json:"serverInfo"`
-		Meta            struct {
-			Steering struct {
-				Supported bool `json:"supported"`
-			} `json:"steering"`
-		} `json:"_meta"`
-		AgentCapabilities struct {
-			LoadSession bool `json:"loadSession"`
-		} `json:"agentCapabilities"`
+	caps := map[string]any{
+		"auth":  map[string]any{"terminal": true},
+		"_meta": map[string]any{"goose": map[string]any{"customNotifications": true}, "terminal-auth": true},
 	}
+	info := map[string]any{"name": "buzz-acp", "version": s.version}
+	// ACP v2 names the client's fields info and capabilities, v1
+	// clientInfo and clientCapabilities. Both are sent: an agent picks the
+	// version it speaks (at most the one offered) and reads its own names;
+	// the other pair is an unknown field to it.
 	params := map[string]any{
-		"protocolVersion": clientProtocolVersion,
-		"clientCapabilities": map[string]any{
-			"auth":  map[string]any{"terminal": true},
-			"_meta": map[string]any{"goose": map[string]any{"customNotifications": true}, "terminal-auth": true},
-		},
-		"clientInfo": map[string]any{"name": "buzz-acp", "version": s.version},
+		"protocolVersion":    clientProtocolVersion,
+		"info":               info,
+		"capabilities":       caps,
+		"clientInfo":         info,
+		"clientCapabilities": caps,
 	}
 	if err := a.call(ictx, acp.MethodInitialize, params, &a.initRaw); err != nil {
 		a.kill()
@@ -321,25 +339,103 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 		}
 		return nil, fmt.Errorf("buzz-acp: initialize agent: %w", err)
 	}
-	if err := json.Unmarshal(a.initRaw, &res); err != nil {
+	res, err := readInitialize(a.initRaw)
+	if err != nil {
 		a.kill()
-		return nil, fmt.Errorf("buzz-acp: initialize agent: decode reply: %w", err)
+		return nil, fmt.Errorf("buzz-acp: initialize agent: %w", err)
 	}
-	a.protocol = 1
-	if res.ProtocolVersion != nil {
-		a.protocol = *res.ProtocolVersion
-	}
-	a.name = "unknown"
-	if res.AgentInfo != nil && strings.TrimSpace(res.AgentInfo.Name) != "" {
-		a.name = strings.ToLower(strings.TrimSpace(res.AgentInfo.Name))
-	} else if res.ServerInfo != nil && strings.TrimSpace(res.ServerInfo.Name) != "" {
-		a.name = strings.ToLower(strings.TrimSpace(res.ServerInfo.Name))
-	}
-	a.steering = res.Meta.Steering.Supported
-	a.loadSession = res.AgentCapabilities.LoadSession
+	a.protocol = res.protocol
+	a.name = res.name
+	a.closeable = res.closeable
+	a.systemPromptCap = res.systemPrompt
+	a.steering = res.steering
+	a.loadSession = res.loadSession
 	a.log = a.log.With("agent", a.name)
 	a.log.Info("agent ready", "protocol", a.protocol, "steering", a.steering)
 	return a, nil
+}
+
+// initReply is what the harness reads from an initialize answer.
+type initReply struct {
+	protocol     int
+	name         string // agent's name, trimmed and lowercased; "unknown" when it gave none
+	steering     bool
+	closeable    bool
+	systemPrompt bool
+	loadSession  bool // v1 agentCapabilities.loadSession; tried with any v2 agent
+}
+
+// readInitialize decodes an initialize answer by the version the agent
+// chose: v2 puts the agent's name and capabilities under info and
+// capabilities (session capabilities under capabilities.session), v1 under
+// agentInfo (or the older serverInfo) and agentCapabilities
+// (agentCapabilities.sessionCapabilities). A missing protocolVersion is 1.
+func readInitialize(raw json.RawMessage) (initReply, error) {
+	type sessionCaps struct {
+		Close        json.RawMessage `json:"close"`
+		SystemPrompt json.RawMessage `json:"systemPrompt"`
+	}
+	var res struct {
+		ProtocolVersion *int                `json:"protocolVersion"`
+		Info            *acp.Implementation `json:"info"`
+		AgentInfo       *acp.Implementation `json:"agentInfo"`
+		ServerInfo      *acp.Implementation `json:"serverInfo"`
+		Capabilities    struct {
+			Session *sessionCaps `json:"session"`
+		} `json:"capabilities"`
+		AgentCapabilities struct {
+			LoadSession         bool         `json:"loadSession"`
+			SessionCapabilities *sessionCaps `json:"sessionCapabilities"`
+		} `json:"agentCapabilities"`
+		Meta struct {
+			Steering struct {
+				Supported bool `json:"supported"`
+			} `json:"steering"`
+		} `json:"_meta"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return initReply{}, fmt.Errorf("decode reply: %w", err)
+	}
+	r := initReply{protocol: 1, name: "unknown", steering: res.Meta.Steering.Supported, loadSession: res.AgentCapabilities.LoadSession}
+	if res.ProtocolVersion != nil {
+		r.protocol = *res.ProtocolVersion
+	}
+	if r.protocol < 1 {
+		return initReply{}, fmt.Errorf("the agent answered protocol version %d; ACP versions start at 1", r.protocol)
+	}
+	if r.protocol > clientProtocolVersion {
+		return initReply{}, fmt.Errorf("the agent chose protocol version %d, newer than the %d offered; use an agent speaking ACP 1 or 2", r.protocol, clientProtocolVersion)
+	}
+	names := []*acp.Implementation{res.AgentInfo, res.ServerInfo, res.Info}
+	caps := res.AgentCapabilities.SessionCapabilities
+	if r.protocol >= 2 {
+		names = []*acp.Implementation{res.Info, res.AgentInfo, res.ServerInfo}
+		if res.Capabilities.Session != nil {
+			caps = res.Capabilities.Session
+			// v2: any session capabilities mean the baseline
+			// session methods, session/close among them. v2 names no
+			// session/load; it is tried (buzz-agent takes it under
+			// both versions) and a refusal opens a new session.
+			r.closeable = true
+			r.loadSession = true
+		}
+	}
+	for _, n := range names {
+		if n != nil && strings.TrimSpace(n.Name) != "" {
+			r.name = strings.ToLower(strings.TrimSpace(n.Name))
+			break
+		}
+	}
+	if caps != nil {
+		r.closeable = r.closeable || present(caps.Close)
+		r.systemPrompt = present(caps.SystemPrompt)
+	}
+	return r, nil
+}
+
+// present reports whether a capability marker is set (an object, not null).
+func present(m json.RawMessage) bool {
+	return len(m) > 0 && string(m) != "null" && string(m) != "false"
 }
 
 // call is a request that fails fast when the agent is gone.
@@ -355,6 +451,23 @@ func (a *agentProc) call(ctx context.Context, method string, params, result any)
 }
 
 var errAgentExited = errors.New("agent exited")
+
+// closeSession sends session/close for a session the harness is done
+// with, when the agent takes it (agents keep a session's history and
+// processes until told) and is still up. The call runs on its own
+// goroutine, bounded by requestTimeout, so no caller waits on the agent.
+func (a *agentProc) closeSession(id string) {
+	if !a.closeable || !a.alive() {
+		return
+	}
+	go func() { // ends with the call: answered, timed out, or the agent gone
+		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		defer cancel()
+		if err := a.call(ctx, methodSessionClose, map[string]any{"sessionId": id}, nil); err != nil {
+			a.log.Debug("session/close", "session", id, "err", err)
+		}
+	}()
+}
 
 // errStdinTimeout is why a write to the agent's stdin failed when the agent
 // did not read it within agentWriteTimeout.
@@ -462,6 +575,10 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			Update    struct {
 				SessionUpdate string           `json:"sessionUpdate"`
 				Content       acp.ContentBlock `json:"content"`
+				ToolCallID    string           `json:"toolCallId"`
+				State         string           `json:"state"`
+				StopReason    *string          `json:"stopReason"`
+				Error         *jsonrpc.Error   `json:"error"`
 				Meta          struct {
 					Goose *struct {
 						ActiveRunID *string `json:"activeRunId"`
@@ -484,6 +601,13 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 				switch {
 				case p.Update.SessionUpdate == acp.UpdateToolCall:
 					tt.breakPiece()
+				case p.Update.SessionUpdate == acp.UpdateToolCallUpdate && a.protocol >= 2 && !tt.tools[p.Update.ToolCallID]:
+					// v2 has no tool_call: a call starts with its first update.
+					if tt.tools == nil {
+						tt.tools = map[string]bool{}
+					}
+					tt.tools[p.Update.ToolCallID] = true
+					tt.breakPiece()
 				case p.Update.SessionUpdate == acp.UpdateAgentMessageChunk && p.Update.Content.Type == "text":
 					tt.add(p.Update.Content.Text)
 				}
@@ -491,6 +615,18 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 			a.mu.Unlock()
 		case acp.UpdateUsage:
 			a.noteUsage(req.Params)
+		case updateState:
+			if p.Update.State != "idle" || p.Update.StopReason == nil {
+				break
+			}
+			a.mu.Lock()
+			if a.idle != nil && a.idleSession == p.SessionID {
+				select {
+				case a.idle <- v2Stop{reason: *p.Update.StopReason, err: p.Update.Error}:
+				default:
+				}
+			}
+			a.mu.Unlock()
 		case acp.UpdateSessionInfo:
 			if p.Update.Meta.Goose == nil {
 				break
@@ -599,10 +735,20 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 	a.cancelling = false
 	a.runID = ""
 	a.text = &turnText{session: sessionID}
+	idleStop := make(chan v2Stop, 1)
+	a.idle, a.idleSession = idleStop, sessionID
 	a.mu.Unlock()
+	defer func() {
+		a.mu.Lock()
+		if a.idle == idleStop {
+			a.idle, a.idleSession = nil, ""
+		}
+		a.mu.Unlock()
+	}()
 	type reply struct {
 		res struct {
 			StopReason string `json:"stopReason"`
+			MessageID  string `json:"messageId"`
 		}
 		err error
 	}
@@ -615,6 +761,25 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 	go func() {
 		r := &reply{}
 		r.err = a.conn.Call(pctx, acp.MethodSessionPrompt, acp.PromptParams{SessionID: sessionID, Prompt: blocks}, &r.res)
+		if r.err == nil && r.res.StopReason == "" && a.protocol >= 2 {
+			// v2: the reply says the message is in; the idle
+			// state_update says how the work ended.
+			select {
+			case st := <-idleStop:
+				r.res.StopReason = st.reason
+				switch {
+				case st.reason != "error":
+				case st.err != nil:
+					r.err = st.err
+				default:
+					r.err = &jsonrpc.Error{Code: jsonrpc.InternalError, Message: "the agent stopped with an error it did not describe"}
+				}
+			case <-pctx.Done():
+				r.err = pctx.Err()
+			case <-a.done:
+				r.err = jsonrpc.ErrClosed
+			}
+		}
 		done <- r
 	}()
 	finish := func(r *reply) promptOutcome {

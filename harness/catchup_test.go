@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/internal/statedir"
+
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -47,7 +49,7 @@ func (w *world) stateDir() string {
 func (w *world) seedState(started time.Time) {
 	st, _ := json.Marshal(harnessState{Version: harnessStateVersion, Relay: w.relay.URL(), Agent: w.agent.Public().Hex(),
 		StartedAt: started.Unix(), Channels: map[string]*channelMemo{}})
-	if err := writeFileAtomic(filepath.Join(w.stateDir(), "state.json"), st); err != nil {
+	if err := statedir.WriteFile(filepath.Join(w.stateDir(), "state.json"), st); err != nil {
 		w.t.Fatal(err)
 	}
 }

@@ -148,3 +148,21 @@ func redact(text string, environ []string) string {
 	}
 	return text
 }
+
+// sessionGone reports whether an agent's error says the session itself
+// is gone (Claude Code's "The Claude Agent session has ended. Please start
+// a new session.", an unknown or missing session): prompting it again
+// cannot work, so the session must be replaced, not kept.
+func sessionGone(err error) bool {
+	var rpc *jsonrpc.Error
+	if !errors.As(err, &rpc) {
+		return false
+	}
+	msg := strings.ToLower(rpc.Message)
+	for _, s := range []string{"session has ended", "start a new session", "session not found", "unknown session", "no such session"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}

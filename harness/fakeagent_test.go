@@ -91,7 +91,8 @@ func fakeAgent(mode string) int {
 				name = "fake"
 			}
 			res := map[string]any{"protocolVersion": v, "agentInfo": map[string]any{"name": name, "version": "0"},
-				"authMethods": []any{map[string]any{"id": "login", "name": "Log in"}}}
+				"agentCapabilities": map[string]any{"sessionCapabilities": map[string]any{"close": map[string]any{}}},
+				"authMethods":       []any{map[string]any{"id": "login", "name": "Log in"}}}
 			if os.Getenv(envFakeSteering) != "" {
 				res["_meta"] = map[string]any{"steering": map[string]any{"supported": true}}
 			}
@@ -103,7 +104,7 @@ func fakeAgent(mode string) int {
 			mu.Unlock()
 			return map[string]any{"sessionId": id, "modes": map[string]any{"availableModes": []any{map[string]any{"id": "bypassPermissions"}}},
 				"models": map[string]any{"availableModels": []any{map[string]any{"modelId": "m1"}, map[string]any{"modelId": "m2"}}}}, nil
-		case "session/set_config_option", "session/set_model", "authenticate":
+		case "session/set_config_option", "session/set_model", "authenticate", "session/close":
 			return map[string]any{}, nil
 		case "_session/steering":
 			if mode == "stuck" {

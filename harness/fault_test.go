@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -262,3 +263,54 @@ func TestRelayRestartDuringBurst(t *testing.T) {
 }
 
 var eventIDLine = regexp.MustCompile(`Event ID: ([0-9a-f]{64})`)
+
+// promptSessions lists the sessionId of each session/prompt the fake saw.
+func promptSessions(w *world) []string {
+	var out []string
+	for _, l := range w.agentLog() {
+		if l.Method != "session/prompt" {
+			continue
+		}
+		var p struct {
+			SessionID string `json:"sessionId"`
+		}
+		json.Unmarshal(l.Params, &p)
+		out = append(out, p.SessionID)
+	}
+	return out
+}
+
+// TestAttackMidTurnMentionLosesHistory: a mention that interrupted a
+// running turn made the harness open a new session for the re-run without
+// closing the old one, so the model lost the channel's earlier turns and
+// the agent kept the orphan. The re-run must prompt the same session; a
+// rotation that really needs a new one closes the old.
+func TestAttackMidTurnMentionLosesHistory(t *testing.T) {
+	w := newWorld(t)
+	gate := filepath.Join(t.TempDir(), "gate")
+	w.startHarness(w.harnessEnv("gate", envFakeMarker+"="+gate), "--multiple-event-handling", "interrupt")
+	w.mention("first")
+	waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	w.mention("second, mid-turn")
+	waitFor(t, "the interrupted batch re-run", 15*time.Second, func() bool { return w.count("session/cancel") == 1 && len(w.prompts()) == 2 })
+	os.WriteFile(gate, nil, 0o600)
+	if ids := promptSessions(w); len(ids) != 2 || ids[0] != ids[1] || w.count("session/new") != 1 {
+		t.Errorf("prompts went to sessions %v after %d session/new; want one session", ids, w.count("session/new"))
+	}
+	waitFor(t, "turn end", 15*time.Second, func() bool { return w.count("permission-answer") == 1 })
+	w.mention("!rotate")
+	w.mention("after rotate")
+	waitFor(t, "prompt after rotate", 15*time.Second, func() bool { return len(w.prompts()) == 3 })
+	waitFor(t, "the rotated session closed", 15*time.Second, func() bool { return w.count("session/close") == 1 })
+	var closed struct {
+		SessionID string `json:"sessionId"`
+	}
+	for _, l := range w.agentLog() {
+		if l.Method == "session/close" {
+			json.Unmarshal(l.Params, &closed)
+		}
+	}
+	if ids := promptSessions(w); closed.SessionID != ids[0] || ids[2] == ids[0] {
+		t.Errorf("closed %q; prompts went to %v", closed.SessionID, ids)
+	}
+}

@@ -207,6 +207,11 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.siblings = &siblingCache{io: h.io, m: map[string]*nipoa.Tag{}}
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)
+	cli, dropCLI := buzzCLI(env, log)
+	defer dropCLI()
+	if cli != "" {
+		h.spec.env = proc.WithEnv(h.spec.env, envBuzzCLI, cli)
+	}
 	h.ownerKey = sync.OnceValues(func() ([32]byte, error) { return conversationKey(cfg.Secret, cfg.Owner) })
 	if t.stdinTimeout > 0 {
 		h.spec.writeTimeout = t.stdinTimeout
@@ -486,6 +491,9 @@ func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
 
 // stdioServer is an mcpServers entry with all four fields always present.
 type stdioServer struct {
+	// Type is "stdio" for an ACP v2 agent, which tells transports
+	// apart by it; v1 knows stdio servers by the absence of a type.
+	Type    string          `json:"type,omitempty"`
 	Name    string          `json:"name"`
 	Command string          `json:"command"`
 	Args    []string        `json:"args"`

@@ -424,7 +424,12 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		}
 	case turnSignalled:
 		log.Info("turn cancelled", "reason", t.reason)
-		h.dropSession(s, cs.id)
+		// A steer or interrupt re-runs the batch in the same session,
+		// which keeps the channel's earlier turns; a model switch or a
+		// cancel needs a new one.
+		if t.reason != "steer" && t.reason != "interrupt" {
+			h.dropSession(s, cs.id)
+		}
 		switch t.reason {
 		case "steer", "interrupt", reasonSwitchModel:
 			h.reacts.remove(ctx, finished, emojiWorking)
@@ -443,8 +448,8 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the agent's login has expired; the owner needs to log the agent's CLI in again (for example `claude /login` or `codex login`)")
 			return
 		}
-		if out.stage == "session" {
-			h.dropSession(s, cs.id)
+		if out.stage == "session" || sessionGone(out.err) {
+			h.dropSession(s, cs.id) // the retry opens a new one
 		}
 		f := classify(out.err)
 		if !f.retryable {
@@ -482,6 +487,18 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	}
 }
 
+// dropSession ends s's session for key on purpose (rotation, a cancel,
+// a broken session): the next turn starts a new one, after a restart too,
+// and the agent is told with session/close (agentProc.closeSession).
+func (h *harness) dropSession(s *slot, key string) {
+	ss := s.sessions[key]
+	delete(s.sessions, key)
+	h.store.forgetSession(key)
+	if ss != nil && s.agent != nil {
+		s.agent.closeSession(ss.id)
+	}
+}
+
 // firstFailure tells the thread why the turn failed when it is the batch's
 // first failure in a row; the retries that follow stay quiet until they
 // succeed or give up (deadLetter).
@@ -515,12 +532,12 @@ func (h *harness) settleReleased(ctx context.Context, s *slot, channel string, o
 	case turnOK:
 	case turnAgentError:
 		if out.stage == "session" {
-			delete(s.sessions, channel)
+			h.dropSession(s, channel)
 		}
 	case turnSignalled:
-		delete(s.sessions, channel)
+		h.dropSession(s, channel)
 	case turnProtocolError:
-		delete(s.sessions, channel)
+		h.dropSession(s, channel)
 		if transportClass(out.err) {
 			h.retire(ctx, s)
 		}
@@ -609,7 +626,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 		h.store.forgetSession(ev.Channel)
 		for _, s := range h.slots {
 			if !s.busy {
-				delete(s.sessions, ev.Channel)
+				h.dropSession(s, ev.Channel)
 			}
 		}
 		if cs.turn != nil {
@@ -667,11 +684,4 @@ func containsStr(xs []string, x string) bool {
 		}
 	}
 	return false
-}
-
-// dropSession ends s's session for channel on purpose (rotation, a cancel,
-// a broken session): the next turn starts a new one, after a restart too.
-func (h *harness) dropSession(s *slot, channel string) {
-	delete(s.sessions, channel)
-	h.store.forgetSession(channel)
 }

@@ -410,3 +410,18 @@ func TestInitialMessage(t *testing.T) {
 		t.Errorf("prompts = %q", p)
 	}
 }
+
+// TestAttackEndedSessionReprompted: once Claude Code's session died
+// ("The Claude Agent session has ended. Please start a new session."),
+// the harness kept the session and re-prompted it on every retry and
+// every later mention, all failing. The retry must open a new session.
+func TestAttackEndedSessionReprompted(t *testing.T) {
+	w := newWorld(t)
+	w.startHarnessTiming(w.harnessEnv("echo", envFakeError+"=Internal error: The Claude Agent session has ended. Please start a new session."),
+		timing{retryBase: time.Millisecond, respawn: time.Millisecond})
+	w.mention("hello")
+	waitFor(t, "a retried prompt", 30*time.Second, func() bool { return len(promptSessions(w)) >= 2 })
+	if ids := promptSessions(w); ids[0] == ids[1] {
+		t.Errorf("the retry prompted the ended session %s again", ids[0])
+	}
+}

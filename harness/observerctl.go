@@ -186,7 +186,7 @@ func (h *harness) switchModel(req controlRequest) {
 	h.store.forgetSession(req.ChannelID)
 	for _, s := range h.slots {
 		if !s.busy {
-			delete(s.sessions, req.ChannelID)
+			h.dropSession(s, req.ChannelID)
 		}
 	}
 }

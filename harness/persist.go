@@ -282,7 +282,7 @@ func (s *stateStore) save() {
 	s.dirty = false
 	b, err := json.Marshal(&s.st)
 	if err == nil {
-		err = writeFileAtomic(s.path, b)
+		err = statedir.WriteFile(s.path, b)
 	}
 	s.saved(err)
 }
@@ -331,35 +331,6 @@ func (s *stateStore) saved(err error) {
 func (s *stateStore) started(now time.Time) {
 	s.st.StartedAt = now.Unix()
 	s.dirty = true
-}
-
-// writeFileAtomic writes b to path through a synced temporary file in the
-// same directory renamed over it; the directory is made 0700, the file
-// is 0600.
-func writeFileAtomic(path string, b []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".state.*.tmp")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
 }
 
 // settleState runs after every loop step: events that left their

@@ -67,12 +67,16 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 	}
 	defer a.kill()
 	var init struct {
+		Info        *acp.Implementation `json:"info"` // ACP v2
 		AgentInfo   *acp.Implementation `json:"agentInfo"`
 		ServerInfo  *acp.Implementation `json:"serverInfo"`
 		AuthMethods []json.RawMessage   `json:"authMethods"`
 	}
 	json.Unmarshal(a.initRaw, &init)
 	info := init.AgentInfo
+	if a.protocol >= 2 && init.Info != nil {
+		info = init.Info
+	}
 	if info == nil {
 		info = init.ServerInfo
 	}

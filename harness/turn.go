@@ -52,6 +52,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	info, _ := h.chans.get(ctx, channel)
 	ss := s.sessions[channel]
 	if ss != nil && ss.gen != gen {
+		a.closeSession(ss.id) // rotated or switched while this slot was busy
 		ss = nil
 	}
 	newSession := false
@@ -204,6 +205,17 @@ func sessionFailure(a *agentProc, err error) turnOutcome {
 	return turnOutcome{promptOutcome: o, stage: "session"}
 }
 
+// claudeAdapter reports whether name is one of the Claude Code ACP
+// adapters, which take _meta.systemPrompt.append and keep their own preset:
+// the current package and the one it was published as before.
+func claudeAdapter(name string) bool {
+	switch name {
+	case "@agentclientprotocol/claude-agent-acp", "@zed-industries/claude-agent-acp", "@zed-industries/claude-code-acp":
+		return true
+	}
+	return false
+}
+
 // newSession opens an ACP session with the system prompt delivered the
 // way the agent takes it (§9.3–9.5). ch is nil for heartbeat sessions.
 //
@@ -222,7 +234,13 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 		}
 	}
 	system := parts.text()
-	params := map[string]any{"cwd": h.cwd, "mcpServers": h.mcpServers(ch)}
+	servers := h.mcpServers(ch)
+	if a.protocol >= 2 {
+		for i := range servers {
+			servers[i].Type = "stdio"
+		}
+	}
+	params := map[string]any{"cwd": h.cwd, "mcpServers": servers}
 	meta := map[string]any{}
 	title := h.cfg.SessionTitle
 	if ch != nil {
@@ -235,10 +253,12 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 	goose := false
 	switch {
 	case system == "":
-	case a.name == "@agentclientprotocol/claude-agent-acp":
+	case claudeAdapter(a.name):
 		meta["systemPrompt"] = map[string]any{"append": system}
 	case a.name == "goose" && a.goose >= 0:
 		goose = true
+	case a.systemPromptCap:
+		params["systemPrompt"] = map[string]any{"mode": "append", "content": []acp.ContentBlock{acp.TextBlock(system)}}
 	case a.protocol >= 2:
 		params["systemPrompt"] = system
 	default:
@@ -337,6 +357,9 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 	}
 	refused := false
 	set := func(method string, p map[string]any) error {
+		if method == methodSetConfigOption && a.protocol >= 2 {
+			p["type"] = "id" // v2 tags a select's value; v1 takes it bare
+		}
 		cctx, cancel := context.WithTimeout(ctx, configTimeout)
 		defer cancel()
 		err := a.call(cctx, method, p, nil)
@@ -388,14 +411,26 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 			ss.modelStatus = statusSwitched
 		}
 	}
-	if wire := permissionWire(h.cfg.PermissionMode); wire != "" && res.Modes != nil {
-		for _, md := range res.Modes.AvailableModes {
-			if md.ID == wire {
-				if err := set(methodSetConfigOption, map[string]any{"sessionId": ss.id, "configId": "mode", "value": wire}); err != nil {
-					return nil, err
-				}
-				break
+	if wire := permissionWire(h.cfg.PermissionMode); wire != "" {
+		var modes []string
+		if res.Modes != nil {
+			for _, md := range res.Modes.AvailableModes {
+				modes = append(modes, md.ID)
 			}
+		}
+		var opts []configOption
+		for _, o := range res.ConfigOptions {
+			co := configOption{id: o.ConfigID, category: o.Category}
+			if co.id == "" {
+				co.id = o.ID
+			}
+			for _, v := range o.Options {
+				co.values = append(co.values, v.Value)
+			}
+			opts = append(opts, co)
+		}
+		if err := setMode(modes, opts, wire, ss.id, set); err != nil {
+			return nil, err
 		}
 	}
 	var captured struct {
@@ -409,6 +444,35 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 		"modes": rawOrNull(captured.Modes), "models": rawOrNull(captured.Models), "model": nullable(model),
 		"modelStatus": nullable(ss.modelStatus), "modelOverridden": model != "" && model != h.cfg.Model && ss.modelStatus == statusSwitched})
 	return ss, nil
+}
+
+// configOption is one select of a session/new reply's configOptions.
+type configOption struct {
+	id, category string
+	values       []string
+}
+
+// setMode asks for the permission mode wire: through the legacy modes
+// list when the agent offers it there, else through the configOptions
+// select of category "mode" (claude-agent-acp offers only that one, and
+// left alone it runs in its own default mode, which may block the shell).
+func setMode(modes []string, opts []configOption, wire, session string, set func(string, map[string]any) error) error {
+	for _, id := range modes {
+		if id == wire {
+			return set(methodSetConfigOption, map[string]any{"sessionId": session, "configId": "mode", "value": wire})
+		}
+	}
+	for _, o := range opts {
+		if o.category != "mode" {
+			continue
+		}
+		for _, v := range o.values {
+			if v == wire {
+				return set(methodSetConfigOption, map[string]any{"sessionId": session, "configId": o.id, "value": wire})
+			}
+		}
+	}
+	return nil
 }
 
 func rawOrNull(r json.RawMessage) json.RawMessage {

@@ -146,7 +146,7 @@ func TestSystemSections(t *testing.T) {
 }
 
 func TestBasePromptCoversSummary(t *testing.T) {
-	for _, want := range []string{"sessions", "`buzz`", "BUZZ_RELAY_URL", "--content -", "buzz://", "draft-create",
+	for _, want := range []string{"sessions", "`buzz`", "BUZZ_RELAY_URL", "--content -", "buzz://", `"$BUZZ_CLI"`,
 		"--mention", "silence", "AGENTS.md", "RESEARCH/", "PLANS/", "GUIDES/", "WORK_LOGS/", "OUTBOX/", "REPOS/", ".scratch/",
 		"ALL_CAPS_WITH_UNDERSCORES", "$HOME", "65 535", "mem/<topic>", "test suite", "worktree", "user.email", "safest"} {
 		if !strings.Contains(builtinBasePrompt, want) {

@@ -91,6 +91,9 @@ func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *nipoa.Tag
 	want := r.expect(req, nip98.PathURL)
 	want.Method, want.Body, want.RequirePayload = req.Method, body, len(body) > 0
 	res, err := v.Request(req, want)
+	if err == nil && !r.claimShared(req.Context(), res.Event) {
+		err = nip98.ErrReplay
+	}
 	if err != nil {
 		if r.cfg.Open && errors.Is(err, nip98.ErrNoToken) {
 			return caller{}, nil, nil

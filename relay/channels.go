@@ -198,9 +198,21 @@ func (r *Relay) channelReadable(c caller, ev *nostr.Event) bool {
 }
 
 func (r *Relay) channelReadableIn(c caller, ev *nostr.Event, id string) bool {
+	unknown := false
+	if r.fan != nil && isUUID(id) {
+		if _, ok := r.chans.get(id); !ok {
+			// Made on another instance a moment ago: its notification
+			// may not be here yet, but the store has it. Should the
+			// store be replacing its 39000 right now, the channel stays
+			// unknown, and is taken as private until it is heard of.
+			r.refreshChannel(context.Background(), id)
+			_, ok = r.chans.get(id)
+			unknown = !ok
+		}
+	}
 	r.chans.mu.RLock()
 	ch, ok := r.chans.byID[id]
-	private := ok && ch.private
+	private := ok && ch.private || unknown
 	isMember := ok && ch.members[c.pubkey] != ""
 	r.chans.mu.RUnlock()
 	if !private || isMember || (c.pubkey != "" && c.pubkey == r.owner) || ev.PubKey == c.pubkey && c.pubkey != "" {
@@ -225,8 +237,27 @@ func (r *Relay) admin(id, pubkey string) bool {
 }
 
 // checkChannelWrite applies the channel rules to an event about to be
-// stored; it returns the OK reason when the event is refused.
+// stored; it returns the OK reason when the event is refused. With
+// instances sharing a database, a refusal is judged again on the
+// channel's state in the store, which another instance may have changed
+// a moment before its notification arrives here.
 func (r *Relay) checkChannelWrite(ctx context.Context, c caller, ev *nostr.Event) string {
+	msg := r.checkChannelWriteOnce(ctx, c, ev)
+	if msg != "" && r.fan != nil {
+		if id := channelOf(ev); isUUID(id) {
+			// Under the channel's lock: the store replaces a 39000 by
+			// deleting the old one first, and a command in progress on
+			// another instance holds the lock until its state is written.
+			unlock := r.fan.lockChannel(ctx, id)
+			r.refreshChannel(ctx, id)
+			unlock()
+			msg = r.checkChannelWriteOnce(ctx, c, ev)
+		}
+	}
+	return msg
+}
+
+func (r *Relay) checkChannelWriteOnce(ctx context.Context, c caller, ev *nostr.Event) string {
 	id := channelOf(ev)
 	if isStateKind(ev.Kind) || ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
 		return "restricted: only the relay publishes channel state"
@@ -365,6 +396,12 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	id := channelOf(ev)
 	if id == "" {
 		return
+	}
+	if r.fan != nil {
+		// Another instance may have changed the channel a moment ago.
+		unlock := r.fan.lockChannel(ctx, id)
+		defer unlock()
+		r.refreshChannel(ctx, id)
 	}
 	var added, removed []string
 	cs := r.chans

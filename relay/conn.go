@@ -15,6 +15,7 @@ import (
 
 	"buzzbox/nostrgit/nipoa"
 
+	"github.com/fiatjaf/eventstore"
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -107,10 +108,16 @@ func (c *conn) noteFilter(reqCtx context.Context, f *nostr.Filter, maxFilters, m
 	}
 }
 
-// subscriptionID asks khatru for the REQ's id; its accessor asserts the
-// type without checking, so a context without one yields "".
-func subscriptionID(reqCtx context.Context) (id string) {
-	defer func() { recover() }()
+// subscriptionID returns the REQ's id. khatru v0.19.0 runs OverwriteFilter,
+// whence this is called, from two places: handleRequest, for a REQ, whose
+// context carries the id; and startNegentropySession, for NIP-77, whose
+// context is marked by eventstore.SetNegentropy and carries none (and which
+// this relay does not enable: khatru.Relay.Negentropy stays false). Its
+// accessor asserts the id's type unchecked, so it is asked only for a REQ.
+func subscriptionID(reqCtx context.Context) string {
+	if eventstore.IsNegentropySession(reqCtx) {
+		return ""
+	}
 	return khatru.GetSubscriptionID(reqCtx)
 }
 

@@ -2,10 +2,14 @@ package relay
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/url"
+	"strings"
 	"testing"
+
+	"github.com/nbd-wtf/go-nostr"
 )
 
 // maskedText builds a masked client text frame.
@@ -108,6 +112,34 @@ func FuzzParseFilters(f *testing.F) {
 		fs, err := r.parseFilters(b)
 		if err == nil && len(fs) > defaultMaxFilters {
 			t.Fatalf("%d filters accepted", len(fs))
+		}
+	})
+}
+
+// FuzzParseNote reads arbitrary notification payloads: no panic, and
+// what parses names a valid id and, for an ephemeral one, an ephemeral
+// kind; a stored event's note prints back to the same payload.
+func FuzzParseNote(f *testing.F) {
+	f.Add("s buzz-relay-0011223344556677 1796140831 " + strings.Repeat("ab", 32))
+	f.Add(`e buzz-relay-0011223344556677 {"kind":20001,"id":"` + strings.Repeat("cd", 32) + `","pubkey":"","created_at":1,"tags":[],"content":"typing","sig":""}`)
+	f.Add("s x")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, payload string) {
+		n, err := parseNote(payload)
+		if err != nil {
+			return
+		}
+		if !nostr.IsValid32ByteHex(n.id) || n.origin == "" {
+			t.Fatalf("parseNote(%q) = %+v without error", payload, n)
+		}
+		if n.ev != nil && !nostr.IsEphemeralKind(n.ev.Kind) {
+			t.Fatalf("parseNote(%q) took kind %d as ephemeral", payload, n.ev.Kind)
+		}
+		if n.ev == nil {
+			again, err := parseNote(fmt.Sprintf("s %s %d %s", n.origin, n.at, n.id))
+			if err != nil || again.id != n.id || again.at != n.at {
+				t.Fatalf("parseNote round trip of %q: %+v, %v", payload, again, err)
+			}
 		}
 	})
 }

@@ -96,7 +96,22 @@ func parseGitPath(req *http.Request) (gitRoute, int) {
 	return rt, 0
 }
 
-func (r *Relay) gitRoot() string { return filepath.Join(r.cfg.DataDir, "git") }
+func (r *Relay) gitRoot() string {
+	if r.cfg.GitDir != "" {
+		return r.cfg.GitDir
+	}
+	return filepath.Join(r.cfg.DataDir, "git")
+}
+
+// gitOff is why git hosting is off, or "": with --db and no --git-dir
+// each instance would keep repositories of its own, and a push landing on
+// one would be missing from a fetch landing on another.
+func (r *Relay) gitOff() string {
+	if r.cfg.DB != "" && r.cfg.GitDir == "" {
+		return "git hosting is off: this relay keeps events in PostgreSQL (--db), where several instances may serve it; start every instance with the same --git-dir on shared storage to host repositories"
+	}
+	return ""
+}
 
 func (r *Relay) challenge(w http.ResponseWriter, method string) {
 	w.Header().Add("WWW-Authenticate", nip98.Challenge(method))
@@ -105,6 +120,10 @@ func (r *Relay) challenge(w http.ResponseWriter, method string) {
 }
 
 func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
+	if msg := r.gitOff(); msg != "" {
+		http.Error(w, msg, http.StatusServiceUnavailable)
+		return
+	}
 	rt, status := parseGitPath(req)
 	if status != 0 {
 		http.Error(w, http.StatusText(status), status)

@@ -89,7 +89,12 @@ func (r *Relay) newKhatru() *khatru.Relay {
 	kr.OnEventSaved = append(kr.OnEventSaved, r.onEventSaved)
 	// With a listener on ephemeral events khatru acknowledges them even
 	// when no subscriber matched; they are forwarded, never stored.
-	kr.OnEphemeralEvent = append(kr.OnEphemeralEvent, func(context.Context, *nostr.Event) {})
+	// Other instances on the same database get them through fanout.
+	kr.OnEphemeralEvent = append(kr.OnEphemeralEvent, func(ctx context.Context, ev *nostr.Event) {
+		if r.fan != nil && !isInternal(ctx) {
+			r.fan.publishEphemeral(ctx, ev)
+		}
+	})
 	return kr
 }
 

@@ -204,6 +204,14 @@ func (r *Relay) redeem(ctx context.Context, token, pk string) ([]string, int, st
 	r.inv.mu.Lock()
 	defer r.inv.mu.Unlock()
 	rec, ok := r.inv.byKey[key]
+	if !ok && r.fan != nil {
+		rec, ok = r.storedInvite(ctx, key) // made on another instance a moment ago
+		if !ok && r.fan.inviteSpent(ctx, key) {
+			// Being redeemed elsewhere: the store replaces its record
+			// by deleting the old one first.
+			return nil, http.StatusGone, "invite already used; ask for a new invite"
+		}
+	}
 	switch {
 	case !ok:
 		return nil, http.StatusNotFound, "invite not found: check the link, or ask for a new invite"
@@ -213,6 +221,15 @@ func (r *Relay) redeem(ctx context.Context, token, pk string) ([]string, int, st
 		return nil, http.StatusGone, fmt.Sprintf("invite expired at %s; ask for a new invite", time.Unix(rec.ExpiresAt, 0).UTC().Format(time.RFC3339))
 	}
 	rec.RedeemedBy, rec.RedeemedAt = pk, r.cfg.Now().Unix()
+	if r.fan != nil {
+		// Instances share the token; the database says who spent it first.
+		if err := r.fan.claimInvite(ctx, key, pk, rec.RedeemedAt); errors.Is(err, errInviteSpent) {
+			return nil, http.StatusGone, "invite already used; ask for a new invite"
+		} else if err != nil {
+			r.log.Error("redeem invite", "err", err)
+			return nil, http.StatusInternalServerError, "error: cannot record the invite as used; try again"
+		}
+	}
 	if err := r.saveRecord(ctx, kindInviteRecord, key, rec); err != nil {
 		r.log.Error("redeem invite", "err", err)
 		return nil, http.StatusInternalServerError, "error: cannot record the invite as used; try again"
@@ -240,6 +257,24 @@ func (r *Relay) redeem(ctx context.Context, token, pk string) ([]string, int, st
 		}
 	}
 	return joined, http.StatusOK, ""
+}
+
+// storedInvite reads the invite record of token hash key from the store.
+func (r *Relay) storedInvite(ctx context.Context, key string) (inviteRecord, bool) {
+	var rec inviteRecord
+	found := false
+	ch, err := r.store.QueryEvents(internal(ctx), nostr.Filter{
+		Kinds: []int{kindInviteRecord}, Authors: []string{r.pubkey}, Tags: nostr.TagMap{"d": []string{key}}, Limit: 1,
+	})
+	if err != nil {
+		return rec, false
+	}
+	for ev := range ch {
+		if ev.Tags.GetD() == key && json.Unmarshal([]byte(ev.Content), &rec) == nil {
+			found = true
+		}
+	}
+	return rec, found
 }
 
 // addToChannel adds pk to channel id as a member through a relay-signed

@@ -136,3 +136,46 @@ const (
 	// maxLoginBody bounds the body of POST /login: {"token":"…"}.
 	maxLoginBody = 4 << 10
 )
+
+// Fan-out between instances on one PostgreSQL database (fanout.go).
+const (
+	// schemaLockWait bounds the wait for another instance's schema work
+	// at start; creating the schema takes well under a second.
+	schemaLockWait = 60 * time.Second
+
+	// fanoutMinReconnect and fanoutMaxReconnect bound lib/pq's backoff
+	// when the listening connection drops: retry fast after a blip, no
+	// faster than every few seconds while the database is down.
+	fanoutMinReconnect = 100 * time.Millisecond
+	fanoutMaxReconnect = 5 * time.Second
+
+	// fanoutBatch bounds the notified ids fetched in one query; under
+	// load one query stands for many events, below the store's id limit.
+	fanoutBatch = 500
+
+	// fanoutFetchTimeout bounds one fetch of notified events and one
+	// pg_notify of an ephemeral event.
+	fanoutFetchTimeout = 10 * time.Second
+
+	// replaySlack is how far before the last notification seen a replay
+	// after reconnect starts: events are dated by their publishers'
+	// clocks, which may lag this one.
+	replaySlack = 2 * time.Minute
+
+	// maxReplay bounds the events one replay delivers live; a longer
+	// outage leaves the rest to clients' own catch-up queries.
+	maxReplay = 100000
+
+	// maxNotifyPayload is the largest notification sent: PostgreSQL
+	// refuses payloads of 8000 bytes or more.
+	maxNotifyPayload = 7999
+
+	// seenGeneration is the size of one generation of seenIDs: two of
+	// them hold the ids of the last 200 000 to 400 000 events, minutes of
+	// traffic at thousands of events per second, ~40 MB at most.
+	seenGeneration = 200000
+
+	// tokenSweepEvery is how many NIP-98 claims pass between sweeps of
+	// the shared token table; each sweep drops claims past replayWindow.
+	tokenSweepEvery = 256
+)

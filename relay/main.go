@@ -49,6 +49,8 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	)
 	fs.StringVar(&cfg.DataDir, "data", "./buzz-relay-data", "`dir` for the event store, the relay key and git repositories")
 	fs.StringVar(&cfg.DB, "db", "", "postgres://… `url`: keep events in PostgreSQL instead of the embedded store")
+	fs.StringVar(&cfg.KeyFile, "relay-key-file", "", "`file` holding the relay's signing key (64 hex characters); must exist; instances sharing one --db need the same file (default: made in the data dir)")
+	fs.StringVar(&cfg.GitDir, "git-dir", "", "`dir` of hosted git repositories (default: the data dir's git/; with --db, git hosting needs it, on storage every instance shares)")
 	fs.BoolVar(&cfg.SyncWrites, "sync", false, "fsync every write to the embedded store (survives power loss, slower)")
 	fs.StringVar(&cfg.Owner, "owner", "", "owner `pubkey` (hex or npub): a member who administers every channel")
 	fs.Var(&allow, "allow", "member `pubkey` (hex or npub); repeat or separate with commas")
@@ -102,8 +104,10 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	if !filepath.IsAbs(cfg.DataDir) && env.Dir != "" {
 		cfg.DataDir = filepath.Join(env.Dir, cfg.DataDir)
 	}
-	if cfg.AllowFile != "" && !filepath.IsAbs(cfg.AllowFile) && env.Dir != "" {
-		cfg.AllowFile = filepath.Join(env.Dir, cfg.AllowFile)
+	for _, p := range []*string{&cfg.AllowFile, &cfg.KeyFile, &cfg.GitDir} {
+		if *p != "" && !filepath.IsAbs(*p) && env.Dir != "" {
+			*p = filepath.Join(env.Dir, *p)
+		}
 	}
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)

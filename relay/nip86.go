@@ -107,6 +107,9 @@ func (r *Relay) verifyPost(req *http.Request, body []byte, path string, wsToo bo
 			res, err = v.Request(req, want)
 		}
 	}
+	if err == nil && !r.claimShared(req.Context(), res.Event) {
+		err = nip98.ErrReplay
+	}
 	return res, err
 }
 

@@ -13,7 +13,7 @@ import (
 
 // startPostgres runs a throwaway PostgreSQL server on a unix socket and
 // returns its URL, or skips loudly when the server binaries are missing.
-func startPostgres(t *testing.T) string {
+func startPostgres(t testing.TB) string {
 	t.Helper()
 	bins, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
 	bin := ""

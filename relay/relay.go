@@ -35,8 +35,17 @@ type Config struct {
 	// signing key and the git repositories. Created if missing.
 	DataDir string
 	// DB is a postgres:// URL for eventstore's PostgreSQL backend. Empty
-	// keeps events in a badger store under DataDir.
+	// keeps events in a badger store under DataDir. Several instances on
+	// one database are one relay (fanout.go, docs/scaling.md).
 	DB string
+	// KeyFile names the file holding the relay's signing key (64 hex
+	// characters). It must exist. Empty keeps the key in DataDir, made on
+	// first start; instances sharing a database need one shared file.
+	KeyFile string
+	// GitDir is the directory of the hosted git repositories. Empty is
+	// DataDir/git, except with DB set: then git hosting is off, since
+	// each instance would keep repositories of its own.
+	GitDir string
 	// Owner is the relay owner's pubkey (hex or npub). The owner is a
 	// member and administers every channel. Empty means no owner.
 	Owner string
@@ -102,6 +111,7 @@ type Relay struct {
 	owner   string // fixed after New; also in mem
 	limiter *rateLimiter
 	chans   *channels
+	fan     *fanout // nil without DB
 	seen    *nip98.SeenCache
 	web     *web.Handler // the browser client at /
 	logins  logins       // the owner's one-time sign-in links
@@ -163,31 +173,57 @@ func New(cfg Config) (*Relay, error) {
 			return nil, err
 		}
 	}
-	secret, err := loadKey(filepath.Join(cfg.DataDir, keyFile))
+	var secret string
+	if cfg.KeyFile != "" {
+		secret, err = readKey(cfg.KeyFile)
+	} else {
+		secret, err = loadKey(filepath.Join(cfg.DataDir, keyFile))
+	}
 	if err != nil {
 		return nil, err
 	}
 	r.secret = secret
 	r.pubkey, _ = nostr.GetPublicKey(secret)
 
-	store, err := openStore(cfg, r.log)
-	if err != nil {
+	var store eventstore.Store
+	if cfg.DB != "" {
+		name := instanceName()
+		pg, err := openPostgres(cfg.DB, name, r.pubkey)
+		if err != nil {
+			return nil, err
+		}
+		if r.fan, err = newFanout(r, pg, name); err != nil {
+			pg.Close()
+			return nil, err
+		}
+		store = markStore{pg, r.fan.seen}
+		if cfg.GitDir == "" {
+			r.log.Warn("git hosting is off: with --db every instance would keep repositories of its own; give all instances one shared --git-dir to serve /git/")
+		}
+	} else if store, err = openStore(cfg, r.log); err != nil {
 		return nil, err
 	}
 	r.store = guard(store)
 	r.kr = r.newKhatru()
 	r.chans = newChannels()
-	if err := r.loadChannels(); err != nil {
+	fail := func(err error) (*Relay, error) {
+		if r.fan != nil {
+			r.fan.l.Close()
+		}
 		store.Close()
 		return nil, err
+	}
+	if err := r.loadChannels(); err != nil {
+		return fail(err)
 	}
 	if err := r.loadMemberRecords(); err != nil {
-		store.Close()
-		return nil, err
+		return fail(err)
 	}
 	if err := r.loadInvites(); err != nil {
-		store.Close()
-		return nil, err
+		return fail(err)
+	}
+	if r.fan != nil {
+		r.fan.start()
 	}
 	return r, nil
 }
@@ -306,6 +342,23 @@ func loadKey(path string) (string, error) {
 	return k, nil
 }
 
+// readKey reads the relay's signing key from --relay-key-file, which must
+// exist: instances sharing it must not each make one of their own.
+func readKey(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("buzz-relay: --relay-key-file: %w; write 64 hex characters of a new secret key there first (e.g. openssl rand -hex 32 > %s; chmod 600 %s) and give every instance the same file", err, path, path)
+	}
+	k := strings.ToLower(strings.TrimSpace(string(b)))
+	if !nostr.IsValid32ByteHex(k) {
+		return "", fmt.Errorf("buzz-relay: --relay-key-file %s: not 64 hex characters", path)
+	}
+	if _, err := nostr.GetPublicKey(k); err != nil {
+		return "", fmt.Errorf("buzz-relay: --relay-key-file %s: not a valid secret key: %w", path, err)
+	}
+	return k, nil
+}
+
 // badgerLog sends badger's messages to slog.
 type badgerLog struct{ l *slog.Logger }
 
@@ -315,9 +368,6 @@ func (b badgerLog) Infof(f string, a ...any)    { b.l.Debug(strings.TrimSpace(fm
 func (b badgerLog) Debugf(string, ...any)       {}
 
 func openStore(cfg Config, log *slog.Logger) (eventstore.Store, error) {
-	if cfg.DB != "" {
-		return openPostgres(cfg.DB)
-	}
 	dir := filepath.Join(cfg.DataDir, "events")
 	s := &eventbadger.BadgerBackend{
 		Path:     dir,
@@ -460,6 +510,9 @@ func (r *Relay) Close() error {
 		<-r.done
 	}
 	r.closeConns()
+	if r.fan != nil {
+		r.fan.close()
+	}
 	r.storeClosed.Store(true)
 	r.store.Close()
 	return nil

@@ -83,6 +83,9 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/buzzbox-test-XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -trimpath -o "$work/buzzbox" . || exit 1
 go build -o "$work/testsummary" ./scripts/testsummary || exit 1
-BUZZBOX_TEST_EXE="$work/buzzbox" go test -json -timeout 30m "$@" ./... | "$work/testsummary"
+# BUZZ_SOAK_DURATION runs harness's TestSoak (scripts/soak.sh) for a minute
+# with the rest.
+BUZZ_SOAK_DURATION=${BUZZ_SOAK_DURATION:-60s} BUZZBOX_TEST_EXE="$work/buzzbox" \
+	go test -json -timeout 30m "$@" ./... | "$work/testsummary"
 codes=("${PIPESTATUS[@]}")
 [ "${codes[0]}" = 0 ] && [ "${codes[1]}" = 0 ]

@@ -27,11 +27,33 @@ const (
 	MethodUsageUpdate   = "_goose/unstable/session/update"
 )
 
-// InitializeParams is the initialize request.
+// InitializeParams is the initialize request. ACP v2 renames
+// clientCapabilities to capabilities and clientInfo to info; both are read.
 type InitializeParams struct {
 	ProtocolVersion    *uint16         `json:"protocolVersion"`
 	ClientCapabilities json.RawMessage `json:"clientCapabilities,omitempty"`
 	ClientInfo         *Implementation `json:"clientInfo,omitempty"`
+	Capabilities       json.RawMessage `json:"capabilities,omitempty"`
+	Info               *Implementation `json:"info,omitempty"`
+}
+
+// GooseNotifications reports whether the client opted in to goose's custom
+// notifications (_goose/unstable/…): capabilities (v2) or
+// clientCapabilities (v1) carrying _meta.goose.customNotifications = true.
+func (p InitializeParams) GooseNotifications() bool {
+	for _, raw := range []json.RawMessage{p.Capabilities, p.ClientCapabilities} {
+		var c struct {
+			Meta struct {
+				Goose struct {
+					CustomNotifications bool `json:"customNotifications"`
+				} `json:"goose"`
+			} `json:"_meta"`
+		}
+		if len(raw) > 0 && json.Unmarshal(raw, &c) == nil && c.Meta.Goose.CustomNotifications {
+			return true
+		}
+	}
+	return false
 }
 
 // Implementation names a program.

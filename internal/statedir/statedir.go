@@ -6,14 +6,16 @@
 // `buzzbox up`) gets a subdirectory named after it and a hash of its
 // absolute path.
 //
-// It creates nothing and reads no files; callers make the directories
-// (mode 0700) and files (0600).
+// It reads no files; WriteFile writes one state file atomically (the
+// directory 0700, the file 0600), and callers make other directories with
+// the same modes.
 package statedir
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 )
@@ -80,4 +82,34 @@ func Name(dir string) string {
 		label = "root"
 	}
 	return label + "-" + hex.EncodeToString(sum[:])[:hashChars]
+}
+
+// WriteFile writes b to path through a synced temporary file in the same
+// directory, renamed over path, so a crash leaves the old file or the new
+// one, never half of either. The directory is made 0700 and the file is
+// 0600.
+func WriteFile(path string, b []byte) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	_, err = f.Write(b)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }

@@ -1046,3 +1046,40 @@ func TestBrowserNotYetMember(t *testing.T) {
 	npub, _ := nip19.EncodePublicKey(pk)
 	waitJS(t, ctx, "the explanation", textIn("#notice", "not a member")+` && `+textIn("#notice", npub))
 }
+
+// TestBrowserOwnerCreatesInvite: the owner, signed in by the one-time
+// link, makes an invite from the channel's members dialog (NIP-86
+// createinvite signed by the page); a second browser opening the link
+// joins that channel and posts in it.
+func TestBrowserOwnerCreatesInvite(t *testing.T) {
+	owner, _ := browser(t)
+	r, osk := ownerRelay(t)
+	tok, err := r.LoginToken(osk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(t, owner, "open the sign-in link", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(r.HTTPURL()+"/#login="+tok))
+	waitJS(t, owner, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
+	createChannel(t, owner, "guests", false)
+	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
+	do(t, owner, "create an invite", chromedp.Click(button("Create invite link")))
+	waitJS(t, owner, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
+	link, err := chromedp.Run(owner, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	guest, consoleErrors := browser(t)
+	do(t, guest, "open the invite", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(link))
+	waitJS(t, guest, "the invited sign-in", `document.getElementById('signin').open && document.getElementById('signin-title').textContent.includes('invited')`)
+	do(t, guest, "create a key", chromedp.SendKeys(labelled("Your name"), "Hedy"), chromedp.Click(button("Create a new key")))
+	waitJS(t, guest, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)
+	do(t, guest, "saved", chromedp.Click(button("I have saved it")))
+	waitJS(t, guest, "the invite accepted", textIn("#notice", "Invite accepted"))
+	waitJS(t, guest, "the channel", textIn("#channel-name", "guests"))
+	do(t, guest, "post", chromedp.SendKeys(labelled("Message #guests"), "hello from Hedy"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, owner, "the guest's message at the owner's", textIn(`#feed article`, "hello from Hedy"))
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}

@@ -310,111 +310,30 @@ func usagef(format string, a ...any) error { return &UsageError{msg: fmt.Sprintf
 // attached values ("-A3", "-epat", "--glob=x"), flags after positionals,
 // and "--" ending flags.
 func parseArgs(args []string) (*options, error) {
-	o := &options{maxCount: -1, maxDepth: -1, color: "auto"}
-	table := flagTable()
-	byLong := make(map[string]*flagDef, len(table))
-	var byShort [256]*flagDef
-	for i := range table {
-		byLong[table[i].long] = &table[i]
-		if table[i].short != 0 {
-			byShort[table[i].short] = &table[i]
-		}
-	}
-	var positional []string
-	// seen holds the switches given so far, for clap's complaint about a
-	// repeated one (see below).
-	seen := make(map[string]bool)
-	set := func(d *flagDef, v string) error {
-		if d.value == "" {
-			seen[d.long] = true
-		}
-		if err := d.set(o, v); err != nil {
-			var ce *clapError
-			if errors.As(err, &ce) {
-				return err
-			}
-			return &UsageError{msg: err.Error()}
-		}
-		return nil
-	}
-	for i := 0; i < len(args); i++ {
-		a := args[i]
+	ap := newArgParser(args)
+	for ap.i = 0; ap.i < len(args); ap.i++ {
+		a := args[ap.i]
+		var err error
 		switch {
 		case a == "--":
-			positional = append(positional, args[i+1:]...)
-			i = len(args)
+			ap.positional = append(ap.positional, args[ap.i+1:]...)
+			ap.i = len(args)
 		case strings.HasPrefix(a, "--"):
-			name, val, hasVal := strings.Cut(a[2:], "=")
-			d := byLong[name]
-			if d == nil {
-				return nil, unknownFlag("--"+name, table)
-			}
-			if d.value == "" {
-				if hasVal {
-					return nil, usagef("flag --%s takes no value", name)
-				}
-				if err := set(d, ""); err != nil {
-					return nil, err
-				}
-				continue
-			}
-			if !hasVal {
-				if i+1 >= len(args) {
-					return nil, usagef("flag --%s needs a value (%s)", name, d.value)
-				}
-				i++
-				val = args[i]
-			}
-			if err := set(d, val); err != nil {
-				return nil, err
-			}
+			err = ap.long(a)
 		case len(a) > 1 && a[0] == '-':
-			for j := 1; j < len(a); j++ {
-				d := byShort[a[j]]
-				if d == nil {
-					return nil, unknownFlag("-"+string(a[j]), table)
-				}
-				if d.value == "" {
-					// clap 2 refuses a switch seen before when it
-					// opens a cluster ("-i -in"), though not when it
-					// stands alone or later in one ("-i -i", "-i -ni").
-					if j == 1 && len(a) > 2 && seen[d.long] && d.long != "unrestricted" {
-						return nil, clapf("The argument '--%s' was provided more than once, but cannot be used multiple times", d.long)
-					}
-					if err := set(d, ""); err != nil {
-						return nil, err
-					}
-					continue
-				}
-				// clap takes "-m=1" as "-m 1".
-				val := strings.TrimPrefix(a[j+1:], "=")
-				if val == "" {
-					if i+1 >= len(args) {
-						return nil, usagef("flag -%c needs a value (%s)", a[j], d.value)
-					}
-					i++
-					val = args[i]
-				}
-				if err := set(d, val); err != nil {
-					return nil, err
-				}
-				break
-			}
+			err = ap.shorts(a)
 		default:
-			positional = append(positional, a)
+			ap.positional = append(ap.positional, a)
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
-	if o.json {
-		// clap's conflicts of --json, reported in this order.
-		for _, c := range []struct {
-			set  bool
-			name string
-		}{{o.count, "--count"}, {o.countMatches, "--count-matches"}, {o.files, "--files"}, {o.filesWith, "--files-with-matches"}, {o.filesWithout, "--files-without-match"}} {
-			if c.set {
-				return nil, clapf("The argument '%s' cannot be used with '--json'", c.name)
-			}
-		}
+	o := ap.o
+	if err := jsonConflicts(o); err != nil {
+		return nil, err
 	}
+	positional := ap.positional
 	if !o.patternGiven && !o.files && !o.typeList && !o.help && !o.version {
 		if len(positional) == 0 {
 			return nil, usagef("no pattern given; usage: rg [OPTIONS] PATTERN [PATH ...]")
@@ -424,6 +343,133 @@ func parseArgs(args []string) (*options, error) {
 	}
 	o.paths = positional
 	return o, nil
+}
+
+// argParser is one parseArgs in progress; i is the argument being read.
+type argParser struct {
+	o          *options
+	args       []string
+	i          int
+	table      []flagDef
+	byLong     map[string]*flagDef
+	byShort    [256]*flagDef
+	positional []string
+	// seen holds the switches given so far, for clap's complaint about a
+	// repeated one (see shorts).
+	seen map[string]bool
+}
+
+func newArgParser(args []string) *argParser {
+	ap := &argParser{
+		o:     &options{maxCount: -1, maxDepth: -1, color: "auto"},
+		args:  args,
+		table: flagTable(),
+		seen:  make(map[string]bool),
+	}
+	ap.byLong = make(map[string]*flagDef, len(ap.table))
+	for i := range ap.table {
+		d := &ap.table[i]
+		ap.byLong[d.long] = d
+		if d.short != 0 {
+			ap.byShort[d.short] = d
+		}
+	}
+	return ap
+}
+
+// set applies flag d with value v.
+func (ap *argParser) set(d *flagDef, v string) error {
+	if d.value == "" {
+		ap.seen[d.long] = true
+	}
+	if err := d.set(ap.o, v); err != nil {
+		var ce *clapError
+		if errors.As(err, &ce) {
+			return err
+		}
+		return &UsageError{msg: err.Error()}
+	}
+	return nil
+}
+
+// next takes the argument after the current one as a flag's value.
+func (ap *argParser) next() (string, bool) {
+	if ap.i+1 >= len(ap.args) {
+		return "", false
+	}
+	ap.i++
+	return ap.args[ap.i], true
+}
+
+// long reads a "--name" or "--name=value" argument.
+func (ap *argParser) long(a string) error {
+	name, val, hasVal := strings.Cut(a[2:], "=")
+	d := ap.byLong[name]
+	if d == nil {
+		return unknownFlag("--"+name, ap.table)
+	}
+	if d.value == "" {
+		if hasVal {
+			return usagef("flag --%s takes no value", name)
+		}
+		return ap.set(d, "")
+	}
+	if !hasVal {
+		var ok bool
+		if val, ok = ap.next(); !ok {
+			return usagef("flag --%s needs a value (%s)", name, d.value)
+		}
+	}
+	return ap.set(d, val)
+}
+
+// shorts reads a cluster of short flags, "-in" or "-A3"; a flag taking
+// a value takes the rest of the cluster or else the next argument.
+func (ap *argParser) shorts(a string) error {
+	for j := 1; j < len(a); j++ {
+		d := ap.byShort[a[j]]
+		if d == nil {
+			return unknownFlag("-"+string(a[j]), ap.table)
+		}
+		if d.value == "" {
+			// clap 2 refuses a switch seen before when it opens a
+			// cluster ("-i -in"), though not when it stands alone or
+			// later in one ("-i -i", "-i -ni").
+			if j == 1 && len(a) > 2 && ap.seen[d.long] && d.long != "unrestricted" {
+				return clapf("The argument '--%s' was provided more than once, but cannot be used multiple times", d.long)
+			}
+			if err := ap.set(d, ""); err != nil {
+				return err
+			}
+			continue
+		}
+		// clap takes "-m=1" as "-m 1".
+		val := strings.TrimPrefix(a[j+1:], "=")
+		if val == "" {
+			var ok bool
+			if val, ok = ap.next(); !ok {
+				return usagef("flag -%c needs a value (%s)", a[j], d.value)
+			}
+		}
+		return ap.set(d, val)
+	}
+	return nil
+}
+
+// jsonConflicts reports clap's conflicts of --json, in its order.
+func jsonConflicts(o *options) error {
+	if !o.json {
+		return nil
+	}
+	for _, c := range []struct {
+		set  bool
+		name string
+	}{{o.count, "--count"}, {o.countMatches, "--count-matches"}, {o.files, "--files"}, {o.filesWith, "--files-with-matches"}, {o.filesWithout, "--files-without-match"}} {
+		if c.set {
+			return clapf("The argument '%s' cannot be used with '--json'", c.name)
+		}
+	}
+	return nil
 }
 
 // unknownFlag builds the one-line error for a flag this rg does not have,

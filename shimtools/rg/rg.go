@@ -29,7 +29,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -38,7 +37,6 @@ import (
 	"unicode/utf8"
 
 	"buzzbox/internal/proc"
-	"buzzbox/shimtools/ignore"
 	"buzzbox/shimtools/passthru"
 	"buzzbox/shimtools/printer"
 	"buzzbox/shimtools/search"
@@ -107,367 +105,176 @@ func stdinReadable(r io.Reader) bool {
 	return m.IsRegular() || m&os.ModeNamedPipe != 0 || m&os.ModeSocket != 0
 }
 
+// run plans the search o asks for and carries it out: usage errors all
+// come from planning, before a byte is searched.
 func run(ctx context.Context, o *options, env proc.Env, out *bufio.Writer) int {
-	errOut := env.Err()
-	if o.help {
-		out.WriteString(helpText())
+	p, warnings, err := newPlan(o, env)
+	r := &reporter{errOut: env.Err(), silent: o.noMessages, silentWarn: o.noIgnoreMessages || o.noMessages}
+	for _, w := range warnings {
+		r.warn(w)
+	}
+	if err != nil {
+		fmt.Fprintln(env.Err(), err)
+		return 2
+	}
+	switch p.action {
+	case actionPrint:
+		out.WriteString(p.text)
 		return 0
+	case actionNoPattern:
+		return 1 // an empty pattern file matches nothing
 	}
-	if o.version {
-		out.WriteString("ripgrep 13.0.0 (compatible; built into buzzbox)\n")
-		return 0
+	p.walk.Warn = r.warn
+	walkErr := r.walkError(p.threads)
+	if p.action == actionFiles {
+		return listFiles(ctx, p, out, walkErr, &r.errored)
 	}
-	if o.typeList {
-		out.WriteString(ignore.TypeList())
-		return 0
-	}
-	tty := isTerminal(env.Stdout)
+	return p.search(ctx, env, out, r, walkErr)
+}
 
-	// Unrestricted levels.
-	if o.unrestricted >= 1 {
-		o.noIgnore = true
-	}
-	if o.unrestricted >= 2 {
-		o.hidden = true
-	}
-	if o.unrestricted >= 3 {
-		o.binary = true
-	}
+// reporter prints the problems met while searching to stderr, one at a
+// time, and remembers that there were errors.
+type reporter struct {
+	errOut io.Writer
+	// silent (--no-messages) silences errors and warnings, silentWarn
+	// (--no-ignore-messages) warnings alone; the exit status stays.
+	silent, silentWarn bool
+	errored            atomic.Bool
+	mu                 sync.Mutex
+}
 
-	var overrides ignore.Overrides
-	for _, g := range o.globs {
-		if err := overrides.Add(g.glob, g.caseFold); err != nil {
-			fmt.Fprintln(errOut, err) // ripgrep's words, no "rg: "
-			return 2
-		}
+// report prints an error; the search goes on and exits 2 unless -q
+// found a match.
+func (r *reporter) report(msg string) {
+	r.errored.Store(true)
+	if r.silent {
+		return
 	}
-	var types ignore.Types
-	for _, t := range o.types {
-		if err := types.Select(t.name, t.negate); err != nil {
-			// ripgrep words an unknown type without its "rg: " prefix.
-			fmt.Fprintf(errOut, "%v\n", err)
-			return 2
-		}
-	}
+	r.mu.Lock()
+	fmt.Fprintln(r.errOut, msg)
+	r.mu.Unlock()
+}
 
-	useStdin := len(o.paths) == 0 && !o.files && stdinReadable(env.Stdin)
-	threads := o.threads
-	if threads == 0 {
-		threads = min(runtime.GOMAXPROCS(0), maxThreads)
+// warn prints an ignore file line that does not parse; unlike errors,
+// warnings leave the exit status alone.
+func (r *reporter) warn(err error) {
+	if r.silentWarn {
+		return
 	}
-	if o.sortPath {
-		threads = 1
-	}
-	var global *ignore.Matcher
-	if !o.noIgnore && !o.noIgnoreVCS {
-		global = globalExcludes(env)
-	}
-	wo := walk.Options{
-		Roots:     o.paths,
-		Hidden:    o.hidden,
-		NoIgnore:  o.noIgnore,
-		NoVCS:     o.noIgnoreVCS,
-		Follow:    o.follow,
-		MaxDepth:  o.maxDepth,
-		Sorted:    o.sortPath,
-		SortBy:    o.sortBy,
-		Reverse:   o.sortReverse,
-		Threads:   threads,
-		Overrides: &overrides,
-		Types:     &types,
-		Global:    global,
-		Dir:       env.Dir,
-	}
-	var errored atomic.Bool
-	var errMu sync.Mutex
-	report := func(msg string) {
-		errored.Store(true)
-		if o.noMessages {
-			return
-		}
-		errMu.Lock()
-		fmt.Fprintln(errOut, msg)
-		errMu.Unlock()
-	}
-	// warn prints an ignore file line that does not parse (--no-messages
-	// silences it too); unlike errors, warnings leave the exit status alone.
-	warn := func(err error) {
-		if o.noIgnoreMessages || o.noMessages {
-			return
-		}
-		errMu.Lock()
-		fmt.Fprintln(errOut, err)
-		errMu.Unlock()
-	}
-	if global != nil {
-		for _, err := range global.Errors {
-			warn(err)
-		}
-	}
-	wo.Warn = warn
-	// walkErr prints a walk problem as ripgrep 13 does; its
-	// single-threaded walker words I/O errors differently.
-	walkErr := func(path string, err error) {
+	r.mu.Lock()
+	fmt.Fprintln(r.errOut, err)
+	r.mu.Unlock()
+}
+
+// walkError prints a walk problem as ripgrep 13 does; its
+// single-threaded walker words I/O errors differently.
+func (r *reporter) walkError(threads int) walk.ErrorFunc {
+	return func(path string, err error) {
 		var le *walk.LoopError
 		switch {
 		case errors.As(err, &le):
-			report("File system loop found: " + path + " " + le.Error())
+			r.report("File system loop found: " + path + " " + le.Error())
 		case threads == 1:
-			report(path + ": IO error for operation on " + walk.Message(path, err))
+			r.report(path + ": IO error for operation on " + walk.Message(path, err))
 		default:
-			report(walk.Message(path, err))
+			r.report(walk.Message(path, err))
 		}
 	}
+}
 
-	if o.files {
-		return listFiles(ctx, o, wo, out, walkErr, &errored)
-	}
+// searchRun is one search in progress: a searcher and a file printer
+// per worker, and what has happened so far.
+type searchRun struct {
+	p             *plan
+	r             *reporter
+	workers       []worker
+	matched, quit atomic.Bool
+	searched      atomic.Int64
+}
 
-	// ripgrep refuses a pattern that is not UTF-8, naming the first bad
-	// byte (and, from a -f file, the line).
-	for _, p := range o.patterns {
-		if msg := invalidUTF8(p); msg != "" {
-			fmt.Fprintln(errOut, msg)
-			return 2
-		}
-	}
-	// Patterns from files (-f), after any -e patterns.
-	for _, pf := range o.patternFiles {
-		pats, err := readPatternFile(pf, env)
-		if err != nil {
-			fmt.Fprintf(errOut, "rg: %v\n", err)
-			return 2
-		}
-		for i, p := range pats {
-			if msg := invalidUTF8(p); msg != "" {
-				fmt.Fprintf(errOut, "%s:%d: %s\n", pf, i+1, msg)
-				return 2
-			}
-		}
-		o.patterns = append(o.patterns, pats...)
-	}
-	if len(o.patternFiles) > 0 && len(o.patterns) == 0 {
-		return 1 // an empty pattern file matches nothing
-	}
+type worker struct {
+	s *search.Searcher
+	f *printer.File
+}
 
-	// Build the matcher.
-	mo := search.MatcherOptions{Fixed: o.fixed, Word: o.word, Line: o.line}
-	switch o.caseMode {
-	case caseIgnore:
-		mo.IgnoreCase = true
-	case caseSmart:
-		mo.SmartCase = true
-	}
-	m, err := search.NewMatcher(o.patterns, mo)
-	var perr *search.ParseError
-	if errors.As(err, &perr) {
-		// ripgrep's own words, without the "rg: " prefix.
-		fmt.Fprintf(errOut, "%v\n", err)
-		return 2
-	}
-	if errors.Is(err, search.ErrNewline) {
-		fmt.Fprintf(errOut, "%v\n\n%s\n", err, multilineHint)
-		return 2
-	}
-	if err != nil {
-		fmt.Fprintf(errOut, "rg: regex parse error: %v\n", err)
-		return 2
-	}
-
-	var replacer *search.Replacer
-	if o.replace != nil {
-		if replacer, err = search.NewReplacer(o.patterns, mo, *o.replace); err != nil {
-			fmt.Fprintf(errOut, "rg: regex parse error: %v\n", err)
-			return 2
-		}
-	}
-
-	// Output shape.
-	before, after := o.context, o.context
-	if o.beforeSet {
-		before = o.before
-	}
-	if o.afterSet {
-		after = o.after
-	}
-	po := printer.Options{Matcher: m, Invert: o.invert, Null: o.null, OnlyMatching: o.onlyMatching}
-	// ripgrep's precedence: -q, --json, then counts before file lists.
-	switch {
-	case o.quiet:
-		po.Mode = printer.Quiet
-	case o.json:
-		po.Mode = printer.JSON
-	case o.countMatches:
-		po.Mode = printer.CountMatches
-	case o.count && o.onlyMatching:
-		po.Mode = printer.CountMatches
-		po.CountOnlyMatching = true
-	case o.count:
-		po.Mode = printer.Count
-	case o.filesWith:
-		po.Mode = printer.FilesWith
-	case o.filesWithout:
-		po.Mode = printer.FilesWithout
-	}
-	explicitFiles := len(o.paths) > 0 && len(o.paths) <= mmapMaxPaths
-	if explicitFiles {
-		for _, p := range o.paths {
-			fi, err := os.Stat(abs(env.Dir, p))
-			if err != nil || !fi.Mode().IsRegular() {
-				explicitFiles = false
-				break
-			}
-		}
-	}
-	withFilename := len(o.paths) > 1 || (len(o.paths) == 1 && isDir(abs(env.Dir, o.paths[0]))) || (len(o.paths) == 0 && !useStdin)
-	if o.withFilename != nil {
-		withFilename = *o.withFilename
-	}
-	if o.vimgrep {
-		withFilename = o.withFilename == nil || *o.withFilename
-	}
-	lineNumber := tty || o.vimgrep || o.json || o.column
-	if useStdin && len(o.paths) == 0 {
-		lineNumber = o.vimgrep || o.json || o.column
-	}
-	if o.lineNumber != nil {
-		lineNumber = *o.lineNumber
-	}
-	heading := tty && !o.vimgrep
-	if o.heading != nil {
-		heading = *o.heading && !o.vimgrep
-	}
-	if !withFilename {
-		heading = false
-	}
-	color := false
-	switch o.color {
-	case "always", "ansi":
-		color = true
-	case "auto":
-		// termcolor's rule: a TERM other than "dumb", and no NO_COLOR.
-		term := env.Getenv("TERM")
-		_, noColor := env.LookupEnv("NO_COLOR")
-		color = (tty || o.pretty) && term != "" && term != "dumb" && !noColor
-	}
-	if o.json {
-		color, heading = false, false
-	}
-	po.WithFilename = withFilename
-	po.LineNumber = lineNumber
-	po.Vimgrep = o.vimgrep
-	po.Heading = heading
-	po.Color = color
-	po.Context = before > 0 || after > 0
-	po.Column = o.column || o.vimgrep
-	po.ByteOffset = o.byteOffset
-	po.Trim = o.trim
-	po.MaxColumns = o.maxColumns
-	po.MaxColumnsPreview = o.maxColumnsPreview
-	po.IncludeZero = o.includeZero
-	po.Replace = replacer
-
-	sc := search.Config{
-		Invert:      o.invert,
-		Before:      before,
-		After:       after,
-		MaxCount:    o.maxCount,
-		LineNumbers: lineNumber || o.json,
-	}
-	if po.Mode != printer.Standard && po.Mode != printer.JSON {
-		sc.Before, sc.After = 0, 0
-		po.Context = false
-	}
-	walkMode := search.BinaryQuit
-	if o.binary {
-		walkMode = search.BinaryConvert
-	}
-	explicitMode := search.BinaryConvert
-	if explicitFiles {
-		explicitMode = search.BinaryConvertWhole
-	}
-	if o.text {
-		walkMode, explicitMode = search.BinaryNone, search.BinaryNone
-		if explicitFiles {
-			explicitMode = search.BinaryNoneWhole
-		}
-	}
+// search carries out an actionSearch plan over stdin or the walk.
+func (p *plan) search(ctx context.Context, env proc.Env, out *bufio.Writer, r *reporter, walkErr walk.ErrorFunc) int {
 	pw := &lockedWriter{w: out}
-	pr := printer.New(pw, po)
-
+	pr := printer.New(pw, p.printer)
 	started := time.Now()
-	var matched atomic.Bool
-	var quit atomic.Bool
-	var searched atomic.Int64
-	type worker struct {
-		s *search.Searcher
-		f *printer.File
+	sr := &searchRun{p: p, r: r, workers: make([]worker, p.threads)}
+	for i := range sr.workers {
+		sr.workers[i] = worker{s: search.New(p.matcher, p.config), f: pr.NewFile()}
 	}
-	workers := make([]worker, threads)
-	for i := range workers {
-		workers[i] = worker{s: search.New(m, sc), f: pr.NewFile()}
-	}
-	searchOne := func(path string, explicit bool, wi int, r io.Reader, size int64) bool {
-		searched.Add(1)
-		w := &workers[wi]
-		f, mode := w.f, walkMode
-		if explicit {
-			mode = explicitMode
-		}
-		w.s.Binary = mode
-		f.Begin(path, mode)
-		if err := w.s.Search(r, size, f); err != nil {
-			report(path + ": " + err.Error())
-		}
-		ok, err := f.Finish(w.s.Searched())
-		if err != nil {
-			quit.Store(true)
-			return false
-		}
-		if ok {
-			matched.Store(true)
-			if o.quiet {
-				quit.Store(true)
-				return false
-			}
-		}
-		return !quit.Load()
-	}
-	if useStdin {
-		workers[0].s.Stdin = true
-		searchOne("<stdin>", true, 0, env.In(), -1)
+	if p.useStdin {
+		sr.workers[0].s.Stdin = true
+		sr.one("<stdin>", true, 0, env.In(), -1)
 	} else {
-		visit := func(e walk.Entry, wi int) bool {
-			if quit.Load() {
+		walk.Walk(ctx, p.walk, func(e walk.Entry, wi int) bool {
+			if sr.quit.Load() {
 				return false
 			}
 			f, size, err := search.Open(abs(env.Dir, e.Path))
 			if err != nil {
-				report(walk.Message(e.Path, err))
+				r.report(walk.Message(e.Path, err))
 				return true
 			}
-			cont := searchOne(e.Path, e.Explicit, wi, f, size)
+			cont := sr.one(e.Path, e.Explicit, wi, f, size)
 			f.Close()
 			return cont
-		}
-		walk.Walk(ctx, wo, visit, walkErr)
+		}, walkErr)
 	}
-	if o.json && !o.quiet {
+	if p.json && !p.quiet {
 		pw.Write(pr.Summary(time.Since(started)))
 	}
-	if len(o.paths) == 0 && !useStdin && searched.Load() == 0 {
+	if p.defaultPath && !p.useStdin && sr.searched.Load() == 0 {
 		// Helpful emptiness: with the default path, searching nothing
 		// means a filter excluded everything.
-		report(noFilesSearched)
+		r.report(noFilesSearched)
 	}
 	if err := pr.Err(); err != nil && !isBrokenPipe(err) {
-		fmt.Fprintf(errOut, "rg: write stdout: %v\n", err)
+		fmt.Fprintf(env.Err(), "rg: write stdout: %v\n", err)
 		return 2
 	}
-	if matched.Load() && (o.quiet || !errored.Load()) {
+	return exitCode(sr.matched.Load(), p.quiet, r.errored.Load())
+}
+
+// one searches one file (or stdin) with worker wi and says whether the
+// search goes on.
+func (sr *searchRun) one(path string, explicit bool, wi int, rd io.Reader, size int64) bool {
+	sr.searched.Add(1)
+	w := &sr.workers[wi]
+	f, mode := w.f, sr.p.walkMode
+	if explicit {
+		mode = sr.p.explicitMode
+	}
+	w.s.Binary = mode
+	f.Begin(path, mode)
+	if err := w.s.Search(rd, size, f); err != nil {
+		sr.r.report(path + ": " + err.Error())
+	}
+	ok, err := f.Finish(w.s.Searched())
+	if err != nil {
+		sr.quit.Store(true)
+		return false
+	}
+	if ok {
+		sr.matched.Store(true)
+		if sr.p.quiet {
+			sr.quit.Store(true)
+			return false
+		}
+	}
+	return !sr.quit.Load()
+}
+
+// exitCode is ripgrep's: 0 a match (with errors only under -q), 2 an
+// error, 1 nothing found.
+func exitCode(matched, quiet, errored bool) int {
+	if matched && (quiet || !errored) {
 		return 0
 	}
-	if errored.Load() {
+	if errored {
 		return 2
 	}
 	return 1
@@ -480,36 +287,26 @@ const multilineHint = "Consider enabling multiline mode with the --multiline fla
 // noFilesSearched is ripgrep's note when the default path yields no file.
 const noFilesSearched = "No files were searched, which means ripgrep probably applied a filter you didn't expect.\nRunning with --debug will show why files are being skipped."
 
-func listFiles(ctx context.Context, o *options, wo walk.Options, out *bufio.Writer, walkErr walk.ErrorFunc, errored *atomic.Bool) int {
+// listFiles prints the files a search would search (--files).
+func listFiles(ctx context.Context, p *plan, out *bufio.Writer, walkErr walk.ErrorFunc, errored *atomic.Bool) int {
 	var mu sync.Mutex
 	var any atomic.Bool
 	term := byte('\n')
-	if o.null {
+	if p.null {
 		term = 0
 	}
-	var werr error
-	walk.Walk(ctx, wo, func(e walk.Entry, _ int) bool {
+	walk.Walk(ctx, p.walk, func(e walk.Entry, _ int) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		any.Store(true)
-		if o.quiet {
+		if p.quiet {
 			return false
 		}
 		out.WriteString(e.Path)
-		if err := out.WriteByte(term); err != nil {
-			werr = err
-			return false
-		}
-		return true
+		// A write error is the flush's to report (Run).
+		return out.WriteByte(term) == nil
 	}, walkErr)
-	_ = werr
-	if any.Load() && (o.quiet || !errored.Load()) {
-		return 0
-	}
-	if errored.Load() {
-		return 2
-	}
-	return 1
+	return exitCode(any.Load(), p.quiet, errored.Load())
 }
 
 // abs resolves p against dir; relative paths stay relative when dir is the

@@ -2,8 +2,9 @@ package search
 
 import (
 	"regexp"
-	"unicode"
 	"unicode/utf8"
+
+	"buzzbox/shimtools/rustregex"
 )
 
 // boundaryMatcher gives \b and \B ripgrep's meaning, a change between a
@@ -35,7 +36,7 @@ func newBoundaryMatcher(patterns []string, o MatcherOptions, fold bool) (*bounda
 	if o.Fixed || o.Word {
 		return nil, nil
 	}
-	src, n := translateRelaxed(joinPatterns(patterns, o.Line), fold)
+	src, n := rustregex.TranslateRelaxed(joinPatterns(patterns, o.Line), fold)
 	if n == 0 {
 		return nil, nil
 	}
@@ -50,7 +51,7 @@ func newBoundaryMatcher(patterns []string, o MatcherOptions, fold bool) (*bounda
 	b := &boundaryMatcher{re: re}
 	for k := range n {
 		for _, want := range []bool{true, false} {
-			if i := re.SubexpIndex(boundaryName(k, want)); i >= 0 {
+			if i := re.SubexpIndex(rustregex.BoundaryName(k, want)); i >= 0 {
 				b.checks = append(b.checks, boundaryCheck{group: i, want: want})
 			}
 		}
@@ -140,5 +141,5 @@ func isWordRune(r rune) bool {
 	if r < utf8.RuneSelf {
 		return r == '_' || '0' <= r && r <= '9' || 'a' <= r && r <= 'z' || 'A' <= r && r <= 'Z'
 	}
-	return r != utf8.RuneError && unicode.In(r, wordTables...)
+	return r != utf8.RuneError && rustregex.IsWord(r)
 }

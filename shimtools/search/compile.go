@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+
+	"buzzbox/shimtools/rustregex"
 )
 
 // compileTree compiles a parsed (and edited) pattern. Go's regexp takes
@@ -72,7 +74,7 @@ func writeTree(b *strings.Builder, re, capture *syntax.Regexp) {
 		switch {
 		case re == capture:
 			b.WriteByte('(')
-		case strings.HasPrefix(re.Name, boundaryPrefix):
+		case strings.HasPrefix(re.Name, rustregex.BoundaryPrefix):
 			b.WriteString("(?P<" + re.Name + ">")
 		default:
 			b.WriteString(`(?:`)

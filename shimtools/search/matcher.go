@@ -4,8 +4,9 @@
 // file rules. Results go to a Sink; the package prints nothing.
 //
 // Patterns are read in ripgrep's syntax (Rust's regex crate) and
-// translated to Go's RE2 syntax (see translate). A match never spans lines: '\n' is removed
-// from character classes and a literal '\n' is refused, as in ripgrep.
+// translated to Go's RE2 syntax by shimtools/rustregex. A match never
+// spans lines: '\n' is removed from character classes and a literal '\n'
+// is refused, as in ripgrep.
 package search
 
 import (
@@ -16,6 +17,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"buzzbox/shimtools/rustregex"
 )
 
 // MatcherOptions say how patterns are compiled. The zero value compiles
@@ -88,9 +91,6 @@ type wordMatcher struct {
 // message, with the byte offset, is the caller's to give).
 var ErrInvalidUTF8 = errors.New("pattern is not valid UTF-8")
 
-// ErrNewline reports a pattern that can only match across lines.
-var ErrNewline = errors.New(`the literal '"\n"' is not allowed in a regex`)
-
 // NewMatcher compiles patterns (joined as alternatives).
 func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 	tree, flags, err := parseSource(patterns, o)
@@ -112,7 +112,7 @@ func NewMatcher(patterns []string, o MatcherOptions) (*Matcher, error) {
 		return m, nil
 	}
 	if literalRune(tree, utf8.RuneError) {
-		// A byte under (?-u) (see appendLiteral): it matches invalid
+		// A byte under (?-u) (see rustregex's appendLiteral): it matches invalid
 		// UTF-8, which no byte search for U+FFFD's encoding finds.
 		if err := m.compile(tree); err != nil {
 			return nil, err
@@ -197,16 +197,19 @@ func source(patterns []string, o MatcherOptions) (src string, flags syntax.Flags
 		}
 		src = strings.Join(quoted, "|")
 	} else {
-		if src, literal, upper, err = translate(joinPatterns(patterns, o.Line), o.IgnoreCase); err != nil {
+		tr, err := rustregex.Translate(joinPatterns(patterns, o.Line), o.IgnoreCase)
+		if err != nil {
 			return "", 0, err
 		}
+		src, literal, upper = tr.RE2, tr.Literal, tr.Upper
 	}
 	// Smart case, as ripgrep: ignore case when the patterns have a literal
 	// and no upper-case one (\p{Lu} alone stays case-sensitive).
 	fold := o.IgnoreCase || o.SmartCase && literal && !upper
 	if fold && !o.IgnoreCase && !o.Fixed {
 		// Classes combined with && -- ~~ must fold before they combine.
-		src, _, _, _ = translate(joinPatterns(patterns, o.Line), true)
+		tr, _ := rustregex.Translate(joinPatterns(patterns, o.Line), true)
+		src = tr.RE2
 	}
 	if o.Line && o.Fixed {
 		src = "^(?:" + src + ")$"
@@ -306,7 +309,7 @@ func stripNewlines(t *syntax.Regexp) error {
 	case syntax.OpLiteral:
 		for _, r := range t.Rune {
 			if r == '\n' {
-				return ErrNewline
+				return rustregex.ErrNewline
 			}
 		}
 	case syntax.OpAnyChar:
@@ -554,8 +557,7 @@ func (m *Matcher) lineOK(line []byte) bool {
 
 // newWordMatcher compiles ripgrep's -w regexes around the parsed pattern.
 func newWordMatcher(pat *syntax.Regexp, flags syntax.Flags) (*wordMatcher, error) {
-	text, _ := perlClass('W', true, false)
-	notWord, err := syntax.Parse(text, flags)
+	notWord, err := syntax.Parse(rustregex.NonWordClass(), flags)
 	if err != nil {
 		return nil, err
 	}

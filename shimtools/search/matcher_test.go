@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"regexp"
 	"testing"
+
+	"buzzbox/shimtools/rustregex"
 )
 
 // matchingLines lists the indexes of lines FindLine reports, walking buf
@@ -59,10 +61,11 @@ func checkAgainstRegexp(t *testing.T, pattern string, fold bool, text []byte) {
 	}
 	// The reference is Go's regexp on the pattern with ripgrep's Unicode
 	// Perl classes spelled out, as the matcher compiles it.
-	src, _, _, err := translate(pattern, fold)
+	tr, err := rustregex.Translate(pattern, fold)
 	if err != nil {
 		return
 	}
+	src := tr.RE2
 	if fold {
 		src = "(?i)" + src
 	}

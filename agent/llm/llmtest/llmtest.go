@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -261,6 +262,9 @@ func stopOr(r Reply, end, tool string) string {
 
 type anthropic struct{}
 
+// msgSeq numbers the fake's Anthropic messages.
+var msgSeq atomic.Int64
+
 func (anthropic) whole(r Reply) any {
 	var content []obj
 	if r.Reasoning != "" {
@@ -284,7 +288,9 @@ func (anthropic) events(r Reply) []event {
 		kv["type"] = typ
 		return event{typ, kv}
 	}
-	start := obj{"content": []any{}}
+	// A real stream's message_start names the message; clients key
+	// their own message ids on it.
+	start := obj{"id": fmt.Sprintf("msg_%d", msgSeq.Add(1)), "type": "message", "role": "assistant", "content": []any{}}
 	if r.InputTokens > 0 {
 		start["usage"] = obj{"input_tokens": r.InputTokens, "output_tokens": 1}
 	}

@@ -33,6 +33,7 @@ export class ChannelView {
     $('older').addEventListener('click', () => this.app.olderPage());
     $('add-member-form').addEventListener('submit', (e) => { e.preventDefault(); this.addMember(); });
     $('topic-form').addEventListener('submit', (e) => { e.preventDefault(); this.setTopic(); });
+    $('invite-form').addEventListener('submit', (e) => { e.preventDefault(); this.createInvite(); });
   }
 
   show(id) {
@@ -161,6 +162,21 @@ export class ChannelView {
       $('add-member').value = '';
       $('members-dialog').close();
     } catch (e) { $('members-error').textContent = e.message; }
+  }
+
+  /** createInvite asks the relay (NIP-86 createinvite, owner and admins only) for a link that admits a new person to this channel. */
+  async createInvite() {
+    $('members-error').textContent = '';
+    $('invite-out').hidden = true;
+    try {
+      const r = await manage(this.app.signer, 'createinvite', [{ channels: [this.id] }]);
+      if (!r || typeof r.url !== 'string') throw new Error('the relay sent no link');
+      $('invite-link').value = r.url;
+      $('invite-out').hidden = false;
+      $('invite-link').select();
+    } catch (e) {
+      $('members-error').textContent = 'No invite: ' + e.message + ' (only the relay owner and its admins can invite)';
+    }
   }
 
   async setTopic() {

@@ -1,4 +1,4 @@
-package search
+package rustregex
 
 import (
 	"strconv"
@@ -10,7 +10,7 @@ import (
 
 // ripgrep's regular expressions (Rust's regex crate) give the Perl classes
 // their Unicode meaning unless the u flag is cleared; Go's RE2 syntax only
-// has the ASCII ones. translate spells them out before Go parses the
+// has the ASCII ones. Translate spells them out before Go parses the
 // pattern:
 //
 //	\d  \p{Nd}
@@ -21,7 +21,8 @@ import (
 // lacks. Go knows neither the u flag nor the White_Space, Alphabetic and
 // Join_Control properties, so the flag is removed and the properties are
 // written as categories plus explicit ranges. \b and \B stay Go's ASCII
-// word boundaries: RE2 cannot express a Unicode one. Tables are Go's
+// word boundaries: RE2 cannot express a Unicode one (TranslateRelaxed
+// marks them for the caller to check). Tables are Go's
 // (Unicode 15; ripgrep 13 has Unicode 14's).
 
 // wordTables make up Unicode \w: Alphabetic (letters, letter numbers and

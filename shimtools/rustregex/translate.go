@@ -1,6 +1,7 @@
-package search
+package rustregex
 
 import (
+	"errors"
 	"regexp/syntax"
 	"sort"
 	"strconv"
@@ -9,50 +10,50 @@ import (
 	"unicode/utf8"
 )
 
-// translate reads pattern as ripgrep 13 does (the syntax of Rust's
+// Translation is a pattern written in Go's RE2 syntax, with what smart
+// case needs to know of the original.
+type Translation struct {
+	// RE2 is the pattern in Go's syntax, to be parsed with Perl flags
+	// minus OneLine (the package doc says what changed on the way).
+	RE2 string
+	// Literal says the pattern has a literal character and Upper an
+	// upper-case one, counted as ripgrep counts them for smart case:
+	// characters, escaped ones included, and the characters in classes
+	// and at the ends of ranges; not \w, \p{Lu} or [:upper:], '.',
+	// anchors, repetitions, flags or names.
+	Literal, Upper bool
+}
+
+// Translate reads pattern as ripgrep 13 does (the syntax of Rust's
 // regex-syntax 0.6) and writes the same regular expression in Go's RE2
-// syntax. A pattern ripgrep refuses comes back as a *ParseError in
-// ripgrep's words, with its spans; the Go text is then empty.
-//
-// What differs and how it is bridged:
-//   - \d \s \w take their Unicode meaning (perlClass), and (?-u) the ASCII
-//     one; the u flag itself is dropped, as Go has none, and so is x, whose
-//     spaces and comments are skipped here.
-//   - m is dropped, and \A and \z become line anchors: ripgrep matches
-//     line by line, where text and line edges are the same.
-//   - Nested repetition (a**, a{2}{3}), repeated assertions (^*) and
-//     \u/\U escapes are valid in Rust; they are wrapped or spelled out.
-//   - Bracket classes may nest and combine with && -- ~~; such a class is
-//     computed and written out as ranges.
-//   - Unicode properties are matched loosely (\p{greek}, \p{Uppercase},
-//     \p{sc=Grek}); ones Go does not know are written out as ranges.
-//   - \Q...\E, \< and other escapes Go allows are refused, as are
-//     duplicate group names. Counts past Go's 1000 become nested counts.
-//
-// It also reports, for smart case, whether the pattern has a literal and
-// an upper-case one, as ripgrep counts them: characters, escaped ones
-// included, and the characters in classes and at the ends of ranges; not
-// \w, \p{Lu} or [:upper:], '.', anchors, repetitions, flags or names.
+// syntax (the package doc says what changes on the way). A pattern ripgrep refuses comes back as a *ParseError in
+// ripgrep's words, with its spans, and one with a literal newline as
+// ErrNewline.
 //
 // fold says the whole pattern is matched ignoring case (-i, or smart case
 // deciding so); classes computed here must fold before they combine.
-func translate(pattern string, fold bool) (out string, literal, upper bool, err error) {
+func Translate(pattern string, fold bool) (Translation, error) {
 	t := &translator{p: pattern, fl: rflags{i: fold, u: true}}
 	if perr := t.parse(); perr != nil {
-		return "", false, false, perr
+		return Translation{}, perr
 	}
 	if t.newline {
 		// Checked by ripgrep once the pattern is parsed and translated;
 		// Go would fold a|\n into a class, from which \n is then removed.
-		return "", false, false, ErrNewline
+		return Translation{}, ErrNewline
 	}
-	return string(t.out), t.literal, t.upper, nil
+	return Translation{RE2: string(t.out), Literal: t.literal, Upper: t.upper}, nil
 }
 
-// translateRelaxed translates a pattern translate accepts with each
-// Unicode \b and \B written as an empty group named by boundaryName;
-// n counts them.
-func translateRelaxed(pattern string, fold bool) (out string, n int) {
+// ErrNewline reports a pattern that can only match across lines, in
+// ripgrep's words.
+var ErrNewline = errors.New(`the literal '"\n"' is not allowed in a regex`)
+
+// TranslateRelaxed translates a pattern Translate accepts with each
+// Unicode \b and \B written as an empty group named by BoundaryName, for
+// the caller to check ripgrep's Unicode word boundary where each group
+// matched; n counts them. A pattern Translate refuses gives "", 0.
+func TranslateRelaxed(pattern string, fold bool) (out string, n int) {
 	t := &translator{p: pattern, fl: rflags{i: fold, u: true}, relax: true}
 	if t.parse() != nil {
 		return "", 0
@@ -60,34 +61,29 @@ func translateRelaxed(pattern string, fold bool) (out string, n int) {
 	return string(t.out), t.boundaries
 }
 
-// boundaryPrefix starts the names of the groups standing for \b and \B.
-const boundaryPrefix = "bzzw"
+// BoundaryPrefix starts the names of the groups standing for \b and \B
+// in TranslateRelaxed's output.
+const BoundaryPrefix = "bzzw"
 
-// boundaryName names the group standing for the k-th \b (want) or \B.
-func boundaryName(k int, want bool) string {
+// BoundaryName names the group standing for the k-th \b (want) or \B.
+func BoundaryName(k int, want bool) string {
 	if want {
-		return boundaryPrefix + "b" + strconv.Itoa(k)
+		return BoundaryPrefix + "b" + strconv.Itoa(k)
 	}
-	return boundaryPrefix + "B" + strconv.Itoa(k)
+	return BoundaryPrefix + "B" + strconv.Itoa(k)
 }
 
-// maxRepeat is the largest repetition count Go's RE2 parser accepts;
-// larger counts are written as nested repetitions.
-const maxRepeat = 1000
+// IsWord reports whether r is a Unicode word character, ripgrep's \w.
+func IsWord(r rune) bool { return unicode.In(r, wordTables...) }
 
-// maxUnroll bounds the copies count.unroll writes.
-const maxUnroll = 1000
-
-// optionalRun is the length of each run of optional copies a counted
-// range is written as (see count.apply).
-const optionalRun = 100
-
-// maxCount bounds the counts translated that way: a run of 100 blocks
-// of 1000 already takes Go's compiler a fifth of a second.
-const maxCount = 100_000
+// NonWordClass is ripgrep's Unicode \W written in Go's syntax.
+func NonWordClass() string {
+	text, _ := perlClass('W', true, false)
+	return text
+}
 
 // rflags are the Rust flags in force that the translation itself needs;
-// m is dropped (see translate) and U passed on to Go.
+// m is dropped (see the package doc) and U passed on to Go.
 type rflags struct{ i, s, u, x bool }
 
 // translator is one translation in progress. Offsets are bytes of p.
@@ -104,7 +100,7 @@ type translator struct {
 	literal  bool
 	upper    bool
 	// relax writes each Unicode \b and \B as an empty named group,
-	// boundaryName(k, want), for boundaryMatcher to check; boundaries
+	// BoundaryName(k, want), for boundaryMatcher to check; boundaries
 	// counts them.
 	relax      bool
 	boundaries int
@@ -679,7 +675,7 @@ func (t *translator) escape() *ParseError {
 		if t.fl.u {
 			// Go's \b is ASCII; ripgrep's knows Unicode word characters.
 			if t.relax {
-				t.out = append(t.out, "(?P<"+boundaryName(t.boundaries, c == 'b')+">)"...)
+				t.out = append(t.out, "(?P<"+BoundaryName(t.boundaries, c == 'b')+">)"...)
 			}
 			t.boundaries++
 			if t.relax {
