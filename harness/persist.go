@@ -303,7 +303,7 @@ func (s *stateStore) saveBehind() {
 		return
 	}
 	s.writing = true
-	go func() { s.wrote <- writeFileAtomic(s.path, b) }() // wrote has room: one write at a time
+	go func() { s.wrote <- statedir.WriteFile(s.path, b) }() // wrote has room: one write at a time
 }
 
 // written takes the result of the write saveBehind started.
