@@ -42,14 +42,26 @@ func BenchmarkEventToPrompt(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	var mu sync.Mutex
-	var inner []time.Duration
 	measuring := false
+	hops := map[int64]*benchHops{} // by the stamp in the content: its send time
+	hop := func(sent int64) *benchHops {
+		h := hops[sent]
+		if h == nil {
+			h = &benchHops{}
+			hops[sent] = h
+		}
+		return h
+	}
 	tm := timing{prompting: func(batch []*Event, at time.Time) {
 		mu.Lock()
 		defer mu.Unlock()
 		if measuring {
 			for _, e := range batch {
-				inner = append(inner, at.Sub(e.Received))
+				if m := benchStamp.FindStringSubmatch("Content: " + e.Content); m != nil {
+					sent, _ := strconv.ParseInt(m[1], 10, 64)
+					h := hop(sent)
+					h.received, h.prompted = e.Received.UnixNano(), at.UnixNano()
+				}
 			}
 		}
 	}}
@@ -77,17 +89,25 @@ func BenchmarkEventToPrompt(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			ev := &nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Content: "bench " + strconv.FormatInt(time.Now().UnixNano(), 10),
+			sent := time.Now().UnixNano()
+			ev := &nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Content: "bench " + strconv.FormatInt(sent, 10),
 				Tags: nostr.Tags{{"h", ch}, {"p", w.agent.Public().Hex()}}}
 			w.owner.SignEvent(ev)
+			signed := time.Now().UnixNano()
 			pctx, c := context.WithTimeout(context.Background(), 10*time.Second)
 			defer c()
 			w.io.publish(pctx, ev)
+			posted := time.Now().UnixNano()
+			mu.Lock()
+			h := hop(sent)
+			h.signed, h.posted = signed, posted
+			mu.Unlock()
 		}()
 	}
 	tick.Stop()
 	wg.Wait()
 	var lat []time.Duration
+	read := map[int64]int64{} // send stamp → the agent's read time
 	waitFor(b, "every benchmark event prompted", 60*time.Second, func() bool {
 		lat = lat[:0]
 		for _, l := range w.agentLog()[base:] {
@@ -97,21 +117,52 @@ func BenchmarkEventToPrompt(b *testing.B) {
 			for _, m := range benchStamp.FindAllStringSubmatch(string(l.Params), -1) {
 				sent, _ := strconv.ParseInt(m[1], 10, 64)
 				lat = append(lat, time.Duration(l.T-sent))
+				read[sent] = l.T
 			}
 		}
 		return len(lat) >= b.N
 	})
 	b.StopTimer()
-	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
-	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "ms-p50")
-	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds())/1000, "ms-p99")
+	report := func(unit string, d []time.Duration) {
+		if len(d) == 0 {
+			return
+		}
+		sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+		b.ReportMetric(float64(d[len(d)/2].Microseconds())/1000, unit+"-p50")
+		b.ReportMetric(float64(d[len(d)*99/100].Microseconds())/1000, unit+"-p99")
+	}
+	report("ms", lat)
 	mu.Lock()
 	defer mu.Unlock()
-	sort.Slice(inner, func(i, j int) bool { return inner[i] < inner[j] })
-	if len(inner) > 0 {
-		b.ReportMetric(float64(inner[len(inner)/2].Microseconds())/1000, "harness-ms-p50")
-		b.ReportMetric(float64(inner[len(inner)*99/100].Microseconds())/1000, "harness-ms-p99")
+	// Each hop: sign (the event, in the sender), post (NIP-98 header,
+	// HTTP round trip, the relay's checks, store and fan-out), deliver
+	// (publish start → the harness's read of the event off its websocket,
+	// which the fan-out does before the HTTP answer), harness (read →
+	// prompt written), pipe (prompt written → read by the agent).
+	var sign, post, deliver, inner, pipe []time.Duration
+	for sent, h := range hops {
+		if h.signed != 0 {
+			sign = append(sign, time.Duration(h.signed-sent))
+			post = append(post, time.Duration(h.posted-h.signed))
+		}
+		if h.received != 0 {
+			deliver = append(deliver, time.Duration(h.received-h.signed))
+			inner = append(inner, time.Duration(h.prompted-h.received))
+			if t, ok := read[sent]; ok {
+				pipe = append(pipe, time.Duration(t-h.prompted))
+			}
+		}
 	}
+	report("sign-ms", sign)
+	report("post-ms", post)
+	report("deliver-ms", deliver)
+	report("harness-ms", inner)
+	report("pipe-ms", pipe)
+}
+
+// benchHops are one benchmark event's times at each hop, unix nanoseconds.
+type benchHops struct {
+	signed, posted, received, prompted int64
 }
 
 // BenchmarkBusyChannelBurst sends 10 000 mentions to one channel whose

@@ -49,8 +49,9 @@ func newRelayIO(relayURL string, key *nostrkey.Secret, authTag string, ws *relay
 	return &relayIO{
 		base: httpBase(relayURL), key: key, authTag: authTag, ws: ws,
 		client: &http.Client{
-			Timeout:   httpTimeout,
-			Transport: &http.Transport{DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext, Proxy: http.ProxyFromEnvironment},
+			Timeout: httpTimeout,
+			Transport: &http.Transport{DialContext: (&net.Dialer{Timeout: 5 * time.Second}).DialContext, Proxy: http.ProxyFromEnvironment,
+				MaxIdleConnsPerHost: maxIdleBridgeConns},
 		},
 	}
 }

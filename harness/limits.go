@@ -80,6 +80,12 @@ const (
 	rateGateMax       = 10 * time.Minute // longest hint honoured, so a hostile or broken relay cannot park us for good
 )
 
+// maxIdleBridgeConns is how many idle connections to the HTTP bridge are
+// kept for reuse. net/http keeps two by default; reactions alone run
+// maxReactionsInFly requests at once, so under load nearly every request
+// dialled (and the relay accepted) a new connection.
+const maxIdleBridgeConns = 2 * maxReactionsInFly
+
 // ACP client (spec §9).
 const (
 	maxAgentLineBytes = 10 << 20         // one frame from the agent; beyond it the agent is torn down

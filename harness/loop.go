@@ -103,6 +103,7 @@ func (h *harness) requestQuit(code int) {
 
 // serve runs the loop until ctx ends or a shutdown is requested.
 func (h *harness) serve(ctx context.Context) int {
+	defer h.store.flush()
 	tick := time.NewTicker(maintenanceTick)
 	defer tick.Stop()
 	wake := time.NewTimer(time.Hour)
@@ -138,6 +139,9 @@ func (h *harness) serve(ctx context.Context) int {
 			return code
 		case f := <-h.loop:
 			f()
+			h.settleState()
+		case err := <-h.store.wrote:
+			h.store.written(err)
 			h.settleState()
 		case <-wake.C:
 		case <-tick.C:

@@ -22,7 +22,8 @@ import (
 // (session/load, when the agent offers it), catches up from the oldest
 // unanswered event, and skips what it already answered. Only the loop
 // goroutine touches it; it is written after every loop step that changed
-// it, through a temporary file renamed over the old one.
+// it (by a goroutine, one write at a time, the loop not waiting), through
+// a temporary file renamed over the old one.
 
 // harnessStateVersion is the state file format written and the only one
 // read.
@@ -62,6 +63,10 @@ type stateStore struct {
 	prev  int64 // StartedAt of the run before this one; 0 none
 	dirty bool
 	log   *slog.Logger
+	// writing is set while a write runs off the loop (saveBehind); its
+	// result arrives on wrote, which the loop selects on.
+	writing bool
+	wrote   chan error
 }
 
 // harnessStateDir is where the state of relayURL and agentHex lives: the
@@ -81,7 +86,7 @@ func harnessStateDir(dir string, getenv func(string) string, relayURL, agentHex 
 // openStateStore reads the state at dir/state.json; a missing file is a
 // first run, an unreadable one is reported and replaced.
 func openStateStore(dir, relayURL, agentHex string, log *slog.Logger) *stateStore {
-	s := &stateStore{log: log, st: harnessState{Version: harnessStateVersion, Relay: relayURL, Agent: agentHex, Channels: map[string]*channelMemo{}}}
+	s := &stateStore{log: log, wrote: make(chan error, 1), st: harnessState{Version: harnessStateVersion, Relay: relayURL, Agent: agentHex, Channels: map[string]*channelMemo{}}}
 	if dir == "" {
 		return s
 	}
@@ -279,6 +284,44 @@ func (s *stateStore) save() {
 	if err == nil {
 		err = statedir.WriteFile(s.path, b)
 	}
+	s.saved(err)
+}
+
+// saveBehind is save for the loop: the file is written and synced by a
+// goroutine, so that no event waits behind an fsync (on a busy disk tens
+// of milliseconds, once for every step of the loop). Changes made while a
+// write runs go out in one write after it, once the loop has taken its
+// result from wrote (written).
+func (s *stateStore) saveBehind() {
+	if !s.dirty || s.path == "" || s.writing {
+		return
+	}
+	s.dirty = false
+	b, err := json.Marshal(&s.st)
+	if err != nil {
+		s.saved(err)
+		return
+	}
+	s.writing = true
+	go func() { s.wrote <- statedir.WriteFile(s.path, b) }() // wrote has room: one write at a time
+}
+
+// written takes the result of the write saveBehind started.
+func (s *stateStore) written(err error) {
+	s.writing = false
+	s.saved(err)
+}
+
+// flush waits for a write in flight and writes what changed since; the
+// loop calls it as it ends.
+func (s *stateStore) flush() {
+	if s.writing {
+		s.written(<-s.wrote)
+	}
+	s.save()
+}
+
+func (s *stateStore) saved(err error) {
 	if err != nil {
 		s.log.Warn("harness state not saved; a restart may answer events again or miss some", "path", s.path, "err", err)
 	}
@@ -318,5 +361,5 @@ func (h *harness) settleState() {
 		}
 		h.store.settle(ch, live)
 	}
-	h.store.save()
+	h.store.saveBehind()
 }

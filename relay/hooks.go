@@ -386,7 +386,7 @@ func (r *Relay) readRefused(ctx context.Context) bool {
 
 // queryEvents reads the store and drops what the caller may not see.
 func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Event, error) {
-	if r.readRefused(ctx) {
+	if r.readRefused(ctx) || khatruDeletionLookup(f) {
 		empty := make(chan *nostr.Event)
 		close(empty)
 		return empty, nil
@@ -421,6 +421,24 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 		}
 	}()
 	return out, nil
+}
+
+// khatruDeletionLookup reports whether f is one of the checks khatru makes
+// before storing an event: any kind 5 naming it under the tag key "#e" (or
+// "#a", for an address), whoever wrote it. The store compares tag names as
+// written and readCheck under the names events use, so the lookup found
+// only a deletion carrying both "#e" and "e" tags — a stranger's, which
+// blocked another author's event — and to find that out read and decoded
+// every deletion the store held, on every publish. The real check is
+// deleted(), which rejectEvent runs on every write, by author and with the
+// tag names NIP-09 uses; khatru's lookup gets nothing.
+func khatruDeletionLookup(f nostr.Filter) bool {
+	if len(f.Kinds) != 1 || f.Kinds[0] != nostr.KindDeletion || len(f.Tags) != 1 {
+		return false
+	}
+	_, e := f.Tags["#e"]
+	_, a := f.Tags["#a"]
+	return e || a
 }
 
 // nameTags returns f with its tag keys as events spell tag names: khatru's

@@ -143,3 +143,40 @@ func TestCheckEvent(t *testing.T) {
 		t.Error("CheckEvent accepts a zero signature")
 	}
 }
+
+// TestBIP340TableSwitchAgrees: past tableAfterBaseMults the base point is
+// multiplied with the precomputed table; keys and signatures must come out
+// the same as the generic way's, and verify under either.
+func TestBIP340TableSwitchAgrees(t *testing.T) {
+	saved := baseMults.Load()
+	defer baseMults.Store(saved)
+	for range 16 {
+		var kb, aux, msg [32]byte
+		rand.Read(kb[:])
+		rand.Read(aux[:])
+		rand.Read(msg[:])
+		var d secp256k1.ModNScalar
+		if d.SetBytes(&kb) != 0 || d.IsZero() {
+			continue
+		}
+		baseMults.Store(0)
+		pubG := xOnlyPublic(&d)
+		sigG, errG := signBIP340(&d, msg[:], &aux)
+		baseMults.Store(tableAfterBaseMults)
+		pubT := xOnlyPublic(&d)
+		sigT, errT := signBIP340(&d, msg[:], &aux)
+		if errG != nil || errT != nil {
+			t.Fatalf("sign: generic %v, table %v", errG, errT)
+		}
+		if pubG != pubT || sigG != sigT {
+			t.Fatalf("key %x: generic and table disagree: public %x / %x, signature %x / %x", kb, pubG, pubT, sigG, sigT)
+		}
+		if !verifyBIP340(&pubT, msg[:], &sigG) {
+			t.Fatalf("key %x: the generic signature does not verify with the table", kb)
+		}
+		baseMults.Store(0)
+		if !verifyBIP340(&pubG, msg[:], &sigT) {
+			t.Fatalf("key %x: the table's signature does not verify the generic way", kb)
+		}
+	}
+}
