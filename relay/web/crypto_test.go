@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/testexe"
 	"buzzbox/nostrgit/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -56,6 +57,10 @@ type crossOut struct {
 	Nsecs  []keyPair     `json:"nsecs"`
 	SHA    []string      `json:"sha"`
 	Owners []string      `json:"owners"`
+	// With nostr-tools: each page event verified by nostr-tools, and each
+	// nostr-tools event (of the same templates) verified by the page.
+	ToolsVerifyPage   []bool `json:"toolsVerifyPage"`
+	PageVerifiesTools []bool `json:"pageVerifiesTools"`
 }
 
 // runModules runs the page's crypto modules under node on input.
@@ -182,6 +187,34 @@ func TestEventsCrossVerifyWithGoNostr(t *testing.T) {
 		}
 		if ev.Content != awkward[i] {
 			t.Errorf("page event %d: content changed to %q", i, truncate(ev.Content))
+		}
+	}
+}
+
+// TestEventsCrossVerifyWithNostrTools: events the page signs verify in
+// nostr-tools (the JavaScript reference), and events nostr-tools signs
+// verify in the page, awkward contents included.
+func TestEventsCrossVerifyWithNostrTools(t *testing.T) {
+	modules, _ := testexe.NodeModules(t)
+	tools := filepath.Join(modules, "nostr-tools")
+	if _, err := os.Stat(filepath.Join(tools, "lib", "esm", "pure.js")); err != nil {
+		t.Skipf("SKIP(loud): nostr-tools missing (%v); run scripts/test.sh (npm install in scripts/node)", err)
+	}
+	sk := nostr.GeneratePrivateKey()
+	var reqs []signReq
+	for i, c := range awkward {
+		reqs = append(reqs, signReq{SK: sk, Tpl: nostr.Event{Kind: 9, CreatedAt: nostr.Timestamp(1700000200 + i), Content: c, Tags: nostr.Tags{{"h", "5d0c1072-0000-4000-8000-000000000000"}, {"t", c}}}})
+	}
+	out := runModules(t, map[string]any{"vectors": []any{}, "goEvents": []any{}, "sign": reqs, "npubs": []any{}, "nsecs": []any{}, "sha": []any{}, "nostrTools": tools})
+	if len(out.ToolsVerifyPage) != len(awkward) || len(out.PageVerifiesTools) != len(awkward) {
+		t.Fatalf("cross-check ran %d and %d times; want %d each", len(out.ToolsVerifyPage), len(out.PageVerifiesTools), len(awkward))
+	}
+	for i := range awkward {
+		if !out.ToolsVerifyPage[i] {
+			t.Errorf("page event %d (%q): nostr-tools rejects it", i, truncate(awkward[i]))
+		}
+		if !out.PageVerifiesTools[i] {
+			t.Errorf("nostr-tools event %d (%q): the page rejects it", i, truncate(awkward[i]))
 		}
 	}
 }

@@ -31,4 +31,14 @@ for (const n of input.npubs) out.npubs.push({ npub: encode('npub', unhex(n.hex))
 for (const n of input.nsecs) out.nsecs.push({ nsec: encode('nsec', unhex(n.hex)), hex: hex(decodeKey(n.nsec, 'nsec')) });
 for (const ev of input.attested || []) out.owners.push(attestedOwner(ev));
 for (const h of input.sha) out.sha.push(hex(sha256(unhex(h))));
+// With nostr-tools named (input.nostrTools: its package dir), the page's
+// events must verify there and nostr-tools' events in the page.
+if (input.nostrTools) {
+  const tools = await import(pathToFileURL(path.join(input.nostrTools, 'lib', 'esm', 'pure.js')).href);
+  out.toolsVerifyPage = out.signed.map((ev) => tools.verifyEvent({ ...ev }));
+  out.pageVerifiesTools = input.sign.map((s) => {
+    const ev = tools.finalizeEvent({ ...s.tpl }, unhex(s.sk));
+    return verifyEvent(ev) && eventID(ev) === ev.id;
+  });
+}
 process.stdout.write(JSON.stringify(out));
