@@ -27,9 +27,13 @@
 // the BUZZ_AGENT_* names in options.go). A configuration error exits 2
 // before reading stdin.
 //
-// It does not persist sessions, load them back, ask the client for
-// permissions, use client file-system or terminal methods, or run the
-// browser OAuth login for Databricks (set DATABRICKS_TOKEN instead).
+// Sessions persist in BUZZ_AGENT_STATE_DIR (state.go), one file each,
+// saved before every turn's answer, and come back through session/load,
+// session/resume and session/list (load.go).
+//
+// It does not ask the client for permissions, use client file-system or
+// terminal methods, or run a browser OAuth login (Databricks: set
+// DATABRICKS_TOKEN; remote MCP servers: client credentials only).
 package agent
 
 import (

@@ -249,6 +249,17 @@ func TestBugAgentCrashForgetsConversation(t *testing.T) {
 	first := w.mention("remember the word heron")
 	r.waitAsked(first)
 	r.waitReply(first)
+	// The reply is posted during the turn; buzz-agent keeps the session
+	// when the turn ends. Kill it only once the session is on disk.
+	waitFor(t, "buzz-agent to keep the session", 30*time.Second, func() bool {
+		paths, _ := filepath.Glob(filepath.Join(w.stateHome, "buzzbox", "agent", "*.json"))
+		for _, p := range paths {
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), "remember the word heron") {
+				return true
+			}
+		}
+		return false
+	})
 	kids := childPIDs(r.cmd.Process.Pid)
 	if len(kids) == 0 {
 		t.Fatal("buzz-acp has no agent process")
