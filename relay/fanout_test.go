@@ -157,6 +157,30 @@ func collect(t *testing.T, sub *nostr.Subscription, stop string) map[string]int 
 	}
 }
 
+// waitAll goes on counting sub's events into got until every id of want
+// has come, or the test's deadline passes (the caller reports what is
+// missing).
+func waitAll(t *testing.T, sub *nostr.Subscription, got map[string]int, want []string) {
+	t.Helper()
+	ctx := testCtx(t)
+	missing := func() bool {
+		for _, id := range want {
+			if got[id] == 0 {
+				return true
+			}
+		}
+		return false
+	}
+	for missing() {
+		select {
+		case ev := <-sub.Events:
+			got[ev.ID]++
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
 // live subscribes to f and waits for EOSE, so that what follows is live.
 func live(t testing.TB, c *nostr.Relay, f nostr.Filter) *nostr.Subscription {
 	t.Helper()
@@ -361,6 +385,10 @@ func TestKillInstanceMidBurst(t *testing.T) {
 	stop := signed(t, k, 1, "sentinel after the kill")
 	mustPublish(t, cc, stop)
 	got := collect(t, sub, stop.ID)
+	// An instance fetches what it is notified of in batches, and a batch
+	// is fanned out newest first: the sentinel can come before B's last
+	// events. Wait for those too, for as long as a test may.
+	waitAll(t, sub, got, acked)
 	// Events B stored but had not yet acknowledged when killed may come too.
 	for id := range got {
 		if got[id] > 1 {
