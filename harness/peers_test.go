@@ -101,10 +101,19 @@ func (r *replyScript) armHang() <-chan struct{} {
 // Each reply must reach its thread.
 func converse(t *testing.T, w *world, r *replyScript) {
 	t.Helper()
+	// A reply is posted during its turn: the next mention waits for the
+	// turn's end (the harness takes its 👀 back), so that only the third
+	// and fourth meet mid-turn.
+	turnEnded := func(ev *nostr.Event) {
+		t.Helper()
+		waitFor(t, "the turn of "+ev.Content+" to end", 120*time.Second, func() bool { return w.seenReactions(ev) == 0 })
+	}
 	first := w.mention("ping")
 	waitReply(t, w, first, pong(first.ID), 120*time.Second)
+	turnEnded(first)
 	second := w.mention("again")
 	waitReply(t, w, second, pong(second.ID), 120*time.Second)
+	turnEnded(second)
 	hung := r.armHang()
 	w.mention("a slow one")
 	select {
