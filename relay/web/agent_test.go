@@ -104,19 +104,17 @@ func TestBrowserTalksToAgent(t *testing.T) {
 	do(t, ctx, "start a mention", chromedp.SendKeys(labelled("Message #general"), "@ag"))
 	waitJS(t, ctx, "the agent in the mention list", `[...document.querySelectorAll('[role=option]')].some((o) => o.textContent.includes('agent'))`)
 	do(t, ctx, "pick it and send", chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(labelled("Message #general"), "ping"), chromedp.KeyEvent(kb.Enter))
-	mine := `//article[contains(@class,"mine")][.//p[contains(.,"ping")]]`
 	waitJS(t, ctx, "the message in the channel", textIn(`[role=feed] article`, "ping"))
-	// The agent's 👀 re-renders the message as it lands; try again when
-	// the button was replaced under the click.
-	for try := 1; ; try++ {
-		err := chromedp.Do(ctx, chromedp.Focus(chromedp.Search(mine)), chromedp.Click(chromedp.Search(mine+`//button[@aria-label="Reply in thread"]`)))
-		if err == nil {
-			break
-		}
-		if try == 5 {
-			t.Fatalf("open the message's thread: %v", err)
-		}
-	}
+	// The message's own "Reply in thread" button, pressed from the page:
+	// the agent's 👀 re-renders the message as it lands, so a button found
+	// by one query may be gone by the next.
+	open := `(() => {
+	  const a = [...document.querySelectorAll('#feed article.mine')].find((x) => x.textContent.includes('ping'));
+	  const b = a && a.querySelector('button[aria-label="Reply in thread"]');
+	  if (b) b.click();
+	  return !!b && !document.getElementById('thread').hidden;
+	})()`
+	waitJS(t, ctx, "the message's thread to open", open)
 	waitJS(t, ctx, "the thread panel", `!document.getElementById('thread').hidden`)
 	waitJS(t, ctx, "the agent's reply, live in the thread", textIn(`#thread .thread-replies article`, agentReply))
 	for _, e := range consoleErrors() {
