@@ -164,14 +164,24 @@ func joinPrompt(blocks []acp.ContentBlock) (string, error) {
 	return strings.Join(parts, "\n"), nil
 }
 
-func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
+// promptSession decodes a session/prompt request and finds its session,
+// for either protocol version's handler.
+func (a *Agent) promptSession(req *jsonrpc.Request) (*Session, acp.PromptParams, error) {
 	var p acp.PromptParams
 	if err := decode(req, &p); err != nil {
-		return nil, err
+		return nil, p, err
 	}
 	s := a.session(p.SessionID)
 	if s == nil {
-		return nil, invalid("session/prompt: unknown session")
+		return nil, p, invalid("session/prompt: unknown session")
+	}
+	return s, p, nil
+}
+
+func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
+	s, p, err := a.promptSession(req)
+	if err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	cancelled := s.cancelQueued

@@ -71,13 +71,9 @@ func (s *Session) v2Update(u any) (any, bool) {
 // turn on its own goroutine, its end as an idle state_update. It ends when
 // the turn does; a cancel, session/close or the connection's end stops it.
 func (a *Agent) promptV2(ctx context.Context, req *jsonrpc.Request) (any, error) {
-	var p acp.PromptParams
-	if err := decode(req, &p); err != nil {
+	s, p, err := a.promptSession(req)
+	if err != nil {
 		return nil, err
-	}
-	s := a.session(p.SessionID)
-	if s == nil {
-		return nil, invalid("session/prompt: unknown session")
 	}
 	if len(p.Prompt) == 0 {
 		return nil, invalid("session/prompt: prompt must not be empty")
