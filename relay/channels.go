@@ -603,18 +603,30 @@ func (r *Relay) publishTombstone(ctx context.Context, ch channel) {
 	r.publishRelayEvent(ctx, kindChannelTombstone, tags)
 }
 
+// signState dates ev now, or just after the newest state the relay has
+// signed, since replaceable state must move forward even within one
+// second, and signs it with the relay key.
+func (r *Relay) signState(ev *nostr.Event) error {
+	r.stateMu.Lock()
+	ev.CreatedAt = max(nostr.Now(), r.lastState+1)
+	r.lastState = ev.CreatedAt
+	r.stateMu.Unlock()
+	return ev.Sign(r.secret)
+}
+
+// sawState notes a state event the relay signed at t (stored, or stored
+// by another instance), so that the next one is dated after it.
+func (r *Relay) sawState(t nostr.Timestamp) {
+	r.stateMu.Lock()
+	r.lastState = max(r.lastState, t)
+	r.stateMu.Unlock()
+}
+
 // publishRelayEvent signs an event with the relay key, stores it and
 // hands it to live subscribers.
 func (r *Relay) publishRelayEvent(ctx context.Context, kind int, tags nostr.Tags) {
-	ev := nostr.Event{Kind: kind, Tags: tags, CreatedAt: nostr.Now(), Content: ""}
-	// Replaceable state must move forward even within one second.
-	r.stateMu.Lock()
-	if ev.CreatedAt <= r.lastState {
-		ev.CreatedAt = r.lastState + 1
-	}
-	r.lastState = ev.CreatedAt
-	r.stateMu.Unlock()
-	if err := ev.Sign(r.secret); err != nil {
+	ev := nostr.Event{Kind: kind, Tags: tags, Content: ""}
+	if err := r.signState(&ev); err != nil {
 		r.log.Error("sign channel state", "kind", kind, "err", err)
 		return
 	}
@@ -662,9 +674,7 @@ func (r *Relay) loadChannels() error {
 	err := r.eachStored(ctx, nostr.Filter{
 		Kinds: []int{kindGroupMetadata, kindGroupMembers, kindChannelTombstone}, Authors: []string{r.pubkey},
 	}, func(ev *nostr.Event) {
-		if ev.CreatedAt > r.lastState {
-			r.lastState = ev.CreatedAt
-		}
+		r.sawState(ev.CreatedAt)
 		switch ev.Kind {
 		case kindGroupMetadata:
 			metas = append(metas, ev)

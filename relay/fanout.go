@@ -257,11 +257,7 @@ func (f *fanout) apply(ev *nostr.Event) {
 	}
 	r := f.r
 	if ev.PubKey == r.pubkey {
-		r.stateMu.Lock()
-		if ev.CreatedAt > r.lastState {
-			r.lastState = ev.CreatedAt
-		}
-		r.stateMu.Unlock()
+		r.sawState(ev.CreatedAt)
 		switch ev.Kind {
 		case kindMemberRecord:
 			r.applyMemberRecord(ev)
@@ -412,11 +408,7 @@ func (r *Relay) refreshChannel(ctx context.Context, id string) {
 	}
 	sort.Slice(evs, func(i, j int) bool { return evs[i].CreatedAt < evs[j].CreatedAt })
 	for _, ev := range evs {
-		r.stateMu.Lock()
-		if ev.CreatedAt > r.lastState {
-			r.lastState = ev.CreatedAt
-		}
-		r.stateMu.Unlock()
+		r.sawState(ev.CreatedAt)
 		r.applyChannelState(ev)
 	}
 }
@@ -497,10 +489,8 @@ func (m markStore) CountEvents(ctx context.Context, f nostr.Filter) (int64, erro
 // applyMemberRecord takes a member record another instance stored; a ban
 // cuts the key off here too.
 func (r *Relay) applyMemberRecord(ev *nostr.Event) {
-	pk := ev.Tags.GetD()
-	var rec memberRecord
-	if !nostr.IsValid32ByteHex(pk) || json.Unmarshal([]byte(ev.Content), &rec) != nil {
-		r.log.Warn("skipping unreadable member record", "id", ev.ID)
+	pk, rec, ok := r.readMemberRecord(ev)
+	if !ok {
 		return
 	}
 	r.mem.set(pk, rec)

@@ -204,14 +204,8 @@ func (r *Relay) saveRecord(ctx context.Context, kind int, d string, content any)
 	if err != nil {
 		return fmt.Errorf("buzz-relay: encode record %d:%s: %w", kind, d, err)
 	}
-	ev := nostr.Event{Kind: kind, Tags: nostr.Tags{{"d", d}}, CreatedAt: nostr.Now(), Content: string(b)}
-	r.stateMu.Lock()
-	if ev.CreatedAt <= r.lastState {
-		ev.CreatedAt = r.lastState + 1
-	}
-	r.lastState = ev.CreatedAt
-	r.stateMu.Unlock()
-	if err := ev.Sign(r.secret); err != nil {
+	ev := nostr.Event{Kind: kind, Tags: nostr.Tags{{"d", d}}, Content: string(b)}
+	if err := r.signState(&ev); err != nil {
 		return fmt.Errorf("buzz-relay: sign record %d:%s: %w", kind, d, err)
 	}
 	if err := r.store.ReplaceEvent(internal(ctx), &ev); err != nil {
@@ -240,11 +234,7 @@ func (r *Relay) loadRecords(ctx context.Context, kind int, fn func(*nostr.Event)
 			if n == 1 || ev.CreatedAt < oldest {
 				oldest = ev.CreatedAt
 			}
-			r.stateMu.Lock()
-			if ev.CreatedAt > r.lastState {
-				r.lastState = ev.CreatedAt
-			}
-			r.stateMu.Unlock()
+			r.sawState(ev.CreatedAt)
 			fn(ev)
 		}
 		if n < maxQueryLimit || oldest == 0 {
@@ -258,14 +248,21 @@ func (r *Relay) loadRecords(ctx context.Context, kind int, fn func(*nostr.Event)
 // loadMemberRecords reads the run-time decisions from the store.
 func (r *Relay) loadMemberRecords() error {
 	return r.loadRecords(context.Background(), kindMemberRecord, func(ev *nostr.Event) {
-		pk := ev.Tags.GetD()
-		var rec memberRecord
-		if !nostr.IsValid32ByteHex(pk) || json.Unmarshal([]byte(ev.Content), &rec) != nil {
-			r.log.Warn("skipping unreadable member record", "id", ev.ID)
-			return
+		if pk, rec, ok := r.readMemberRecord(ev); ok {
+			r.mem.set(pk, rec)
 		}
-		r.mem.set(pk, rec)
 	})
+}
+
+// readMemberRecord reads a kindMemberRecord event: the pubkey it is about
+// and its record, or ok false (logged) when it cannot be read.
+func (r *Relay) readMemberRecord(ev *nostr.Event) (pk string, rec memberRecord, ok bool) {
+	pk = ev.Tags.GetD()
+	if !nostr.IsValid32ByteHex(pk) || json.Unmarshal([]byte(ev.Content), &rec) != nil {
+		r.log.Warn("skipping unreadable member record", "id", ev.ID)
+		return "", memberRecord{}, false
+	}
+	return pk, rec, true
 }
 
 // changeMember applies edit to pk's record, stores the result and, when
