@@ -154,23 +154,14 @@ func (r *envReader) toggle(key string, def bool) bool {
 func parseOptions(env proc.Env) (Options, error) {
 	r := &envReader{env: env}
 	var o Options
-	p := strings.ToLower(r.str(envProvider))
-	switch p {
-	case "":
+	if r.str(envProvider) == "" {
 		return o, cfgErr("%s is required — set it to anthropic, openai, openrouter, databricks or databricks_v2", envProvider)
-	case "anthropic":
-		o.Provider = llm.Anthropic
-	case "openai", "openai-compat":
-		o.Provider = llm.OpenAI
-	case "openrouter":
-		o.Provider = llm.OpenRouter
-	case "databricks":
-		o.Provider = llm.Databricks
-	case "databricks_v2", "databricks-v2":
-		o.Provider = llm.DatabricksV2
-	default:
+	}
+	p, ok := parseProvider(r.str(envProvider))
+	if !ok {
 		return o, cfgErr("%s=%s not supported", envProvider, env.Getenv(envProvider))
 	}
+	o.Provider = p
 	need := func(key string) string {
 		v := r.str(key)
 		if v == "" && r.err == nil {
