@@ -15,7 +15,6 @@ var identityRoots = []string{"agent", "harness", "devmcp", "shimtools", "nostrgi
 var allowedArrows = map[string][]string{
 	"buzzbox/harness": {
 		"buzzbox/nostrgit/nip98", // NIP-98 for the relay's HTTP bridge
-		"buzzbox/relay",          // buzzbox up starts the embedded relay
 		"buzzbox/nostrgit/nipoa", // auth tags on published events
 	},
 	"buzzbox/devmcp": {

@@ -1,4 +1,4 @@
-package harness
+package up
 
 import (
 	"log/slog"
