@@ -18,8 +18,7 @@ var allowedArrows = map[string][]string{
 		"buzzbox/nostrgit/nipoa", // auth tags on published events
 	},
 	"buzzbox/devmcp": {
-		"buzzbox/shimtools",   // the session shim
-		"buzzbox/harness/cli", // the workspace tools run buzz commands in-process
+		"buzzbox/shimtools", // the session shim
 	},
 	"buzzbox/relay": {"buzzbox/nostrgit/nip98", "buzzbox/nostrgit/nipoa"},
 }
