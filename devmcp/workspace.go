@@ -42,7 +42,7 @@ const (
 
 // workspacePassEnv are the variables of this server's environment a buzz
 // command gets as they are: its timeouts, temp dir, TLS roots and proxies,
-// which the CLI read from this process when it ran in-process.
+// as the CLI reads them from the process it runs in.
 func workspacePassEnv() []string {
 	return []string{envAuthTag, envTimeoutSecs, envConnectTimeoutSecs, "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR",
 		"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"}

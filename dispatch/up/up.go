@@ -292,7 +292,7 @@ func upNames(public []string, addr net.Addr) upURLs {
 }
 
 // httpScheme spells a ws(s):// URL as http(s)://, the HTTP bridge's base
-// (spec §4.2); others are kept.
+// (harness.md §4.2); others are kept.
 func httpScheme(u string) string {
 	u = strings.TrimRight(u, "/")
 	switch {
