@@ -57,11 +57,11 @@ const (
 	kindProfile     = 0     // NIP-01 metadata
 )
 
-// Main is `buzzbox up`: an embedded relay with data in the workspace's state
-// dir (upStateDir), an owner and
-// an agent key, a general channel, and the harness driving buzz-agent with
-// the buzz-dev-mcp sidecar in the current directory. It prints the buzz
-// commands to talk to the agent and runs until Ctrl-C.
+// Main is `buzzbox up`: an embedded relay with data in the workspace's
+// state dir (upStateDir), an owner and an agent key, a general channel,
+// and the harness driving buzz-agent with the buzz-dev-mcp sidecar in the
+// current directory. It prints the buzz commands to talk to the agent and
+// runs until Ctrl-C.
 func Main(ctx context.Context, args []string, env proc.Env) int {
 	_ = proc.NoDump() // holds the owner key and the provider key; best effort
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
