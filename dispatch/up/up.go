@@ -11,6 +11,13 @@
 // It checks the model provider's variables through buzz-agent's own check
 // before starting anything, and holds no logic of the pieces it joins: the
 // relay, the harness and the agent run as they would alone.
+//
+// It keeps an owner key, an agent key (both 0600) and the relay's data in
+// the workspace's state dir, $XDG_STATE_HOME/buzzbox/<workspace> (else
+// ~/.local/state/…), outside the working tree the agent's shell reads;
+// --dir names another. It creates a general channel on first run, prints
+// the web client's link and then the buzz commands that talk to the agent,
+// and runs until Ctrl-C.
 package up
 
 import (
