@@ -53,8 +53,7 @@
 // tickets, last-mile publishing, usage from session/prompt responses,
 // observer pacing at 1/s with gap reports).
 //
-// A harness runs in another identity's process through LoadConfig, Run and
-// NewLogger: `buzzbox up` (package dispatch/up) does so, and makes its
-// channel first through a SetupConn. Nothing else is exported for use
-// outside buzz-acp.
+// Main is buzz-acp itself. A harness runs in another identity's process
+// through LoadConfig, Run and NewLogger: `buzzbox up` (package dispatch/up)
+// does so, and makes its channel first through a SetupConn.
 package harness
