@@ -14,15 +14,12 @@ var identityRoots = []string{"agent", "harness", "devmcp", "shimtools", "nostrgi
 // packages it may import, each with the reason.
 var allowedArrows = map[string][]string{
 	"buzzbox/harness": {
-		"buzzbox/nostrgit/nip98", // NIP-98 for the relay's HTTP bridge
-		"buzzbox/relay",          // buzzbox up starts the embedded relay
-		"buzzbox/nostrgit/nipoa", // auth tags on published events
+		"buzzbox/relay", // buzzbox up starts the embedded relay
 	},
 	"buzzbox/devmcp": {
 		"buzzbox/shimtools",   // the session shim
 		"buzzbox/harness/cli", // the workspace tools run buzz commands in-process
 	},
-	"buzzbox/relay": {"buzzbox/nostrgit/nip98", "buzzbox/nostrgit/nipoa"},
 }
 
 // forbiddenDeps lists, per package prefix, packages that must not be among

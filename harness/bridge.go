@@ -16,7 +16,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 )
 
 // httpBase derives the HTTP bridge base from the relay URL (spec §4.2).

@@ -19,7 +19,7 @@ import (
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/proc"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // version is what clientInfo reports.

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // intake runs the inbound pipeline (§6) for each relay event, in arrival

@@ -14,7 +14,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // Git config keys the helpers read (spec §1.5), as git prints them.

@@ -13,7 +13,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // Exit codes of git-sign-nostr: git only tells 0 from the rest.

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"buzzbox/internal/testexe"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/dgraph-io/badger/v4"
 	eventbadger "github.com/fiatjaf/eventstore/badger"

@@ -13,7 +13,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"

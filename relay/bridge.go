@@ -11,8 +11,8 @@ import (
 	"sort"
 	"strings"
 
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )

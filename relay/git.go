@@ -12,8 +12,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )

@@ -12,7 +12,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"

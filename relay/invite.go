@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )

@@ -10,7 +10,7 @@ import (
 	"net/http"
 	"strings"
 
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )
