@@ -48,6 +48,7 @@ var forbiddenDeps = map[string]map[string]string{
 // library, with the reason.
 var stdlibOnly = map[string]string{
 	"buzzbox/internal/mcp":        "MCP's wire types are data shapes only, shared by server and client",
+	"buzzbox/internal/workspace":  "the workspace vocabulary is names and pure functions, imported by every identity and by internal/nostrkey",
 	"buzzbox/shimtools/rustregex": "the pattern translator is text to text: rg's parser, free of network, logging and Nostr",
 }
 

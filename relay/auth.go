@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
 	"buzzbox/internal/workspace/nipoa"
 
@@ -49,8 +50,8 @@ func normHost(hostport string) string {
 // trailing "/" do not matter), created_at within authWindow of now, valid
 // id and signature.
 func checkAuthEvent(ev *nostr.Event, challenge string, bases []string, now time.Time) error {
-	if ev.Kind != nostr.KindClientAuthentication {
-		return fmt.Errorf("kind %d is not %d", ev.Kind, nostr.KindClientAuthentication)
+	if ev.Kind != workspace.KindAuth {
+		return fmt.Errorf("kind %d is not %d", ev.Kind, workspace.KindAuth)
 	}
 	var challenges, relays []string
 	for _, t := range ev.Tags {

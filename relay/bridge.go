@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
 	"buzzbox/internal/workspace/nipoa"
 
@@ -308,7 +309,7 @@ func (r *Relay) bridgePublish(ctx context.Context, body []byte) (string, *bridge
 	if reject, msg := r.rejectEvent(ctx, &ev); reject {
 		return ev.ID, &bridgeError{statusOf(msg), msg}
 	}
-	if ev.Kind == nostr.KindDeletion {
+	if ev.Kind == workspace.KindDeletion {
 		if msg := r.deleteTargets(ctx, &ev); msg != "" {
 			return ev.ID, &bridgeError{statusOf(msg), msg}
 		}

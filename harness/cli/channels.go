@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"buzzbox/internal/workspace"
 	"crypto/rand"
 	"encoding/hex"
 	"sort"
@@ -52,10 +53,10 @@ func runChannelsList(in *inv) error {
 	if limit == 0 {
 		limit = channelsListDefault
 	}
-	f := filter{"kinds": []int{kindGroupMeta}}
+	f := filter{"kinds": []int{workspace.KindGroupMetadata}}
 	if in.p.boolean("member") {
 		var ids []string
-		err := pages(in, filter{"kinds": []int{kindGroupMembers}, "#p": []string{in.pubkey}}, 0, func(ev *nostr.Event) error {
+		err := pages(in, filter{"kinds": []int{workspace.KindGroupMembers}, "#p": []string{in.pubkey}}, 0, func(ev *nostr.Event) error {
 			if d := tagValue(ev, "d"); d != "" && !contains(ids, d) {
 				ids = append(ids, d)
 			}
@@ -93,7 +94,7 @@ func runChannelsGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindGroupMeta}, "#d": []string{ch}, "limit": 1})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindGroupMetadata}, "#d": []string{ch}, "limit": 1})
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func runChannelsMembers(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindGroupMembers}, "#d": []string{ch}, "limit": 1})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindGroupMembers}, "#d": []string{ch}, "limit": 1})
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func metaCmd(field string) func(*inv) error {
 		if !in.p.has(field) {
 			return userErr("--%s is required", field)
 		}
-		return publishAndPrint(in, &nostr.Event{Kind: kindEditMetadata, Tags: nostr.Tags{{"h", ch}, {field, in.p.str(field)}}})
+		return publishAndPrint(in, &nostr.Event{Kind: workspace.KindEditMetadata, Tags: nostr.Tags{{"h", ch}, {field, in.p.str(field)}}})
 	}
 }
 
@@ -193,7 +194,7 @@ func runChannelsCreate(in *inv) error {
 		}
 		tags = append(tags, nostr.Tag{"ttl", strconv.FormatInt(n, 10)})
 	}
-	res, err := signAndPublish(in, &nostr.Event{Kind: kindCreateGroup, Tags: tags})
+	res, err := signAndPublish(in, &nostr.Event{Kind: workspace.KindCreateGroup, Tags: tags})
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func runAddMember(in *inv) error {
 	default:
 		return userErr("--role must be owner, admin, member, guest or bot, got %q", role)
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindAddMember, Tags: nostr.Tags{{"h", ch}, {"p", pk}, {"role", role}}})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindAddUser, Tags: nostr.Tags{{"h", ch}, {"p", pk}, {"role", role}}})
 }
 
 func runRemoveMember(in *inv) error {
@@ -241,7 +242,7 @@ func runRemoveMember(in *inv) error {
 	if err != nil {
 		return err
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindRemoveMember, Tags: nostr.Tags{{"h", ch}, {"p", pk}}})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindRemoveUser, Tags: nostr.Tags{{"h", ch}, {"p", pk}}})
 }
 
 func runChannelsSearch(in *inv) error {
@@ -262,7 +263,7 @@ func runChannelsSearch(in *inv) error {
 	out := []row{}
 	seen := map[string]bool{}
 	lq := strings.ToLower(q)
-	err = pages(in, filter{"kinds": []int{kindGroupMeta}}, 0, func(ev *nostr.Event) error {
+	err = pages(in, filter{"kinds": []int{workspace.KindGroupMetadata}}, 0, func(ev *nostr.Event) error {
 		d, name := tagValue(ev, "d"), tagValue(ev, "name")
 		ln := strings.ToLower(name)
 		match := strings.Contains(ln, lq)

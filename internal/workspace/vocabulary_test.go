@@ -1,0 +1,342 @@
+package workspace
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// Where each part of the vocabulary lives, relative to the module root.
+const (
+	homeDir  = "internal/workspace"
+	nip98Dir = "internal/workspace/nip98"
+	nipoaDir = "internal/workspace/nipoa"
+)
+
+// requiredEnv are env names the workspace must define (the ones seven
+// files used to spell on their own).
+var requiredEnv = []string{
+	"BUZZ_RELAY_URL", "BUZZ_PRIVATE_KEY", "BUZZ_AUTH_TAG", "NOSTR_PRIVATE_KEY",
+	"NOSTR_PRIVATE_KEY_FILE", "BUZZ_CLI", "BUZZ_KEYFILE", "BUZZ_ACP_DISPLAY_NAME",
+}
+
+// minSourceFiles is a floor on the module's non-test sources the scan must
+// read; far fewer means it lost its way and would pass vacuously.
+const minSourceFiles = 150
+
+// minNamedKind is the least kind number a constant named …Kind (not
+// kind…) is taken to define; below it such names are offsets and lengths.
+const minNamedKind = 1000
+
+// minKinds is a floor on the kinds the scan must find in this package.
+const minKinds = 40
+
+// source is one parsed non-test Go file of the module.
+type source struct {
+	rel  string // slash path from the module root
+	dir  string // slash directory from the module root
+	file *ast.File
+}
+
+// moduleSources parses every non-test Go file of the module, outside
+// third_party and testdata.
+func moduleSources(t *testing.T, fset *token.FileSet) []source {
+	t.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		t.Fatalf("module root %s: %v", root, err)
+	}
+	var out []source
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if path != root && (name == "third_party" || name == "testdata" || name == "node_modules" || strings.HasPrefix(name, ".")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		out = append(out, source{rel: rel, dir: filepath.ToSlash(filepath.Dir(rel)), file: f})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) < minSourceFiles {
+		t.Fatalf("read %d Go files of the module, want at least %d", len(out), minSourceFiles)
+	}
+	return out
+}
+
+// vocabulary is what this package defines: kind values and env names.
+type vocabulary struct {
+	kinds map[int]string    // value → constant name
+	env   map[string]string // env name → constant name
+}
+
+func readVocabulary(t *testing.T, srcs []source) vocabulary {
+	t.Helper()
+	v := vocabulary{kinds: map[int]string{}, env: map[string]string{}}
+	for _, s := range srcs {
+		if s.dir != homeDir {
+			continue
+		}
+		for _, decl := range s.file.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.CONST {
+				continue
+			}
+			for _, spec := range gd.Specs {
+				vs := spec.(*ast.ValueSpec)
+				for i, name := range vs.Names {
+					if i >= len(vs.Values) {
+						continue
+					}
+					lit, ok := vs.Values[i].(*ast.BasicLit)
+					if !ok {
+						continue
+					}
+					switch {
+					case strings.HasPrefix(name.Name, "Kind") && lit.Kind == token.INT:
+						n, _ := strconv.Atoi(lit.Value)
+						if prev, dup := v.kinds[n]; dup {
+							t.Errorf("kind %d is named twice here: %s and %s", n, prev, name.Name)
+						}
+						v.kinds[n] = name.Name
+					case strings.HasPrefix(name.Name, "Env") && lit.Kind == token.STRING:
+						val, _ := strconv.Unquote(lit.Value)
+						v.env[val] = name.Name
+					}
+				}
+			}
+		}
+	}
+	if len(v.kinds) < minKinds {
+		t.Fatalf("found %d kinds in %s, want at least %d", len(v.kinds), homeDir, minKinds)
+	}
+	for _, e := range requiredEnv {
+		if v.env[e] == "" {
+			t.Errorf("%s defines no constant for %s", homeDir, e)
+		}
+	}
+	return v
+}
+
+// envName reports whether s is spelled like a workspace env name, alone or
+// with the "=" of an environment entry.
+func envName(s string) (string, bool) {
+	s = strings.TrimSuffix(s, "=")
+	if !strings.HasPrefix(s, "BUZZ_") && !strings.HasPrefix(s, "NOSTR_") {
+		return "", false
+	}
+	for _, c := range s {
+		if !(c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_') {
+			return "", false
+		}
+	}
+	return s, true
+}
+
+func intLit(e ast.Expr) (int, bool) {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.INT {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(lit.Value, 0, 64)
+	return int(n), err == nil
+}
+
+func strLit(e ast.Expr) (string, bool) {
+	lit, ok := e.(*ast.BasicLit)
+	if !ok || lit.Kind != token.STRING {
+		return "", false
+	}
+	s, err := strconv.Unquote(lit.Value)
+	return s, err == nil
+}
+
+// isKindExpr reports whether e reads an event's kind: x.Kind or x.Kinds[i].
+func isKindExpr(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "Kind"
+	case *ast.IndexExpr:
+		sel, ok := x.X.(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "Kinds"
+	}
+	return false
+}
+
+// isTagName reports whether e is the name of a tag: t[0], tag[0],
+// authTag[0] or ev.Tags[i][0] (an argument list's args[0] is not).
+func isTagName(e ast.Expr) bool {
+	ix, ok := e.(*ast.IndexExpr)
+	if !ok {
+		return false
+	}
+	if n, ok := intLit(ix.Index); !ok || n != 0 {
+		return false
+	}
+	switch base := ix.X.(type) {
+	case *ast.Ident:
+		return base.Name == "t" || strings.Contains(strings.ToLower(base.Name), "tag")
+	case *ast.IndexExpr:
+		sel, ok := base.X.(*ast.SelectorExpr)
+		return ok && sel.Sel.Name == "Tags"
+	}
+	return false
+}
+
+// TestVocabularyHasOneHome reads the module's non-test sources and fails
+// where a workspace kind, an env name, or NIP-98/NIP-OA token code is
+// defined or spelled outside its one home: kinds, env names and NIP-AE
+// addressing here, NIP-98 in nip98, NIP-OA in nipoa.
+func TestVocabularyHasOneHome(t *testing.T) {
+	fset := token.NewFileSet()
+	srcs := moduleSources(t, fset)
+	v := readVocabulary(t, srcs)
+
+	var problems []string
+	report := func(n ast.Node, format string, args ...any) {
+		problems = append(problems, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), fmt.Sprintf(format, args...)))
+	}
+	envSpelled := map[string][]ast.Node{}
+	kindName := func(n int) string {
+		if name := v.kinds[n]; name != "" {
+			return "workspace." + name
+		}
+		return "a constant in " + homeDir + "/kinds.go"
+	}
+	for _, s := range srcs {
+		inHome := s.dir == homeDir || strings.HasPrefix(s.dir, homeDir+"/")
+		inNIP98, inNIPOA := s.dir == nip98Dir, s.dir == nipoaDir
+		ast.Inspect(s.file, func(n ast.Node) bool {
+			switch x := n.(type) {
+			case *ast.ValueSpec:
+				for i, name := range x.Names {
+					if i >= len(x.Values) {
+						continue
+					}
+					val, ok := intLit(x.Values[i])
+					lower := strings.ToLower(name.Name)
+					// kindX = N, or fooKind = N where N is a workspace kind
+					// (small numbers are offsets and lengths of a kind field).
+					named := strings.HasPrefix(lower, "kind") || strings.Contains(lower, "kind") && val >= minNamedKind && v.kinds[val] != ""
+					if ok && !inHome && named {
+						report(x, "constant %s = %d defines an event kind; use %s", name.Name, val, kindName(val))
+					}
+				}
+			case *ast.SelectorExpr:
+				if id, ok := x.X.(*ast.Ident); ok && id.Name == "nostr" && strings.HasPrefix(x.Sel.Name, "Kind") && !inHome {
+					report(x, "nostr.%s names a kind go-nostr's way; use the workspace constant", x.Sel.Name)
+				}
+			case *ast.KeyValueExpr:
+				key, ok := x.Key.(*ast.Ident)
+				if !ok || inHome {
+					break
+				}
+				switch key.Name {
+				case "Kind":
+					if val, ok := intLit(x.Value); ok {
+						report(x, "Kind: %d is a kind number; use %s", val, kindName(val))
+					}
+				case "Kinds":
+					if cl, ok := x.Value.(*ast.CompositeLit); ok {
+						for _, el := range cl.Elts {
+							if val, ok := intLit(el); ok {
+								report(el, "Kinds lists %d; use %s", val, kindName(val))
+							}
+						}
+					}
+				}
+			case *ast.BinaryExpr:
+				if x.Op != token.EQL && x.Op != token.NEQ {
+					break
+				}
+				for _, pair := range [][2]ast.Expr{{x.X, x.Y}, {x.Y, x.X}} {
+					if val, ok := intLit(pair[1]); ok && isKindExpr(pair[0]) && !inHome {
+						report(x, "compares a kind with %d; use %s", val, kindName(val))
+					}
+					if s, ok := strLit(pair[1]); ok && s == "auth" && isTagName(pair[0]) && !inNIPOA {
+						report(x, `compares a tag name with "auth"; NIP-OA's tag is nipoa.TagName`)
+					}
+				}
+			case *ast.SwitchStmt:
+				if x.Tag == nil || !isKindExpr(x.Tag) || inHome {
+					break
+				}
+				for _, st := range x.Body.List {
+					for _, e := range st.(*ast.CaseClause).List {
+						if val, ok := intLit(e); ok {
+							report(e, "case %d on a kind; use %s", val, kindName(val))
+						}
+					}
+				}
+			case *ast.CompositeLit:
+				if len(x.Elts) > 1 && !inNIPOA {
+					if s, ok := strLit(x.Elts[0]); ok && s == "auth" {
+						report(x, `builds an "auth" tag; NIP-OA's tag is nipoa's`)
+					}
+				}
+			case *ast.BasicLit:
+				if val, ok := intLit(x); ok && val == 27235 && !inNIP98 {
+					report(x, "27235 is NIP-98's kind; use nip98.Kind")
+				}
+				str, ok := strLit(x)
+				if !ok {
+					break
+				}
+				switch {
+				case (str == "Nostr" || str == "Nostr ") && !inNIP98:
+					report(x, "%q is NIP-98's Authorization scheme; use nip98.Scheme or nip98.Header", str)
+				case strings.HasPrefix(str, "nostr:agent-auth:") && !inNIPOA:
+					report(x, "%q is NIP-OA's signed preimage; use nipoa", str)
+				case str == memoryDomain && s.dir != homeDir:
+					report(x, "%q is NIP-AE's address domain; use workspace.MemoryDTag", str)
+				}
+				if name, ok := envName(str); ok && s.dir != homeDir {
+					envSpelled[name] = append(envSpelled[name], x)
+				}
+			}
+			return true
+		})
+	}
+	for name, nodes := range envSpelled {
+		switch {
+		case v.env[name] != "":
+			for _, n := range nodes {
+				report(n, "%s is spelled out; use workspace.%s", name, v.env[name])
+			}
+		case len(nodes) > 1:
+			for _, n := range nodes {
+				report(n, "%s is spelled in %d places; define it once, in %s/env.go", name, len(nodes), homeDir)
+			}
+		}
+	}
+	sort.Strings(problems)
+	for _, p := range problems {
+		t.Error(p)
+	}
+}
