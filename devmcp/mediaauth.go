@@ -113,7 +113,7 @@ func (m *mediaAuth) authorize(req *http.Request) bool {
 	}
 	req.Header.Set("Authorization", nip98.Scheme+" "+base64.RawURLEncoding.EncodeToString(raw))
 	if m.authTag != "" {
-		req.Header.Set("x-auth-tag", m.authTag)
+		req.Header.Set(workspace.HeaderAuthTag, m.authTag)
 	}
 	return true
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
 )
 
@@ -120,7 +121,7 @@ func (r *relayIO) post(ctx context.Context, path string, body []byte, out any) e
 		req.Header.Set("Authorization", hdr)
 		req.Header.Set("Content-Type", "application/json")
 		if r.authTag != "" {
-			req.Header.Set("x-auth-tag", r.authTag)
+			req.Header.Set(workspace.HeaderAuthTag, r.authTag)
 		}
 		resp, err := r.client.Do(req)
 		if err != nil {

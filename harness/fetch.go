@@ -44,22 +44,22 @@ func retryOnce[T any](ctx context.Context, each time.Duration, f func(context.Co
 func channelFromMeta(ev *nostr.Event) (info channelInfo, archived bool) {
 	d := ev.Tags.GetD()
 	info = channelInfo{ID: strings.ToLower(d), Name: "unknown", Type: "stream"}
-	if t := ev.Tags.Find("name"); len(t) >= 2 && t[1] != "" {
+	if t := ev.Tags.Find(workspace.TagName); len(t) >= 2 && t[1] != "" {
 		info.Name = t[1]
 	}
 	tval := ""
 	if t := ev.Tags.Find("t"); len(t) >= 2 {
 		tval = t[1]
 	}
-	hidden := hasTag(ev.Tags, "hidden")
-	private := hasTag(ev.Tags, "private")
+	hidden := hasTag(ev.Tags, workspace.TagHidden)
+	private := hasTag(ev.Tags, workspace.TagPrivate)
 	switch {
 	case tval == "dm" || hidden:
 		info.Type = "dm"
 	case tval == "private" || private:
 		info.Type = "private"
 	}
-	if t := ev.Tags.Find("archived"); len(t) >= 2 && t[1] == "true" {
+	if t := ev.Tags.Find(workspace.TagArchived); len(t) >= 2 && t[1] == "true" {
 		archived = true
 	}
 	return info, archived

@@ -370,8 +370,8 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 	}
 	if id == "" {
 		id = newUUID()
-		if err := publish(owner, &nostr.Event{Kind: workspace.KindCreateGroup, Tags: nostr.Tags{{"h", id}, {"name", upChannelTag},
-			{"visibility", "open"}, {"channel_type", "stream"}, {"about", "where the owner and the agent talk"}}}); err != nil {
+		if err := publish(owner, &nostr.Event{Kind: workspace.KindCreateGroup, Tags: nostr.Tags{{"h", id}, {workspace.TagName, upChannelTag},
+			{workspace.TagVisibility, workspace.VisibilityOpen}, {workspace.TagChannelType, workspace.ChannelTypeStream}, {workspace.TagAbout, "where the owner and the agent talk"}}}); err != nil {
 			return "", fmt.Errorf("buzzbox up: create channel: %w", err)
 		}
 		if err := os.WriteFile(idPath, []byte(id+"\n"), 0o600); err != nil {

@@ -109,7 +109,7 @@ func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *nipoa.Tag
 	if t := res.Event.Tags.Find(nipoa.TagName); t != nil {
 		grant, _ = attestedGrant(t, c.pubkey)
 	}
-	if h := req.Header.Get("x-auth-tag"); grant == nil && h != "" {
+	if h := req.Header.Get(workspace.HeaderAuthTag); grant == nil && h != "" {
 		grant, _ = headerGrant(h, c.pubkey)
 	}
 	owner, gerr := grantOwner(grant, r.cfg.Now())

@@ -401,7 +401,7 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 			cs.mu.Unlock()
 			return
 		}
-		ch = &channel{id: id, typ: "stream", members: map[string]string{ev.PubKey: roleOwner}, createdAt: ev.CreatedAt}
+		ch = &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{ev.PubKey: roleOwner}, createdAt: ev.CreatedAt}
 		applyMetadata(ch, ev)
 		cs.byID[id] = ch
 		added = append(added, ev.PubKey)
@@ -486,24 +486,24 @@ func maps(m map[string]string) map[string]string {
 func applyMetadata(ch *channel, ev *nostr.Event) {
 	for _, t := range ev.Tags {
 		switch {
-		case len(t) == 1 && t[0] == "private":
+		case len(t) == 1 && t[0] == workspace.TagPrivate:
 			ch.private = true
-		case len(t) == 1 && t[0] == "public":
+		case len(t) == 1 && t[0] == workspace.TagPublic:
 			ch.private = false
 		case len(t) < 2:
-		case t[0] == "name":
+		case t[0] == workspace.TagName:
 			ch.name = t[1]
-		case t[0] == "about":
+		case t[0] == workspace.TagAbout:
 			ch.about = t[1]
-		case t[0] == "topic":
+		case t[0] == workspace.TagTopic:
 			ch.topic = t[1]
-		case t[0] == "purpose":
+		case t[0] == workspace.TagPurpose:
 			ch.purpose = t[1]
-		case t[0] == "channel_type" || t[0] == "t":
+		case t[0] == workspace.TagChannelType || t[0] == "t":
 			ch.typ = t[1]
-		case t[0] == "visibility":
-			ch.private = t[1] == "private"
-		case t[0] == "archived":
+		case t[0] == workspace.TagVisibility:
+			ch.private = t[1] == workspace.VisibilityPrivate
+		case t[0] == workspace.TagArchived:
 			ch.archived = t[1] == "true"
 		}
 	}
@@ -511,19 +511,19 @@ func applyMetadata(ch *channel, ev *nostr.Event) {
 
 // publishChannel signs and stores the channel's 39000 and 39002 events.
 func (r *Relay) publishChannel(ctx context.Context, ch channel) {
-	meta := nostr.Tags{{"d", ch.id}, {"name", ch.name}}
-	for _, kv := range [][2]string{{"about", ch.about}, {"topic", ch.topic}, {"purpose", ch.purpose}} {
+	meta := nostr.Tags{{"d", ch.id}, {workspace.TagName, ch.name}}
+	for _, kv := range [][2]string{{workspace.TagAbout, ch.about}, {workspace.TagTopic, ch.topic}, {workspace.TagPurpose, ch.purpose}} {
 		if kv[1] != "" {
 			meta = append(meta, nostr.Tag{kv[0], kv[1]})
 		}
 	}
-	meta = append(meta, nostr.Tag{"t", ch.typ}, nostr.Tag{"channel_type", ch.typ})
+	meta = append(meta, nostr.Tag{"t", ch.typ}, nostr.Tag{workspace.TagChannelType, ch.typ})
 	if ch.private {
-		meta = append(meta, nostr.Tag{"private"}, nostr.Tag{"closed"})
+		meta = append(meta, nostr.Tag{workspace.TagPrivate}, nostr.Tag{workspace.TagClosed})
 	} else {
-		meta = append(meta, nostr.Tag{"public"}, nostr.Tag{"open"})
+		meta = append(meta, nostr.Tag{workspace.TagPublic}, nostr.Tag{workspace.TagOpen})
 	}
-	meta = append(meta, nostr.Tag{"archived", fmt.Sprint(ch.archived)})
+	meta = append(meta, nostr.Tag{workspace.TagArchived, fmt.Sprint(ch.archived)})
 	r.publishRelayEvent(ctx, workspace.KindGroupMetadata, meta)
 
 	r.publishRelayEvent(ctx, workspace.KindGroupMembers, memberTags(ch))
@@ -580,7 +580,7 @@ func (r *Relay) deleteChannel(ctx context.Context, id string) {
 func (r *Relay) publishTombstone(ctx context.Context, ch channel) {
 	tags := memberTags(ch)
 	if ch.private {
-		tags = append(tags, nostr.Tag{"private"})
+		tags = append(tags, nostr.Tag{workspace.TagPrivate})
 	}
 	r.publishRelayEvent(ctx, workspace.KindChannelTombstone, tags)
 }
@@ -675,12 +675,12 @@ func (r *Relay) loadChannels() error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	for _, ev := range metas {
-		ch := &channel{id: ev.Tags.GetD(), typ: "stream", members: map[string]string{}, createdAt: ev.CreatedAt}
+		ch := &channel{id: ev.Tags.GetD(), typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt}
 		applyMetadata(ch, ev)
 		if v, _ := tagValue(ev, "t"); v != "" {
 			ch.typ = v
 		}
-		ch.private = hasFlag(ev, "private")
+		ch.private = hasFlag(ev, workspace.TagPrivate)
 		cs.byID[ch.id] = ch
 	}
 	for _, ev := range lists {
@@ -694,8 +694,8 @@ func (r *Relay) loadChannels() error {
 		if ch := cs.byID[id]; ch != nil && ch.createdAt > ev.CreatedAt {
 			continue // re-created since
 		}
-		ch := &channel{id: id, typ: "stream", members: map[string]string{}, createdAt: ev.CreatedAt, deleted: true}
-		ch.private = hasFlag(ev, "private")
+		ch := &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt, deleted: true}
+		ch.private = hasFlag(ev, workspace.TagPrivate)
 		loadMemberTags(ch, ev)
 		cs.byID[id] = ch
 	}

@@ -527,7 +527,7 @@ func (r *Relay) applyChannelState(ev *nostr.Event) {
 	switch ev.Kind {
 	case workspace.KindGroupMetadata:
 		if ch == nil || ch.deleted && ev.CreatedAt > ch.createdAt {
-			ch = &channel{id: id, typ: "stream", members: map[string]string{}, createdAt: ev.CreatedAt}
+			ch = &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt}
 			cs.byID[id] = ch
 		}
 		if ch.deleted {
@@ -537,7 +537,7 @@ func (r *Relay) applyChannelState(ev *nostr.Event) {
 		if v, _ := tagValue(ev, "t"); v != "" {
 			ch.typ = v
 		}
-		ch.private = hasFlag(ev, "private")
+		ch.private = hasFlag(ev, workspace.TagPrivate)
 	case workspace.KindGroupMembers:
 		if ch == nil || ch.deleted {
 			break
@@ -554,8 +554,8 @@ func (r *Relay) applyChannelState(ev *nostr.Event) {
 		if ch != nil && !ch.deleted && ch.createdAt > ev.CreatedAt {
 			break // created again since
 		}
-		ch = &channel{id: id, typ: "stream", members: map[string]string{}, createdAt: ev.CreatedAt, deleted: true}
-		ch.private = hasFlag(ev, "private")
+		ch = &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt, deleted: true}
+		ch.private = hasFlag(ev, workspace.TagPrivate)
 		loadMemberTags(ch, ev)
 		cs.byID[id] = ch
 		gone = keys(ch.members)

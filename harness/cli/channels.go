@@ -24,26 +24,26 @@ type channelInfo struct {
 func toChannel(ev *nostr.Event) channelInfo {
 	return channelInfo{
 		ChannelID:   tagValue(ev, "d"),
-		Name:        tagValue(ev, "name"),
-		Description: tagValue(ev, "about"),
+		Name:        tagValue(ev, workspace.TagName),
+		Description: tagValue(ev, workspace.TagAbout),
 		CreatedAt:   int64(ev.CreatedAt),
-		Archived:    hasTag(ev, "archived", "true"),
+		Archived:    hasTag(ev, workspace.TagArchived, "true"),
 	}
 }
 
 func visibilityOK(ev *nostr.Event, vis string) bool {
 	switch vis {
-	case "open":
-		return hasTag(ev, "public")
-	case "private":
-		return hasTag(ev, "private")
+	case workspace.VisibilityOpen:
+		return hasTag(ev, workspace.TagPublic)
+	case workspace.VisibilityPrivate:
+		return hasTag(ev, workspace.TagPrivate)
 	}
 	return true
 }
 
 func runChannelsList(in *inv) error {
 	vis := in.p.str("visibility")
-	if vis != "" && vis != "open" && vis != "private" {
+	if vis != "" && vis != workspace.VisibilityOpen && vis != workspace.VisibilityPrivate {
 		return userErr("--visibility must be open or private, got %q", vis)
 	}
 	limit, err := in.p.nonNegative("limit", channelsListDefault)
@@ -172,20 +172,20 @@ func runChannelsCreate(in *inv) error {
 		return err
 	}
 	typ := in.p.str("type")
-	if typ != "stream" && typ != "forum" {
+	if typ != workspace.ChannelTypeStream && typ != workspace.ChannelTypeForum {
 		return userErr("--type must be stream or forum, got %q", typ)
 	}
 	vis := in.p.str("visibility")
-	if vis != "open" && vis != "private" {
+	if vis != workspace.VisibilityOpen && vis != workspace.VisibilityPrivate {
 		return userErr("--visibility must be open or private, got %q", vis)
 	}
 	id, err := newUUID()
 	if err != nil {
 		return otherErr("make channel id: %v", err)
 	}
-	tags := nostr.Tags{{"h", id}, {"name", name}, {"visibility", vis}, {"channel_type", typ}}
+	tags := nostr.Tags{{"h", id}, {workspace.TagName, name}, {workspace.TagVisibility, vis}, {workspace.TagChannelType, typ}}
 	if d := in.p.str("description"); d != "" {
-		tags = append(tags, nostr.Tag{"about", d})
+		tags = append(tags, nostr.Tag{workspace.TagAbout, d})
 	}
 	if in.p.has("ttl") {
 		n, err := in.p.nonNegative("ttl", 0)
@@ -264,23 +264,23 @@ func runChannelsSearch(in *inv) error {
 	seen := map[string]bool{}
 	lq := strings.ToLower(q)
 	err = pages(in, filter{"kinds": []int{workspace.KindGroupMetadata}}, 0, func(ev *nostr.Event) error {
-		d, name := tagValue(ev, "d"), tagValue(ev, "name")
+		d, name := tagValue(ev, "d"), tagValue(ev, workspace.TagName)
 		ln := strings.ToLower(name)
 		match := strings.Contains(ln, lq)
 		if in.p.boolean("exact") {
 			match = ln == lq
 		}
-		archived := hasTag(ev, "archived", "true")
+		archived := hasTag(ev, workspace.TagArchived, "true")
 		if d == "" || seen[d] || !match || (archived && !in.p.boolean("include-archived")) {
 			return nil
 		}
 		seen[d] = true
-		vis := "open"
-		if hasTag(ev, "private") {
-			vis = "private"
+		vis := workspace.VisibilityOpen
+		if hasTag(ev, workspace.TagPrivate) {
+			vis = workspace.VisibilityPrivate
 		}
-		out = append(out, row{d, name, firstNonEmpty(tagValue(ev, "t"), "stream"), vis, archived,
-			tagValue(ev, "about"), tagValue(ev, "topic"), tagValue(ev, "purpose")})
+		out = append(out, row{d, name, firstNonEmpty(tagValue(ev, "t"), workspace.ChannelTypeStream), vis, archived,
+			tagValue(ev, workspace.TagAbout), tagValue(ev, workspace.TagTopic), tagValue(ev, workspace.TagPurpose)})
 		return nil
 	})
 	if err != nil {

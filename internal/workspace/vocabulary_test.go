@@ -36,6 +36,9 @@ const minSourceFiles = 150
 // kind…) is taken to define; below it such names are offsets and lengths.
 const minNamedKind = 1000
 
+// minTags is a floor on the tag names the scan must find in this package.
+const minTags = 10
+
 // minKinds is a floor on the kinds the scan must find in this package.
 const minKinds = 40
 
@@ -90,15 +93,18 @@ func moduleSources(t *testing.T, fset *token.FileSet) []source {
 	return out
 }
 
-// vocabulary is what this package defines: kind values and env names.
+// vocabulary is what this package defines: kind values, env names, tag
+// and header names.
 type vocabulary struct {
-	kinds map[int]string    // value → constant name
-	env   map[string]string // env name → constant name
+	kinds   map[int]string    // value → constant name
+	env     map[string]string // env name → constant name
+	tags    map[string]string // tag name → constant name
+	headers map[string]string // lowercased header name → constant name
 }
 
 func readVocabulary(t *testing.T, srcs []source) vocabulary {
 	t.Helper()
-	v := vocabulary{kinds: map[int]string{}, env: map[string]string{}}
+	v := vocabulary{kinds: map[int]string{}, env: map[string]string{}, tags: map[string]string{}, headers: map[string]string{}}
 	for _, s := range srcs {
 		if s.dir != homeDir {
 			continue
@@ -128,10 +134,19 @@ func readVocabulary(t *testing.T, srcs []source) vocabulary {
 					case strings.HasPrefix(name.Name, "Env") && lit.Kind == token.STRING:
 						val, _ := strconv.Unquote(lit.Value)
 						v.env[val] = name.Name
+					case strings.HasPrefix(name.Name, "Tag") && lit.Kind == token.STRING:
+						val, _ := strconv.Unquote(lit.Value)
+						v.tags[val] = name.Name
+					case strings.HasPrefix(name.Name, "Header") && lit.Kind == token.STRING:
+						val, _ := strconv.Unquote(lit.Value)
+						v.headers[strings.ToLower(val)] = name.Name
 					}
 				}
 			}
 		}
+	}
+	if len(v.tags) < minTags || len(v.headers) == 0 {
+		t.Fatalf("found %d tag and %d header names in %s, want at least %d and 1", len(v.tags), len(v.headers), homeDir, minTags)
 	}
 	if len(v.kinds) < minKinds {
 		t.Fatalf("found %d kinds in %s, want at least %d", len(v.kinds), homeDir, minKinds)
@@ -189,6 +204,16 @@ func isKindExpr(e ast.Expr) bool {
 	return false
 }
 
+// isNostrType reports whether e is go-nostr's type name.
+func isNostrType(e ast.Expr, name string) bool {
+	sel, ok := e.(*ast.SelectorExpr)
+	if !ok || sel.Sel.Name != name {
+		return false
+	}
+	id, ok := sel.X.(*ast.Ident)
+	return ok && id.Name == "nostr"
+}
+
 // isTagName reports whether e is the name of a tag: t[0], tag[0],
 // authTag[0] or ev.Tags[i][0] (an argument list's args[0] is not).
 func isTagName(e ast.Expr) bool {
@@ -210,7 +235,8 @@ func isTagName(e ast.Expr) bool {
 }
 
 // TestVocabularyHasOneHome reads the module's non-test sources and fails
-// where a workspace kind, an env name, or NIP-98/NIP-OA token code is
+// where a workspace kind, an env name, a channel metadata tag or header
+// name (where a tag or header is built or read), or NIP-98/NIP-OA token code is
 // defined or spelled outside its one home: kinds, env names and NIP-AE
 // addressing here, NIP-98 in nip98, NIP-OA in nipoa.
 func TestVocabularyHasOneHome(t *testing.T) {
@@ -282,6 +308,9 @@ func TestVocabularyHasOneHome(t *testing.T) {
 					if s, ok := strLit(pair[1]); ok && s == "auth" && isTagName(pair[0]) && !inNIPOA {
 						report(x, `compares a tag name with "auth"; NIP-OA's tag is nipoa.TagName`)
 					}
+					if s, ok := strLit(pair[1]); ok && v.tags[s] != "" && isTagName(pair[0]) && !inHome {
+						report(x, "compares a tag name with %q; use workspace.%s", s, v.tags[s])
+					}
 				}
 			case *ast.SwitchStmt:
 				if x.Tag == nil || !isKindExpr(x.Tag) || inHome {
@@ -294,10 +323,38 @@ func TestVocabularyHasOneHome(t *testing.T) {
 						}
 					}
 				}
+			case *ast.CallExpr:
+				if sel, ok := x.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "Find" && len(x.Args) == 1 && !inHome {
+					if s, ok := strLit(x.Args[0]); ok && v.tags[s] != "" {
+						report(x, "Find(%q) names a workspace tag; use workspace.%s", s, v.tags[s])
+					}
+				}
 			case *ast.CompositeLit:
 				if len(x.Elts) > 1 && !inNIPOA {
 					if s, ok := strLit(x.Elts[0]); ok && s == "auth" {
 						report(x, `builds an "auth" tag; NIP-OA's tag is nipoa's`)
+					}
+				}
+				if inHome {
+					break
+				}
+				var tags []*ast.CompositeLit
+				switch {
+				case isNostrType(x.Type, "Tag"):
+					tags = append(tags, x)
+				case isNostrType(x.Type, "Tags"):
+					for _, el := range x.Elts {
+						if cl, ok := el.(*ast.CompositeLit); ok {
+							tags = append(tags, cl)
+						}
+					}
+				}
+				for _, tag := range tags {
+					if len(tag.Elts) == 0 {
+						continue
+					}
+					if s, ok := strLit(tag.Elts[0]); ok && v.tags[s] != "" {
+						report(tag, "builds a %q tag; use workspace.%s", s, v.tags[s])
 					}
 				}
 			case *ast.BasicLit:
@@ -313,6 +370,8 @@ func TestVocabularyHasOneHome(t *testing.T) {
 					report(x, "%q is NIP-98's Authorization scheme; use nip98.Scheme or nip98.Header", str)
 				case strings.HasPrefix(str, "nostr:agent-auth:") && !inNIPOA:
 					report(x, "%q is NIP-OA's signed preimage; use nipoa", str)
+				case v.headers[strings.ToLower(str)] != "" && s.dir != homeDir:
+					report(x, "%q is spelled out; use workspace.%s", str, v.headers[strings.ToLower(str)])
 				case str == memoryDomain && s.dir != homeDir:
 					report(x, "%q is NIP-AE's address domain; use workspace.MemoryDTag", str)
 				}
