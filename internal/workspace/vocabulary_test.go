@@ -279,11 +279,19 @@ func TestVocabularyHasOneHome(t *testing.T) {
 					report(x, "nostr.%s names a kind go-nostr's way; use the workspace constant", x.Sel.Name)
 				}
 			case *ast.KeyValueExpr:
-				key, ok := x.Key.(*ast.Ident)
-				if !ok || inHome {
+				if inHome {
 					break
 				}
-				switch key.Name {
+				name := ""
+				switch key := x.Key.(type) {
+				case *ast.Ident:
+					name = key.Name
+				case *ast.BasicLit: // a filter as a map: {"kinds": []int{…}}
+					if s, ok := strLit(key); ok && s == "kinds" {
+						name = "Kinds"
+					}
+				}
+				switch name {
 				case "Kind":
 					if val, ok := intLit(x.Value); ok {
 						report(x, "Kind: %d is a kind number; use %s", val, kindName(val))
