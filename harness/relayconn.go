@@ -356,7 +356,7 @@ func (rc *relayConn) sendAuth(ctx context.Context, ws *websocket.Conn, challenge
 	ev := &nostr.Event{
 		Kind:      workspace.KindAuth,
 		CreatedAt: nostr.Now(),
-		Tags:      nostr.Tags{{"relay", rc.url}, {"challenge", challenge}},
+		Tags:      nostr.Tags{{workspace.TagAuthRelay, rc.url}, {workspace.TagAuthChallenge, challenge}},
 	}
 	if rc.authTag != nil {
 		ev.Tags = append(ev.Tags, rc.authTag)

@@ -59,9 +59,9 @@ func checkAuthEvent(ev *nostr.Event, challenge string, bases []string, now time.
 			continue
 		}
 		switch t[0] {
-		case "challenge":
+		case workspace.TagAuthChallenge:
 			challenges = append(challenges, t[1])
-		case "relay":
+		case workspace.TagAuthRelay:
 			relays = append(relays, t[1])
 		}
 	}

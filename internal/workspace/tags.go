@@ -51,3 +51,10 @@ const (
 // JSON text) next to a NIP-98 Authorization, on the relay's HTTP bridge
 // and media reads.
 const HeaderAuthTag = "x-auth-tag"
+
+// Tags of a NIP-42 AUTH event (KindAuth): the relay's URL and the
+// challenge it sent.
+const (
+	TagAuthRelay     = "relay"
+	TagAuthChallenge = "challenge"
+)
