@@ -243,7 +243,14 @@ func TestVocabularyHasOneHome(t *testing.T) {
 	fset := token.NewFileSet()
 	srcs := moduleSources(t, fset)
 	v := readVocabulary(t, srcs)
+	for _, p := range strays(fset, srcs, v) {
+		t.Error(p)
+	}
+}
 
+// strays lists, sorted, each place in srcs that defines or spells out
+// what v says lives in this package (or in nip98 and nipoa).
+func strays(fset *token.FileSet, srcs []source, v vocabulary) []string {
 	var problems []string
 	report := func(n ast.Node, format string, args ...any) {
 		problems = append(problems, fmt.Sprintf("%s: %s", fset.Position(n.Pos()), fmt.Sprintf(format, args...)))
@@ -403,7 +410,88 @@ func TestVocabularyHasOneHome(t *testing.T) {
 		}
 	}
 	sort.Strings(problems)
-	for _, p := range problems {
-		t.Error(p)
+	return problems
+}
+
+// strayFile is one of each thing TestVocabularyHasOneHome must find, each
+// on a line of its own, with the words its report must contain.
+const strayFile = `package stray
+
+const kindChat = 9                      // want "constant kindChat = 9"
+const mediaKind = 24242                 // want "constant mediaKind = 24242"
+const (
+	envRelay = "BUZZ_RELAY_URL"         // want "BUZZ_RELAY_URL is spelled out"
+	envOnce  = "BUZZ_NOT_SHARED"
+	envTwice = "BUZZ_SPELLED_TWICE"     // want "spelled in 2 places"
+	other    = "BUZZ_SPELLED_TWICE="    // want "spelled in 2 places"
+)
+
+func f(ev *nostr.Event, t nostr.Tag, args []string) {
+	_ = nostr.KindReaction                                  // want "nostr.KindReaction"
+	_ = nostr.Event{Kind: 7}                                 // want "Kind: 7"
+	_ = nostr.Filter{Kinds: []int{39000}}                    // want "Kinds lists 39000"
+	_ = filter{"kinds": []int{40002}}                        // want "Kinds lists 40002"
+	_ = ev.Kind == 9                                         // want "compares a kind with 9"
+	switch ev.Kind {
+	case 44100:                                              // want "case 44100"
+	}
+	_ = t[0] == "auth"                                       // want "compares a tag name with \"auth\""
+	_ = args[0] == "auth"
+	_ = nostr.Tag{"auth", "x", "", "y"}                      // want "builds an \"auth\" tag"
+	_ = 27235                                                // want "27235 is NIP-98's kind"
+	_ = "Nostr "                                             // want "NIP-98's Authorization scheme"
+	_ = "nostr:agent-auth:"                                  // want "NIP-OA's signed preimage"
+	_ = "agent-memory/v1/d-tag"                              // want "NIP-AE's address domain"
+	_ = "X-Auth-Tag"                                         // want "use workspace.HeaderAuthTag"
+	_ = ev.Tags.Find("archived")                             // want "Find(\"archived\")"
+	_ = nostr.Tags{{"h", "c"}, {"visibility", "open"}}       // want "builds a \"visibility\" tag"
+	_ = t[0] == "channel_type"                               // want "compares a tag name with \"channel_type\""
+	_ = map[string]string{"name": "not a tag"}
+}
+`
+
+// TestVocabularyCheckFindsStrays runs the check on a file holding one of
+// each stray and nothing else, so that a check which stopped seeing one
+// kind of stray fails here instead of passing in silence.
+func TestVocabularyCheckFindsStrays(t *testing.T) {
+	fset := token.NewFileSet()
+	srcs := moduleSources(t, fset)
+	v := readVocabulary(t, srcs)
+	f, err := parser.ParseFile(fset, "stray/stray.go", strayFile, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[int]string{} // line → words
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if w, ok := strings.CutPrefix(c.Text, "// want "); ok {
+				words, err := strconv.Unquote(w)
+				if err != nil {
+					t.Fatalf("line %d: %v", fset.Position(c.Pos()).Line, err)
+				}
+				want[fset.Position(c.Pos()).Line] = words
+			}
+		}
+	}
+	got := map[int][]string{}
+	for _, p := range strays(fset, []source{{rel: "stray/stray.go", dir: "stray", file: f}}, v) {
+		// p is "stray/stray.go:LINE:COL: message"
+		parts := strings.SplitN(p, ":", 4)
+		line, _ := strconv.Atoi(parts[1])
+		got[line] = append(got[line], p)
+	}
+	for line, words := range want {
+		found := false
+		for _, p := range got[line] {
+			found = found || strings.Contains(p, words)
+		}
+		if !found {
+			t.Errorf("line %d: no report containing %q; got %q", line, words, got[line])
+		}
+	}
+	for line, ps := range got {
+		if _, ok := want[line]; !ok {
+			t.Errorf("line %d: unexpected %q", line, ps)
+		}
 	}
 }
