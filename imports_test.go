@@ -16,18 +16,9 @@ var identityRoots = []string{"agent", "harness", "harness/cli", "devmcp", "shimt
 // identities it may import, each with the reason: exactly the arrows of
 // docs/README.md (TestArrowsMatchDocs).
 var allowedArrows = map[string][]string{
-	"buzzbox/harness": {
-		"buzzbox/nostrgit/nip98", // NIP-98 for the relay's HTTP bridge
-		"buzzbox/nostrgit/nipoa", // auth tags on published events
-	},
-	"buzzbox/harness/cli": {
-		"buzzbox/nostrgit/nip98", // NIP-98 for the relay's HTTP bridge and NIP-86
-		"buzzbox/nostrgit/nipoa", // attestations and auth tags
-	},
 	"buzzbox/devmcp": {
 		"buzzbox/shimtools/shim", // the session shim
 	},
-	"buzzbox/relay": {"buzzbox/nostrgit/nip98", "buzzbox/nostrgit/nipoa"},
 }
 
 // forbiddenDeps lists, per package prefix, packages that must not be among
@@ -56,6 +47,7 @@ var forbiddenDeps = map[string]map[string]string{
 // library, with the reason.
 var stdlibOnly = map[string]string{
 	"buzzbox/internal/mcp":        "MCP's wire types are data shapes only, shared by server and client",
+	"buzzbox/internal/workspace":  "the workspace vocabulary is names and pure functions, imported by every identity and by internal/nostrkey",
 	"buzzbox/shimtools/rustregex": "the pattern translator is text to text: rg's parser, free of network, logging and Nostr",
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"buzzbox/agent/llm"
+	"buzzbox/internal/workspace"
 )
 
 // parseProvider reads a BUZZ_AGENT_PROVIDER value, case and surrounding
@@ -37,7 +38,7 @@ func providerNeeds(p llm.Provider) (vars []string, modelOverride bool) {
 }
 
 // errNoProvider is CheckProvider's answer when BUZZ_AGENT_PROVIDER is unset.
-var errNoProvider = errors.New("no LLM provider configured: set " + envProvider + " and that provider's key and model, for example\n" +
+var errNoProvider = errors.New("no LLM provider configured: set " + workspace.EnvAgentProvider + " and that provider's key and model, for example\n" +
 	"  BUZZ_AGENT_PROVIDER=anthropic  ANTHROPIC_API_KEY=…  ANTHROPIC_MODEL=…\n" +
 	"  BUZZ_AGENT_PROVIDER=openai     OPENAI_COMPAT_API_KEY=…  OPENAI_COMPAT_MODEL=…  [OPENAI_COMPAT_BASE_URL=…]\n" +
 	"  BUZZ_AGENT_PROVIDER=openrouter OPENROUTER_API_KEY=…  OPENROUTER_MODEL=…\n" +
@@ -50,13 +51,13 @@ var errNoProvider = errors.New("no LLM provider configured: set " + envProvider 
 // launcher (`buzzbox up`) can refuse before starting anything. It checks
 // presence only: whether the key is accepted is the provider's to say.
 func CheckProvider(getenv func(string) string) error {
-	raw := strings.TrimSpace(getenv(envProvider))
+	raw := strings.TrimSpace(getenv(workspace.EnvAgentProvider))
 	if raw == "" {
 		return errNoProvider
 	}
 	p, ok := parseProvider(raw)
 	if !ok {
-		return errors.New(envProvider + "=" + strings.ToLower(raw) + " is not supported: use anthropic, openai, openrouter, databricks or databricks_v2")
+		return errors.New(workspace.EnvAgentProvider + "=" + strings.ToLower(raw) + " is not supported: use anthropic, openai, openrouter, databricks or databricks_v2")
 	}
 	vars, modelOverride := providerNeeds(p)
 	_, model, _ := providerEnv(p)
@@ -65,13 +66,13 @@ func CheckProvider(getenv func(string) string) error {
 		if strings.TrimSpace(getenv(v)) != "" {
 			continue
 		}
-		if v == model && modelOverride && strings.TrimSpace(getenv(envModel)) != "" {
+		if v == model && modelOverride && strings.TrimSpace(getenv(workspace.EnvAgentModel)) != "" {
 			continue
 		}
 		missing = append(missing, v)
 	}
 	if len(missing) > 0 {
-		return errors.New(envProvider + "=" + strings.ToLower(raw) + " needs " + strings.Join(missing, " and ") + " to be set")
+		return errors.New(workspace.EnvAgentProvider + "=" + strings.ToLower(raw) + " needs " + strings.Join(missing, " and ") + " to be set")
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 )
 
 // TestCheckProviderAgreesWithOptions: CheckProvider, which `buzzbox up`
@@ -20,9 +21,9 @@ func TestCheckProviderAgreesWithOptions(t *testing.T) {
 			t.Fatalf("parseProvider(%q) refused", spelling)
 		}
 		vars, _ := providerNeeds(p)
-		all := append(append([]string(nil), vars...), envModel)
+		all := append(append([]string(nil), vars...), workspace.EnvAgentModel)
 		for mask := 0; mask < 1<<len(all); mask++ {
-			environ := []string{envProvider + "=" + spelling}
+			environ := []string{workspace.EnvAgentProvider + "=" + spelling}
 			for i, v := range all {
 				if mask&(1<<i) != 0 {
 					environ = append(environ, v+"=x")

@@ -15,6 +15,7 @@ import (
 	"buzzbox/internal/mcp"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 )
 
 // The workspace tools: send_message, add_reaction and read_thread. Some
@@ -28,23 +29,11 @@ import (
 // shell sandbox hides, never in its environment or on its command line.
 // They are offered only when both a relay URL and a key are configured.
 
-// Environment the workspace tools hand the CLI besides relay, key and tag.
-const (
-	envTimeoutSecs        = "BUZZ_TIMEOUT_SECS"
-	envConnectTimeoutSecs = "BUZZ_CONNECT_TIMEOUT_SECS"
-	// envBuzzCLI names an absolute path that runs the buzz CLI; the
-	// harness sets it for the agent (harness/buzzcli.go).
-	envBuzzCLI = "BUZZ_CLI"
-	// envBuzzKeyFile is the 0600 key file the buzz CLI reads when no key
-	// is in its environment.
-	envBuzzKeyFile = "BUZZ_KEYFILE"
-)
-
 // workspacePassEnv are the variables of this server's environment a buzz
 // command gets as they are: its timeouts, temp dir, TLS roots and proxies,
 // as the CLI reads them from the process it runs in.
 func workspacePassEnv() []string {
-	return []string{envAuthTag, envTimeoutSecs, envConnectTimeoutSecs, "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR",
+	return []string{workspace.EnvAuthTag, workspace.EnvTimeoutSecs, workspace.EnvConnectTimeoutSecs, "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR",
 		"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"}
 }
 
@@ -53,9 +42,9 @@ func workspacePassEnv() []string {
 // does (hiddenTempPrefixes).
 const workspaceKeyPrefix = "buzz-dev-mcp-workspace-"
 
-// workspace is what the workspace tools sign and send with. The zero
+// workspaceTools is what the workspace tools sign and send with. The zero
 // value (no relay or no key) offers no tools.
-type workspace struct {
+type workspaceTools struct {
 	// environ is the whole environment of one buzz command: relay URL,
 	// key file, auth tag, timeouts. Nil when not configured.
 	environ []string
@@ -72,27 +61,27 @@ type workspace struct {
 // shell would find them) and BUZZ_AUTH_TAG from env, and writes the key
 // to a 0600 file in a new 0700 directory under tmp. Anything missing, or
 // no way to run buzz, leaves the tools unconfigured: they could only fail.
-func newWorkspace(env proc.Env, tmp string, log *slog.Logger) workspace {
-	relay := strings.TrimSpace(env.Getenv(envRelayURL))
-	key := env.Getenv(envPrivateKey)
+func newWorkspace(env proc.Env, tmp string, log *slog.Logger) workspaceTools {
+	relay := strings.TrimSpace(env.Getenv(workspace.EnvRelayURL))
+	key := env.Getenv(workspace.EnvPrivateKey)
 	if key == "" {
-		key = env.Getenv(envNostrKey)
+		key = env.Getenv(workspace.EnvNostrPrivateKey)
 	}
 	if relay == "" {
-		return workspace{}
+		return workspaceTools{}
 	}
 	sk, err := nostrkey.ParseSecret(key)
 	if err != nil {
-		return workspace{} // no key, or one the CLI would refuse: the tools could only fail
+		return workspaceTools{} // no key, or one the CLI would refuse: the tools could only fail
 	}
 	defer sk.Zero()
-	w := workspace{cli: env.Exe, argv0: "buzz"}
-	if p, ok := env.LookupEnv(envBuzzCLI); ok && filepath.IsAbs(p) {
+	w := workspaceTools{cli: env.Exe, argv0: "buzz"}
+	if p, ok := env.LookupEnv(workspace.EnvCLI); ok && filepath.IsAbs(p) {
 		w.cli, w.argv0 = p, p
 	}
 	if w.cli == "" {
-		log.Warn("workspace tools not offered: path of this executable unknown and " + envBuzzCLI + " unset")
-		return workspace{}
+		log.Warn("workspace tools not offered: path of this executable unknown and " + workspace.EnvCLI + " unset")
+		return workspaceTools{}
 	}
 	dir, err := os.MkdirTemp(tmp, workspaceKeyPrefix)
 	if err == nil {
@@ -106,10 +95,10 @@ func newWorkspace(env proc.Env, tmp string, log *slog.Logger) workspace {
 			os.RemoveAll(dir)
 		}
 		log.Warn("workspace tools not offered: write their key file", "err", err)
-		return workspace{}
+		return workspaceTools{}
 	}
 	w.keyDir = dir
-	w.environ = []string{envRelayURL + "=" + relay, envBuzzKeyFile + "=" + filepath.Join(dir, "key")}
+	w.environ = []string{workspace.EnvRelayURL + "=" + relay, workspace.EnvKeyFile + "=" + filepath.Join(dir, "key")}
 	for _, name := range workspacePassEnv() {
 		if v, ok := env.LookupEnv(name); ok && v != "" {
 			w.environ = append(w.environ, name+"="+v)
@@ -118,10 +107,10 @@ func newWorkspace(env proc.Env, tmp string, log *slog.Logger) workspace {
 	return w
 }
 
-func (w workspace) configured() bool { return w.environ != nil }
+func (w workspaceTools) configured() bool { return w.environ != nil }
 
 // close removes the key file.
-func (w workspace) close() error {
+func (w workspaceTools) close() error {
 	if w.keyDir == "" {
 		return nil
 	}

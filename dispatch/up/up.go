@@ -44,6 +44,7 @@ import (
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
+	"buzzbox/internal/workspace"
 	"buzzbox/relay"
 )
 
@@ -55,14 +56,6 @@ const (
 	upRelayData  = "relay"
 	upChannelTag = "general"
 	upAgentName  = "agent"
-)
-
-// Workspace kinds the set-up reads and writes.
-const (
-	kindGroupMeta   = 39000 // NIP-29 group metadata, signed by the relay
-	kindCreateGroup = 9007  // NIP-29 create-group
-	kindPutUser     = 9000  // NIP-29 put-user
-	kindProfile     = 0     // NIP-01 metadata
 )
 
 // Main is `buzzbox up`: an embedded relay with data in the workspace's
@@ -127,12 +120,12 @@ the listen address, which the agent keeps using; with a wss:// or https://
 one the agent connects through that URL too, so it must be reachable from
 here.`,
 		Env: []usage.Var{
-			{Name: "BUZZ_AGENT_PROVIDER", Help: "the agent's model provider (required): anthropic, openai, openrouter, databricks or databricks_v2"},
+			{Name: workspace.EnvAgentProvider, Help: "the agent's model provider (required): anthropic, openai, openrouter, databricks or databricks_v2"},
 			{Name: "  =anthropic", Help: "ANTHROPIC_API_KEY, ANTHROPIC_MODEL [ANTHROPIC_BASE_URL]"},
 			{Name: "  =openai", Help: "OPENAI_COMPAT_API_KEY, OPENAI_COMPAT_MODEL [OPENAI_COMPAT_BASE_URL] (any OpenAI-compatible server: vLLM, llama.cpp, Ollama)"},
 			{Name: "  =openrouter", Help: "OPENROUTER_API_KEY, OPENROUTER_MODEL"},
 			{Name: "  =databricks", Help: "DATABRICKS_HOST, DATABRICKS_MODEL, DATABRICKS_TOKEN"},
-			{Name: "BUZZ_AGENT_MODEL", Help: "overrides the provider's *_MODEL"},
+			{Name: workspace.EnvAgentModel, Help: "overrides the provider's *_MODEL"},
 			{Name: "XDG_STATE_HOME, HOME", Help: "where the state directory is made"},
 			{Name: "BUZZ_AGENT_*, BUZZ_ACP_*", Help: "the agent's and the harness's own settings (buzz-agent --help, buzz-acp --help)"},
 		},
@@ -249,8 +242,8 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 		return err
 	}
 	henv := env
-	henv.Environ = proc.WithEnv(env.Environ, "BUZZ_PRIVATE_KEY", string(skHex))
-	henv.Environ = proc.Without(henv.Environ, "BUZZ_ACP_PRIVATE_KEY", "BUZZ_AUTH_TAG")
+	henv.Environ = proc.WithEnv(env.Environ, workspace.EnvPrivateKey, string(skHex))
+	henv.Environ = proc.Without(henv.Environ, workspace.EnvACPPrivateKey, workspace.EnvAuthTag)
 	cfg, err := harness.LoadConfig([]string{"--relay-url", wsURL, "--agent-owner", owner.Public().Hex(),
 		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--channels", channel}, henv)
 	clear(skHex)
@@ -260,7 +253,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	// The agent key reaches buzz-dev-mcp as a file in the state dir, which
 	// its shell sandbox hides, not in any process's environment.
 	cfg.MCPKeyFile = filepath.Join(base, upAgentKey)
-	henv.Environ = proc.Without(henv.Environ, "BUZZ_PRIVATE_KEY")
+	henv.Environ = proc.Without(henv.Environ, workspace.EnvPrivateKey)
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
@@ -356,26 +349,26 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nos
 	id := ""
 	if b, err := os.ReadFile(idPath); err == nil && isUUID(strings.TrimSpace(string(b))) {
 		id = strings.TrimSpace(string(b))
-		evs, err := conn.Query(ctx, nostr.Filter{Kinds: []int{kindGroupMeta}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
+		evs, err := conn.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
 		if err != nil || len(evs) == 0 {
 			id = ""
 		}
 	}
 	if id == "" {
 		id = newUUID()
-		if err := publish(owner, &nostr.Event{Kind: kindCreateGroup, Tags: nostr.Tags{{"h", id}, {"name", upChannelTag},
-			{"visibility", "open"}, {"channel_type", "stream"}, {"about", "where the owner and the agent talk"}}}); err != nil {
+		if err := publish(owner, &nostr.Event{Kind: workspace.KindCreateGroup, Tags: nostr.Tags{{"h", id}, {workspace.TagName, upChannelTag},
+			{workspace.TagVisibility, workspace.VisibilityOpen}, {workspace.TagChannelType, workspace.ChannelTypeStream}, {workspace.TagAbout, "where the owner and the agent talk"}}}); err != nil {
 			return "", fmt.Errorf("buzzbox up: create channel: %w", err)
 		}
 		if err := os.WriteFile(idPath, []byte(id+"\n"), 0o600); err != nil {
 			return "", err
 		}
 	}
-	if err := publish(owner, &nostr.Event{Kind: kindPutUser, Tags: nostr.Tags{{"h", id}, {"p", agentKey.Public().Hex(), "", "member"}}}); err != nil &&
+	if err := publish(owner, &nostr.Event{Kind: workspace.KindAddUser, Tags: nostr.Tags{{"h", id}, {"p", agentKey.Public().Hex(), "", "member"}}}); err != nil &&
 		!strings.Contains(err.Error(), "already") {
 		log.Debug("add agent to channel", "err", err)
 	}
-	publish(owner, &nostr.Event{Kind: kindProfile, Content: `{"name":"owner","display_name":"owner"}`})
-	publish(agentKey, &nostr.Event{Kind: kindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `"}`})
+	publish(owner, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"owner","display_name":"owner"}`})
+	publish(agentKey, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `"}`})
 	return id, nil
 }
