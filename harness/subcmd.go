@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"buzzbox/harness/acpclient"
+
 	"buzzbox/internal/acp"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
@@ -59,22 +61,22 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 	cfg.AgentIdentity = CommandIdentity(cfg.AgentCommand)
 	cfg.AgentArgs = NormalizeArgs(cfg.AgentIdentity, strings.Split(*argList, ","), given)
 	spec := agentSpecFor(cfg, env, version)
-	spec.initWait = subInitTimeout
+	spec.InitWait = subInitTimeout
 	log := slog.New(slog.NewTextHandler(env.Err(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a, err := startAgent(ctx, spec, log)
+	a, err := acpclient.Start(ctx, spec, log)
 	if err != nil {
 		return fail(err)
 	}
-	defer a.kill()
+	defer a.Kill()
 	var init struct {
 		Info        *acp.Implementation `json:"info"` // ACP v2
 		AgentInfo   *acp.Implementation `json:"agentInfo"`
 		ServerInfo  *acp.Implementation `json:"serverInfo"`
 		AuthMethods []json.RawMessage   `json:"authMethods"`
 	}
-	json.Unmarshal(a.initRaw, &init)
+	json.Unmarshal(a.InitReply(), &init)
 	info := init.AgentInfo
-	if a.protocol >= 2 && init.Info != nil {
+	if a.Protocol() >= 2 && init.Info != nil {
 		info = init.Info
 	}
 	if info == nil {
@@ -96,7 +98,7 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 		}
 		cctx, cancel := context.WithTimeout(ctx, subInitTimeout)
 		defer cancel()
-		if err := a.call(cctx, acp.MethodSessionNew, map[string]any{"cwd": cwd, "mcpServers": []any{}}, &res); err != nil {
+		if err := a.Call(cctx, acp.MethodSessionNew, map[string]any{"cwd": cwd, "mcpServers": []any{}}, &res); err != nil {
 			return fail(fmt.Errorf("session/new: %w", err))
 		}
 		stable := []map[string]any{}
@@ -168,7 +170,7 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 		}
 		actx, cancel := context.WithTimeout(ctx, authWaitMax)
 		defer cancel()
-		if err := a.call(actx, "authenticate", map[string]any{"methodId": *method}, nil); err != nil {
+		if err := a.Call(actx, acp.MethodAuthenticate, map[string]any{"methodId": *method}, nil); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintln(out, "authenticated")

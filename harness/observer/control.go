@@ -1,7 +1,6 @@
-package harness
+package observer
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -37,33 +36,33 @@ import (
 
 // Control types and result statuses.
 const (
-	controlCancelTurn  = "cancel_turn"
-	controlSwitchModel = "switch_model"
+	ControlCancelTurn  = "cancel_turn"
+	ControlSwitchModel = "switch_model"
 
-	statusSent             = "sent"
-	statusNoActiveTurn     = "no_active_turn"
-	statusSwitched         = "switched"
-	statusUnsupportedModel = "unsupported_model"
-	statusPending          = "pending"
-	statusRequeued         = "requeued"
-	statusFailure          = "failure"
-	statusError            = "error"
+	StatusSent             = "sent"
+	StatusNoActiveTurn     = "no_active_turn"
+	StatusSwitched         = "switched"
+	StatusUnsupportedModel = "unsupported_model"
+	StatusPending          = "pending"
+	StatusRequeued         = "requeued"
+	StatusFailure          = "failure"
+	StatusError            = "error"
 )
 
-// reasonSwitchModel is the cancel reason of a busy switch_model; its batch
+// ReasonSwitchModel is the cancel reason of a busy switch_model; its batch
 // is re-parked like an interrupt's (spec §7.5).
-const reasonSwitchModel = "switch-model"
+const ReasonSwitchModel = "switch-model"
 
-// controlRequest is the decrypted content of a control frame.
-type controlRequest struct {
+// ControlRequest is the decrypted content of a control frame.
+type ControlRequest struct {
 	Type      string `json:"type"`
 	ChannelID string `json:"channelId"`
 	ModelID   string `json:"modelId,omitempty"`
 	RequestID string `json:"requestId,omitempty"`
 }
 
-// controlResult is a control_result payload.
-type controlResult struct {
+// ControlResult is a control_result payload.
+type ControlResult struct {
 	Type      string `json:"type"`
 	Status    string `json:"status"`
 	ChannelID string `json:"channelId,omitempty"`
@@ -72,167 +71,55 @@ type controlResult struct {
 	Error     string `json:"error,omitempty"`
 }
 
-func (h *harness) answerControl(req controlRequest, status, errMsg string) {
-	h.obs.emit(frameControlResult, obsScope{slot: -1, channel: req.ChannelID}, controlResult{Type: req.Type, Status: status,
-		ChannelID: req.ChannelID, ModelID: req.ModelID, RequestID: req.RequestID, Error: errMsg})
-}
+// MaxControlField bounds a control's modelId and requestId in bytes: a
+// longer requestId is not echoed (it would only bloat the answer).
+const MaxControlField = 256
 
-// observerControl vets one event of the control subscription and hands an
-// accepted control to the loop. It runs on the intake goroutine.
-func (h *harness) observerControl(ctx context.Context, ev *nostr.Event) {
-	log := h.log.With("event_id", ev.ID, "author", ev.PubKey)
-	if h.obsPub == nil {
-		return
-	}
-	if ev.Kind != kindObserverFrame || ev.PubKey != h.cfg.Owner || ev.Tags.FindWithValue("p", h.cfg.AgentHex) == nil {
+// Control vets ev, an event of the control subscription, and decodes the
+// control it carries. ok is false for an event to ignore without an
+// answer (not a control from the owner, a bad id or signature, a
+// created_at too far from now); err, with ok true, is a control to answer
+// with StatusError.
+func (p *Publisher) Control(ev *nostr.Event) (req ControlRequest, ok bool, err error) {
+	log := p.log.With("event_id", ev.ID, "author", ev.PubKey)
+	if ev.Kind != KindFrame || ev.PubKey != p.owner || ev.Tags.FindWithValue("p", p.agent) == nil {
 		log.Debug("observer frame ignored: not a control from the owner")
-		return
+		return req, false, nil
 	}
-	if f := ev.Tags.Find(observerFrameTag); f != nil && f[1] != observerControl {
+	if f := ev.Tags.Find(frameTag); f != nil && f[1] != frameControl {
 		log.Debug("observer frame ignored: not a control frame", "frame", f[1])
-		return
+		return req, false, nil
 	}
 	if !ev.CheckID() {
 		log.Warn("observer control ignored: id does not match its content")
-		return
+		return req, false, nil
 	}
 	if ok, _ := ev.CheckSignature(); !ok {
 		log.Warn("observer control ignored: bad signature")
-		return
+		return req, false, nil
 	}
 	if skew := time.Since(ev.CreatedAt.Time()); skew > observerControlSkew || skew < -observerControlSkew {
 		log.Warn("observer control ignored: created_at too far from now", "skew", skew.Round(time.Second), "allowed", observerControlSkew)
-		return
+		return req, false, nil
 	}
-	req, err := h.decodeControl(ev.Content)
+	req, err = p.decodeControl(ev.Content)
 	if err != nil {
 		log.Warn("observer control refused", "err", err)
-		h.answerControl(req, statusError, err.Error())
-		return
 	}
-	log.Info("observer control", "type", req.Type, "channel", req.ChannelID, "model", req.ModelID)
-	h.do(func() { h.applyControl(ctx, req) })
+	return req, true, err
 }
 
-func (h *harness) decodeControl(content string) (controlRequest, error) {
-	var req controlRequest
-	plain, err := nip44.Decrypt(content, h.obsPub.convKey)
+func (p *Publisher) decodeControl(content string) (ControlRequest, error) {
+	var req ControlRequest
+	plain, err := nip44.Decrypt(content, p.convKey)
 	if err != nil {
 		return req, fmt.Errorf("decrypt control: %w", err)
 	}
 	if err := json.Unmarshal([]byte(plain), &req); err != nil {
-		return controlRequest{}, fmt.Errorf("decode control: %w", err)
+		return ControlRequest{}, fmt.Errorf("decode control: %w", err)
 	}
-	if len(req.RequestID) > maxModelBytes {
-		req.RequestID = "" // not echoed: it would only bloat the answer
+	if len(req.RequestID) > MaxControlField {
+		req.RequestID = ""
 	}
 	return req, nil
-}
-
-// applyControl runs an accepted control on the loop goroutine.
-func (h *harness) applyControl(ctx context.Context, req controlRequest) {
-	switch req.Type {
-	case controlCancelTurn, controlSwitchModel:
-	default:
-		h.answerControl(req, statusError, fmt.Sprintf("unknown control type %q", req.Type))
-		return
-	}
-	if !isUUID(req.ChannelID) {
-		h.answerControl(req, statusError, fmt.Sprintf("channelId %q is not a channel UUID", req.ChannelID))
-		return
-	}
-	cs := h.queues[req.ChannelID]
-	busy := cs != nil && cs.turn != nil
-	if req.Type == controlCancelTurn {
-		if !busy {
-			h.answerControl(req, statusNoActiveTurn, "")
-			return
-		}
-		cs.turn.cancel("cancel")
-		h.answerControl(req, statusSent, "")
-		return
-	}
-	if req.ModelID == "" || len(req.ModelID) > maxModelBytes {
-		h.answerControl(req, statusError, fmt.Sprintf("modelId must be 1 to %d bytes", maxModelBytes))
-		return
-	}
-	if busy {
-		h.switchModel(req)
-		h.switchAcks[req.ChannelID] = req
-		cs.turn.cancel(reasonSwitchModel)
-		h.answerControl(req, statusRequeued, "")
-		return
-	}
-	known, offered := h.catalogOffers(req.ChannelID, req.ModelID)
-	switch {
-	case known && !offered:
-		h.answerControl(req, statusUnsupportedModel, "")
-	case known:
-		h.switchModel(req)
-		h.answerControl(req, statusSwitched, "")
-	default:
-		h.switchModel(req)
-		h.switchAcks[req.ChannelID] = req
-		h.answerControl(req, statusPending, "")
-	}
-}
-
-// switchModel makes req's model the channel's and invalidates its
-// sessions, so the next turn opens one with the model set (spec §9.5).
-// Sessions of busy slots go when their turn ends (as for !rotate).
-func (h *harness) switchModel(req controlRequest) {
-	h.models[req.ChannelID] = req.ModelID
-	h.gens[req.ChannelID]++
-	h.store.forgetSession(req.ChannelID)
-	for _, s := range h.slots {
-		if !s.busy {
-			h.dropSession(s, req.ChannelID)
-		}
-	}
-}
-
-// catalogOffers looks model up in the model catalog cached from an agent's
-// first session/new, preferring the agent that holds the channel's
-// session. known is false when no live agent has a catalog yet.
-func (h *harness) catalogOffers(channel, model string) (known, offered bool) {
-	var cat *modelCatalog
-	for _, s := range h.slots {
-		if s.agent == nil || !s.agent.alive() {
-			continue
-		}
-		c := s.agent.modelCatalog()
-		if c == nil {
-			continue
-		}
-		if cat == nil || s.sessions[channel] != nil {
-			cat = c
-		}
-	}
-	if cat == nil {
-		return false, false
-	}
-	return true, cat.offers(model)
-}
-
-// modelCatalog is the models an agent offered in its first session/new:
-// configOptions values of category "model" and models.availableModels ids.
-type modelCatalog struct {
-	ids map[string]bool
-}
-
-func (c *modelCatalog) offers(model string) bool { return c.ids[model] }
-
-func (a *agentProc) modelCatalog() *modelCatalog {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.catalog
-}
-
-// noteCatalog caches c unless a catalog is cached already.
-func (a *agentProc) noteCatalog(c *modelCatalog) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.catalog == nil {
-		a.catalog = c
-	}
 }

@@ -23,8 +23,17 @@ const (
 	MethodSessionResume = "session/resume"
 	MethodSetModel      = "session/set_model"
 	MethodSessionUpdate = "session/update"
-	MethodSteer         = "_goose/unstable/session/steer"
-	MethodUsageUpdate   = "_goose/unstable/session/update"
+	MethodSessionClose  = "session/close"
+	MethodSetConfig     = "session/set_config_option"
+	MethodPermission    = "session/request_permission" // agent → client
+	MethodAuthenticate  = "authenticate"
+	// MethodSteering is a non-cancelling steer of a running prompt
+	// (advertised as _meta.steering.supported in initialize).
+	MethodSteering = "_session/steering"
+	// MethodGooseSystemPrompt sets a goose session's system prompt.
+	MethodGooseSystemPrompt = "_goose/unstable/session/system-prompt/set"
+	MethodSteer             = "_goose/unstable/session/steer"
+	MethodUsageUpdate       = "_goose/unstable/session/update"
 )
 
 // InitializeParams is the initialize request. ACP v2 renames
@@ -247,6 +256,9 @@ const (
 	UpdateSessionInfo       = "session_info_update"
 	UpdateUsage             = "usage_update"
 	UpdateKeepalive         = "keepalive"
+	// UpdateState is ACP v2's report of a session running or idle (with
+	// the stop reason).
+	UpdateState = "state_update"
 )
 
 // Tool call statuses.
