@@ -453,9 +453,9 @@ func jsonString(v any) string {
 }
 
 // mcpServers builds the sidecar entry (§13) for a session.
-func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
+func (h *harness) mcpServers(ch *channelInfo) []acp.StdioServer {
 	if h.cfg.MCPCommand == "" {
-		return []stdioServer{}
+		return []acp.StdioServer{}
 	}
 	cmd := h.cfg.MCPCommand
 	var args []string
@@ -489,16 +489,5 @@ func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
 	if args == nil {
 		args = []string{}
 	}
-	return []stdioServer{{Name: name, Command: cmd, Args: args, Env: env}}
-}
-
-// stdioServer is an mcpServers entry with all four fields always present.
-type stdioServer struct {
-	// Type is "stdio" for an ACP v2 agent, which tells transports
-	// apart by it; v1 knows stdio servers by the absence of a type.
-	Type    string          `json:"type,omitempty"`
-	Name    string          `json:"name"`
-	Command string          `json:"command"`
-	Args    []string        `json:"args"`
-	Env     []acp.NameValue `json:"env"`
+	return []acp.StdioServer{{Name: name, Command: cmd, Args: args, Env: env}}
 }

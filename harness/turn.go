@@ -237,66 +237,42 @@ func (h *harness) newSession(ctx context.Context, a *acpclient.Agent, ch *channe
 			servers[i].Type = "stdio"
 		}
 	}
-	params := map[string]any{"cwd": h.cwd, "mcpServers": servers}
-	meta := map[string]any{}
+	params := acp.NewSessionRequest{Cwd: h.cwd, MCPServers: servers}
+	meta := acp.SessionMeta{}
 	title := h.cfg.SessionTitle
 	if ch != nil {
 		title = sessionTitle(h.cfg.SessionTitle, *ch)
 	}
-	if title != "" {
-		meta["sessionTitle"] = title
-	}
+	meta.SessionTitle = title
 	ss := &sessionState{}
 	goose := false
 	switch {
 	case system == "":
 	case claudeAdapter(a.Name()):
-		meta["systemPrompt"] = map[string]any{"append": system}
+		meta.SystemPrompt = &acp.AppendPrompt{Append: system}
 	case a.Name() == "goose" && a.GooseSystemPrompt() >= 0:
 		goose = true
 	case a.SystemPromptCap():
-		params["systemPrompt"] = map[string]any{"mode": "append", "content": []acp.ContentBlock{acp.TextBlock(system)}}
+		params.SystemPrompt = &acp.SystemPrompt{Mode: "append", Text: system}
 	case a.Protocol() >= 2:
-		params["systemPrompt"] = system
+		params.SystemPrompt = &acp.SystemPrompt{Text: system}
 	default:
 		ss.legacy = parts.sections(false)
 	}
 	if a.Name() == "goose" && a.GooseSystemPrompt() < 0 && system != "" {
 		ss.legacy = parts.sections(false)
 	}
-	if len(meta) > 0 {
-		params["_meta"] = meta
+	if meta != (acp.SessionMeta{}) {
+		params.Meta = &meta
 	}
-	var res struct {
-		SessionID     string `json:"sessionId"`
-		ConfigOptions []struct {
-			ID       string `json:"id"`
-			ConfigID string `json:"configId"`
-			Category string `json:"category"`
-			Options  []struct {
-				Value string `json:"value"`
-			} `json:"options"`
-		} `json:"configOptions"`
-		Modes *struct {
-			AvailableModes []struct {
-				ID string `json:"id"`
-			} `json:"availableModes"`
-		} `json:"modes"`
-		Models *struct {
-			AvailableModels []struct {
-				ModelID string `json:"modelId"`
-			} `json:"availableModels"`
-		} `json:"models"`
-	}
+	var res acp.NewSessionReply
 	rctx, cancel := context.WithTimeout(ctx, acpclient.RequestTimeout)
 	defer cancel()
 	var raw json.RawMessage
 	resumed := false
 	if resume != "" {
-		lp := map[string]any{"sessionId": resume}
-		for k, v := range params {
-			lp[k] = v
-		}
+		lp := params
+		lp.SessionID = resume
 		err := a.Call(rctx, acp.MethodSessionLoad, lp, &raw)
 		switch {
 		case err == nil:
@@ -339,7 +315,7 @@ func (h *harness) newSession(ctx context.Context, a *acpclient.Agent, ch *channe
 	}
 	a.NoteCatalog(catalog)
 	if goose && !resumed {
-		err := a.Call(rctx, acp.MethodGooseSystemPrompt, map[string]any{"sessionId": ss.id, "mode": "append", "key": "buzz", "text": system}, nil)
+		err := a.Call(rctx, acp.MethodGooseSystemPrompt, acp.GooseSystemPromptParams{SessionID: ss.id, Mode: "append", Key: "buzz", Text: system}, nil)
 		var rpcErr *jsonrpc.Error
 		switch {
 		case err == nil:
@@ -353,9 +329,10 @@ func (h *harness) newSession(ctx context.Context, a *acpclient.Agent, ch *channe
 		}
 	}
 	refused := false
-	set := func(method string, p map[string]any) error {
-		if method == acp.MethodSetConfig && a.Protocol() >= 2 {
-			p["type"] = "id" // v2 tags a select's value; v1 takes it bare
+	set := func(method string, p any) error {
+		if c, ok := p.(acp.SetConfigOptionParams); ok && a.Protocol() >= 2 {
+			c.Type = "id" // v2 tags a select's value; v1 takes it bare
+			p = c
 		}
 		cctx, cancel := context.WithTimeout(ctx, configTimeout)
 		defer cancel()
@@ -375,13 +352,9 @@ func (h *harness) newSession(ctx context.Context, a *acpclient.Agent, ch *channe
 			if o.Category != "model" {
 				continue
 			}
-			id := o.ConfigID
-			if id == "" {
-				id = o.ID
-			}
 			for _, v := range o.Options {
 				if v.Value == m && !done {
-					if err := set(acp.MethodSetConfig, map[string]any{"sessionId": ss.id, "configId": id, "value": m}); err != nil {
+					if err := set(acp.MethodSetConfig, acp.SetConfigOptionParams{SessionID: ss.id, ConfigID: o.Key(), Value: m}); err != nil {
 						return nil, err
 					}
 					done = true
@@ -391,7 +364,7 @@ func (h *harness) newSession(ctx context.Context, a *acpclient.Agent, ch *channe
 		if !done && res.Models != nil {
 			for _, am := range res.Models.AvailableModels {
 				if am.ModelID == m && !done {
-					if err := set(acp.MethodSetModel, map[string]any{"sessionId": ss.id, "modelId": m}); err != nil {
+					if err := set(acp.MethodSetModel, acp.SetModelParams{SessionID: ss.id, ModelID: m}); err != nil {
 						return nil, err
 					}
 					done = true
@@ -417,10 +390,7 @@ func (h *harness) newSession(ctx context.Context, a *acpclient.Agent, ch *channe
 		}
 		var opts []configOption
 		for _, o := range res.ConfigOptions {
-			co := configOption{id: o.ConfigID, category: o.Category}
-			if co.id == "" {
-				co.id = o.ID
-			}
+			co := configOption{id: o.Key(), category: o.Category}
 			for _, v := range o.Options {
 				co.values = append(co.values, v.Value)
 			}
@@ -453,10 +423,10 @@ type configOption struct {
 // list when the agent offers it there, else through the configOptions
 // select of category "mode" (claude-agent-acp offers only that one, and
 // left alone it runs in its own default mode, which may block the shell).
-func setMode(modes []string, opts []configOption, wire, session string, set func(string, map[string]any) error) error {
+func setMode(modes []string, opts []configOption, wire, session string, set func(string, any) error) error {
 	for _, id := range modes {
 		if id == wire {
-			return set(acp.MethodSetConfig, map[string]any{"sessionId": session, "configId": "mode", "value": wire})
+			return set(acp.MethodSetConfig, acp.SetConfigOptionParams{SessionID: session, ConfigID: "mode", Value: wire})
 		}
 	}
 	for _, o := range opts {
@@ -465,7 +435,7 @@ func setMode(modes []string, opts []configOption, wire, session string, set func
 		}
 		for _, v := range o.values {
 			if v == wire {
-				return set(acp.MethodSetConfig, map[string]any{"sessionId": session, "configId": o.id, "value": wire})
+				return set(acp.MethodSetConfig, acp.SetConfigOptionParams{SessionID: session, ConfigID: o.id, Value: wire})
 			}
 		}
 	}

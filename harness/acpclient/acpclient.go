@@ -238,22 +238,15 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (*Agent, error) {
 	}()
 	ictx, cancel := context.WithTimeout(ctx, initWait)
 	defer cancel()
-	caps := map[string]any{
-		"auth":  map[string]any{"terminal": true},
-		"_meta": map[string]any{"goose": map[string]any{"customNotifications": true}, "terminal-auth": true},
-	}
-	info := map[string]any{"name": "buzz-acp", "version": s.Version}
+	caps := &acp.ClientCapabilities{Auth: &acp.AuthCapabilities{Terminal: true},
+		Meta: &acp.ClientMeta{Goose: &acp.GooseCapabilities{CustomNotifications: true}, TerminalAuth: true}}
+	info := &acp.Implementation{Name: "buzz-acp", Version: s.Version}
 	// ACP v2 names the client's fields info and capabilities, v1
 	// clientInfo and clientCapabilities. Both are sent: an agent picks the
 	// version it speaks (at most the one offered) and reads its own names;
 	// the other pair is an unknown field to it.
-	params := map[string]any{
-		"protocolVersion":    clientProtocolVersion,
-		"info":               info,
-		"capabilities":       caps,
-		"clientInfo":         info,
-		"clientCapabilities": caps,
-	}
+	params := acp.InitializeRequest{ProtocolVersion: clientProtocolVersion, Info: info, Capabilities: caps,
+		ClientInfo: info, ClientCapabilities: caps}
 	if err := a.Call(ictx, acp.MethodInitialize, params, &a.initRaw); err != nil {
 		a.Kill()
 		if said := tail.lastLine(); said != "" {
@@ -293,28 +286,7 @@ type initReply struct {
 // agentInfo (or the older serverInfo) and agentCapabilities
 // (agentCapabilities.sessionCapabilities). A missing protocolVersion is 1.
 func readInitialize(raw json.RawMessage) (initReply, error) {
-	type sessionCaps struct {
-		Close        json.RawMessage `json:"close"`
-		SystemPrompt json.RawMessage `json:"systemPrompt"`
-	}
-	var res struct {
-		ProtocolVersion *int                `json:"protocolVersion"`
-		Info            *acp.Implementation `json:"info"`
-		AgentInfo       *acp.Implementation `json:"agentInfo"`
-		ServerInfo      *acp.Implementation `json:"serverInfo"`
-		Capabilities    struct {
-			Session *sessionCaps `json:"session"`
-		} `json:"capabilities"`
-		AgentCapabilities struct {
-			LoadSession         bool         `json:"loadSession"`
-			SessionCapabilities *sessionCaps `json:"sessionCapabilities"`
-		} `json:"agentCapabilities"`
-		Meta struct {
-			Steering struct {
-				Supported bool `json:"supported"`
-			} `json:"steering"`
-		} `json:"_meta"`
-	}
+	var res acp.InitializeReply
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return initReply{}, fmt.Errorf("decode reply: %w", err)
 	}
@@ -385,7 +357,7 @@ func (a *Agent) CloseSession(id string) {
 	go func() { // ends with the call: answered, timed out, or the agent gone
 		ctx, cancel := context.WithTimeout(context.Background(), RequestTimeout)
 		defer cancel()
-		if err := a.Call(ctx, acp.MethodSessionClose, map[string]any{"sessionId": id}, nil); err != nil {
+		if err := a.Call(ctx, acp.MethodSessionClose, acp.SessionParams{SessionID: id}, nil); err != nil {
 			a.log.Debug("session/close", "session", id, "err", err)
 		}
 	}()
@@ -475,22 +447,7 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	}
 	switch req.Method {
 	case acp.MethodSessionUpdate:
-		var p struct {
-			SessionID string `json:"sessionId"`
-			Update    struct {
-				SessionUpdate string           `json:"sessionUpdate"`
-				Content       acp.ContentBlock `json:"content"`
-				ToolCallID    string           `json:"toolCallId"`
-				State         string           `json:"state"`
-				StopReason    *string          `json:"stopReason"`
-				Error         *jsonrpc.Error   `json:"error"`
-				Meta          struct {
-					Goose *struct {
-						ActiveRunID *string `json:"activeRunId"`
-					} `json:"goose"`
-				} `json:"_meta"`
-			} `json:"update"`
-		}
+		var p acp.SessionNotification
 		if json.Unmarshal(req.Params, &p) != nil {
 			a.touch()
 			return nil, nil
@@ -513,7 +470,7 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 					}
 					tt.tools[p.Update.ToolCallID] = true
 					tt.breakPiece()
-				case p.Update.SessionUpdate == acp.UpdateAgentMessageChunk && p.Update.Content.Type == "text":
+				case p.Update.SessionUpdate == acp.UpdateAgentMessageChunk && p.Update.Content != nil && p.Update.Content.Type == "text":
 					tt.add(p.Update.Content.Text)
 				}
 			}
@@ -527,18 +484,19 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 			a.mu.Lock()
 			if a.idle != nil && a.idleSession == p.SessionID {
 				select {
-				case a.idle <- v2Stop{reason: *p.Update.StopReason, err: p.Update.Error}:
+				case a.idle <- v2Stop{reason: *p.Update.StopReason, err: rpcError(p.Update.Error)}:
 				default:
 				}
 			}
 			a.mu.Unlock()
 		case acp.UpdateSessionInfo:
-			if p.Update.Meta.Goose == nil {
+			var info acp.SessionInfoNotification
+			if json.Unmarshal(req.Params, &info) != nil || info.Update.Meta.Goose == nil {
 				break
 			}
 			a.mu.Lock()
-			if p.Update.Meta.Goose.ActiveRunID != nil {
-				a.runID = *p.Update.Meta.Goose.ActiveRunID
+			if run := info.Update.Meta.Goose.ActiveRunID; run != nil {
+				a.runID = *run
 			} else {
 				a.runID = ""
 			}
@@ -553,14 +511,14 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		cancelling := a.cancelling
 		a.mu.Unlock()
 		if cancelling {
-			return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
+			return acp.PermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "cancelled"}}, nil
 		}
 		id, err := choosePermission(req.Params)
 		if err != nil {
 			a.log.Error("permission request", "err", err)
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%v", err)
 		}
-		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": id}}, nil
+		return acp.PermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: id}}, nil
 	}
 	if req.IsNotification() {
 		return nil, nil
@@ -568,15 +526,20 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", req.Method)
 }
 
+// rpcError is the JSON-RPC error object raw, nil when there is none or it
+// does not decode as one.
+func rpcError(raw json.RawMessage) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if len(raw) == 0 || json.Unmarshal(raw, &e) != nil {
+		return nil
+	}
+	return e
+}
+
 // choosePermission picks the allow_once option, else reject_once, by kind;
 // option ids are never assumed.
 func choosePermission(params json.RawMessage) (string, error) {
-	var p struct {
-		Options []struct {
-			OptionID *string `json:"optionId"`
-			Kind     string  `json:"kind"`
-		} `json:"options"`
-	}
+	var p acp.PermissionRequest
 	if err := json.Unmarshal(params, &p); err != nil {
 		return "", fmt.Errorf("decode permission options: %w", err)
 	}
@@ -585,13 +548,13 @@ func choosePermission(params json.RawMessage) (string, error) {
 			if o.Kind != want {
 				continue
 			}
-			if o.OptionID == nil {
+			if o.OptionID == "" {
 				if want == "reject_once" {
 					return "reject", nil
 				}
 				return "", errors.New("allow_once option without optionId")
 			}
-			return *o.OptionID, nil
+			return o.OptionID, nil
 		}
 	}
 	return "", errors.New("no allow_once or reject_once option offered")
@@ -651,10 +614,7 @@ func (a *Agent) Prompt(ctx context.Context, sessionID string, blocks []acp.Conte
 		a.mu.Unlock()
 	}()
 	type reply struct {
-		res struct {
-			StopReason string `json:"stopReason"`
-			MessageID  string `json:"messageId"`
-		}
+		res acp.PromptResult
 		err error
 	}
 	done := make(chan *reply, 1)
@@ -671,7 +631,7 @@ func (a *Agent) Prompt(ctx context.Context, sessionID string, blocks []acp.Conte
 			// state_update says how the work ended.
 			select {
 			case st := <-idleStop:
-				r.res.StopReason = st.reason
+				r.res.StopReason = acp.StopReason(st.reason)
 				switch {
 				case st.reason != "error":
 				case st.err != nil:
@@ -700,7 +660,7 @@ func (a *Agent) Prompt(ctx context.Context, sessionID string, blocks []acp.Conte
 			}
 			return Outcome{Result: TurnProtocolError, Err: r.err}
 		}
-		stop, ok := validStop(r.res.StopReason)
+		stop, ok := validStop(string(r.res.StopReason))
 		if !ok {
 			return Outcome{Result: TurnProtocolError, Err: fmt.Errorf("unknown stop reason %q", r.res.StopReason)}
 		}
@@ -806,13 +766,11 @@ func (a *Agent) Steer(ctx context.Context, sessionID string, blocks []acp.Conten
 	defer cancel()
 	switch {
 	case runID != "":
-		err := a.Call(ctx, acp.MethodSteer, map[string]any{"sessionId": sessionID, "expectedRunId": runID, "prompt": blocks}, nil)
+		err := a.Call(ctx, acp.MethodSteer, acp.SteerParams{SessionID: sessionID, ExpectedRunID: runID, Prompt: blocks}, nil)
 		return steerVerdict(err, true, "")
 	case a.steering:
-		var res struct {
-			Outcome string `json:"outcome"`
-		}
-		err := a.Call(ctx, acp.MethodSteering, map[string]any{"sessionId": sessionID, "prompt": blocks}, &res)
+		var res acp.SteeringResult
+		err := a.Call(ctx, acp.MethodSteering, acp.SteerParams{SessionID: sessionID, Prompt: blocks}, &res)
 		return steerVerdict(err, false, res.Outcome)
 	}
 	return false, true // no transport

@@ -31,18 +31,7 @@ type UsageSnapshot struct {
 // noteUsage records a usage_update notification (spec §9.7). Updates
 // without any counter, or with a negative one, are ignored.
 func (a *Agent) noteUsage(params json.RawMessage) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-		Update    struct {
-			SessionUpdate string   `json:"sessionUpdate"`
-			Input         *int64   `json:"accumulatedInputTokens"`
-			Output        *int64   `json:"accumulatedOutputTokens"`
-			Total         *int64   `json:"accumulatedTotalTokens"`
-			Cached        *int64   `json:"accumulatedCachedInputTokens"`
-			Cost          *float64 `json:"accumulatedCost"`
-			Model         string   `json:"model"`
-		} `json:"update"`
-	}
+	var p acp.UsageNotification
 	if json.Unmarshal(params, &p) != nil || p.Update.SessionUpdate != acp.UpdateUsage || p.SessionID == "" {
 		return
 	}

@@ -233,6 +233,9 @@ const (
 // PromptResult answers session/prompt.
 type PromptResult struct {
 	StopReason StopReason `json:"stopReason"`
+	// MessageID is v2's answer when the prompt's message is in; the end
+	// of the work then comes as an idle state_update.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // CancelParams is session/cancel.
@@ -283,6 +286,12 @@ type Update struct {
 	RawOutput     any               `json:"rawOutput,omitempty"`
 	ToolContent   []ToolCallContent `json:"-"`
 	Meta          any               `json:"_meta,omitempty"`
+	// State is state_update's (v2) "running" or "idle"; an idle one
+	// carries how the work ended in StopReason and, for "error", the
+	// JSON-RPC error object in Error.
+	State      string          `json:"state,omitempty"`
+	StopReason *string         `json:"stopReason,omitempty"`
+	Error      json.RawMessage `json:"error,omitempty"`
 }
 
 // ToolCallContent is one item of a tool call's content.
