@@ -162,7 +162,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		t.retryBase = retryBase
 	}
 	if t.respawn == 0 {
-		t.respawn = respawnBase
+		t.respawn = acpclient.RespawnBase
 	}
 	if t.firstWord == 0 {
 		t.firstWord = firstWordNotice

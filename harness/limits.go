@@ -90,11 +90,6 @@ const maxIdleBridgeConns = 2 * maxReactionsInFly
 const (
 	configTimeout  = 5 * time.Second
 	recentOutput   = 60 * time.Second // hard timeout requeues only if the agent spoke this recently
-	crashWindow    = 60 * time.Second
-	crashesToOpen  = 3
-	circuitOpenFor = 300 * time.Second
-	respawnBase    = time.Second
-	respawnCap     = 30 * time.Second
 	shutdownWait   = 30 * time.Second
 	maxModelBytes  = 256   // a model name in a usage report; a longer one is not recorded
 	maxMetricBytes = 65535 // one NIP-AM record: NIP-44 v2's plaintext limit

@@ -67,8 +67,7 @@ type slot struct {
 	agent      *acpclient.Agent
 	busy       bool
 	sessions   map[string]*sessionState // channel → session; heartbeatKey for heartbeats
-	crashes    []time.Time
-	openUntil  time.Time
+	breaker    acpclient.Breaker
 	respawning bool
 }
 

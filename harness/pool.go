@@ -2,7 +2,6 @@ package harness
 
 import (
 	"context"
-	"math"
 	"strings"
 	"time"
 
@@ -20,7 +19,7 @@ func (h *harness) startPool(ctx context.Context) error {
 		if err != nil {
 			h.log.Error("agent failed to start", "slot", i, "err", err)
 			h.startErr = err
-			h.slots[i].openUntil = time.Now().Add(circuitOpenFor)
+			h.slots[i].breaker.StartFailed(time.Now())
 			continue
 		}
 		h.agentInitialized(i, a)
@@ -35,7 +34,7 @@ func (h *harness) startPool(ctx context.Context) error {
 		// why it does not answer (startFailed) instead of meeting silence.
 		h.poolDown = true
 		h.log.Error("no agent could be started; answering messages with the cause until one can (check --agent-command and the agent's own settings)",
-			"err", h.startErr, "retry_in", circuitOpenFor)
+			"err", h.startErr, "retry_in", acpclient.CircuitOpenFor)
 		return nil
 	}
 	h.startErr = nil
@@ -65,7 +64,7 @@ func (h *harness) ensureAgents(ctx context.Context) {
 		alive = alive || s.agent != nil
 	}
 	for _, s := range h.slots {
-		if s.agent != nil || s.respawning || now.Before(s.openUntil) {
+		if s.agent != nil || s.respawning || s.breaker.Open(now) {
 			continue
 		}
 		if h.cfg.LazyPool && !alive && !h.waking {
@@ -130,7 +129,7 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 			s.respawning = false
 			if err != nil {
 				h.log.Error("agent respawn failed; circuit open", "slot", s.idx, "err", err)
-				s.openUntil = time.Now().Add(circuitOpenFor)
+				s.breaker.StartFailed(time.Now())
 				h.startErr = err
 				h.startFailed(ctx)
 				if h.waking && !h.anyStarting() {
@@ -165,23 +164,13 @@ func (h *harness) retire(ctx context.Context, s *slot) {
 	s.agent = nil
 	s.sessions = map[string]*sessionState{}
 	h.store.releaseSlot(s.idx)
-	now := time.Now()
-	recent := s.crashes[:0]
-	for _, c := range s.crashes {
-		if now.Sub(c) < crashWindow {
-			recent = append(recent, c)
-		}
-	}
-	s.crashes = append(recent, now)
-	if len(s.crashes) >= crashesToOpen {
-		h.log.Error("agent keeps crashing; not respawning for a while", "slot", s.idx, "for", circuitOpenFor)
-		s.openUntil = now.Add(circuitOpenFor)
-		s.crashes = nil
+	d, open := s.breaker.Crashed(time.Now(), h.t.respawn)
+	if open {
+		h.log.Error("agent keeps crashing; not respawning for a while", "slot", s.idx, "for", acpclient.CircuitOpenFor)
 		h.checkAlive()
 		return
 	}
-	d := time.Duration(float64(h.t.respawn) * math.Pow(2, float64(len(s.crashes)-1)))
-	h.spawn(ctx, s, jitter(min(d, respawnCap)))
+	h.spawn(ctx, s, jitter(d))
 }
 
 // startFailed tells every channel with work waiting that no agent can be
