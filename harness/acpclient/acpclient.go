@@ -673,7 +673,7 @@ func (a *Agent) Prompt(ctx context.Context, sessionID string, blocks []acp.Conte
 		a.mu.Unlock()
 		// A hung agent may have stopped reading stdin; the drain timers must
 		// still fire, so the notification is written on its own goroutine
-		// (the stdin write timeout, or kill closing stdin, ends a blocked
+		// (the stdin write timeout, or Kill closing stdin, ends a blocked
 		// write).
 		go a.conn.Notify(acp.MethodSessionCancel, acp.CancelParams{SessionID: sessionID})
 		dl := time.NewTimer(time.Until(deadline))

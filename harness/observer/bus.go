@@ -21,10 +21,10 @@ import (
 
 // Observer frames (spec §15, NIP-AO). The harness records what it and its
 // agents do as frames on an in-process bus of observerBufferCap entries.
-// With --relay-observer and a known owner, a publisher (observerpub.go)
+// With --relay-observer and a known owner, a publisher (publish.go)
 // sends each frame as an ephemeral kind 24200 event whose content is the
 // frame's JSON NIP-44 v2 encrypted to the owner, and the owner can send
-// control frames back (observerctl.go). Without the flag the bus still
+// control frames back (control.go). Without the flag the bus still
 // records lifecycle and turn frames, but nothing reads them, nothing is
 // published and raw ACP traffic is not recorded.
 //
