@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"buzzbox/internal/workspace"
+
 	"buzzbox/harness/acpclient"
 	"buzzbox/harness/observer"
 )
@@ -648,7 +650,7 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 	}
 	h.memberTime[ch] = int64(ev.CreatedAt)
 	switch ev.Kind {
-	case kindMemberAdded:
+	case workspace.KindMemberAdded:
 		if h.subscribed[ch] {
 			return
 		}
@@ -662,7 +664,7 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 			h.subscribed[ch] = true
 			h.log.Info("joined channel", "channel", ch)
 		}
-	case kindMemberRemoved:
+	case workspace.KindMemberRemoved:
 		h.rc.unsubscribe(ctx, "ch-"+ch)
 		delete(h.subscribed, ch)
 		cs := h.chanState(ch)

@@ -17,6 +17,7 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // ownerView is the owner's side of NIP-AO: a subscription to the kind
@@ -57,8 +58,8 @@ func (w *world) observe(t testing.TB) *ownerView {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	w.pub.subscribe(ctx, "obs", nostr.Filter{Kinds: []int{observer.KindFrame}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}}, time.Now().Unix(), false)
-	probe := &nostr.Event{Kind: observer.KindFrame, CreatedAt: nostr.Now(), Content: "probe", Tags: nostr.Tags{{"p", w.owner.Public().Hex()}}}
+	w.pub.subscribe(ctx, "obs", nostr.Filter{Kinds: []int{workspace.KindObserverFrame}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}}, time.Now().Unix(), false)
+	probe := &nostr.Event{Kind: workspace.KindObserverFrame, CreatedAt: nostr.Now(), Content: "probe", Tags: nostr.Tags{{"p", w.owner.Public().Hex()}}}
 	if err := w.owner.SignEvent(probe); err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +157,7 @@ func (w *world) control(t testing.TB, rc *relayConn, from *nostrkey.Secret, at t
 		t.Fatal(err)
 	}
 	agent := w.agent.Public().Hex()
-	ev := &nostr.Event{Kind: observer.KindFrame, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
+	ev := &nostr.Event{Kind: workspace.KindObserverFrame, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
 		Tags: nostr.Tags{{"p", agent}, {"agent", agent}, {"frame", "control"}}}
 	if err := from.SignEvent(ev); err != nil {
 		t.Fatal(err)
@@ -202,7 +203,7 @@ func TestObserverTurnFrames(t *testing.T) {
 	v.mu.Lock()
 	for _, ev := range v.events {
 		want := nostr.Tags{{"p", owner}, {"agent", agent}, {"frame", "telemetry"}}
-		if ev.PubKey != agent || ev.Kind != observer.KindFrame || len(ev.Tags) != 3 ||
+		if ev.PubKey != agent || ev.Kind != workspace.KindObserverFrame || len(ev.Tags) != 3 ||
 			!slices.Equal(ev.Tags[0], want[0]) || !slices.Equal(ev.Tags[1], want[1]) || !slices.Equal(ev.Tags[2], want[2]) {
 			t.Errorf("frame event by %s kind %d tags %v; want by the agent, kind 24200, tags %v", ev.PubKey, ev.Kind, ev.Tags, want)
 		}
@@ -281,7 +282,7 @@ func TestObserverOnlyWithFlag(t *testing.T) {
 	frames24200 := func(p *relayProxy) (events, controlREQs int) {
 		for _, f := range p.frames() {
 			switch {
-			case f.verb == "EVENT" && f.kind == observer.KindFrame:
+			case f.verb == "EVENT" && f.kind == workspace.KindObserverFrame:
 				events++
 			case f.verb == "REQ" && f.sub == observer.ControlSub:
 				controlREQs++
@@ -489,7 +490,7 @@ func TestObserverRateGate(t *testing.T) {
 	events := func() []time.Time {
 		var out []time.Time
 		for _, f := range p.frames() {
-			if f.verb == "EVENT" && f.kind == observer.KindFrame {
+			if f.verb == "EVENT" && f.kind == workspace.KindObserverFrame {
 				out = append(out, f.at)
 			}
 		}

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/internal/workspace"
+
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -219,7 +221,7 @@ func (p *relayProxy) reqs(sub string) []time.Time {
 func (p *relayProxy) typing() []time.Time {
 	var out []time.Time
 	for _, f := range p.frames() {
-		if f.verb == "EVENT" && f.kind == kindTyping {
+		if f.verb == "EVENT" && f.kind == workspace.KindTyping {
 			out = append(out, f.at)
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"buzzbox/internal/workspace"
+
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip44"
 )
@@ -82,7 +84,7 @@ const MaxControlField = 256
 // with StatusError.
 func (p *Publisher) Control(ev *nostr.Event) (req ControlRequest, ok bool, err error) {
 	log := p.log.With("event_id", ev.ID, "author", ev.PubKey)
-	if ev.Kind != KindFrame || ev.PubKey != p.owner || ev.Tags.FindWithValue("p", p.agent) == nil {
+	if ev.Kind != workspace.KindObserverFrame || ev.PubKey != p.owner || ev.Tags.FindWithValue("p", p.agent) == nil {
 		log.Debug("observer frame ignored: not a control from the owner")
 		return req, false, nil
 	}
