@@ -582,3 +582,45 @@ func TestConcurrentAddsOnTwoInstances(t *testing.T) {
 		}
 	}
 }
+
+// redeemAs redeems invite token at base as a new key and returns the
+// HTTP status.
+func redeemAs(t *testing.T, base, token string) int {
+	t.Helper()
+	body, _ := json.Marshal(map[string]string{"token": token})
+	sec, err := nostrkey.ParseSecret(newKey(t).sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := base + invitePath
+	hdr, err := nip98.Header(sec, u, http.MethodPost, nip98.Options{Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequestWithContext(testCtx(t), http.MethodPost, u, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", hdr)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestInviteMadeOnOneInstanceWorksOnOther: an invite created through A is
+// redeemed through B at once (B has not been told of it yet), and is then
+// spent on both.
+func TestInviteMadeOnOneInstanceWorksOnOther(t *testing.T) {
+	c := newCluster(t)
+	ins := c.start(2)
+	token, _, _ := createInvite(t, ins[0].http(), c.owner)
+	if status := redeemAs(t, ins[1].http(), token); status != http.StatusOK {
+		t.Fatalf("invite made on A, redeemed on B = %d; want 200", status)
+	}
+	for i, in := range ins {
+		if status := redeemAs(t, in.http(), token); status != http.StatusGone {
+			t.Errorf("spent invite redeemed again on instance %d = %d; want 410", i, status)
+		}
+	}
+}

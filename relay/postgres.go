@@ -102,6 +102,9 @@ const schemaLockKey = 0x62757a7a
 //     replay after a database blip follows (fanout.go). Rows from before
 //     the columns came have neither and are never replayed;
 //   - buzz_invite_spent makes invite redemption atomic across instances;
+//   - buzz_login holds the owner's sign-in links (login.go): the token's
+//     hash, the key sealed under the token, and when it was minted,
+//     expires and was spent;
 //   - buzz_nip98_seen holds the NIP-98 token ids used lately, so that a
 //     token spent on one instance is a replay on every other;
 //   - buzz_relay holds the relay's public key (one row).
@@ -133,6 +136,13 @@ CREATE TABLE IF NOT EXISTS buzz_invite_spent (
 CREATE TABLE IF NOT EXISTS buzz_nip98_seen (
   id text PRIMARY KEY,
   at bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS buzz_login (
+  token_hash text PRIMARY KEY,
+  sealed bytea,
+  minted_ns bigint NOT NULL,
+  expires_ns bigint NOT NULL,
+  spent_ns bigint
 );
 CREATE TABLE IF NOT EXISTS buzz_relay (
   one boolean PRIMARY KEY CHECK (one),
