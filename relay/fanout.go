@@ -16,7 +16,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fiatjaf/eventstore"
 	"github.com/fiatjaf/eventstore/postgresql"
 	"github.com/lib/pq"
 	"github.com/nbd-wtf/go-nostr"
@@ -606,37 +605,6 @@ func (s *seenIDs) has(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur[id] || s.prev[id]
-}
-
-// markStore notes the ids this instance stores itself, so that a replay
-// after a database blip does not send them to local subscribers again.
-type markStore struct {
-	eventstore.Store
-	seen *seenIDs
-}
-
-func (m markStore) SaveEvent(ctx context.Context, ev *nostr.Event) error {
-	err := m.Store.SaveEvent(ctx, ev)
-	if err == nil {
-		m.seen.add(ev.ID)
-	}
-	return err
-}
-
-func (m markStore) ReplaceEvent(ctx context.Context, ev *nostr.Event) error {
-	err := m.Store.ReplaceEvent(ctx, ev)
-	if err == nil {
-		m.seen.add(ev.ID)
-	}
-	return err
-}
-
-func (m markStore) CountEvents(ctx context.Context, f nostr.Filter) (int64, error) {
-	c, ok := m.Store.(eventstore.Counter)
-	if !ok {
-		return 0, errNoCounter
-	}
-	return c.CountEvents(ctx, f)
 }
 
 // applyMemberRecord takes a member record another instance stored; a ban
