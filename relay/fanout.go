@@ -172,22 +172,27 @@ func (f *fanout) close() {
 func (f *fanout) marks(ctx context.Context) {
 	t := time.NewTicker(fanoutMarkEvery)
 	defer t.Stop()
-	head := "m " + f.name + " "
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
-		mctx, cancel := context.WithTimeout(ctx, fanoutFetchTimeout)
-		_, err := f.pg.DB.ExecContext(mctx, `SELECT pg_notify($1, $2 || CASE WHEN length(s::text) <= $3 THEN s::text
-  ELSE pg_snapshot_xmin(s)::text || ':' || pg_snapshot_xmin(s)::text || ':' END) FROM pg_current_snapshot() AS s`,
-			notifyChannel, head, maxNotifyPayload-len(head))
-		cancel()
-		if err != nil && ctx.Err() == nil {
+		if err := f.sendMark(ctx, maxNotifyPayload); err != nil && ctx.Err() == nil {
 			f.log.Debug("send fan-out mark", "err", err)
 		}
 	}
+}
+
+// sendMark notifies one mark of at most limit bytes.
+func (f *fanout) sendMark(ctx context.Context, limit int) error {
+	head := "m " + f.name + " "
+	ctx, cancel := context.WithTimeout(ctx, fanoutFetchTimeout)
+	defer cancel()
+	_, err := f.pg.DB.ExecContext(ctx, `SELECT pg_notify($1, $2 || CASE WHEN length(s::text) <= $3 THEN s::text
+  ELSE pg_snapshot_xmin(s)::text || ':' || pg_snapshot_xmin(s)::text || ':' END) FROM pg_current_snapshot() AS s`,
+		notifyChannel, head, limit-len(head))
+	return err
 }
 
 // run reads notifications, a batch at a time, and delivers them in order.

@@ -1,15 +1,20 @@
 package relay
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/url"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/lib/pq"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -246,4 +251,74 @@ func TestFanoutKeepsPublishOrderAcrossBlip(t *testing.T) {
 	stop = signed(t, k, 1, "sentinel after the blip")
 	mustPublish(t, cb, stop)
 	sameOrder(t, "across the blip", sub.until(stop.ID), want)
+}
+
+// TestMarkFallsBackToXmin: a snapshot too long for a notification goes
+// as "xmin:xmin:", which sees only what committed before its xmin, so a
+// replay from it reads more, never less.
+func TestMarkFallsBackToXmin(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts PostgreSQL")
+	}
+	db := startPostgres(t)
+	owner := newKey(t)
+	r := startRelay(t, Config{DB: db, Owner: owner.pk})
+	// Marks of a name of its own, apart from the relay's periodic ones.
+	f := &fanout{pg: r.fan.pg, name: "buzz-relay-marktest"}
+	l := pq.NewListener(db, fanoutMinReconnect, fanoutMaxReconnect, nil)
+	defer l.Close()
+	if err := l.Listen(notifyChannel); err != nil {
+		t.Fatal(err)
+	}
+	// A transaction left open holds the snapshot's xmin down and puts
+	// itself in its xip list.
+	conn, err := f.pg.DB.Conn(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	var open string
+	if err := conn.QueryRowContext(t.Context(), `BEGIN; SELECT pg_current_xact_id()::text`).Scan(&open); err != nil {
+		t.Fatal(err)
+	}
+	defer conn.ExecContext(context.Background(), `ROLLBACK`)
+	// One committed after it moves the snapshot's xmax past it.
+	if _, err := f.pg.DB.ExecContext(t.Context(), `SELECT pg_current_xact_id()`); err != nil {
+		t.Fatal(err)
+	}
+	head := "m " + f.name + " "
+	for _, limit := range []int{maxNotifyPayload, len(head) + len(open) + 1} {
+		if err := f.sendMark(t.Context(), limit); err != nil {
+			t.Fatal(err)
+		}
+		var got note
+		for got.origin != f.name {
+			select {
+			case n := <-l.Notify:
+				if n != nil {
+					got, _ = parseNote(n.Extra)
+				}
+			case <-testCtx(t).Done():
+				t.Fatal("no mark")
+			}
+		}
+		parts := strings.Split(got.snapshot, ":")
+		xmin := parts[0]
+		full := limit == maxNotifyPayload
+		if full && !slices.Contains(strings.Split(parts[2], ","), open) || !full && got.snapshot != xmin+":"+xmin+":" {
+			t.Errorf("mark within %d bytes = %q (open transaction %s); want the full snapshot, or xmin:xmin: when it does not fit", limit, got.snapshot, open)
+		}
+		if x, _ := strconv.ParseUint(xmin, 10, 64); x > mustUint(t, open) {
+			t.Errorf("mark %q has an xmin past the open transaction %s", got.snapshot, open)
+		}
+	}
+}
+
+func mustUint(t *testing.T, s string) uint64 {
+	t.Helper()
+	n, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
