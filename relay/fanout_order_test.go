@@ -1,10 +1,10 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net"
 	"net/url"
 	"path/filepath"
@@ -26,10 +26,11 @@ type pgProxy struct {
 	ln     net.Listener
 	socket string // the server's unix socket
 
-	mu    sync.Mutex
-	down  bool
-	conns map[net.Conn]bool
-	wg    sync.WaitGroup
+	mu     sync.Mutex
+	down   bool
+	conns  map[net.Conn]bool
+	listen map[net.Conn]bool // both ends of connections that sent LISTEN
+	wg     sync.WaitGroup
 }
 
 // newPGProxy listens on 127.0.0.1:0 in front of db (a URL from
@@ -44,7 +45,8 @@ func newPGProxy(t *testing.T, db string) (*pgProxy, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &pgProxy{ln: ln, socket: filepath.Join(u.Query().Get("host"), ".s.PGSQL.5432"), conns: make(map[net.Conn]bool)}
+	p := &pgProxy{ln: ln, socket: filepath.Join(u.Query().Get("host"), ".s.PGSQL.5432"),
+		conns: make(map[net.Conn]bool), listen: make(map[net.Conn]bool)}
 	p.wg.Add(1)
 	// Ends when the cleanup closes ln.
 	go p.accept()
@@ -79,20 +81,52 @@ func (p *pgProxy) accept() {
 		p.wg.Add(2)
 		p.mu.Unlock()
 		// Each ends when either side closes; cut closes both.
-		go p.pipe(c, s)
-		go p.pipe(s, c)
+		go p.pipe(s, c, true)
+		go p.pipe(c, s, false)
 	}
 }
 
-func (p *pgProxy) pipe(dst, src net.Conn) {
+// pipe copies src to dst; from the client it notes a LISTEN.
+func (p *pgProxy) pipe(dst, src net.Conn, fromClient bool) {
 	defer p.wg.Done()
-	io.Copy(dst, src)
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if fromClient && bytes.Contains(buf[:n], []byte("LISTEN ")) {
+			p.mu.Lock()
+			p.listen[dst], p.listen[src] = true, true
+			p.mu.Unlock()
+		}
+		if n > 0 {
+			if _, err := dst.Write(buf[:n]); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
 	dst.Close()
 	src.Close()
 	p.mu.Lock()
 	delete(p.conns, dst)
 	delete(p.conns, src)
+	delete(p.listen, dst)
+	delete(p.listen, src)
 	p.mu.Unlock()
+}
+
+// cutPool closes every proxied connection but the listening one and
+// refuses new ones: notifications still come, fetches fail.
+func (p *pgProxy) cutPool() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.down = true
+	for c := range p.conns {
+		if !p.listen[c] {
+			c.Close()
+		}
+	}
 }
 
 // cut closes every proxied connection and refuses new ones.
@@ -321,4 +355,40 @@ func mustUint(t *testing.T, s string) uint64 {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// TestFetchFailureLosesNothing cuts instance A's pool off the database
+// but leaves its listening connection: A hears of B's events and cannot
+// fetch them. They were dropped with an error in the log. A must hold
+// delivery until a replay succeeds, then deliver every event once, in
+// publish order, before what follows.
+func TestFetchFailureLosesNothing(t *testing.T) {
+	c := newCluster(t)
+	proxy, viaProxy := newPGProxy(t, c.db)
+	a := c.startOn(viaProxy, 1)[0]
+	b := c.start(1)[0]
+	k := c.owner
+	sub := rawLive(t, a.url, k, nostr.Filter{Kinds: []int{1}, Authors: []string{k.pk}})
+	cb := login(t, b.url, k)
+	publish := func(n int, what string) []string {
+		var ids []string
+		for i := range n {
+			ev := signed(t, k, 1, fmt.Sprintf("%s %d", what, i))
+			mustPublish(t, cb, ev)
+			ids = append(ids, ev.ID)
+		}
+		return ids
+	}
+	want := publish(20, "before")
+	stop := signed(t, k, 1, "sentinel before the cut")
+	mustPublish(t, cb, stop)
+	sameOrder(t, "before the cut", sub.until(stop.ID), want)
+
+	proxy.cutPool()
+	want = publish(50, "while A cannot fetch")
+	proxy.restore()
+	want = append(want, publish(50, "after")...)
+	stop = signed(t, k, 1, "sentinel after the cut")
+	mustPublish(t, cb, stop)
+	sameOrder(t, "across the failed fetches", sub.until(stop.ID), want)
 }
