@@ -187,7 +187,8 @@ UPDATE buzz_login AS l SET spent_ns = $2, sealed = NULL FROM t WHERE l.token_has
 		key, now.UnixNano()).Scan(&sealed, &expires)
 	if errors.Is(err, sql.ErrNoRows) {
 		var one int
-		switch err := f.pg.DB.QueryRowContext(ctx, `SELECT 1 FROM buzz_login WHERE token_hash = $1`, key).Scan(&one); {
+		err = f.pg.DB.QueryRowContext(ctx, `SELECT 1 FROM buzz_login WHERE token_hash = $1`, key).Scan(&one)
+		switch {
 		case err == nil:
 			return "", http.StatusGone, loginSpent
 		case errors.Is(err, sql.ErrNoRows):
