@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nbd-wtf/go-nostr"
 )
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
@@ -24,6 +26,19 @@ type chanState struct {
 	retryAt  time.Time
 	steering *Event // event withheld while a native steer is outstanding
 	removed  bool
+	// recheck, while set, holds the events of a failed turn as the relay
+	// is asked which of them the agent answered before it failed
+	// (recheckFailed); the channel starts no turn meanwhile.
+	recheck *recheck
+	// failedSince is when the first of the failed turns in a row at the
+	// queue's head began: the check before a re-run looks from there.
+	failedSince time.Time
+}
+
+// recheck is a failed turn's batch waiting for the relay's word on which
+// of its events were answered.
+type recheck struct {
+	events []*Event
 }
 
 // turnHandle is a running channel turn.
@@ -248,7 +263,7 @@ func (h *harness) dispatch(ctx context.Context) {
 	for {
 		var best *chanState
 		for _, cs := range h.queues {
-			if cs.turn != nil || cs.steering != nil || (len(cs.queue) == 0 && len(cs.parked) == 0) || now.Before(cs.retryAt) {
+			if cs.turn != nil || cs.steering != nil || cs.recheck != nil || (len(cs.queue) == 0 && len(cs.parked) == 0) || now.Before(cs.retryAt) {
 				continue
 			}
 			if best == nil || headTime(cs).Before(headTime(best)) {
@@ -386,25 +401,29 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	if t.session != "" && t.agent != nil {
 		h.store.holdSession(cs.id, t.session, t.agent.name, s.idx)
 	}
-	requeue := func(backoff bool) {
+	// retry puts the batch back for another turn. When the batch reached
+	// the agent, the relay is asked first which events the agent answered
+	// before the turn failed (recheckFailed); cause, when set, is told in
+	// the thread on the batch's first failure.
+	retry := func(cause string) {
 		if cs.removed || h.cfg.Dedup == "drop" {
 			h.reacts.clear(ctx, finished)
 			return
 		}
 		h.reacts.remove(ctx, finished, emojiWorking)
 		all := append(append([]*Event{}, t.parked...), t.batch...)
-		if backoff {
-			cs.attempts++
-			if cs.attempts > maxRetries {
-				cs.attempts = 0
-				cs.retryAt = time.Time{}
-				h.deadLetter(ctx, cs, all, "the agent failed "+itoa(maxRetries)+" times in a row ("+out.result.String()+")")
-				return
-			}
-			d := time.Duration(float64(h.t.retryBase) * math.Pow(2, float64(cs.attempts-1)))
-			cs.retryAt = time.Now().Add(jitter(min(d, retryCap)))
+		first := cs.attempts == 0
+		if first {
+			cs.failedSince = t.startedAt
 		}
-		cs.queue = append(all, cs.queue...)
+		if out.stage == "prompt" {
+			h.recheckFailed(ctx, cs, all, cause, first, out.result.String())
+			return
+		}
+		if first && cause != "" {
+			h.notice(ctx, cs, all, failureNotice(cause))
+		}
+		h.requeue(ctx, cs, all, out.result.String())
 	}
 	switch out.result {
 	case turnOK:
@@ -460,30 +479,27 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), f.cause)
 			return
 		}
-		h.firstFailure(ctx, cs, t, f.cause)
-		requeue(true)
+		retry(f.cause)
 	case turnHard:
 		log.Warn("turn hit the hard cap", "err", out.err)
 		h.retire(ctx, s)
 		if t.agent != nil && time.Since(time.Unix(0, t.agent.lastOutput.Load())) < recentOutput {
-			requeue(true)
+			retry("")
 		} else {
 			h.reacts.clear(ctx, finished)
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the turn ran past --max-turn-duration ("+h.cfg.MaxTurn.String()+") without recent output")
 		}
 	case turnExited, turnIdle, turnDrainTimeout, turnWriteTimeout:
 		log.Warn("agent retired", "err", out.err)
-		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
 		h.retire(ctx, s)
-		requeue(true)
+		retry(h.stoppedCause(out))
 	case turnProtocolError:
 		log.Warn("protocol error", "err", out.err)
-		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
 		h.dropSession(s, cs.id)
 		if transportClass(out.err) {
 			h.retire(ctx, s)
 		}
-		requeue(true)
+		retry(h.stoppedCause(out))
 	}
 }
 
@@ -499,13 +515,79 @@ func (h *harness) dropSession(s *slot, key string) {
 	}
 }
 
-// firstFailure tells the thread why the turn failed when it is the batch's
-// first failure in a row; the retries that follow stay quiet until they
-// succeed or give up (deadLetter).
-func (h *harness) firstFailure(ctx context.Context, cs *chanState, t *turnHandle, cause string) {
-	if cs.attempts == 0 {
-		h.notice(ctx, cs, append(t.parked, t.batch...), "⚠️ I could not answer yet: "+cause+". I will keep trying.")
+// failureNotice words a batch's first failure in a row for its thread;
+// the retries that follow stay quiet until they succeed or give up
+// (deadLetter).
+func failureNotice(cause string) string {
+	return "⚠️ I could not answer yet: " + cause + ". I will keep trying."
+}
+
+// requeue puts a failed turn's events back at the head of cs's queue to
+// run after a backoff that doubles with each failure in a row; past
+// maxRetries they are dead-lettered instead.
+func (h *harness) requeue(ctx context.Context, cs *chanState, evs []*Event, result string) {
+	cs.attempts++
+	if cs.attempts > maxRetries {
+		cs.attempts = 0
+		cs.retryAt = time.Time{}
+		h.deadLetter(ctx, cs, evs, "the agent failed "+itoa(maxRetries)+" times in a row ("+result+")")
+		return
 	}
+	d := time.Duration(float64(h.t.retryBase) * math.Pow(2, float64(cs.attempts-1)))
+	cs.retryAt = time.Now().Add(jitter(min(d, retryCap)))
+	cs.queue = append(evs, cs.queue...)
+}
+
+// recheckFailed holds the events of a failed turn while the relay is
+// asked which of them the agent answered since the first failed turn in
+// a row began: an agent killed after its answer went out but before its
+// turn ended has answered, and running the event again would answer it
+// twice. Answered events are done (settleState records them so); the
+// rest are requeued, and cause is told in the thread on the batch's first
+// failure. A relay that cannot be asked gets them all re-run: a duplicate
+// answer beats a lost one.
+func (h *harness) recheckFailed(ctx context.Context, cs *chanState, evs []*Event, cause string, first bool, result string) {
+	rc := &recheck{events: evs}
+	cs.recheck = rc
+	since := nostr.Timestamp(cs.failedSince.Unix())
+	go func() { // one relay query, bounded by replyCheckTO; reports back
+		msgs, err := h.agentMessages(ctx, cs.id, since)
+		var answered map[string]bool
+		if err == nil {
+			answered = answeredIDs(msgs, evs)
+		}
+		h.do(func() {
+			if cs.recheck != rc {
+				return // the channel was left meanwhile
+			}
+			cs.recheck = nil
+			if err != nil {
+				h.log.Warn("could not ask the relay what the failed turn answered; running all of it again",
+					"channel", cs.id, "events", len(evs), "err", err)
+			}
+			var rest, done []*Event
+			for _, ev := range evs {
+				if answered[ev.ID] {
+					done = append(done, ev)
+				} else {
+					rest = append(rest, ev)
+				}
+			}
+			if len(done) > 0 {
+				h.log.Info("the agent answered before its turn failed; not running these again", "channel", cs.id,
+					"answered", eventIDs(done), "rerun", len(rest))
+				h.reacts.clear(ctx, done)
+			}
+			if len(rest) == 0 {
+				cs.attempts, cs.retryAt = 0, time.Time{}
+				return
+			}
+			if first && cause != "" {
+				h.notice(ctx, cs, rest, failureNotice(cause))
+			}
+			h.requeue(ctx, cs, rest, result)
+		})
+	}()
 }
 
 // stoppedCause words a turn that ended with the agent process retired or
@@ -588,7 +670,7 @@ func (h *harness) notice(ctx context.Context, cs *chanState, batch []*Event, tex
 func (h *harness) maintain(ctx context.Context) {
 	now := time.Now()
 	for id, cs := range h.queues {
-		if cs.turn == nil && len(cs.queue) == 0 && len(cs.parked) == 0 && cs.steering == nil && now.After(cs.retryAt) {
+		if cs.turn == nil && len(cs.queue) == 0 && len(cs.parked) == 0 && cs.steering == nil && cs.recheck == nil && now.After(cs.retryAt) {
 			delete(h.queues, id)
 		}
 	}
@@ -601,7 +683,7 @@ func (h *harness) maintain(ctx context.Context) {
 
 func (h *harness) idle() bool {
 	for _, cs := range h.queues {
-		if cs.turn != nil || len(cs.queue) > 0 {
+		if cs.turn != nil || len(cs.queue) > 0 || cs.recheck != nil {
 			return false
 		}
 	}
@@ -666,7 +748,10 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 		cs := h.chanState(ch)
 		cs.removed = true
 		h.reacts.clear(ctx, cs.queue)
-		cs.queue, cs.parked = nil, nil
+		if cs.recheck != nil {
+			h.reacts.clear(ctx, cs.recheck.events)
+		}
+		cs.queue, cs.parked, cs.recheck = nil, nil, nil
 		cs.attempts, cs.retryAt = 0, time.Time{}
 		h.gens[ch]++
 		h.store.forgetSession(ch)

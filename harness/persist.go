@@ -351,6 +351,11 @@ func (h *harness) settleState() {
 			if cs.steering != nil {
 				live[cs.steering.ID] = true
 			}
+			if cs.recheck != nil {
+				for _, ev := range cs.recheck.events {
+					live[ev.ID] = true
+				}
+			}
 			if t := cs.turn; t != nil {
 				for _, evs := range [][]*Event{t.batch, t.parked, t.extra} {
 					for _, ev := range evs {

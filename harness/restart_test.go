@@ -6,9 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -275,5 +277,135 @@ func TestBugAgentCrashForgetsConversation(t *testing.T) {
 	r.waitAsked(second)
 	if body := r.lastRequest(); !strings.Contains(body, "remember the word heron") {
 		t.Errorf("the new agent did not continue the conversation; model saw:\n%s", body)
+	}
+}
+
+// sendAnchor finds the channel and event a prompt asks the agent to
+// answer (the base prompt's `buzz messages send` line).
+var sendAnchor = regexp.MustCompile(`--channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+
+// sendMessageCalls are the model's send_message calls answering the
+// prompt in req, one per event it names, with content "answer to <id>";
+// nil when req carries no anchor.
+func sendMessageCalls(req map[string]any) []llmtest.Call {
+	body, _ := json.Marshal(req)
+	text := strings.ReplaceAll(string(body), `\u0060`, "`")
+	m := sendAnchor.FindStringSubmatch(text)
+	msgs, _ := req["messages"].([]any)
+	if m == nil || len(msgs) == 0 {
+		return nil
+	}
+	last, _ := json.Marshal(msgs[len(msgs)-1])
+	var calls []llmtest.Call
+	for i, id := range soakEventID.FindAllStringSubmatch(strings.ReplaceAll(string(last), `\n`, "\n"), -1) {
+		args, _ := json.Marshal(map[string]string{"channel": m[1], "reply_to": id[1], "content": "answer to " + id[1]})
+		calls = append(calls, llmtest.Call{ID: "call_" + strconv.Itoa(i), Name: "buzz-dev-mcp__send_message", Args: string(args)})
+	}
+	return calls
+}
+
+// lastRole is the role of the newest message of a chat request.
+func lastRole(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	if len(msgs) == 0 {
+		return ""
+	}
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	role, _ := last["role"].(string)
+	return role
+}
+
+// waitHandled waits until the harness state on disk lists ev among the
+// events of its channel that are done with.
+func (r *restartRig) waitHandled(ev *nostr.Event) {
+	r.t.Helper()
+	waitFor(r.t, "the harness state to list "+ev.Content+" as handled", 60*time.Second, func() bool {
+		paths, _ := filepath.Glob(filepath.Join(r.w.stateHome, "buzzbox", "acp", "*", "state.json"))
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			st, err := parseHarnessState(b)
+			if err != nil {
+				continue
+			}
+			for _, m := range st.Channels {
+				for _, id := range m.Handled {
+					if id == ev.ID {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	})
+}
+
+// TestBugAgentKilledAfterAnswerAnswersTwice: the agent posts its answer
+// with send_message and is killed with SIGKILL before its turn ends. The
+// harness told the thread it could not answer yet and ran the mention
+// again on a new agent, which answered a second time. Now it asks the
+// relay first, finds the answer, and neither re-runs nor posts a notice:
+// the thread holds exactly one message of the agent's.
+func TestBugAgentKilledAfterAnswerAnswersTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	w := newWorld(t)
+	r := newRestartRig(t, w)
+	var sends atomic.Int32
+	hung := make(chan struct{}, 1)
+	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		if lastRole(req) == "tool" {
+			if sends.Load() == 1 {
+				// The answer is out; the turn stays open until the agent dies.
+				select {
+				case hung <- struct{}{}:
+				default:
+				}
+				return llmtest.Reply{Hang: true}
+			}
+			return llmtest.Reply{Text: "posted"}
+		}
+		calls := sendMessageCalls(req)
+		if calls == nil {
+			return llmtest.Reply{Text: "no anchor in the prompt"}
+		}
+		sends.Add(1)
+		return llmtest.Reply{Calls: calls}
+	})
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	mention := w.mention("answer me once")
+	select {
+	case <-hung:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the model was never asked to go on after send_message")
+	}
+	r.waitReply(mention)
+	kids := childPIDs(r.cmd.Process.Pid)
+	if len(kids) == 0 {
+		t.Fatal("buzz-acp has no agent process")
+	}
+	for _, pid := range kids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, pid := range kids {
+		waitFor(t, "the agent gone", 10*time.Second, func() bool { return !processLive(pid) })
+	}
+	r.waitHandled(mention)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	evs, err := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || sends.Load() != 1 {
+		var texts []string
+		for _, e := range evs {
+			texts = append(texts, e.Content)
+		}
+		t.Errorf("the agent's messages in the thread: %q, the model sent %d times; want the one answer, sent once", texts, sends.Load())
 	}
 }
