@@ -1,8 +1,13 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +37,7 @@ type restartRig struct {
 	llm     *llmtest.Server
 	cmd     *exec.Cmd
 	args    []string // more buzz-acp flags
+	url     string   // the relay URL buzz-acp is given; "" the world's relay
 	dir     string   // working directory of every start
 	mu      sync.Mutex
 	lasts   []string    // the newest message of every model request, in order
@@ -59,7 +65,11 @@ func newRestartRig(t testing.TB, w *world) *restartRig {
 
 // start runs buzz-acp; it is killed at test end if still running.
 func (r *restartRig) start() {
-	cmd := exec.Command(r.acp, append([]string{"--relay-url", r.w.relay.URL(), "--agent-owner", r.w.owner.Public().Hex(),
+	relayURL := r.url
+	if relayURL == "" {
+		relayURL = r.w.relay.URL()
+	}
+	cmd := exec.Command(r.acp, append([]string{"--relay-url", relayURL, "--agent-owner", r.w.owner.Public().Hex(),
 		"--no-presence", "--no-typing"}, r.args...)...)
 	cmd.Env = r.env
 	cmd.Dir = r.dir
@@ -407,5 +417,85 @@ func TestBugAgentKilledAfterAnswerAnswersTwice(t *testing.T) {
 			texts = append(texts, e.Content)
 		}
 		t.Errorf("the agent's messages in the thread: %q, the model sent %d times; want the one answer, sent once", texts, sends.Load())
+	}
+}
+
+// TestRecheckUnknownRunsAgain: when the relay cannot say whether the
+// killed agent answered (its query for the agent's messages fails), the
+// mention is run again: a second answer beats a lost one.
+func TestRecheckUnknownRunsAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	w := newWorld(t)
+	// A proxy in front of the relay refuses, once told to, every query for
+	// the agent's messages: what the check before a re-run asks.
+	ln := w.proxyLns[0]
+	w.proxyLns = w.proxyLns[1:]
+	up, err := url.Parse(w.relay.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: up.Host})
+	agentHex := w.agent.Public().Hex()
+	var refuse atomic.Bool
+	var refused atomic.Int32
+	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if refuse.Load() && req.Method == http.MethodPost && req.URL.Path == "/query" {
+			body, _ := io.ReadAll(req.Body)
+			var filters []nostr.Filter
+			json.Unmarshal(body, &filters)
+			for _, f := range filters {
+				if len(f.Authors) == 1 && f.Authors[0] == agentHex && f.Tags["h"] != nil {
+					refused.Add(1)
+					http.Error(rw, "refused by the test", http.StatusInternalServerError)
+					return
+				}
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		rp.ServeHTTP(rw, req)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	r := newRestartRig(t, w)
+	r.url = "ws://" + ln.Addr().String()
+	var sends atomic.Int32
+	hung := make(chan struct{}, 1)
+	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		if lastRole(req) == "tool" {
+			if sends.Load() == 1 {
+				select {
+				case hung <- struct{}{}:
+				default:
+				}
+				return llmtest.Reply{Hang: true}
+			}
+			return llmtest.Reply{Text: "posted"}
+		}
+		calls := sendMessageCalls(req)
+		if calls == nil {
+			return llmtest.Reply{Text: "no anchor in the prompt"}
+		}
+		sends.Add(1)
+		return llmtest.Reply{Calls: calls}
+	})
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	mention := w.mention("answer me even if unsure")
+	select {
+	case <-hung:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the model was never asked to go on after send_message")
+	}
+	r.waitReply(mention)
+	refuse.Store(true)
+	for _, pid := range childPIDs(r.cmd.Process.Pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	waitFor(t, "the mention run again", 60*time.Second, func() bool { return sends.Load() >= 2 })
+	if refused.Load() == 0 {
+		t.Error("no query for the agent's messages was refused; the test did not test the failure")
 	}
 }
