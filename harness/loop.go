@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -259,6 +260,7 @@ func (h *harness) dispatch(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	h.recheckCarried(ctx)
 	now := time.Now()
 	for {
 		var best *chanState
@@ -539,17 +541,69 @@ func (h *harness) requeue(ctx context.Context, cs *chanState, evs []*Event, resu
 }
 
 // recheckFailed holds the events of a failed turn while the relay is
-// asked which of them the agent answered since the first failed turn in
-// a row began: an agent killed after its answer went out but before its
-// turn ended has answered, and running the event again would answer it
-// twice. Answered events are done (settleState records them so); the
-// rest are requeued, and cause is told in the thread on the batch's first
-// failure. A relay that cannot be asked gets them all re-run: a duplicate
-// answer beats a lost one.
+// asked (recheck) which of them the agent answered since the first failed
+// turn in a row began: an agent killed after its answer went out but
+// before its turn ended has answered, and running the event again would
+// answer it twice. The rest are requeued, and cause is told in the thread
+// on the batch's first failure.
 func (h *harness) recheckFailed(ctx context.Context, cs *chanState, evs []*Event, cause string, first bool, result string) {
+	h.recheck(ctx, cs, evs, nostr.Timestamp(cs.failedSince.Unix()), func(rest []*Event) {
+		if len(rest) == 0 {
+			cs.attempts, cs.retryAt = 0, time.Time{}
+			return
+		}
+		if first && cause != "" {
+			h.notice(ctx, cs, rest, failureNotice(cause))
+		}
+		h.requeue(ctx, cs, rest, result)
+	})
+}
+
+// recheckCarried takes out of their queues the events the last run had
+// taken and not answered (a harness killed after the agent's answer went
+// out, before the turn ended, left its batch so) and asks the relay
+// (recheck) which of them the agent answered since they were posted; the
+// rest go back to the head of the queue. The last run's notices in the
+// channel are not answers.
+func (h *harness) recheckCarried(ctx context.Context) {
+	if len(h.store.carried) == 0 {
+		return
+	}
+	for id, cs := range h.queues {
+		if cs.turn != nil || cs.recheck != nil || len(cs.queue) == 0 {
+			continue
+		}
+		carried := h.store.takeCarried(id, cs.queue)
+		if len(carried) == 0 {
+			continue
+		}
+		keep := cs.queue[:0]
+		since := carried[0].CreatedAt
+		for _, ev := range cs.queue {
+			if !slices.Contains(carried, ev) {
+				keep = append(keep, ev)
+			}
+		}
+		for _, ev := range carried {
+			since = min(since, ev.CreatedAt)
+		}
+		cs.queue = keep
+		for _, n := range h.store.notices(id) {
+			h.ownNotices.add(n)
+		}
+		h.recheck(ctx, cs, carried, since, func(rest []*Event) { cs.queue = append(rest, cs.queue...) })
+	}
+}
+
+// recheck holds evs, kept out of cs's queue, while the relay is asked
+// which of them the agent has answered since since (the reply guard's
+// agentMessages); the channel starts no turn meanwhile. Answered events
+// are done (settleState records them so); then gets the rest, on the
+// loop. A relay that cannot be asked gets them all back: a duplicate
+// answer beats a lost one.
+func (h *harness) recheck(ctx context.Context, cs *chanState, evs []*Event, since nostr.Timestamp, then func(rest []*Event)) {
 	rc := &recheck{events: evs}
 	cs.recheck = rc
-	since := nostr.Timestamp(cs.failedSince.Unix())
 	go func() { // one relay query, bounded by replyCheckTO; reports back
 		msgs, err := h.agentMessages(ctx, cs.id, since)
 		var answered map[string]bool
@@ -562,7 +616,7 @@ func (h *harness) recheckFailed(ctx context.Context, cs *chanState, evs []*Event
 			}
 			cs.recheck = nil
 			if err != nil {
-				h.log.Warn("could not ask the relay what the failed turn answered; running all of it again",
+				h.log.Warn("could not ask the relay whether the agent answered; running the events (again)",
 					"channel", cs.id, "events", len(evs), "err", err)
 			}
 			var rest, done []*Event
@@ -574,18 +628,11 @@ func (h *harness) recheckFailed(ctx context.Context, cs *chanState, evs []*Event
 				}
 			}
 			if len(done) > 0 {
-				h.log.Info("the agent answered before its turn failed; not running these again", "channel", cs.id,
+				h.log.Info("the agent answered these already; not running them again", "channel", cs.id,
 					"answered", eventIDs(done), "rerun", len(rest))
 				h.reacts.clear(ctx, done)
 			}
-			if len(rest) == 0 {
-				cs.attempts, cs.retryAt = 0, time.Time{}
-				return
-			}
-			if first && cause != "" {
-				h.notice(ctx, cs, rest, failureNotice(cause))
-			}
-			h.requeue(ctx, cs, rest, result)
+			then(rest)
 		})
 	}()
 }
@@ -657,13 +704,18 @@ func (h *harness) notice(ctx context.Context, cs *chanState, batch []*Event, tex
 		return
 	}
 	h.ownNotices.add(ev.ID)
-	go func() { // best effort, bounded
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
-		defer cancel()
-		if err := h.io.publish(pctx, ev); err != nil {
-			h.log.Warn("notice not published", "err", err)
-		}
-	}()
+	// Its id is on disk before it can be on the relay: a restart must not
+	// take it for the agent's answer (recheckCarried).
+	h.store.noteNotice(cs.id, ev.ID)
+	h.store.onSaved(func() {
+		go func() { // best effort, bounded
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
+			defer cancel()
+			if err := h.io.publish(pctx, ev); err != nil {
+				h.log.Warn("notice not published", "err", err)
+			}
+		}()
+	})
 }
 
 // maintain re-dispatches expired backoffs and refills dead slots.

@@ -295,7 +295,7 @@ func TestBugAgentCrashForgetsConversation(t *testing.T) {
 var sendAnchor = regexp.MustCompile(`--channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
 
 // sendMessageCalls are the model's send_message calls answering the
-// prompt in req, one per event it names, with content "answer to <id>";
+// prompt in req, one per event it names, with content "answer to <id> at <ns>";
 // nil when req carries no anchor.
 func sendMessageCalls(req map[string]any) []llmtest.Call {
 	body, _ := json.Marshal(req)
@@ -308,7 +308,10 @@ func sendMessageCalls(req map[string]any) []llmtest.Call {
 	last, _ := json.Marshal(msgs[len(msgs)-1])
 	var calls []llmtest.Call
 	for i, id := range soakEventID.FindAllStringSubmatch(strings.ReplaceAll(string(last), `\n`, "\n"), -1) {
-		args, _ := json.Marshal(map[string]string{"channel": m[1], "reply_to": id[1], "content": "answer to " + id[1]})
+		// The send's own time keeps two answers apart: identical content in
+		// one second would be one event id, and the relay keeps one.
+		content := "answer to " + id[1] + " at " + strconv.FormatInt(time.Now().UnixNano(), 10)
+		args, _ := json.Marshal(map[string]string{"channel": m[1], "reply_to": id[1], "content": content})
 		calls = append(calls, llmtest.Call{ID: "call_" + strconv.Itoa(i), Name: "buzz-dev-mcp__send_message", Args: string(args)})
 	}
 	return calls
@@ -497,5 +500,139 @@ func TestRecheckUnknownRunsAgain(t *testing.T) {
 	waitFor(t, "the mention run again", 60*time.Second, func() bool { return sends.Load() >= 2 })
 	if refused.Load() == 0 {
 		t.Error("no query for the agent's messages was refused; the test did not test the failure")
+	}
+}
+
+// threadOf returns the agent's kind 9 messages naming ev, split into
+// answers and the harness's notices (which begin with a warning sign).
+func (r *restartRig) threadOf(ev *nostr.Event) (answers, notices []*nostr.Event) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	evs, err := r.w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{r.w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, e := range evs {
+		if strings.HasPrefix(e.Content, "⚠️") {
+			notices = append(notices, e)
+		} else {
+			answers = append(answers, e)
+		}
+	}
+	return answers, notices
+}
+
+// killHarness sends SIGKILL to the harness and to every agent under it.
+func (r *restartRig) killHarness() {
+	kids := childPIDs(r.cmd.Process.Pid)
+	r.cmd.Process.Kill()
+	for _, pid := range kids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	r.cmd.Wait()
+}
+
+// TestBugHarnessKilledAfterAnswerAnswersTwice: buzz-acp and its agent
+// killed with SIGKILL after the agent's answer went out, before the turn
+// ended. The restarted harness caught the mention up as unanswered and
+// answered it again. Now it asks the relay first: one answer.
+func TestBugHarnessKilledAfterAnswerAnswersTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	w := newWorld(t)
+	r := newRestartRig(t, w)
+	var sends atomic.Int32
+	hung := make(chan struct{}, 1)
+	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		if lastRole(req) == "tool" {
+			if sends.Load() == 1 {
+				select {
+				case hung <- struct{}{}:
+				default:
+				}
+				return llmtest.Reply{Hang: true}
+			}
+			return llmtest.Reply{Text: "posted"}
+		}
+		calls := sendMessageCalls(req)
+		if calls == nil {
+			return llmtest.Reply{Text: "no anchor in the prompt"}
+		}
+		sends.Add(1)
+		return llmtest.Reply{Calls: calls}
+	})
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	mention := w.mention("answer me once, across a restart")
+	select {
+	case <-hung:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the model was never asked to go on after send_message")
+	}
+	r.waitReply(mention)
+	r.killHarness()
+	r.start()
+	r.waitHandled(mention)
+	if answers, notices := r.threadOf(mention); len(answers) != 1 || len(notices) != 0 || sends.Load() != 1 {
+		t.Errorf("after the restart: %d answers, %d notices, the model sent %d times; want 1, 0 and 1", len(answers), len(notices), sends.Load())
+	}
+}
+
+// TestBugRestartTakesNoticeForAnswer: the agent dies before answering,
+// the harness tells the thread it will keep trying, and is killed before
+// the re-run. The restarted harness, checking whether the agent answered,
+// must not take that notice for the answer: the mention is answered.
+func TestBugRestartTakesNoticeForAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	w := newWorld(t)
+	r := newRestartRig(t, w)
+	var answer atomic.Bool // until the restart, the model never answers
+	asked := make(chan struct{}, 1)
+	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		if !answer.Load() {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+			return llmtest.Reply{Hang: true}
+		}
+		if lastRole(req) == "tool" {
+			return llmtest.Reply{Text: "posted"}
+		}
+		if calls := sendMessageCalls(req); calls != nil {
+			return llmtest.Reply{Calls: calls}
+		}
+		return llmtest.Reply{Text: "no anchor in the prompt"}
+	})
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	mention := w.mention("answer me after all")
+	select {
+	case <-asked:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the model was never asked")
+	}
+	kids := childPIDs(r.cmd.Process.Pid)
+	for _, pid := range kids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	waitFor(t, "the notice that the harness keeps trying", 30*time.Second, func() bool {
+		_, notices := r.threadOf(mention)
+		return len(notices) > 0
+	})
+	r.killHarness()
+	answer.Store(true)
+	r.start()
+	waitFor(t, "the answer after the restart", 60*time.Second, func() bool {
+		answers, _ := r.threadOf(mention)
+		return len(answers) > 0
+	})
+	r.waitHandled(mention)
+	if answers, _ := r.threadOf(mention); len(answers) != 1 {
+		t.Errorf("%d answers; want 1", len(answers))
 	}
 }
