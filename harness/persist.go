@@ -17,10 +17,12 @@ import (
 
 // The harness keeps, per relay and agent key, one state file
 // (<state dir>/<hash>/state.json): for each channel the ACP session it
-// talked in, the events it has taken but not yet answered, and the ids of
-// the last ones it answered. A restarted harness loads the session
-// (session/load, when the agent offers it), catches up from the oldest
-// unanswered event, and skips what it already answered. Only the loop
+// talked in, the events it has taken but not yet answered, the ids of
+// the last ones it answered and of the last notices it posted. A restarted
+// harness loads the session (session/load, when the agent offers it),
+// catches up from the oldest unanswered event, skips what it already
+// answered, and asks the relay whether the agent answered the events it
+// had taken (a notice is not an answer) before running them. Only the loop
 // goroutine touches it; it is written after every loop step that changed
 // it (by a goroutine, one write at a time, the loop not waiting), through
 // a temporary file renamed over the old one.
