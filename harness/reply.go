@@ -5,6 +5,8 @@ import (
 	"sync"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/workspace"
 )
 
 // The reply guard. Agents answer through the buzz CLI; one that answers in
@@ -75,7 +77,7 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 func (h *harness) agentMessages(ctx context.Context, channel string, since nostr.Timestamp) ([]*nostr.Event, error) {
 	qctx, cancel := context.WithTimeout(ctx, replyCheckTO)
 	defer cancel()
-	evs, err := h.io.query(qctx, nostr.Filter{Kinds: []int{kindStream, kindStreamV2}, Authors: []string{h.cfg.AgentHex},
+	evs, err := h.io.query(qctx, nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2}, Authors: []string{h.cfg.AgentHex},
 		Tags: nostr.TagMap{"h": {channel}}, Since: &since})
 	if err != nil {
 		return nil, err
@@ -115,7 +117,7 @@ func (h *harness) threadEvent(channel string, last *Event, text string) *nostr.E
 		tags = append(tags, nostr.Tag{"e", root, "", "root"})
 	}
 	tags = append(tags, nostr.Tag{"e", last.ID, "", "reply"}, nostr.Tag{"p", last.PubKey})
-	return &nostr.Event{Kind: kindStream, CreatedAt: nostr.Now(), Tags: tags, Content: redact(text, h.env.Environ)}
+	return &nostr.Event{Kind: workspace.KindStream, CreatedAt: nostr.Now(), Tags: tags, Content: redact(text, h.env.Environ)}
 }
 
 // noticeIDs remembers the ids of notices the harness posted as the agent,
