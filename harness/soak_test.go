@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"regexp"
@@ -82,7 +81,7 @@ func TestSoak(t *testing.T) {
 		ch := channels[i%len(channels)]
 		ev := &nostr.Event{Kind: 9, Content: "soak " + strconv.Itoa(i), CreatedAt: nostr.Now(),
 			Tags: nostr.Tags{{"h", ch}, {"p", w.agent.Public().Hex()}}}
-		w.publishRetry(ev)
+		w.publishRetry(w.t, ev)
 		sent[ev.ID] = ev.Content
 		if i%5 == 0 {
 			kb := rssKB(pid)
@@ -165,26 +164,4 @@ func TestSoak(t *testing.T) {
 		}
 	}
 	t.Logf("%d mentions over %v, %d kills/restarts", len(sent), dur, len(marks))
-}
-
-// publishRetry signs ev as the owner and publishes it, retrying while the
-// relay restarts.
-func (w *world) publishRetry(ev *nostr.Event) {
-	w.t.Helper()
-	if err := w.owner.SignEvent(ev); err != nil {
-		w.t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := w.io.publish(ctx, ev)
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("publish during the soak: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
