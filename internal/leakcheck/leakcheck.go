@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -180,14 +181,24 @@ func Format(gs []Goroutine) string {
 
 // Check fails t when goroutines started after this call are still
 // running once t's cleanups registered after it have run (cleanups run
-// last first, so call Check before starting what must stop). A test that
-// has failed already is not checked: what it left behind is noise.
+// last first, so call Check before starting what must stop). Only the
+// first call for a test counts: helpers that each call it (one per world
+// a test builds) are checked once, after everything the test started. A
+// test that has failed already is not checked: what it left behind is
+// noise.
 func Check(t testing.TB) { t.Helper(); check(t, settleTimeout) }
+
+// checked holds the tests Check is registered for.
+var checked sync.Map // testing.TB → struct{}
 
 func check(t testing.TB, settle time.Duration) {
 	t.Helper()
+	if _, dup := checked.LoadOrStore(t, struct{}{}); dup {
+		return
+	}
 	before := Now()
 	t.Cleanup(func() {
+		defer checked.Delete(t)
 		if t.Failed() {
 			return
 		}

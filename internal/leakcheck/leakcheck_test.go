@@ -134,3 +134,19 @@ func (f *fakeT) cleanup() {
 		f.cleanups[i]()
 	}
 }
+
+func TestCheckCountsTheFirstCallOnly(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	var ft fakeT
+	check(&ft, 50*time.Millisecond)
+	go parked(release) // started after the first call, before the second
+	check(&ft, 50*time.Millisecond)
+	if len(ft.cleanups) != 1 {
+		t.Fatalf("Check registered %d cleanups; want 1", len(ft.cleanups))
+	}
+	ft.cleanup()
+	if !strings.Contains(ft.errors, "leakcheck.parked") {
+		t.Errorf("Check reported %q; want the goroutine started between the calls", ft.errors)
+	}
+}
