@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -128,13 +127,13 @@ func TestCodexACP(t *testing.T) {
 	}
 	codex := codexAgent(t)
 	w := newWorld(t)
-	anchor := regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+	anchor := replyAnchor()
 	fr := &fakeResponses{cmd: func(body string) string {
-		m := anchor.FindStringSubmatch(strings.ReplaceAll(body, `\u0060`, "`"))
-		if m == nil {
+		ch, ev, ok := findAnchor(anchor, body)
+		if !ok {
 			return ""
 		}
-		return buzzCommand(strings.ReplaceAll(body, `\"`, `"`)) + " messages send --channel " + m[1] + " --reply-to " + m[2] + " --content 'pong from codex'"
+		return buzzCommand(strings.ReplaceAll(body, `\"`, `"`)) + " messages send --channel " + ch + " --reply-to " + ev + " --content 'pong from codex'"
 	}}
 	startCodex(t, w, codex, fr)
 	mention := w.mention("ping codex")
@@ -179,14 +178,13 @@ func looseTempDir(t *testing.T) string {
 	return d
 }
 
-// startCodex runs the harness in this process with codex-acp as its agent
-// and fr as codex's model provider, until the test ends.
-func startCodex(t *testing.T, w *world, codex string, fr *fakeResponses) {
-	exe := testexe.Path(t)
-	bin := t.TempDir()
-	os.Symlink(exe, filepath.Join(bin, "buzz"))
-	srv := httptest.NewServer(fr)
-	t.Cleanup(srv.Close)
+// codexHome lays out what codex-acp needs to run against a fake model
+// provider at baseURL (a Responses API): $HOME/.codex/config.toml naming
+// it, and a TMPDIR outside the system temp dir, where codex refuses to lay
+// its sandbox helper (and t.TempDir is there). It returns the environment
+// entries that point codex at them.
+func codexHome(t *testing.T, baseURL string) []string {
+	t.Helper()
 	home := looseTempDir(t)
 	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
 	// sandbox_mode is the user's choice; the network access inside it is
@@ -197,34 +195,27 @@ sandbox_mode = "workspace-write"
 
 [model_providers.fake]
 name = "fake"
-base_url = "` + srv.URL + `/v1"
+base_url = "` + baseURL + `/v1"
 wire_api = "responses"
 env_key = "FAKE_KEY"
 `
-	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o600)
-	// codex refuses to lay its sandbox helper under the temp dir, and
-	// t.TempDir is there: point TMPDIR elsewhere.
-	tmp := filepath.Join(looseTempDir(t), "tmp")
-	os.MkdirAll(tmp, 0o700)
-	env := w.harnessEnv("", "HOME="+home, "FAKE_KEY=x", "TMPDIR="+tmp, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	env.Environ = withoutKey(env.Environ, envFakeAgent)
-	env.Exe = exe
-	c, err := LoadConfig([]string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence",
-		"--agent-command", codex, "--mcp-command", "", "--idle-timeout", "120", "--max-turn-duration", "300"}, env)
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, c, env, testLogger(t), timing{}) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-errc:
-		case <-time.After(60 * time.Second):
-			t.Error("harness did not stop")
-		}
-	})
+	tmp := filepath.Join(looseTempDir(t), "tmp")
+	os.MkdirAll(tmp, 0o700)
+	return []string{"HOME=" + home, "FAKE_KEY=x", "TMPDIR=" + tmp}
+}
+
+// startCodex runs the harness in this process with codex-acp as its agent
+// and fr as codex's model provider, until the test ends.
+func startCodex(t *testing.T, w *world, codex string, fr *fakeResponses) {
+	bin := t.TempDir()
+	os.Symlink(testexe.Path(t), filepath.Join(bin, "buzz"))
+	srv := httptest.NewServer(fr)
+	t.Cleanup(srv.Close)
+	env := w.agentEnv(t, append(codexHome(t, srv.URL), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))...)
+	w.runHarness(t, env, timing{}, "--agent-command", codex, "--mcp-command", "", "--idle-timeout", "120", "--max-turn-duration", "300")
 }
 
 // TestCodexACPConverses: codex-acp holds two turns and a mention that

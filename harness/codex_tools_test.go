@@ -7,17 +7,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
-
-	"buzzbox/internal/testexe"
 )
 
 // fakeResponsesTool is a loopback OpenAI Responses API (streamed) whose
@@ -113,9 +108,8 @@ func TestCodexRepliesThroughWorkspaceTool(t *testing.T) {
 		t.Skip("runs codex-acp")
 	}
 	codex := codexAgent(t)
-	exe := testexe.Path(t)
 	w := newWorld(t)
-	anchor := regexp.MustCompile(`--channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+	anchor := replyAnchor()
 	var offeredMu sync.Mutex
 	var offered []string
 	fr := &fakeResponsesTool{call: func(req map[string]any, body string) (string, string, string) {
@@ -129,56 +123,19 @@ func TestCodexRepliesThroughWorkspaceTool(t *testing.T) {
 				send = n
 			}
 		}
-		m := anchor.FindStringSubmatch(strings.ReplaceAll(body, `\u0060`, "`"))
-		if send == "" || m == nil {
+		ch, ev, ok := findAnchor(anchor, body)
+		if send == "" || !ok {
 			return "", "", ""
 		}
-		args, _ := json.Marshal(map[string]string{"channel": m[1], "reply_to": m[2], "content": "pong from codex's send_message"})
+		args, _ := json.Marshal(map[string]string{"channel": ch, "reply_to": ev, "content": "pong from codex's send_message"})
 		ns, name, _ := strings.Cut(send, "/")
 		return ns, name, string(args)
 	}}
 	srv := httptest.NewServer(fr)
 	defer srv.Close()
-	home := looseTempDir(t)
-	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
-	config := `model_provider = "fake"
-model = "fake-model"
-sandbox_mode = "workspace-write"
-
-[model_providers.fake]
-name = "fake"
-base_url = "` + srv.URL + `/v1"
-wire_api = "responses"
-env_key = "FAKE_KEY"
-`
-	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o600)
-	tmp := filepath.Join(looseTempDir(t), "tmp")
-	os.MkdirAll(tmp, 0o700)
 	// No buzz on PATH: only the typed tool can answer.
-	env := w.harnessEnv("", "HOME="+home, "FAKE_KEY=x", "TMPDIR="+tmp)
-	env.Environ = withoutKey(env.Environ, envFakeAgent)
-	env.Exe = exe
-	c, err := LoadConfig([]string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence",
-		"--agent-command", codex, "--idle-timeout", "120", "--max-turn-duration", "300"}, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, c, env, testLogger(t), timing{}) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case <-errc:
-		case <-time.After(60 * time.Second):
-			t.Error("harness did not stop")
-		}
-	}
+	stop := w.runHarness(t, w.agentEnv(t, codexHome(t, srv.URL)...), timing{},
+		"--agent-command", codex, "--idle-timeout", "120", "--max-turn-duration", "300")
 	defer stop()
 	mention := w.mention("ping codex")
 	defer func() {

@@ -59,7 +59,7 @@ type replyScript struct {
 
 func newReplyScript() *replyScript {
 	return &replyScript{done: map[string]bool{},
-		anchor: regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)}
+		anchor: replyAnchor()}
 }
 
 // pong is the reply the script asks for to event id.
@@ -190,30 +190,11 @@ func buzzCommand(prompt string) string {
 // the extra environment; it stops at test end.
 func startPeer(t *testing.T, w *world, cmd string, args []string, extra ...string) {
 	t.Helper()
-	exe := testexe.Path(t)
-	env := w.harnessEnv("", extra...)
-	env.Environ = withoutKey(env.Environ, envFakeAgent)
-	env.Exe = exe
-	flags := []string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence",
-		"--agent-command", cmd, "--mcp-command", "", "--idle-timeout", "120", "--max-turn-duration", "300"}
+	flags := []string{"--agent-command", cmd, "--mcp-command", "", "--idle-timeout", "120", "--max-turn-duration", "300"}
 	if len(args) > 0 {
 		flags = append(flags, "--agent-args", strings.Join(args, ","))
 	}
-	c, err := LoadConfig(flags, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, c, env, testLogger(t), timing{}) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-errc:
-		case <-time.After(60 * time.Second):
-			t.Error("harness did not stop")
-		}
-	})
+	w.runHarness(t, w.agentEnv(t, extra...), timing{}, flags...)
 }
 
 // waitReply waits for the agent's reply to mention with the given content.
