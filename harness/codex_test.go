@@ -33,26 +33,32 @@ func codexAgent(t *testing.T) string {
 	return p
 }
 
-// fakeResponses is a loopback OpenAI Responses API (streamed) whose first
-// answer runs one shell command through codex's exec_command tool.
-type fakeResponses struct {
+// responsesLog is what the loopback OpenAI Responses APIs below share:
+// the request bodies they received, in order.
+type responsesLog struct {
 	mu     sync.Mutex
 	bodies []string
-	cmd    func(body string) string // the command to run, "" for a plain answer
-	script *replyScript             // when set, picks the command instead of cmd
 }
 
-func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// record keeps the request's body and returns it with an id for the
+// answer; a path other than /responses is answered 404 and ok is false.
+func (l *responsesLog) record(w http.ResponseWriter, r *http.Request) (body, id string, ok bool) {
 	b, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	body := string(b)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, body)
-	n := len(f.bodies)
-	f.mu.Unlock()
+	l.mu.Lock()
+	l.bodies = append(l.bodies, string(b))
+	n := len(l.bodies)
+	l.mu.Unlock()
 	if !strings.HasSuffix(r.URL.Path, "/responses") {
 		http.NotFound(w, r)
-		return
+		return "", "", false
 	}
+	return string(b), fmt.Sprintf("resp_%d", n), true
+}
+
+// streamResponse streams answer id: a call of the function name (in
+// namespace ns, "" for none) with args, or, when name is "", the text
+// "done"; then the completion, with usage.
+func streamResponse(w http.ResponseWriter, id, ns, name, args string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	send := func(typ string, v map[string]any) {
@@ -63,8 +69,41 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
-	id := fmt.Sprintf("resp_%d", n)
 	send("response.created", map[string]any{"response": map[string]any{"id": id, "status": "in_progress"}})
+	if name != "" {
+		item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": "", "status": "in_progress"}
+		if ns != "" {
+			item["namespace"] = ns
+		}
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
+		item["arguments"], item["status"] = args, "completed"
+		send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	} else {
+		msg := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "in_progress", "content": []any{}}
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": msg})
+		send("response.output_text.delta", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": "done"})
+		msg["status"] = "completed"
+		msg["content"] = []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}
+		send("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
+	}
+	send("response.completed", map[string]any{"response": map[string]any{"id": id, "status": "completed",
+		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}})
+}
+
+// fakeResponses is a loopback OpenAI Responses API (streamed) whose first
+// answer runs one shell command through codex's exec_command tool.
+type fakeResponses struct {
+	responsesLog
+	cmd    func(body string) string // the command to run, "" for a plain answer
+	script *replyScript             // when set, picks the command instead of cmd
+}
+
+func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, id, ok := f.record(w, r)
+	if !ok {
+		return
+	}
 	cmd := ""
 	if f.script != nil {
 		// The newest input item decides: a user message with a new
@@ -72,7 +111,7 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Input []json.RawMessage `json:"input"`
 		}
-		json.Unmarshal(b, &req)
+		json.Unmarshal([]byte(body), &req)
 		for i := len(req.Input) - 1; i >= 0; i-- {
 			item := string(req.Input[i])
 			if strings.Contains(item, `"function_call_output"`) {
@@ -94,25 +133,14 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if !strings.Contains(body, `"function_call_output"`) {
 		cmd = f.cmd(body)
 	}
-	if cmd != "" {
-		// As codex's own schema defaults it: no "login": false, so the
-		// command runs in a login shell, whose PATH /etc/profile resets.
-		args, _ := json.Marshal(map[string]any{"cmd": cmd})
-		item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": "", "status": "in_progress"}
-		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
-		done := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": string(args), "status": "completed"}
-		send("response.output_item.done", map[string]any{"output_index": 0, "item": done})
-	} else {
-		msg := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "in_progress", "content": []any{}}
-		send("response.output_item.added", map[string]any{"output_index": 0, "item": msg})
-		send("response.output_text.delta", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": "done"})
-		msg["status"] = "completed"
-		msg["content"] = []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}
-		send("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
+	if cmd == "" {
+		streamResponse(w, id, "", "", "")
+		return
 	}
-	send("response.completed", map[string]any{"response": map[string]any{"id": id, "status": "completed",
-		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}})
+	// As codex's own schema defaults it: no "login": false, so the
+	// command runs in a login shell, whose PATH /etc/profile resets.
+	args, _ := json.Marshal(map[string]any{"cmd": cmd})
+	streamResponse(w, id, "", "exec_command", string(args))
 }
 
 // TestCodexACP drives codex-acp, an ACP agent nobody here wrote, through a

@@ -3,8 +3,6 @@ package harness
 import (
 	"context"
 	"encoding/json"
-	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -19,61 +17,24 @@ import (
 // first answer to a prompt calls one function tool; call picks the tool
 // and its arguments from the request, or returns "" for a plain answer.
 type fakeResponsesTool struct {
-	mu     sync.Mutex
-	bodies []string
+	responsesLog
 	// call returns the namespace (Codex puts each MCP server's tools in
 	// one; "" for none), the name and the arguments of the call to make.
 	call func(req map[string]any, body string) (namespace, name, args string)
 }
 
 func (f *fakeResponsesTool) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	b, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	body := string(b)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, body)
-	n := len(f.bodies)
-	f.mu.Unlock()
-	if !strings.HasSuffix(r.URL.Path, "/responses") {
-		http.NotFound(w, r)
+	body, id, ok := f.record(w, r)
+	if !ok {
 		return
 	}
 	var req map[string]any
-	_ = json.Unmarshal(b, &req)
-	w.Header().Set("Content-Type", "text/event-stream")
-	flusher, _ := w.(http.Flusher)
-	send := func(typ string, v map[string]any) {
-		v["type"] = typ
-		data, _ := json.Marshal(v)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, data)
-		if flusher != nil {
-			flusher.Flush()
-		}
-	}
-	id := fmt.Sprintf("resp_%d", n)
-	send("response.created", map[string]any{"response": map[string]any{"id": id, "status": "in_progress"}})
+	_ = json.Unmarshal([]byte(body), &req)
 	ns, name, args := "", "", ""
 	if !strings.Contains(body, `"function_call_output"`) {
 		ns, name, args = f.call(req, body)
 	}
-	if name != "" {
-		item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": "", "status": "in_progress"}
-		if ns != "" {
-			item["namespace"] = ns
-		}
-		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
-		item["arguments"], item["status"] = args, "completed"
-		send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
-	} else {
-		msg := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "in_progress", "content": []any{}}
-		send("response.output_item.added", map[string]any{"output_index": 0, "item": msg})
-		send("response.output_text.delta", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": "done"})
-		msg["status"] = "completed"
-		msg["content"] = []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}
-		send("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
-	}
-	send("response.completed", map[string]any{"response": map[string]any{"id": id, "status": "completed",
-		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}})
+	streamResponse(w, id, ns, name, args)
 }
 
 // responsesToolNames lists the function tools a Responses request offers,
