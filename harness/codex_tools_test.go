@@ -116,14 +116,7 @@ func TestCodexRepliesThroughWorkspaceTool(t *testing.T) {
 		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
 		return evs
 	}
-	waitFor(t, "codex's reply in the thread", 60*time.Second, func() bool {
-		for _, e := range agentMessages() {
-			if e.Tags.FindWithValue("e", mention.ID) != nil {
-				return true
-			}
-		}
-		return false
-	})
+	w.awaitAgentReply(t, "codex's reply in the thread", 60*time.Second, mention.ID, nil)
 	waitFor(t, "reactions cleaned up", 30*time.Second, func() bool { return w.seenReactions() == 0 })
 	stop()
 	offeredMu.Lock()

@@ -38,18 +38,7 @@ func TestEndToEnd(t *testing.T) {
 	w.runHarness(t, env, timing{})
 
 	mention := w.mention("ping")
-	var reply *nostr.Event
-	waitFor(t, "the agent's reply in the thread", 60*time.Second, func() bool {
-		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
-		for _, e := range evs {
-			if e.Tags.FindWithValue("e", mention.ID) != nil {
-				reply = e
-			}
-		}
-		return reply != nil
-	})
+	reply := w.awaitAgentReply(t, "the agent's reply in the thread", 60*time.Second, mention.ID, nil)
 	if !strings.HasPrefix(reply.Content, "pong") {
 		t.Errorf("reply content = %q", reply.Content)
 	}
@@ -166,15 +155,7 @@ func TestEndToEndReplyThroughTypedTool(t *testing.T) {
 		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
 		return evs
 	}
-	var reply *nostr.Event
-	waitFor(t, "the agent's reply in the thread", 60*time.Second, func() bool {
-		for _, e := range agentMessages() {
-			if e.Tags.FindWithValue("e", mention.ID) != nil {
-				reply = e
-			}
-		}
-		return reply != nil
-	})
+	reply := w.awaitAgentReply(t, "the agent's reply in the thread", 60*time.Second, mention.ID, nil)
 	if reply.Content != "pong from the typed tool" {
 		t.Errorf("reply content = %q; want the typed tool's message (the model said: %s)", reply.Content, llm.Bodies()[len(llm.Bodies())-1])
 	}

@@ -12,6 +12,8 @@ import (
 	"buzzbox/agent/llm/llmtest"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/testexe"
+
+	"github.com/nbd-wtf/go-nostr"
 )
 
 // What the harness tests that run a real agent (buzz-agent, codex-acp,
@@ -104,4 +106,59 @@ func shellReplyModel(content func() string) func(map[string]any) llmtest.Reply {
 		args, _ := json.Marshal(map[string]string{"command": cmd})
 		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
 	}
+}
+
+// awaitEvent waits up to d for an event matching f for which match holds
+// (nil: any), stored or arriving live on a subscription of the owner's,
+// and returns it.
+func (w *world) awaitEvent(t testing.TB, what string, d time.Duration, f nostr.Filter, match func(*nostr.Event) bool) *nostr.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	rel, err := nostr.RelayConnect(ctx, w.relay.URL())
+	if err != nil {
+		t.Fatalf("waiting for %s: connect: %v", what, err)
+	}
+	defer rel.Close()
+	// A refused probe REQ proves the AUTH challenge, sent on connect, has
+	// arrived.
+	probe, err := rel.Subscribe(ctx, nostr.Filters{{Kinds: []int{kindStream}, Limit: 1}})
+	if err != nil {
+		t.Fatalf("waiting for %s: probe: %v", what, err)
+	}
+	select {
+	case <-probe.ClosedReason:
+	case <-probe.EndOfStoredEvents:
+	case <-ctx.Done():
+	}
+	probe.Unsub()
+	sk, _ := w.owner.AppendHex(nil)
+	if err := rel.Auth(ctx, func(ev *nostr.Event) error { return ev.Sign(string(sk)) }); err != nil {
+		t.Fatalf("waiting for %s: auth as the owner: %v", what, err)
+	}
+	sub, err := rel.Subscribe(ctx, nostr.Filters{f})
+	if err != nil {
+		t.Fatalf("waiting for %s: subscribe: %v", what, err)
+	}
+	defer sub.Unsub()
+	for {
+		select {
+		case ev := <-sub.Events:
+			if match == nil || match(ev) {
+				return ev
+			}
+		case reason := <-sub.ClosedReason:
+			t.Fatalf("waiting for %s: the relay closed the subscription: %s", what, reason)
+		case <-ctx.Done():
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+	}
+}
+
+// awaitAgentReply waits up to d for the agent's first message in the
+// thread of event id for which match holds (nil: any).
+func (w *world) awaitAgentReply(t testing.TB, what string, d time.Duration, id string, match func(*nostr.Event) bool) *nostr.Event {
+	t.Helper()
+	return w.awaitEvent(t, what, d, nostr.Filter{Kinds: []int{kindStream}, Authors: []string{w.agent.Public().Hex()},
+		Tags: nostr.TagMap{"e": {id}}}, match)
 }

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -200,17 +199,8 @@ func startPeer(t *testing.T, w *world, cmd string, args []string, extra ...strin
 // waitReply waits for the agent's reply to mention with the given content.
 func waitReply(t *testing.T, w *world, mention *nostr.Event, content string, within time.Duration) {
 	t.Helper()
-	waitFor(t, "the agent's reply "+content+" in the thread", within, func() bool {
-		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
-		for _, e := range evs {
-			if e.Content == content {
-				return true
-			}
-		}
-		return false
-	})
+	w.awaitAgentReply(t, "the agent's reply "+content+" in the thread", within, mention.ID,
+		func(e *nostr.Event) bool { return e.Content == content })
 }
 
 // claudeEnv is what Claude Code needs to run headless against a fake

@@ -147,9 +147,7 @@ func (w *world) agentReplies(id string) []*nostr.Event {
 // awaitReply waits for the agent's first reply to id.
 func (w *world) awaitReply(t *testing.T, what string, id string) *nostr.Event {
 	t.Helper()
-	var got []*nostr.Event
-	waitFor(t, what, 60*time.Second, func() bool { got = w.agentReplies(id); return len(got) > 0 })
-	return got[0]
+	return w.awaitAgentReply(t, what, 60*time.Second, id, nil)
 }
 
 func openaiEnv(baseURL string) []string {
