@@ -12,6 +12,7 @@ import (
 	"buzzbox/agent/llm/llmtest"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/testexe"
+	"buzzbox/internal/workspace"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -122,7 +123,7 @@ func (w *world) awaitEvent(t testing.TB, what string, d time.Duration, f nostr.F
 	defer rel.Close()
 	// A refused probe REQ proves the AUTH challenge, sent on connect, has
 	// arrived.
-	probe, err := rel.Subscribe(ctx, nostr.Filters{{Kinds: []int{kindStream}, Limit: 1}})
+	probe, err := rel.Subscribe(ctx, nostr.Filters{{Kinds: []int{workspace.KindStream}, Limit: 1}})
 	if err != nil {
 		t.Fatalf("waiting for %s: probe: %v", what, err)
 	}
@@ -159,6 +160,6 @@ func (w *world) awaitEvent(t testing.TB, what string, d time.Duration, f nostr.F
 // thread of event id for which match holds (nil: any).
 func (w *world) awaitAgentReply(t testing.TB, what string, d time.Duration, id string, match func(*nostr.Event) bool) *nostr.Event {
 	t.Helper()
-	return w.awaitEvent(t, what, d, nostr.Filter{Kinds: []int{kindStream}, Authors: []string{w.agent.Public().Hex()},
+	return w.awaitEvent(t, what, d, nostr.Filter{Kinds: []int{workspace.KindStream}, Authors: []string{w.agent.Public().Hex()},
 		Tags: nostr.TagMap{"e": {id}}}, match)
 }
