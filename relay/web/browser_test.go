@@ -306,10 +306,23 @@ func TestBrowserWorkspace(t *testing.T) {
 	}
 }
 
+// openURL loads url in a desktop-sized window.
+func openURL(t testing.TB, ctx context.Context, what, url string) {
+	t.Helper()
+	do(t, ctx, what, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url))
+}
+
+// openChannel opens channel name from the channel list.
+func openChannel(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	do(t, ctx, "open #"+name, chromedp.Click(chromedp.Search(fmt.Sprintf(`//a[starts-with(@aria-label,"channel %s")]`, name))))
+	waitJS(t, ctx, "the channel view of "+name, textIn("#channel-name", name))
+}
+
 // openSignIn opens the page at base, which asks who signs in.
 func openSignIn(t testing.TB, ctx context.Context, base string) {
 	t.Helper()
-	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
+	openURL(t, ctx, "open the page", base+"/")
 	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open`)
 }
 
@@ -812,7 +825,7 @@ func TestBrowserInviteLink(t *testing.T) {
 		t.Fatalf("createinvite = %s", b)
 	}
 
-	do(t, ctx, "open the invite", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(rep.Result.URL))
+	openURL(t, ctx, "open the invite", rep.Result.URL)
 	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open && document.getElementById('signin-title').textContent.includes('invited')`)
 	if h, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(h, rep.Result.Token) {
 		t.Errorf("address bar still holds the invite token: %s", h)
@@ -853,7 +866,7 @@ func TestBrowserLoginLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := r.HTTPURL() + "/#login=" + tok
-	do(t, ctx, "open the link", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(link))
+	openURL(t, ctx, "open the link", link)
 	waitJS(t, ctx, "signed in as the owner", fmt.Sprintf(`window.buzz && window.buzz.me === %q && document.getElementById('status').dataset.state === 'authenticated'`, opk))
 	if open, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('signin').open`)); open {
 		t.Error("the sign-in dialog opened although the link signed in")
@@ -888,7 +901,7 @@ func TestBrowserNIP07Extension(t *testing.T) {
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: ext}); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
+	openURL(t, ctx, "open the page", base+"/")
 	waitJS(t, ctx, "the extension button", `document.getElementById('signin').open && !document.getElementById('use-extension').hidden`)
 	do(t, ctx, "use the extension", chromedp.Click(button("Use my browser extension (NIP-07)")))
 	waitJS(t, ctx, "signed in", fmt.Sprintf(`window.buzz && window.buzz.me === %q`, pk))
@@ -986,10 +999,10 @@ func TestBrowserChannelHistory(t *testing.T) {
 	if inWindow {
 		t.Log("the old message came with the workspace-wide window; the test proves less than it should")
 	}
-	do(t, ctx, "open quiet", chromedp.Click(chromedp.Search(`//a[starts-with(@aria-label,"channel quiet")]`)))
+	openChannel(t, ctx, "quiet")
 	waitJS(t, ctx, "the old message", textIn(`#feed article`, "the one old message"))
 	// Search: the filter sees what the page holds; Enter asks the relay.
-	do(t, ctx, "open archive", chromedp.Click(chromedp.Search(`//a[starts-with(@aria-label,"channel archive")]`)))
+	openChannel(t, ctx, "archive")
 	waitJS(t, ctx, "the newest archive message", textIn(`#feed article`, fmt.Sprintf("archive %d", archived-1)))
 	do(t, ctx, "filter", chromedp.SendKeys(labelled("Search messages"), "archive 31"))
 	waitJS(t, ctx, "the matches the page holds", `document.querySelectorAll('#feed article').length === 11 && `+textIn(`#feed article`, "archive 319"))
@@ -998,7 +1011,7 @@ func TestBrowserChannelHistory(t *testing.T) {
 	// so an old match is not asserted here.)
 	do(t, ctx, "search the relay", chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the relay's answer", textIn("#search-status", " matches on the relay"))
-	do(t, ctx, "open busy", chromedp.Click(chromedp.Search(`//a[starts-with(@aria-label,"channel busy")]`)))
+	openChannel(t, ctx, "busy")
 	waitJS(t, ctx, "the newest busy message", textIn(`#feed article`, fmt.Sprintf("busy %d", many-1)))
 	waitJS(t, ctx, "the older button", `!document.getElementById('older').hidden`)
 	before, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))
@@ -1028,7 +1041,7 @@ func TestBrowserOwnerCreatesInvite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	do(t, owner, "open the sign-in link", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(r.HTTPURL()+"/#login="+tok))
+	openURL(t, owner, "open the sign-in link", r.HTTPURL()+"/#login="+tok)
 	waitJS(t, owner, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
 	createChannel(t, owner, "guests", false)
 	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
@@ -1040,7 +1053,7 @@ func TestBrowserOwnerCreatesInvite(t *testing.T) {
 	}
 
 	guest, consoleErrors := browser(t)
-	do(t, guest, "open the invite", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(link))
+	openURL(t, guest, "open the invite", link)
 	waitJS(t, guest, "the invited sign-in", `document.getElementById('signin').open && document.getElementById('signin-title').textContent.includes('invited')`)
 	do(t, guest, "create a key", chromedp.SendKeys(labelled("Your name"), "Hedy"), chromedp.Click(button("Create a new key")))
 	waitJS(t, guest, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)
