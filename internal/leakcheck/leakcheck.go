@@ -42,7 +42,6 @@ type Goroutine struct {
 var ignored = []struct{ fn, why string }{
 	{"testing.tRunner", "a test still running: the caller's own, its parents, parallel ones"},
 	{"testing.(*M).Run", "the test binary's main goroutine"},
-	{"testing.runFuzzing", "the fuzzing coordinator"},
 	{"main.main", "the test binary's main goroutine"},
 	{"os/signal.loop", "signal.Notify's dispatcher lives as long as the process"},
 	{"buzzbox/internal/proc.spawnLoop", "proc starts children from one OS thread that lives as long as the process, so their Pdeathsig does not fire early"},
