@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"buzzbox/harness/observer"
+
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/workspace"
@@ -34,7 +36,7 @@ func (h *harness) intake(ctx context.Context) {
 			}
 			continue
 		}
-		if re.sub == observerControlSub {
+		if re.sub == observer.ControlSub {
 			h.observerControl(ctx, re.ev)
 			continue
 		}
