@@ -212,6 +212,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	}
 	h.push(cs, ev)
 	h.reacts.add(ctx, ev.ID, emojiSeen)
+	h.log.Debug("event queued", "channel", cs.id, "event_id", ev.ID, "busy", busy)
 	if !busy {
 		return true
 	}
@@ -793,7 +794,12 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 		if cs := h.queues[ch]; cs != nil {
 			cs.removed = false
 		}
-		if h.subscribeChannel(ctx, ch, int64(ev.CreatedAt)) {
+		// From the join on, but never from a time still to come: a relay
+		// that dates its own events after the last state it signed (so
+		// that replaceable state moves forward within a second) can date
+		// a 44100 seconds ahead, and a floor there would hide the
+		// mentions posted meanwhile.
+		if h.subscribeChannel(ctx, ch, min(int64(ev.CreatedAt), time.Now().Unix())) {
 			h.subscribed[ch] = true
 			h.log.Info("joined channel", "channel", ch)
 		}

@@ -163,7 +163,7 @@ func TestSoak(t *testing.T) {
 		ch := channels[i%len(channels)]
 		ev := &nostr.Event{Kind: 9, Content: "soak " + strconv.Itoa(i), CreatedAt: nostr.Now(),
 			Tags: nostr.Tags{{"h", ch}, {"p", w.agent.Public().Hex()}}}
-		w.publishRetry(ev)
+		w.publishRetry(w.t, ev)
 		sent[ev.ID] = ev
 		ids = append(ids, ev.ID)
 		if i%5 == 0 {
@@ -294,26 +294,4 @@ func TestSoak(t *testing.T) {
 		"harness RSS first %.1f / last %.1f / max %.1f MiB (%d samples)",
 		dur, len(ids), len(channels), once, dup, lost, nkills, nrestarts, reasked,
 		float64(first)/1024, float64(last)/1024, float64(most)/1024, len(rss))
-}
-
-// publishRetry signs ev as the owner and publishes it, retrying while the
-// relay restarts.
-func (w *world) publishRetry(ev *nostr.Event) {
-	w.t.Helper()
-	if err := w.owner.SignEvent(ev); err != nil {
-		w.t.Fatal(err)
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := w.io.publish(ctx, ev)
-		cancel()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			w.t.Fatalf("publish during the soak: %v", err)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
