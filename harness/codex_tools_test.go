@@ -195,7 +195,7 @@ env_key = "FAKE_KEY"
 	agentMessages := func() []*nostr.Event {
 		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
+		evs, _ := w.io.Query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
 		return evs
 	}
 	waitFor(t, "codex's reply in the thread", 60*time.Second, func() bool {

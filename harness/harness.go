@@ -19,6 +19,7 @@ import (
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/nostrgit/nipoa"
 )
 
@@ -99,8 +100,8 @@ type harness struct {
 	cfg     *Config
 	env     proc.Env
 	log     *slog.Logger
-	rc      *relayConn
-	io      *relayIO
+	rc      *relayclient.Subscriber
+	io      *relayclient.Client
 	chans   *channelCache
 	matcher *ruleMatcher
 	spec    agentSpec
@@ -258,10 +259,14 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	// Ends when ctx is cancelled (after shutdown) or the first connection fails for good.
 	go func() {
 		defer bg.Done()
-		relayErr <- h.rc.run(ctx)
+		if err := h.rc.Run(ctx); err != nil {
+			relayErr <- fmt.Errorf("buzz-acp: %w", err)
+			return
+		}
+		relayErr <- nil
 	}()
 	select {
-	case <-h.rc.connected:
+	case <-h.rc.Connected():
 	case err := <-relayErr:
 		if err == nil {
 			return nil
@@ -270,8 +275,8 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	case <-ctx.Done():
 		return nil
 	}
-	h.io.probe(ctx)
-	log.Info("relay reads", "http_bridge", h.io.bridge.Load())
+	h.io.Probe(ctx)
+	log.Info("relay reads", "http_bridge", h.io.Bridge())
 	if h.obsPub != nil {
 		bg.Add(1)
 		go func() { // ends with ctx, or after shutdown's stop has flushed it
@@ -312,11 +317,11 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	h.store.started(time.Unix(watermark, 0))
 	h.store.save()
-	h.rc.subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{kindMemberAdded, kindMemberRemoved},
-		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, watermark, true)
+	h.rc.Subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{kindMemberAdded, kindMemberRemoved},
+		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: watermark, Member: true})
 	if h.obsPub != nil {
-		h.rc.subscribe(ctx, observerControlSub, nostr.Filter{Kinds: []int{kindObserverFrame},
-			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, time.Now().Unix(), false)
+		h.rc.Subscribe(ctx, observerControlSub, nostr.Filter{Kinds: []int{kindObserverFrame},
+			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 	}
 	log.Info("listening", "channels", len(chans), "agent", cfg.AgentHex, "owner", cfg.Owner, "subscribe", cfg.Subscribe)
 	h.lifecycle(lifecycleListening, "")
@@ -440,7 +445,7 @@ func (h *harness) subscribeChannel(ctx context.Context, channel string, floor in
 	if !ok {
 		return false
 	}
-	h.rc.subscribe(ctx, "ch-"+channel, f, floor, false)
+	h.rc.Subscribe(ctx, "ch-"+channel, f, relayclient.SubOptions{Floor: floor, MarkEOSE: true}) // intake flushes a catch-up at each replay's end
 	return true
 }
 

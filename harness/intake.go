@@ -9,6 +9,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/nostrgit/nipoa"
 )
 
@@ -16,28 +17,28 @@ import (
 // order, until ctx ends.
 func (h *harness) intake(ctx context.Context) {
 	for {
-		var re relayEvent
+		var re relayclient.Event
 		select {
 		case <-ctx.Done():
 			return
-		case re = <-h.rc.out:
+		case re = <-h.rc.Events():
 		}
-		if re.eose {
-			h.flushCatchup(ctx, strings.TrimPrefix(re.sub, "ch-"))
+		if re.EOSE {
+			h.flushCatchup(ctx, strings.TrimPrefix(re.Sub, "ch-"))
 			continue
 		}
-		ev := &Event{Event: *re.ev, Received: time.Now(), Stored: re.stored}
+		ev := &Event{Event: *re.Ev, Received: time.Now(), Stored: re.Stored}
 		if ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
-			if re.sub == "membership-notif" {
+			if re.Sub == "membership-notif" {
 				h.do(func() { h.membership(ctx, ev) })
 			}
 			continue
 		}
-		if re.sub == observerControlSub {
-			h.observerControl(ctx, re.ev)
+		if re.Sub == observerControlSub {
+			h.observerControl(ctx, re.Ev)
 			continue
 		}
-		ch, ok := strings.CutPrefix(re.sub, "ch-")
+		ch, ok := strings.CutPrefix(re.Sub, "ch-")
 		if !ok {
 			continue
 		}
@@ -160,7 +161,7 @@ func (h *harness) allowed(ctx context.Context, ev *Event) bool {
 // siblingCache remembers which pubkeys are agents of the same owner (§6.1):
 // the owner attestation on each one's profile, nil for none.
 type siblingCache struct {
-	io *relayIO
+	io *relayclient.Client
 	mu sync.Mutex
 	m  map[string]*nipoa.Tag
 }
@@ -188,7 +189,7 @@ func (c *siblingCache) is(ctx context.Context, ev *Event, owner string) bool {
 func (c *siblingCache) fetch(ctx context.Context, pubkey, owner string) *nipoa.Tag {
 	ctx, cancel := context.WithTimeout(ctx, siblingFetchTO)
 	defer cancel()
-	evs, err := c.io.query(ctx, nostr.Filter{Kinds: []int{kindProfile}, Authors: []string{pubkey}, Limit: 1})
+	evs, err := c.io.Query(ctx, nostr.Filter{Kinds: []int{kindProfile}, Authors: []string{pubkey}, Limit: 1})
 	if err != nil {
 		return nil
 	}

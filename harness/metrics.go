@@ -229,7 +229,7 @@ func (h *harness) reportUsage(ctx context.Context, a *agentProc, ss *sessionStat
 		defer h.pubs.Done()
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
 		defer cancel()
-		if err := h.io.publish(pctx, ev); err != nil {
+		if _, err := h.io.Publish(pctx, ev); err != nil {
 			h.log.Warn("turn metric not published", "session", m.SessionID, "err", err)
 			return
 		}

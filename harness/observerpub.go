@@ -12,6 +12,7 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // NIP-AO on the wire: a frame travels as an ephemeral kind 24200 event
@@ -36,8 +37,8 @@ const (
 // wait for any of it: they only write to the bus.
 type observerPub struct {
 	bus     *observerBus
-	rc      *relayConn
-	io      *relayIO
+	rc      *relayclient.Subscriber
+	io      *relayclient.Client
 	key     *nostrkey.Secret
 	convKey [32]byte // NIP-44 conversation key between the agent and the owner
 	owner   string
@@ -141,9 +142,9 @@ func (p *observerPub) stop() {
 
 // publish sends one frame, or drops it when the window is full.
 func (p *observerPub) publish(ctx context.Context, e busEntry) {
-	if p.rc.gated() {
+	if p.rc.Gated() {
 		p.log.Debug("rate-limit gate closed; observer frames wait", "seq", e.seq)
-		if p.rc.waitGate(ctx) != nil {
+		if p.rc.WaitGate(ctx) != nil {
 			return
 		}
 	}
@@ -184,7 +185,7 @@ func (p *observerPub) publish(ctx context.Context, e busEntry) {
 		return
 	}
 	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	err = p.rc.publishWS(wctx, ev, false)
+	err = p.rc.Publish(wctx, ev, false)
 	cancel()
 	p.last = time.Now()
 	p.sent = append(p.sent, p.last)
@@ -199,7 +200,7 @@ func (p *observerPub) publish(ctx context.Context, e busEntry) {
 // event encrypts the frame data to the owner, trimmed first to what the
 // relay takes, and signs the kind 24200 event carrying it.
 func (p *observerPub) event(data []byte, at time.Time) (*nostr.Event, error) {
-	if limit := plaintextBudget(int(p.io.maxContent.Load())); len(data) > limit {
+	if limit := plaintextBudget(int(p.io.Info().MaxContent)); len(data) > limit {
 		data = fitFrame(data, limit)
 	}
 	content, err := nip44.Encrypt(string(data), p.convKey)

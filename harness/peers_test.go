@@ -222,7 +222,7 @@ func waitReply(t *testing.T, w *world, mention *nostr.Event, content string, wit
 	waitFor(t, "the agent's reply "+content+" in the thread", within, func() bool {
 		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
+		evs, _ := w.io.Query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
 		for _, e := range evs {
 			if e.Content == content {
 				return true

@@ -9,6 +9,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // Reaction contents (frozen: clients render them).
@@ -20,7 +21,7 @@ const (
 // reactions publishes and removes the harness's own reactions, best
 // effort, at most maxReactionsInFly at a time.
 type reactions struct {
-	io   *relayIO
+	io   *relayclient.Client
 	key  *nostrkey.Secret
 	log  *slog.Logger
 	sem  chan struct{}
@@ -29,7 +30,7 @@ type reactions struct {
 	wg   sync.WaitGroup
 }
 
-func newReactions(io *relayIO, key *nostrkey.Secret, log *slog.Logger) *reactions {
+func newReactions(io *relayclient.Client, key *nostrkey.Secret, log *slog.Logger) *reactions {
 	return &reactions{io: io, key: key, log: log, sem: make(chan struct{}, maxReactionsInFly), mine: map[string]map[string]string{}}
 }
 
@@ -48,7 +49,7 @@ func (r *reactions) send(ctx context.Context, ev *nostr.Event, timeout time.Dura
 		}
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		defer cancel()
-		err := r.io.publish(pctx, ev)
+		_, err := r.io.Publish(pctx, ev)
 		if err != nil {
 			r.log.Debug("reaction not published", "kind", ev.Kind, "err", err)
 		}
@@ -146,7 +147,7 @@ func (h *harness) presence(ctx context.Context, status string) {
 	if h.cfg.Secret.SignEvent(ev) != nil {
 		return
 	}
-	h.rc.publishWS(ctx, ev, false)
+	h.rc.Publish(ctx, ev, false)
 }
 
 // typingLoop publishes kind 20002 every 3 s until ctx ends.
@@ -165,12 +166,12 @@ func (h *harness) typingLoop(ctx context.Context, channel string, last *Event) {
 	defer t.Stop()
 	for {
 		ev := &nostr.Event{Kind: kindTyping, CreatedAt: nostr.Now(), Tags: tags}
-		if h.rc.gated() {
+		if h.rc.Gated() {
 			// The relay rate-limits us (spec §4.6): typing is dropped, not deferred.
 			h.log.Debug("rate-limit gate closed; typing dropped", "channel", channel)
 		} else if h.cfg.Secret.SignEvent(ev) == nil {
 			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-			h.rc.publishWS(wctx, ev, false)
+			h.rc.Publish(wctx, ev, false)
 			cancel()
 		}
 		select {

@@ -38,7 +38,7 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 		defer h.pubs.Done()
 		bctx := context.WithoutCancel(ctx)
 		qctx, cancel := context.WithTimeout(bctx, replyCheckTO)
-		evs, err := h.io.query(qctx, nostr.Filter{Kinds: []int{kindStream, kindStreamV2}, Authors: []string{h.cfg.AgentHex},
+		evs, err := h.io.Query(qctx, nostr.Filter{Kinds: []int{kindStream, kindStreamV2}, Authors: []string{h.cfg.AgentHex},
 			Tags: nostr.TagMap{"h": {channel}}, Since: &since})
 		cancel()
 		if err != nil {
@@ -66,7 +66,7 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 		}
 		pctx, cancel := context.WithTimeout(bctx, replyCheckTO)
 		defer cancel()
-		if err := h.io.publish(pctx, ev); err != nil {
+		if _, err := h.io.Publish(pctx, ev); err != nil {
 			h.log.Warn("reply guard: final text not published", "channel", channel, "err", err)
 		}
 	}()

@@ -177,7 +177,7 @@ func (w *world) publishRetry(ev *nostr.Event) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := w.io.publish(ctx, ev)
+		_, err := w.io.Publish(ctx, ev)
 		cancel()
 		if err == nil {
 			return

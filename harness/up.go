@@ -22,6 +22,7 @@ import (
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
+	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/relay"
 )
 
@@ -230,7 +231,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	if p, err := exec.LookPath(filepath.Base(exe)); err == nil && p == exe {
 		buzz = filepath.Base(exe) + " buzz"
 	}
-	httpURL := httpBase(shownURL)
+	httpURL := relayclient.HTTPBase(shownURL)
 	// The state dir is outside the working tree: name the key by its
 	// absolute path unless --dir put it below this directory.
 	keyRel := filepath.Join(base, upOwnerKey)
@@ -329,7 +330,7 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 	defer cancel()
 	rc := newRelayConn(wsURL, owner, nil, 64, log.With("component", "setup"))
 	done := make(chan error, 1)
-	go func() { done <- rc.run(cctx) }() // ends with cancel, or by itself on a refusal
+	go func() { done <- rc.Run(cctx) }() // ends with cancel, or by itself on a refusal
 	ran := false                         // rc.run has returned and done is drained
 	defer func() {
 		cancel()
@@ -338,7 +339,7 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 		}
 	}()
 	select {
-	case <-rc.connected:
+	case <-rc.Connected():
 	case err := <-done:
 		ran = true
 		return "", fmt.Errorf("buzzbox up: connect to the embedded relay: %w", err)
@@ -346,7 +347,7 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 		return "", errors.New("buzzbox up: embedded relay did not answer")
 	}
 	io := newRelayIO(wsURL, owner, "", rc)
-	io.probe(cctx)
+	io.Probe(cctx)
 	publish := func(key *nostrkey.Secret, ev *nostr.Event) error {
 		ev.CreatedAt = nostr.Now()
 		if err := key.SignEvent(ev); err != nil {
@@ -354,14 +355,15 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 		}
 		pctx, cancel := context.WithTimeout(cctx, httpTimeout)
 		defer cancel()
-		return io.publish(pctx, ev)
+		_, err := io.Publish(pctx, ev)
+		return err
 	}
 	idPath := filepath.Join(base, upChannel)
 	id := ""
 	if b, err := os.ReadFile(idPath); err == nil && isUUID(strings.TrimSpace(string(b))) {
 		id = strings.TrimSpace(string(b))
 		qctx, cancel := context.WithTimeout(cctx, httpTimeout)
-		evs, err := io.query(qctx, nostr.Filter{Kinds: []int{kindGroupMeta}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
+		evs, err := io.Query(qctx, nostr.Filter{Kinds: []int{kindGroupMeta}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
 		cancel()
 		if err != nil || len(evs) == 0 {
 			id = ""

@@ -317,8 +317,7 @@ func better(a, b *nostr.Event) bool {
 
 // memHead fetches the current head of slug; nil when there is none.
 func memHead(in *inv, p memParty, slug string) (*nostr.Event, *memBody, error) {
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindEngram}, "authors": []string{p.agent},
-		"#d": []string{memDTag(p.key, slug)}, "#p": []string{p.owner}, "limit": memHeadLimit})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{kindEngram}, Authors: []string{p.agent}, Tags: nostr.TagMap{"d": []string{memDTag(p.key, slug)}, "p": []string{p.owner}}, Limit: memHeadLimit})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -481,7 +480,7 @@ func runMemLs(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindEngram}, "authors": []string{p.agent}, "#p": []string{p.owner}, "limit": memLsLimit})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{kindEngram}, Authors: []string{p.agent}, Tags: nostr.TagMap{"p": []string{p.owner}}, Limit: memLsLimit})
 	if err != nil {
 		return err
 	}

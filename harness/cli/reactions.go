@@ -65,7 +65,7 @@ func runReactRemove(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindReaction}, "#e": []string{id}, "authors": []string{in.pubkey}})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{kindReaction}, Authors: []string{in.pubkey}, Tags: nostr.TagMap{"e": []string{id}}})
 	if err != nil {
 		return err
 	}
@@ -90,7 +90,7 @@ func runReactGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindReaction}, "#e": []string{id}})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{kindReaction}, Tags: nostr.TagMap{"e": []string{id}}})
 	if err != nil {
 		return err
 	}

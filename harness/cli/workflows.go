@@ -39,7 +39,7 @@ func runWorkflowsList(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindWorkflowDef}, "#h": []string{ch}})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{kindWorkflowDef}, Tags: nostr.TagMap{"h": []string{ch}}})
 	if err != nil {
 		return err
 	}
@@ -56,7 +56,7 @@ func runWorkflowsGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindWorkflowDef}, "#d": []string{id}})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{kindWorkflowDef}, Tags: nostr.TagMap{"d": []string{id}}})
 	if err != nil {
 		return err
 	}
