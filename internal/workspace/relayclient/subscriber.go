@@ -248,24 +248,7 @@ func (s *Subscriber) session(ctx context.Context, up func()) error {
 	for _, env := range pending {
 		s.handle(sctx, ws, env)
 	}
-	// Resubscribe in the background, REQs spaced out; ends with sctx.
-	go func() {
-		for i, sub := range subs {
-			if i > 0 {
-				select {
-				case <-time.After(reqSpacing):
-				case <-sctx.Done():
-					return
-				}
-			}
-			s.mu.Lock()
-			_, still := s.subs[sub.id]
-			s.mu.Unlock()
-			if still {
-				s.sendReq(sctx, ws, sub)
-			}
-		}
-	}()
+	go s.sendSpaced(sctx, ws, subs) // the resubscribe; ends with sctx
 	// Sends the REQs parked behind the rate-limit gate; ends with sctx.
 	go s.gateLoop(sctx, ws)
 	// Liveness: a ping without its pong closes ws, which ends the read
@@ -318,6 +301,27 @@ func (s *Subscriber) sendReq(ctx context.Context, ws *Conn, sub *subState) {
 	f.Since = &since
 	if err := ws.WriteFrame(ctx, "REQ", sub.id, f); err != nil {
 		s.log.Warn("REQ failed", "sub", sub.id, "err", err)
+	}
+}
+
+// sendSpaced sends the REQs of subs reqSpacing apart, so a burst of them
+// does not trip the relay's rate limit, until ctx ends; a subscription
+// dropped meanwhile is skipped.
+func (s *Subscriber) sendSpaced(ctx context.Context, ws *Conn, subs []*subState) {
+	for i, sub := range subs {
+		if i > 0 {
+			select {
+			case <-time.After(reqSpacing):
+			case <-ctx.Done():
+				return
+			}
+		}
+		s.mu.Lock()
+		_, still := s.subs[sub.id]
+		s.mu.Unlock()
+		if still {
+			s.sendReq(ctx, ws, sub)
+		}
 	}
 }
 
@@ -538,15 +542,9 @@ func (s *Subscriber) gateLoop(ctx context.Context, ws *Conn) {
 		if len(ready) > 0 {
 			s.log.Info("rate-limit gate open; sending parked REQs", "subs", len(ready))
 		}
-		for i, sub := range ready {
-			if i > 0 {
-				select {
-				case <-time.After(reqSpacing):
-				case <-ctx.Done():
-					return
-				}
-			}
-			s.sendReq(ctx, ws, sub) // parks it again if the gate closed meanwhile
+		s.sendSpaced(ctx, ws, ready) // parks them again if the gate closed meanwhile
+		if ctx.Err() != nil {
+			return
 		}
 		var timer <-chan time.Time
 		if wait > 0 {
