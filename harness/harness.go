@@ -275,7 +275,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	case <-ctx.Done():
 		return nil
 	}
-	h.io.Probe(ctx)
+	probeRelay(ctx, h.io)
 	log.Info("relay reads", "http_bridge", h.io.Bridge())
 	if h.obsPub != nil {
 		bg.Add(1)

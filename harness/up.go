@@ -347,7 +347,7 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 		return "", errors.New("buzzbox up: embedded relay did not answer")
 	}
 	io := newRelayIO(wsURL, owner, "", rc)
-	io.Probe(cctx)
+	probeRelay(cctx, io)
 	publish := func(key *nostrkey.Secret, ev *nostr.Event) error {
 		ev.CreatedAt = nostr.Now()
 		if err := key.SignEvent(ev); err != nil {

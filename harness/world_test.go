@@ -126,7 +126,7 @@ func newWorld(t testing.TB) *world {
 		t.Fatal("owner could not log in to the relay")
 	}
 	w.io = newRelayIO(w.relay.URL(), w.owner, "", w.pub)
-	w.io.Probe(ctx)
+	probeRelay(ctx, w.io)
 	w.channel = "6f1c2d4e-1111-4000-8000-0000000000ab"
 	w.addChannel(w.channel, "general")
 	return w
