@@ -17,11 +17,11 @@ import (
 	"buzzbox/nostrgit/nip98"
 )
 
-// The HTTP bridge (harness.md §4.2, nostrgit-cli.md §6.2): POST /query, /count and /events on
-// the relay's HTTP base, each with a fresh NIP-98 token over the exact
-// URL, method POST and the body's SHA-256 (the payload tag), plus
-// x-auth-tag when an attestation is configured. NIP-86 management posts
-// to the base itself.
+// The HTTP bridge (harness.md §4.2, nostrgit-cli.md §6.2): POST /query,
+// /count and /events on the relay's HTTP base, each with a fresh NIP-98
+// token over the exact URL, method POST and the body's SHA-256 (the
+// payload tag), plus x-auth-tag when an attestation is configured. NIP-86
+// management posts to the base itself.
 
 // HTTPBase maps a relay URL to its HTTP base: ws(s):// becomes
 // http(s)://, a bare host gets http://, trailing slashes go.

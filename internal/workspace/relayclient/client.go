@@ -91,9 +91,9 @@ type Options struct {
 // Client reads and writes events on one relay as one key: through the
 // HTTP bridge when the relay's NIP-11 document names one, else over the
 // websocket. Its errors are *Error, classified, after the retry policy of
-// nostrgit-cli.md §6.2 (MaxAttempts, jittered, a 429's hint honoured, a write that
-// may have landed reported as delivery_unknown). It is safe for
-// concurrent use; its own websocket serves one operation at a time.
+// nostrgit-cli.md §6.2 (MaxAttempts, jittered, a 429's hint honoured, a
+// write that may have landed reported as delivery_unknown). It is safe
+// for concurrent use; its own websocket serves one operation at a time.
 type Client struct {
 	base  string
 	opt   Options

@@ -69,8 +69,9 @@ const (
 	RateGateMax = 10 * time.Minute
 )
 
-// Retry policy of Client (nostrgit-cli.md §6.2): attempts, jitter ceilings before
-// attempts 2 and 3, and the cap on a relay's "retry in Ns" hint.
+// Retry policy of Client (nostrgit-cli.md §6.2): attempts, jitter
+// ceilings before attempts 2 and 3, and the cap on a relay's "retry in
+// Ns" hint.
 const (
 	MaxAttempts   = 3
 	jitterSecond  = 500 * time.Millisecond
