@@ -196,20 +196,23 @@ func (c *Client) QueryExt(ctx context.Context, filters ...Filter) ([]*nostr.Even
 	return verified(evs), err
 }
 
-// Count returns how many events the filters match, through the bridge's
-// /count; ErrNoBridge without one.
+// Count returns how many events the filters match: the bridge's /count,
+// else a NIP-45 COUNT on the websocket.
 func (c *Client) Count(ctx context.Context, filters ...nostr.Filter) (int64, error) {
 	if _, err := c.Probe(ctx); err != nil {
 		return 0, err
 	}
-	if !c.bridge.Load() {
-		return 0, ErrNoBridge
+	if c.bridge.Load() {
+		n, err := c.bridgeCount(ctx, Plain(filters))
+		if err != noBridge {
+			return n, errOrNil(err)
+		}
+		c.bridge.Store(false)
 	}
-	n, err := c.bridgeCount(ctx, Plain(filters))
-	if err == noBridge {
-		return 0, ErrNoBridge
+	if s := c.opt.Subscriber; s != nil {
+		return s.count(ctx, Plain(filters))
 	}
-	return n, errOrNil(err)
+	return c.wsCount(ctx, Plain(filters))
 }
 
 // Publish sends one signed event and returns the relay's verdict. Kinds
@@ -386,6 +389,21 @@ func (r *request) refusedForAuth(ctx context.Context, key bool) (bool, *attempt)
 	return true, nil
 }
 
+// closed handles a CLOSED of the request's subscription: it goes on
+// (nil, true) after an auth-required: refusal a login can fix; otherwise
+// the refusal is the request's final error.
+func (r *request) closed(ctx context.Context, reason string, key bool, what string) (*attempt, bool) {
+	if authRefusal(reason) {
+		if goesOn, ae := r.refusedForAuth(ctx, key); goesOn || ae != nil {
+			return ae, ae == nil
+		}
+	}
+	if authRefusal(reason) || strings.HasPrefix(reason, "restricted:") {
+		return fatal(AuthErr("relay refused the %s: %s", what, reason)), false
+	}
+	return fatal(RelayErr(http.StatusBadRequest, reason, false)), false
+}
+
 func wrapAttempt(err error) *attempt {
 	if err == nil {
 		return nil
@@ -446,20 +464,73 @@ func (c *Client) wsQueryOnce(ctx context.Context, filters []Filter, fn func(*nos
 			if e.SubscriptionID != sub {
 				continue
 			}
-			if authRefusal(e.Reason) {
-				if goesOn, ae := r.refusedForAuth(ctx, c.opt.Key != nil); goesOn || ae != nil {
-					if ae != nil {
-						return ae
-					}
-					continue
-				}
+			if ae, goesOn := r.closed(ctx, e.Reason, c.opt.Key != nil, "query"); !goesOn {
+				return ae
 			}
-			if authRefusal(e.Reason) || strings.HasPrefix(e.Reason, "restricted:") {
-				return fatal(AuthErr("relay refused the query: %s", e.Reason))
-			}
-			return fatal(RelayErr(http.StatusBadRequest, e.Reason, false))
 		}
 	}
+}
+
+// wsCount sends one COUNT with the filters and waits for its answer.
+func (c *Client) wsCount(ctx context.Context, filters []Filter) (int64, error) {
+	c.wsMu.Lock()
+	defer c.wsMu.Unlock()
+	var n int64
+	err := retry(ctx, retryRead, func(ctx context.Context) *attempt {
+		ctx, cancel := c.attemptContext(ctx)
+		defer cancel()
+		var ae *attempt
+		n, ae = c.wsCountOnce(ctx, filters)
+		if ae != nil && ae.retry {
+			c.drop()
+		}
+		return ae
+	})
+	return n, errOrNil(err)
+}
+
+func (c *Client) wsCountOnce(ctx context.Context, filters []Filter) (int64, *attempt) {
+	w, ae := c.dial(ctx)
+	if ae != nil {
+		return 0, ae
+	}
+	c.subs++
+	sub := "c" + strconv.Itoa(c.subs)
+	r := &request{w: w, frame: countFrame(sub, filters)}
+	if ae := r.send(ctx); ae != nil {
+		return 0, ae
+	}
+	for {
+		env, ae := r.next(ctx)
+		if ae != nil {
+			return 0, ae
+		}
+		switch e := env.(type) {
+		case *nostr.CountEnvelope:
+			if e.SubscriptionID == sub {
+				if e.Count == nil {
+					return 0, fatal(otherErr("relay answered COUNT without a count"))
+				}
+				return *e.Count, nil
+			}
+		case *nostr.ClosedEnvelope:
+			if e.SubscriptionID != sub {
+				continue
+			}
+			if ae, goesOn := r.closed(ctx, e.Reason, c.opt.Key != nil, "count"); !goesOn {
+				return 0, ae
+			}
+		}
+	}
+}
+
+// countFrame is ["COUNT", id, filters...] (NIP-45).
+func countFrame(id string, filters []Filter) []any {
+	frame := []any{"COUNT", id}
+	for _, f := range filters {
+		frame = append(frame, f)
+	}
+	return frame
 }
 
 // wsPublish sends ["EVENT", ev] and waits for its OK. The same signed

@@ -2,6 +2,7 @@ package relayclient
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -108,6 +109,7 @@ type Subscriber struct {
 	ws      *Conn
 	subs    map[string]*subState
 	queries map[string]chan *nostr.Event // one-shot queries
+	counts  map[string]chan *int64       // NIP-45 counts; nil sent on CLOSED
 	oks     map[string]chan okReply
 	qn      atomic.Int64
 
@@ -132,6 +134,7 @@ func NewSubscriber(url string, opt SubscriberOptions) *Subscriber {
 		out:       make(chan Event, opt.Buffer),
 		subs:      map[string]*subState{},
 		queries:   map[string]chan *nostr.Event{},
+		counts:    map[string]chan *int64{},
 		oks:       map[string]chan okReply{},
 		parked:    map[string]bool{},
 		gateWake:  make(chan struct{}, 1),
@@ -334,7 +337,12 @@ func (s *Subscriber) handle(ctx context.Context, ws *Conn, env nostr.Envelope) e
 		}
 	case *nostr.EOSEEnvelope:
 		s.eose(ctx, string(*env))
+	case *nostr.CountEnvelope:
+		s.counted(env.SubscriptionID, env.Count)
 	case *nostr.ClosedEnvelope:
+		if s.counted(env.SubscriptionID, nil) {
+			return nil
+		}
 		return s.closed(ctx, ws, env.SubscriptionID, env.Reason)
 	case *nostr.NoticeEnvelope:
 		if notice := string(*env); strings.HasPrefix(notice, "rate-limited:") {
@@ -679,5 +687,50 @@ func (s *Subscriber) query(ctx context.Context, filters []Filter) ([]*nostr.Even
 		case <-ctx.Done():
 			return out, networkErr("%s", ctx.Err())
 		}
+	}
+}
+
+// counted hands n to the count waiting on sid and reports whether one was.
+func (s *Subscriber) counted(sid string, n *int64) bool {
+	s.mu.Lock()
+	ch, ok := s.counts[sid]
+	delete(s.counts, sid)
+	s.mu.Unlock()
+	if ok {
+		ch <- n // capacity 1, one send: delete above made it the only one
+	}
+	return ok
+}
+
+// count asks for a NIP-45 COUNT of the filters and waits for the answer.
+func (s *Subscriber) count(ctx context.Context, filters []Filter) (int64, error) {
+	if err := s.WaitGate(ctx); err != nil {
+		return 0, networkErr("count waiting for the relay's rate limit: %s", err)
+	}
+	s.mu.Lock()
+	ws := s.ws
+	id := "n-" + strconv.FormatInt(s.qn.Add(1), 10)
+	ch := make(chan *int64, 1)
+	s.counts[id] = ch
+	s.mu.Unlock()
+	defer func() { s.mu.Lock(); delete(s.counts, id); s.mu.Unlock() }()
+	if ws == nil {
+		return 0, networkErr("%s", errNotConnected)
+	}
+	b, err := json.Marshal(countFrame(id, filters))
+	if err != nil {
+		return 0, otherErr("encode COUNT: %v", err)
+	}
+	if err := ws.Write(ctx, b); err != nil {
+		return 0, networkErr("write: %s", err)
+	}
+	select {
+	case n := <-ch:
+		if n == nil {
+			return 0, RelayErr(400, "relay refused the count", false)
+		}
+		return *n, nil
+	case <-ctx.Done():
+		return 0, networkErr("%s", ctx.Err())
 	}
 }
