@@ -293,7 +293,8 @@ func (c *Client) dial(ctx context.Context) (*Conn, *attempt) {
 	}
 	defer cancel()
 	url := WebsocketURL(c.base)
-	w, err := Dial(dctx, url, ConnOptions{Key: c.opt.Key, AuthTag: c.opt.AuthTag, HTTPClient: c.httpc})
+	// A write is bounded by the attempt, as every other step of it.
+	w, err := Dial(dctx, url, ConnOptions{Key: c.opt.Key, AuthTag: c.opt.AuthTag, HTTPClient: c.httpc, WriteTimeout: c.opt.Timeout})
 	if err != nil {
 		return nil, &attempt{err: networkErr("connect %s: %s", url, err), retry: true}
 	}
