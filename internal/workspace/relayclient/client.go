@@ -298,7 +298,7 @@ func (c *Client) dial(ctx context.Context) (*Conn, *attempt) {
 	if err != nil {
 		return nil, &attempt{err: networkErr("connect %s: %s", url, err), retry: true}
 	}
-	if c.info.AuthRequired && c.opt.Key != nil {
+	if c.Info().AuthRequired && c.opt.Key != nil {
 		if _, err := w.Login(dctx, 0); err != nil {
 			w.Close()
 			return nil, readFailure(err)
