@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -235,4 +236,49 @@ func waitEOSE(t *testing.T, s *Subscriber) {
 			t.Fatal("no end of stored events")
 		}
 	}
+}
+
+// TestSubscriberLeavesNoGoroutines: once Run has returned, nothing of the
+// subscriber is left running (reader, pinger, resubscribe, gate loop).
+func TestSubscriberLeavesNoGoroutines(t *testing.T) {
+	tr := startTestRelay(t)
+	s := NewSubscriber(tr.r.URL(), SubscriberOptions{Key: tr.member, Buffer: 4})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- s.Run(ctx) }()
+	<-s.Connected()
+	s.Subscribe(ctx, "a", nostr.Filter{Kinds: []int{9}, Limit: 1}, SubOptions{})
+	if _, err := s.query(ctx, Plain([]nostr.Filter{{Kinds: []int{9}, Limit: 1}})); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		left := ours()
+		if left == "" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("goroutines left after Run returned:\n%s", left)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// ours returns the stacks of goroutines running this package's code.
+func ours() string {
+	buf := make([]byte, 1<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		if strings.Contains(g, "relayclient.(*Subscriber)") || strings.Contains(g, "relayclient.(*Conn)") {
+			if !strings.Contains(g, "TestSubscriberLeavesNoGoroutines") {
+				out = append(out, g)
+			}
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
