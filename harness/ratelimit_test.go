@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/relayclient"
 	"context"
 	"encoding/json"
@@ -220,7 +221,7 @@ func (p *relayProxy) reqs(sub string) []time.Time {
 func (p *relayProxy) typing() []time.Time {
 	var out []time.Time
 	for _, f := range p.frames() {
-		if f.verb == "EVENT" && f.kind == kindTyping {
+		if f.verb == "EVENT" && f.kind == workspace.KindTyping {
 			out = append(out, f.at)
 		}
 	}

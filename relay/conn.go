@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/fiatjaf/eventstore"
 	"github.com/fiatjaf/khatru"

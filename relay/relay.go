@@ -17,8 +17,9 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 	"buzzbox/relay/web"
 
 	"github.com/dgraph-io/badger/v4"
@@ -634,7 +635,7 @@ func (r *Relay) inspectAuth(c *conn, payload []byte) authVerdict {
 	if t := ev.Tags.Find(nipoa.TagName); t != nil {
 		grant, _ = attestedGrant(t, ev.PubKey)
 	}
-	if u, err := url.Parse(ev.Tags.Find("relay")[1]); err == nil {
+	if u, err := url.Parse(ev.Tags.Find(workspace.TagAuthRelay)[1]); err == nil {
 		c.req.Host = strings.ToLower(u.Host)
 	}
 	c.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace/nipoa"
 	"buzzbox/internal/workspace/relayclient"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -161,7 +162,7 @@ func (in *inv) sign(ev *nostr.Event) error {
 	}
 	n := 0
 	for _, t := range ev.Tags {
-		if len(t) > 0 && t[0] == "auth" {
+		if len(t) > 0 && t[0] == nipoa.TagName {
 			n++
 		}
 	}

@@ -16,16 +16,13 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/relayclient"
 )
 
 // Environment variables the CLI reads; spelled as upstream.
 const (
-	envRelay          = "BUZZ_RELAY_URL"
-	envAuthTag        = "BUZZ_AUTH_TAG"
-	envTimeout        = "BUZZ_TIMEOUT_SECS"
-	envConnectTimeout = "BUZZ_CONNECT_TIMEOUT_SECS"
-	defaultRelay      = "http://localhost:3000"
+	defaultRelay = "http://localhost:3000"
 )
 
 // inv is one invocation of one command.
@@ -222,7 +219,7 @@ func (in *inv) loadIdentity() error {
 	in.pubkey = l.Secret.Public().Hex()
 	raw := in.p.str("auth-tag")
 	if !in.p.has("auth-tag") {
-		raw = in.env.Getenv(envAuthTag)
+		raw = in.env.Getenv(workspace.EnvAuthTag)
 	}
 	if strings.TrimSpace(raw) == "" {
 		return nil
@@ -246,15 +243,15 @@ func (in *inv) loadIdentity() error {
 func newClient(env proc.Env, p *parsed, key *nostrkey.Secret, auth *authTag) *relayclient.Client {
 	relay := p.str("relay")
 	if relay == "" {
-		relay = env.Getenv(envRelay)
+		relay = env.Getenv(workspace.EnvRelayURL)
 	}
 	if strings.TrimSpace(relay) == "" {
 		relay = defaultRelay
 	}
-	connect := secondsEnv(env, envConnectTimeout, defaultConnectTimeout)
+	connect := secondsEnv(env, workspace.EnvConnectTimeoutSecs, defaultConnectTimeout)
 	opt := relayclient.Options{
 		Key:            key,
-		Timeout:        secondsEnv(env, envTimeout, defaultTimeout),
+		Timeout:        secondsEnv(env, workspace.EnvTimeoutSecs, defaultTimeout),
 		ConnectTimeout: connect,
 		WriteCap:       wsWriteCap,
 		HTTPClient: &http.Client{Transport: &http.Transport{

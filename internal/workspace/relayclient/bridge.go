@@ -14,7 +14,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 )
 
 // The HTTP bridge (harness.md §4.2, nostrgit-cli.md §6.2): POST /query,
@@ -132,7 +133,7 @@ func (c *Client) post(ctx context.Context, path string, body []byte, decode func
 		return ae
 	}
 	if c.opt.AuthTagJSON != "" {
-		req.Header.Set("x-auth-tag", c.opt.AuthTagJSON)
+		req.Header.Set(workspace.HeaderAuthTag, c.opt.AuthTagJSON)
 	}
 	resp, err := c.httpc.Do(req)
 	if err != nil {

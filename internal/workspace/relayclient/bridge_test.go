@@ -1,6 +1,7 @@
 package relayclient
 
 import (
+	"buzzbox/internal/workspace"
 	"bytes"
 	"errors"
 	"io"
@@ -53,7 +54,7 @@ func FuzzDecodeEvents(f *testing.F) {
 // websocket.
 func TestBridgeStatusesClassified(t *testing.T) {
 	key := newSecret(t)
-	ev := signed(t, key, &nostr.Event{Kind: 9, Content: "x"})
+	ev := signed(t, key, &nostr.Event{Kind: workspace.KindStream, Content: "x"})
 	for _, tc := range []struct {
 		name     string
 		status   int
@@ -77,7 +78,7 @@ func TestBridgeStatusesClassified(t *testing.T) {
 					return
 				}
 				n.Add(1)
-				if r.Header.Get("Authorization") == "" || r.Header.Get("x-auth-tag") != tc.authTag {
+				if r.Header.Get("Authorization") == "" || r.Header.Get(workspace.HeaderAuthTag) != tc.authTag {
 					t.Errorf("POST without its NIP-98 token or x-auth-tag: %v", r.Header)
 				}
 				w.WriteHeader(tc.status)

@@ -12,6 +12,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // ConnOptions configures a websocket connection. The zero value is an
@@ -137,8 +138,8 @@ func (c *Conn) Read(ctx context.Context) (nostr.Envelope, error) {
 // Authenticate answers the last challenge with a kind 22242 event naming
 // the connection's URL, carrying the NIP-OA tag when configured.
 func (c *Conn) Authenticate(ctx context.Context) error {
-	ev := nostr.Event{Kind: nostr.KindClientAuthentication, CreatedAt: nostr.Now(),
-		Tags: nostr.Tags{{"relay", c.url}, {"challenge", c.challenge}}}
+	ev := nostr.Event{Kind: workspace.KindAuth, CreatedAt: nostr.Now(),
+		Tags: nostr.Tags{{workspace.TagAuthRelay, c.url}, {workspace.TagAuthChallenge, c.challenge}}}
 	if c.opt.AuthTag != nil {
 		ev.Tags = append(ev.Tags, c.opt.AuthTag)
 	}

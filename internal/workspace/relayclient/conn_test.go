@@ -1,6 +1,7 @@
 package relayclient
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -90,7 +91,7 @@ func TestLoginAnswersChallenge(t *testing.T) {
 			t.Errorf("client answered %s; want an AUTH event", f)
 			return
 		}
-		if ok, _ := ev.CheckSignature(); !ok || ev.Kind != nostr.KindClientAuthentication ||
+		if ok, _ := ev.CheckSignature(); !ok || ev.Kind != workspace.KindAuth ||
 			ev.Tags.FindWithValue("challenge", "ch-1") == nil || ev.Tags.Find("relay") == nil || ev.Tags.FindLast("auth") == nil {
 			t.Errorf("AUTH event = %v", ev)
 		}
@@ -147,7 +148,7 @@ func TestLoginRefused(t *testing.T) {
 // the NIP-01 fields, keys sorted, and a plain filter reads back the same.
 func TestFilterExtensionsOnTheWire(t *testing.T) {
 	until := nostr.Timestamp(100)
-	f := Filter{Filter: nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {"c"}}, Until: &until, Limit: 5}, BeforeID: "ab", DepthLimit: 2}
+	f := Filter{Filter: nostr.Filter{Kinds: []int{workspace.KindStream}, Tags: nostr.TagMap{"h": {"c"}}, Until: &until, Limit: 5}, BeforeID: "ab", DepthLimit: 2}
 	b, err := json.Marshal([]Filter{f})
 	if err != nil {
 		t.Fatal(err)

@@ -1,6 +1,7 @@
 package relayclient
 
 import (
+	"buzzbox/internal/workspace"
 	"errors"
 	"fmt"
 )
@@ -39,7 +40,7 @@ var ErrNoBridge = errors.New("relay has no HTTP bridge")
 
 // StaleAuthTagHint is appended to a bridge 403 while an auth tag is
 // configured.
-const StaleAuthTagHint = " (BUZZ_AUTH_TAG is set — it may be stale or revoked; try unsetting it)"
+const StaleAuthTagHint = " (" + workspace.EnvAuthTag + " is set — it may be stale or revoked; try unsetting it)"
 
 func otherErr(format string, a ...any) *Error {
 	return &Error{Category: CatOther, Message: fmt.Sprintf(format, a...)}

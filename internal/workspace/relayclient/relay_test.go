@@ -14,6 +14,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 	"buzzbox/relay"
 )
 
@@ -90,8 +91,8 @@ func (tr *testRelay) channel(t testing.TB, c *Client) string {
 	t.Helper()
 	const id = "6f1c2d4e-1111-4000-8000-0000000000ab"
 	for _, ev := range []*nostr.Event{
-		{Kind: nostr.KindSimpleGroupCreateGroup, Tags: nostr.Tags{{"h", id}, {"name", "general"}, {"visibility", "open"}}},
-		{Kind: nostr.KindSimpleGroupPutUser, Tags: nostr.Tags{{"h", id}, {"p", tr.member.Public().Hex(), "", "member"}}},
+		{Kind: workspace.KindCreateGroup, Tags: nostr.Tags{{"h", id}, {workspace.TagName, "general"}, {workspace.TagVisibility, workspace.VisibilityOpen}}},
+		{Kind: workspace.KindAddUser, Tags: nostr.Tags{{"h", id}, {"p", tr.member.Public().Hex(), "", "member"}}},
 	} {
 		if _, err := c.Publish(t.Context(), signed(t, tr.owner, ev)); err != nil {
 			t.Fatalf("publish kind %d: %v", ev.Kind, err)
@@ -130,7 +131,7 @@ func TestRelayWriteAbandoned(t *testing.T) {
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := s.query(ctx, Plain([]nostr.Filter{{Kinds: []int{nostr.KindSimpleGroupMetadata}, Limit: 1}})); err != nil {
+	if _, err := s.query(ctx, Plain([]nostr.Filter{{Kinds: []int{workspace.KindGroupMetadata}, Limit: 1}})); err != nil {
 		t.Fatalf("query after abandoned writes: %v", err)
 	}
 	if s.Conn() != ws {
@@ -166,7 +167,7 @@ func TestClientBothTransports(t *testing.T) {
 			c.SetBridge(tc.bridge)
 			var ids []string
 			for i := range 3 {
-				ev := signed(t, tr.member, &nostr.Event{Kind: 9, Content: tc.name + " " + string(rune('a'+i)), Tags: nostr.Tags{{"h", ch}}})
+				ev := signed(t, tr.member, &nostr.Event{Kind: workspace.KindStream, Content: tc.name + " " + string(rune('a'+i)), Tags: nostr.Tags{{"h", ch}}})
 				res, err := c.Publish(t.Context(), ev)
 				if err != nil || !res.Accepted || res.EventID != ev.ID {
 					t.Fatalf("publish: %+v, %v", res, err)
@@ -196,12 +197,12 @@ func TestSubscriberResubscribes(t *testing.T) {
 	defer owner.Close()
 	ch := tr.channel(t, owner)
 	s := tr.subscriber(t, tr.member)
-	s.Subscribe(t.Context(), "ch", nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {ch}}}, SubOptions{Floor: time.Now().Unix() - 60, MarkEOSE: true})
+	s.Subscribe(t.Context(), "ch", nostr.Filter{Kinds: []int{workspace.KindStream}, Tags: nostr.TagMap{"h": {ch}}}, SubOptions{Floor: time.Now().Unix() - 60, MarkEOSE: true})
 	waitEOSE(t, s)
 	first := s.Conn()
 	tr.r.Close()
 	tr.start(t)
-	ev := signed(t, tr.owner, &nostr.Event{Kind: 9, Content: "after the restart", Tags: nostr.Tags{{"h", ch}}})
+	ev := signed(t, tr.owner, &nostr.Event{Kind: workspace.KindStream, Content: "after the restart", Tags: nostr.Tags{{"h", ch}}})
 	after := New(tr.r.URL(), Options{Key: tr.owner, Timeout: 10 * time.Second})
 	defer after.Close()
 	if _, err := after.Publish(t.Context(), ev); err != nil {
@@ -247,8 +248,8 @@ func TestSubscriberLeavesNoGoroutines(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- s.Run(ctx) }()
 	<-s.Connected()
-	s.Subscribe(ctx, "a", nostr.Filter{Kinds: []int{9}, Limit: 1}, SubOptions{})
-	if _, err := s.query(ctx, Plain([]nostr.Filter{{Kinds: []int{9}, Limit: 1}})); err != nil {
+	s.Subscribe(ctx, "a", nostr.Filter{Kinds: []int{workspace.KindStream}, Limit: 1}, SubOptions{})
+	if _, err := s.query(ctx, Plain([]nostr.Filter{{Kinds: []int{workspace.KindStream}, Limit: 1}})); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
