@@ -412,22 +412,31 @@ func wrapAttempt(err error) *attempt {
 	return &attempt{err: networkErr("write: %s", err), retry: true, ambiguous: true}
 }
 
-// wsQuery sends one REQ with the filters and collects events until EOSE.
-func (c *Client) wsQuery(ctx context.Context, filters []Filter) ([]*nostr.Event, error) {
+// onSocket runs one operation on the client's own websocket under the
+// retry policy: each attempt bounded by the attempt timeout, and a
+// connection that failed in a way worth retrying dropped before the next.
+func (c *Client) onSocket(ctx context.Context, mode retryMode, once func(context.Context) *attempt) error {
 	c.wsMu.Lock()
 	defer c.wsMu.Unlock()
-	var out []*nostr.Event
-	err := retry(ctx, retryRead, func(ctx context.Context) *attempt {
-		out = out[:0]
+	return errOrNil(retry(ctx, mode, func(ctx context.Context) *attempt {
 		ctx, cancel := c.attemptContext(ctx)
 		defer cancel()
-		ae := c.wsQueryOnce(ctx, filters, func(ev *nostr.Event) { out = append(out, ev) })
+		ae := once(ctx)
 		if ae != nil && ae.retry {
 			c.drop()
 		}
 		return ae
+	}))
+}
+
+// wsQuery sends one REQ with the filters and collects events until EOSE.
+func (c *Client) wsQuery(ctx context.Context, filters []Filter) ([]*nostr.Event, error) {
+	var out []*nostr.Event
+	err := c.onSocket(ctx, retryRead, func(ctx context.Context) *attempt {
+		out = out[:0]
+		return c.wsQueryOnce(ctx, filters, func(ev *nostr.Event) { out = append(out, ev) })
 	})
-	return out, errOrNil(err)
+	return out, err
 }
 
 func (c *Client) wsQueryOnce(ctx context.Context, filters []Filter, fn func(*nostr.Event)) *attempt {
@@ -474,20 +483,13 @@ func (c *Client) wsQueryOnce(ctx context.Context, filters []Filter, fn func(*nos
 
 // wsCount sends one COUNT with the filters and waits for its answer.
 func (c *Client) wsCount(ctx context.Context, filters []Filter) (int64, error) {
-	c.wsMu.Lock()
-	defer c.wsMu.Unlock()
 	var n int64
-	err := retry(ctx, retryRead, func(ctx context.Context) *attempt {
-		ctx, cancel := c.attemptContext(ctx)
-		defer cancel()
+	err := c.onSocket(ctx, retryRead, func(ctx context.Context) *attempt {
 		var ae *attempt
 		n, ae = c.wsCountOnce(ctx, filters)
-		if ae != nil && ae.retry {
-			c.drop()
-		}
 		return ae
 	})
-	return n, errOrNil(err)
+	return n, err
 }
 
 func (c *Client) wsCountOnce(ctx context.Context, filters []Filter) (int64, *attempt) {
@@ -537,25 +539,18 @@ func countFrame(id string, filters []Filter) []any {
 // wsPublish sends ["EVENT", ev] and waits for its OK. The same signed
 // event is re-sent on a retry, never a re-signed copy.
 func (c *Client) wsPublish(ctx context.Context, ev *nostr.Event) (Result, error) {
-	c.wsMu.Lock()
-	defer c.wsMu.Unlock()
 	if c.opt.WriteCap > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, c.opt.WriteCap)
 		defer cancel()
 	}
 	var res Result
-	err := retry(ctx, writeMode(ev.Kind), func(ctx context.Context) *attempt {
-		ctx, cancel := c.attemptContext(ctx)
-		defer cancel()
+	err := c.onSocket(ctx, writeMode(ev.Kind), func(ctx context.Context) *attempt {
 		var ae *attempt
 		res, ae = c.wsPublishOnce(ctx, ev)
-		if ae != nil && ae.retry {
-			c.drop()
-		}
 		return ae
 	})
-	return res, errOrNil(err)
+	return res, err
 }
 
 func (c *Client) wsPublishOnce(ctx context.Context, ev *nostr.Event) (Result, *attempt) {
