@@ -594,17 +594,6 @@ func (s *Subscriber) Unsubscribe(ctx context.Context, id string) {
 	}
 }
 
-// Write sends one raw frame on the live socket.
-func (s *Subscriber) Write(ctx context.Context, b []byte) error {
-	s.mu.Lock()
-	ws := s.ws
-	s.mu.Unlock()
-	if ws == nil {
-		return errNotConnected
-	}
-	return ws.Write(ctx, b)
-}
-
 // Conn is the live socket; nil between sessions.
 func (s *Subscriber) Conn() *Conn {
 	s.mu.Lock()
