@@ -158,15 +158,15 @@ func (c *Client) post(ctx context.Context, path string, body []byte, decode func
 	case http.StatusUnauthorized, http.StatusForbidden:
 		msg := fmt.Sprintf("relay error %d: %s", resp.StatusCode, text)
 		if resp.StatusCode == http.StatusForbidden && c.opt.AuthTagJSON != "" {
-			msg += StaleAuthTagHint
+			msg += staleAuthTagHint
 		}
 		return fatal(&Error{Category: CatAuth, Message: msg})
 	case http.StatusTooManyRequests:
-		return &attempt{err: RelayErr(resp.StatusCode, text, true), retry: true, after: retryHint(text)}
+		return &attempt{err: relayErr(resp.StatusCode, text, true), retry: true, after: retryHint(text)}
 	case http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return &attempt{err: RelayErr(resp.StatusCode, text, true), retry: true, ambiguous: true}
+		return &attempt{err: relayErr(resp.StatusCode, text, true), retry: true, ambiguous: true}
 	}
-	return fatal(RelayErr(resp.StatusCode, text, false))
+	return fatal(relayErr(resp.StatusCode, text, false))
 }
 
 // errorText pulls "error" (or "message") out of a JSON error body, else
@@ -274,13 +274,13 @@ func (c *Client) bridgePublish(ctx context.Context, ev *nostr.Event) (Result, er
 		res.EventID = ev.ID
 	}
 	if !res.Accepted {
-		return res, RelayErr(http.StatusBadRequest, res.Message, false)
+		return res, relayErr(http.StatusBadRequest, res.Message, false)
 	}
 	return res, nil
 }
 
-// ContentTypeRPC is NIP-86's request type.
-const ContentTypeRPC = "application/nostr+json+rpc"
+// contentTypeRPC is NIP-86's request type.
+const contentTypeRPC = "application/nostr+json+rpc"
 
 // Manage calls one NIP-86 (relay management) method: POST to the relay
 // URL with a NIP-98 token (u = that URL, method POST, payload = the
@@ -306,7 +306,7 @@ func (c *Client) Manage(ctx context.Context, method string, write bool, params .
 	err = retry(ctx, mode, func(ctx context.Context) *attempt {
 		ctx, cancel := c.attemptContext(ctx)
 		defer cancel()
-		req, ae := c.signedPost(ctx, target, ContentTypeRPC, body)
+		req, ae := c.signedPost(ctx, target, contentTypeRPC, body)
 		if ae != nil {
 			return ae
 		}
@@ -332,13 +332,13 @@ func (c *Client) Manage(ctx context.Context, method string, write bool, params .
 		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
 			return fatal(&Error{Category: CatAuth, Message: "auth error: relay error " + strconv.Itoa(resp.StatusCode) + ": " + text + " (members commands need the relay owner's or an admin's key)"})
 		case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
-			return &attempt{err: RelayErr(resp.StatusCode, text, true), retry: true, ambiguous: true}
+			return &attempt{err: relayErr(resp.StatusCode, text, true), retry: true, ambiguous: true}
 		case resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusBadRequest:
-			return fatal(RelayErr(resp.StatusCode, text+" (does this relay speak NIP-86?)", false))
+			return fatal(relayErr(resp.StatusCode, text+" (does this relay speak NIP-86?)", false))
 		case resp.StatusCode != http.StatusOK || decodeErr != nil:
-			return fatal(RelayErr(resp.StatusCode, text, false))
+			return fatal(relayErr(resp.StatusCode, text, false))
 		case rep.Error != "":
-			return fatal(RelayErr(resp.StatusCode, rep.Error, false))
+			return fatal(relayErr(resp.StatusCode, rep.Error, false))
 		}
 		result = rep.Result
 		return nil

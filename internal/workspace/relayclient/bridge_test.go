@@ -66,7 +66,7 @@ func TestBridgeStatusesClassified(t *testing.T) {
 		text     string
 	}{
 		{"refused", 400, `{"error":"invalid: bad tag"}`, "", 1, CatRelay, false, "relay error 400: invalid: bad tag"},
-		{"stale attestation", 403, `{"error":"restricted: revoked"}`, `["auth"]`, 1, CatAuth, false, StaleAuthTagHint},
+		{"stale attestation", 403, `{"error":"restricted: revoked"}`, `["auth"]`, 1, CatAuth, false, staleAuthTagHint},
 		{"rate limited", 429, `{"error":"rate-limited: retry in 0s"}`, "", MaxAttempts, CatRelay, true, "relay error 429"},
 		{"gateway", 502, `bad gateway`, "", MaxAttempts, CatDeliveryUnknown, false, "delivery unknown"},
 	} {

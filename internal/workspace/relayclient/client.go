@@ -319,7 +319,7 @@ func (c *Client) drop() {
 func readFailure(err error) *attempt {
 	var refused *AuthRefusedError
 	if errors.As(err, &refused) {
-		return fatal(AuthErr("relay refused AUTH: %s", refused.Reason))
+		return fatal(authErr("relay refused AUTH: %s", refused.Reason))
 	}
 	return &attempt{err: networkErr("read: %s", err), retry: true, ambiguous: true}
 }
@@ -400,9 +400,9 @@ func (r *request) closed(ctx context.Context, reason string, key bool, what stri
 		}
 	}
 	if authRefusal(reason) || strings.HasPrefix(reason, "restricted:") {
-		return fatal(AuthErr("relay refused the %s: %s", what, reason)), false
+		return fatal(authErr("relay refused the %s: %s", what, reason)), false
 	}
-	return fatal(RelayErr(http.StatusBadRequest, reason, false)), false
+	return fatal(relayErr(http.StatusBadRequest, reason, false)), false
 }
 
 func wrapAttempt(err error) *attempt {
@@ -585,9 +585,9 @@ func (c *Client) wsPublishOnce(ctx context.Context, ev *nostr.Event) (Result, *a
 			}
 		}
 		if authRefusal(ok.Reason) || strings.HasPrefix(ok.Reason, "restricted:") {
-			return Result{}, fatal(AuthErr("relay refused the event: %s", ok.Reason))
+			return Result{}, fatal(authErr("relay refused the event: %s", ok.Reason))
 		}
-		return Result{}, fatal(RelayErr(http.StatusBadRequest, ok.Reason, false))
+		return Result{}, fatal(relayErr(http.StatusBadRequest, ok.Reason, false))
 	}
 }
 

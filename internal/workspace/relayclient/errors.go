@@ -38,9 +38,9 @@ func Retryable(err error) bool {
 // the websocket.
 var ErrNoBridge = errors.New("relay has no HTTP bridge")
 
-// StaleAuthTagHint is appended to a bridge 403 while an auth tag is
+// staleAuthTagHint is appended to a bridge 403 while an auth tag is
 // configured.
-const StaleAuthTagHint = " (" + workspace.EnvAuthTag + " is set — it may be stale or revoked; try unsetting it)"
+const staleAuthTagHint = " (" + workspace.EnvAuthTag + " is set — it may be stale or revoked; try unsetting it)"
 
 func otherErr(format string, a ...any) *Error {
 	return &Error{Category: CatOther, Message: fmt.Sprintf(format, a...)}
@@ -50,13 +50,13 @@ func userErr(format string, a ...any) *Error {
 	return &Error{Category: CatUser, Message: fmt.Sprintf(format, a...)}
 }
 
-// AuthErr is a refusal of our identity: "auth error: …".
-func AuthErr(format string, a ...any) *Error {
+// authErr is a refusal of our identity: "auth error: …".
+func authErr(format string, a ...any) *Error {
 	return &Error{Category: CatAuth, Message: "auth error: " + fmt.Sprintf(format, a...)}
 }
 
-// RelayErr renders a relay's refusal: "relay error <status>: <text>".
-func RelayErr(status int, text string, retryable bool) *Error {
+// relayErr renders a relay's refusal: "relay error <status>: <text>".
+func relayErr(status int, text string, retryable bool) *Error {
 	return &Error{Category: CatRelay, Message: fmt.Sprintf("relay error %d: %s", status, text), Retryable: retryable}
 }
 

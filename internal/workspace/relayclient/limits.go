@@ -58,15 +58,15 @@ var backoffLadder = [...]int{1, 2, 4, 8, 16, 32, 60}
 
 // The rate-limit gate (harness.md §4.5–4.6).
 const (
-	// RateGateDefault is the gate when the relay gives no usable
+	// rateGateDefault is the gate when the relay gives no usable
 	// "retry in N s" hint.
-	RateGateDefault = 5 * time.Second
+	rateGateDefault = 5 * time.Second
 	// rateGateMinHint: hints shorter than this are not trusted and
-	// become RateGateDefault.
+	// become rateGateDefault.
 	rateGateMinHint = 2 * time.Second
-	// RateGateMax is the longest hint honoured, so a hostile or broken
+	// rateGateMax is the longest hint honoured, so a hostile or broken
 	// relay cannot park a subscriber for good.
-	RateGateMax = 10 * time.Minute
+	rateGateMax = 10 * time.Minute
 )
 
 // Retry policy of Client (nostrgit-cli.md §6.2): attempts, jitter

@@ -465,19 +465,19 @@ func (s *Subscriber) closed(ctx context.Context, ws *Conn, sid, reason string) e
 }
 
 // rateHint reads "retry in N s" from a rate-limit reason; hints under
-// rateGateMinHint, or none, become RateGateDefault, and none exceeds
-// RateGateMax.
+// rateGateMinHint, or none, become rateGateDefault, and none exceeds
+// rateGateMax.
 func rateHint(reason string) time.Duration {
 	if i := strings.Index(reason, "retry in "); i >= 0 {
 		f := strings.Fields(reason[i+len("retry in "):])
 		if len(f) > 0 {
 			n, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "s"), 64)
 			if err == nil && n >= rateGateMinHint.Seconds() {
-				return time.Duration(min(n, RateGateMax.Seconds()) * float64(time.Second))
+				return time.Duration(min(n, rateGateMax.Seconds()) * float64(time.Second))
 			}
 		}
 	}
-	return RateGateDefault
+	return rateGateDefault
 }
 
 // armGate closes the rate-limit gate for reason's hint ±20 % (harness.md §4.6).
@@ -625,7 +625,7 @@ func (s *Subscriber) Publish(ctx context.Context, ev *nostr.Event, wait bool) er
 	select {
 	case r := <-ch:
 		if !r.ok {
-			return RelayErr(400, r.msg, false)
+			return relayErr(400, r.msg, false)
 		}
 		return nil
 	case <-ctx.Done():
@@ -716,7 +716,7 @@ func (s *Subscriber) count(ctx context.Context, filters []Filter) (int64, error)
 	select {
 	case n := <-ch:
 		if n == nil {
-			return 0, RelayErr(400, "relay refused the count", false)
+			return 0, relayErr(400, "relay refused the count", false)
 		}
 		return *n, nil
 	case <-ctx.Done():

@@ -27,11 +27,11 @@ func TestRateHint(t *testing.T) {
 	}{
 		{"rate-limited: slow down; retry in 30 s", 30 * time.Second},
 		{"rate-limited: retry in 2.5s", 2500 * time.Millisecond},
-		{"rate-limited: more than 50 events/s; retry in 1s", RateGateDefault},
-		{"rate-limited: go away", RateGateDefault},
-		{"rate-limited: retry in soon", RateGateDefault},
-		{"rate-limited: retry in 1e9 s", RateGateMax},
-		{"rate-limited: retry in +Inf s", RateGateMax},
+		{"rate-limited: more than 50 events/s; retry in 1s", rateGateDefault},
+		{"rate-limited: go away", rateGateDefault},
+		{"rate-limited: retry in soon", rateGateDefault},
+		{"rate-limited: retry in 1e9 s", rateGateMax},
+		{"rate-limited: retry in +Inf s", rateGateMax},
 	} {
 		if got := rateHint(tc.reason); got != tc.want {
 			t.Errorf("rateHint(%q) = %v; want %v", tc.reason, got, tc.want)
