@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/harness/acpclient"
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/testexe"
 )
@@ -149,7 +150,7 @@ func fakeAgent(mode string) int {
 				return map[string]any{"stopReason": "cancelled"}, nil
 			case "oversize":
 				mu.Lock()
-				out.Write([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"x":"` + strings.Repeat("a", maxAgentLineBytes) + `"}}` + "\n"))
+				out.Write([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"x":"` + strings.Repeat("a", acpclient.MaxLineBytes) + `"}}` + "\n"))
 				mu.Unlock()
 				<-pctx.Done()
 				return map[string]any{"stopReason": "cancelled"}, nil

@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"buzzbox/harness/acpclient"
+	"buzzbox/harness/observer"
+
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
 
@@ -35,7 +38,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	if isSubcommand(args) {
 		return subcommand(ctx, args, env)
 	}
-	log := newLogger(env)
+	log := NewLogger(env)
 	cfg, err := LoadConfig(args, env)
 	if errors.Is(err, errHelp) {
 		return 0
@@ -62,9 +65,9 @@ func reportErr(env proc.Env, err error) {
 	}
 }
 
-// newLogger builds the stderr logger: text, or JSON when BUZZ_ACP_LOG_JSON
+// NewLogger builds buzz-acp's stderr logger: text, or JSON when BUZZ_ACP_LOG_JSON
 // is set; level from BUZZ_ACP_LOG_LEVEL (debug, info, warn, error).
-func newLogger(env proc.Env) *slog.Logger {
+func NewLogger(env proc.Env) *slog.Logger {
 	var level slog.Level
 	if v := env.Getenv(workspace.EnvACPLogLevel); v != "" {
 		level.UnmarshalText([]byte(v))
@@ -105,7 +108,7 @@ type harness struct {
 	io      *relayclient.Client
 	chans   *channelCache
 	matcher *ruleMatcher
-	spec    agentSpec
+	spec    acpclient.Spec
 	cwd     string
 	t       timing
 	started time.Time
@@ -124,18 +127,18 @@ type harness struct {
 	lastWork   time.Time
 	heartbeat  bool
 	stopping   bool
-	models     map[string]string         // channel → model chosen by an observer switch_model
-	switchAcks map[string]controlRequest // channel → switch_model whose final result waits for its session
-	waking     bool                      // a lazy pool's first agent is starting (lifecycle "waking" sent)
-	startErr   error                     // why the last agent start failed; nil once one starts
-	poolDown   bool                      // no agent could be started at all; the harness keeps listening to say so
+	models     map[string]string                  // channel → model chosen by an observer switch_model
+	switchAcks map[string]observer.ControlRequest // channel → switch_model whose final result waits for its session
+	waking     bool                               // a lazy pool's first agent is starting (lifecycle "waking" sent)
+	startErr   error                              // why the last agent start failed; nil once one starts
+	poolDown   bool                               // no agent could be started at all; the harness keeps listening to say so
 
 	// ownerKey is the NIP-44 conversation key between the agent and the
 	// owner (core memory, turn metrics, observer frames), computed once.
 	ownerKey func() ([32]byte, error)
 
-	obs      *observerBus // observer frames (§15); always recorded
-	obsPub   *observerPub // publishes them; nil without --relay-observer or an owner
+	obs      *observer.Bus       // observer frames (§15); always recorded
+	obsPub   *observer.Publisher // publishes them; nil without --relay-observer or an owner
 	reacts   *reactions
 	pubs     sync.WaitGroup // NIP-AM metrics being published; shutdown waits
 	setup    *setupState    // non-nil in setup mode: no agents, nudges only
@@ -161,7 +164,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		t.retryBase = retryBase
 	}
 	if t.respawn == 0 {
-		t.respawn = respawnBase
+		t.respawn = acpclient.RespawnBase
 	}
 	if t.firstWord == 0 {
 		t.firstWord = firstWordNotice
@@ -199,8 +202,8 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		loop: make(chan func(), 1024), quit: make(chan int, 1),
 		queues: map[string]*chanState{}, subscribed: map[string]bool{},
 		memberSeen: newIDSet(memberDedupGen), memberTime: map[string]int64{}, gens: map[string]int{},
-		lastWork: time.Now(), models: map[string]string{}, switchAcks: map[string]controlRequest{},
-		obs: newObserverBus(),
+		lastWork: time.Now(), models: map[string]string{}, switchAcks: map[string]observer.ControlRequest{},
+		obs: observer.NewBus(),
 	}
 	h.rc = newRelayConn(cfg.RelayURL, cfg.Secret, authTag, cfg.EventBuffer, log)
 	h.io = newRelayIO(cfg.RelayURL, cfg.Secret, canonTag, h.rc)
@@ -212,13 +215,13 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	cli, dropCLI := buzzCLI(env, log)
 	defer dropCLI()
 	if cli != "" {
-		h.spec.env = proc.WithEnv(h.spec.env, workspace.EnvCLI, cli)
+		h.spec.Env = proc.WithEnv(h.spec.Env, workspace.EnvCLI, cli)
 	}
 	h.ownerKey = sync.OnceValues(func() ([32]byte, error) { return conversationKey(cfg.Secret, cfg.Owner) })
 	if t.stdinTimeout > 0 {
-		h.spec.writeTimeout = t.stdinTimeout
+		h.spec.WriteTimeout = t.stdinTimeout
 	}
-	h.obs.emit(frameHarnessStarted, noScope, map[string]any{"version": version, "agentPubkey": cfg.AgentHex,
+	h.obs.Emit(observer.FrameHarnessStarted, observer.NoScope, map[string]any{"version": version, "agentPubkey": cfg.AgentHex,
 		"ownerPubkey": nullable(cfg.Owner), "agents": cfg.Agents, "lazyPool": cfg.LazyPool, "relayUrl": cfg.RelayURL})
 	if cfg.RelayObserver {
 		if cfg.Owner == "" {
@@ -229,7 +232,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 				return err
 			}
 			h.obsPub = p
-			h.obs.raw = true // before any agent starts
+			h.obs.RecordRaw() // before any agent starts
 		}
 	}
 	if raw := env.Getenv(workspace.EnvACPSetupPayload); strings.TrimSpace(raw) != "" {
@@ -276,13 +279,13 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	case <-ctx.Done():
 		return nil
 	}
-	probeRelay(ctx, h.io)
+	h.io.Probe(ctx)
 	log.Info("relay reads", "http_bridge", h.io.Bridge())
 	if h.obsPub != nil {
 		bg.Add(1)
 		go func() { // ends with ctx, or after shutdown's stop has flushed it
 			defer bg.Done()
-			h.obsPub.run(ctx)
+			h.obsPub.Run(ctx)
 		}()
 	}
 
@@ -321,13 +324,13 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.rc.Subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{workspace.KindMemberAdded, workspace.KindMemberRemoved},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: watermark, Member: true})
 	if h.obsPub != nil {
-		h.rc.Subscribe(ctx, observerControlSub, nostr.Filter{Kinds: []int{workspace.KindObserverFrame},
+		h.rc.Subscribe(ctx, observer.ControlSub, nostr.Filter{Kinds: []int{workspace.KindObserverFrame},
 			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 	}
 	log.Info("listening", "channels", len(chans), "agent", cfg.AgentHex, "owner", cfg.Owner, "subscribe", cfg.Subscribe)
-	h.lifecycle(lifecycleListening, "")
+	h.lifecycle(observer.LifecycleListening, "")
 	if !cfg.LazyPool && h.setup == nil {
-		h.lifecycle(lifecycleReady, "")
+		h.lifecycle(observer.LifecycleReady, "")
 	}
 
 	bg.Add(1)
@@ -456,9 +459,9 @@ func jsonString(v any) string {
 }
 
 // mcpServers builds the sidecar entry (§13) for a session.
-func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
+func (h *harness) mcpServers(ch *channelInfo) []acp.StdioServer {
 	if h.cfg.MCPCommand == "" {
-		return []stdioServer{}
+		return []acp.StdioServer{}
 	}
 	cmd := h.cfg.MCPCommand
 	var args []string
@@ -492,16 +495,5 @@ func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
 	if args == nil {
 		args = []string{}
 	}
-	return []stdioServer{{Name: name, Command: cmd, Args: args, Env: env}}
-}
-
-// stdioServer is an mcpServers entry with all four fields always present.
-type stdioServer struct {
-	// Type is "stdio" for an ACP v2 agent, which tells transports
-	// apart by it; v1 knows stdio servers by the absence of a type.
-	Type    string          `json:"type,omitempty"`
-	Name    string          `json:"name"`
-	Command string          `json:"command"`
-	Args    []string        `json:"args"`
-	Env     []acp.NameValue `json:"env"`
+	return []acp.StdioServer{{Name: name, Command: cmd, Args: args, Env: env}}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"buzzbox/harness/observer"
+
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/workspace"
@@ -35,7 +37,7 @@ func (h *harness) intake(ctx context.Context) {
 			}
 			continue
 		}
-		if re.Sub == observerControlSub {
+		if re.Sub == observer.ControlSub {
 			h.observerControl(ctx, re.Ev)
 			continue
 		}

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"math"
@@ -9,6 +8,11 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"buzzbox/internal/workspace"
+
+	"buzzbox/harness/acpclient"
+	"buzzbox/harness/observer"
 )
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
@@ -35,7 +39,7 @@ type turnHandle struct {
 	signal   chan struct{}
 	reason   string // set before signal is closed
 	session  string // set by the turn once known
-	agent    *agentProc
+	agent    *acpclient.Agent
 	extra    []*Event // steered-in events whose reactions end with the turn
 	deadline time.Time
 	// Observer bookkeeping, fixed at start: the turn's id and start time,
@@ -44,7 +48,7 @@ type turnHandle struct {
 	turnID    string
 	startedAt time.Time
 	model     string
-	switchAck *controlRequest
+	switchAck *observer.ControlRequest
 	// resume is the session the turn loads when its slot holds none for
 	// the channel ("" starts a new one); fixed at start by the loop.
 	resume string
@@ -62,11 +66,10 @@ func (t *turnHandle) cancel(reason string) {
 // slot is one agent position in the pool.
 type slot struct {
 	idx        int
-	agent      *agentProc
+	agent      *acpclient.Agent
 	busy       bool
 	sessions   map[string]*sessionState // channel → session; heartbeatKey for heartbeats
-	crashes    []time.Time
-	openUntil  time.Time
+	breaker    acpclient.Breaker
 	respawning bool
 }
 
@@ -82,7 +85,7 @@ type sessionState struct {
 	// usage is the cumulative usage at the end of the last turn that
 	// reported any (nil: none yet); metricSeq counts the NIP-AM metrics
 	// published for the session. The turn running on the session owns both.
-	usage     *usageCounters
+	usage     *acpclient.UsageCounters
 	metricSeq int
 	// modelStatus says how setting the session's model went: switched,
 	// unsupported_model or failure; "" when no model was asked for.
@@ -182,12 +185,12 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	h.store.take(ev.Channel, ev.ID, int64(ev.CreatedAt))
 	h.lastWork = time.Now()
 	if busy && h.cfg.Handling == "steer" && cs.steering == nil && cs.turn.agent != nil && cs.turn.session != "" &&
-		(cs.turn.agent.steering || cs.turn.agent.hasRun()) {
+		(cs.turn.agent.Steering() || cs.turn.agent.HasRun()) {
 		h.reacts.add(ctx, ev.ID, emojiSeen)
 		cs.steering = ev
 		t := cs.turn
 		go func() { // one steer request; ends with its reply or timeout
-			ok, fallback := t.agent.steer(ctx, t.session, steerBlocks(ev, nil))
+			ok, fallback := t.agent.Steer(ctx, t.session, steerBlocks(ev, nil))
 			h.do(func() { h.steerDone(cs, t, ev, ok, fallback) })
 		}()
 		return true
@@ -283,7 +286,7 @@ func headTime(cs *chanState) time.Time {
 func (h *harness) claim(channel string) *slot {
 	var any *slot
 	for _, s := range h.slots {
-		if s.agent == nil || s.busy || !s.agent.alive() {
+		if s.agent == nil || s.busy || !s.agent.Alive() {
 			continue
 		}
 		if ss := s.sessions[channel]; ss != nil && ss.gen == h.gens[channel] {
@@ -317,8 +320,8 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 		t.switchAck = &req
 		delete(h.switchAcks, cs.id)
 	}
-	if s.agent.loadSession && t.model == "" {
-		t.resume = h.store.resumable(cs.id, s.idx, s.agent.name)
+	if s.agent.LoadSession() && t.model == "" {
+		t.resume = h.store.resumable(cs.id, s.idx, s.agent.Name())
 	}
 	cs.turn = t
 	s.busy = true
@@ -357,7 +360,7 @@ func (h *harness) releaseStuck() {
 
 // turnOutcome is what a finished turn reports to the loop.
 type turnOutcome struct {
-	promptOutcome
+	acpclient.Outcome
 	newSession bool
 	stage      string // where it failed: session, initial, prompt
 	// guard asks the reply guard to check the thread: the turn ended well
@@ -374,10 +377,10 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	s.busy = false
 	h.lastWork = time.Now()
 	finished := append(append([]*Event{}, t.batch...), t.extra...)
-	log := h.log.With("channel", cs.id, "result", out.result.String(), "stop", string(out.stop))
+	log := h.log.With("channel", cs.id, "result", out.Result.String(), "stop", string(out.Stop))
 	if cs.turn != t {
 		h.turnEnded(cs.id, t, out)
-		log.Warn("turn ended after the in-flight backstop released its channel", "err", out.err)
+		log.Warn("turn ended after the in-flight backstop released its channel", "err", out.Err)
 		h.reacts.clear(ctx, append(finished, t.parked...))
 		h.settleReleased(ctx, s, cs.id, out)
 		return
@@ -385,7 +388,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	cs.turn = nil
 	h.turnEnded(cs.id, t, out)
 	if t.session != "" && t.agent != nil {
-		h.store.holdSession(cs.id, t.session, t.agent.name, s.idx)
+		h.store.holdSession(cs.id, t.session, t.agent.Name(), s.idx)
 	}
 	requeue := func(backoff bool) {
 		if cs.removed || h.cfg.Dedup == "drop" {
@@ -399,7 +402,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			if cs.attempts > maxRetries {
 				cs.attempts = 0
 				cs.retryAt = time.Time{}
-				h.deadLetter(ctx, cs, all, "the agent failed "+itoa(maxRetries)+" times in a row ("+out.result.String()+")")
+				h.deadLetter(ctx, cs, all, "the agent failed "+itoa(maxRetries)+" times in a row ("+out.Result.String()+")")
 				return
 			}
 			d := time.Duration(float64(h.t.retryBase) * math.Pow(2, float64(cs.attempts-1)))
@@ -407,14 +410,14 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		}
 		cs.queue = append(all, cs.queue...)
 	}
-	switch out.result {
-	case turnOK:
+	switch out.Result {
+	case acpclient.TurnOK:
 		log.Info("turn finished")
 		cs.attempts = 0
 		cs.retryAt = time.Time{}
 		if ss := s.sessions[cs.id]; ss != nil {
 			ss.turns++
-			if out.stop == "max_tokens" || out.stop == "max_turn_requests" ||
+			if out.Stop == "max_tokens" || out.Stop == "max_turn_requests" ||
 				h.cfg.MaxTurnsPerSession > 0 && ss.turns >= h.cfg.MaxTurnsPerSession {
 				h.dropSession(s, cs.id)
 			}
@@ -423,7 +426,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		if out.guard {
 			h.guardReply(ctx, cs.id, t, out)
 		}
-	case turnSignalled:
+	case acpclient.TurnSignalled:
 		log.Info("turn cancelled", "reason", t.reason)
 		// A steer or interrupt re-runs the batch in the same session,
 		// which keeps the channel's earlier turns; a model switch or a
@@ -432,27 +435,27 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.dropSession(s, cs.id)
 		}
 		switch t.reason {
-		case "steer", "interrupt", reasonSwitchModel:
+		case "steer", "interrupt", observer.ReasonSwitchModel:
 			h.reacts.remove(ctx, finished, emojiWorking)
 			cs.parked = append(append(cs.parked, t.parked...), t.batch...)
 			cs.reason = t.reason
-			if t.reason == reasonSwitchModel {
+			if t.reason == observer.ReasonSwitchModel {
 				cs.reason = "interrupt" // spec §7.5: re-run like an interrupted batch
 			}
 		default:
 			h.reacts.clear(ctx, append(finished, t.parked...))
 		}
-	case turnAgentError:
-		log.Warn("agent returned an error", "err", out.err)
-		if msg := errText(out.err); strings.Contains(msg, "Re-authenticate") || strings.Contains(msg, "API Error: 401") {
+	case acpclient.TurnAgentError:
+		log.Warn("agent returned an error", "err", out.Err)
+		if msg := errText(out.Err); strings.Contains(msg, "Re-authenticate") || strings.Contains(msg, "API Error: 401") {
 			h.reacts.clear(ctx, finished)
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the agent's login has expired; the owner needs to log the agent's CLI in again (for example `claude /login` or `codex login`)")
 			return
 		}
-		if out.stage == "session" || sessionGone(out.err) {
+		if out.stage == "session" || sessionGone(out.Err) {
 			h.dropSession(s, cs.id) // the retry opens a new one
 		}
-		f := classify(out.err)
+		f := classify(out.Err)
 		if !f.retryable {
 			// Another attempt cannot cure it: say so now, not after the
 			// retry ladder (up to ~25 minutes).
@@ -463,25 +466,25 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		}
 		h.firstFailure(ctx, cs, t, f.cause)
 		requeue(true)
-	case turnHard:
-		log.Warn("turn hit the hard cap", "err", out.err)
+	case acpclient.TurnHard:
+		log.Warn("turn hit the hard cap", "err", out.Err)
 		h.retire(ctx, s)
-		if t.agent != nil && time.Since(time.Unix(0, t.agent.lastOutput.Load())) < recentOutput {
+		if t.agent != nil && time.Since(t.agent.LastOutput()) < recentOutput {
 			requeue(true)
 		} else {
 			h.reacts.clear(ctx, finished)
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the turn ran past --max-turn-duration ("+h.cfg.MaxTurn.String()+") without recent output")
 		}
-	case turnExited, turnIdle, turnDrainTimeout, turnWriteTimeout:
-		log.Warn("agent retired", "err", out.err)
+	case acpclient.TurnExited, acpclient.TurnIdle, acpclient.TurnDrainTimeout, acpclient.TurnWriteTimeout:
+		log.Warn("agent retired", "err", out.Err)
 		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
 		h.retire(ctx, s)
 		requeue(true)
-	case turnProtocolError:
-		log.Warn("protocol error", "err", out.err)
+	case acpclient.TurnProtocolError:
+		log.Warn("protocol error", "err", out.Err)
 		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
 		h.dropSession(s, cs.id)
-		if transportClass(out.err) {
+		if acpclient.TransportClass(out.Err) {
 			h.retire(ctx, s)
 		}
 		requeue(true)
@@ -490,13 +493,13 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 
 // dropSession ends s's session for key on purpose (rotation, a cancel,
 // a broken session): the next turn starts a new one, after a restart too,
-// and the agent is told with session/close (agentProc.closeSession).
+// and the agent is told with session/close (acpclient.Agent.CloseSession).
 func (h *harness) dropSession(s *slot, key string) {
 	ss := s.sessions[key]
 	delete(s.sessions, key)
 	h.store.forgetSession(key)
 	if ss != nil && s.agent != nil {
-		s.agent.closeSession(ss.id)
+		s.agent.CloseSession(ss.id)
 	}
 }
 
@@ -512,34 +515,34 @@ func (h *harness) firstFailure(ctx context.Context, cs *chanState, t *turnHandle
 // stoppedCause words a turn that ended with the agent process retired or
 // out of step with the protocol.
 func (h *harness) stoppedCause(out turnOutcome) string {
-	switch out.result {
-	case turnExited:
+	switch out.Result {
+	case acpclient.TurnExited:
 		return "the agent process stopped in the middle of the turn"
-	case turnIdle:
+	case acpclient.TurnIdle:
 		return "the agent produced no output for " + h.cfg.IdleTimeout.String() + " (--idle-timeout)"
-	case turnDrainTimeout:
+	case acpclient.TurnDrainTimeout:
 		return "the agent did not stop when asked to"
-	case turnWriteTimeout:
+	case acpclient.TurnWriteTimeout:
 		return "the agent stopped reading its input"
 	}
-	return "the agent answered out of protocol (" + clip(errText(out.err)) + ")"
+	return "the agent answered out of protocol (" + clip(errText(out.Err)) + ")"
 }
 
 // settleReleased applies §9.9 to the slot of a turn whose channel the
 // backstop released: the agent is kept, its session dropped, or the agent
 // retired, as for any turn; the batch is not touched (it was given up).
 func (h *harness) settleReleased(ctx context.Context, s *slot, channel string, out turnOutcome) {
-	switch out.result {
-	case turnOK:
-	case turnAgentError:
+	switch out.Result {
+	case acpclient.TurnOK:
+	case acpclient.TurnAgentError:
 		if out.stage == "session" {
 			h.dropSession(s, channel)
 		}
-	case turnSignalled:
+	case acpclient.TurnSignalled:
 		h.dropSession(s, channel)
-	case turnProtocolError:
+	case acpclient.TurnProtocolError:
 		h.dropSession(s, channel)
-		if transportClass(out.err) {
+		if acpclient.TransportClass(out.Err) {
 			h.retire(ctx, s)
 		}
 	default:

@@ -1,8 +1,6 @@
 package harness
 
 import (
-	"buzzbox/internal/workspace"
-	"buzzbox/internal/workspace/relayclient"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -15,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"

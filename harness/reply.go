@@ -1,9 +1,10 @@
 package harness
 
 import (
-	"buzzbox/internal/workspace"
 	"context"
 	"sync"
+
+	"buzzbox/internal/workspace"
 
 	"github.com/nbd-wtf/go-nostr"
 )

@@ -430,44 +430,6 @@ func TestWordFailure(t *testing.T) {
 	}
 }
 
-// TestFinalTextIsTheLastPiece: the reply guard posts what the agent wrote
-// after its last tool call, or before it when nothing came after, cut at
-// maxFinalText on a character boundary.
-func TestFinalTextIsTheLastPiece(t *testing.T) {
-	a := &agentProc{}
-	feed := func(pieces ...string) {
-		a.text = &turnText{session: "s"}
-		for _, p := range pieces {
-			if p == "|" {
-				a.text.breakPiece()
-			} else {
-				a.text.add(p)
-			}
-		}
-	}
-	for _, tc := range []struct {
-		pieces []string
-		want   string
-	}{
-		{[]string{"Let me look.", "|", "The answer ", "is 42."}, "The answer is 42."},
-		{[]string{"The answer is 42.", "|", "  "}, "The answer is 42."},
-		{[]string{"|", "|"}, ""},
-	} {
-		feed(tc.pieces...)
-		if got, _ := a.finalText("s"); got != tc.want {
-			t.Errorf("finalText(%q) = %q; want %q", tc.pieces, got, tc.want)
-		}
-	}
-	if got, _ := a.finalText("other"); got != "" {
-		t.Errorf("finalText of another session = %q; want empty", got)
-	}
-	feed(strings.Repeat("é", maxFinalText))
-	got, cut := a.finalText("s")
-	if !cut || len(got) > maxFinalText || !utf8.ValidString(got) {
-		t.Errorf("over-long text: %d bytes, cut %v, valid %v; want <= %d, cut, valid", len(got), cut, utf8.ValidString(got), maxFinalText)
-	}
-}
-
 // TestSilentLazyAgentCannotStart: with --lazy-pool the first message
 // starts the agent; when that fails, the message is answered with why
 // instead of waiting out the circuit breaker (300 s) in silence.

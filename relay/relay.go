@@ -197,7 +197,7 @@ func New(cfg Config) (*Relay, error) {
 			pg.Close()
 			return nil, err
 		}
-		store = markStore{pg, r.fan.seen}
+		store = pg
 		if cfg.GitDir == "" {
 			r.log.Warn("git hosting is off: with --db every instance would keep repositories of its own; give all instances one shared --git-dir to serve /git/")
 		}
