@@ -58,7 +58,6 @@ const (
 	dialTimeout       = 30 * time.Second
 	dedupGeneration   = 6000
 	memberDedupGen    = 500
-	writeTimeout      = 10 * time.Second
 	httpTimeout       = 10 * time.Second
 	contextFetchTO    = 3 * time.Second
 	contextRetryDelay = 500 * time.Millisecond

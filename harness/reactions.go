@@ -171,7 +171,7 @@ func (h *harness) typingLoop(ctx context.Context, channel string, last *Event) {
 			// The relay rate-limits us (spec §4.6): typing is dropped, not deferred.
 			h.log.Debug("rate-limit gate closed; typing dropped", "channel", channel)
 		} else if h.cfg.Secret.SignEvent(ev) == nil {
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+			wctx, cancel := context.WithTimeout(ctx, relayclient.DefaultWriteTimeout)
 			h.rc.Publish(wctx, ev, false)
 			cancel()
 		}
