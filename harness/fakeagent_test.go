@@ -13,6 +13,7 @@ import (
 
 	"buzzbox/harness/acpclient"
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/testexe"
 )
 
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envFakeAgent); mode != "" {
 		os.Exit(fakeAgent(mode))
 	}
-	os.Exit(testexe.RunTests(m))
+	os.Exit(testexe.RunTests(m, leakcheck.AfterAll))
 }
 
 type fakeLogLine struct {
@@ -248,13 +249,18 @@ func fakeAgent(mode string) int {
 	if os.Getenv(envFakeLinger) != "" {
 		fakeLog("linger", nil, "stdin closed")
 		for {
+			// The subject: an agent that outlives its stdin, as codex-acp
+			// does, until it is signalled. A sleep, not select{}, so that
+			// the runtime does not call it a deadlock.
 			time.Sleep(time.Hour)
 		}
 	}
 	return 0
 }
 
-// waitFile returns once path exists.
+// waitFile returns once path exists. The test, another process, creates
+// it; there is nothing to wait on but the file system, so it polls (the
+// harness kills the fake when the test ends).
 func waitFile(path string) {
 	for {
 		if _, err := os.Stat(path); err == nil {

@@ -137,11 +137,18 @@ type harness struct {
 	// owner (core memory, turn metrics, observer frames), computed once.
 	ownerKey func() ([32]byte, error)
 
-	obs      *observer.Bus       // observer frames (§15); always recorded
-	obsPub   *observer.Publisher // publishes them; nil without --relay-observer or an owner
-	reacts   *reactions
-	pubs     sync.WaitGroup // NIP-AM metrics being published; shutdown waits
-	setup    *setupState    // non-nil in setup mode: no agents, nudges only
+	obs    *observer.Bus       // observer frames (§15); always recorded
+	obsPub *observer.Publisher // publishes them; nil without --relay-observer or an owner
+	reacts *reactions
+	pubs   sync.WaitGroup // NIP-AM metrics being published; shutdown waits
+	// spawns counts agent starts under way; shutdown waits for them and
+	// stops what they started. halt, closed by shutdown, ends the ones
+	// still waiting out their delay.
+	spawns   sync.WaitGroup
+	halt     chan struct{}
+	strays   []*acpclient.Agent // started once shutdown had begun: shutdown stops them
+	retired  sync.WaitGroup     // agents being stopped by retire; shutdown waits
+	setup    *setupState        // non-nil in setup mode: no agents, nudges only
 	siblings *siblingCache
 	profiles *profileCache
 	// ownNotices holds the ids of notices posted as the agent (reply.go).
@@ -199,7 +206,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	h := &harness{
 		cfg: cfg, env: env, log: log, cwd: cwd, t: t, started: time.Now(),
-		loop: make(chan func(), 1024), quit: make(chan int, 1),
+		loop: make(chan func(), 1024), quit: make(chan int, 1), halt: make(chan struct{}),
 		queues: map[string]*chanState{}, subscribed: map[string]bool{},
 		memberSeen: newIDSet(memberDedupGen), memberTime: map[string]int64{}, gens: map[string]int{},
 		lastWork: time.Now(), models: map[string]string{}, switchAcks: map[string]observer.ControlRequest{},
@@ -207,6 +214,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	h.rc = newRelayConn(cfg.RelayURL, cfg.Secret, authTag, cfg.EventBuffer, log)
 	h.io = newRelayIO(cfg.RelayURL, cfg.Secret, canonTag, h.rc)
+	defer h.io.Close()
 	h.chans = &channelCache{io: h.io, m: map[string]channelInfo{}}
 	h.reacts = newReactions(h.io, cfg.Secret, log)
 	h.siblings = &siblingCache{io: h.io, m: map[string]*nipoa.Tag{}}

@@ -94,6 +94,7 @@ func (h *harness) pipeline(ctx context.Context, ev *Event) {
 func (h *harness) flushCatchup(ctx context.Context, channel string) {
 	evs := h.catchBuf[channel]
 	delete(h.catchBuf, channel)
+	h.log.Debug("channel replay done", "channel", channel, "stored", len(evs))
 	if len(evs) == 0 {
 		return
 	}

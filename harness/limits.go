@@ -91,4 +91,5 @@ const (
 	replyCheckTO    = 10 * time.Second // the reply guard's relay query and publish, each
 	firstWordNotice = 60 * time.Second // a prompt with no text, thought or tool call from the agent this long is told in the thread (still waiting)
 	maxNoticeIDs    = 256              // notice ids remembered for the reply guard; cleared when full (a lost id can only keep the guard quiet once)
+	maxSavedNotices = 16               // notice ids kept per channel in the state file, newest: a restart must not take the last run's "could not answer yet" for an answer
 )

@@ -110,11 +110,17 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 		return
 	}
 	s.respawning = true
-	go func() { // one spawn attempt; reports to the loop
+	h.spawns.Add(1)
+	go func() { // one spawn attempt; reports to the loop; shutdown waits for it
+		defer h.spawns.Done()
 		if delay > 0 {
 			t := time.NewTimer(delay)
 			select {
 			case <-ctx.Done():
+				t.Stop()
+				h.do(func() { s.respawning = false })
+				return
+			case <-h.halt:
 				t.Stop()
 				h.do(func() { s.respawning = false })
 				return
@@ -140,7 +146,7 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 				return
 			}
 			if ctx.Err() != nil || h.stopping {
-				go a.Kill()
+				h.strays = append(h.strays, a)
 				return
 			}
 			s.agent = a
@@ -159,7 +165,8 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 func (h *harness) retire(ctx context.Context, s *slot) {
 	if s.agent != nil {
 		a := s.agent
-		go a.Kill() // bounded by the kill escalation
+		h.retired.Add(1)
+		go func() { defer h.retired.Done(); a.Kill() }() // bounded by the kill escalation; shutdown waits
 	}
 	s.agent = nil
 	s.sessions = map[string]*sessionState{}
@@ -233,18 +240,45 @@ func (h *harness) shutdown(ctx context.Context) {
 		}
 	}
 kill:
+	// Starts under way end first (those waiting out a delay at once); each
+	// hands its agent to the loop, which keeps it as a stray now.
+	if h.halt != nil {
+		close(h.halt)
+	}
+	spawned := make(chan struct{})
+	go func() { h.spawns.Wait(); close(spawned) }() // ends when the last start has reported
+	for waiting := true; waiting; {
+		select {
+		case f := <-h.loop:
+			f()
+		case <-spawned:
+			waiting = false
+		}
+	}
+	for drained := false; !drained; { // the reports the last starts queued
+		select {
+		case f := <-h.loop:
+			f()
+		default:
+			drained = true
+		}
+	}
 	done := make(chan struct{})
 	n := 0
+	agents := h.strays
 	for _, s := range h.slots {
 		if s.agent != nil {
-			n++
-			a := s.agent
-			go func() { a.Kill(); done <- struct{}{} }() // bounded by kill escalation
+			agents = append(agents, s.agent)
 		}
+	}
+	for _, a := range agents {
+		n++
+		go func() { a.Kill(); done <- struct{}{} }() // bounded by kill escalation
 	}
 	for ; n > 0; n-- {
 		<-done
 	}
+	h.retired.Wait()
 	if !h.cfg.NoPresence {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		h.presence(pctx, "offline")

@@ -3,7 +3,6 @@ package relay
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -15,7 +14,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -332,44 +330,12 @@ func TestKillInstanceMidBurst(t *testing.T) {
 	for i := range events {
 		events[i] = signed(t, k, 1, fmt.Sprintf("burst %d", i))
 	}
-	var (
-		next   atomic.Int64
-		mu     sync.Mutex
-		acked  []string
-		killed sync.Once
-		wg     sync.WaitGroup
-	)
-	for range workers {
-		cb := login(t, b.url, k)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= total {
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				err := cb.Publish(ctx, events[i])
-				cancel()
-				if err != nil || !cb.IsConnected() {
-					return
-				}
-				mu.Lock()
-				acked = append(acked, events[i].ID)
-				n := len(acked)
-				mu.Unlock()
-				if n >= killAt {
-					killed.Do(func() { b.cmd.Process.Kill() })
-				}
-			}
-		}()
+	conns := make([]*nostr.Relay, workers)
+	for i := range conns {
+		conns[i] = login(t, b.url, k) // a connection each
 	}
-	wg.Wait()
+	acked := burstUntilKill(t, conns, events, killAt, func() { b.cmd.Process.Kill() })
 	b.cmd.Wait()
-	if len(acked) < killAt {
-		t.Fatalf("only %d acknowledged; the burst did not reach the kill point", len(acked))
-	}
 	// The sentinel goes through a third instance, so it reaches A by the
 	// same path as B's events, after everything B committed.
 	cc := login(t, c.start(1)[0].url, k)

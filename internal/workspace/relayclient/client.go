@@ -239,7 +239,9 @@ func (c *Client) Publish(ctx context.Context, ev *nostr.Event) (Result, error) {
 	return c.wsPublish(ctx, ev)
 }
 
-// Close releases the client's own websocket, if one was opened.
+// Close releases the client's own websocket, if one was opened, and the
+// HTTP client's idle connections, whose goroutines would otherwise live
+// until the relay closes them.
 func (c *Client) Close() {
 	c.wsMu.Lock()
 	defer c.wsMu.Unlock()
@@ -247,6 +249,7 @@ func (c *Client) Close() {
 		c.ws.Close()
 		c.ws = nil
 	}
+	c.httpc.CloseIdleConnections()
 }
 
 func ephemeral(kind int) bool { return kind >= 20000 && kind < 30000 }
