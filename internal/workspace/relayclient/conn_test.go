@@ -1,6 +1,7 @@
 package relayclient
 
 import (
+	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
@@ -17,6 +18,7 @@ import (
 // fakeRelay accepts one websocket and runs script on it.
 func fakeRelay(t *testing.T, script func(ctx context.Context, c *websocket.Conn)) string {
 	t.Helper()
+	leakcheck.Check(t)
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c, err := websocket.Accept(w, r, nil)
 		if err != nil {

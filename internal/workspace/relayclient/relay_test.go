@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"net"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
 	"buzzbox/relay"
@@ -36,6 +36,7 @@ func newSecret(t testing.TB) *nostrkey.Secret {
 
 func startTestRelay(t testing.TB) *testRelay {
 	t.Helper()
+	leakcheck.Check(t)
 	tr := &testRelay{dataDir: t.TempDir(), owner: newSecret(t), member: newSecret(t)}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -243,6 +244,7 @@ func waitEOSE(t *testing.T, s *Subscriber) {
 // subscriber is left running (reader, pinger, resubscribe, gate loop).
 func TestSubscriberLeavesNoGoroutines(t *testing.T) {
 	tr := startTestRelay(t)
+	before := leakcheck.Now()
 	s := NewSubscriber(tr.r.URL(), SubscriberOptions{Key: tr.member, Buffer: 4})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
@@ -256,30 +258,13 @@ func TestSubscriberLeavesNoGoroutines(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v", err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		left := ours()
-		if left == "" {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("goroutines left after Run returned:\n%s", left)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-// ours returns the stacks of goroutines running this package's code.
-func ours() string {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	var out []string
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, "relayclient.(*Subscriber)") || strings.Contains(g, "relayclient.(*Conn)") {
-			if !strings.Contains(g, "TestSubscriberLeavesNoGoroutines") {
-				out = append(out, g)
-			}
+	var ours []leakcheck.Goroutine
+	for _, g := range leakcheck.Leaked(before) {
+		if strings.Contains(g.Stack, "relayclient.") {
+			ours = append(ours, g)
 		}
 	}
-	return strings.Join(out, "\n\n")
+	if len(ours) > 0 {
+		t.Fatalf("goroutines left after Run returned: %s", leakcheck.Format(ours))
+	}
 }
