@@ -13,7 +13,6 @@ import (
 	"buzzbox/nostrgit/nip98"
 	"buzzbox/nostrgit/nipoa"
 
-	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -197,7 +196,7 @@ func grantOf(ctx context.Context) *nipoa.Tag {
 	if g, ok := ctx.Value(grantKey{}).(*nipoa.Tag); ok {
 		return g
 	}
-	if c := connOf(khatru.GetConnection(ctx)); c != nil {
+	if c := connOf(ctx); c != nil {
 		return c.attestation()
 	}
 	return nil

@@ -1,0 +1,102 @@
+package relay
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// publishCounting publishes ev on w and returns how many EVENT messages
+// for subscription sub arrived before its OK. The relay hands an event to
+// live subscribers before it answers OK, so whatever one connection's
+// subscriptions get arrives first.
+func (w *wsClient) publishCounting(ev nostr.Event, sub string) (n int, ok bool, reason string) {
+	w.t.Helper()
+	w.send("EVENT", ev)
+	for {
+		label, f := w.next()
+		var id string
+		switch {
+		case label == "EVENT" && len(f) == 2 && json.Unmarshal(f[0], &id) == nil && id == sub:
+			n++
+		case label == "OK" && len(f) == 3 && json.Unmarshal(f[0], &id) == nil && id == ev.ID:
+			json.Unmarshal(f[1], &ok)
+			json.Unmarshal(f[2], &reason)
+			return n, ok, reason
+		}
+	}
+}
+
+// until reads messages until one with label for subscription sub, and
+// returns that message's fields; events for sub on the way are counted.
+func (w *wsClient) until(label, sub string) (events int, fields []json.RawMessage) {
+	w.t.Helper()
+	for {
+		got, f := w.next()
+		var id string
+		if len(f) == 0 || json.Unmarshal(f[0], &id) != nil || id != sub {
+			continue
+		}
+		if got == label {
+			return events, f
+		}
+		if got == "EVENT" {
+			events++
+		}
+	}
+}
+
+// TestReqReusingIDReplacesIt: NIP-01 says a REQ with a live subscription's
+// id replaces it. The relay kept both (the old filters went on matching
+// under the same id).
+func TestReqReusingIDReplacesIt(t *testing.T) {
+	owner := newKey(t)
+	w := dialWS(t, execRelay(t, "--owner", owner.pk, "--open"), nil)
+	w.send("REQ", "s", nostr.Filter{Kinds: []int{1}, LimitZero: true})
+	w.until("EOSE", "s")
+	w.send("REQ", "s", nostr.Filter{Kinds: []int{7}, LimitZero: true})
+	w.until("EOSE", "s")
+	if n, ok, reason := w.publishCounting(signed(t, owner, 1, "old filter"), "s"); !ok || n != 0 {
+		t.Errorf("kind 1 after REQ s was replaced by kinds [7]: %d deliveries on s (OK %v %q); want 0", n, ok, reason)
+	}
+	if n, ok, reason := w.publishCounting(signed(t, owner, 7, "+", nostr.Tag{"e", owner.pk}), "s"); !ok || n != 1 {
+		t.Errorf("kind 7 on the replacing REQ: %d deliveries (OK %v %q); want 1", n, ok, reason)
+	}
+}
+
+// TestEventOncePerSubscription: an event two filters of one REQ match is
+// one event for that subscription, stored and live. The relay sent it
+// once per matching filter.
+func TestEventOncePerSubscription(t *testing.T) {
+	owner := newKey(t)
+	w := dialWS(t, execRelay(t, "--owner", owner.pk, "--open"), nil)
+	stored := signed(t, owner, 1, "stored")
+	if _, ok, reason := w.publishCounting(stored, ""); !ok {
+		t.Fatalf("publish: %s", reason)
+	}
+	both := nostr.Filters{{Kinds: []int{1}}, {Authors: []string{owner.pk}}}
+	w.send("REQ", "s", both[0], both[1])
+	if n, _ := w.until("EOSE", "s"); n != 1 {
+		t.Errorf("stored event matched by two filters sent %d times before EOSE; want 1", n)
+	}
+	if n, ok, reason := w.publishCounting(signed(t, owner, 1, "live"), "s"); !ok || n != 1 {
+		t.Errorf("live event matched by two filters: %d deliveries (OK %v %q); want 1", n, ok, reason)
+	}
+}
+
+// TestClosedReqDeliversNothing: a REQ refused with CLOSED is over. The
+// relay closed it for its third filter (over --max-filters) but kept the
+// first two listening under its id.
+func TestClosedReqDeliversNothing(t *testing.T) {
+	owner := newKey(t)
+	w := dialWS(t, execRelay(t, "--owner", owner.pk, "--open", "--max-filters", "2"), nil)
+	f := nostr.Filter{Kinds: []int{1}}
+	w.send("REQ", "s", f, f, f)
+	if _, fields := w.until("CLOSED", "s"); len(fields) != 2 {
+		t.Fatalf("CLOSED with %d fields", len(fields))
+	}
+	if n, ok, reason := w.publishCounting(signed(t, owner, 1, "after CLOSED"), "s"); !ok || n != 0 {
+		t.Errorf("event after the REQ was CLOSED: %d deliveries on s (OK %v %q); want 0", n, ok, reason)
+	}
+}
