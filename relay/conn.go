@@ -26,6 +26,7 @@ type conn struct {
 	challenge string           // the NIP-42 challenge sent on connect
 	ws        *websocket.Conn  // set before the connection is served
 	ctx       context.Context  // ends when the connection does
+	out       chan []byte      // messages for the writer (ws.go)
 
 	mu     sync.Mutex
 	pubkey string     // authenticated pubkey; empty until AUTH passes
@@ -208,12 +209,13 @@ func (c *conn) revoked(id string) []string {
 	return subs
 }
 
-// send writes one message, within writeWait. A write that fails or times
-// out ends the connection (the websocket library closes it).
-func (c *conn) send(msg []byte) error {
-	ctx, cancel := context.WithTimeout(c.ctx, writeWait)
-	defer cancel()
-	return c.ws.Write(ctx, websocket.MessageText, msg)
+// send queues one message for the connection's writer, waiting while
+// maxQueuedMessages are queued; it gives up when the connection ends.
+func (c *conn) send(msg []byte) {
+	select {
+	case c.out <- msg:
+	case <-c.ctx.Done():
+	}
 }
 
 // cut closes the connection with a Close frame carrying code and reason,

@@ -20,6 +20,11 @@ const (
 	// events it subscribed to are not held.
 	writeWait = 10 * time.Second
 
+	// maxQueuedMessages bounds the messages waiting for one connection's
+	// writer; past it, whoever sends waits (at most writeWait, after
+	// which a connection that does not read is closed).
+	maxQueuedMessages = 256
+
 	// pingPeriod is how often the relay pings a websocket client, and
 	// pongWait how long it waits for the pong before closing: a vanished
 	// client (no FIN, a sleeping laptop) costs at most their sum.

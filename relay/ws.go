@@ -20,10 +20,12 @@ import (
 // connection reads messages and handles them in order: AUTH, EVENT, REQ
 // and CLOSE at once, COUNT and a REQ's stored events on goroutines of
 // their own (at most maxCountsInFlight COUNTs and one stored-events query
-// per subscription at a time). Writes go straight to the websocket, which
-// serialises them, each within writeWait; a client that does not read
-// loses its connection. The relay checks AUTH itself and answers it
-// directly; every write and read rule is a plain call (hooks.go).
+// per subscription at a time). Another writes what the connection is
+// sent, in order, each message within writeWait: a client that does not
+// read loses its connection, and a publisher whose event it subscribed
+// to waits for it at most that long. The relay checks AUTH itself and
+// answers it directly; every write and read rule is a plain call
+// (hooks.go).
 
 func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	c := &conn{scheme: r.scheme(req), now: r.cfg.Now, challenge: newChallenge()}
@@ -37,7 +39,7 @@ func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	}
 	ws.SetReadLimit(maxMessageBytes)
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), connKey{}, c))
-	c.ws, c.ctx = ws, ctx
+	c.ws, c.ctx, c.out = ws, ctx, make(chan []byte, maxQueuedMessages)
 	r.mu.Lock()
 	closed := r.closed
 	if !closed {
@@ -55,9 +57,10 @@ func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	if closed {
 		return
 	}
-	c.requestAuth()
-	// Ends with ctx, when the read loop returns.
+	// Both end with ctx, when the read loop returns or a write fails.
+	go c.writeLoop(ctx, cancel)
 	go c.keepAlive(ctx, r)
+	c.requestAuth()
 	counts := make(chan struct{}, maxCountsInFlight)
 	for {
 		_, msg, err := ws.Read(ctx)
@@ -68,6 +71,26 @@ func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 			return
 		}
 		r.handleMessage(ctx, c, msg, counts)
+	}
+}
+
+// writeLoop writes queued messages until ctx ends; a failed write ends
+// the connection.
+func (c *conn) writeLoop(ctx context.Context, stop context.CancelFunc) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case msg := <-c.out:
+			wctx, cancel := context.WithTimeout(ctx, writeWait)
+			err := c.ws.Write(wctx, websocket.MessageText, msg)
+			cancel()
+			if err != nil {
+				stop()
+				c.ws.CloseNow()
+				return
+			}
+		}
 	}
 }
 
