@@ -27,6 +27,7 @@ type conn struct {
 	ws        *websocket.Conn  // set before the connection is served
 	ctx       context.Context  // ends when the connection does
 	out       chan []byte      // messages for the writer (ws.go)
+	slots     chan struct{}    // COUNTs and stored-events queries running
 
 	mu     sync.Mutex
 	pubkey string     // authenticated pubkey; empty until AUTH passes
@@ -208,6 +209,20 @@ func (c *conn) revoked(id string) []string {
 	}
 	return subs
 }
+
+// acquire waits for a slot to run a query in, and reports false when
+// the connection ends first.
+func (c *conn) acquire() bool {
+	select {
+	case c.slots <- struct{}{}:
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// release frees a slot acquire took.
+func (c *conn) release() { <-c.slots }
 
 // send queues one message for the connection's writer, waiting while
 // maxQueuedMessages are queued; it gives up when the connection ends.

@@ -31,10 +31,11 @@ const (
 	pingPeriod = 30 * time.Second
 	pongWait   = 60 * time.Second
 
-	// maxCountsInFlight bounds the COUNTs of one connection answered at
-	// once (a count may page through the store); the next waits, and so
-	// does the rest of the connection's messages.
-	maxCountsInFlight = 4
+	// maxQueriesInFlight bounds the store queries one connection runs at
+	// once (a REQ's stored events, a COUNT, which may page through the
+	// store); the next waits, and so does the rest of the connection's
+	// messages. A harness opens a dozen subscriptions at start.
+	maxQueriesInFlight = 8
 
 	// maxPendingLive bounds the events kept for a subscription while its
 	// stored events are sent, to follow its EOSE; past it, live events

@@ -19,8 +19,8 @@ import (
 // The websocket side of NIP-01, NIP-42 and NIP-45. One goroutine per
 // connection reads messages and handles them in order: AUTH, EVENT, REQ
 // and CLOSE at once, COUNT and a REQ's stored events on goroutines of
-// their own (at most maxCountsInFlight COUNTs and one stored-events query
-// per subscription at a time). Another writes what the connection is
+// their own (at most maxQueriesInFlight at a time; the next message
+// waits for one to end). Another writes what the connection is
 // sent, in order, each message within writeWait: a client that does not
 // read loses its connection, and a publisher whose event it subscribed
 // to waits for it at most that long. The relay checks AUTH itself and
@@ -39,7 +39,9 @@ func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	}
 	ws.SetReadLimit(maxMessageBytes)
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), connKey{}, c))
-	c.ws, c.ctx, c.out = ws, ctx, make(chan []byte, maxQueuedMessages)
+	c.ws, c.ctx = ws, ctx
+	c.out = make(chan []byte, maxQueuedMessages)
+	c.slots = make(chan struct{}, maxQueriesInFlight)
 	r.mu.Lock()
 	closed := r.closed
 	if !closed {
@@ -61,7 +63,6 @@ func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 	go c.writeLoop(ctx, cancel)
 	go c.keepAlive(ctx, r)
 	c.requestAuth()
-	counts := make(chan struct{}, maxCountsInFlight)
 	for {
 		_, msg, err := ws.Read(ctx)
 		if err != nil {
@@ -70,7 +71,7 @@ func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
 			}
 			return
 		}
-		r.handleMessage(ctx, c, msg, counts)
+		r.handleMessage(ctx, c, msg)
 	}
 }
 
@@ -124,9 +125,8 @@ func parseClientMessage(msg []byte) (nostr.Envelope, error) {
 	return nostr.NewMessageParser().ParseMessage(string(msg))
 }
 
-// handleMessage answers one client message. counts bounds the COUNTs
-// being answered at once.
-func (r *Relay) handleMessage(ctx context.Context, c *conn, msg []byte, counts chan struct{}) {
+// handleMessage answers one client message.
+func (r *Relay) handleMessage(ctx context.Context, c *conn, msg []byte) {
 	env, err := parseClientMessage(msg)
 	if err != nil {
 		c.send(noticeMsg("failed to parse envelope: " + err.Error()))
@@ -142,14 +142,12 @@ func (r *Relay) handleMessage(ctx context.Context, c *conn, msg []byte, counts c
 	case *nostr.ReqEnvelope:
 		r.handleReq(ctx, c, env.SubscriptionID, env.Filters)
 	case *nostr.CountEnvelope:
-		select {
-		case counts <- struct{}{}:
-		case <-ctx.Done():
+		if !c.acquire() {
 			return
 		}
 		// Ends when the count is written (or the connection is gone).
 		go func() {
-			defer func() { <-counts }()
+			defer c.release()
 			r.handleCount(ctx, c, env.SubscriptionID, env.Filter)
 		}()
 	case *nostr.CloseEnvelope:
@@ -240,8 +238,14 @@ func (r *Relay) handleReq(ctx context.Context, c *conn, id string, filters nostr
 		return
 	}
 	sctx := c.subscribe(id, filters)
+	if !c.acquire() {
+		return
+	}
 	// Ends when the stored events are sent or the subscription ends.
-	go r.sendStored(sctx, c, id, filters)
+	go func() {
+		defer c.release()
+		r.sendStored(sctx, c, id, filters)
+	}()
 }
 
 // sendStored sends what the store holds for a subscription's filters,

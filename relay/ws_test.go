@@ -2,8 +2,10 @@ package relay
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
+	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -98,5 +100,27 @@ func TestClosedReqDeliversNothing(t *testing.T) {
 	}
 	if n, ok, reason := w.publishCounting(signed(t, owner, 1, "after CLOSED"), "s"); !ok || n != 0 {
 		t.Errorf("event after the REQ was CLOSED: %d deliveries on s (OK %v %q); want 0", n, ok, reason)
+	}
+}
+
+// TestAttackOversizeMessageEndsConnection: a message over maxMessageBytes
+// is not buffered whole; the relay closes that connection with 1009 and
+// keeps serving others.
+func TestAttackOversizeMessageEndsConnection(t *testing.T) {
+	owner := newKey(t)
+	url := execRelay(t, "--owner", owner.pk, "--open")
+	w := dialWS(t, url, nil)
+	w.next() // the AUTH challenge
+	big := `["EVENT",{"content":"` + strings.Repeat("x", maxMessageBytes) + `"}]`
+	if err := w.c.Write(testCtx(t), websocket.MessageText, []byte(big)); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := w.c.Read(testCtx(t))
+	if s := websocket.CloseStatus(err); s != websocket.StatusMessageTooBig {
+		t.Errorf("after %d bytes the connection read %v (close status %d); want close %d", len(big), err, s, websocket.StatusMessageTooBig)
+	}
+	other := dialWS(t, url, nil)
+	if n, ok, reason := other.publishCounting(signed(t, owner, 1, "still serving"), ""); !ok || n != 0 {
+		t.Errorf("publish on a new connection after the oversize one: OK %v %q", ok, reason)
 	}
 }
