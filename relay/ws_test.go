@@ -124,3 +124,50 @@ func TestAttackOversizeMessageEndsConnection(t *testing.T) {
 		t.Errorf("publish on a new connection after the oversize one: OK %v %q", ok, reason)
 	}
 }
+
+// count sends COUNT for f and returns the count.
+func (w *wsClient) count(id string, f nostr.Filter) int64 {
+	w.t.Helper()
+	w.send("COUNT", id, f)
+	_, fields := w.until("COUNT", id)
+	var res struct {
+		Count *int64 `json:"count"`
+	}
+	if len(fields) != 2 || json.Unmarshal(fields[1], &res) != nil || res.Count == nil {
+		w.t.Fatalf("COUNT answered with %s", fields)
+	}
+	return *res.Count
+}
+
+// TestCountReactions: NIP-45 reaction and follower counts (kind 7 by #e,
+// kind 3 by #p) count what is stored. The relay answered them 0, as
+// hyperloglog counts it did not keep.
+func TestCountReactions(t *testing.T) {
+	owner, fan := newKey(t), newKey(t)
+	w := dialWS(t, execRelay(t, "--owner", owner.pk, "--open"), nil)
+	post := signed(t, owner, 1, "post")
+	w.publishCounting(post, "")
+	for _, k := range []testKey{owner, fan} {
+		if _, ok, reason := w.publishCounting(signed(t, k, 7, "+", nostr.Tag{"e", post.ID}), ""); !ok {
+			t.Fatalf("reaction: %s", reason)
+		}
+	}
+	if n := w.count("c", nostr.Filter{Kinds: []int{7}, Tags: nostr.TagMap{"e": {post.ID}}}); n != 2 {
+		t.Errorf("COUNT of reactions = %d; want 2", n)
+	}
+}
+
+// TestAttackCountShortTagCrashes: a COUNT whose one #e or #p value is
+// shorter than 33 characters crashed the relay process (the hyperloglog
+// offset read a 33rd character). It must be counted like any filter.
+func TestAttackCountShortTagCrashes(t *testing.T) {
+	owner := newKey(t)
+	url := execRelay(t, "--owner", owner.pk, "--open")
+	w := dialWS(t, url, nil)
+	if n := w.count("c", nostr.Filter{Kinds: []int{3}, Tags: nostr.TagMap{"p": {"x"}}}); n != 0 {
+		t.Errorf("COUNT kind 3 #p [x] = %d; want 0", n)
+	}
+	if n := dialWS(t, url, nil).count("d", nostr.Filter{Kinds: []int{7}, Tags: nostr.TagMap{"e": {"y"}}}); n != 0 {
+		t.Errorf("COUNT kind 7 #e [y] on a new connection = %d; want 0", n)
+	}
+}
