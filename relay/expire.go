@@ -11,10 +11,9 @@ import (
 )
 
 // expiry deletes events whose NIP-40 expiration tag has passed: those
-// stored while the relay runs, and those a first sweep finds among the
-// newest maxQueryLimit stored (events stored by an earlier run and older
-// than that keep waiting for their author's deletion). It sweeps every
-// expirySweep, on the relay's own goroutine, until stop.
+// stored while the relay runs, and those stored before, which the first
+// sweep finds by reading the whole store once. It sweeps every
+// expirySweep, on a goroutine of its own, until close.
 type expiry struct {
 	r    *Relay
 	mu   sync.Mutex
@@ -78,14 +77,10 @@ func (e *expiry) close() {
 	<-e.done
 }
 
-// scan tracks the expiring events among the newest stored.
+// scan tracks the expiring events the store holds.
 func (e *expiry) scan(ctx context.Context) {
-	ch, err := e.r.store.QueryEvents(internal(ctx), nostr.Filter{})
-	if err != nil {
-		return
-	}
-	for ev := range ch {
-		e.track(ev)
+	if err := e.r.eachStored(internal(ctx), nostr.Filter{}, e.track); err != nil && ctx.Err() == nil {
+		e.r.log.Warn("NIP-40: read the store for expiring events", "err", err)
 	}
 }
 

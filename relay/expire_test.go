@@ -32,3 +32,24 @@ func TestExpiredEventsSwept(t *testing.T) {
 		}
 	}
 }
+
+// TestExpiryScanFindsStoredEvents: events stored before the relay
+// started (here: more than one store page of them) are found by the
+// first sweep's scan.
+func TestExpiryScanFindsStoredEvents(t *testing.T) {
+	owner := newKey(t)
+	r := startRelay(t, Config{Owner: owner.pk, EventsPerSecond: 1e6, EventBurst: 1e6})
+	c := login(t, r.URL(), owner)
+	past := strconv.FormatInt(int64(nostr.Now())-10, 10)
+	expired := signed(t, owner, 1, "expired", nostr.Tag{"expiration", past})
+	mustPublish(t, c, expired)
+	for i := range maxQueryLimit + 10 {
+		mustPublish(t, c, signed(t, owner, 1, "newer "+strconv.Itoa(i)))
+	}
+	r.expiry.forget(expired.ID) // as if stored by an earlier run
+	r.expiry.scan(testCtx(t))
+	r.expiry.sweep(testCtx(t))
+	if evs, _ := query(t, c, nostr.Filter{IDs: []string{expired.ID}}); len(evs) != 0 {
+		t.Errorf("expired event below a page of newer ones survived the scan and sweep")
+	}
+}
