@@ -171,3 +171,25 @@ func TestAttackCountShortTagCrashes(t *testing.T) {
 		t.Errorf("COUNT kind 7 #e [y] on a new connection = %d; want 0", n)
 	}
 }
+
+// TestLiveEventWaitsForStoredOnes: an event broadcast while a
+// subscription's stored events are being sent waits for them (it would
+// otherwise come twice when the store also has it, as the relay sent it
+// once live and once stored); once live, events go out at once.
+func TestLiveEventWaitsForStoredOnes(t *testing.T) {
+	c := &conn{ctx: t.Context()}
+	c.subscribe("s", nostr.Filters{{Kinds: []int{1}}})
+	ev := &nostr.Event{ID: "e1", Kind: 1}
+	if ids := c.deliver(ev); len(ids) != 0 {
+		t.Fatalf("deliver during the stored phase sent to %v; want it kept", ids)
+	}
+	if p := c.goLive("s", c.ctx); len(p) != 1 || p[0] != ev {
+		t.Fatalf("goLive returned %v; want the kept event", p)
+	}
+	if ids := c.deliver(&nostr.Event{ID: "e2", Kind: 1}); len(ids) != 1 || ids[0] != "s" {
+		t.Errorf("deliver when live = %v; want [s]", ids)
+	}
+	if ids := c.deliver(&nostr.Event{ID: "e3", Kind: 7}); len(ids) != 0 {
+		t.Errorf("deliver of a non-matching event = %v; want none", ids)
+	}
+}
