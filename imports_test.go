@@ -14,15 +14,12 @@ var identityRoots = []string{"agent", "harness", "devmcp", "shimtools", "nostrgi
 // packages it may import, each with the reason.
 var allowedArrows = map[string][]string{
 	"buzzbox/harness": {
-		"buzzbox/nostrgit/nip98", // NIP-98 for the relay's HTTP bridge
-		"buzzbox/relay",          // buzzbox up starts the embedded relay
-		"buzzbox/nostrgit/nipoa", // auth tags on published events
+		"buzzbox/relay", // buzzbox up starts the embedded relay
 	},
 	"buzzbox/devmcp": {
 		"buzzbox/shimtools",   // the session shim
 		"buzzbox/harness/cli", // the workspace tools run buzz commands in-process
 	},
-	"buzzbox/relay": {"buzzbox/nostrgit/nip98", "buzzbox/nostrgit/nipoa"},
 }
 
 // forbiddenDeps lists, per package prefix, packages that must not be among
@@ -51,6 +48,7 @@ var forbiddenDeps = map[string]map[string]string{
 // library, with the reason.
 var stdlibOnly = map[string]string{
 	"buzzbox/internal/mcp":        "MCP's wire types are data shapes only, shared by server and client",
+	"buzzbox/internal/workspace":  "the workspace vocabulary is names and pure functions, imported by every identity and by internal/nostrkey",
 	"buzzbox/shimtools/rustregex": "the pattern translator is text to text: rg's parser, free of network, logging and Nostr",
 }
 

@@ -11,6 +11,7 @@ import (
 	"buzzbox/agent/llm"
 	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/workspace"
 )
 
 // capabilities is what initialize offers: session/load, session/list and
@@ -41,7 +42,7 @@ func (a *Agent) loadSession(ctx context.Context, req *jsonrpc.Request, method st
 		replay = true
 	}
 	if a.opts.StateDir == "" {
-		return nil, invalid("%s: this agent keeps no sessions (no state dir: set %s or HOME)", method, envStateDir)
+		return nil, invalid("%s: this agent keeps no sessions (no state dir: set %s or HOME)", method, workspace.EnvAgentStateDir)
 	}
 	if !validSessionID(p.SessionID) {
 		return nil, invalid("%s: unknown session %q", method, clip(p.SessionID, markerFieldCap))

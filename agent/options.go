@@ -14,12 +14,11 @@ import (
 	"buzzbox/agent/llm"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/statedir"
+	"buzzbox/internal/workspace"
 )
 
 // Environment variable names, spelled as upstream.
 const (
-	envProvider          = "BUZZ_AGENT_PROVIDER"
-	envModel             = "BUZZ_AGENT_MODEL"
 	envSystemPrompt      = "BUZZ_AGENT_SYSTEM_PROMPT"
 	envSystemPromptFile  = "BUZZ_AGENT_SYSTEM_PROMPT_FILE"
 	envMaxRounds         = "BUZZ_AGENT_MAX_ROUNDS"
@@ -48,7 +47,6 @@ const (
 	envStream            = "BUZZ_AGENT_STREAM"
 	envLogLevel          = "BUZZ_AGENT_LOG_LEVEL"
 	envLogFormat         = "BUZZ_AGENT_LOG_FORMAT"
-	envStateDir          = "BUZZ_AGENT_STATE_DIR"
 )
 
 // defaultSystemPrompt is used when neither the client nor the environment
@@ -154,10 +152,10 @@ func (r *envReader) toggle(key string, def bool) bool {
 func parseOptions(env proc.Env) (Options, error) {
 	r := &envReader{env: env}
 	var o Options
-	p := strings.ToLower(r.str(envProvider))
+	p := strings.ToLower(r.str(workspace.EnvAgentProvider))
 	switch p {
 	case "":
-		return o, cfgErr("%s is required — set it to anthropic, openai, openrouter, databricks or databricks_v2", envProvider)
+		return o, cfgErr("%s is required — set it to anthropic, openai, openrouter, databricks or databricks_v2", workspace.EnvAgentProvider)
 	case "anthropic":
 		o.Provider = llm.Anthropic
 	case "openai", "openai-compat":
@@ -169,7 +167,7 @@ func parseOptions(env proc.Env) (Options, error) {
 	case "databricks_v2", "databricks-v2":
 		o.Provider = llm.DatabricksV2
 	default:
-		return o, cfgErr("%s=%s not supported", envProvider, env.Getenv(envProvider))
+		return o, cfgErr("%s=%s not supported", workspace.EnvAgentProvider, env.Getenv(workspace.EnvAgentProvider))
 	}
 	need := func(key string) string {
 		v := r.str(key)
@@ -216,11 +214,11 @@ func parseOptions(env proc.Env) (Options, error) {
 			r.err = cfgErr("DATABRICKS_TOKEN required: this build has no browser OAuth login; create a personal access token and set DATABRICKS_TOKEN")
 		}
 	}
-	if m := r.str(envModel); m != "" {
+	if m := r.str(workspace.EnvAgentModel); m != "" {
 		o.Model = m
 	}
 	if o.Model == "" && r.err == nil {
-		r.err = cfgErr("no model configured: set %s or the provider's *_MODEL variable", envModel)
+		r.err = cfgErr("no model configured: set %s or the provider's *_MODEL variable", workspace.EnvAgentModel)
 	}
 	if r.err != nil {
 		return o, r.err
@@ -275,14 +273,14 @@ func parseOptions(env proc.Env) (Options, error) {
 	if r.err != nil {
 		return o, r.err
 	}
-	o.StateDir = r.str(envStateDir)
+	o.StateDir = r.str(workspace.EnvAgentStateDir)
 	switch {
 	case o.StateDir == "":
 		if root, err := statedir.Root(env.Getenv); err == nil {
 			o.StateDir = filepath.Join(root, "agent")
 		}
 	case !filepath.IsAbs(o.StateDir):
-		return o, cfgErr("%s=%s must be an absolute path", envStateDir, o.StateDir)
+		return o, cfgErr("%s=%s must be an absolute path", workspace.EnvAgentStateDir, o.StateDir)
 	}
 	if raw, ok := env.LookupEnv(envHookServers); ok {
 		o.HookServers = parseHookServers(raw)

@@ -13,13 +13,13 @@ import (
 
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 )
 
 // Environment knobs of the server itself.
 const (
 	envLogLevel  = "BUZZ_DEV_MCP_LOG"        // debug, info, warn (default), error
 	envLogFormat = "BUZZ_DEV_MCP_LOG_FORMAT" // text (default) or json
-	envNostrKey  = "NOSTR_PRIVATE_KEY"       // never passed to children
 )
 
 const usage = `usage: buzz-dev-mcp
@@ -173,9 +173,9 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 	if s.sh.err != nil {
 		log.Warn("shell tool unavailable", "err", s.sh.err)
 	}
-	_, hasRelay := env.LookupEnv(envRelayURL)
-	_, hasKey := env.LookupEnv(envPrivateKey)
-	if _, ok := env.LookupEnv(envNostrKey); ok && !hasKey {
+	_, hasRelay := env.LookupEnv(workspace.EnvRelayURL)
+	_, hasKey := env.LookupEnv(workspace.EnvPrivateKey)
+	if _, ok := env.LookupEnv(workspace.EnvNostrPrivateKey); ok && !hasKey {
 		hasKey = true // the buzz CLI gets it as BUZZ_KEYFILE, the shim's key file
 	}
 	s.bootstrap = bootstrapText(cwd, s.sh, hasRelay && hasKey)

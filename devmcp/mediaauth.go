@@ -13,18 +13,12 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
-)
-
-// Environment read for relay media reads.
-const (
-	envRelayURL   = "BUZZ_RELAY_URL"
-	envPrivateKey = "BUZZ_PRIVATE_KEY"
-	envAuthTag    = "BUZZ_AUTH_TAG"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 )
 
 // Wire values of a relay media read token.
 const (
-	mediaTokenKind    = 24242
 	mediaTokenContent = "Get buzz-media"
 	mediaPathPrefix   = "/media/"
 )
@@ -42,7 +36,7 @@ type mediaAuth struct {
 // newMediaAuth reads the relay URL and key; anything missing or unusable
 // leaves signing off (fetches go out unsigned).
 func newMediaAuth(env proc.Env) mediaAuth {
-	u, err := url.Parse(env.Getenv(envRelayURL))
+	u, err := url.Parse(env.Getenv(workspace.EnvRelayURL))
 	if err != nil || u.Hostname() == "" {
 		return mediaAuth{}
 	}
@@ -50,15 +44,15 @@ func newMediaAuth(env proc.Env) mediaAuth {
 	if port == "" {
 		return mediaAuth{}
 	}
-	raw := env.Getenv(envPrivateKey)
+	raw := env.Getenv(workspace.EnvPrivateKey)
 	if raw == "" {
-		raw = env.Getenv(envNostrKey) // handed over in NOSTR_PRIVATE_KEY_FILE
+		raw = env.Getenv(workspace.EnvNostrPrivateKey) // handed over in NOSTR_PRIVATE_KEY_FILE
 	}
 	sk, err := nostrkey.ParseSecret(raw)
 	if err != nil {
 		return mediaAuth{}
 	}
-	return mediaAuth{host: strings.ToLower(u.Hostname()), port: port, secret: sk, authTag: strings.TrimSpace(env.Getenv(envAuthTag))}
+	return mediaAuth{host: strings.ToLower(u.Hostname()), port: port, secret: sk, authTag: strings.TrimSpace(env.Getenv(workspace.EnvAuthTag))}
 }
 
 // effectivePort is the URL's port, or its scheme's default (ws like http,
@@ -101,7 +95,7 @@ func (m *mediaAuth) authorize(req *http.Request) bool {
 		server += ":" + p
 	}
 	evt := nostr.Event{
-		Kind:      mediaTokenKind,
+		Kind:      workspace.KindMediaAuth,
 		CreatedAt: nostr.Now(),
 		Content:   mediaTokenContent,
 		Tags: nostr.Tags{
@@ -117,9 +111,9 @@ func (m *mediaAuth) authorize(req *http.Request) bool {
 	if err != nil {
 		return false
 	}
-	req.Header.Set("Authorization", "Nostr "+base64.RawURLEncoding.EncodeToString(raw))
+	req.Header.Set("Authorization", nip98.Scheme+" "+base64.RawURLEncoding.EncodeToString(raw))
 	if m.authTag != "" {
-		req.Header.Set("x-auth-tag", m.authTag)
+		req.Header.Set(workspace.HeaderAuthTag, m.authTag)
 	}
 	return true
 }

@@ -14,16 +14,11 @@ import (
 	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
 	"buzzbox/internal/statedir"
+	"buzzbox/internal/workspace"
 )
 
 // Shell sandbox settings.
 const (
-	// envShellSandbox picks the shell tool's sandbox: landlock (the
-	// default where the kernel has it) or off.
-	envShellSandbox = "BUZZ_SHELL_SANDBOX"
-	// envShellWriteDirs lists, with the platform's list separator, more
-	// directories shell commands may write.
-	envShellWriteDirs = "BUZZ_SHELL_WRITE_DIRS"
 	// sandboxArg is buzz-dev-mcp's hidden first argument: the rest of the
 	// command line is a sandbox policy, "--", and the command to exec
 	// under it. It is how the server starts a sandboxed shell, since Go
@@ -123,11 +118,11 @@ func parseSandboxArgs(args []string) (sandboxPolicy, []string, error) {
 
 // sandboxMode reads BUZZ_SHELL_SANDBOX: "" (the default), off or landlock.
 func sandboxMode(env proc.Env) (string, error) {
-	switch v := strings.ToLower(strings.TrimSpace(env.Getenv(envShellSandbox))); v {
+	switch v := strings.ToLower(strings.TrimSpace(env.Getenv(workspace.EnvShellSandbox))); v {
 	case "", sandboxLandlock, sandboxOff:
 		return v, nil
 	default:
-		return "", fmt.Errorf("%s=%q: use landlock or off", envShellSandbox, v)
+		return "", fmt.Errorf("%s=%q: use landlock or off", workspace.EnvShellSandbox, v)
 	}
 }
 
@@ -154,7 +149,7 @@ func newSandboxPolicy(env proc.Env, cwd, sessionDir, shimDir, keyDir, tempRoot s
 	} else if filepath.IsAbs(home) {
 		p.write = append(p.write, filepath.Join(home, "go", "pkg", "mod"))
 	}
-	for _, d := range filepath.SplitList(env.Getenv(envShellWriteDirs)) {
+	for _, d := range filepath.SplitList(env.Getenv(workspace.EnvShellWriteDirs)) {
 		if filepath.IsAbs(d) {
 			p.write = append(p.write, d)
 		}
@@ -211,7 +206,7 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 		return err
 	}
 	if mode == sandboxOff {
-		s.log.Info("shell sandbox off (" + envShellSandbox + "=off)")
+		s.log.Info("shell sandbox off (" + workspace.EnvShellSandbox + "=off)")
 		return nil
 	}
 	why := ""
@@ -223,9 +218,9 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	}
 	if why != "" {
 		if mode == sandboxLandlock {
-			return fmt.Errorf("%s=landlock: %s; set %s=off to run shell commands unsandboxed", envShellSandbox, why, envShellSandbox)
+			return fmt.Errorf("%s=landlock: %s; set %s=off to run shell commands unsandboxed", workspace.EnvShellSandbox, why, workspace.EnvShellSandbox)
 		}
-		s.log.Warn("shell commands run unsandboxed: "+why, "hint", "set "+envShellSandbox+"=off to silence this")
+		s.log.Warn("shell commands run unsandboxed: "+why, "hint", "set "+workspace.EnvShellSandbox+"=off to silence this")
 		return nil
 	}
 	tmp := filepath.Join(s.sess.dir, "tmp")
@@ -236,7 +231,7 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	p := newSandboxPolicy(env, s.cwd, s.sess.dir, shimDir, s.opts.keyDir, tempRoot)
 	for _, h := range p.hide {
 		if strings.HasPrefix(h, s.cwd+string(filepath.Separator)) {
-			s.log.Warn("the working directory holds a place the shell sandbox hides; commands cannot create files at its top level: run in a project directory, or set "+envShellSandbox+"=off", "cwd", s.cwd, "hidden", h)
+			s.log.Warn("the working directory holds a place the shell sandbox hides; commands cannot create files at its top level: run in a project directory, or set "+workspace.EnvShellSandbox+"=off", "cwd", s.cwd, "hidden", h)
 			break
 		}
 	}
@@ -254,9 +249,9 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	if !s.ownProc {
 		if err := s.probeSandbox(false); err != nil {
 			if mode == sandboxLandlock {
-				return fmt.Errorf("%s=landlock: %w; set %s=off to run shell commands unsandboxed", envShellSandbox, err, envShellSandbox)
+				return fmt.Errorf("%s=landlock: %w; set %s=off to run shell commands unsandboxed", workspace.EnvShellSandbox, err, workspace.EnvShellSandbox)
 			}
-			s.log.Warn("shell commands run unsandboxed: the Landlock sandbox failed its start-up check", "err", err, "hint", "set "+envShellSandbox+"=off to silence this")
+			s.log.Warn("shell commands run unsandboxed: the Landlock sandbox failed its start-up check", "err", err, "hint", "set "+workspace.EnvShellSandbox+"=off to silence this")
 			s.sandbox, s.fence = nil, nil
 			return nil
 		}

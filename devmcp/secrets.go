@@ -9,14 +9,11 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 )
 
 // Environment names of the key hand-over and the shell's scrubbing.
 const (
-	// envNostrKeyFile names a 0600 file holding the agent's key, the way a
-	// parent hands it over without putting it in this process's
-	// environment (where /proc/PID/environ shows it for good).
-	envNostrKeyFile = "NOSTR_PRIVATE_KEY_FILE"
 	// envShellPassEnv lists, comma-separated, variables the shell gets
 	// although their names look secret.
 	envShellPassEnv = "BUZZ_SHELL_PASS_ENV"
@@ -39,7 +36,7 @@ func secretEnvPatterns() []string {
 
 // keptSecretNames match secretEnvPatterns but stay: BUZZ_PRIVATE_KEY is the
 // agent's own key, which the buzz CLI in the shell needs (devmcp.md §4.4).
-func keptSecretNames() []string { return []string{envPrivateKey} }
+func keptSecretNames() []string { return []string{workspace.EnvPrivateKey} }
 
 // secretName reports whether name matches secretEnvPatterns.
 func secretName(name string) bool {
@@ -90,35 +87,35 @@ func contains(list []string, s string) bool {
 // Without the variable env is returned as it is; a key given in the
 // environment itself is logged at warn level, since /proc shows it.
 func takeKeyFile(env proc.Env, log *slog.Logger) (proc.Env, string, error) {
-	file, ok := env.LookupEnv(envNostrKeyFile)
+	file, ok := env.LookupEnv(workspace.EnvNostrPrivateKeyFile)
 	if !ok || file == "" {
-		const msg = "key passed in the environment: it stays readable in /proc/<pid>/environ of this process to anyone allowed to trace it; hand it over as a 0600 file named by " + envNostrKeyFile + " instead"
-		if v, ok := env.LookupEnv(envNostrKey); ok && v != "" {
-			log.Warn(msg, "var", envNostrKey)
+		const msg = "key passed in the environment: it stays readable in /proc/<pid>/environ of this process to anyone allowed to trace it; hand it over as a 0600 file named by " + workspace.EnvNostrPrivateKeyFile + " instead"
+		if v, ok := env.LookupEnv(workspace.EnvNostrPrivateKey); ok && v != "" {
+			log.Warn(msg, "var", workspace.EnvNostrPrivateKey)
 		}
 		// BUZZ_PRIVATE_KEY is how the spec hands the buzz CLI its key, and
 		// the shell sees it anyway: noted, not warned about.
-		if v, ok := env.LookupEnv(envPrivateKey); ok && v != "" {
-			log.Debug(msg, "var", envPrivateKey)
+		if v, ok := env.LookupEnv(workspace.EnvPrivateKey); ok && v != "" {
+			log.Debug(msg, "var", workspace.EnvPrivateKey)
 		}
 		return env, "", nil
 	}
 	sk, err := nostrkey.ReadFile(file, nostrkey.FileRules{OwnerOnly: true, Warn: env.Stderr})
 	if err != nil {
-		return env, "", fmt.Errorf("read %s %s: %w", envNostrKeyFile, file, err)
+		return env, "", fmt.Errorf("read %s %s: %w", workspace.EnvNostrPrivateKeyFile, file, err)
 	}
 	defer sk.Zero()
 	hex, err := sk.AppendHex(nil)
 	if err != nil {
-		return env, "", fmt.Errorf("read %s %s: %w", envNostrKeyFile, file, err)
+		return env, "", fmt.Errorf("read %s %s: %w", workspace.EnvNostrPrivateKeyFile, file, err)
 	}
 	out := env
-	out.Environ = proc.Without(env.Environ, envNostrKeyFile, envNostrKey)
-	out.Environ = append(out.Environ, envNostrKey+"="+string(hex))
+	out.Environ = proc.Without(env.Environ, workspace.EnvNostrPrivateKeyFile, workspace.EnvNostrPrivateKey)
+	out.Environ = append(out.Environ, workspace.EnvNostrPrivateKey+"="+string(hex))
 	clear(hex)
 	abs, err := filepath.Abs(file)
 	if err != nil {
-		return env, "", fmt.Errorf("read %s %s: %w", envNostrKeyFile, file, err)
+		return env, "", fmt.Errorf("read %s %s: %w", workspace.EnvNostrPrivateKeyFile, file, err)
 	}
 	return out, filepath.Dir(abs), nil
 }

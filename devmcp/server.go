@@ -30,8 +30,8 @@ type Server struct {
 	bootstrap string
 	version   string // serverInfo.version
 	opts      options
-	media     mediaAuth // relay media read tokens for view_image
-	ws        workspace // relay, key and auth tag of the workspace tools
+	media     mediaAuth      // relay media read tokens for view_image
+	ws        workspaceTools // relay, key and auth tag of the workspace tools
 	// sandbox is the command line that runs a shell under Landlock:
 	// this executable, its identity name, the hidden entry and the
 	// policy, "--" last. Nil runs shells directly.

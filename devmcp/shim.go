@@ -4,6 +4,7 @@ import (
 	"log/slog"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 	"buzzbox/shimtools/shim"
 )
 
@@ -24,7 +25,7 @@ type shimSetup struct {
 func installShim(env proc.Env, log *slog.Logger) (shimSetup, error) {
 	if env.Exe == "" {
 		log.Warn("session shim not installed: path of this executable unknown; shell children get the server's PATH")
-		return shimSetup{environ: proc.Without(env.Environ, envNostrKey), close: func() error { return nil }}, nil
+		return shimSetup{environ: proc.Without(env.Environ, workspace.EnvNostrPrivateKey), close: func() error { return nil }}, nil
 	}
 	sh, err := shim.New(env)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"buzzbox/internal/mcp"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 )
 
 // The workspace tools: send_message, add_reaction and read_thread. Some
@@ -22,15 +23,9 @@ import (
 // nothing depends on the shell. They are offered only when both a relay
 // URL and a key are configured.
 
-// Environment the workspace tools hand the CLI besides relay, key and tag.
-const (
-	envTimeoutSecs        = "BUZZ_TIMEOUT_SECS"
-	envConnectTimeoutSecs = "BUZZ_CONNECT_TIMEOUT_SECS"
-)
-
-// workspace is what the workspace tools sign and send with. The zero
+// workspaceTools is what the workspace tools sign and send with. The zero
 // value (no relay or no key) offers no tools.
-type workspace struct {
+type workspaceTools struct {
 	// environ is the whole environment of one in-process buzz command:
 	// relay URL, key, auth tag, timeouts. Nil when not configured.
 	environ []string
@@ -39,30 +34,30 @@ type workspace struct {
 // newWorkspace reads the relay URL, the key (BUZZ_PRIVATE_KEY, else the
 // NOSTR_PRIVATE_KEY the shim's key file holds; the order a `buzz` in the
 // shell would find them) and BUZZ_AUTH_TAG from env.
-func newWorkspace(env proc.Env) workspace {
-	relay := strings.TrimSpace(env.Getenv(envRelayURL))
-	key := env.Getenv(envPrivateKey)
+func newWorkspace(env proc.Env) workspaceTools {
+	relay := strings.TrimSpace(env.Getenv(workspace.EnvRelayURL))
+	key := env.Getenv(workspace.EnvPrivateKey)
 	if key == "" {
-		key = env.Getenv(envNostrKey)
+		key = env.Getenv(workspace.EnvNostrPrivateKey)
 	}
 	if relay == "" {
-		return workspace{}
+		return workspaceTools{}
 	}
 	sk, err := nostrkey.ParseSecret(key)
 	if err != nil {
-		return workspace{} // no key, or one the CLI would refuse: the tools could only fail
+		return workspaceTools{} // no key, or one the CLI would refuse: the tools could only fail
 	}
 	sk.Zero()
-	environ := []string{envRelayURL + "=" + relay, envPrivateKey + "=" + key}
-	for _, name := range []string{envAuthTag, envTimeoutSecs, envConnectTimeoutSecs, "TMPDIR"} {
+	environ := []string{workspace.EnvRelayURL + "=" + relay, workspace.EnvPrivateKey + "=" + key}
+	for _, name := range []string{workspace.EnvAuthTag, workspace.EnvTimeoutSecs, workspace.EnvConnectTimeoutSecs, "TMPDIR"} {
 		if v, ok := env.LookupEnv(name); ok && v != "" {
 			environ = append(environ, name+"="+v)
 		}
 	}
-	return workspace{environ: environ}
+	return workspaceTools{environ: environ}
 }
 
-func (w workspace) configured() bool { return w.environ != nil }
+func (w workspaceTools) configured() bool { return w.environ != nil }
 
 // workspaceNote ends the instructions when the workspace tools are offered.
 const workspaceNote = "To reply, react or read a thread, prefer the send_message, add_reaction and read_thread tools: they sign with your key and need no shell."

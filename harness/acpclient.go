@@ -22,6 +22,7 @@ import (
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
+	"buzzbox/internal/workspace"
 )
 
 // clientProtocolVersion is what initialize offers (spec §9.2): 2, so that
@@ -74,8 +75,8 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	environ := append([]string(nil), env.Environ...)
 	// The agent's own buzz CLI reads these; flags given to the harness
 	// reach it too (the parent's environment wins when it has them).
-	if _, ok := env.LookupEnv("BUZZ_RELAY_URL"); !ok && c.RelayURL != "" {
-		environ = append(environ, "BUZZ_RELAY_URL="+c.RelayURL)
+	if _, ok := env.LookupEnv(workspace.EnvRelayURL); !ok && c.RelayURL != "" {
+		environ = append(environ, workspace.EnvRelayURL+"="+c.RelayURL)
 	}
 	// buzz-agent's shell is the sidecar's, which reads the key from
 	// MCPKeyFile; other agents run the buzz CLI in shells of their own.
@@ -83,11 +84,11 @@ func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
 	if keyInFile {
 		// Nor may it inherit the harness's own copy, which buzz-agent would
 		// pass on to its MCP servers' environments.
-		environ = withoutEnv(environ, "BUZZ_PRIVATE_KEY", "NOSTR_PRIVATE_KEY")
+		environ = withoutEnv(environ, workspace.EnvPrivateKey, workspace.EnvNostrPrivateKey)
 	}
-	if _, ok := env.LookupEnv("BUZZ_PRIVATE_KEY"); !ok && c.Secret != nil && !keyInFile {
+	if _, ok := env.LookupEnv(workspace.EnvPrivateKey); !ok && c.Secret != nil && !keyInFile {
 		if sk, err := c.Secret.AppendHex(nil); err == nil {
-			environ = append(environ, "BUZZ_PRIVATE_KEY="+string(sk))
+			environ = append(environ, workspace.EnvPrivateKey+"="+string(sk))
 		}
 	}
 	for _, kv := range c.AgentEnv {

@@ -16,7 +16,8 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 )
 
 // httpBase derives the HTTP bridge base from the relay URL (spec §4.2).
@@ -120,7 +121,7 @@ func (r *relayIO) post(ctx context.Context, path string, body []byte, out any) e
 		req.Header.Set("Authorization", hdr)
 		req.Header.Set("Content-Type", "application/json")
 		if r.authTag != "" {
-			req.Header.Set("x-auth-tag", r.authTag)
+			req.Header.Set(workspace.HeaderAuthTag, r.authTag)
 		}
 		resp, err := r.client.Do(req)
 		if err != nil {

@@ -6,23 +6,22 @@ import (
 	"path/filepath"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 )
-
-// envBuzzCLI names, in the agent's environment, an absolute path that runs
-// the buzz CLI. An agent's shell may reset PATH (codex-acp runs commands
-// in a login shell, and a login shell on Debian takes PATH from
-// /etc/profile), so `buzz` on PATH is not enough; the base prompt tells
-// the agent to run "$BUZZ_CLI" when `buzz` is not found.
-const envBuzzCLI = "BUZZ_CLI"
 
 // buzzCLI returns an absolute path that runs this executable as buzz, and
 // a func that removes what was made for it. The parent's BUZZ_CLI wins;
 // else a `buzz` next to the executable that is the same file; else a link
-// named buzz in a new temporary directory (the name selects the identity).
-// "" when none can be had; the agent then has only PATH.
+// named buzz in a new temporary directory (the name selects the identity);
+// "" when none can be had, and the agent then has only PATH.
+// BUZZ_CLI (workspace.EnvCLI) carries it in the agent's environment: an
+// agent's shell may reset PATH (codex-acp runs commands in a login shell,
+// and a login shell on Debian takes PATH from /etc/profile), so `buzz` on
+// PATH is not enough; the base prompt tells the agent to run "$BUZZ_CLI"
+// when `buzz` is not found.
 func buzzCLI(env proc.Env, log *slog.Logger) (string, func()) {
 	nothing := func() {}
-	if p, ok := env.LookupEnv(envBuzzCLI); ok && filepath.IsAbs(p) {
+	if p, ok := env.LookupEnv(workspace.EnvCLI); ok && filepath.IsAbs(p) {
 		return p, nothing
 	}
 	exe := env.Exe

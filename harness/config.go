@@ -15,6 +15,7 @@ import (
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
+	"buzzbox/internal/workspace"
 )
 
 // kind of a flag's value.
@@ -69,13 +70,13 @@ var (
 func flagTable() []flagSpec {
 	const secs = "seconds"
 	rows := []flagSpec{
-		{name: "relay-url", env: "BUZZ_RELAY_URL", def: "ws://localhost:3000", kind: kString, usage: "relay websocket URL",
+		{name: "relay-url", env: workspace.EnvRelayURL, def: "ws://localhost:3000", kind: kString, usage: "relay websocket URL",
 			what: "a ws:// or wss:// URL", allowed: "ws://host:port or wss://host"},
-		{name: "private-key", env: "BUZZ_PRIVATE_KEY", kind: kString, usage: "agent secret key, hex or nsec1 (required)", secret: true},
+		{name: "private-key", env: workspace.EnvPrivateKey, kind: kString, usage: "agent secret key, hex or nsec1 (required)", secret: true},
 		{name: "agent-owner", env: "BUZZ_ACP_AGENT_OWNER", kind: kString, usage: "owner pubkey hex"},
-		{name: "agent-command", env: "BUZZ_ACP_AGENT_COMMAND", def: "buzz-agent", kind: kString, usage: "ACP agent program (buzz-agent runs this executable)",
+		{name: "agent-command", env: workspace.EnvACPAgentCommand, def: "buzz-agent", kind: kString, usage: "ACP agent program (buzz-agent runs this executable)",
 			allowed: "a program name or path", hint: "set --agent-command (for example buzz-agent)"},
-		{name: "agent-args", env: "BUZZ_ACP_AGENT_ARGS", kind: kList, usage: "agent arguments, comma-separated"},
+		{name: "agent-args", env: workspace.EnvACPAgentArgs, kind: kList, usage: "agent arguments, comma-separated"},
 		{name: "mcp-command", env: "BUZZ_ACP_MCP_COMMAND", def: "buzz-dev-mcp", kind: kString, usage: "MCP sidecar for each session (buzz-dev-mcp runs this executable; empty: none)"},
 		{name: "idle-timeout", env: "BUZZ_ACP_IDLE_TIMEOUT", def: "900", kind: kInt, usage: "seconds without agent output before a turn is cancelled",
 			max: int(maxTurnCeiling / time.Second), unit: secs, maxSay: "7 days"},
@@ -149,7 +150,7 @@ func flagTable() []flagSpec {
 // eventBufferRow is the one knob read only from the environment; it has a
 // row (with no flag name) so its value is checked and reported as the
 // flags' are.
-var eventBufferRow = flagSpec{env: "BUZZ_ACP_EVENT_BUFFER", kind: kInt, min: 1, max: maxEventBuffer, unit: "events"}
+var eventBufferRow = flagSpec{env: workspace.EnvACPEventBuffer, kind: kInt, min: 1, max: maxEventBuffer, unit: "events"}
 
 // allowedText says what a row accepts, without the leading "use".
 func (f flagSpec) allowedText() string {
@@ -585,13 +586,13 @@ should wake it into prompts for an ACP agent subprocess (buzz-agent, goose,
 codex-acp, claude-agent-acp), with buzz-dev-mcp as its tools. Every flag
 falls back to the environment variable shown beside it.`,
 		Env: []usage.Var{
-			{Name: "BUZZ_ACP_LOG_LEVEL", Help: "debug, info (default), warn or error"},
-			{Name: "BUZZ_ACP_LOG_JSON", Help: "set: log JSON lines instead of text"},
-			{Name: "BUZZ_AUTH_TAG", Help: "NIP-OA attestation of the agent key by its owner"},
-			{Name: "BUZZ_ACP_DISPLAY_NAME", Help: "the agent's name in git commits"},
-			{Name: "BUZZ_ACP_PRIVATE_KEY", Help: "old name of BUZZ_PRIVATE_KEY, read when that is unset"},
-			{Name: "BUZZ_ACP_EVENT_BUFFER", Help: fmt.Sprintf("relay events in flight to the harness (default %d)", defaultEventBuffer)},
-			{Name: "BUZZ_ACP_SETUP_PAYLOAD", Help: "set-up mode: start no agent; mentions get a reply saying what to configure"},
+			{Name: workspace.EnvACPLogLevel, Help: "debug, info (default), warn or error"},
+			{Name: workspace.EnvACPLogJSON, Help: "set: log JSON lines instead of text"},
+			{Name: workspace.EnvAuthTag, Help: "NIP-OA attestation of the agent key by its owner"},
+			{Name: workspace.EnvDisplayName, Help: "the agent's name in git commits"},
+			{Name: workspace.EnvACPPrivateKey, Help: "old name of BUZZ_PRIVATE_KEY, read when that is unset"},
+			{Name: workspace.EnvACPEventBuffer, Help: fmt.Sprintf("relay events in flight to the harness (default %d)", defaultEventBuffer)},
+			{Name: workspace.EnvACPSetupPayload, Help: "set-up mode: start no agent; mentions get a reply saying what to configure"},
 			{Name: "CODEX_CONFIG", Help: "JSON object for a codex agent, merged under network access turned on"},
 		},
 		Examples: []string{
@@ -626,7 +627,7 @@ func LoadConfig(args []string, env proc.Env) (*Config, error) {
 // else happens without one, then each value against its row.
 func planConfig(args []string, env proc.Env) (*plan, error) {
 	// Legacy aliases are copied only when the canonical name is unset.
-	for _, alias := range [][2]string{{"BUZZ_ACP_PRIVATE_KEY", "BUZZ_PRIVATE_KEY"}, {"BUZZ_ACP_API_TOKEN", "BUZZ_API_TOKEN"}} {
+	for _, alias := range [][2]string{{workspace.EnvACPPrivateKey, workspace.EnvPrivateKey}, {"BUZZ_ACP_API_TOKEN", "BUZZ_API_TOKEN"}} {
 		if _, ok := env.LookupEnv(alias[1]); !ok {
 			if v, ok := env.LookupEnv(alias[0]); ok {
 				env.Environ = proc.WithEnv(env.Environ, alias[1], v)
@@ -847,8 +848,8 @@ func (p *plan) run() (*Config, error) {
 	c.ExitAfterInactivity = time.Duration(p.ints["exit-after-inactivity"]) * time.Second
 
 	env := p.env
-	c.AuthTag = strings.TrimSpace(env.Getenv("BUZZ_AUTH_TAG"))
-	c.DisplayName = strings.TrimSpace(env.Getenv("BUZZ_ACP_DISPLAY_NAME"))
+	c.AuthTag = strings.TrimSpace(env.Getenv(workspace.EnvAuthTag))
+	c.DisplayName = strings.TrimSpace(env.Getenv(workspace.EnvDisplayName))
 	c.EventBuffer = defaultEventBuffer
 	if v, ok := env.LookupEnv(eventBufferRow.env); ok && strings.TrimSpace(v) != "" {
 		n, _, err := eventBufferRow.checkInt(v)

@@ -7,29 +7,13 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
-)
-
-// Nostr kinds the harness touches (spec §3).
-const (
-	kindProfile       = 0
-	kindDeletion      = 5
-	kindReaction      = 7
-	kindStream        = 9
-	kindPresence      = 20001
-	kindTyping        = 20002
-	kindGroupMeta     = 39000
-	kindGroupMembers  = 39002
-	kindStreamV2      = 40002
-	kindReminder      = 40007
-	kindCanvas        = 40100
-	kindMemberAdded   = 44100
-	kindMemberRemoved = 44101
-	kindApproval      = 46010
-	kindEngram        = 30174
+	"buzzbox/internal/workspace"
 )
 
 // defaultWakeKinds are the kinds that wake the agent unless --kinds says otherwise.
-func defaultWakeKinds() []int { return []int{kindStream, kindApproval, kindReminder} }
+func defaultWakeKinds() []int {
+	return []int{workspace.KindStream, workspace.KindApprovalRequest, workspace.KindReminder}
+}
 
 // Event is a relay event on its way through the harness.
 type Event struct {

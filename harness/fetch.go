@@ -2,9 +2,6 @@ package harness
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -16,6 +13,8 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // retryOnce runs f with a per-attempt timeout, once more after a pause.
@@ -45,22 +44,22 @@ func retryOnce[T any](ctx context.Context, each time.Duration, f func(context.Co
 func channelFromMeta(ev *nostr.Event) (info channelInfo, archived bool) {
 	d := ev.Tags.GetD()
 	info = channelInfo{ID: strings.ToLower(d), Name: "unknown", Type: "stream"}
-	if t := ev.Tags.Find("name"); len(t) >= 2 && t[1] != "" {
+	if t := ev.Tags.Find(workspace.TagName); len(t) >= 2 && t[1] != "" {
 		info.Name = t[1]
 	}
 	tval := ""
 	if t := ev.Tags.Find("t"); len(t) >= 2 {
 		tval = t[1]
 	}
-	hidden := hasTag(ev.Tags, "hidden")
-	private := hasTag(ev.Tags, "private")
+	hidden := hasTag(ev.Tags, workspace.TagHidden)
+	private := hasTag(ev.Tags, workspace.TagPrivate)
 	switch {
 	case tval == "dm" || hidden:
 		info.Type = "dm"
 	case tval == "private" || private:
 		info.Type = "private"
 	}
-	if t := ev.Tags.Find("archived"); len(t) >= 2 && t[1] == "true" {
+	if t := ev.Tags.Find(workspace.TagArchived); len(t) >= 2 && t[1] == "true" {
 		archived = true
 	}
 	return info, archived
@@ -68,7 +67,7 @@ func channelFromMeta(ev *nostr.Event) (info channelInfo, archived bool) {
 
 // discover finds the channels the agent belongs to (§4.3).
 func discover(ctx context.Context, io *relayIO, agent string) ([]channelInfo, error) {
-	members, err := io.query(ctx, nostr.Filter{Kinds: []int{kindGroupMembers}, Tags: nostr.TagMap{"p": {agent}}})
+	members, err := io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"p": {agent}}})
 	if err != nil {
 		return nil, fmt.Errorf("buzz-acp: discover channels: %w", err)
 	}
@@ -84,7 +83,7 @@ func discover(ctx context.Context, io *relayIO, agent string) ([]channelInfo, er
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	metas, err := io.query(ctx, nostr.Filter{Kinds: []int{kindGroupMeta}, Tags: nostr.TagMap{"d": ids}})
+	metas, err := io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": ids}})
 	if err != nil {
 		return nil, fmt.Errorf("buzz-acp: discover channel metadata: %w", err)
 	}
@@ -136,7 +135,7 @@ func (c *channelCache) get(ctx context.Context, id string) (channelInfo, bool) {
 		return info, true
 	}
 	evs, err := retryOnce(ctx, contextFetchTO, func(ctx context.Context) ([]*nostr.Event, error) {
-		return c.io.query(ctx, nostr.Filter{Kinds: []int{kindGroupMeta}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
+		return c.io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
 	})
 	if err != nil || len(evs) == 0 {
 		if ok {
@@ -165,7 +164,7 @@ func fetchProfilesErr(ctx context.Context, io *relayIO, pubkeys []string) (map[s
 		return out, nil
 	}
 	evs, err := retryOnce(ctx, contextFetchTO, func(ctx context.Context) ([]*nostr.Event, error) {
-		return io.query(ctx, nostr.Filter{Kinds: []int{kindProfile}, Authors: keys})
+		return io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindProfile}, Authors: keys})
 	})
 	if err != nil {
 		return out, err
@@ -182,7 +181,7 @@ func fetchProfilesErr(ctx context.Context, io *relayIO, pubkeys []string) (map[s
 func profileOf(ev *nostr.Event) *profile {
 	p := &profile{Label: labelFromProfile(ev.Content), Event: ev}
 	for _, t := range ev.Tags {
-		if len(t) == 4 && t[0] == "auth" {
+		if len(t) == 4 && t[0] == nipoa.TagName {
 			p.Agent = true
 			if a, ok := verifiedAttestation(t, ev.PubKey); ok {
 				p.Owner, p.Attestation = a.Owner.Hex(), a
@@ -208,7 +207,7 @@ func fetchContext(ctx context.Context, io *relayIO, last *Event, ch channelInfo,
 		return "", nil
 	}
 	root, _ := last.thread()
-	kinds := []int{kindStream, kindStreamV2}
+	kinds := []int{workspace.KindStream, workspace.KindStreamV2}
 	switch {
 	case root != "":
 		if !nostrkey.IsLowerHex(root, 64) {
@@ -311,15 +310,6 @@ func containsEvent(evs []*nostr.Event, id string) bool {
 	return false
 }
 
-// memoryDTag is the NIP-AE address of a memory slug.
-func memoryDTag(convKey [32]byte, slug string) string {
-	m := hmac.New(sha256.New, convKey[:])
-	m.Write([]byte("agent-memory/v1/d-tag"))
-	m.Write([]byte{0})
-	m.Write([]byte(slug))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
 // conversationKey is the NIP-44 key between the agent and the owner.
 func conversationKey(sec *nostrkey.Secret, owner string) ([32]byte, error) {
 	skHex, err := sec.AppendHex(nil)
@@ -342,10 +332,10 @@ func fetchCoreMemory(ctx context.Context, io *relayIO, ownerKey func() ([32]byte
 	if err != nil {
 		return ""
 	}
-	d := memoryDTag(key, "core")
+	d := workspace.MemoryDTag(key, workspace.MemoryCoreSlug)
 	ctx, cancel := context.WithTimeout(ctx, contextFetchTO)
 	defer cancel()
-	evs, err := io.query(ctx, nostr.Filter{Kinds: []int{kindEngram}, Authors: []string{agent},
+	evs, err := io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindEngram}, Authors: []string{agent},
 		Tags: nostr.TagMap{"d": {d}, "p": {owner}}, Limit: 16})
 	if err != nil {
 		return ""
@@ -359,7 +349,7 @@ func fetchCoreMemory(ctx context.Context, io *relayIO, ownerKey func() ([32]byte
 	}
 	var best *cand
 	for _, ev := range evs {
-		if ev.PubKey != agent || ev.Kind != kindEngram {
+		if ev.PubKey != agent || ev.Kind != workspace.KindEngram {
 			continue
 		}
 		plain, err := nip44.Decrypt(ev.Content, key)
@@ -379,7 +369,7 @@ func fetchCoreMemory(ctx context.Context, io *relayIO, ownerKey func() ([32]byte
 	}
 	var slug, prof string
 	json.Unmarshal(best.body["slug"], &slug)
-	if slug == "core" && json.Unmarshal(best.body["profile"], &prof) == nil {
+	if slug == workspace.MemoryCoreSlug && json.Unmarshal(best.body["profile"], &prof) == nil {
 		return memoryHeader + "\n" + prof
 	}
 	return memoryNudge
@@ -389,13 +379,13 @@ func fetchCoreMemory(ctx context.Context, io *relayIO, ownerKey func() ([32]byte
 func fetchCanvas(ctx context.Context, io *relayIO, channel string) string {
 	ctx, cancel := context.WithTimeout(ctx, contextFetchTO)
 	defer cancel()
-	evs, err := io.query(ctx, nostr.Filter{Kinds: []int{kindCanvas}, Tags: nostr.TagMap{"h": {channel}}, Limit: 1})
+	evs, err := io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindCanvas}, Tags: nostr.TagMap{"h": {channel}}, Limit: 1})
 	if err != nil || len(evs) == 0 {
 		return ""
 	}
 	sortEvents(evs)
 	ev := evs[len(evs)-1]
-	if ev.Kind != kindCanvas || channelOf(ev) != channel || strings.TrimSpace(ev.Content) == "" {
+	if ev.Kind != workspace.KindCanvas || channelOf(ev) != channel || strings.TrimSpace(ev.Content) == "" {
 		return ""
 	}
 	return canvasSection(ev, channel)

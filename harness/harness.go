@@ -19,7 +19,8 @@ import (
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/proc"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // version is what clientInfo reports.
@@ -64,11 +65,11 @@ func reportErr(env proc.Env, err error) {
 // is set; level from BUZZ_ACP_LOG_LEVEL (debug, info, warn, error).
 func newLogger(env proc.Env) *slog.Logger {
 	var level slog.Level
-	if v := env.Getenv("BUZZ_ACP_LOG_LEVEL"); v != "" {
+	if v := env.Getenv(workspace.EnvACPLogLevel); v != "" {
 		level.UnmarshalText([]byte(v))
 	}
 	opts := &slog.HandlerOptions{Level: level}
-	if env.Getenv("BUZZ_ACP_LOG_JSON") != "" {
+	if env.Getenv(workspace.EnvACPLogJSON) != "" {
 		return slog.New(slog.NewJSONHandler(env.Err(), opts))
 	}
 	return slog.New(slog.NewTextHandler(env.Err(), opts))
@@ -171,7 +172,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	canonTag := ""
 	if cfg.AuthTag != "" {
 		var tag []string
-		if err := jsonUnmarshal(cfg.AuthTag, &tag); err == nil && len(tag) == 4 && tag[0] == "auth" {
+		if err := jsonUnmarshal(cfg.AuthTag, &tag); err == nil && len(tag) == 4 && tag[0] == nipoa.TagName {
 			authTag = tag
 			canonTag = jsonString(tag)
 		}
@@ -210,7 +211,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	cli, dropCLI := buzzCLI(env, log)
 	defer dropCLI()
 	if cli != "" {
-		h.spec.env = proc.WithEnv(h.spec.env, envBuzzCLI, cli)
+		h.spec.env = proc.WithEnv(h.spec.env, workspace.EnvCLI, cli)
 	}
 	h.ownerKey = sync.OnceValues(func() ([32]byte, error) { return conversationKey(cfg.Secret, cfg.Owner) })
 	if t.stdinTimeout > 0 {
@@ -230,7 +231,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 			h.obs.raw = true // before any agent starts
 		}
 	}
-	if raw := env.Getenv("BUZZ_ACP_SETUP_PAYLOAD"); strings.TrimSpace(raw) != "" {
+	if raw := env.Getenv(workspace.EnvACPSetupPayload); strings.TrimSpace(raw) != "" {
 		s, err := parseSetup(raw)
 		if err != nil {
 			return err
@@ -312,10 +313,10 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	h.store.started(time.Unix(watermark, 0))
 	h.store.save()
-	h.rc.subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{kindMemberAdded, kindMemberRemoved},
+	h.rc.subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{workspace.KindMemberAdded, workspace.KindMemberRemoved},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, watermark, true)
 	if h.obsPub != nil {
-		h.rc.subscribe(ctx, observerControlSub, nostr.Filter{Kinds: []int{kindObserverFrame},
+		h.rc.subscribe(ctx, observerControlSub, nostr.Filter{Kinds: []int{workspace.KindObserverFrame},
 			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, time.Now().Unix(), false)
 	}
 	log.Info("listening", "channels", len(chans), "agent", cfg.AgentHex, "owner", cfg.Owner, "subscribe", cfg.Subscribe)
@@ -352,7 +353,7 @@ func (h *harness) rules() []*Rule {
 	if h.setup != nil && h.cfg.Subscribe != "config" {
 		kinds := h.cfg.Kinds
 		if len(kinds) == 0 {
-			kinds = []int{kindStream, kindApproval}
+			kinds = []int{workspace.KindStream, workspace.KindApprovalRequest}
 		}
 		return []*Rule{{Name: "mentions", AllChannels: true, Kinds: kinds, RequireMention: true, PromptTag: "@mention"}}
 	}
@@ -465,15 +466,15 @@ func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
 	}
 	skHex, _ := h.cfg.Secret.AppendHex(nil)
 	nsec, _ := nip19.EncodePrivateKey(string(skHex))
-	env := []acp.NameValue{{Name: "BUZZ_RELAY_URL", Value: h.cfg.RelayURL}, {Name: "BUZZ_PRIVATE_KEY", Value: nsec}}
+	env := []acp.NameValue{{Name: workspace.EnvRelayURL, Value: h.cfg.RelayURL}, {Name: workspace.EnvPrivateKey, Value: nsec}}
 	if h.cfg.MCPKeyFile != "" {
-		env[1] = acp.NameValue{Name: "NOSTR_PRIVATE_KEY_FILE", Value: h.cfg.MCPKeyFile}
+		env[1] = acp.NameValue{Name: workspace.EnvNostrPrivateKeyFile, Value: h.cfg.MCPKeyFile}
 	}
 	if h.cfg.AuthTag != "" {
-		env = append(env, acp.NameValue{Name: "BUZZ_AUTH_TAG", Value: h.cfg.AuthTag})
+		env = append(env, acp.NameValue{Name: workspace.EnvAuthTag, Value: h.cfg.AuthTag})
 	}
 	if h.cfg.DisplayName != "" {
-		env = append(env, acp.NameValue{Name: "BUZZ_ACP_DISPLAY_NAME", Value: h.cfg.DisplayName})
+		env = append(env, acp.NameValue{Name: workspace.EnvDisplayName, Value: h.cfg.DisplayName})
 	}
 	if ch != nil {
 		switch {

@@ -9,7 +9,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // intake runs the inbound pipeline (§6) for each relay event, in arrival
@@ -27,7 +28,7 @@ func (h *harness) intake(ctx context.Context) {
 			continue
 		}
 		ev := &Event{Event: *re.ev, Received: time.Now(), Stored: re.stored}
-		if ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
+		if ev.Kind == workspace.KindMemberAdded || ev.Kind == workspace.KindMemberRemoved {
 			if re.sub == "membership-notif" {
 				h.do(func() { h.membership(ctx, ev) })
 			}
@@ -118,7 +119,7 @@ func (h *harness) flushCatchup(ctx context.Context, channel string) {
 
 // ownerCommand returns the command an event carries, or "" (§6.3).
 func (h *harness) ownerCommand(ev *Event) string {
-	if ev.Kind != kindStream || h.cfg.Owner == "" || ev.PubKey != h.cfg.Owner || !ev.mentions(h.cfg.AgentHex) {
+	if ev.Kind != workspace.KindStream || h.cfg.Owner == "" || ev.PubKey != h.cfg.Owner || !ev.mentions(h.cfg.AgentHex) {
 		return ""
 	}
 	switch c := strings.TrimSpace(ev.Content); c {
@@ -188,7 +189,7 @@ func (c *siblingCache) is(ctx context.Context, ev *Event, owner string) bool {
 func (c *siblingCache) fetch(ctx context.Context, pubkey, owner string) *nipoa.Tag {
 	ctx, cancel := context.WithTimeout(ctx, siblingFetchTO)
 	defer cancel()
-	evs, err := c.io.query(ctx, nostr.Filter{Kinds: []int{kindProfile}, Authors: []string{pubkey}, Limit: 1})
+	evs, err := c.io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindProfile}, Authors: []string{pubkey}, Limit: 1})
 	if err != nil {
 		return nil
 	}

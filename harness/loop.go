@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"math"
@@ -646,7 +647,7 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 	}
 	h.memberTime[ch] = int64(ev.CreatedAt)
 	switch ev.Kind {
-	case kindMemberAdded:
+	case workspace.KindMemberAdded:
 		if h.subscribed[ch] {
 			return
 		}
@@ -660,7 +661,7 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 			h.subscribed[ch] = true
 			h.log.Info("joined channel", "channel", ch)
 		}
-	case kindMemberRemoved:
+	case workspace.KindMemberRemoved:
 		h.rc.unsubscribe(ctx, "ch-"+ch)
 		delete(h.subscribed, ch)
 		cs := h.chanState(ch)

@@ -10,6 +10,7 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"buzzbox/internal/acp"
+	"buzzbox/internal/workspace"
 )
 
 // NIP-AM turn metrics (spec §10 step 7, §9.7): after a turn in which the
@@ -24,9 +25,6 @@ import (
 // counters since the end of the session's previous turn. Usage that ACP
 // agents report in the session/prompt response is not read (a later
 // upstream addition, spec §18).
-
-// kindTurnMetric is NIP-AM's agent turn metric.
-const kindTurnMetric = 44200
 
 // metricHarness names this harness in every record.
 const metricHarness = "buzz-acp"
@@ -254,7 +252,7 @@ func (h *harness) metricEvent(m turnMetric, at time.Time) (*nostr.Event, error) 
 	if err != nil {
 		return nil, fmt.Errorf("encrypt turn metric: %w", err)
 	}
-	ev := &nostr.Event{Kind: kindTurnMetric, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
+	ev := &nostr.Event{Kind: workspace.KindTurnMetric, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
 		Tags: nostr.Tags{{"p", h.cfg.Owner}, {"agent", h.cfg.AgentHex}}}
 	if err := h.cfg.Secret.SignEvent(ev); err != nil {
 		return nil, fmt.Errorf("sign turn metric: %w", err)

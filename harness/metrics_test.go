@@ -14,6 +14,7 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"buzzbox/internal/acp"
+	"buzzbox/internal/workspace"
 )
 
 // TestTurnMetric: a fake that reports cumulative usage gets one NIP-AM
@@ -36,7 +37,7 @@ func TestTurnMetric(t *testing.T) {
 	waitFor(t, "two turn metrics on the relay", 15*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ = w.io.query(ctx, nostr.Filter{Kinds: []int{kindTurnMetric}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}})
+		evs, _ = w.io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindTurnMetric}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}})
 		return len(evs) == 2
 	})
 	var ms []turnMetric

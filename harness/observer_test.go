@@ -15,6 +15,7 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // ownerView is the owner's side of NIP-AO: a subscription to the kind
@@ -55,8 +56,8 @@ func (w *world) observe(t testing.TB) *ownerView {
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	w.pub.subscribe(ctx, "obs", nostr.Filter{Kinds: []int{kindObserverFrame}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}}, time.Now().Unix(), false)
-	probe := &nostr.Event{Kind: kindObserverFrame, CreatedAt: nostr.Now(), Content: "probe", Tags: nostr.Tags{{"p", w.owner.Public().Hex()}}}
+	w.pub.subscribe(ctx, "obs", nostr.Filter{Kinds: []int{workspace.KindObserverFrame}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}}, time.Now().Unix(), false)
+	probe := &nostr.Event{Kind: workspace.KindObserverFrame, CreatedAt: nostr.Now(), Content: "probe", Tags: nostr.Tags{{"p", w.owner.Public().Hex()}}}
 	if err := w.owner.SignEvent(probe); err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +155,7 @@ func (w *world) control(t testing.TB, rc *relayConn, from *nostrkey.Secret, at t
 		t.Fatal(err)
 	}
 	agent := w.agent.Public().Hex()
-	ev := &nostr.Event{Kind: kindObserverFrame, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
+	ev := &nostr.Event{Kind: workspace.KindObserverFrame, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
 		Tags: nostr.Tags{{"p", agent}, {observerAgentTag, agent}, {observerFrameTag, observerControl}}}
 	if err := from.SignEvent(ev); err != nil {
 		t.Fatal(err)
@@ -200,7 +201,7 @@ func TestObserverTurnFrames(t *testing.T) {
 	v.mu.Lock()
 	for _, ev := range v.events {
 		want := nostr.Tags{{"p", owner}, {"agent", agent}, {"frame", "telemetry"}}
-		if ev.PubKey != agent || ev.Kind != kindObserverFrame || len(ev.Tags) != 3 ||
+		if ev.PubKey != agent || ev.Kind != workspace.KindObserverFrame || len(ev.Tags) != 3 ||
 			!slices.Equal(ev.Tags[0], want[0]) || !slices.Equal(ev.Tags[1], want[1]) || !slices.Equal(ev.Tags[2], want[2]) {
 			t.Errorf("frame event by %s kind %d tags %v; want by the agent, kind 24200, tags %v", ev.PubKey, ev.Kind, ev.Tags, want)
 		}
@@ -279,7 +280,7 @@ func TestObserverOnlyWithFlag(t *testing.T) {
 	frames24200 := func(p *relayProxy) (events, controlREQs int) {
 		for _, f := range p.frames() {
 			switch {
-			case f.verb == "EVENT" && f.kind == kindObserverFrame:
+			case f.verb == "EVENT" && f.kind == workspace.KindObserverFrame:
 				events++
 			case f.verb == "REQ" && f.sub == observerControlSub:
 				controlREQs++
@@ -487,7 +488,7 @@ func TestObserverRateGate(t *testing.T) {
 	events := func() []time.Time {
 		var out []time.Time
 		for _, f := range p.frames() {
-			if f.verb == "EVENT" && f.kind == kindObserverFrame {
+			if f.verb == "EVENT" && f.kind == workspace.KindObserverFrame {
 				out = append(out, f.at)
 			}
 		}

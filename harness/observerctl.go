@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -84,7 +85,7 @@ func (h *harness) observerControl(ctx context.Context, ev *nostr.Event) {
 	if h.obsPub == nil {
 		return
 	}
-	if ev.Kind != kindObserverFrame || ev.PubKey != h.cfg.Owner || ev.Tags.FindWithValue("p", h.cfg.AgentHex) == nil {
+	if ev.Kind != workspace.KindObserverFrame || ev.PubKey != h.cfg.Owner || ev.Tags.FindWithValue("p", h.cfg.AgentHex) == nil {
 		log.Debug("observer frame ignored: not a control from the owner")
 		return
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // NIP-AO on the wire: a frame travels as an ephemeral kind 24200 event
@@ -20,7 +21,6 @@ import (
 // "telemetry"]. The owner's controls come back as kind 24200 events tagged
 // ["p", agent] (and ["frame", "control"]).
 const (
-	kindObserverFrame  = 24200
 	observerAgentTag   = "agent"
 	observerFrameTag   = "frame"
 	observerTelemetry  = "telemetry"
@@ -206,7 +206,7 @@ func (p *observerPub) event(data []byte, at time.Time) (*nostr.Event, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encrypt observer frame: %w", err)
 	}
-	ev := &nostr.Event{Kind: kindObserverFrame, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
+	ev := &nostr.Event{Kind: workspace.KindObserverFrame, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
 		Tags: nostr.Tags{{"p", p.owner}, {observerAgentTag, p.agent}, {observerFrameTag, observerTelemetry}}}
 	if err := p.key.SignEvent(ev); err != nil {
 		return nil, fmt.Errorf("sign observer frame: %w", err)

@@ -14,7 +14,7 @@ import (
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // channelInfo is what discovery knows about a channel.

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -219,7 +220,7 @@ func (p *relayProxy) reqs(sub string) []time.Time {
 func (p *relayProxy) typing() []time.Time {
 	var out []time.Time
 	for _, f := range p.frames() {
-		if f.verb == "EVENT" && f.kind == kindTyping {
+		if f.verb == "EVENT" && f.kind == workspace.KindTyping {
 			out = append(out, f.at)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // Reaction contents (frozen: clients render them).
@@ -74,7 +75,7 @@ func (r *reactions) add(ctx context.Context, eventID, emoji string) {
 	}
 	r.mine[eventID][emoji] = pending
 	r.mu.Unlock()
-	ev := &nostr.Event{Kind: kindReaction, CreatedAt: nostr.Now(), Content: emoji, Tags: nostr.Tags{{"e", eventID}}}
+	ev := &nostr.Event{Kind: workspace.KindReaction, CreatedAt: nostr.Now(), Content: emoji, Tags: nostr.Tags{{"e", eventID}}}
 	r.send(ctx, ev, reactionAddTimeout, func(ok bool) {
 		r.mu.Lock()
 		state, still := r.mine[eventID][emoji]
@@ -100,7 +101,7 @@ func (r *reactions) forget(eventID, emoji string) {
 }
 
 func (r *reactions) deleteReaction(ctx context.Context, id string) {
-	del := &nostr.Event{Kind: kindDeletion, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"e", id}}}
+	del := &nostr.Event{Kind: workspace.KindDeletion, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"e", id}}}
 	r.send(ctx, del, reactionRemoveTO*2, nil)
 }
 
@@ -142,7 +143,7 @@ func (h *harness) presenceLoop(ctx context.Context) {
 }
 
 func (h *harness) presence(ctx context.Context, status string) {
-	ev := &nostr.Event{Kind: kindPresence, CreatedAt: nostr.Now(), Content: status, Tags: nostr.Tags{}}
+	ev := &nostr.Event{Kind: workspace.KindPresence, CreatedAt: nostr.Now(), Content: status, Tags: nostr.Tags{}}
 	if h.cfg.Secret.SignEvent(ev) != nil {
 		return
 	}
@@ -164,7 +165,7 @@ func (h *harness) typingLoop(ctx context.Context, channel string, last *Event) {
 	t := time.NewTicker(typingEvery)
 	defer t.Stop()
 	for {
-		ev := &nostr.Event{Kind: kindTyping, CreatedAt: nostr.Now(), Tags: tags}
+		ev := &nostr.Event{Kind: workspace.KindTyping, CreatedAt: nostr.Now(), Tags: tags}
 		if h.rc.gated() {
 			// The relay rate-limits us (spec §4.6): typing is dropped, not deferred.
 			h.log.Debug("rate-limit gate closed; typing dropped", "channel", channel)

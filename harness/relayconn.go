@@ -18,6 +18,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // maxRelayFrame bounds one websocket message from the relay.
@@ -353,9 +354,9 @@ func (rc *relayConn) session(ctx context.Context, up func()) error {
 
 func (rc *relayConn) sendAuth(ctx context.Context, ws *websocket.Conn, challenge string) (string, error) {
 	ev := &nostr.Event{
-		Kind:      nostr.KindClientAuthentication,
+		Kind:      workspace.KindAuth,
 		CreatedAt: nostr.Now(),
-		Tags:      nostr.Tags{{"relay", rc.url}, {"challenge", challenge}},
+		Tags:      nostr.Tags{{workspace.TagAuthRelay, rc.url}, {workspace.TagAuthChallenge, challenge}},
 	}
 	if rc.authTag != nil {
 		ev.Tags = append(ev.Tags, rc.authTag)

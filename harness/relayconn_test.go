@@ -12,6 +12,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // TestRelayWriteAbandoned: writes whose caller gives up before or while
@@ -46,7 +47,7 @@ func TestRelayWriteAbandoned(t *testing.T) {
 	wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := rc.queryWS(ctx, []nostr.Filter{{Kinds: []int{kindGroupMeta}, Limit: 1}}); err != nil {
+	if _, err := rc.queryWS(ctx, []nostr.Filter{{Kinds: []int{workspace.KindGroupMetadata}, Limit: 1}}); err != nil {
 		t.Fatalf("query after abandoned writes: %v", err)
 	}
 	rc.mu.Lock()

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"sync"
 
@@ -38,7 +39,7 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 		defer h.pubs.Done()
 		bctx := context.WithoutCancel(ctx)
 		qctx, cancel := context.WithTimeout(bctx, replyCheckTO)
-		evs, err := h.io.query(qctx, nostr.Filter{Kinds: []int{kindStream, kindStreamV2}, Authors: []string{h.cfg.AgentHex},
+		evs, err := h.io.query(qctx, nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2}, Authors: []string{h.cfg.AgentHex},
 			Tags: nostr.TagMap{"h": {channel}}, Since: &since})
 		cancel()
 		if err != nil {
@@ -81,7 +82,7 @@ func (h *harness) threadEvent(channel string, last *Event, text string) *nostr.E
 		tags = append(tags, nostr.Tag{"e", root, "", "root"})
 	}
 	tags = append(tags, nostr.Tag{"e", last.ID, "", "reply"}, nostr.Tag{"p", last.PubKey})
-	return &nostr.Event{Kind: kindStream, CreatedAt: nostr.Now(), Tags: tags, Content: redact(text, h.env.Environ)}
+	return &nostr.Event{Kind: workspace.KindStream, CreatedAt: nostr.Now(), Tags: tags, Content: redact(text, h.env.Environ)}
 }
 
 // noticeIDs remembers the ids of notices the harness posted as the agent,

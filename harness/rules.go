@@ -11,7 +11,7 @@ import (
 
 	"buzzbox/harness/filter"
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // Rule is one [[rules]] entry of the rules file (spec §5.2), validated and

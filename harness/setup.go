@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -109,7 +110,7 @@ func (s *setupState) nudgeText() string {
 
 // setupReply answers a mention in setup mode, once per event.
 func (h *harness) setupReply(ctx context.Context, ev *Event) {
-	if ev.Kind != kindStream && ev.Kind != kindApproval || !ev.mentions(h.cfg.AgentHex) {
+	if ev.Kind != workspace.KindStream && ev.Kind != workspace.KindApprovalRequest || !ev.mentions(h.cfg.AgentHex) {
 		return
 	}
 	s := h.setup
@@ -123,7 +124,7 @@ func (h *harness) setupReply(ctx context.Context, ev *Event) {
 	if anchor == "" {
 		anchor = ev.ID
 	}
-	reply := &nostr.Event{Kind: kindStream, CreatedAt: nostr.Now(), Content: s.nudgeText(),
+	reply := &nostr.Event{Kind: workspace.KindStream, CreatedAt: nostr.Now(), Content: s.nudgeText(),
 		Tags: nostr.Tags{{"h", ev.Channel}, {"e", anchor, "", "reply"}, {"p", ev.PubKey}}}
 	if err := h.cfg.Secret.SignEvent(reply); err != nil {
 		return

@@ -22,6 +22,7 @@ import (
 	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/testexe"
+	"buzzbox/internal/workspace"
 )
 
 // Tests that a person who writes to the agent always hears back: failures
@@ -133,7 +134,7 @@ func (p *acpProc) await(what string, d time.Duration, want ...string) {
 func (w *world) agentReplies(id string) []*nostr.Event {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{kindStream}, Authors: []string{w.agent.Public().Hex()},
+	evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindStream}, Authors: []string{w.agent.Public().Hex()},
 		Tags: nostr.TagMap{"h": {w.channel}}})
 	var out []*nostr.Event
 	for _, e := range evs {

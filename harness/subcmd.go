@@ -13,6 +13,7 @@ import (
 	"buzzbox/internal/acp"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
+	"buzzbox/internal/workspace"
 )
 
 // Helper sub-commands (spec §2.1): they talk to the agent only.
@@ -30,12 +31,12 @@ func isSubcommand(args []string) bool {
 func subcommand(ctx context.Context, args []string, env proc.Env) int {
 	name := args[0]
 	fs := flag.NewFlagSet("buzz-acp "+name, flag.ContinueOnError)
-	cmd := fs.String("agent-command", envOr(env, "BUZZ_ACP_AGENT_COMMAND", "buzz-agent"), "ACP agent `program`")
-	argList := fs.String("agent-args", env.Getenv("BUZZ_ACP_AGENT_ARGS"), "agent arguments, comma-separated")
+	cmd := fs.String("agent-command", envOr(env, workspace.EnvACPAgentCommand, "buzz-agent"), "ACP agent `program`")
+	argList := fs.String("agent-args", env.Getenv(workspace.EnvACPAgentArgs), "agent arguments, comma-separated")
 	asJSON := fs.Bool("json", false, "print JSON")
 	method := fs.String("method-id", "", "auth method to run (authenticate)")
 	page := &usage.Page{Name: "buzz-acp " + name, Flags: fs,
-		FlagEnv:      map[string]string{"agent-command": "BUZZ_ACP_AGENT_COMMAND", "agent-args": "BUZZ_ACP_AGENT_ARGS"},
+		FlagEnv:      map[string]string{"agent-command": workspace.EnvACPAgentCommand, "agent-args": workspace.EnvACPAgentArgs},
 		Placeholders: map[string]string{"agent-args": "A,B", "method-id": "ID"},
 		About: "Starts the ACP agent once and asks it: models lists the models it offers,\n" +
 			"auth-methods its login methods, authenticate runs one of them.",
@@ -53,7 +54,7 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 	if strings.TrimSpace(*cmd) == "" {
 		return fail(fmt.Errorf("agent command is blank"))
 	}
-	_, given := env.LookupEnv("BUZZ_ACP_AGENT_ARGS")
+	_, given := env.LookupEnv(workspace.EnvACPAgentArgs)
 	given = given || flagGiven(fs, "agent-args")
 	cfg := &Config{AgentCommand: strings.TrimSpace(*cmd)}
 	cfg.AgentIdentity = CommandIdentity(cfg.AgentCommand)

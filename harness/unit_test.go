@@ -9,6 +9,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 func TestMemoryDTag(t *testing.T) {
@@ -19,8 +20,8 @@ func TestMemoryDTag(t *testing.T) {
 		t.Fatal(err)
 	}
 	const want = "bdc233238ffe52e272b44cc233c8f33a2bc510b08be04495b225964283be4a90"
-	if got := memoryDTag(key, "core"); got != want {
-		t.Errorf("memoryDTag(core) = %s; want %s", got, want)
+	if got := workspace.MemoryDTag(key, workspace.MemoryCoreSlug); got != want {
+		t.Errorf("workspace.MemoryDTag(core) = %s; want %s", got, want)
 	}
 }
 

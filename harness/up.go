@@ -22,6 +22,7 @@ import (
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
+	"buzzbox/internal/workspace"
 	"buzzbox/relay"
 )
 
@@ -51,7 +52,7 @@ func providerVars() map[string][]string {
 
 // checkProvider returns what is missing for buzz-agent, or "" when ready.
 func checkProvider(env proc.Env) string {
-	p := strings.ToLower(strings.TrimSpace(env.Getenv("BUZZ_AGENT_PROVIDER")))
+	p := strings.ToLower(strings.TrimSpace(env.Getenv(workspace.EnvAgentProvider)))
 	if p == "" {
 		return "no LLM provider configured: set BUZZ_AGENT_PROVIDER and that provider's key and model, for example\n" +
 			"  BUZZ_AGENT_PROVIDER=anthropic  ANTHROPIC_API_KEY=…  ANTHROPIC_MODEL=…\n" +
@@ -61,16 +62,16 @@ func checkProvider(env proc.Env) string {
 	}
 	vars, ok := providerVars()[p]
 	if !ok {
-		return "BUZZ_AGENT_PROVIDER=" + p + " is not supported: use anthropic, openai, openrouter, databricks or databricks_v2"
+		return workspace.EnvAgentProvider + "=" + p + " is not supported: use anthropic, openai, openrouter, databricks or databricks_v2"
 	}
 	var missing []string
 	for _, v := range vars {
-		if strings.TrimSpace(env.Getenv(v)) == "" && !(strings.HasSuffix(v, "_MODEL") && env.Getenv("BUZZ_AGENT_MODEL") != "") {
+		if strings.TrimSpace(env.Getenv(v)) == "" && !(strings.HasSuffix(v, "_MODEL") && env.Getenv(workspace.EnvAgentModel) != "") {
 			missing = append(missing, v)
 		}
 	}
 	if len(missing) > 0 {
-		return "BUZZ_AGENT_PROVIDER=" + p + " needs " + strings.Join(missing, " and ") + " to be set"
+		return workspace.EnvAgentProvider + "=" + p + " needs " + strings.Join(missing, " and ") + " to be set"
 	}
 	return ""
 }
@@ -137,12 +138,12 @@ the listen address, which the agent keeps using; with a wss:// or https://
 one the agent connects through that URL too, so it must be reachable from
 here.`,
 		Env: []usage.Var{
-			{Name: "BUZZ_AGENT_PROVIDER", Help: "the agent's model provider (required): anthropic, openai, openrouter, databricks or databricks_v2"},
+			{Name: workspace.EnvAgentProvider, Help: "the agent's model provider (required): anthropic, openai, openrouter, databricks or databricks_v2"},
 			{Name: "  =anthropic", Help: "ANTHROPIC_API_KEY, ANTHROPIC_MODEL [ANTHROPIC_BASE_URL]"},
 			{Name: "  =openai", Help: "OPENAI_COMPAT_API_KEY, OPENAI_COMPAT_MODEL [OPENAI_COMPAT_BASE_URL] (any OpenAI-compatible server: vLLM, llama.cpp, Ollama)"},
 			{Name: "  =openrouter", Help: "OPENROUTER_API_KEY, OPENROUTER_MODEL"},
 			{Name: "  =databricks", Help: "DATABRICKS_HOST, DATABRICKS_MODEL, DATABRICKS_TOKEN"},
-			{Name: "BUZZ_AGENT_MODEL", Help: "overrides the provider's *_MODEL"},
+			{Name: workspace.EnvAgentModel, Help: "overrides the provider's *_MODEL"},
 			{Name: "XDG_STATE_HOME, HOME", Help: "where the state directory is made"},
 			{Name: "BUZZ_AGENT_*, BUZZ_ACP_*", Help: "the agent's and the harness's own settings (buzz-agent --help, buzz-acp --help)"},
 		},
@@ -259,8 +260,8 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 		return err
 	}
 	henv := env
-	henv.Environ = proc.WithEnv(env.Environ, "BUZZ_PRIVATE_KEY", string(skHex))
-	henv.Environ = proc.Without(henv.Environ, "BUZZ_ACP_PRIVATE_KEY", "BUZZ_AUTH_TAG")
+	henv.Environ = proc.WithEnv(env.Environ, workspace.EnvPrivateKey, string(skHex))
+	henv.Environ = proc.Without(henv.Environ, workspace.EnvACPPrivateKey, workspace.EnvAuthTag)
 	cfg, err := LoadConfig([]string{"--relay-url", wsURL, "--agent-owner", owner.Public().Hex(),
 		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--channels", channel}, henv)
 	clear(skHex)
@@ -270,7 +271,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	// The agent key reaches buzz-dev-mcp as a file in the state dir, which
 	// its shell sandbox hides, not in any process's environment.
 	cfg.MCPKeyFile = filepath.Join(base, upAgentKey)
-	henv.Environ = proc.Without(henv.Environ, "BUZZ_PRIVATE_KEY")
+	henv.Environ = proc.Without(henv.Environ, workspace.EnvPrivateKey)
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
@@ -361,7 +362,7 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 	if b, err := os.ReadFile(idPath); err == nil && isUUID(strings.TrimSpace(string(b))) {
 		id = strings.TrimSpace(string(b))
 		qctx, cancel := context.WithTimeout(cctx, httpTimeout)
-		evs, err := io.query(qctx, nostr.Filter{Kinds: []int{kindGroupMeta}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
+		evs, err := io.query(qctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
 		cancel()
 		if err != nil || len(evs) == 0 {
 			id = ""
@@ -369,19 +370,19 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 	}
 	if id == "" {
 		id = newUUID()
-		if err := publish(owner, &nostr.Event{Kind: 9007, Tags: nostr.Tags{{"h", id}, {"name", upChannelTag},
-			{"visibility", "open"}, {"channel_type", "stream"}, {"about", "where the owner and the agent talk"}}}); err != nil {
+		if err := publish(owner, &nostr.Event{Kind: workspace.KindCreateGroup, Tags: nostr.Tags{{"h", id}, {workspace.TagName, upChannelTag},
+			{workspace.TagVisibility, workspace.VisibilityOpen}, {workspace.TagChannelType, workspace.ChannelTypeStream}, {workspace.TagAbout, "where the owner and the agent talk"}}}); err != nil {
 			return "", fmt.Errorf("buzzbox up: create channel: %w", err)
 		}
 		if err := os.WriteFile(idPath, []byte(id+"\n"), 0o600); err != nil {
 			return "", err
 		}
 	}
-	if err := publish(owner, &nostr.Event{Kind: 9000, Tags: nostr.Tags{{"h", id}, {"p", agent.Public().Hex(), "", "member"}}}); err != nil &&
+	if err := publish(owner, &nostr.Event{Kind: workspace.KindAddUser, Tags: nostr.Tags{{"h", id}, {"p", agent.Public().Hex(), "", "member"}}}); err != nil &&
 		!strings.Contains(err.Error(), "already") {
 		log.Debug("add agent to channel", "err", err)
 	}
-	publish(owner, &nostr.Event{Kind: 0, Content: `{"name":"owner","display_name":"owner"}`})
-	publish(agent, &nostr.Event{Kind: 0, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `"}`})
+	publish(owner, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"owner","display_name":"owner"}`})
+	publish(agent, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `"}`})
 	return id, nil
 }

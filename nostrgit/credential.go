@@ -10,8 +10,8 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"buzzbox/internal/proc"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"

@@ -12,7 +12,7 @@ import (
 	"unicode/utf8"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // Armor lines of a NIP-GS signature. The BEGIN line is also what makes git

@@ -12,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // Git config keys the helpers read (spec §1.5), as git prints them.
@@ -116,7 +116,7 @@ func readGitConfig(ctx context.Context, env proc.Env) (map[string]string, error)
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, git, "config", "-z", "--type=path", "--get-regexp", configPattern)
-	cmd.Env = proc.Without(env.Environ, nostrkey.EnvNostrKey, nostrkey.EnvBuzzKey)
+	cmd.Env = proc.Without(env.Environ, workspace.EnvNostrPrivateKey, workspace.EnvPrivateKey)
 	cmd.Dir = env.Dir
 	// Only an *os.File is handed over as is; any other writer would make
 	// os/exec start a copying goroutine, which a sync helper must not.
@@ -190,8 +190,8 @@ func (c *gitConfig) keyFile() (string, error) {
 // authTag returns the configured NIP-OA tag text and its source:
 // BUZZ_AUTH_TAG when non-empty, else nostr.authtag. "" means none.
 func (c *gitConfig) authTag() (raw, source string, err error) {
-	if v := c.env.Getenv(nipoa.EnvAuthTag); v != "" {
-		return v, nipoa.EnvAuthTag, nil
+	if v := c.env.Getenv(workspace.EnvAuthTag); v != "" {
+		return v, workspace.EnvAuthTag, nil
 	}
 	v, ok, err := c.get(nipoa.GitConfigAuthTag)
 	if err != nil {

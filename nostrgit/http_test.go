@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 )
 
 // gitServer is a smart-HTTP git server on 127.0.0.1 that stands in for the

@@ -13,7 +13,8 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // Exit codes of git-sign-nostr: git only tells 0 from the rest.
@@ -245,7 +246,7 @@ func signingAttestation(conf *gitConfig, pk nostrkey.PublicKey, t uint32) (*oa, 
 		return nil, "", fmt.Errorf("%s: %w", source, err)
 	}
 	if err := tag.Verify(pk); err != nil {
-		return nil, "", fmt.Errorf("%s: %w; the configured %s is invalid or stale", source, err, nipoa.EnvAuthTag)
+		return nil, "", fmt.Errorf("%s: %w; the configured %s is invalid or stale", source, err, workspace.EnvAuthTag)
 	}
 	if err := tag.CheckTime(int64(t)); err != nil {
 		return nil, "", fmt.Errorf("%s: %w", source, err)

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"buzzbox/internal/testexe"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/dgraph-io/badger/v4"
 	eventbadger "github.com/fiatjaf/eventstore/badger"
@@ -94,11 +95,11 @@ func TestAttackDeletedChannelReadable(t *testing.T) {
 	b := runBinary(t, dir, args...)
 	ca, cb := login(t, b.url, alice), login(t, b.url, bob)
 	h := nostr.Tag{"h", chanA}
-	mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", h, nostr.Tag{"name", "secret"}, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", bob.pk}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"name", "secret"}, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk}))
 	secret := signed(t, bob, 9, "the launch date", h)
 	mustPublish(t, cb, secret)
-	mustPublish(t, ca, signed(t, alice, kindDeleteGroup, "", h))
+	mustPublish(t, ca, signed(t, alice, workspace.KindDeleteGroup, "", h))
 
 	attack := func(b *binRelay) {
 		t.Helper()
@@ -115,7 +116,7 @@ func TestAttackDeletedChannelReadable(t *testing.T) {
 		if _, reason := query(t, cm, nostr.Filter{Tags: nostr.TagMap{"h": {chanA}}}); reason != "restricted: not a channel member" {
 			t.Errorf("outsider REQ on a deleted private channel closed with %q", reason)
 		}
-		if msg := refused(t, cm, signed(t, mallory, kindCreateGroup, "", h, nostr.Tag{"visibility", "public"})); !strings.Contains(msg, "was deleted; only the relay owner") {
+		if msg := refused(t, cm, signed(t, mallory, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "public"})); !strings.Contains(msg, "was deleted; only the relay owner") {
 			t.Errorf("re-creating a deleted channel refused with %q", msg)
 		}
 		if evs, _ := query(t, cm, nostr.Filter{IDs: []string{secret.ID}}); len(evs) != 0 {
@@ -126,7 +127,7 @@ func TestAttackDeletedChannelReadable(t *testing.T) {
 			t.Errorf("post to a deleted channel refused with %q", msg)
 		}
 		ca := login(t, b.url, alice)
-		if msg := refused(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", mallory.pk})); !strings.Contains(msg, "was deleted") {
+		if msg := refused(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", mallory.pk})); !strings.Contains(msg, "was deleted") {
 			t.Errorf("add to a deleted channel refused with %q", msg)
 		}
 	}
@@ -137,7 +138,7 @@ func TestAttackDeletedChannelReadable(t *testing.T) {
 
 	// The relay owner may take the UUID back.
 	cr := login(t, b.url, root)
-	mustPublish(t, cr, signed(t, root, kindCreateGroup, "", h, nostr.Tag{"name", "again"}))
+	mustPublish(t, cr, signed(t, root, workspace.KindCreateGroup, "", h, nostr.Tag{"name", "again"}))
 	mustPublish(t, cr, signed(t, root, 9, "new era", h))
 }
 
@@ -150,12 +151,12 @@ func TestAttackInviteIntoDeletedChannel(t *testing.T) {
 	b := runBinary(t, dir, "--owner", owner.pk)
 	co := login(t, b.url, owner)
 	h := nostr.Tag{"h", chanA}
-	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "public"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "public"}))
 	secret := signed(t, owner, 9, "before the deletion", h)
 	mustPublish(t, co, secret)
 	token, _, _ := createInvite(t, b.http(), owner, map[string]any{"channels": []string{chanA, chanB}})
-	mustPublish(t, co, signed(t, owner, kindDeleteGroup, "", h))
+	mustPublish(t, co, signed(t, owner, workspace.KindDeleteGroup, "", h))
 	if status, rep := manage(t, b.http(), owner, "createinvite", map[string]any{"channels": []string{chanA}}); status == http.StatusOK && rep.Error == "" {
 		t.Errorf("createinvite for a deleted channel succeeded: %s", rep.Result)
 	}
@@ -186,12 +187,12 @@ func TestAttackDeletedChannelStillAdmits(t *testing.T) {
 	b := runBinary(t, t.TempDir(), "--owner", owner.pk)
 	co := login(t, b.url, owner)
 	h := nostr.Tag{"h", chanA}
-	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h))
-	mustPublish(t, co, signed(t, owner, kindAddUser, "", h, nostr.Tag{"p", bob.pk}))
+	mustPublish(t, co, signed(t, owner, workspace.KindCreateGroup, "", h))
+	mustPublish(t, co, signed(t, owner, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk}))
 	if reason := publishAs(t, b.url, bob); reason != "" {
 		t.Fatalf("channel member refused before the deletion: %s", reason)
 	}
-	mustPublish(t, co, signed(t, owner, kindDeleteGroup, "", h))
+	mustPublish(t, co, signed(t, owner, workspace.KindDeleteGroup, "", h))
 	if reason := publishAs(t, b.url, bob); !strings.Contains(reason, "not a relay member") {
 		t.Errorf("member of a deleted channel publishes: %q; want not a relay member", reason)
 	}
@@ -204,9 +205,9 @@ func TestAttackEventNamingTwoChannels(t *testing.T) {
 	alice, mallory := newKey(t), newKey(t)
 	b := runBinary(t, t.TempDir(), "--owner", alice.pk, "--allow", mallory.pk)
 	ca, cm := login(t, b.url, alice), login(t, b.url, mallory)
-	mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"visibility", "public"}))
-	mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, cm, signed(t, mallory, kindJoinRequest, "", nostr.Tag{"h", chanA}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"visibility", "public"}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, cm, signed(t, mallory, workspace.KindJoinRequest, "", nostr.Tag{"h", chanA}))
 
 	forged := signed(t, mallory, 9, "click here", nostr.Tag{"h", chanA}, nostr.Tag{"h", chanB})
 	if msg := refused(t, cm, forged); !strings.Contains(msg, "invalid: an event belongs to one channel; this one has 2 h tags") {
@@ -230,9 +231,9 @@ func TestAttackStoredMultiChannelEventHidden(t *testing.T) {
 	args := []string{"--owner", alice.pk, "--allow", mallory.pk}
 	b := runBinary(t, dir, args...)
 	ca, cm := login(t, b.url, alice), login(t, b.url, mallory)
-	mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"visibility", "public"}))
-	mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, cm, signed(t, mallory, kindJoinRequest, "", nostr.Tag{"h", chanA}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"visibility", "public"}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, cm, signed(t, mallory, workspace.KindJoinRequest, "", nostr.Tag{"h", chanA}))
 	b.stop(t)
 
 	old := signed(t, alice, 9, "for the private channel only", nostr.Tag{"h", chanA}, nostr.Tag{"h", chanB})
@@ -286,11 +287,11 @@ func TestAttackGuestPushes(t *testing.T) {
 
 	ca := login(t, b.url, alice)
 	h := nostr.Tag{"h", chanA}
-	mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", guests[0].pk, "", "guest"}))                // 39002 form
-	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", guests[1].pk}, nostr.Tag{"role", "guest"})) // CLI form
-	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", guests[2].pk, "guest"}))                    // NIP-29 form
-	mustPublish(t, ca, signed(t, alice, kindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", chanA}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", guests[0].pk, "", "guest"}))                // 39002 form
+	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", guests[1].pk}, nostr.Tag{"role", "guest"})) // CLI form
+	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", guests[2].pk, "guest"}))                    // NIP-29 form
+	mustPublish(t, ca, signed(t, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", chanA}))
 	_, members := channelState(t, ca, chanA)
 	got := roles(members)
 	for i, g := range guests {
@@ -334,7 +335,7 @@ func TestAttackGuestPushes(t *testing.T) {
 		}
 	}
 	// A role the relay does not know would be no guest.
-	if msg := refused(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", newKey(t).pk, "", "root"})); !strings.Contains(msg, `invalid: unknown role "root"`) {
+	if msg := refused(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", newKey(t).pk, "", "root"})); !strings.Contains(msg, `invalid: unknown role "root"`) {
 		t.Errorf("add with an unknown role refused with %q", msg)
 	}
 }
@@ -436,8 +437,8 @@ func TestAttackCountStopsAt250(t *testing.T) {
 	owner, alice := newKey(t), newKey(t)
 	b := runBinary(t, t.TempDir(), "--owner", owner.pk, "--allow", alice.pk)
 	ca, co := login(t, b.url, alice), login(t, b.url, owner)
-	mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"visibility", "public"}))
-	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"visibility", "public"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "private"}))
 	mustPublish(t, co, signed(t, owner, 9, "hidden from alice", nostr.Tag{"h", chanB}))
 	for i := range total {
 		ev := signedAt(t, alice, 9, nostr.Now()-nostr.Timestamp(i/7), fmt.Sprint("message ", i), nostr.Tag{"h", chanA})
@@ -487,13 +488,13 @@ func TestAttackPrivateChannelsPastStorePageReadable(t *testing.T) {
 	ca := login(t, b.url, alice)
 	for i := range n {
 		h := nostr.Tag{"h", fmt.Sprintf("%08x-0000-4000-8000-%012x", i, i)}
-		mustPublish(t, ca, signed(t, alice, kindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
+		mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
 		mustPublish(t, ca, signed(t, alice, 9, fmt.Sprint("secret ", i), h))
 	}
 	b.stop(t)
 	b = runBinary(t, dir, args...)
 	cm := login(t, b.url, mallory)
-	if evs, _ := query(t, cm, nostr.Filter{Kinds: []int{9, kindCreateGroup}, Limit: 1000}); len(evs) != 0 {
+	if evs, _ := query(t, cm, nostr.Filter{Kinds: []int{9, workspace.KindCreateGroup}, Limit: 1000}); len(evs) != 0 {
 		t.Errorf("after a restart an outsider read %d events of private channels", len(evs))
 	}
 	ca = login(t, b.url, alice)

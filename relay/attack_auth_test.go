@@ -13,7 +13,8 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
@@ -261,7 +262,7 @@ func (w *wsClient) auth(k testKey, relayURL string, tags ...nostr.Tag) (bool, st
 		w.t.Fatalf("first message is %s, not an AUTH challenge", label)
 	}
 	tags = append(nostr.Tags{{"relay", relayURL}, {"challenge", challenge}}, tags...)
-	ev := nostr.Event{Kind: nostr.KindClientAuthentication, CreatedAt: nostr.Now(), Tags: tags}
+	ev := nostr.Event{Kind: workspace.KindAuth, CreatedAt: nostr.Now(), Tags: tags}
 	if err := ev.Sign(k.sk); err != nil {
 		w.t.Fatal(err)
 	}

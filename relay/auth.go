@@ -10,8 +10,9 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -48,8 +49,8 @@ func normHost(hostport string) string {
 // trailing "/" do not matter), created_at within authWindow of now, valid
 // id and signature.
 func checkAuthEvent(ev *nostr.Event, challenge string, bases []string, now time.Time) error {
-	if ev.Kind != nostr.KindClientAuthentication {
-		return fmt.Errorf("kind %d is not %d", ev.Kind, nostr.KindClientAuthentication)
+	if ev.Kind != workspace.KindAuth {
+		return fmt.Errorf("kind %d is not %d", ev.Kind, workspace.KindAuth)
 	}
 	var challenges, relays []string
 	for _, t := range ev.Tags {
@@ -57,9 +58,9 @@ func checkAuthEvent(ev *nostr.Event, challenge string, bases []string, now time.
 			continue
 		}
 		switch t[0] {
-		case "challenge":
+		case workspace.TagAuthChallenge:
 			challenges = append(challenges, t[1])
-		case "relay":
+		case workspace.TagAuthRelay:
 			relays = append(relays, t[1])
 		}
 	}

@@ -11,8 +11,9 @@ import (
 	"sort"
 	"strings"
 
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -108,7 +109,7 @@ func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *nipoa.Tag
 	if t := res.Event.Tags.Find(nipoa.TagName); t != nil {
 		grant, _ = attestedGrant(t, c.pubkey)
 	}
-	if h := req.Header.Get("x-auth-tag"); grant == nil && h != "" {
+	if h := req.Header.Get(workspace.HeaderAuthTag); grant == nil && h != "" {
 		grant, _ = headerGrant(h, c.pubkey)
 	}
 	owner, gerr := grantOwner(grant, r.cfg.Now())
@@ -308,7 +309,7 @@ func (r *Relay) bridgePublish(ctx context.Context, body []byte) (string, *bridge
 	if reject, msg := r.rejectEvent(ctx, &ev); reject {
 		return ev.ID, &bridgeError{statusOf(msg), msg}
 	}
-	if ev.Kind == nostr.KindDeletion {
+	if ev.Kind == workspace.KindDeletion {
 		if msg := r.deleteTargets(ctx, &ev); msg != "" {
 			return ev.ID, &bridgeError{statusOf(msg), msg}
 		}

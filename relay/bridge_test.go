@@ -9,7 +9,8 @@ import (
 	"testing"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -168,7 +169,7 @@ func TestBridgeChannelRulesAndPaging(t *testing.T) {
 	base := r.HTTPURL()
 	h := nostr.Tag{"h", chanA}
 	for _, ev := range []nostr.Event{
-		signed(t, owner, kindCreateGroup, "", h, nostr.Tag{"name", "p"}, nostr.Tag{"visibility", "private"}),
+		signed(t, owner, workspace.KindCreateGroup, "", h, nostr.Tag{"name", "p"}, nostr.Tag{"visibility", "private"}),
 		signed(t, owner, 9, "one", h),
 		signed(t, owner, 9, "two", h),
 		signed(t, owner, 9, "three", h),

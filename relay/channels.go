@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"fmt"
 	"sort"
@@ -14,30 +15,11 @@ import (
 // carries ["h", uuid]. Members change through group commands; after each
 // change the relay signs and publishes the channel's kind 39000 metadata
 // and kind 39002 member list, and a 44100/44101 notification naming the
-// member who came or went.
-const (
-	kindAddUser      = 9000
-	kindRemoveUser   = 9001
-	kindEditMetadata = 9002
-	kindCreateGroup  = 9007
-	kindDeleteGroup  = 9008
-	kindJoinRequest  = 9021
-	kindLeaveRequest = 9022
-
-	kindGroupMetadata = 39000
-	kindGroupAdmins   = 39001
-	kindGroupMembers  = 39002
-	kindGroupRoles    = 39003
-
-	kindMemberAdded   = 44100
-	kindMemberRemoved = 44101
-
-	// kindChannelTombstone is the relay's record of a deleted channel
-	// (d = id), with its private flag and its members as 39002 lists
-	// them. It keeps the channel's events as hidden as before deletion,
-	// across restarts, and its UUID reserved; clients have no use for it.
-	kindChannelTombstone = 39008
-)
+// member who came or went (the kinds are internal/workspace's). A deleted
+// channel leaves a workspace.KindChannelTombstone record (d = id), with
+// its private flag and its members as 39002 lists them. It keeps the
+// channel's events as hidden as before deletion, across restarts, and its
+// UUID reserved; clients have no use for it.
 
 // Roles a member can hold. Owners and admins run group commands.
 const (
@@ -124,7 +106,7 @@ func isUUID(s string) bool {
 }
 
 func isStateKind(kind int) bool {
-	return kind >= kindGroupMetadata && kind <= kindGroupRoles || kind == kindChannelTombstone
+	return kind >= workspace.KindGroupMetadata && kind <= workspace.KindGroupRoles || kind == workspace.KindChannelTombstone
 }
 
 // channelOf returns the channel an event belongs to: its first h tag, or
@@ -218,7 +200,7 @@ func (r *Relay) channelReadableIn(c caller, ev *nostr.Event, id string) bool {
 	if !private || isMember || (c.pubkey != "" && c.pubkey == r.owner) || ev.PubKey == c.pubkey && c.pubkey != "" {
 		return true
 	}
-	if ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
+	if ev.Kind == workspace.KindMemberAdded || ev.Kind == workspace.KindMemberRemoved {
 		return c.pubkey != "" && ev.Tags.FindWithValue("p", c.pubkey) != nil
 	}
 	return false
@@ -259,17 +241,17 @@ func (r *Relay) checkChannelWrite(ctx context.Context, c caller, ev *nostr.Event
 
 func (r *Relay) checkChannelWriteOnce(ctx context.Context, c caller, ev *nostr.Event) string {
 	id := channelOf(ev)
-	if isStateKind(ev.Kind) || ev.Kind == kindMemberAdded || ev.Kind == kindMemberRemoved {
+	if isStateKind(ev.Kind) || ev.Kind == workspace.KindMemberAdded || ev.Kind == workspace.KindMemberRemoved {
 		return "restricted: only the relay publishes channel state"
 	}
 	if n := len(tagValues(ev, "h")); n > 1 {
 		return fmt.Sprintf("invalid: an event belongs to one channel; this one has %d h tags", n)
 	}
 	if id == "" {
-		if ev.Kind == nostr.KindReaction {
+		if ev.Kind == workspace.KindReaction {
 			return r.checkReaction(ctx, ev)
 		}
-		if ev.Kind >= kindAddUser && ev.Kind <= kindLeaveRequest {
+		if ev.Kind >= workspace.KindAddUser && ev.Kind <= workspace.KindLeaveRequest {
 			return "invalid: group commands need an h tag naming the channel"
 		}
 		return ""
@@ -279,21 +261,21 @@ func (r *Relay) checkChannelWriteOnce(ctx context.Context, c caller, ev *nostr.E
 	}
 	ch, exists := r.chans.get(id)
 	if exists && ch.deleted {
-		if ev.Kind == kindCreateGroup && ev.PubKey == r.owner && r.owner != "" {
+		if ev.Kind == workspace.KindCreateGroup && ev.PubKey == r.owner && r.owner != "" {
 			return ""
 		}
-		if ev.Kind == kindCreateGroup {
+		if ev.Kind == workspace.KindCreateGroup {
 			return "restricted: channel " + id + " was deleted; only the relay owner may create it again"
 		}
 		return "restricted: channel " + id + " was deleted"
 	}
 	switch ev.Kind {
-	case kindCreateGroup:
+	case workspace.KindCreateGroup:
 		if exists {
 			return "invalid: channel " + id + " already exists"
 		}
 		return ""
-	case kindJoinRequest:
+	case workspace.KindJoinRequest:
 		switch {
 		case !exists:
 			return "invalid: no channel " + id
@@ -301,22 +283,22 @@ func (r *Relay) checkChannelWriteOnce(ctx context.Context, c caller, ev *nostr.E
 			return "restricted: channel is private; ask an admin to add you"
 		}
 		return ""
-	case kindLeaveRequest:
+	case workspace.KindLeaveRequest:
 		if !exists || ch.members[ev.PubKey] == "" {
 			return "invalid: not a member of channel " + id
 		}
 		return ""
-	case kindAddUser, kindRemoveUser, kindEditMetadata, kindDeleteGroup:
+	case workspace.KindAddUser, workspace.KindRemoveUser, workspace.KindEditMetadata, workspace.KindDeleteGroup:
 		if !exists {
 			return "invalid: no channel " + id
 		}
 		if !r.admin(id, ev.PubKey) {
 			return "restricted: only the channel's owner or admins may do that"
 		}
-		if ev.Kind != kindEditMetadata && ev.Kind != kindDeleteGroup && len(tagValues(ev, "p")) == 0 {
+		if ev.Kind != workspace.KindEditMetadata && ev.Kind != workspace.KindDeleteGroup && len(tagValues(ev, "p")) == 0 {
 			return "invalid: add and remove need a p tag"
 		}
-		if ev.Kind == kindAddUser {
+		if ev.Kind == workspace.KindAddUser {
 			roleTag, _ := tagValue(ev, "role")
 			for _, t := range ev.Tags {
 				if len(t) >= 2 && t[0] == "p" {
@@ -390,7 +372,7 @@ func hasFlag(ev *nostr.Event, name string) bool {
 // onEventSaved applies a stored group command to the channel state and
 // publishes the new state.
 func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
-	if ev.Kind < kindAddUser || ev.Kind > kindLeaveRequest {
+	if ev.Kind < workspace.KindAddUser || ev.Kind > workspace.KindLeaveRequest {
 		return
 	}
 	id := channelOf(ev)
@@ -407,25 +389,25 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 	cs := r.chans
 	cs.mu.Lock()
 	ch := cs.byID[id]
-	if ch != nil && ch.deleted && ev.Kind != kindCreateGroup {
+	if ch != nil && ch.deleted && ev.Kind != workspace.KindCreateGroup {
 		// Nothing changes a deleted channel: its members stay who may read
 		// its history, and no new state would bring it back.
 		cs.mu.Unlock()
 		return
 	}
 	switch ev.Kind {
-	case kindCreateGroup:
+	case workspace.KindCreateGroup:
 		if ch != nil && !ch.deleted {
 			cs.mu.Unlock()
 			return
 		}
-		ch = &channel{id: id, typ: "stream", members: map[string]string{ev.PubKey: roleOwner}, createdAt: ev.CreatedAt}
+		ch = &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{ev.PubKey: roleOwner}, createdAt: ev.CreatedAt}
 		applyMetadata(ch, ev)
 		cs.byID[id] = ch
 		added = append(added, ev.PubKey)
-	case kindEditMetadata:
+	case workspace.KindEditMetadata:
 		applyMetadata(ch, ev)
-	case kindAddUser:
+	case workspace.KindAddUser:
 		roleTag, _ := tagValue(ev, "role")
 		for _, t := range ev.Tags {
 			if len(t) < 2 || t[0] != "p" || !nostr.IsValid32ByteHex(t[1]) {
@@ -440,24 +422,24 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 			}
 			ch.members[t[1]] = role
 		}
-	case kindRemoveUser:
+	case workspace.KindRemoveUser:
 		for _, pk := range tagValues(ev, "p") {
 			if ch.members[pk] != "" {
 				delete(ch.members, pk)
 				removed = append(removed, pk)
 			}
 		}
-	case kindJoinRequest:
+	case workspace.KindJoinRequest:
 		if ch != nil && ch.members[ev.PubKey] == "" {
 			ch.members[ev.PubKey] = roleMember
 			added = append(added, ev.PubKey)
 		}
-	case kindLeaveRequest:
+	case workspace.KindLeaveRequest:
 		if ch != nil && ch.members[ev.PubKey] != "" {
 			delete(ch.members, ev.PubKey)
 			removed = append(removed, ev.PubKey)
 		}
-	case kindDeleteGroup:
+	case workspace.KindDeleteGroup:
 		cs.mu.Unlock()
 		return // done by deleteChannel before the 9008 was stored
 	}
@@ -472,14 +454,14 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 		return
 	}
 	r.publishChannel(ctx, snapshot)
-	if ev.Kind == kindCreateGroup {
-		r.dropChannelState(ctx, id, kindChannelTombstone) // re-created by the relay owner
+	if ev.Kind == workspace.KindCreateGroup {
+		r.dropChannelState(ctx, id, workspace.KindChannelTombstone) // re-created by the relay owner
 	}
 	for _, pk := range added {
-		r.publishRelayEvent(ctx, kindMemberAdded, nostr.Tags{{"h", id}, {"p", pk}})
+		r.publishRelayEvent(ctx, workspace.KindMemberAdded, nostr.Tags{{"h", id}, {"p", pk}})
 	}
 	for _, pk := range removed {
-		r.publishRelayEvent(ctx, kindMemberRemoved, nostr.Tags{{"h", id}, {"p", pk}})
+		r.publishRelayEvent(ctx, workspace.KindMemberRemoved, nostr.Tags{{"h", id}, {"p", pk}})
 	}
 	r.revoke(id, removed)
 }
@@ -504,24 +486,24 @@ func maps(m map[string]string) map[string]string {
 func applyMetadata(ch *channel, ev *nostr.Event) {
 	for _, t := range ev.Tags {
 		switch {
-		case len(t) == 1 && t[0] == "private":
+		case len(t) == 1 && t[0] == workspace.TagPrivate:
 			ch.private = true
-		case len(t) == 1 && t[0] == "public":
+		case len(t) == 1 && t[0] == workspace.TagPublic:
 			ch.private = false
 		case len(t) < 2:
-		case t[0] == "name":
+		case t[0] == workspace.TagName:
 			ch.name = t[1]
-		case t[0] == "about":
+		case t[0] == workspace.TagAbout:
 			ch.about = t[1]
-		case t[0] == "topic":
+		case t[0] == workspace.TagTopic:
 			ch.topic = t[1]
-		case t[0] == "purpose":
+		case t[0] == workspace.TagPurpose:
 			ch.purpose = t[1]
-		case t[0] == "channel_type" || t[0] == "t":
+		case t[0] == workspace.TagChannelType || t[0] == "t":
 			ch.typ = t[1]
-		case t[0] == "visibility":
-			ch.private = t[1] == "private"
-		case t[0] == "archived":
+		case t[0] == workspace.TagVisibility:
+			ch.private = t[1] == workspace.VisibilityPrivate
+		case t[0] == workspace.TagArchived:
 			ch.archived = t[1] == "true"
 		}
 	}
@@ -529,22 +511,22 @@ func applyMetadata(ch *channel, ev *nostr.Event) {
 
 // publishChannel signs and stores the channel's 39000 and 39002 events.
 func (r *Relay) publishChannel(ctx context.Context, ch channel) {
-	meta := nostr.Tags{{"d", ch.id}, {"name", ch.name}}
-	for _, kv := range [][2]string{{"about", ch.about}, {"topic", ch.topic}, {"purpose", ch.purpose}} {
+	meta := nostr.Tags{{"d", ch.id}, {workspace.TagName, ch.name}}
+	for _, kv := range [][2]string{{workspace.TagAbout, ch.about}, {workspace.TagTopic, ch.topic}, {workspace.TagPurpose, ch.purpose}} {
 		if kv[1] != "" {
 			meta = append(meta, nostr.Tag{kv[0], kv[1]})
 		}
 	}
-	meta = append(meta, nostr.Tag{"t", ch.typ}, nostr.Tag{"channel_type", ch.typ})
+	meta = append(meta, nostr.Tag{"t", ch.typ}, nostr.Tag{workspace.TagChannelType, ch.typ})
 	if ch.private {
-		meta = append(meta, nostr.Tag{"private"}, nostr.Tag{"closed"})
+		meta = append(meta, nostr.Tag{workspace.TagPrivate}, nostr.Tag{workspace.TagClosed})
 	} else {
-		meta = append(meta, nostr.Tag{"public"}, nostr.Tag{"open"})
+		meta = append(meta, nostr.Tag{workspace.TagPublic}, nostr.Tag{workspace.TagOpen})
 	}
-	meta = append(meta, nostr.Tag{"archived", fmt.Sprint(ch.archived)})
-	r.publishRelayEvent(ctx, kindGroupMetadata, meta)
+	meta = append(meta, nostr.Tag{workspace.TagArchived, fmt.Sprint(ch.archived)})
+	r.publishRelayEvent(ctx, workspace.KindGroupMetadata, meta)
 
-	r.publishRelayEvent(ctx, kindGroupMembers, memberTags(ch))
+	r.publishRelayEvent(ctx, workspace.KindGroupMembers, memberTags(ch))
 }
 
 // memberTags lists ch's members as 39002 does: d, then ["p", pk, "", role]
@@ -566,7 +548,7 @@ func memberTags(ch channel) nostr.Tags {
 // that no stop of the relay, however abrupt, leaves the 9008 stored and
 // the channel without its tombstone.
 func (r *Relay) saveEvent(ctx context.Context, ev *nostr.Event) error {
-	if ev.Kind == kindDeleteGroup {
+	if ev.Kind == workspace.KindDeleteGroup {
 		r.deleteChannel(ctx, channelOf(ev))
 	}
 	return r.store.SaveEvent(ctx, ev)
@@ -589,7 +571,7 @@ func (r *Relay) deleteChannel(ctx context.Context, id string) {
 	snapshot.members = maps(ch.members)
 	cs.mu.Unlock()
 	r.publishTombstone(ctx, snapshot)
-	r.dropChannelState(ctx, id, kindGroupMetadata, kindGroupMembers)
+	r.dropChannelState(ctx, id, workspace.KindGroupMetadata, workspace.KindGroupMembers)
 	r.revoke(id, keys(snapshot.members))
 }
 
@@ -598,9 +580,9 @@ func (r *Relay) deleteChannel(ctx context.Context, id string) {
 func (r *Relay) publishTombstone(ctx context.Context, ch channel) {
 	tags := memberTags(ch)
 	if ch.private {
-		tags = append(tags, nostr.Tag{"private"})
+		tags = append(tags, nostr.Tag{workspace.TagPrivate})
 	}
-	r.publishRelayEvent(ctx, kindChannelTombstone, tags)
+	r.publishRelayEvent(ctx, workspace.KindChannelTombstone, tags)
 }
 
 // signState dates ev now, or just after the newest state the relay has
@@ -672,15 +654,15 @@ func (r *Relay) loadChannels() error {
 	var metas, lists []*nostr.Event
 	tombs := make(map[string]*nostr.Event)
 	err := r.eachStored(ctx, nostr.Filter{
-		Kinds: []int{kindGroupMetadata, kindGroupMembers, kindChannelTombstone}, Authors: []string{r.pubkey},
+		Kinds: []int{workspace.KindGroupMetadata, workspace.KindGroupMembers, workspace.KindChannelTombstone}, Authors: []string{r.pubkey},
 	}, func(ev *nostr.Event) {
 		r.sawState(ev.CreatedAt)
 		switch ev.Kind {
-		case kindGroupMetadata:
+		case workspace.KindGroupMetadata:
 			metas = append(metas, ev)
-		case kindGroupMembers:
+		case workspace.KindGroupMembers:
 			lists = append(lists, ev)
-		case kindChannelTombstone:
+		case workspace.KindChannelTombstone:
 			if old := tombs[ev.Tags.GetD()]; old == nil || ev.CreatedAt > old.CreatedAt {
 				tombs[ev.Tags.GetD()] = ev
 			}
@@ -693,12 +675,12 @@ func (r *Relay) loadChannels() error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	for _, ev := range metas {
-		ch := &channel{id: ev.Tags.GetD(), typ: "stream", members: map[string]string{}, createdAt: ev.CreatedAt}
+		ch := &channel{id: ev.Tags.GetD(), typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt}
 		applyMetadata(ch, ev)
 		if v, _ := tagValue(ev, "t"); v != "" {
 			ch.typ = v
 		}
-		ch.private = hasFlag(ev, "private")
+		ch.private = hasFlag(ev, workspace.TagPrivate)
 		cs.byID[ch.id] = ch
 	}
 	for _, ev := range lists {
@@ -712,8 +694,8 @@ func (r *Relay) loadChannels() error {
 		if ch := cs.byID[id]; ch != nil && ch.createdAt > ev.CreatedAt {
 			continue // re-created since
 		}
-		ch := &channel{id: id, typ: "stream", members: map[string]string{}, createdAt: ev.CreatedAt, deleted: true}
-		ch.private = hasFlag(ev, "private")
+		ch := &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt, deleted: true}
+		ch.private = hasFlag(ev, workspace.TagPrivate)
 		loadMemberTags(ch, ev)
 		cs.byID[id] = ch
 	}

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"buzzbox/internal/workspace"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -13,15 +14,15 @@ const chanA = "3f2504e0-4f89-41d3-9a0c-0305e82c3301"
 // channelState returns the 39000 and 39002 events of channel id.
 func channelState(t *testing.T, c *nostr.Relay, id string) (meta, members *nostr.Event) {
 	t.Helper()
-	evs, reason := query(t, c, nostr.Filter{Kinds: []int{kindGroupMetadata, kindGroupMembers}, Tags: nostr.TagMap{"d": {id}}})
+	evs, reason := query(t, c, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata, workspace.KindGroupMembers}, Tags: nostr.TagMap{"d": {id}}})
 	if reason != "" {
 		t.Fatalf("channel state query closed: %s", reason)
 	}
 	for _, ev := range evs {
 		switch ev.Kind {
-		case kindGroupMetadata:
+		case workspace.KindGroupMetadata:
 			meta = ev
-		case kindGroupMembers:
+		case workspace.KindGroupMembers:
 			members = ev
 		}
 	}
@@ -51,10 +52,10 @@ func TestChannelLifecycle(t *testing.T) {
 	if msg := refused(t, ca, signed(t, alice, 9, "before", h)); !strings.Contains(msg, "restricted: not a channel member") {
 		t.Errorf("post to a missing channel refused with %q", msg)
 	}
-	if msg := refused(t, ca, signed(t, alice, kindCreateGroup, "", nostr.Tag{"h", "not-a-uuid"})); !strings.Contains(msg, "invalid:") {
+	if msg := refused(t, ca, signed(t, alice, workspace.KindCreateGroup, "", nostr.Tag{"h", "not-a-uuid"})); !strings.Contains(msg, "invalid:") {
 		t.Errorf("create with a bad UUID refused with %q; want invalid:", msg)
 	}
-	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h, nostr.Tag{"name", "general"}, nostr.Tag{"visibility", "private"}, nostr.Tag{"channel_type", "stream"}, nostr.Tag{"about", "talk"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindCreateGroup, "", h, nostr.Tag{"name", "general"}, nostr.Tag{"visibility", "private"}, nostr.Tag{"channel_type", "stream"}, nostr.Tag{"about", "talk"}))
 
 	meta, members := channelState(t, co, chanA)
 	if meta == nil || meta.PubKey != r.PublicKey() || members == nil || members.PubKey != r.PublicKey() {
@@ -71,10 +72,10 @@ func TestChannelLifecycle(t *testing.T) {
 	if msg := refused(t, ca, signed(t, alice, 9, "hi", h)); !strings.Contains(msg, "restricted: not a channel member") {
 		t.Errorf("non-member post refused with %q", msg)
 	}
-	if msg := refused(t, ca, signed(t, alice, kindJoinRequest, "", h)); !strings.Contains(msg, "private") {
+	if msg := refused(t, ca, signed(t, alice, workspace.KindJoinRequest, "", h)); !strings.Contains(msg, "private") {
 		t.Errorf("join of a private channel refused with %q; want private", msg)
 	}
-	if msg := refused(t, cb, signed(t, bob, kindAddUser, "", h, nostr.Tag{"p", bob.pk})); !strings.Contains(msg, "restricted:") {
+	if msg := refused(t, cb, signed(t, bob, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk})); !strings.Contains(msg, "restricted:") {
 		t.Errorf("add by a non-admin refused with %q; want restricted:", msg)
 	}
 
@@ -94,12 +95,12 @@ func TestChannelLifecycle(t *testing.T) {
 	}
 
 	// Owner adds alice as admin; she gets a notification and can post.
-	notes, err := ca.Subscribe(testCtx(t), nostr.Filters{{Kinds: []int{kindMemberAdded}, Tags: nostr.TagMap{"p": {alice.pk}}}})
+	notes, err := ca.Subscribe(testCtx(t), nostr.Filters{{Kinds: []int{workspace.KindMemberAdded}, Tags: nostr.TagMap{"p": {alice.pk}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-notes.EndOfStoredEvents
-	mustPublish(t, co, signed(t, owner, kindAddUser, "", h, nostr.Tag{"p", alice.pk, "admin"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindAddUser, "", h, nostr.Tag{"p", alice.pk, "admin"}))
 	select {
 	case n := <-notes.Events:
 		if v, _ := tagValue(n, "h"); v != chanA || n.PubKey != r.PublicKey() {
@@ -124,7 +125,7 @@ func TestChannelLifecycle(t *testing.T) {
 		t.Errorf("member cannot read the private history")
 	}
 	// Now an admin, alice adds bob.
-	mustPublish(t, ca, signed(t, alice, kindAddUser, "", h, nostr.Tag{"p", bob.pk}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk}))
 	mustPublish(t, cb, signed(t, bob, 9, "bob here", h))
 	// bob listens to the channel, then leaves: his subscription is closed.
 	// (limit 0: no stored events the test would have to drain.)
@@ -133,7 +134,7 @@ func TestChannelLifecycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-bsub.EndOfStoredEvents
-	mustPublish(t, cb, signed(t, bob, kindLeaveRequest, "", h))
+	mustPublish(t, cb, signed(t, bob, workspace.KindLeaveRequest, "", h))
 	select {
 	case reason := <-bsub.ClosedReason:
 		if reason != "restricted: channel access revoked" {
@@ -143,7 +144,7 @@ func TestChannelLifecycle(t *testing.T) {
 		t.Fatal("subscription of a departed member not closed")
 	}
 	// A reaction from outside the channel to a channel event is refused.
-	if msg := refused(t, cb, signed(t, bob, nostr.KindReaction, "+", nostr.Tag{"e", secret.ID})); !strings.Contains(msg, "not a channel member") {
+	if msg := refused(t, cb, signed(t, bob, workspace.KindReaction, "+", nostr.Tag{"e", secret.ID})); !strings.Contains(msg, "not a channel member") {
 		t.Errorf("outside reaction refused with %q", msg)
 	}
 	if msg := refused(t, cb, signed(t, bob, 9, "gone", h)); !strings.Contains(msg, "not a channel member") {
@@ -151,7 +152,7 @@ func TestChannelLifecycle(t *testing.T) {
 	}
 
 	// Archive, then nobody posts.
-	mustPublish(t, co, signed(t, owner, kindEditMetadata, "", h, nostr.Tag{"archived", "true"}, nostr.Tag{"topic", "old"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindEditMetadata, "", h, nostr.Tag{"archived", "true"}, nostr.Tag{"topic", "old"}))
 	if msg := refused(t, ca, signed(t, alice, 9, "late", h)); !strings.Contains(msg, "archived") {
 		t.Errorf("post to archived channel refused with %q", msg)
 	}
@@ -167,10 +168,10 @@ func TestChannelLifecycle(t *testing.T) {
 		t.Errorf("members after restart = %v", got)
 	}
 	co2 := login(t, r2.URL(), owner)
-	mustPublish(t, co2, signed(t, owner, kindEditMetadata, "", h, nostr.Tag{"archived", "false"}))
+	mustPublish(t, co2, signed(t, owner, workspace.KindEditMetadata, "", h, nostr.Tag{"archived", "false"}))
 	mustPublish(t, co2, signed(t, owner, 9, "back", h))
 
-	mustPublish(t, co2, signed(t, owner, kindDeleteGroup, "", h))
+	mustPublish(t, co2, signed(t, owner, workspace.KindDeleteGroup, "", h))
 	if meta, members := channelState(t, co2, chanA); meta != nil || members != nil {
 		t.Errorf("channel state after delete: %v %v; want none", meta, members)
 	}
@@ -185,7 +186,7 @@ func TestTagQueryMatchesTagName(t *testing.T) {
 	r := startRelay(t, Config{Owner: owner.pk})
 	co := login(t, r.URL(), owner)
 	h := nostr.Tag{"h", chanA}
-	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h, nostr.Tag{"name", "general"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindCreateGroup, "", h, nostr.Tag{"name", "general"}))
 	mustPublish(t, co, signed(t, owner, 9, "hello", h))
 	// Newer than the channel's state events, which would take limit slots.
 	older := signed(t, owner, 9, "older", h)
@@ -194,8 +195,8 @@ func TestTagQueryMatchesTagName(t *testing.T) {
 	mustPublish(t, co, older)
 	for _, f := range []nostr.Filter{
 		{Tags: nostr.TagMap{"h": {chanA}}},
-		{Tags: nostr.TagMap{"h": {chanA}}, Kinds: []int{9, kindGroupMetadata, kindGroupMembers}},
-		{Tags: nostr.TagMap{"h": {chanA}}, Kinds: []int{9, kindGroupMetadata, kindGroupMembers}, Limit: 2},
+		{Tags: nostr.TagMap{"h": {chanA}}, Kinds: []int{9, workspace.KindGroupMetadata, workspace.KindGroupMembers}},
+		{Tags: nostr.TagMap{"h": {chanA}}, Kinds: []int{9, workspace.KindGroupMetadata, workspace.KindGroupMembers}, Limit: 2},
 	} {
 		status, body := post(t, owner, r.HTTPURL()+"/query", "", jsonOf(t, []nostr.Filter{f}))
 		var evs []nostr.Event
@@ -220,21 +221,21 @@ func TestPublicChannelJoin(t *testing.T) {
 	r := startRelay(t, Config{Owner: owner.pk, Allow: []string{alice.pk}})
 	co, ca := login(t, r.URL(), owner), login(t, r.URL(), alice)
 	h := nostr.Tag{"h", chanA}
-	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h, nostr.Tag{"name", "open"}, nostr.Tag{"visibility", "open"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindCreateGroup, "", h, nostr.Tag{"name", "open"}, nostr.Tag{"visibility", "open"}))
 	post := signed(t, owner, 9, "public words", h)
 	mustPublish(t, co, post)
 	if evs, _ := query(t, ca, nostr.Filter{IDs: []string{post.ID}}); len(evs) != 1 {
 		t.Errorf("relay member cannot read a public channel")
 	}
 	refused(t, ca, signed(t, alice, 9, "not yet", h))
-	mustPublish(t, ca, signed(t, alice, kindJoinRequest, "", h))
+	mustPublish(t, ca, signed(t, alice, workspace.KindJoinRequest, "", h))
 	mustPublish(t, ca, signed(t, alice, 9, "joined", h))
 	// Discovery as the harness does it: 39002 by #p.
-	evs, _ := query(t, ca, nostr.Filter{Kinds: []int{kindGroupMembers}, Tags: nostr.TagMap{"p": {alice.pk}}})
+	evs, _ := query(t, ca, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"p": {alice.pk}}})
 	if len(evs) != 1 || evs[0].Tags.GetD() != chanA {
 		t.Errorf("39002 #p discovery = %d events", len(evs))
 	}
-	if msg := refused(t, ca, signed(t, alice, kindGroupMetadata, "", nostr.Tag{"d", chanA})); !strings.Contains(msg, "only the relay") {
+	if msg := refused(t, ca, signed(t, alice, workspace.KindGroupMetadata, "", nostr.Tag{"d", chanA})); !strings.Contains(msg, "only the relay") {
 		t.Errorf("forged 39000 refused with %q", msg)
 	}
 }

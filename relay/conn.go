@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"

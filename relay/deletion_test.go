@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"buzzbox/internal/workspace"
 	"strings"
 	"testing"
 
@@ -20,7 +21,7 @@ func TestAttackForeignDeletionBlocksEvent(t *testing.T) {
 	ca, cm := login(t, b.url, alice), login(t, b.url, mallory)
 
 	pending := signed(t, alice, 1, "soon")
-	mustPublish(t, cm, signed(t, mallory, nostr.KindDeletion, "", nostr.Tag{"#e", pending.ID}, nostr.Tag{"e", pending.ID}))
+	mustPublish(t, cm, signed(t, mallory, workspace.KindDeletion, "", nostr.Tag{"#e", pending.ID}, nostr.Tag{"e", pending.ID}))
 	if err := ca.Publish(testCtx(t), pending); err != nil {
 		t.Errorf("alice's event after mallory's deletions naming it: %v; want it stored", err)
 	}
@@ -30,7 +31,7 @@ func TestAttackForeignDeletionBlocksEvent(t *testing.T) {
 
 	// Her own deletion still blocks the event it names.
 	withdrawn := signed(t, alice, 1, "never mind")
-	mustPublish(t, ca, signed(t, alice, nostr.KindDeletion, "", nostr.Tag{"e", withdrawn.ID}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindDeletion, "", nostr.Tag{"e", withdrawn.ID}))
 	if msg := refused(t, ca, withdrawn); !strings.Contains(msg, "deleted") {
 		t.Errorf("event its author deleted first refused with %q; want a deletion reason", msg)
 	}

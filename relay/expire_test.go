@@ -41,10 +41,20 @@ func TestExpiryScanFindsStoredEvents(t *testing.T) {
 	r := startRelay(t, Config{Owner: owner.pk, EventsPerSecond: 1e6, EventBurst: 1e6})
 	c := login(t, r.URL(), owner)
 	past := strconv.FormatInt(int64(nostr.Now())-10, 10)
-	expired := signed(t, owner, 1, "expired", nostr.Tag{"expiration", past})
+	// Dated back, as if stored by an earlier run, and the newer events
+	// spread over half a minute: the walk pages by created_at and cannot
+	// split one second holding over a page.
+	dated := func(content string, ago nostr.Timestamp, tags ...nostr.Tag) nostr.Event {
+		ev := nostr.Event{Kind: 1, Content: content, CreatedAt: nostr.Now() - ago, Tags: nostr.Tags(tags)}
+		if err := ev.Sign(owner.sk); err != nil {
+			t.Fatal(err)
+		}
+		return ev
+	}
+	expired := dated("expired", 60, nostr.Tag{"expiration", past})
 	mustPublish(t, c, expired)
 	for i := range maxQueryLimit + 10 {
-		mustPublish(t, c, signed(t, owner, 1, "newer "+strconv.Itoa(i)))
+		mustPublish(t, c, dated("newer "+strconv.Itoa(i), nostr.Timestamp(i%30)))
 	}
 	r.expiry.forget(expired.ID) // as if stored by an earlier run
 	r.expiry.scan(testCtx(t))

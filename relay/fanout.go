@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -259,11 +260,11 @@ func (f *fanout) apply(ev *nostr.Event) {
 	if ev.PubKey == r.pubkey {
 		r.sawState(ev.CreatedAt)
 		switch ev.Kind {
-		case kindMemberRecord:
+		case workspace.KindMemberRecord:
 			r.applyMemberRecord(ev)
-		case kindInviteRecord:
+		case workspace.KindInviteRecord:
 			r.applyInviteRecord(ev)
-		case kindGroupMetadata, kindGroupMembers, kindChannelTombstone:
+		case workspace.KindGroupMetadata, workspace.KindGroupMembers, workspace.KindChannelTombstone:
 			r.applyChannelState(ev)
 		}
 	}
@@ -393,7 +394,7 @@ func (f *fanout) lockChannel(ctx context.Context, id string) func() {
 // another instance may have signed it, and takes it into memory.
 func (r *Relay) refreshChannel(ctx context.Context, id string) {
 	ch, err := r.store.QueryEvents(internal(ctx), nostr.Filter{
-		Kinds: []int{kindGroupMetadata, kindGroupMembers, kindChannelTombstone}, Authors: []string{r.pubkey},
+		Kinds: []int{workspace.KindGroupMetadata, workspace.KindGroupMembers, workspace.KindChannelTombstone}, Authors: []string{r.pubkey},
 		Tags: nostr.TagMap{"d": []string{id}},
 	})
 	if err != nil {
@@ -524,9 +525,9 @@ func (r *Relay) applyChannelState(ev *nostr.Event) {
 	cs.mu.Lock()
 	ch := cs.byID[id]
 	switch ev.Kind {
-	case kindGroupMetadata:
+	case workspace.KindGroupMetadata:
 		if ch == nil || ch.deleted && ev.CreatedAt > ch.createdAt {
-			ch = &channel{id: id, typ: "stream", members: map[string]string{}, createdAt: ev.CreatedAt}
+			ch = &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt}
 			cs.byID[id] = ch
 		}
 		if ch.deleted {
@@ -536,8 +537,8 @@ func (r *Relay) applyChannelState(ev *nostr.Event) {
 		if v, _ := tagValue(ev, "t"); v != "" {
 			ch.typ = v
 		}
-		ch.private = hasFlag(ev, "private")
-	case kindGroupMembers:
+		ch.private = hasFlag(ev, workspace.TagPrivate)
+	case workspace.KindGroupMembers:
 		if ch == nil || ch.deleted {
 			break
 		}
@@ -549,12 +550,12 @@ func (r *Relay) applyChannelState(ev *nostr.Event) {
 				gone = append(gone, pk)
 			}
 		}
-	case kindChannelTombstone:
+	case workspace.KindChannelTombstone:
 		if ch != nil && !ch.deleted && ch.createdAt > ev.CreatedAt {
 			break // created again since
 		}
-		ch = &channel{id: id, typ: "stream", members: map[string]string{}, createdAt: ev.CreatedAt, deleted: true}
-		ch.private = hasFlag(ev, "private")
+		ch = &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt, deleted: true}
+		ch.private = hasFlag(ev, workspace.TagPrivate)
 		loadMemberTags(ch, ev)
 		cs.byID[id] = ch
 		gone = keys(ch.members)

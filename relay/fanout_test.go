@@ -20,7 +20,8 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -269,10 +270,10 @@ func TestAttackPrivateChannelAcrossInstances(t *testing.T) {
 	const id = "6f1b8c2e-3a4d-4e5f-8a9b-0c1d2e3f4a5b"
 
 	ownerB := login(t, b.url, c.owner)
-	state := live(t, ownerB, nostr.Filter{Kinds: []int{kindGroupMembers}, Tags: nostr.TagMap{"d": {id}}})
+	state := live(t, ownerB, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"d": {id}}})
 	ownerA := login(t, a.url, c.owner)
-	mustPublish(t, ownerA, signed(t, c.owner, kindCreateGroup, "", nostr.Tag{"h", id}, nostr.Tag{"name", "secret"}, nostr.Tag{"private"}))
-	mustPublish(t, ownerA, signed(t, c.owner, kindAddUser, "", nostr.Tag{"h", id}, nostr.Tag{"p", member.pk}))
+	mustPublish(t, ownerA, signed(t, c.owner, workspace.KindCreateGroup, "", nostr.Tag{"h", id}, nostr.Tag{"name", "secret"}, nostr.Tag{"private"}))
+	mustPublish(t, ownerA, signed(t, c.owner, workspace.KindAddUser, "", nostr.Tag{"h", id}, nostr.Tag{"p", member.pk}))
 	// B has applied the member list once its 39002 naming member reaches B.
 	for done := false; !done; {
 		select {
@@ -568,13 +569,13 @@ func TestConcurrentAddsOnTwoInstances(t *testing.T) {
 	owners := []*nostr.Relay{login(t, ins[0].url, c.owner), login(t, ins[1].url, c.owner)}
 	for round := range 5 {
 		id := fmt.Sprintf("00000000-0000-4000-8000-%012d", round)
-		mustPublish(t, owners[0], signed(t, c.owner, kindCreateGroup, "", nostr.Tag{"h", id}, nostr.Tag{"name", "race"}))
+		mustPublish(t, owners[0], signed(t, c.owner, workspace.KindCreateGroup, "", nostr.Tag{"h", id}, nostr.Tag{"name", "race"}))
 		// No wait for B to hear of the channel: a command B would refuse
 		// is judged again on the state in the store.
 		adds := []testKey{newKey(t), newKey(t)}
 		cmds := make([]nostr.Event, 2)
 		for i, k := range adds {
-			cmds[i] = signed(t, c.owner, kindAddUser, "", nostr.Tag{"h", id}, nostr.Tag{"p", k.pk})
+			cmds[i] = signed(t, c.owner, workspace.KindAddUser, "", nostr.Tag{"h", id}, nostr.Tag{"p", k.pk})
 		}
 		errs := make([]error, 2)
 		var wg sync.WaitGroup
@@ -591,7 +592,7 @@ func TestConcurrentAddsOnTwoInstances(t *testing.T) {
 				t.Fatalf("round %d: add: %v", round, err)
 			}
 		}
-		evs, _ := query(t, owners[0], nostr.Filter{Kinds: []int{kindGroupMembers}, Tags: nostr.TagMap{"d": {id}}})
+		evs, _ := query(t, owners[0], nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"d": {id}}})
 		if len(evs) != 1 {
 			t.Fatalf("round %d: %d member lists; want 1", round, len(evs))
 		}

@@ -12,8 +12,9 @@ import (
 	"path/filepath"
 	"strings"
 
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -32,9 +33,6 @@ import (
 // channel they belong to; guests of that channel read, other roles push.
 // Every refusal past authentication is the same 404, so names cannot be
 // probed.
-
-// kindRepoAnnouncement is NIP-34's repository announcement.
-const kindRepoAnnouncement = 30617
 
 // gitRoute is a parsed /git/ path.
 type gitRoute struct {
@@ -228,7 +226,7 @@ func (r *Relay) gitAllowed(ctx context.Context, c caller, rt gitRoute, push bool
 // repository with, or "".
 func (r *Relay) repoChannel(ctx context.Context, rt gitRoute) string {
 	res, err := r.store.QueryEvents(internal(ctx), nostr.Filter{
-		Kinds: []int{kindRepoAnnouncement}, Authors: []string{rt.owner},
+		Kinds: []int{workspace.KindRepoAnnouncement}, Authors: []string{rt.owner},
 		Tags: nostr.TagMap{"d": []string{rt.repo}}, Limit: 1,
 	})
 	if err != nil {

@@ -12,7 +12,8 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
@@ -113,9 +114,9 @@ func TestGitHosting(t *testing.T) {
 	}
 	co := login(t, r.URL(), owner)
 	h := nostr.Tag{"h", chanA}
-	mustPublish(t, co, signed(t, owner, kindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, co, signed(t, owner, kindAddUser, "", h, nostr.Tag{"p", alice.pk}))
-	mustPublish(t, co, signed(t, owner, kindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", chanA}))
+	mustPublish(t, co, signed(t, owner, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindAddUser, "", h, nostr.Tag{"p", alice.pk}))
+	mustPublish(t, co, signed(t, owner, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", chanA}))
 	gitOK(t, env, "", append(authed(t, alice, repoURL), "clone", "--quiet", repoURL, dst)...)
 	os.WriteFile(filepath.Join(dst, "NEW"), []byte("alice\n"), 0o644)
 	gitOK(t, env, dst, "add", "NEW")

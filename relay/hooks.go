@@ -1,6 +1,8 @@
 package relay
 
 import (
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 	"context"
 	"errors"
 	"fmt"
@@ -9,12 +11,6 @@ import (
 
 	"github.com/fiatjaf/eventstore"
 	"github.com/nbd-wtf/go-nostr"
-)
-
-// Kinds the relay refuses to take as plain events.
-const (
-	kindAuth     = nostr.KindClientAuthentication // belongs in AUTH messages
-	kindHTTPAuth = 27235                          // NIP-98 tokens are headers, not posts
 )
 
 type callerKey struct{}
@@ -140,11 +136,11 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 		return true, msg
 	}
 	switch ev.Kind {
-	case kindAuth:
+	case workspace.KindAuth:
 		return true, "invalid: AUTH events go in AUTH messages"
-	case kindHTTPAuth:
+	case nip98.Kind:
 		return true, "invalid: NIP-98 events are HTTP headers, not posts"
-	case kindMemberRecord, kindInviteRecord:
+	case workspace.KindMemberRecord, workspace.KindInviteRecord:
 		return true, "invalid: kind " + strconv.Itoa(ev.Kind) + " is kept by the relay itself"
 	}
 	if ev.PubKey != c.pubkey {
@@ -176,7 +172,7 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 // at or after ev's time.
 func (r *Relay) deleted(ctx context.Context, ev *nostr.Event) bool {
 	byID := nostr.Filter{
-		Kinds: []int{nostr.KindDeletion}, Authors: []string{ev.PubKey},
+		Kinds: []int{workspace.KindDeletion}, Authors: []string{ev.PubKey},
 		Tags: nostr.TagMap{"e": []string{ev.ID}}, Limit: 1,
 	}
 	if r.storeHas(ctx, byID) {
@@ -187,7 +183,7 @@ func (r *Relay) deleted(ctx context.Context, ev *nostr.Event) bool {
 	}
 	since := ev.CreatedAt
 	byAddress := nostr.Filter{
-		Kinds: []int{nostr.KindDeletion}, Authors: []string{ev.PubKey},
+		Kinds: []int{workspace.KindDeletion}, Authors: []string{ev.PubKey},
 		Tags:  nostr.TagMap{"a": []string{fmt.Sprintf("%d:%s:%s", ev.Kind, ev.PubKey, ev.Tags.GetD())}},
 		Since: &since, Limit: 1,
 	}

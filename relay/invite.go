@@ -15,7 +15,8 @@ import (
 	"sync"
 	"time"
 
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -29,10 +30,10 @@ import (
 // a relay member and a member of the channels, and the answer is
 // {"pubkey", "channels"}. A token is good once (410 after), until it
 // expires (410), and unknown tokens get 404. Only the SHA-256 of a token
-// is stored, in a relay-signed kindInviteRecord event (d = the hash).
+// is stored, in a relay-signed workspace.KindInviteRecord event (d = the hash).
 const invitePath = "/invite"
 
-// inviteRecord is the content of a kindInviteRecord event.
+// inviteRecord is the content of a workspace.KindInviteRecord event.
 type inviteRecord struct {
 	Channels   []string `json:"channels"`
 	ExpiresAt  int64    `json:"expires_at"`
@@ -57,7 +58,7 @@ func (r *Relay) loadInvites() error {
 	r.inv = &invites{byKey: make(map[string]inviteRecord)}
 	now := r.cfg.Now()
 	var stale []*nostr.Event
-	err := r.loadRecords(context.Background(), kindInviteRecord, func(ev *nostr.Event) {
+	err := r.loadRecords(context.Background(), workspace.KindInviteRecord, func(ev *nostr.Event) {
 		var rec inviteRecord
 		if json.Unmarshal([]byte(ev.Content), &rec) != nil {
 			r.log.Warn("skipping unreadable invite record", "id", ev.ID)
@@ -142,7 +143,7 @@ func (r *Relay) createInvite(req *http.Request, who string, params []json.RawMes
 	if len(r.inv.byKey) >= maxInvites {
 		return nil, fmt.Errorf("createinvite: %d invites are pending; wait for some to be used or to expire", maxInvites)
 	}
-	if err := r.saveRecord(req.Context(), kindInviteRecord, key, rec); err != nil {
+	if err := r.saveRecord(req.Context(), workspace.KindInviteRecord, key, rec); err != nil {
 		return nil, fmt.Errorf("createinvite: %w", err)
 	}
 	r.inv.byKey[key] = rec
@@ -230,7 +231,7 @@ func (r *Relay) redeem(ctx context.Context, token, pk string) ([]string, int, st
 			return nil, http.StatusInternalServerError, "error: cannot record the invite as used; try again"
 		}
 	}
-	if err := r.saveRecord(ctx, kindInviteRecord, key, rec); err != nil {
+	if err := r.saveRecord(ctx, workspace.KindInviteRecord, key, rec); err != nil {
 		r.log.Error("redeem invite", "err", err)
 		return nil, http.StatusInternalServerError, "error: cannot record the invite as used; try again"
 	}
@@ -264,7 +265,7 @@ func (r *Relay) storedInvite(ctx context.Context, key string) (inviteRecord, boo
 	var rec inviteRecord
 	found := false
 	ch, err := r.store.QueryEvents(internal(ctx), nostr.Filter{
-		Kinds: []int{kindInviteRecord}, Authors: []string{r.pubkey}, Tags: nostr.TagMap{"d": []string{key}}, Limit: 1,
+		Kinds: []int{workspace.KindInviteRecord}, Authors: []string{r.pubkey}, Tags: nostr.TagMap{"d": []string{key}}, Limit: 1,
 	})
 	if err != nil {
 		return rec, false
@@ -280,7 +281,7 @@ func (r *Relay) storedInvite(ctx context.Context, key string) (inviteRecord, boo
 // addToChannel adds pk to channel id as a member through a relay-signed
 // kind 9000, stored and applied as an admin's would be.
 func (r *Relay) addToChannel(ctx context.Context, id, pk string) error {
-	ev := nostr.Event{Kind: kindAddUser, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", id}, {"p", pk, "", roleMember}}, Content: ""}
+	ev := nostr.Event{Kind: workspace.KindAddUser, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", id}, {"p", pk, "", roleMember}}, Content: ""}
 	if err := ev.Sign(r.secret); err != nil {
 		return fmt.Errorf("buzz-relay: sign add-member for %s: %w", id, err)
 	}

@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,7 +19,7 @@ import (
 //   - the start-up allowlist (--allow, --allow-file), fixed for the run;
 //   - run-time decisions made through NIP-86 (allowpubkey, disallowpubkey,
 //     banpubkey, unbanpubkey) and invite redemptions, kept in the event
-//     store as relay-signed addressable events of kindMemberRecord (d = the
+//     store as relay-signed addressable events of workspace.KindMemberRecord (d = the
 //     pubkey, content = a memberRecord), so they survive restarts on the
 //     badger store and on PostgreSQL alike;
 //   - channel membership: a key some channel lists (kind 9000 applied by a
@@ -26,20 +27,17 @@ import (
 //     listed.
 //
 // A ban beats all of them but the owner and admins, and also cuts off an
-// agent whose NIP-OA attesting owner is banned. Records of kindMemberRecord
-// and kindInviteRecord are never served to clients (hiddenKind).
-const (
-	kindMemberRecord = 39520 // relay-signed; d = pubkey
-	kindInviteRecord = 39521 // relay-signed; d = hex SHA-256 of the token
-)
-
+// agent whose NIP-OA attesting owner is banned. Records of workspace.KindMemberRecord
+// and workspace.KindInviteRecord are never served to clients (hiddenKind).
 // hiddenKind reports whether events of kind k stay inside the relay.
-func hiddenKind(k int) bool { return k == kindMemberRecord || k == kindInviteRecord }
+func hiddenKind(k int) bool {
+	return k == workspace.KindMemberRecord || k == workspace.KindInviteRecord
+}
 
 // banReason is the NIP-01 reason a banned key gets, as upstream words it.
 const banReason = "blocked: banned from this community"
 
-// memberRecord is the content of a kindMemberRecord event: the run-time
+// memberRecord is the content of a workspace.KindMemberRecord event: the run-time
 // say about one pubkey. A zero record says nothing.
 type memberRecord struct {
 	Allowed     bool   `json:"allowed,omitempty"`
@@ -247,14 +245,14 @@ func (r *Relay) loadRecords(ctx context.Context, kind int, fn func(*nostr.Event)
 
 // loadMemberRecords reads the run-time decisions from the store.
 func (r *Relay) loadMemberRecords() error {
-	return r.loadRecords(context.Background(), kindMemberRecord, func(ev *nostr.Event) {
+	return r.loadRecords(context.Background(), workspace.KindMemberRecord, func(ev *nostr.Event) {
 		if pk, rec, ok := r.readMemberRecord(ev); ok {
 			r.mem.set(pk, rec)
 		}
 	})
 }
 
-// readMemberRecord reads a kindMemberRecord event: the pubkey it is about
+// readMemberRecord reads a workspace.KindMemberRecord event: the pubkey it is about
 // and its record, or ok false (logged) when it cannot be read.
 func (r *Relay) readMemberRecord(ev *nostr.Event) (pk string, rec memberRecord, ok bool) {
 	pk = ev.Tags.GetD()
@@ -272,7 +270,7 @@ func (r *Relay) changeMember(ctx context.Context, pk string, edit func(*memberRe
 	defer r.mem.change.Unlock()
 	rec := r.mem.record(pk)
 	edit(&rec)
-	if err := r.saveRecord(ctx, kindMemberRecord, pk, rec); err != nil {
+	if err := r.saveRecord(ctx, workspace.KindMemberRecord, pk, rec); err != nil {
 		return err
 	}
 	r.mem.set(pk, rec)

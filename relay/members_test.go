@@ -15,7 +15,8 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -273,19 +274,19 @@ func TestChannelMemberUsesRelay(t *testing.T) {
 	owner, newcomer := newKey(t), newKey(t)
 	_, url := runRelayArgs(t, testexe.Link(t, "buzz-relay"), "--data", t.TempDir(), "--owner", owner.pk)
 	oc := login(t, url, owner)
-	mustPublish(t, oc, signed(t, owner, kindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"name", "eng"}))
+	mustPublish(t, oc, signed(t, owner, workspace.KindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"name", "eng"}))
 	if reason := publishAs(t, url, newcomer); !strings.Contains(reason, "not a relay member") {
 		t.Fatalf("before add-member: %q", reason)
 	}
-	mustPublish(t, oc, signed(t, owner, kindAddUser, "", nostr.Tag{"h", chanA}, nostr.Tag{"p", newcomer.pk}))
+	mustPublish(t, oc, signed(t, owner, workspace.KindAddUser, "", nostr.Tag{"h", chanA}, nostr.Tag{"p", newcomer.pk}))
 	nc := login(t, url, newcomer)
 	mustPublish(t, nc, signed(t, newcomer, 9, "hi all", nostr.Tag{"h", chanA}))
 
-	mustPublish(t, oc, signed(t, owner, kindRemoveUser, "", nostr.Tag{"h", chanA}, nostr.Tag{"p", newcomer.pk}))
+	mustPublish(t, oc, signed(t, owner, workspace.KindRemoveUser, "", nostr.Tag{"h", chanA}, nostr.Tag{"p", newcomer.pk}))
 	if reason := publishAs(t, url, newcomer); !strings.Contains(reason, "not a relay member") {
 		t.Errorf("after remove-member: %q; want not a relay member", reason)
 	}
-	mustPublish(t, oc, signed(t, owner, kindAddUser, "", nostr.Tag{"h", chanA}, nostr.Tag{"p", newcomer.pk}))
+	mustPublish(t, oc, signed(t, owner, workspace.KindAddUser, "", nostr.Tag{"h", chanA}, nostr.Tag{"p", newcomer.pk}))
 	mustManage(t, httpBase(url), owner, "banpubkey", newcomer.pk)
 	if reason := publishAs(t, url, newcomer); !strings.Contains(reason, banReason) {
 		t.Errorf("banned channel member: %q; want %q", reason, banReason)
@@ -301,7 +302,7 @@ func TestAttackReadMembershipRecords(t *testing.T) {
 	mustManage(t, r.HTTPURL(), owner, "createinvite")
 	for _, k := range []testKey{owner, member} {
 		c := login(t, r.URL(), k)
-		for _, f := range []nostr.Filter{{Authors: []string{r.PublicKey()}}, {Kinds: []int{kindMemberRecord, kindInviteRecord}}, {}} {
+		for _, f := range []nostr.Filter{{Authors: []string{r.PublicKey()}}, {Kinds: []int{workspace.KindMemberRecord, workspace.KindInviteRecord}}, {}} {
 			evs, _ := query(t, c, f)
 			for _, ev := range evs {
 				if hiddenKind(ev.Kind) {
@@ -309,8 +310,8 @@ func TestAttackReadMembershipRecords(t *testing.T) {
 				}
 			}
 		}
-		if msg := refused(t, c, signed(t, k, kindMemberRecord, "{}", nostr.Tag{"d", k.pk})); !strings.Contains(msg, "kept by the relay") {
-			t.Errorf("publishing kind %d: %q", kindMemberRecord, msg)
+		if msg := refused(t, c, signed(t, k, workspace.KindMemberRecord, "{}", nostr.Tag{"d", k.pk})); !strings.Contains(msg, "kept by the relay") {
+			t.Errorf("publishing kind %d: %q", workspace.KindMemberRecord, msg)
 		}
 	}
 }
@@ -350,7 +351,7 @@ func TestInviteRedeem(t *testing.T) {
 	cmd, url := runRelayArgs(t, exe, "--data", dir, "--owner", owner.pk)
 	base := httpBase(url)
 	oc := login(t, url, owner)
-	mustPublish(t, oc, signed(t, owner, kindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"name", "eng"}, nostr.Tag{"private"}))
+	mustPublish(t, oc, signed(t, owner, workspace.KindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"name", "eng"}, nostr.Tag{"private"}))
 
 	token, link, expires := createInvite(t, base, owner, map[string]any{"channels": []string{chanA}})
 	if len(token) < 43 || strings.Trim(token, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_") != "" {
@@ -389,7 +390,7 @@ func TestInviteRedeem(t *testing.T) {
 	}
 	gc := login(t, url, guest)
 	mustPublish(t, gc, signed(t, guest, 9, "thanks for the invite", nostr.Tag{"h", chanA}))
-	evs, _ := query(t, gc, nostr.Filter{Kinds: []int{kindGroupMembers}, Tags: nostr.TagMap{"d": []string{chanA}}})
+	evs, _ := query(t, gc, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"d": []string{chanA}}})
 	if len(evs) != 1 || evs[0].Tags.FindWithValue("p", guest.pk) == nil {
 		t.Errorf("39002 after redeeming = %v; want the guest listed", evs)
 	}

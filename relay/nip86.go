@@ -10,7 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 )
 
 // NIP-86 relay management: POST to the relay URL with Content-Type

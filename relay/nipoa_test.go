@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )

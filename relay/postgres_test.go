@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"buzzbox/internal/workspace"
 	"os"
 	"os/exec"
 	"os/user"
@@ -81,7 +82,7 @@ func TestPostgresStore(t *testing.T) {
 	mustPublish(t, c, p1)
 	p2 := signed(t, owner, 0, `{"name":"b"}`)
 	mustPublish(t, c, p2)
-	mustPublish(t, c, signed(t, owner, kindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"name", "pg"}))
+	mustPublish(t, c, signed(t, owner, workspace.KindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"name", "pg"}))
 	r.Close()
 
 	r2 := startRelay(t, Config{DataDir: dir, DB: db, Owner: owner.pk})

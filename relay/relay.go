@@ -16,7 +16,7 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 	"buzzbox/relay/web"
 
 	"github.com/dgraph-io/badger/v4"

@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
@@ -182,7 +183,7 @@ func (r *Relay) receive(ctx context.Context, c *conn, ev *nostr.Event) (bool, st
 	}
 	var err error
 	skip := false
-	if ev.Kind == nostr.KindDeletion {
+	if ev.Kind == workspace.KindDeletion {
 		err = r.handleDeletion(ctx, ev)
 	}
 	if err == nil {

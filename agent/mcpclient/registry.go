@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"buzzbox/internal/statedir"
+	"buzzbox/internal/workspace"
 )
 
 // Sep joins a server name and a bare tool name into a qualified name.
@@ -27,9 +28,9 @@ var envWhitelist = []string{
 	"PATH", "HOME", "TERM", "LANG", "LC_ALL", "TMPDIR", "XDG_CONFIG_HOME",
 	"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GIT_ASKPASS", "GIT_SSH_COMMAND", "GIT_CONFIG_GLOBAL",
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
-	"SSL_CERT_FILE", "SSL_CERT_DIR", "NOSTR_PRIVATE_KEY", "BUZZ_PRIVATE_KEY", "BUZZ_RELAY_URL",
-	"BUZZ_AUTH_TAG", "BUZZ_ACP_DISPLAY_NAME",
-	"BUZZ_SHELL_SANDBOX", "BUZZ_SHELL_WRITE_DIRS", // buzz-dev-mcp's shell sandbox
+	"SSL_CERT_FILE", "SSL_CERT_DIR", workspace.EnvNostrPrivateKey, workspace.EnvPrivateKey, workspace.EnvRelayURL,
+	workspace.EnvAuthTag, workspace.EnvDisplayName,
+	workspace.EnvShellSandbox, workspace.EnvShellWriteDirs, // buzz-dev-mcp's shell sandbox
 }
 
 // EnvWhitelist returns the names of the variables MCP children inherit.
@@ -241,7 +242,7 @@ func (r *Registry) childEnv(sp Spec) []string {
 // does: it would put secrets wherever the agent happens to run, often a
 // working tree its shell reads.
 func (r *Registry) stateDir() string {
-	if d := r.getenv(stateDirVar); filepath.IsAbs(d) {
+	if d := r.getenv(workspace.EnvAgentStateDir); filepath.IsAbs(d) {
 		return d
 	}
 	root, err := statedir.Root(r.getenv)
@@ -250,10 +251,6 @@ func (r *Registry) stateDir() string {
 	}
 	return filepath.Join(root, "agent")
 }
-
-// stateDirVar names the agent's state directory (OAuth tokens of remote
-// MCP servers and their pre-registered clients live there).
-const stateDirVar = "BUZZ_AGENT_STATE_DIR"
 
 // getenv looks k up in the agent's environment, the last setting winning.
 func (r *Registry) getenv(k string) string {

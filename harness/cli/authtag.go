@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // authTag is a validated NIP-OA owner attestation (spec §1.6).

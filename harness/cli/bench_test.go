@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/internal/workspace"
 	"buzzbox/relay"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -69,7 +70,7 @@ func BenchmarkListProcess(b *testing.B) {
 	rl := startPlainRelay(b, false)
 	base := time.Now().Unix() - n
 	for i := range n {
-		rl.put(b, signed(b, me, kindStream, fmt.Sprintf("message %d %s", i, strings.Repeat("x", 200)), nostr.Tags{{"h", testChannel}}, base+int64(i/3)))
+		rl.put(b, signed(b, me, workspace.KindStream, fmt.Sprintf("message %d %s", i, strings.Repeat("x", 200)), nostr.Tags{{"h", testChannel}}, base+int64(i/3)))
 	}
 	exe := buzzExe(b)
 	rss := filepath.Join(b.TempDir(), "rss")

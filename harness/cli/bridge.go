@@ -10,7 +10,8 @@ import (
 	"net/http"
 	"strings"
 
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -39,7 +40,7 @@ func (c *client) post(ctx context.Context, path string, body []byte, decode func
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", hdr)
 	if c.auth != nil {
-		req.Header.Set("x-auth-tag", c.auth.JSON())
+		req.Header.Set(workspace.HeaderAuthTag, c.auth.JSON())
 	}
 	resp, err := c.httpc.Do(req)
 	if err != nil {

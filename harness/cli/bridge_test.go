@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )

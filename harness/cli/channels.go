@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"buzzbox/internal/workspace"
 	"crypto/rand"
 	"encoding/hex"
 	"sort"
@@ -23,26 +24,26 @@ type channelInfo struct {
 func toChannel(ev *nostr.Event) channelInfo {
 	return channelInfo{
 		ChannelID:   tagValue(ev, "d"),
-		Name:        tagValue(ev, "name"),
-		Description: tagValue(ev, "about"),
+		Name:        tagValue(ev, workspace.TagName),
+		Description: tagValue(ev, workspace.TagAbout),
 		CreatedAt:   int64(ev.CreatedAt),
-		Archived:    hasTag(ev, "archived", "true"),
+		Archived:    hasTag(ev, workspace.TagArchived, "true"),
 	}
 }
 
 func visibilityOK(ev *nostr.Event, vis string) bool {
 	switch vis {
-	case "open":
-		return hasTag(ev, "public")
-	case "private":
-		return hasTag(ev, "private")
+	case workspace.VisibilityOpen:
+		return hasTag(ev, workspace.TagPublic)
+	case workspace.VisibilityPrivate:
+		return hasTag(ev, workspace.TagPrivate)
 	}
 	return true
 }
 
 func runChannelsList(in *inv) error {
 	vis := in.p.str("visibility")
-	if vis != "" && vis != "open" && vis != "private" {
+	if vis != "" && vis != workspace.VisibilityOpen && vis != workspace.VisibilityPrivate {
 		return userErr("--visibility must be open or private, got %q", vis)
 	}
 	limit, err := in.p.nonNegative("limit", channelsListDefault)
@@ -52,10 +53,10 @@ func runChannelsList(in *inv) error {
 	if limit == 0 {
 		limit = channelsListDefault
 	}
-	f := filter{"kinds": []int{kindGroupMeta}}
+	f := filter{"kinds": []int{workspace.KindGroupMetadata}}
 	if in.p.boolean("member") {
 		var ids []string
-		err := pages(in, filter{"kinds": []int{kindGroupMembers}, "#p": []string{in.pubkey}}, 0, func(ev *nostr.Event) error {
+		err := pages(in, filter{"kinds": []int{workspace.KindGroupMembers}, "#p": []string{in.pubkey}}, 0, func(ev *nostr.Event) error {
 			if d := tagValue(ev, "d"); d != "" && !contains(ids, d) {
 				ids = append(ids, d)
 			}
@@ -93,7 +94,7 @@ func runChannelsGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindGroupMeta}, "#d": []string{ch}, "limit": 1})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindGroupMetadata}, "#d": []string{ch}, "limit": 1})
 	if err != nil {
 		return err
 	}
@@ -111,7 +112,7 @@ func runChannelsMembers(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindGroupMembers}, "#d": []string{ch}, "limit": 1})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindGroupMembers}, "#d": []string{ch}, "limit": 1})
 	if err != nil {
 		return err
 	}
@@ -161,7 +162,7 @@ func metaCmd(field string) func(*inv) error {
 		if !in.p.has(field) {
 			return userErr("--%s is required", field)
 		}
-		return publishAndPrint(in, &nostr.Event{Kind: kindEditMetadata, Tags: nostr.Tags{{"h", ch}, {field, in.p.str(field)}}})
+		return publishAndPrint(in, &nostr.Event{Kind: workspace.KindEditMetadata, Tags: nostr.Tags{{"h", ch}, {field, in.p.str(field)}}})
 	}
 }
 
@@ -171,20 +172,20 @@ func runChannelsCreate(in *inv) error {
 		return err
 	}
 	typ := in.p.str("type")
-	if typ != "stream" && typ != "forum" {
+	if typ != workspace.ChannelTypeStream && typ != workspace.ChannelTypeForum {
 		return userErr("--type must be stream or forum, got %q", typ)
 	}
 	vis := in.p.str("visibility")
-	if vis != "open" && vis != "private" {
+	if vis != workspace.VisibilityOpen && vis != workspace.VisibilityPrivate {
 		return userErr("--visibility must be open or private, got %q", vis)
 	}
 	id, err := newUUID()
 	if err != nil {
 		return otherErr("make channel id: %v", err)
 	}
-	tags := nostr.Tags{{"h", id}, {"name", name}, {"visibility", vis}, {"channel_type", typ}}
+	tags := nostr.Tags{{"h", id}, {workspace.TagName, name}, {workspace.TagVisibility, vis}, {workspace.TagChannelType, typ}}
 	if d := in.p.str("description"); d != "" {
-		tags = append(tags, nostr.Tag{"about", d})
+		tags = append(tags, nostr.Tag{workspace.TagAbout, d})
 	}
 	if in.p.has("ttl") {
 		n, err := in.p.nonNegative("ttl", 0)
@@ -193,7 +194,7 @@ func runChannelsCreate(in *inv) error {
 		}
 		tags = append(tags, nostr.Tag{"ttl", strconv.FormatInt(n, 10)})
 	}
-	res, err := signAndPublish(in, &nostr.Event{Kind: kindCreateGroup, Tags: tags})
+	res, err := signAndPublish(in, &nostr.Event{Kind: workspace.KindCreateGroup, Tags: tags})
 	if err != nil {
 		return err
 	}
@@ -225,7 +226,7 @@ func runAddMember(in *inv) error {
 	default:
 		return userErr("--role must be owner, admin, member, guest or bot, got %q", role)
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindAddMember, Tags: nostr.Tags{{"h", ch}, {"p", pk}, {"role", role}}})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindAddUser, Tags: nostr.Tags{{"h", ch}, {"p", pk}, {"role", role}}})
 }
 
 func runRemoveMember(in *inv) error {
@@ -241,7 +242,7 @@ func runRemoveMember(in *inv) error {
 	if err != nil {
 		return err
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindRemoveMember, Tags: nostr.Tags{{"h", ch}, {"p", pk}}})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindRemoveUser, Tags: nostr.Tags{{"h", ch}, {"p", pk}}})
 }
 
 func runChannelsSearch(in *inv) error {
@@ -262,24 +263,24 @@ func runChannelsSearch(in *inv) error {
 	out := []row{}
 	seen := map[string]bool{}
 	lq := strings.ToLower(q)
-	err = pages(in, filter{"kinds": []int{kindGroupMeta}}, 0, func(ev *nostr.Event) error {
-		d, name := tagValue(ev, "d"), tagValue(ev, "name")
+	err = pages(in, filter{"kinds": []int{workspace.KindGroupMetadata}}, 0, func(ev *nostr.Event) error {
+		d, name := tagValue(ev, "d"), tagValue(ev, workspace.TagName)
 		ln := strings.ToLower(name)
 		match := strings.Contains(ln, lq)
 		if in.p.boolean("exact") {
 			match = ln == lq
 		}
-		archived := hasTag(ev, "archived", "true")
+		archived := hasTag(ev, workspace.TagArchived, "true")
 		if d == "" || seen[d] || !match || (archived && !in.p.boolean("include-archived")) {
 			return nil
 		}
 		seen[d] = true
-		vis := "open"
-		if hasTag(ev, "private") {
-			vis = "private"
+		vis := workspace.VisibilityOpen
+		if hasTag(ev, workspace.TagPrivate) {
+			vis = workspace.VisibilityPrivate
 		}
-		out = append(out, row{d, name, firstNonEmpty(tagValue(ev, "t"), "stream"), vis, archived,
-			tagValue(ev, "about"), tagValue(ev, "topic"), tagValue(ev, "purpose")})
+		out = append(out, row{d, name, firstNonEmpty(tagValue(ev, "t"), workspace.ChannelTypeStream), vis, archived,
+			tagValue(ev, workspace.TagAbout), tagValue(ev, workspace.TagTopic), tagValue(ev, workspace.TagPurpose)})
 		return nil
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -87,7 +88,7 @@ func (c *client) sign(ev *nostr.Event) error {
 	}
 	n := 0
 	for _, t := range ev.Tags {
-		if len(t) > 0 && t[0] == "auth" {
+		if len(t) > 0 && t[0] == nipoa.TagName {
 			n++
 		}
 	}

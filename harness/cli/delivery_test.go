@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"buzzbox/internal/workspace"
 	"encoding/json"
 	"io"
 	"net"
@@ -78,10 +79,10 @@ func TestWebsocketDeliveryUnknown(t *testing.T) {
 func TestBridgeSearch(t *testing.T) {
 	me, a1, a2 := newKey(t), newKey(t), newKey(t)
 	profiles := []*nostr.Event{
-		signed(t, a1, kindProfile, `{"display_name":"Dana"}`, nil, 0),
-		signed(t, a2, kindProfile, `{"name":"dana"}`, nil, 0),
+		signed(t, a1, workspace.KindProfile, `{"display_name":"Dana"}`, nil, 0),
+		signed(t, a2, workspace.KindProfile, `{"name":"dana"}`, nil, 0),
 	}
-	hit := signed(t, a1, kindStream, "release notes", nostr.Tags{{"h", testChannel}}, 0)
+	hit := signed(t, a1, workspace.KindStream, "release notes", nostr.Tags{{"h", testChannel}}, 0)
 	s := startStubBridge(t, func(path string, n int, body []byte) (int, string) {
 		var f []map[string]any
 		json.Unmarshal(body, &f)

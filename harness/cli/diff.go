@@ -8,6 +8,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // truncateDiff cuts a diff to at most max bytes at the start of a hunk
@@ -140,5 +141,5 @@ func runSendDiff(in *inv) error {
 	if truncated {
 		tags = append(tags, nostr.Tag{"truncated", "true"})
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindDiff, Content: diff, Tags: tags})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindDiff, Content: diff, Tags: tags})
 }

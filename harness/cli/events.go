@@ -11,40 +11,6 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 )
 
-// Event kinds of the channel model (spec §6.4).
-const (
-	kindProfile         = 0
-	kindDeletion        = 5
-	kindReaction        = 7
-	kindStream          = 9
-	kindAddMember       = 9000
-	kindRemoveMember    = 9001
-	kindEditMetadata    = 9002
-	kindTombstone       = 9005
-	kindCreateGroup     = 9007
-	kindDeleteGroup     = 9008
-	kindJoinRequest     = 9021
-	kindLeaveRequest    = 9022
-	kindPresence        = 20001
-	kindEngram          = 30174
-	kindWorkflowDef     = 30620 // d = workflow UUID, h = channel, content = definition
-	kindGroupMeta       = 39000
-	kindGroupMembers    = 39002
-	kindStreamV2        = 40002
-	kindEdit            = 40003
-	kindDiff            = 40008
-	kindCanvas          = 40100
-	kindMemberAdded     = 44100
-	kindMemberRemoved   = 44101
-	kindForumPost       = 45001
-	kindVote            = 45002
-	kindForumComment    = 45003
-	kindApprovalReq     = 46010
-	kindWorkflowTrigger = 46020 // d = workflow UUID, content = inputs
-	kindApprovalGrant   = 46030 // d = hex(SHA-256(approval token))
-	kindApprovalDeny    = 46031
-)
-
 // outEvent is the normalised event printed by read commands.
 type outEvent struct {
 	ID        string     `json:"id"`

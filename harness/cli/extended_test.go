@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"buzzbox/internal/workspace"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -58,7 +59,7 @@ func TestMemRoundTrip(t *testing.T) {
 		t.Fatalf("mem rm: %s", res.stderr)
 	}
 	fails(t, run("", "mem", "get", "notes/today"), 1, catNotFound)
-	for _, ev := range w.r.all(t, nostr.Filter{Kinds: []int{kindEngram}}) {
+	for _, ev := range w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindEngram}}) {
 		if strings.Contains(ev.Content, "release bot") || len(ev.Tags) != 3 || tagValue(ev, "p") != owner.pk {
 			t.Fatalf("engram %v is not an encrypted d/p/auth event", ev)
 		}
@@ -82,18 +83,18 @@ func TestExtendedCommands(t *testing.T) {
 	diff := "diff --git a/m.go b/m.go\n@@ -1 +1 @@\n-a\n+b\n"
 	w.ok(t, nil, diff, "messages", "send-diff", "--channel", testChannel, "--diff", "-", "--repo", "https://git.example/r.git",
 		"--commit", "1a2b3c4d", "--file", "m.go", "--source-branch", "fix", "--target-branch", "main")
-	d := w.r.all(t, nostr.Filter{Kinds: []int{kindDiff}})
+	d := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindDiff}})
 	if len(d) != 1 || d[0].Content != diff || tagValue(d[0], "l") != "go" || !hasTag(d[0], "branch", "fix", "main") {
 		t.Fatalf("diff event = %v", d)
 	}
-	v := w.r.all(t, nostr.Filter{Kinds: []int{kindVote}})
+	v := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindVote}})
 	if len(v) != 1 || v[0].Content != "+" || !tagsEqual(v[0].Tags, nostr.Tags{{"h", testChannel}, {"e", post.EventID}}) {
 		t.Fatalf("vote = %v", v)
 	}
 	var edit writeResult
 	w.ok(t, &edit, "", "messages", "edit", "--event", post.EventID, "--content", "forum post, edited")
 	w.ok(t, nil, "", "messages", "delete", "--event", post.EventID, "--reason-code", "spam")
-	del := w.r.all(t, nostr.Filter{Kinds: []int{kindTombstone}})
+	del := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindDeleteEvent}})
 	if len(del) != 1 || !tagsEqual(del[0].Tags, nostr.Tags{{"h", testChannel}, {"e", post.EventID}, {"reason_code", "spam"}}) {
 		t.Fatalf("delete = %v", del)
 	}
@@ -158,8 +159,8 @@ func TestExtendedCommands(t *testing.T) {
 	if !pres.Accepted {
 		t.Fatalf("presence = %+v", pres)
 	}
-	w.r.put(t, signed(t, w.alice, kindStream, "@me look", nostr.Tags{{"h", testChannel}, {"p", w.me.pk}}, 0))
-	w.r.put(t, signed(t, w.alice, kindApprovalReq, "approve?", nostr.Tags{{"p", w.me.pk}}, 0))
+	w.r.put(t, signed(t, w.alice, workspace.KindStream, "@me look", nostr.Tags{{"h", testChannel}, {"p", w.me.pk}}, 0))
+	w.r.put(t, signed(t, w.alice, workspace.KindApprovalRequest, "approve?", nostr.Tags{{"p", w.me.pk}}, 0))
 	var feed []outEvent
 	w.ok(t, &feed, "", "feed", "get", "--types", "needs_action")
 	if len(feed) != 1 || feed[0].Content != "approve?" {
@@ -182,7 +183,7 @@ func TestListPages(t *testing.T) {
 	base := int64(1_700_000_000)
 	want := map[string]bool{}
 	for i := range n {
-		ev := signed(t, me, kindStream, "m"+strconv.Itoa(i), nostr.Tags{{"h", testChannel}}, base+int64(i/7))
+		ev := signed(t, me, workspace.KindStream, "m"+strconv.Itoa(i), nostr.Tags{{"h", testChannel}}, base+int64(i/7))
 		rl.put(t, ev)
 		want[ev.ID] = true
 	}

@@ -16,15 +16,12 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 )
 
 // Environment variables the CLI reads; spelled as upstream.
 const (
-	envRelay          = "BUZZ_RELAY_URL"
-	envAuthTag        = "BUZZ_AUTH_TAG"
-	envTimeout        = "BUZZ_TIMEOUT_SECS"
-	envConnectTimeout = "BUZZ_CONNECT_TIMEOUT_SECS"
-	defaultRelay      = "http://localhost:3000"
+	defaultRelay = "http://localhost:3000"
 )
 
 // inv is one invocation of one command.
@@ -221,7 +218,7 @@ func (in *inv) loadIdentity() error {
 	in.pubkey = l.Secret.Public().Hex()
 	raw := in.p.str("auth-tag")
 	if !in.p.has("auth-tag") {
-		raw = in.env.Getenv(envAuthTag)
+		raw = in.env.Getenv(workspace.EnvAuthTag)
 	}
 	if strings.TrimSpace(raw) == "" {
 		return nil
@@ -242,7 +239,7 @@ func (in *inv) loadIdentity() error {
 func newClient(env proc.Env, p *parsed, key *nostrkey.Secret, auth *authTag) *client {
 	relay := p.str("relay")
 	if relay == "" {
-		relay = env.Getenv(envRelay)
+		relay = env.Getenv(workspace.EnvRelayURL)
 	}
 	if strings.TrimSpace(relay) == "" {
 		relay = defaultRelay
@@ -251,8 +248,8 @@ func newClient(env proc.Env, p *parsed, key *nostrkey.Secret, auth *authTag) *cl
 		base:    normalizeRelay(relay),
 		key:     key,
 		auth:    auth,
-		timeout: secondsEnv(env, envTimeout, defaultTimeout),
-		connect: secondsEnv(env, envConnectTimeout, defaultConnectTimeout),
+		timeout: secondsEnv(env, workspace.EnvTimeoutSecs, defaultTimeout),
+		connect: secondsEnv(env, workspace.EnvConnectTimeoutSecs, defaultConnectTimeout),
 	}
 	if key != nil {
 		c.pubkey = key.Public().Hex()

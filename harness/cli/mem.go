@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -15,15 +14,11 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // NIP-AE (agent engrams): kind 30174, NIP-44 v2 content between agent and
-// owner, d = HMAC-SHA256(K_c, domain ‖ 0x00 ‖ slug).
-const (
-	memCoreSlug = "core"
-	memPrefix   = "mem/"
-	memDomain   = "agent-memory/v1/d-tag"
-)
+// owner, addressed by workspace.MemoryDTag.
 
 // memBody is a decrypted engram body: core has Profile; a memory has
 // Value, nil meaning a tombstone.
@@ -37,8 +32,8 @@ type memBody struct {
 // gets the mem/ prefix; the result must fit the grammar.
 func normalizeSlug(raw string) (string, error) {
 	s := raw
-	if s != memCoreSlug && !strings.HasPrefix(s, memPrefix) {
-		s = memPrefix + s
+	if s != workspace.MemoryCoreSlug && !strings.HasPrefix(s, workspace.MemorySlugPrefix) {
+		s = workspace.MemorySlugPrefix + s
 	}
 	if err := validSlug(s); err != nil {
 		return "", userErr("invalid slug %q: %v", raw, err)
@@ -49,13 +44,13 @@ func normalizeSlug(raw string) (string, error) {
 // validSlug: core, or mem/ then segments [a-z0-9][a-z0-9_-]{0,63} joined
 // by "/", at most maxMemSlugBytes in all.
 func validSlug(s string) error {
-	if s == memCoreSlug {
+	if s == workspace.MemoryCoreSlug {
 		return nil
 	}
 	if len(s) > maxMemSlugBytes {
 		return fmt.Errorf("longer than %d bytes", maxMemSlugBytes)
 	}
-	rest, ok := strings.CutPrefix(s, memPrefix)
+	rest, ok := strings.CutPrefix(s, workspace.MemorySlugPrefix)
 	if !ok || rest == "" {
 		return fmt.Errorf("expected core or mem/<path>")
 	}
@@ -74,15 +69,6 @@ func validSlug(s string) error {
 	return nil
 }
 
-// memDTag computes the address of slug under conversation key k.
-func memDTag(k [32]byte, slug string) string {
-	m := hmac.New(sha256.New, k[:])
-	m.Write([]byte(memDomain))
-	m.Write([]byte{0})
-	m.Write([]byte(slug))
-	return hex.EncodeToString(m.Sum(nil))
-}
-
 // encode writes the body exactly as NIP-AE's vectors: slug first, no
 // whitespace, only the escapes JSON requires.
 func (b memBody) encode() []byte {
@@ -90,7 +76,7 @@ func (b memBody) encode() []byte {
 	buf.WriteString(`{"slug":`)
 	jsonString(&buf, b.Slug)
 	switch {
-	case b.Slug == memCoreSlug:
+	case b.Slug == workspace.MemoryCoreSlug:
 		buf.WriteString(`,"profile":`)
 		jsonString(&buf, b.Profile)
 	case b.Value == nil:
@@ -148,7 +134,7 @@ func decodeMemBody(b []byte) (memBody, error) {
 	if err := validSlug(body.Slug); err != nil {
 		return memBody{}, err
 	}
-	if body.Slug == memCoreSlug {
+	if body.Slug == workspace.MemoryCoreSlug {
 		p, ok := raw["profile"]
 		if !ok || json.Unmarshal(p, &body.Profile) != nil || bytes.Equal(bytes.TrimSpace(p), []byte("null")) {
 			return memBody{}, fmt.Errorf("core body needs a string profile")
@@ -278,7 +264,7 @@ func memParties(in *inv, allowAgent bool) (memParty, error) {
 // memOpen validates an engram (signature, author, one d, one p = owner),
 // decrypts it and checks its slug re-derives to its d tag.
 func (p memParty) open(ev *nostr.Event) (memBody, bool) {
-	if ev.Kind != kindEngram || ev.PubKey != p.agent {
+	if ev.Kind != workspace.KindEngram || ev.PubKey != p.agent {
 		return memBody{}, false
 	}
 	if !nostrkey.CheckEvent(ev) {
@@ -301,7 +287,7 @@ func (p memParty) open(ev *nostr.Event) (memBody, bool) {
 		return memBody{}, false
 	}
 	body, err := decodeMemBody([]byte(plain))
-	if err != nil || memDTag(p.key, body.Slug) != ds[0] {
+	if err != nil || workspace.MemoryDTag(p.key, body.Slug) != ds[0] {
 		return memBody{}, false
 	}
 	return body, true
@@ -317,8 +303,8 @@ func better(a, b *nostr.Event) bool {
 
 // memHead fetches the current head of slug; nil when there is none.
 func memHead(in *inv, p memParty, slug string) (*nostr.Event, *memBody, error) {
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindEngram}, "authors": []string{p.agent},
-		"#d": []string{memDTag(p.key, slug)}, "#p": []string{p.owner}, "limit": memHeadLimit})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindEngram}, "authors": []string{p.agent},
+		"#d": []string{workspace.MemoryDTag(p.key, slug)}, "#p": []string{p.owner}, "limit": memHeadLimit})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -346,7 +332,7 @@ func memSlugArg(in *inv) (string, error) {
 // memValue is what a body holds: the profile of core, the value of a
 // memory; false for a tombstone.
 func memValue(b *memBody) (string, bool) {
-	if b.Slug == memCoreSlug {
+	if b.Slug == workspace.MemoryCoreSlug {
 		return b.Profile, true
 	}
 	if b.Value == nil {
@@ -447,7 +433,7 @@ func runMemPatch(in *inv) error {
 		return writeJSON(in.out, map[string]any{"slug": slug, "sha256": sha256Hex(next), "dry_run": true})
 	}
 	nb := memBody{Slug: slug, Value: &next}
-	if slug == memCoreSlug {
+	if slug == workspace.MemoryCoreSlug {
 		nb = memBody{Slug: slug, Profile: next}
 	}
 	return memWrite(in, nb)
@@ -481,7 +467,7 @@ func runMemLs(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindEngram}, "authors": []string{p.agent}, "#p": []string{p.owner}, "limit": memLsLimit})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindEngram}, "authors": []string{p.agent}, "#p": []string{p.owner}, "limit": memLsLimit})
 	if err != nil {
 		return err
 	}
@@ -506,7 +492,7 @@ func runMemLs(in *inv) error {
 	}
 	out := []listing{}
 	for slug, h := range heads {
-		if slug == memCoreSlug || h.body.Value == nil {
+		if slug == workspace.MemoryCoreSlug || h.body.Value == nil {
 			continue
 		}
 		out = append(out, listing{slug, h.ev.ID, int64(h.ev.CreatedAt)})
@@ -538,7 +524,7 @@ func runMemSet(in *inv) error {
 		value = string(b)
 	}
 	body := memBody{Slug: slug, Value: &value}
-	if slug == memCoreSlug {
+	if slug == workspace.MemoryCoreSlug {
 		body = memBody{Slug: slug, Profile: value}
 	}
 	return memWrite(in, body)
@@ -549,7 +535,7 @@ func runMemRm(in *inv) error {
 	if err != nil {
 		return err
 	}
-	if slug == memCoreSlug {
+	if slug == workspace.MemoryCoreSlug {
 		return userErr("core cannot be tombstoned; overwrite it with buzz mem set core")
 	}
 	return memWrite(in, memBody{Slug: slug})
@@ -574,8 +560,8 @@ func memWrite(in *inv, body memBody) error {
 	if err != nil {
 		return otherErr("encrypt memory: %v", err)
 	}
-	ev := &nostr.Event{Kind: kindEngram, Content: ct, CreatedAt: successor(head),
-		Tags: nostr.Tags{{"d", memDTag(p.key, body.Slug)}, {"p", p.owner}}}
+	ev := &nostr.Event{Kind: workspace.KindEngram, Content: ct, CreatedAt: successor(head),
+		Tags: nostr.Tags{{"d", workspace.MemoryDTag(p.key, body.Slug)}, {"p", p.owner}}}
 	res, err := signAndPublish(in, ev)
 	if err != nil {
 		return err

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // The members group speaks NIP-86 (relay management) to the relay: POST

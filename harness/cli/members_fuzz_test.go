@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 )
 
 // FuzzAttestConditions: whatever --kinds and --until hold, agents attest

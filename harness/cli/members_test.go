@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipoa"
 	"buzzbox/relay"
 )
 

@@ -10,11 +10,12 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // messageKinds are what `messages get` reads by default.
 func messageKinds() []int {
-	return []int{kindStream, kindStreamV2, kindDiff, kindForumPost, kindForumComment}
+	return []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindDiff, workspace.KindForumPost, workspace.KindForumComment}
 }
 
 // sendResult is the write response plus the mentions actually signed.
@@ -28,10 +29,10 @@ func runSend(in *inv) error {
 	if err != nil {
 		return err
 	}
-	kind := kindStream
+	kind := workspace.KindStream
 	if in.p.has("kind") {
 		k, err := strconv.Atoi(in.p.str("kind"))
-		if err != nil || (k != kindStream && k != kindForumPost && k != kindForumComment) {
+		if err != nil || (k != workspace.KindStream && k != workspace.KindForumPost && k != workspace.KindForumComment) {
 			return userErr("--kind must be 9, 45001 or 45003, got %q", in.p.str("kind"))
 		}
 		kind = k
@@ -53,9 +54,9 @@ func runSend(in *inv) error {
 		}
 	}
 	switch {
-	case kind == kindForumComment && replyTo == "":
+	case kind == workspace.KindForumComment && replyTo == "":
 		return userErr("--kind 45003 (forum comment) needs --reply-to <post id>")
-	case kind == kindForumPost && replyTo != "":
+	case kind == workspace.KindForumPost && replyTo != "":
 		return userErr("--kind 45001 (forum post) starts a thread; drop --reply-to or use --kind 45003")
 	}
 	mentions, err := resolveMentions(in, ch, content)
@@ -162,7 +163,7 @@ func resolveMentions(in *inv, ch, content string) ([]string, error) {
 
 // channelMembers reads the channel's kind 39002 member list: pubkey → role.
 func channelMembers(in *inv, ch string) (map[string]string, error) {
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindGroupMembers}, "#d": []string{ch}, "limit": 1})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindGroupMembers}, "#d": []string{ch}, "limit": 1})
 	if err != nil {
 		return nil, err
 	}
@@ -212,7 +213,7 @@ func profileEvents(in *inv, authors []string) (map[string]profileEvent, error) {
 	out := map[string]profileEvent{}
 	for start := 0; start < len(authors); start += usersMaxPubkeys {
 		chunk := authors[start:min(start+usersMaxPubkeys, len(authors))]
-		evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindProfile}, "authors": chunk, "limit": len(chunk)})
+		evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindProfile}, "authors": chunk, "limit": len(chunk)})
 		if err != nil {
 			return nil, err
 		}
@@ -456,7 +457,7 @@ func runThread(in *inv) error {
 		return userErr("event %s belongs to channel %q, not %s", id, evCh, ch)
 	}
 	root := threadRoot(sel)
-	replies := filter{"kinds": []int{kindStream, kindStreamV2, kindEdit, kindDiff, kindForumComment}, "#h": []string{ch}, "#e": []string{root}, "limit": limit}
+	replies := filter{"kinds": []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindEdit, workspace.KindDiff, workspace.KindForumComment}, "#h": []string{ch}, "#e": []string{root}, "limit": limit}
 	if in.p.has("depth-limit") {
 		d, err := in.p.nonNegative("depth-limit", 0)
 		if err != nil {
@@ -501,7 +502,7 @@ func runSearch(in *inv) error {
 	if err != nil {
 		return err
 	}
-	f := filter{"kinds": []int{kindStream, kindStreamV2, kindForumPost, kindForumComment}, "limit": limit}
+	f := filter{"kinds": []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment}, "limit": limit}
 	if q != "" {
 		f["search"] = q
 	}
@@ -535,7 +536,7 @@ func resolveAuthor(in *inv, who string) (string, error) {
 	if pk, err := parsePubkey(who); err == nil {
 		return pk, nil
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindProfile}, "search": who, "limit": 100})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindProfile}, "search": who, "limit": 100})
 	if err != nil {
 		return "", err
 	}
@@ -589,7 +590,7 @@ func runEdit(in *inv) error {
 	if err != nil {
 		return err
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindEdit, Content: content, Tags: nostr.Tags{{"h", ch}, {"e", id}}})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindEdit, Content: content, Tags: nostr.Tags{{"h", ch}, {"e", id}}})
 }
 
 func runDelete(in *inv) error {
@@ -620,7 +621,7 @@ func runDelete(in *inv) error {
 		return err
 	}
 	tags := append(nostr.Tags{{"h", ch}, {"e", id}}, extra...)
-	return publishAndPrint(in, &nostr.Event{Kind: kindTombstone, Content: "", Tags: tags})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindDeleteEvent, Content: "", Tags: tags})
 }
 
 func runVote(in *inv) error {
@@ -645,5 +646,5 @@ func runVote(in *inv) error {
 	if err != nil {
 		return err
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindVote, Content: content, Tags: nostr.Tags{{"h", ch}, {"e", id}}})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindVote, Content: content, Tags: nostr.Tags{{"h", ch}, {"e", id}}})
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/nbd-wtf/go-nostr/nip44"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 func TestParseArgs(t *testing.T) {
@@ -135,7 +136,7 @@ func TestMemVectors(t *testing.T) {
 		"mem/example":          "72d4f9629106451505d7d341ea85bb3ebad4f654fcfd2aad100d5a35f8a85cba",
 		"mem/notes/2026-05-12": "31651571a312780cfdc1f0b706b682ac9f3f51a053e8dca76fe57710bae5a4d4",
 	} {
-		if got := memDTag(k, slug); got != want {
+		if got := workspace.MemoryDTag(k, slug); got != want {
 			t.Errorf("d(%s) = %s; want %s", slug, got, want)
 		}
 	}

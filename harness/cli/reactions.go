@@ -7,6 +7,7 @@ import (
 	"unicode/utf8"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -20,7 +21,7 @@ func runReactAdd(in *inv) error {
 	if err != nil {
 		return err
 	}
-	ev := &nostr.Event{Kind: kindReaction, Tags: nostr.Tags{{"e", id}}}
+	ev := &nostr.Event{Kind: workspace.KindReaction, Tags: nostr.Tags{{"e", id}}}
 	if in.p.has("emoji-url") {
 		u, err := url.Parse(in.p.str("emoji-url"))
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -65,14 +66,14 @@ func runReactRemove(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindReaction}, "#e": []string{id}, "authors": []string{in.pubkey}})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindReaction}, "#e": []string{id}, "authors": []string{in.pubkey}})
 	if err != nil {
 		return err
 	}
 	sortDescending(evs)
 	for _, r := range evs {
 		if r.Content == emoji && r.PubKey == in.pubkey {
-			return publishAndPrint(in, &nostr.Event{Kind: kindDeletion, Content: "", Tags: nostr.Tags{{"e", r.ID}}})
+			return publishAndPrint(in, &nostr.Event{Kind: workspace.KindDeletion, Content: "", Tags: nostr.Tags{{"e", r.ID}}})
 		}
 	}
 	return otherErr("no reaction with emoji '%s' found for your pubkey on event %s", emoji, id)
@@ -90,7 +91,7 @@ func runReactGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindReaction}, "#e": []string{id}})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindReaction}, "#e": []string{id}})
 	if err != nil {
 		return err
 	}

@@ -16,7 +16,7 @@ func TestAgainstBuzzRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	w := &workspace{r: &plainRelay{base: r.HTTPURL()}, me: me}
+	w := &testSpace{r: &plainRelay{base: r.HTTPURL()}, me: me}
 
 	var created struct {
 		writeResult

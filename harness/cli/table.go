@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 )
 
 // command is one entry of the command table; --help is generated from it.
@@ -113,9 +113,9 @@ func commands() []command {
 		{Group: "channels", Name: "members", Summary: "members of a channel and their roles", Usage: "--channel UUID",
 			Flags: []flagSpec{fChannel()}, Example: "buzz channels members --channel " + exampleChannel, Run: runChannelsMembers},
 		{Group: "channels", Name: "join", Summary: "ask to join a channel (kind 9021)", Usage: "--channel UUID",
-			Flags: []flagSpec{fChannel()}, Example: "buzz channels join --channel " + exampleChannel, Run: groupCmd(kindJoinRequest, nil)},
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels join --channel " + exampleChannel, Run: groupCmd(workspace.KindJoinRequest, nil)},
 		{Group: "channels", Name: "leave", Summary: "leave a channel (kind 9022)", Usage: "--channel UUID",
-			Flags: []flagSpec{fChannel()}, Example: "buzz channels leave --channel " + exampleChannel, Run: groupCmd(kindLeaveRequest, nil)},
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels leave --channel " + exampleChannel, Run: groupCmd(workspace.KindLeaveRequest, nil)},
 		{Group: "channels", Name: "create", Summary: "create a channel (kind 9007) with a new UUID",
 			Usage: "--name N --type stream|forum --visibility open|private [--description D] [--ttl S]",
 			Flags: []flagSpec{str("name", "N", "channel name"), str("type", "stream|forum", "channel type"), str("visibility", "open|private", "who can find and read it"),
@@ -134,11 +134,11 @@ func commands() []command {
 			Flags:   []flagSpec{fChannel(), str("purpose", "P", "new purpose")},
 			Example: "buzz channels purpose --channel " + exampleChannel + " --purpose 'ship v2'", Run: metaCmd("purpose")},
 		{Group: "channels", Name: "archive", Summary: "archive a channel (kind 9002)", Usage: "--channel UUID",
-			Flags: []flagSpec{fChannel()}, Example: "buzz channels archive --channel " + exampleChannel, Run: groupCmd(kindEditMetadata, []string{"archived", "true"})},
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels archive --channel " + exampleChannel, Run: groupCmd(workspace.KindEditMetadata, []string{"archived", "true"})},
 		{Group: "channels", Name: "unarchive", Summary: "unarchive a channel (kind 9002)", Usage: "--channel UUID",
-			Flags: []flagSpec{fChannel()}, Example: "buzz channels unarchive --channel " + exampleChannel, Run: groupCmd(kindEditMetadata, []string{"archived", "false"})},
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels unarchive --channel " + exampleChannel, Run: groupCmd(workspace.KindEditMetadata, []string{"archived", "false"})},
 		{Group: "channels", Name: "delete", Summary: "delete a channel (kind 9008)", Usage: "--channel UUID",
-			Flags: []flagSpec{fChannel()}, Example: "buzz channels delete --channel " + exampleChannel, Run: groupCmd(kindDeleteGroup, nil)},
+			Flags: []flagSpec{fChannel()}, Example: "buzz channels delete --channel " + exampleChannel, Run: groupCmd(workspace.KindDeleteGroup, nil)},
 		{Group: "channels", Name: "search", Summary: "find channels by name", Usage: "--query Q [--exact] [--include-archived]",
 			Flags:   []flagSpec{str("query", "Q", "name or part of it"), boolean("exact", "whole name, case-insensitive"), boolean("include-archived", "also archived channels")},
 			Example: "buzz channels search --query release", Run: runChannelsSearch},
@@ -246,12 +246,12 @@ func writeFooter(w io.Writer, title string) {
 	fmt.Fprintln(w)
 	fmt.Fprintln(w, "Environment:")
 	for _, v := range [][2]string{
-		{envRelay, "relay base URL, when --relay is not given"},
-		{nostrkey.EnvBuzzKey, "secret key (hex or nsec), when --private-key is not given"},
-		{nostrkey.EnvKeyFile, "a 0600 file holding the key, when neither is set"},
-		{envAuthTag, "NIP-OA attestation, when --auth-tag is not given"},
-		{envTimeout, fmt.Sprintf("seconds one request may take (default %d)", int(defaultTimeout.Seconds()))},
-		{envConnectTimeout, fmt.Sprintf("seconds to connect (default %d)", int(defaultConnectTimeout.Seconds()))},
+		{workspace.EnvRelayURL, "relay base URL, when --relay is not given"},
+		{workspace.EnvPrivateKey, "secret key (hex or nsec), when --private-key is not given"},
+		{workspace.EnvKeyFile, "a 0600 file holding the key, when neither is set"},
+		{workspace.EnvAuthTag, "NIP-OA attestation, when --auth-tag is not given"},
+		{workspace.EnvTimeoutSecs, fmt.Sprintf("seconds one request may take (default %d)", int(defaultTimeout.Seconds()))},
+		{workspace.EnvConnectTimeoutSecs, fmt.Sprintf("seconds to connect (default %d)", int(defaultConnectTimeout.Seconds()))},
 	} {
 		fmt.Fprintf(w, "  %-26s %s\n", v[0], v[1])
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"buzzbox/internal/workspace"
 	"encoding/json"
 	"strings"
 
@@ -15,7 +16,7 @@ func runUsersGet(in *inv) error {
 	}
 	var rows []map[string]any
 	if name != "" {
-		evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindProfile}, "search": name, "limit": usersMaxPubkeys})
+		evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindProfile}, "search": name, "limit": usersMaxPubkeys})
 		if err != nil {
 			return err
 		}
@@ -101,7 +102,7 @@ func runSetProfile(in *inv) error {
 	if err != nil {
 		return otherErr("encode profile: %v", err)
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindProfile, Content: string(b), CreatedAt: successor(prev.ev)})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindProfile, Content: string(b), CreatedAt: successor(prev.ev)})
 }
 
 func runPresence(in *inv) error {
@@ -111,7 +112,7 @@ func runPresence(in *inv) error {
 	default:
 		return userErr("--status must be online, away or offline, got %q", s)
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindPresence, Content: s})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindPresence, Content: s})
 }
 
 func runCanvasGet(in *inv) error {
@@ -119,7 +120,7 @@ func runCanvasGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindCanvas}, "#h": []string{ch}, "limit": 1})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindCanvas}, "#h": []string{ch}, "limit": 1})
 	if err != nil {
 		return err
 	}
@@ -140,7 +141,7 @@ func runCanvasSet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindCanvas, Content: content, Tags: nostr.Tags{{"h", ch}}})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindCanvas, Content: content, Tags: nostr.Tags{{"h", ch}}})
 }
 
 // feedKinds maps a feed type to the kinds it covers; the filter always
@@ -148,13 +149,13 @@ func runCanvasSet(in *inv) error {
 func feedKinds(t string) ([]int, bool) {
 	switch t {
 	case "mentions":
-		return []int{kindStream, kindStreamV2, kindDiff, kindForumPost, kindForumComment}, true
+		return []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindDiff, workspace.KindForumPost, workspace.KindForumComment}, true
 	case "needs_action":
-		return []int{kindApprovalReq}, true
+		return []int{workspace.KindApprovalRequest}, true
 	case "activity":
-		return []int{kindReaction, kindEdit, kindTombstone, kindAddMember, kindRemoveMember, kindMemberAdded, kindMemberRemoved, kindVote}, true
+		return []int{workspace.KindReaction, workspace.KindEdit, workspace.KindDeleteEvent, workspace.KindAddUser, workspace.KindRemoveUser, workspace.KindMemberAdded, workspace.KindMemberRemoved, workspace.KindVote}, true
 	case "agent_activity":
-		return []int{kindEngram, kindCanvas}, true
+		return []int{workspace.KindEngram, workspace.KindCanvas}, true
 	}
 	return nil, false
 }

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"buzzbox/internal/workspace"
 	"bytes"
 	"encoding/json"
 
@@ -39,7 +40,7 @@ func runWorkflowsList(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindWorkflowDef}, "#h": []string{ch}})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindWorkflowDef}, "#h": []string{ch}})
 	if err != nil {
 		return err
 	}
@@ -56,7 +57,7 @@ func runWorkflowsGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{kindWorkflowDef}, "#d": []string{id}})
+	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindWorkflowDef}, "#d": []string{id}})
 	if err != nil {
 		return err
 	}
@@ -78,7 +79,7 @@ func runWorkflowsTrigger(in *inv) error {
 			return err
 		}
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: kindWorkflowTrigger, Content: content, Tags: nostr.Tags{{"d", id}}})
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindWorkflowTrigger, Content: content, Tags: nostr.Tags{{"d", id}}})
 }
 
 // compactObject checks that a flag's value is one JSON object and
@@ -115,11 +116,11 @@ func runWorkflowsApprove(in *inv) error {
 	if _, err := parseUUID(token); err != nil {
 		return userErr("--token: %s", err.Error())
 	}
-	kind := kindApprovalGrant
+	kind := workspace.KindApprovalGrant
 	switch v := in.p.str("approved"); {
 	case !in.p.has("approved") || v == "true":
 	case v == "false":
-		kind = kindApprovalDeny
+		kind = workspace.KindApprovalDeny
 	default:
 		return userErr("--approved must be true or false, got %q", v)
 	}

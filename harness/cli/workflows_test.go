@@ -10,6 +10,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 	"buzzbox/relay"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -64,7 +65,7 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
-	w := &workspace{r: &plainRelay{base: r.HTTPURL()}, me: me}
+	w := &testSpace{r: &plainRelay{base: r.HTTPURL()}, me: me}
 	c := bridgeClient(t, r.HTTPURL(), me)
 	as := func(t *testing.T, k testKey, v any, args ...string) {
 		t.Helper()
@@ -90,9 +91,9 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 	)
 	now := time.Now().Unix()
 	defs := []*nostr.Event{
-		signed(t, me, kindWorkflowDef, "name: deploy\nsteps: []\n", nostr.Tags{{"d", deploy}, {"h", ops}}, now-20),
-		signed(t, me, kindWorkflowDef, "name: backup\n", nostr.Tags{{"d", backup}, {"h", ops}}, now-10),
-		signed(t, me, kindWorkflowDef, "name: elsewhere\n", nostr.Tags{{"d", foreign}, {"h", other}}, now),
+		signed(t, me, workspace.KindWorkflowDef, "name: deploy\nsteps: []\n", nostr.Tags{{"d", deploy}, {"h", ops}}, now-20),
+		signed(t, me, workspace.KindWorkflowDef, "name: backup\n", nostr.Tags{{"d", backup}, {"h", ops}}, now-10),
+		signed(t, me, workspace.KindWorkflowDef, "name: elsewhere\n", nostr.Tags{{"d", foreign}, {"h", other}}, now),
 	}
 	for _, ev := range defs {
 		if res, err := c.publish(t.Context(), ev); err != nil || !res.Accepted {
@@ -128,7 +129,7 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 		var bare writeResult
 		w.ok(t, &bare, "", "workflows", "trigger", "--workflow", deploy)
 		ev := stored(t, c, bare)
-		if ev.Kind != kindWorkflowTrigger || ev.Content != "" || !tagsEqual(ev.Tags, nostr.Tags{{"d", deploy}}) {
+		if ev.Kind != workspace.KindWorkflowTrigger || ev.Content != "" || !tagsEqual(ev.Tags, nostr.Tags{{"d", deploy}}) {
 			t.Fatalf("trigger = kind %d, content %q, tags %v; want 46020, empty, d only", ev.Kind, ev.Content, ev.Tags)
 		}
 		var with writeResult
@@ -136,7 +137,7 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 			"--inputs", "{\n  \"version\": \"1.4.0\", \"dry_run\": false,\n  \"n\": 12345678901234567890, \"tags\": [\"a\", \"<b>\"]\n}")
 		ev = stored(t, c, with)
 		const compact = `{"dry_run":false,"n":12345678901234567890,"tags":["a","<b>"],"version":"1.4.0"}`
-		if ev.Kind != kindWorkflowTrigger || ev.Content != compact || !tagsEqual(ev.Tags, nostr.Tags{{"d", deploy}}) {
+		if ev.Kind != workspace.KindWorkflowTrigger || ev.Content != compact || !tagsEqual(ev.Tags, nostr.Tags{{"d", deploy}}) {
 			t.Fatalf("trigger --inputs = kind %d, content %q, tags %v; want content %s", ev.Kind, ev.Content, ev.Tags, compact)
 		}
 	})
@@ -145,7 +146,7 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 		var grant writeResult
 		w.ok(t, &grant, "", "workflows", "approve", "--token", token, "--note", "looks right")
 		ev := stored(t, c, grant)
-		if ev.Kind != kindApprovalGrant || ev.Content != "looks right" || !tagsEqual(ev.Tags, nostr.Tags{{"d", tokenHash(token)}}) {
+		if ev.Kind != workspace.KindApprovalGrant || ev.Content != "looks right" || !tagsEqual(ev.Tags, nostr.Tags{{"d", tokenHash(token)}}) {
 			t.Fatalf("approve = kind %d, content %q, tags %v; want 46030 with d = sha256(token)", ev.Kind, ev.Content, ev.Tags)
 		}
 		// Denial, with the token upper-cased: it is hashed as given.
@@ -153,12 +154,12 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 		var deny writeResult
 		w.ok(t, &deny, "", "workflows", "approve", "--token", upper, "--approved", "false")
 		ev = stored(t, c, deny)
-		if ev.Kind != kindApprovalDeny || ev.Content != "" || !tagsEqual(ev.Tags, nostr.Tags{{"d", tokenHash(upper)}}) {
+		if ev.Kind != workspace.KindApprovalDeny || ev.Content != "" || !tagsEqual(ev.Tags, nostr.Tags{{"d", tokenHash(upper)}}) {
 			t.Fatalf("deny = kind %d, content %q, tags %v; want 46031, empty, d = sha256(token as given)", ev.Kind, ev.Content, ev.Tags)
 		}
 		var explicit writeResult
 		as(t, second, &explicit, "workflows", "approve", "--token", token, "--approved=true")
-		if ev = stored(t, c, explicit); ev.Kind != kindApprovalGrant {
+		if ev = stored(t, c, explicit); ev.Kind != workspace.KindApprovalGrant {
 			t.Fatalf("--approved=true gave kind %d", ev.Kind)
 		}
 	})

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -115,8 +116,8 @@ func (w *wsConn) read(ctx context.Context) (nostr.Envelope, *attemptErr) {
 
 // authenticate answers the challenge with a kind 22242 event.
 func (w *wsConn) authenticate(ctx context.Context) *attemptErr {
-	ev := nostr.Event{Kind: nostr.KindClientAuthentication, Content: "",
-		Tags: nostr.Tags{{"relay", w.c.wsURL()}, {"challenge", w.challenge}}}
+	ev := nostr.Event{Kind: workspace.KindAuth, Content: "",
+		Tags: nostr.Tags{{workspace.TagAuthRelay, w.c.wsURL()}, {workspace.TagAuthChallenge, w.challenge}}}
 	if err := w.c.sign(&ev); err != nil {
 		return fatal(asError(err))
 	}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"buzzbox/internal/workspace"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -17,37 +18,37 @@ import (
 
 const testChannel = "3f2a9c1e-8d4b-4c6a-9e2f-1b7d5a0c9e44"
 
-// workspace is a channel with members and profiles on a plain relay.
-type workspace struct {
+// testSpace is a channel with members and profiles on a plain relay.
+type testSpace struct {
 	r                    *plainRelay
 	me, alice, bob, bob2 testKey
 	outsider             testKey
 }
 
-func newWorkspace(t *testing.T) *workspace {
+func newWorkspace(t *testing.T) *testSpace {
 	t.Helper()
-	w := &workspace{me: newKey(t), alice: newKey(t), bob: newKey(t), bob2: newKey(t), outsider: newKey(t)}
+	w := &testSpace{me: newKey(t), alice: newKey(t), bob: newKey(t), bob2: newKey(t), outsider: newKey(t)}
 	w.r = startPlainRelay(t, true, w.me.pk, w.alice.pk)
 	admin := newKey(t)
-	w.r.put(t, signed(t, admin, kindGroupMembers, "", nostr.Tags{{"d", testChannel},
+	w.r.put(t, signed(t, admin, workspace.KindGroupMembers, "", nostr.Tags{{"d", testChannel},
 		{"p", w.me.pk}, {"p", w.alice.pk, "", "admin"}, {"p", w.bob.pk}, {"p", w.bob2.pk, "", "bot"}}, 0))
-	w.r.put(t, signed(t, admin, kindGroupMeta, "", nostr.Tags{{"d", testChannel}, {"name", "general"}, {"about", "talk"}, {"public"}}, 0))
+	w.r.put(t, signed(t, admin, workspace.KindGroupMetadata, "", nostr.Tags{{"d", testChannel}, {"name", "general"}, {"about", "talk"}, {"public"}}, 0))
 	for _, p := range []struct {
 		k    testKey
 		body string
 	}{{w.alice, `{"display_name":"Alice","name":"al"}`}, {w.bob, `{"name":"Bob"}`}, {w.bob2, `{"display_name":"bob"}`}, {w.me, `{"name":"me"}`}} {
-		w.r.put(t, signed(t, p.k, kindProfile, p.body, nil, 0))
+		w.r.put(t, signed(t, p.k, workspace.KindProfile, p.body, nil, 0))
 	}
 	return w
 }
 
-func (w *workspace) run(t *testing.T, stdin string, args ...string) result {
+func (w *testSpace) run(t *testing.T, stdin string, args ...string) result {
 	t.Helper()
 	return runBuzz(t, w.r.base, w.me, stdin, args...)
 }
 
 // ok runs buzz, wants exit 0 and decodes stdout into v.
-func (w *workspace) ok(t *testing.T, v any, stdin string, args ...string) {
+func (w *testSpace) ok(t *testing.T, v any, stdin string, args ...string) {
 	t.Helper()
 	res := w.run(t, stdin, args...)
 	if res.code != 0 {
@@ -83,8 +84,8 @@ func fails(t *testing.T, res result, code int, category string) {
 	}
 }
 
-func (w *workspace) messages(t *testing.T) []*nostr.Event {
-	return w.r.all(t, nostr.Filter{Kinds: []int{kindStream}})
+func (w *testSpace) messages(t *testing.T) []*nostr.Event {
+	return w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindStream}})
 }
 
 func TestWebsocketSendGetThread(t *testing.T) {
@@ -146,11 +147,11 @@ func TestWebsocketReactions(t *testing.T) {
 	w.ok(t, &sent, "", "messages", "send", "--channel", testChannel, "--content", "react to me")
 	var add writeResult
 	w.ok(t, &add, "", "reactions", "add", "--event", sent.EventID, "--emoji", "👍")
-	stored := w.r.all(t, nostr.Filter{Kinds: []int{kindReaction}})
+	stored := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindReaction}})
 	if len(stored) != 1 || stored[0].Content != "👍" || !tagsEqual(stored[0].Tags, nostr.Tags{{"e", sent.EventID}}) {
 		t.Fatalf("reaction = %v; want kind 7 👍 with only [e id]", stored)
 	}
-	w.r.put(t, signed(t, w.alice, kindReaction, "", nostr.Tags{{"e", sent.EventID}}, 0))
+	w.r.put(t, signed(t, w.alice, workspace.KindReaction, "", nostr.Tags{{"e", sent.EventID}}, 0))
 	var got struct{ Reactions []reactionGroup }
 	w.ok(t, &got, "", "reactions", "get", "--event", sent.EventID)
 	npub, _ := nip19.EncodePublicKey(w.me.pk)
@@ -159,7 +160,7 @@ func TestWebsocketReactions(t *testing.T) {
 		t.Fatalf("reactions get = %+v; want + then 👍 by my npub", got)
 	}
 	w.ok(t, nil, "", "reactions", "remove", "--event", sent.EventID, "--emoji", "👍")
-	del := w.r.all(t, nostr.Filter{Kinds: []int{kindDeletion}})
+	del := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindDeletion}})
 	if len(del) != 1 || !tagsEqual(del[0].Tags, nostr.Tags{{"e", add.EventID}}) {
 		t.Fatalf("deletion = %v; want kind 5 naming the reaction", del)
 	}
@@ -213,10 +214,10 @@ func TestWebsocketMentions(t *testing.T) {
 func TestMessagesGetReplyTiesQuestion(t *testing.T) {
 	w := newWorkspace(t)
 	at := time.Now().Unix()
-	q := signed(t, w.alice, kindStream, "what is in this directory?", nostr.Tags{{"h", testChannel}}, at)
+	q := signed(t, w.alice, workspace.KindStream, "what is in this directory?", nostr.Tags{{"h", testChannel}}, at)
 	var a *nostr.Event
 	for i := 0; a == nil || a.ID > q.ID; i++ { // a reply whose id sorts first
-		a = signed(t, w.me, kindStream, fmt.Sprintf("a README (%d)", i), nostr.Tags{{"h", testChannel}, {"e", q.ID, "", "reply"}}, at)
+		a = signed(t, w.me, workspace.KindStream, fmt.Sprintf("a README (%d)", i), nostr.Tags{{"h", testChannel}, {"e", q.ID, "", "reply"}}, at)
 	}
 	w.r.put(t, a)
 	w.r.put(t, q)
@@ -336,7 +337,7 @@ func TestNostrToolsVerifies(t *testing.T) {
 	w.ok(t, &root, "", "messages", "send", "--channel", testChannel, "--content", "hi @Alice ✓")
 	w.ok(t, nil, "", "messages", "send", "--channel", testChannel, "--content", "reply", "--reply-to", root.EventID)
 	w.ok(t, nil, "", "reactions", "add", "--event", root.EventID, "--emoji", "🎉")
-	evs := w.r.all(t, nostr.Filter{Authors: []string{w.me.pk}, Kinds: []int{kindStream, kindReaction}})
+	evs := w.r.all(t, nostr.Filter{Authors: []string{w.me.pk}, Kinds: []int{workspace.KindStream, workspace.KindReaction}})
 	if len(evs) != 3 {
 		t.Fatalf("stored %d events by the CLI key; want 3", len(evs))
 	}
@@ -371,15 +372,15 @@ console.log(JSON.stringify(out));`
 			t.Errorf("nostr-tools rejects the signature of %s (kind %d)", c.ID, c.Kind)
 		}
 		switch {
-		case c.Kind == kindStream && c.ID == root.EventID:
+		case c.Kind == workspace.KindStream && c.ID == root.EventID:
 			if c.H == nil || *c.H != testChannel || len(c.P) != 1 || c.P[0] != w.alice.pk {
 				t.Errorf("root as nostr-tools sees it: h %v p %v", c.H, c.P)
 			}
-		case c.Kind == kindStream:
+		case c.Kind == workspace.KindStream:
 			if len(c.E) != 1 || c.E[0][1] != root.EventID || c.E[0][3] != "reply" {
 				t.Errorf("reply e tags as nostr-tools sees them: %v", c.E)
 			}
-		case c.Kind == kindReaction:
+		case c.Kind == workspace.KindReaction:
 			if c.H != nil || len(c.E) != 1 || c.E[0][1] != root.EventID {
 				t.Errorf("reaction tags as nostr-tools sees them: h %v e %v", c.H, c.E)
 			}

@@ -5,13 +5,7 @@ import (
 	"fmt"
 
 	"buzzbox/internal/proc"
-)
-
-// Environment variable names of the spec §1.5, spelled as upstream.
-const (
-	EnvNostrKey = "NOSTR_PRIVATE_KEY" // git helpers (1st); consumed by the session host
-	EnvBuzzKey  = "BUZZ_PRIVATE_KEY"  // buzz CLI (primary); git helpers (2nd)
-	EnvKeyFile  = "BUZZ_KEYFILE"      // buzz CLI: path of a 0600 key file
+	"buzzbox/internal/workspace"
 )
 
 // ErrNoKey is returned when no source holds a key. Callers print their own
@@ -38,33 +32,33 @@ type Loaded struct {
 // bytes is an error. When both variables are set and differ,
 // NOSTR_PRIVATE_KEY wins with a warning.
 func ForGit(env proc.Env, keyfile func() (string, error), rules FileRules) (Loaded, error) {
-	nostrVal, buzzVal := env.Getenv(EnvNostrKey), env.Getenv(EnvBuzzKey)
-	for _, v := range []struct{ name, val string }{{EnvNostrKey, nostrVal}, {EnvBuzzKey, buzzVal}} {
+	nostrVal, buzzVal := env.Getenv(workspace.EnvNostrPrivateKey), env.Getenv(workspace.EnvPrivateKey)
+	for _, v := range []struct{ name, val string }{{workspace.EnvNostrPrivateKey, nostrVal}, {workspace.EnvPrivateKey, buzzVal}} {
 		if len(v.val) > maxEnvKeyBytes {
 			return Loaded{}, fmt.Errorf("%s exceeds %d-byte size limit", v.name, maxEnvKeyBytes)
 		}
 	}
 	if nostrVal != "" {
-		s, err := parseFrom(EnvNostrKey, nostrVal)
+		s, err := parseFrom(workspace.EnvNostrPrivateKey, nostrVal)
 		if err != nil {
 			return Loaded{}, err
 		}
-		l := Loaded{Secret: s, Source: EnvNostrKey}
+		l := Loaded{Secret: s, Source: workspace.EnvNostrPrivateKey}
 		if buzzVal != "" {
 			other, err := ParseSecret(buzzVal)
 			if err != nil || !other.Equal(s) {
-				l.Warnings = append(l.Warnings, "warning: "+EnvNostrKey+" and "+EnvBuzzKey+" are both set and differ; using "+EnvNostrKey)
+				l.Warnings = append(l.Warnings, "warning: "+workspace.EnvNostrPrivateKey+" and "+workspace.EnvPrivateKey+" are both set and differ; using "+workspace.EnvNostrPrivateKey)
 			}
 			other.Zero()
 		}
 		return l, nil
 	}
 	if buzzVal != "" {
-		s, err := parseFrom(EnvBuzzKey, buzzVal)
+		s, err := parseFrom(workspace.EnvPrivateKey, buzzVal)
 		if err != nil {
 			return Loaded{}, err
 		}
-		return Loaded{Secret: s, Source: EnvBuzzKey}, nil
+		return Loaded{Secret: s, Source: workspace.EnvPrivateKey}, nil
 	}
 	if keyfile == nil {
 		return Loaded{}, ErrNoKey
@@ -95,17 +89,17 @@ func ForCLI(env proc.Env, flag string) (Loaded, error) {
 		}
 		return Loaded{Secret: s, Source: "--private-key"}, nil
 	}
-	if v := env.Getenv(EnvBuzzKey); v != "" {
+	if v := env.Getenv(workspace.EnvPrivateKey); v != "" {
 		if len(v) > maxEnvKeyBytes {
-			return Loaded{}, fmt.Errorf("%s exceeds %d-byte size limit", EnvBuzzKey, maxEnvKeyBytes)
+			return Loaded{}, fmt.Errorf("%s exceeds %d-byte size limit", workspace.EnvPrivateKey, maxEnvKeyBytes)
 		}
-		s, err := parseFrom(EnvBuzzKey, v)
+		s, err := parseFrom(workspace.EnvPrivateKey, v)
 		if err != nil {
 			return Loaded{}, err
 		}
-		return Loaded{Secret: s, Source: EnvBuzzKey}, nil
+		return Loaded{Secret: s, Source: workspace.EnvPrivateKey}, nil
 	}
-	if path := env.Getenv(EnvKeyFile); path != "" {
+	if path := env.Getenv(workspace.EnvKeyFile); path != "" {
 		s, err := ReadFile(path, FileRules{Warn: env.Stderr})
 		if err != nil {
 			return Loaded{}, err

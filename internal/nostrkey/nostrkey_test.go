@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
@@ -259,10 +260,10 @@ func TestForGit(t *testing.T) {
 		wantWarn bool
 		wantErr  string
 	}{
-		{"nostr env", env("NOSTR_PRIVATE_KEY=" + k3), fileFn(file), pk3, EnvNostrKey, false, ""},
-		{"buzz env", env("BUZZ_PRIVATE_KEY=" + nsec3), fileFn(file), pk3, EnvBuzzKey, false, ""},
-		{"both same", env("NOSTR_PRIVATE_KEY="+k3, "BUZZ_PRIVATE_KEY="+nsec3), nil, pk3, EnvNostrKey, false, ""},
-		{"both differ", env("NOSTR_PRIVATE_KEY="+k3, "BUZZ_PRIVATE_KEY="+k1), nil, pk3, EnvNostrKey, true, ""},
+		{"nostr env", env("NOSTR_PRIVATE_KEY=" + k3), fileFn(file), pk3, workspace.EnvNostrPrivateKey, false, ""},
+		{"buzz env", env("BUZZ_PRIVATE_KEY=" + nsec3), fileFn(file), pk3, workspace.EnvPrivateKey, false, ""},
+		{"both same", env("NOSTR_PRIVATE_KEY="+k3, "BUZZ_PRIVATE_KEY="+nsec3), nil, pk3, workspace.EnvNostrPrivateKey, false, ""},
+		{"both differ", env("NOSTR_PRIVATE_KEY="+k3, "BUZZ_PRIVATE_KEY="+k1), nil, pk3, workspace.EnvNostrPrivateKey, true, ""},
 		{"empty env falls through", env("NOSTR_PRIVATE_KEY=", "BUZZ_PRIVATE_KEY="), fileFn(file), pk1, "keyfile " + file, false, ""},
 		{"file", env(), fileFn(file), pk1, "keyfile " + file, false, ""},
 		{"insecure file", env(), fileFn(bad), "", "", false, "insecure permissions"},

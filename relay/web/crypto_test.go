@@ -16,7 +16,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
-	"buzzbox/nostrgit/nipoa"
+	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"

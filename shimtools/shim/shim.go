@@ -23,15 +23,11 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 )
 
 // Environment names, spelled as upstream.
 const (
-	EnvPrivateKey  = "NOSTR_PRIVATE_KEY"
-	EnvRelayURL    = "BUZZ_RELAY_URL"
-	EnvDisplayName = "BUZZ_ACP_DISPLAY_NAME"
-	EnvBuzzKey     = "BUZZ_PRIVATE_KEY"
-	EnvKeyFile     = "BUZZ_KEYFILE"
 	envConfigCount = "GIT_CONFIG_COUNT"
 )
 
@@ -127,8 +123,8 @@ func New(env proc.Env) (*Shim, error) {
 		s.path = dir + string(os.PathListSeparator) + old
 	}
 
-	raw, _ := env.LookupEnv(EnvPrivateKey)
-	environ := proc.Without(env.Environ, EnvPrivateKey)
+	raw, _ := env.LookupEnv(workspace.EnvNostrPrivateKey)
+	environ := proc.Without(env.Environ, workspace.EnvNostrPrivateKey)
 	environ = proc.WithEnv(environ, "PATH", s.path)
 	if raw != "" {
 		if git, err := s.installKey(raw, env); err != nil {
@@ -137,10 +133,10 @@ func New(env proc.Env) (*Shim, error) {
 			environ = setGitConfig(environ, env, git)
 			// The buzz CLI reads the key file when no key is in its
 			// environment, so the key need not be in any.
-			_, hasBuzzKey := env.LookupEnv(EnvBuzzKey)
-			_, hasKeyFile := env.LookupEnv(EnvKeyFile)
+			_, hasBuzzKey := env.LookupEnv(workspace.EnvPrivateKey)
+			_, hasKeyFile := env.LookupEnv(workspace.EnvKeyFile)
 			if !hasBuzzKey && !hasKeyFile {
-				environ = proc.WithEnv(environ, EnvKeyFile, git.keyFile)
+				environ = proc.WithEnv(environ, workspace.EnvKeyFile, git.keyFile)
 			}
 		}
 	}
@@ -194,7 +190,7 @@ func (s *Shim) installKey(raw string, env proc.Env) (gitIdentity, error) {
 	defer clear(buf)
 	sec, err := nostrkey.ParseSecretBytes(buf)
 	if err != nil {
-		return gitIdentity{}, fmt.Errorf("%s: %w", EnvPrivateKey, err)
+		return gitIdentity{}, fmt.Errorf("%s: %w", workspace.EnvNostrPrivateKey, err)
 	}
 	pub := sec.Public()
 	sec.Zero()
@@ -226,13 +222,13 @@ func setGitConfig(environ []string, env proc.Env, g gitIdentity) []string {
 	if err != nil || base < 0 {
 		base = 0
 	}
-	name := DisplayName(env.Getenv(EnvDisplayName))
+	name := DisplayName(env.Getenv(workspace.EnvDisplayName))
 	if name == "" {
 		name = g.npub
 	}
 	pairs := [][2]string{
 		{"user.name", name},
-		{"user.email", g.pubHex + "@" + EmailHost(env.Getenv(EnvRelayURL))},
+		{"user.email", g.pubHex + "@" + EmailHost(env.Getenv(workspace.EnvRelayURL))},
 		{"credential.helper", "nostr"},
 		{"credential.useHttpPath", "true"},
 		{"nostr.keyfile", g.keyFile},

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace"
 )
 
 // A fixed test key (never used anywhere real) and its public half.
@@ -42,7 +43,7 @@ func testEnv(t *testing.T, extra ...string) (proc.Env, *bytes.Buffer) {
 }
 
 func TestNewLaysOutDirLinksAndKey(t *testing.T) {
-	env, errb := testEnv(t, EnvPrivateKey+"="+testKey, "GIT_CONFIG_COUNT=2", "BUZZ_RELAY_URL=wss://relay.example.com:443/x")
+	env, errb := testEnv(t, workspace.EnvNostrPrivateKey+"="+testKey, "GIT_CONFIG_COUNT=2", "BUZZ_RELAY_URL=wss://relay.example.com:443/x")
 	s, err := New(env)
 	if err != nil {
 		t.Fatal(err)
@@ -82,8 +83,8 @@ func TestNewLaysOutDirLinksAndKey(t *testing.T) {
 		t.Errorf("key file holds %q; want the raw value, no newline", b)
 	}
 	got := proc.Env{Environ: s.Environ()}
-	if _, ok := got.LookupEnv(EnvPrivateKey); ok {
-		t.Errorf("Environ() still holds %s", EnvPrivateKey)
+	if _, ok := got.LookupEnv(workspace.EnvNostrPrivateKey); ok {
+		t.Errorf("Environ() still holds %s", workspace.EnvNostrPrivateKey)
 	}
 	if p := got.Getenv("PATH"); !strings.HasPrefix(p, s.Dir()+string(os.PathListSeparator)) {
 		t.Errorf("PATH = %q; want the shim dir first", p)
@@ -130,7 +131,7 @@ func TestChildSeesNoKeyAndGitSeesConfig(t *testing.T) {
 	if err != nil {
 		t.Skip("SKIP(loud): env(1) is not installed (coreutils)")
 	}
-	env, _ := testEnv(t, EnvPrivateKey+"="+testKey, EnvDisplayName+"=Ada \u200bLovelace <ada>")
+	env, _ := testEnv(t, workspace.EnvNostrPrivateKey+"="+testKey, workspace.EnvDisplayName+"=Ada \u200bLovelace <ada>")
 	s, err := New(env)
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +144,7 @@ func TestChildSeesNoKeyAndGitSeesConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(out, []byte(EnvPrivateKey)) || bytes.Contains(out, []byte(testKey)) {
+	if bytes.Contains(out, []byte(workspace.EnvNostrPrivateKey)) || bytes.Contains(out, []byte(testKey)) {
 		t.Errorf("child environment holds the key:\n%s", out)
 	}
 
@@ -166,7 +167,7 @@ func TestChildSeesNoKeyAndGitSeesConfig(t *testing.T) {
 }
 
 func TestBadKeyWarnsAndStillRemovesIt(t *testing.T) {
-	env, errb := testEnv(t, EnvPrivateKey+"=not-a-key")
+	env, errb := testEnv(t, workspace.EnvNostrPrivateKey+"=not-a-key")
 	s, err := New(env)
 	if err != nil {
 		t.Fatal(err)
@@ -179,7 +180,7 @@ func TestBadKeyWarnsAndStillRemovesIt(t *testing.T) {
 		t.Errorf("stderr repeats the key: %q", errb.String())
 	}
 	got := proc.Env{Environ: s.Environ()}
-	if _, ok := got.LookupEnv(EnvPrivateKey); ok {
+	if _, ok := got.LookupEnv(workspace.EnvNostrPrivateKey); ok {
 		t.Error("Environ() still holds the key")
 	}
 	if _, ok := got.LookupEnv("GIT_CONFIG_COUNT"); ok {

@@ -29,7 +29,6 @@ const TagName = "auth"
 
 // Env and git config names the tag is configured under.
 const (
-	EnvAuthTag       = "BUZZ_AUTH_TAG"
 	GitConfigAuthTag = "nostr.authtag"
 )
 

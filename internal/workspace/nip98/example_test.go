@@ -7,7 +7,7 @@ import (
 	"net/http/httptest"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/nostrgit/nip98"
+	"buzzbox/internal/workspace/nip98"
 )
 
 // A git route on a server: challenge when there is no token, verify the

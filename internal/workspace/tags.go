@@ -1,0 +1,60 @@
+package workspace
+
+// Tags of a channel's NIP-29 metadata: what a create-group (9007) or
+// edit-metadata (9002) event asks for and the relay's group metadata
+// (39000) states. NIP-01's single-letter tags (e, p, d, h, t, k) stay
+// literals where they are read: they are the indexable names filters
+// spell as "#e", "#h", and a constant would hide that.
+const (
+	// TagName is the channel's name.
+	TagName = "name"
+	// TagAbout is the channel's description.
+	TagAbout = "about"
+	// TagTopic is the channel's topic.
+	TagTopic = "topic"
+	// TagPurpose is the channel's purpose.
+	TagPurpose = "purpose"
+	// TagChannelType is the channel's type: ChannelTypeStream or
+	// ChannelTypeForum (39000 also states it in a t tag).
+	TagChannelType = "channel_type"
+	// TagVisibility asks for VisibilityOpen or VisibilityPrivate.
+	TagVisibility = "visibility"
+	// TagArchived is "true" on an archived channel.
+	TagArchived = "archived"
+	// TagPrivate, a tag of one element, marks a private channel (NIP-29);
+	// TagClosed goes with it on 39000.
+	TagPrivate = "private"
+	// TagPublic, a tag of one element, marks an open channel; TagOpen goes
+	// with it on 39000.
+	TagPublic = "public"
+	// TagClosed marks a channel only members may join (NIP-29).
+	TagClosed = "closed"
+	// TagOpen marks a channel anyone may join (NIP-29).
+	TagOpen = "open"
+	// TagHidden marks a channel that is not listed (NIP-29).
+	TagHidden = "hidden"
+)
+
+// Values of the channel metadata tags.
+const (
+	// ChannelTypeStream is a chat channel, the default.
+	ChannelTypeStream = "stream"
+	// ChannelTypeForum is a channel of forum posts and their comments.
+	ChannelTypeForum = "forum"
+	// VisibilityOpen is TagVisibility's value for an open channel.
+	VisibilityOpen = "open"
+	// VisibilityPrivate is TagVisibility's value for a private channel.
+	VisibilityPrivate = "private"
+)
+
+// HeaderAuthTag is the HTTP header that carries a NIP-OA auth tag (its
+// JSON text) next to a NIP-98 Authorization, on the relay's HTTP bridge
+// and media reads.
+const HeaderAuthTag = "x-auth-tag"
+
+// Tags of a NIP-42 AUTH event (KindAuth): the relay's URL and the
+// challenge it sent.
+const (
+	TagAuthRelay     = "relay"
+	TagAuthChallenge = "challenge"
+)
