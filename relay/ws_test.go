@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"buzzbox/internal/workspace"
+
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -191,5 +193,54 @@ func TestLiveEventWaitsForStoredOnes(t *testing.T) {
 	}
 	if ids := c.deliver(&nostr.Event{ID: "e3", Kind: 7}); len(ids) != 0 {
 		t.Errorf("deliver of a non-matching event = %v; want none", ids)
+	}
+}
+
+// TestRevokedSubscriptionEnds: a subscription closed with "restricted:
+// channel access revoked" is over, also where what it asked for is still
+// readable (a public channel the member left). The relay sent CLOSED and
+// went on delivering under the closed id.
+func TestRevokedSubscriptionEnds(t *testing.T) {
+	owner, bob := newKey(t), newKey(t)
+	url := execRelay(t, "--owner", owner.pk, "--allow", bob.pk)
+	co := login(t, url, owner)
+	id := "00000000-0000-4000-8000-000000000001"
+	h := nostr.Tag{"h", id}
+	mustPublish(t, co, signed(t, owner, workspace.KindCreateGroup, "", h, nostr.Tag{workspace.TagName, "open"}))
+	mustPublish(t, co, signed(t, owner, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk}))
+	wb := dialWS(t, url, nil)
+	if ok, reason := wb.auth(bob, url); !ok {
+		t.Fatalf("bob's AUTH: %s", reason)
+	}
+	wb.send("REQ", "s", nostr.Filter{Kinds: []int{workspace.KindStream}, Tags: nostr.TagMap{"h": {id}}, LimitZero: true})
+	wb.until("EOSE", "s")
+	leave := signed(t, bob, workspace.KindLeaveRequest, "", h)
+	wb.send("EVENT", leave)
+	if _, f := wb.until("CLOSED", "s"); len(f) != 2 || !strings.Contains(string(f[1]), "channel access revoked") {
+		t.Fatalf("bob's subscription closed with %s", f)
+	}
+	if ok, reason := wb.ok(leave.ID); !ok {
+		t.Fatalf("leave: %s", reason)
+	}
+	post := signed(t, owner, workspace.KindStream, "after bob left", h)
+	mustPublish(t, co, post)
+	// Whatever the post reached bob with came before this probe's EOSE.
+	wb.send("REQ", "probe", nostr.Filter{IDs: []string{post.ID}})
+	late := 0
+	for {
+		label, f := wb.next()
+		var sub string
+		if len(f) == 0 || json.Unmarshal(f[0], &sub) != nil {
+			continue
+		}
+		if label == "EVENT" && sub == "s" {
+			late++
+		}
+		if label == "EOSE" && sub == "probe" {
+			break
+		}
+	}
+	if late != 0 {
+		t.Errorf("%d events on the revoked subscription; want 0", late)
 	}
 }
