@@ -152,23 +152,14 @@ func (r *envReader) toggle(key string, def bool) bool {
 func parseOptions(env proc.Env) (Options, error) {
 	r := &envReader{env: env}
 	var o Options
-	p := strings.ToLower(r.str(workspace.EnvAgentProvider))
-	switch p {
-	case "":
+	if r.str(workspace.EnvAgentProvider) == "" {
 		return o, cfgErr("%s is required — set it to anthropic, openai, openrouter, databricks or databricks_v2", workspace.EnvAgentProvider)
-	case "anthropic":
-		o.Provider = llm.Anthropic
-	case "openai", "openai-compat":
-		o.Provider = llm.OpenAI
-	case "openrouter":
-		o.Provider = llm.OpenRouter
-	case "databricks":
-		o.Provider = llm.Databricks
-	case "databricks_v2", "databricks-v2":
-		o.Provider = llm.DatabricksV2
-	default:
+	}
+	p, ok := parseProvider(r.str(workspace.EnvAgentProvider))
+	if !ok {
 		return o, cfgErr("%s=%s not supported", workspace.EnvAgentProvider, env.Getenv(workspace.EnvAgentProvider))
 	}
+	o.Provider = p
 	need := func(key string) string {
 		v := r.str(key)
 		if v == "" && r.err == nil {

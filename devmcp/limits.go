@@ -122,8 +122,16 @@ const (
 
 // Workspace tools (send_message, add_reaction, read_thread).
 const (
-	// maxWorkspaceOutputBytes bounds what one in-process buzz command may
+	// maxWorkspaceOutputBytes bounds what one buzz command may
 	// hand back on each of stdout and stderr: a 500-reply thread of long
 	// messages fits; the rest is counted and cut with a note.
 	maxWorkspaceOutputBytes = 1 << 20
+	// workspaceCommandTimeout bounds one buzz command: past the CLI's own
+	// worst case (three attempts of a 15 s connect and a 30 s request,
+	// with retry-after waits of up to 30 s between them), so only a
+	// wedged child meets it.
+	workspaceCommandTimeout = 5 * time.Minute
+	// workspaceStopGrace is how long a buzz command asked to stop (the
+	// tool call cancelled, or the timeout) may take before it is killed.
+	workspaceStopGrace = 2 * time.Second
 )

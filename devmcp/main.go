@@ -179,7 +179,8 @@ func newServer(env proc.Env, log *slog.Logger, opts options) (*Server, error) {
 		hasKey = true // the buzz CLI gets it as BUZZ_KEYFILE, the shim's key file
 	}
 	s.bootstrap = bootstrapText(cwd, s.sh, hasRelay && hasKey)
-	s.ws = newWorkspace(env)
+	s.ws = newWorkspace(env, tmp, log)
+	s.closers = append(s.closers, s.ws.close)
 	if s.ws.configured() {
 		s.bootstrap += workspaceNote + "\n"
 	}

@@ -4,10 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 
-	"buzzbox/harness/cli"
 	"buzzbox/internal/mcp"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
@@ -18,23 +22,46 @@ import (
 // agents' sandboxes strip BUZZ_* and *_KEY variables or reset PATH before
 // a model-written command runs, and then `buzz messages send` in the shell
 // cannot sign or cannot be found. These tools run the same buzz commands
-// inside this process (harness/cli.Run), with the relay, key and auth tag
-// this server was started with, so the events are exactly the CLI's and
-// nothing depends on the shell. They are offered only when both a relay
-// URL and a key are configured.
+// as children of this server (this executable started as buzz, or
+// BUZZ_CLI), with the relay, key and auth tag this server was started
+// with, so the events are exactly the CLI's and nothing depends on the
+// shell. The key reaches the child as a 0600 file in a directory the
+// shell sandbox hides, never in its environment or on its command line.
+// They are offered only when both a relay URL and a key are configured.
+
+// workspacePassEnv are the variables of this server's environment a buzz
+// command gets as they are: its timeouts, temp dir, TLS roots and proxies,
+// as the CLI reads them from the process it runs in.
+func workspacePassEnv() []string {
+	return []string{workspace.EnvAuthTag, workspace.EnvTimeoutSecs, workspace.EnvConnectTimeoutSecs, "TMPDIR", "SSL_CERT_FILE", "SSL_CERT_DIR",
+		"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "NO_PROXY", "no_proxy"}
+}
+
+// workspaceKeyPrefix names the directory holding the buzz commands' key
+// file; it begins as every name the shell sandbox hides in the temp dir
+// does (hiddenTempPrefixes).
+const workspaceKeyPrefix = "buzz-dev-mcp-workspace-"
 
 // workspaceTools is what the workspace tools sign and send with. The zero
 // value (no relay or no key) offers no tools.
 type workspaceTools struct {
-	// environ is the whole environment of one in-process buzz command:
-	// relay URL, key, auth tag, timeouts. Nil when not configured.
+	// environ is the whole environment of one buzz command: relay URL,
+	// key file, auth tag, timeouts. Nil when not configured.
 	environ []string
+	// cli runs the buzz CLI: BUZZ_CLI, else this executable.
+	cli string
+	// argv0 is the child's argv[0], which selects the buzz identity.
+	argv0 string
+	// keyDir holds the key file; close removes it.
+	keyDir string
 }
 
 // newWorkspace reads the relay URL, the key (BUZZ_PRIVATE_KEY, else the
 // NOSTR_PRIVATE_KEY the shim's key file holds; the order a `buzz` in the
-// shell would find them) and BUZZ_AUTH_TAG from env.
-func newWorkspace(env proc.Env) workspaceTools {
+// shell would find them) and BUZZ_AUTH_TAG from env, and writes the key
+// to a 0600 file in a new 0700 directory under tmp. Anything missing, or
+// no way to run buzz, leaves the tools unconfigured: they could only fail.
+func newWorkspace(env proc.Env, tmp string, log *slog.Logger) workspaceTools {
 	relay := strings.TrimSpace(env.Getenv(workspace.EnvRelayURL))
 	key := env.Getenv(workspace.EnvPrivateKey)
 	if key == "" {
@@ -47,17 +74,48 @@ func newWorkspace(env proc.Env) workspaceTools {
 	if err != nil {
 		return workspaceTools{} // no key, or one the CLI would refuse: the tools could only fail
 	}
-	sk.Zero()
-	environ := []string{workspace.EnvRelayURL + "=" + relay, workspace.EnvPrivateKey + "=" + key}
-	for _, name := range []string{workspace.EnvAuthTag, workspace.EnvTimeoutSecs, workspace.EnvConnectTimeoutSecs, "TMPDIR"} {
+	defer sk.Zero()
+	w := workspaceTools{cli: env.Exe, argv0: "buzz"}
+	if p, ok := env.LookupEnv(workspace.EnvCLI); ok && filepath.IsAbs(p) {
+		w.cli, w.argv0 = p, p
+	}
+	if w.cli == "" {
+		log.Warn("workspace tools not offered: path of this executable unknown and " + workspace.EnvCLI + " unset")
+		return workspaceTools{}
+	}
+	dir, err := os.MkdirTemp(tmp, workspaceKeyPrefix)
+	if err == nil {
+		err = os.Chmod(dir, 0o700)
+	}
+	if err == nil {
+		err = nostrkey.WriteFile(filepath.Join(dir, "key"), sk)
+	}
+	if err != nil {
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
+		log.Warn("workspace tools not offered: write their key file", "err", err)
+		return workspaceTools{}
+	}
+	w.keyDir = dir
+	w.environ = []string{workspace.EnvRelayURL + "=" + relay, workspace.EnvKeyFile + "=" + filepath.Join(dir, "key")}
+	for _, name := range workspacePassEnv() {
 		if v, ok := env.LookupEnv(name); ok && v != "" {
-			environ = append(environ, name+"="+v)
+			w.environ = append(w.environ, name+"="+v)
 		}
 	}
-	return workspaceTools{environ: environ}
+	return w
 }
 
 func (w workspaceTools) configured() bool { return w.environ != nil }
+
+// close removes the key file.
+func (w workspaceTools) close() error {
+	if w.keyDir == "" {
+		return nil
+	}
+	return os.RemoveAll(w.keyDir)
+}
 
 // workspaceNote ends the instructions when the workspace tools are offered.
 const workspaceNote = "To reply, react or read a thread, prefer the send_message, add_reaction and read_thread tools: they sign with your key and need no shell."
@@ -87,22 +145,50 @@ func (b *cappedOutput) String() string {
 	return s
 }
 
-// runBuzz runs one buzz command in-process with stdin as its standard
-// input. Exit 0 returns its JSON answer as the result; any other exit, the
-// CLI's own error object (category, message, retryable) as an isError
-// result, which tells the model what was wrong and what to do.
+// runBuzz runs one buzz command as a child with stdin as its standard
+// input, for at most workspaceCommandTimeout. Exit 0 returns its JSON
+// answer as the result; any other exit, the CLI's own error object
+// (category, message, retryable) as an isError result, which tells the
+// model what was wrong and what to do.
 func (s *Server) runBuzz(ctx context.Context, stdin string, args ...string) (*mcp.CallToolResult, error) {
 	out := &cappedOutput{max: maxWorkspaceOutputBytes}
 	errOut := &cappedOutput{max: maxWorkspaceOutputBytes}
-	env := proc.Env{Stdin: strings.NewReader(stdin), Stdout: out, Stderr: errOut, Environ: s.ws.environ, Dir: s.cwd}
-	code := cli.Run(ctx, args, env)
+	cctx, cancel := context.WithTimeout(ctx, workspaceCommandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(cctx, s.ws.cli, args...)
+	cmd.Args[0] = s.ws.argv0
+	cmd.Env = s.ws.environ
+	cmd.Dir = s.cwd
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = out, errOut
+	// Asked to stop, the CLI gets SIGTERM and workspaceStopGrace to
+	// finish before it is killed (Windows: killed at once, Signal fails).
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = workspaceStopGrace
+	name := "buzz " + args[0] + " " + args[1]
+	if err := proc.Start(cmd); err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		s.log.Warn("workspace command did not start", "command", name, "err", err)
+		return nil, &toolError{msg: name + ": start " + s.ws.cli + ": " + err.Error()}
+	}
+	err := cmd.Wait()
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
+	}
+	if cctx.Err() != nil {
+		s.log.Warn("workspace command timed out", "command", name, "after", workspaceCommandTimeout)
+		return nil, &toolError{msg: name + " did not finish within " + workspaceCommandTimeout.String() + "; the relay may be unreachable: try again later"}
+	}
+	code := cmd.ProcessState.ExitCode()
+	if err != nil && code == 0 {
+		code = -1 // the output could not be read to the end
 	}
 	if code != 0 {
 		msg := strings.TrimSpace(errOut.String())
 		if msg == "" {
-			msg = "buzz " + args[0] + " " + args[1] + " failed with exit code " + strconv.Itoa(code)
+			msg = name + " failed with exit code " + strconv.Itoa(code)
 		}
 		s.log.Info("workspace command failed", "command", args[0]+" "+args[1], "code", code)
 		return nil, &toolError{msg: msg}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -200,5 +201,102 @@ func TestWorkspaceToolsNeedRelayAndKey(t *testing.T) {
 	p := startServer(t, startOpts{env: workspaceEnv(t)})
 	if instr := p.initialize("2025-11-25")["instructions"].(string); !strings.Contains(instr, "send_message") {
 		t.Errorf("configured: instructions %q do not point at send_message", instr)
+	}
+}
+
+// fakeBuzz writes an executable buzz stand-in to dir for BUZZ_CLI: it
+// records its arguments and environment in dir/dump, then answers as the
+// file dir/mode says: "ok" prints a JSON answer, "fail" prints the CLI's
+// error object on stderr and exits 1, "silent" exits 3 saying nothing.
+func fakeBuzz(t *testing.T, dir string) string {
+	t.Helper()
+	if runtime.GOOS == "windows" {
+		t.Skip("the stand-in is a shell script")
+	}
+	script := filepath.Join(dir, "buzz")
+	body := "#!/bin/sh\n" +
+		"{ echo \"ARGS $*\"; env; } > '" + filepath.Join(dir, "dump") + "'\n" +
+		"case $(cat '" + filepath.Join(dir, "mode") + "') in\n" +
+		"ok) echo '{\"event_id\":\"e1\",\"accepted\":true}' ;;\n" +
+		"fail) echo '{\"error\":{\"category\":\"user_error\",\"message\":\"no such channel\"}}' >&2; exit 1 ;;\n" +
+		"*) exit 3 ;;\n" +
+		"esac\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return script
+}
+
+// TestAttackWorkspaceKeyInChildEnviron: the workspace tools run buzz as a
+// child process (BUZZ_CLI when set). The agent's key, handed to the
+// server as a file, must reach that child only as a 0600 file in a
+// private 0700 directory: never in its environment, which
+// /proc/PID/environ shows, nor on its command line.
+func TestAttackWorkspaceKeyInChildEnviron(t *testing.T) {
+	_, sec, _ := newKey(t)
+	keyFile := filepath.Join(t.TempDir(), "agent.key")
+	if err := os.WriteFile(keyFile, []byte(sec+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	cli := fakeBuzz(t, dir)
+	os.WriteFile(filepath.Join(dir, "mode"), []byte("ok"), 0o600)
+	p := startServer(t, startOpts{env: []string{"BUZZ_RELAY_URL=ws://127.0.0.1:9", "NOSTR_PRIVATE_KEY_FILE=" + keyFile, "BUZZ_CLI=" + cli}})
+	p.initialize("2025-11-25")
+	if got := okText(t, p.tool("send_message", map[string]any{"channel": "c", "content": "hi"})); !strings.Contains(got, `"e1"`) {
+		t.Fatalf("send_message = %q; want the stand-in's answer", got)
+	}
+	dump, err := os.ReadFile(filepath.Join(dir, "dump"))
+	if err != nil {
+		t.Fatalf("the BUZZ_CLI stand-in never ran: %v", err)
+	}
+	if strings.Contains(string(dump), sec) {
+		t.Fatalf("the key is in the child's environment or arguments:\n%s", dump)
+	}
+	for _, name := range []string{"BUZZ_PRIVATE_KEY=", "NOSTR_PRIVATE_KEY=", "NOSTR_PRIVATE_KEY_FILE="} {
+		if strings.Contains(string(dump), "\n"+name) {
+			t.Errorf("the child's environment sets %s:\n%s", name, dump)
+		}
+	}
+	if !strings.Contains(string(dump), "ARGS messages send --channel=c --content=-") {
+		t.Errorf("child arguments: %s; want messages send with the content on stdin", dump)
+	}
+	var file string
+	for _, l := range strings.Split(string(dump), "\n") {
+		if v, ok := strings.CutPrefix(l, "BUZZ_KEYFILE="); ok {
+			file = v
+		}
+	}
+	if file == "" {
+		t.Fatalf("the child got no BUZZ_KEYFILE:\n%s", dump)
+	}
+	got, err := os.ReadFile(file)
+	if err != nil || strings.TrimSpace(string(got)) != sec {
+		t.Errorf("BUZZ_KEYFILE %s holds %q, %v; want the agent's key", file, got, err)
+	}
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("key file mode %v, %v; want 0600", fi, err)
+	}
+	if fi, err := os.Stat(filepath.Dir(file)); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Errorf("key file's directory mode %v, %v; want 0700", fi, err)
+	}
+}
+
+// TestWorkspaceToolsMapChildExit: a buzz command that fails hands the
+// model the CLI's own error object from its stderr; one that fails
+// silently, its exit code.
+func TestWorkspaceToolsMapChildExit(t *testing.T) {
+	_, sec, _ := newKey(t)
+	dir := t.TempDir()
+	cli := fakeBuzz(t, dir)
+	p := startServer(t, startOpts{env: []string{"BUZZ_RELAY_URL=ws://127.0.0.1:9", "BUZZ_PRIVATE_KEY=" + sec, "BUZZ_CLI=" + cli}})
+	p.initialize("2025-11-25")
+	os.WriteFile(filepath.Join(dir, "mode"), []byte("fail"), 0o600)
+	if msg := errText(t, p.tool("add_reaction", map[string]any{"event": "e", "emoji": "👀"})); !strings.Contains(msg, `"message":"no such channel"`) {
+		t.Errorf("add_reaction with a failing CLI = %q; want its error object", msg)
+	}
+	os.WriteFile(filepath.Join(dir, "mode"), []byte("silent"), 0o600)
+	if msg := errText(t, p.tool("read_thread", map[string]any{"channel": "c", "event": "e"})); msg != "buzz messages thread failed with exit code 3" {
+		t.Errorf("read_thread with a silent failing CLI = %q; want the exit code named", msg)
 	}
 }

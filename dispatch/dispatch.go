@@ -31,7 +31,6 @@ import (
 	"slices"
 	"strings"
 
-	"buzzbox/harness"
 	"buzzbox/internal/caroots"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/suggest"
@@ -112,17 +111,14 @@ func run(args []string, mkEnv func() proc.Env) int {
 		case "--version", "version":
 			fmt.Fprintln(mkEnv().Out(), selfName, Version())
 			return ExitOK
-		case "install":
+		}
+		if sub, ok := lookupSubcommand(rest[0]); ok {
 			env := mkEnv()
 			fixExe(&env, argv0)
-			return install(rest[1:], env)
-		case "up":
-			env := mkEnv()
-			fixExe(&env, argv0)
-			if err := caroots.Install(env.Getenv); err != nil {
-				fmt.Fprintf(env.Err(), "buzzbox up: load embedded CA roots: %v\n", err)
+			if !sub.Sync {
+				installRoots(env, selfName+" "+sub.Name)
 			}
-			return harness.Up(context.Background(), rest[1:], env)
+			return sub.Main(context.Background(), rest[1:], env)
 		}
 		name = strings.ToLower(rest[0])
 		rest = rest[1:]
@@ -138,13 +134,18 @@ func run(args []string, mkEnv func() proc.Env) int {
 	}
 	fixExe(&env, argv0)
 	if !id.Sync {
-		// Long-running identities may speak HTTPS (LLM providers, relays);
-		// give them roots where the system has none (scratch containers).
-		if err := caroots.Install(env.Getenv); err != nil {
-			fmt.Fprintf(env.Err(), "%s: load embedded CA roots: %v\n", id.Name, err)
-		}
+		installRoots(env, id.Name)
 	}
 	return id.Main(context.Background(), rest, env)
+}
+
+// installRoots gives a long-running identity, which may speak HTTPS (LLM
+// providers, relays), the embedded CA roots where the system has none
+// (scratch containers).
+func installRoots(env proc.Env, name string) {
+	if err := caroots.Install(env.Getenv); err != nil {
+		fmt.Fprintf(env.Err(), "%s: load embedded CA roots: %v\n", name, err)
+	}
 }
 
 // fixExe fills env.Exe from argv0 when the OS could not say (no /proc in an
@@ -185,19 +186,30 @@ func Lookup(name string) (Identity, bool) {
 	return Identity{}, false
 }
 
+// lookupSubcommand returns buzzbox's subcommand called name.
+func lookupSubcommand(name string) (Subcommand, bool) {
+	for _, sub := range Subcommands() {
+		if sub.Name == name {
+			return sub, true
+		}
+	}
+	return Subcommand{}, false
+}
+
 // overview is `buzzbox --help`, and what a bare `buzzbox` prints.
 func overview(w io.Writer) {
 	fmt.Fprintf(w, "buzzbox %s: one executable for a human-and-agent workspace on a Nostr relay\n\n", Version())
 	fmt.Fprintf(w, "It becomes the tool it is started as: a link called rg is rg, a link called\nbuzz-relay is the relay. 'buzzbox NAME' does the same without a link.\n\n")
 	fmt.Fprintf(w, "Usage:\n")
-	for _, l := range [][2]string{
+	usage := [][2]string{
 		{"NAME [ARGS...]", "run tool NAME through a link called NAME"},
 		{"buzzbox NAME [ARGS...]", "the same, by subcommand"},
-		{"buzzbox install [--force] [--copy] DIR", "lay one link per tool in DIR"},
-		{"buzzbox up [--listen ADDRESS] [--public-url URL] [--dir DIR]", "start a local workspace: relay, harness, agent"},
-		{"buzzbox --version", "print the version"},
-		{"buzzbox --help", "print this help"},
-	} {
+	}
+	for _, sub := range Subcommands() {
+		usage = append(usage, [2]string{selfName + " " + sub.Name + " " + sub.Args, sub.Summary})
+	}
+	usage = append(usage, [2]string{"buzzbox --version", "print the version"}, [2]string{"buzzbox --help", "print this help"})
+	for _, l := range usage {
 		if len(l[0]) > 40 {
 			fmt.Fprintf(w, "  %s\n  %-40s %s\n", l[0], "", l[1])
 			continue

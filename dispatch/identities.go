@@ -2,10 +2,10 @@ package dispatch
 
 import (
 	"context"
-	"fmt"
 
 	"buzzbox/agent"
 	"buzzbox/devmcp"
+	"buzzbox/dispatch/up"
 	"buzzbox/harness"
 	"buzzbox/harness/cli"
 	"buzzbox/internal/proc"
@@ -25,7 +25,7 @@ type Identity struct {
 	// logging or network set-up of their own.
 	Sync bool
 	// Main runs the identity with args (the identity name excluded) and
-	// returns the exit code. Nil means not built yet.
+	// returns the exit code.
 	Main func(ctx context.Context, args []string, env proc.Env) int
 }
 
@@ -43,18 +43,32 @@ func Identities() []Identity {
 		{Name: "git-credential-nostr", Summary: "git credential helper answering with NIP-98 tokens", Sync: true, Main: nostrgit.CredentialMain},
 		{Name: "git-sign-nostr", Summary: "git signing program: commits signed by the Nostr key", Sync: true, Main: nostrgit.SignMain},
 	}
-	for i := range ids {
-		if ids[i].Main == nil {
-			ids[i].Main = notImplemented(ids[i].Name)
-			ids[i].Summary += " (not implemented yet)"
-		}
-	}
 	return ids
 }
 
-func notImplemented(name string) func(context.Context, []string, proc.Env) int {
-	return func(_ context.Context, _ []string, env proc.Env) int {
-		fmt.Fprintf(env.Err(), "%s: not implemented yet in this build of buzzbox\n", name)
-		return ExitUsage
+// Subcommand is something only buzzbox itself does: `buzzbox NAME`, never
+// a link called NAME, so `buzzbox install` lays no link for it and a link
+// of that name is no tool.
+type Subcommand struct {
+	// Name is the first argument to buzzbox that selects it, exactly.
+	Name string
+	// Args is what follows the name in --help's usage line.
+	Args string
+	// Summary is the one line --help shows.
+	Summary string
+	// Sync is as for Identity: false gives the subcommand the embedded CA
+	// roots.
+	Sync bool
+	// Main runs the subcommand with args (its name excluded) and returns
+	// the exit code.
+	Main func(ctx context.Context, args []string, env proc.Env) int
+}
+
+// Subcommands returns buzzbox's own subcommands in the order --help lists
+// them, built on each call as Identities is.
+func Subcommands() []Subcommand {
+	return []Subcommand{
+		{Name: "install", Args: "[--force] [--copy] DIR", Summary: "lay one link per tool in DIR", Sync: true, Main: install},
+		{Name: "up", Args: "[--listen ADDRESS] [--public-url URL] [--dir DIR]", Summary: "start a local workspace: relay, harness, agent", Main: up.Main},
 	}
 }

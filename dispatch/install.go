@@ -2,6 +2,7 @@ package dispatch
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -27,8 +28,9 @@ already point here are left alone. Reads no environment variables.`,
 		}}
 }
 
-// install lays one link (or copy) per identity in a directory.
-func install(args []string, env proc.Env) int {
+// install is `buzzbox install`: one link (or copy) per identity in a
+// directory, and none for the subcommands.
+func install(_ context.Context, args []string, env proc.Env) int {
 	fset := flag.NewFlagSet("install", flag.ContinueOnError)
 	force := fset.Bool("force", false, "replace existing files that are not links to this executable")
 	copyExe := fset.Bool("copy", false, "copy the executable instead of linking (for file systems without symlinks)")

@@ -1,6 +1,5 @@
 // Package harness is buzz-acp, the process that makes ACP agents members of
-// a Buzz workspace, and `buzzbox up`, which starts a whole workspace in the
-// current directory.
+// a Buzz workspace.
 //
 // # Synopsis
 //
@@ -11,7 +10,6 @@
 //	         [--multiple-event-handling queue|steer|interrupt|owner-interrupt] [--agents N] …
 //	buzz-acp models|auth-methods [--json] [--agent-command …]
 //	buzz-acp authenticate --method-id ID [--agent-command …]
-//	buzzbox up [--listen 127.0.0.1:3000] [--public-url URL]... [--dir DIR]
 //
 // Every flag has an environment fallback (BUZZ_RELAY_URL, BUZZ_PRIVATE_KEY,
 // BUZZ_ACP_*); `buzz-acp --help` lists them with their defaults.
@@ -55,10 +53,7 @@
 // tickets, last-mile publishing, usage from session/prompt responses,
 // observer pacing at 1/s with gap reports).
 //
-// `buzzbox up` keeps an owner key, an agent key (both 0600) and the relay's
-// data in the workspace's state dir, $XDG_STATE_HOME/buzzbox/<workspace>
-// (else ~/.local/state/…), outside the working tree the agent's shell
-// reads; --dir names another. It creates a general channel on first run,
-// prints the web client's link and then the buzz commands that talk to the
-// agent, and runs until Ctrl-C.
+// Main is buzz-acp itself. A harness runs in another identity's process
+// through LoadConfig, Run and NewLogger: `buzzbox up` (package dispatch/up)
+// does so, and makes its channel first through a SetupConn.
 package harness

@@ -34,7 +34,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	if isSubcommand(args) {
 		return subcommand(ctx, args, env)
 	}
-	log := newLogger(env)
+	log := NewLogger(env)
 	cfg, err := LoadConfig(args, env)
 	if errors.Is(err, errHelp) {
 		return 0
@@ -61,9 +61,9 @@ func reportErr(env proc.Env, err error) {
 	}
 }
 
-// newLogger builds the stderr logger: text, or JSON when BUZZ_ACP_LOG_JSON
+// NewLogger builds buzz-acp's stderr logger: text, or JSON when BUZZ_ACP_LOG_JSON
 // is set; level from BUZZ_ACP_LOG_LEVEL (debug, info, warn, error).
-func newLogger(env proc.Env) *slog.Logger {
+func NewLogger(env proc.Env) *slog.Logger {
 	var level slog.Level
 	if v := env.Getenv(workspace.EnvACPLogLevel); v != "" {
 		level.UnmarshalText([]byte(v))

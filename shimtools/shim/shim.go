@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -150,21 +151,25 @@ func New(env proc.Env) (*Shim, error) {
 func link(exe, dir, name string) error {
 	dst := filepath.Join(dir, name)
 	if runtime.GOOS == "windows" {
-		return copyFile(exe, dst+".exe")
+		return CopyFile(exe, dst+".exe", 0o755)
 	}
 	if err := os.Symlink(exe, dst); err != nil {
-		return copyFile(exe, dst)
+		return CopyFile(exe, dst, 0o755)
 	}
 	return nil
 }
 
-func copyFile(src, dst string) error {
+// CopyFile copies the regular file src to dst, which it creates with
+// permission bits perm and must not exist: a copy never replaces a file.
+// The shim copies the executable where it cannot link it; `buzzbox up`
+// copies its state across file systems.
+func CopyFile(src, dst string, perm fs.FileMode) error {
 	in, err := os.Open(src)
 	if err != nil {
 		return err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
 	if err != nil {
 		return err
 	}

@@ -1,9 +1,8 @@
-package harness
+package up
 
 import (
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -13,6 +12,7 @@ import (
 
 	"buzzbox/internal/proc"
 	"buzzbox/internal/statedir"
+	"buzzbox/shimtools/shim"
 )
 
 // upLegacyDir is where `buzzbox up` kept its state before it moved out of
@@ -135,26 +135,9 @@ func copyTree(src, dst string) error {
 		case d.IsDir():
 			return os.Mkdir(target, info.Mode().Perm()|0o700)
 		case info.Mode().IsRegular():
-			return copyRegular(p, target, info.Mode().Perm())
+			return shim.CopyFile(p, target, info.Mode().Perm())
 		default:
 			return fmt.Errorf("%s is not a regular file or directory", p)
 		}
 	})
-}
-
-func copyRegular(src, dst string, perm fs.FileMode) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

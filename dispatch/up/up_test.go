@@ -1,4 +1,4 @@
-package harness
+package up
 
 import (
 	"bufio"
@@ -38,7 +38,7 @@ func TestUpNeedsProvider(t *testing.T) {
 	} {
 		stderr.Reset()
 		dir := t.TempDir()
-		code := Up(context.Background(), nil, proc.Env{Environ: tc.env, Dir: dir, Stderr: &stderr})
+		code := Main(context.Background(), nil, proc.Env{Environ: tc.env, Dir: dir, Stderr: &stderr})
 		if code != 2 {
 			t.Errorf("Up(%q) = %d; want 2", tc.env, code)
 		}
@@ -109,7 +109,7 @@ func TestUp(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		code := make(chan int, 1)
 		go func() {
-			code <- Up(ctx, []string{"--listen", "127.0.0.1:0"}, proc.Env{Environ: environ, Dir: dir, Exe: exe, Stdout: pw, Stderr: t.Output()})
+			code <- Main(ctx, []string{"--listen", "127.0.0.1:0"}, proc.Env{Environ: environ, Dir: dir, Exe: exe, Stdout: pw, Stderr: t.Output()})
 			pw.Close()
 		}()
 		lines = make(chan string, 100)
@@ -496,7 +496,7 @@ func TestUpSetupRefusedEndsNotHangs(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "connect to the embedded relay") {
 			t.Errorf("ensureGeneral on a relay refusing the key = %v; want the refusal reported", err)
 		}
-	case <-time.After(2 * dialTimeout):
+	case <-time.After(2 * setupWait):
 		t.Fatal("ensureGeneral hung after the relay refused its login")
 	}
 }

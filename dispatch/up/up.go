@@ -1,8 +1,29 @@
-package harness
+// Package up is `buzzbox up`, the composition root of a workspace: the
+// embedded relay (buzz-relay, with the web client on its listener) and the
+// harness (buzz-acp) in this process, a general channel, and buzz-agent
+// with the buzz-dev-mcp sidecar as the harness's children, keys and relay
+// data in the workspace's state dir.
+//
+// Synopsis:
+//
+//	buzzbox up [--listen ADDRESS] [--public-url URL]... [--dir DIR]
+//
+// It checks the model provider's variables through buzz-agent's own check
+// before starting anything, and holds no logic of the pieces it joins: the
+// relay, the harness and the agent run as they would alone.
+//
+// It keeps an owner key, an agent key (both 0600) and the relay's data in
+// the workspace's state dir, $XDG_STATE_HOME/buzzbox/<workspace> (else
+// ~/.local/state/…), outside the working tree the agent's shell reads;
+// --dir names another. It creates a general channel on first run, prints
+// the web client's link and then the buzz commands that talk to the agent,
+// and runs until Ctrl-C.
+package up
 
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -15,10 +36,11 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"buzzbox/agent"
+	"buzzbox/harness"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
@@ -36,52 +58,12 @@ const (
 	upAgentName  = "agent"
 )
 
-// providerVars lists, per BUZZ_AGENT_PROVIDER value, the variables that
-// must be set for buzz-agent to reach a model.
-func providerVars() map[string][]string {
-	return map[string][]string{
-		"anthropic":     {"ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"},
-		"openai":        {"OPENAI_COMPAT_API_KEY", "OPENAI_COMPAT_MODEL"},
-		"openai-compat": {"OPENAI_COMPAT_API_KEY", "OPENAI_COMPAT_MODEL"},
-		"openrouter":    {"OPENROUTER_API_KEY", "OPENROUTER_MODEL"},
-		"databricks":    {"DATABRICKS_HOST", "DATABRICKS_MODEL"},
-		"databricks_v2": {"DATABRICKS_HOST", "DATABRICKS_MODEL"},
-		"databricks-v2": {"DATABRICKS_HOST", "DATABRICKS_MODEL"},
-	}
-}
-
-// checkProvider returns what is missing for buzz-agent, or "" when ready.
-func checkProvider(env proc.Env) string {
-	p := strings.ToLower(strings.TrimSpace(env.Getenv(workspace.EnvAgentProvider)))
-	if p == "" {
-		return "no LLM provider configured: set BUZZ_AGENT_PROVIDER and that provider's key and model, for example\n" +
-			"  BUZZ_AGENT_PROVIDER=anthropic  ANTHROPIC_API_KEY=…  ANTHROPIC_MODEL=…\n" +
-			"  BUZZ_AGENT_PROVIDER=openai     OPENAI_COMPAT_API_KEY=…  OPENAI_COMPAT_MODEL=…  [OPENAI_COMPAT_BASE_URL=…]\n" +
-			"  BUZZ_AGENT_PROVIDER=openrouter OPENROUTER_API_KEY=…  OPENROUTER_MODEL=…\n" +
-			"  BUZZ_AGENT_PROVIDER=databricks DATABRICKS_HOST=…  DATABRICKS_MODEL=…  [DATABRICKS_TOKEN=…]"
-	}
-	vars, ok := providerVars()[p]
-	if !ok {
-		return workspace.EnvAgentProvider + "=" + p + " is not supported: use anthropic, openai, openrouter, databricks or databricks_v2"
-	}
-	var missing []string
-	for _, v := range vars {
-		if strings.TrimSpace(env.Getenv(v)) == "" && !(strings.HasSuffix(v, "_MODEL") && env.Getenv(workspace.EnvAgentModel) != "") {
-			missing = append(missing, v)
-		}
-	}
-	if len(missing) > 0 {
-		return workspace.EnvAgentProvider + "=" + p + " needs " + strings.Join(missing, " and ") + " to be set"
-	}
-	return ""
-}
-
-// Up is `buzzbox up`: an embedded relay with data in the workspace's state
-// dir (upStateDir), an owner and
-// an agent key, a general channel, and the harness driving buzz-agent with
-// the buzz-dev-mcp sidecar in the current directory. It prints the buzz
-// commands to talk to the agent and runs until Ctrl-C.
-func Up(ctx context.Context, args []string, env proc.Env) int {
+// Main is `buzzbox up`: an embedded relay with data in the workspace's
+// state dir (upStateDir), an owner and an agent key, a general channel,
+// and the harness driving buzz-agent with the buzz-dev-mcp sidecar in the
+// current directory. It prints the buzz commands to talk to the agent and
+// runs until Ctrl-C.
+func Main(ctx context.Context, args []string, env proc.Env) int {
 	_ = proc.NoDump() // holds the owner key and the provider key; best effort
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -93,11 +75,11 @@ func Up(ctx context.Context, args []string, env proc.Env) int {
 	if code, done := upPage(fs).Parse(args, true, env.Out(), env.Err()); done {
 		return code
 	}
-	if msg := checkProvider(env); msg != "" {
-		fmt.Fprintln(env.Err(), "buzzbox up: "+msg)
+	if err := agent.CheckProvider(env.Getenv); err != nil {
+		fmt.Fprintln(env.Err(), "buzzbox up: "+err.Error())
 		return 2
 	}
-	log := newLogger(env)
+	log := harness.NewLogger(env)
 	base, err := upStateDir(env, log, *dir)
 	if err != nil {
 		fmt.Fprintln(env.Err(), err)
@@ -200,7 +182,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	if err != nil {
 		return err
 	}
-	agent, _, err := loadOrCreateKey(filepath.Join(base, upAgentKey))
+	agentKey, _, err := loadOrCreateKey(filepath.Join(base, upAgentKey))
 	if err != nil {
 		return err
 	}
@@ -210,7 +192,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	}
 	names := upNames(public, ln.Addr())
 	rcfg := relay.Config{DataDir: filepath.Join(base, upRelayData), Owner: owner.Public().Hex(),
-		Allow: []string{agent.Public().Hex()}, Logger: log.With("component", "relay")}
+		Allow: []string{agentKey.Public().Hex()}, Logger: log.With("component", "relay")}
 	if len(names.public) > 0 {
 		rcfg.PublicURL, rcfg.OtherURLs = names.public[0], names.public[1:]
 	}
@@ -221,7 +203,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	defer r.Close()
 	wsURL, shownURL := names.dial, names.shown
 
-	channel, err := ensureGeneral(ctx, wsURL, base, owner, agent, log)
+	channel, err := ensureGeneral(ctx, wsURL, base, owner, agentKey, log)
 	if err != nil {
 		return err
 	}
@@ -231,7 +213,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	if p, err := exec.LookPath(filepath.Base(exe)); err == nil && p == exe {
 		buzz = filepath.Base(exe) + " buzz"
 	}
-	httpURL := httpBase(shownURL)
+	httpURL := httpScheme(shownURL)
 	// The state dir is outside the working tree: name the key by its
 	// absolute path unless --dir put it below this directory.
 	keyRel := filepath.Join(base, upOwnerKey)
@@ -244,25 +226,25 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 			fmt.Fprintf(out, "Or sign in there as the owner with this link (it works once, within 10 minutes):\n\n  %s/#login=%s\n\n", httpURL, tok)
 		}
 	}
-	fmt.Fprintf(out, "Relay %s, channel #%s (%s), agent %s\n\n", shownURL, upChannelTag, channel, agent.Public().Npub())
+	fmt.Fprintf(out, "Relay %s, channel #%s (%s), agent %s\n\n", shownURL, upChannelTag, channel, agentKey.Public().Npub())
 	if shownURL != wsURL {
 		fmt.Fprintf(out, "Listening on %s; the agent connects by %s\n\n", ln.Addr(), wsURL)
 	}
 	fmt.Fprintf(out, "Or talk to the agent from another terminal, in this directory:\n\n")
 	fmt.Fprintf(out, "  BUZZ_RELAY_URL=%s BUZZ_KEYFILE=%s %s messages send --channel %s --mention %s --content '@%s what is in this directory?'\n\n",
-		httpURL, keyRel, buzz, channel, agent.Public().Hex(), upAgentName)
+		httpURL, keyRel, buzz, channel, agentKey.Public().Hex(), upAgentName)
 	fmt.Fprintf(out, "Read the replies:\n\n")
 	fmt.Fprintf(out, "  BUZZ_RELAY_URL=%s BUZZ_KEYFILE=%s %s --format compact messages get --channel %s\n\n", httpURL, keyRel, buzz, channel)
 	fmt.Fprintf(out, "Press Ctrl-C to stop.\n")
 
-	skHex, err := agent.AppendHex(nil)
+	skHex, err := agentKey.AppendHex(nil)
 	if err != nil {
 		return err
 	}
 	henv := env
 	henv.Environ = proc.WithEnv(env.Environ, workspace.EnvPrivateKey, string(skHex))
 	henv.Environ = proc.Without(henv.Environ, workspace.EnvACPPrivateKey, workspace.EnvAuthTag)
-	cfg, err := LoadConfig([]string{"--relay-url", wsURL, "--agent-owner", owner.Public().Hex(),
+	cfg, err := harness.LoadConfig([]string{"--relay-url", wsURL, "--agent-owner", owner.Public().Hex(),
 		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--channels", channel}, henv)
 	clear(skHex)
 	if err != nil {
@@ -275,7 +257,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
 	}
-	return Run(ctx, cfg, henv, log)
+	return harness.Run(ctx, cfg, henv, log)
 }
 
 // upURLs says how `buzzbox up` names its relay.
@@ -310,6 +292,28 @@ func upNames(public []string, addr net.Addr) upURLs {
 	return upURLs{public: append(ws, local), dial: local, shown: ws[0]}
 }
 
+// httpScheme spells a ws(s):// URL as http(s)://, the HTTP bridge's base
+// (harness.md §4.2); others are kept.
+func httpScheme(u string) string {
+	u = strings.TrimRight(u, "/")
+	switch {
+	case strings.HasPrefix(u, "wss://"):
+		return "https://" + strings.TrimPrefix(u, "wss://")
+	case strings.HasPrefix(u, "ws://"):
+		return "http://" + strings.TrimPrefix(u, "ws://")
+	}
+	return u
+}
+
+// isUUID reports whether s is a hyphenated UUID (any case).
+func isUUID(s string) bool {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return false
+	}
+	_, err := hex.DecodeString(s[:8] + s[9:13] + s[14:18] + s[19:23] + s[24:])
+	return err == nil
+}
+
 // wsScheme spells an http(s):// URL as ws(s)://; others are kept.
 func wsScheme(u string) string {
 	u = strings.TrimRight(strings.TrimSpace(u), "/")
@@ -325,45 +329,27 @@ func wsScheme(u string) string {
 
 // ensureGeneral makes sure the general channel exists with the agent in
 // it, and that both keys have a profile, and returns the channel id.
-func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrkey.Secret, log *slog.Logger) (string, error) {
-	cctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	rc := newRelayConn(wsURL, owner, nil, 64, log.With("component", "setup"))
-	done := make(chan error, 1)
-	go func() { done <- rc.run(cctx) }() // ends with cancel, or by itself on a refusal
-	ran := false                         // rc.run has returned and done is drained
-	defer func() {
-		cancel()
-		if !ran {
-			<-done
-		}
-	}()
-	select {
-	case <-rc.connected:
-	case err := <-done:
-		ran = true
-		return "", fmt.Errorf("buzzbox up: connect to the embedded relay: %w", err)
-	case <-time.After(dialTimeout):
+func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nostrkey.Secret, log *slog.Logger) (string, error) {
+	conn, err := harness.DialSetup(ctx, wsURL, owner, log.With("component", "setup"))
+	if errors.Is(err, harness.ErrNoAnswer) {
 		return "", errors.New("buzzbox up: embedded relay did not answer")
 	}
-	io := newRelayIO(wsURL, owner, "", rc)
-	io.probe(cctx)
+	if err != nil {
+		return "", fmt.Errorf("buzzbox up: connect to the embedded relay: %w", err)
+	}
+	defer conn.Close()
 	publish := func(key *nostrkey.Secret, ev *nostr.Event) error {
 		ev.CreatedAt = nostr.Now()
 		if err := key.SignEvent(ev); err != nil {
 			return err
 		}
-		pctx, cancel := context.WithTimeout(cctx, httpTimeout)
-		defer cancel()
-		return io.publish(pctx, ev)
+		return conn.Publish(ctx, ev)
 	}
 	idPath := filepath.Join(base, upChannel)
 	id := ""
 	if b, err := os.ReadFile(idPath); err == nil && isUUID(strings.TrimSpace(string(b))) {
 		id = strings.TrimSpace(string(b))
-		qctx, cancel := context.WithTimeout(cctx, httpTimeout)
-		evs, err := io.query(qctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
-		cancel()
+		evs, err := conn.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
 		if err != nil || len(evs) == 0 {
 			id = ""
 		}
@@ -378,11 +364,11 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agent *nostrk
 			return "", err
 		}
 	}
-	if err := publish(owner, &nostr.Event{Kind: workspace.KindAddUser, Tags: nostr.Tags{{"h", id}, {"p", agent.Public().Hex(), "", "member"}}}); err != nil &&
+	if err := publish(owner, &nostr.Event{Kind: workspace.KindAddUser, Tags: nostr.Tags{{"h", id}, {"p", agentKey.Public().Hex(), "", "member"}}}); err != nil &&
 		!strings.Contains(err.Error(), "already") {
 		log.Debug("add agent to channel", "err", err)
 	}
 	publish(owner, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"owner","display_name":"owner"}`})
-	publish(agent, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `"}`})
+	publish(agentKey, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `"}`})
 	return id, nil
 }

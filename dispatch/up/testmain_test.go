@@ -1,0 +1,29 @@
+package up
+
+import (
+	"os"
+	"testing"
+	"time"
+
+	"buzzbox/internal/testexe"
+)
+
+// TestMain removes the executable testexe built for these tests.
+func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m)) }
+
+// setupWait bounds how long the set-up may take to give up on a relay
+// that refuses it: the harness's dial timeout, 30 s.
+const setupWait = 30 * time.Second
+
+// waitFor polls cond (a real event from another process has no channel
+// to wait on) until it holds or the deadline passes.
+func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
