@@ -176,19 +176,26 @@ func (c *conn) deliver(ev *nostr.Event) []string {
 	return ids
 }
 
-// goLive marks subscription id live, its stored events sent, and returns
-// the events broadcast to it meanwhile.
-func (c *conn) goLive(id string, ctx context.Context) []*nostr.Event {
+// goLive marks subscription id live, its stored events sent, and
+// returns the events broadcast to it meanwhile. It queues eose at once
+// when the writer has room, so that no live event comes before it, and
+// reports whether eose is still to be sent (the queue was full). For a
+// subscription no longer there it returns nothing.
+func (c *conn) goLive(ctx context.Context, id string, eose []byte) (pending []*nostr.Event, later bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s := c.subs[id]
 	if s == nil || ctx.Err() != nil {
-		return nil
+		return nil, false
+	}
+	select {
+	case c.out <- eose:
+	default:
+		later = true
 	}
 	s.live = true
-	p := s.pending
-	s.pending = nil
-	return p
+	pending, s.pending = s.pending, nil
+	return pending, later
 }
 
 // revoked ends the live subscriptions that name channel id and returns

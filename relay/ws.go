@@ -273,10 +273,12 @@ func (r *Relay) sendStored(ctx context.Context, c *conn, id string, filters nost
 	if ctx.Err() != nil {
 		return
 	}
-	// Live from here: an event broadcast from now on may overtake the
-	// EOSE, but none is sent twice (the store has been read).
-	pending := c.goLive(id, ctx)
-	c.send(eoseMsg(id))
+	pending, later := c.goLive(ctx, id, eoseMsg(id))
+	if later {
+		// Under backpressure a live event may overtake the EOSE; none
+		// is sent twice (the store has been read).
+		c.send(eoseMsg(id))
+	}
 	for _, ev := range pending {
 		if !sent[ev.ID] {
 			c.sendEvent(id, ev)

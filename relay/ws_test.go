@@ -179,14 +179,17 @@ func TestAttackCountShortTagCrashes(t *testing.T) {
 // otherwise come twice when the store also has it, as the relay sent it
 // once live and once stored); once live, events go out at once.
 func TestLiveEventWaitsForStoredOnes(t *testing.T) {
-	c := &conn{ctx: t.Context()}
+	c := &conn{ctx: t.Context(), out: make(chan []byte, 1)}
 	c.subscribe("s", nostr.Filters{{Kinds: []int{1}}})
 	ev := &nostr.Event{ID: "e1", Kind: 1}
 	if ids := c.deliver(ev); len(ids) != 0 {
 		t.Fatalf("deliver during the stored phase sent to %v; want it kept", ids)
 	}
-	if p := c.goLive("s", c.ctx); len(p) != 1 || p[0] != ev {
-		t.Fatalf("goLive returned %v; want the kept event", p)
+	if p, later := c.goLive(c.ctx, "s", eoseMsg("s")); len(p) != 1 || p[0] != ev || later {
+		t.Fatalf("goLive returned %v, later %v; want the kept event and the EOSE queued", p, later)
+	}
+	if got := string(<-c.out); got != `["EOSE","s"]` {
+		t.Errorf("queued %s; want the EOSE first", got)
 	}
 	if ids := c.deliver(&nostr.Event{ID: "e2", Kind: 1}); len(ids) != 1 || ids[0] != "s" {
 		t.Errorf("deliver when live = %v; want [s]", ids)
