@@ -313,10 +313,7 @@ func (a *Agent) full() bool {
 }
 
 func (a *Agent) setModel(req *jsonrpc.Request) (any, error) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-		ModelID   string `json:"modelId"`
-	}
+	var p acp.SetModelParams
 	if err := decode(req, &p); err != nil {
 		return nil, err
 	}
@@ -330,15 +327,11 @@ func (a *Agent) setModel(req *jsonrpc.Request) (any, error) {
 	s.mu.Lock()
 	s.model = p.ModelID
 	s.mu.Unlock()
-	return map[string]string{"sessionId": p.SessionID, "modelId": p.ModelID}, nil
+	return p, nil
 }
 
 func (a *Agent) steer(req *jsonrpc.Request) (any, error) {
-	var p struct {
-		SessionID     string             `json:"sessionId"`
-		ExpectedRunID string             `json:"expectedRunId"`
-		Prompt        []acp.ContentBlock `json:"prompt"`
-	}
+	var p acp.SteerParams
 	if err := decode(req, &p); err != nil {
 		return nil, err
 	}

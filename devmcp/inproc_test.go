@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/proc"
 )
 
@@ -24,6 +25,7 @@ func TestConcurrentCallsInProcess(t *testing.T) {
 	if _, err := os.Stat("/bin/sh"); err != nil {
 		t.Skip("SKIP(loud): no /bin/sh")
 	}
+	leakcheck.Check(t)
 	dir := t.TempDir()
 	os.WriteFile(dir+"/f.txt", []byte("a\nb\nc\n"), 0o644)
 	env := proc.Env{Dir: dir, Environ: []string{"TMPDIR=" + t.TempDir(), "PATH=" + os.Getenv("PATH")}}

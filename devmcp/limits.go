@@ -44,10 +44,9 @@ const (
 	// so one read drains a full pipe.
 	readChunk = 64 << 10
 	// killGrace is how long a process group gets between SIGTERM and
-	// SIGKILL, polled so a group that exits early is not waited for.
+	// SIGKILL, polled (procgroup's groupPoll) so a group that exits early
+	// is not waited for.
 	killGrace = 200 * time.Millisecond
-	// groupPoll is the interval at which a dying group is checked.
-	groupPoll = 5 * time.Millisecond
 	// reapAfterKill bounds the wait for the shell to exit once its group
 	// was sent SIGKILL.
 	reapAfterKill = 2 * time.Second

@@ -7,12 +7,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"buzzbox/internal/jsonrpc"
 	"buzzbox/internal/mcp"
-	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
 )
 
@@ -126,11 +124,11 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	cmd.Stdout = outW // *os.File: handed to the child as is, no copying goroutine
 	cmd.Stderr = errW
 	// Stdin nil: the null device, so a command waiting for input ends.
-	procgroup.Set(cmd)
+	procgroup.Set(cmd) // before setNamespaces, which adds to SysProcAttr
 	if s.sandbox != nil && s.ownProc {
 		setNamespaces(cmd)
 	}
-	err = proc.Start(cmd) // dies with buzz-dev-mcp
+	child, err := procgroup.Start(cmd, procgroup.Pipes{}) // dies with buzz-dev-mcp
 	outW.Close()
 	errW.Close()
 	if err != nil {
@@ -138,13 +136,13 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 		errR.Close()
 		return nil, toolErrorf("failed to spawn shell %s: %v", s.sh.path, err)
 	}
-	pgid := cmd.Process.Pid
+	pgid := child.Pid()
 	// Last resort: if this function is left by a panic, the group must not
 	// outlive the call.
 	finished := false
 	defer func() {
 		if !finished {
-			procgroup.Signal(pgid, syscall.SIGKILL)
+			child.Kill()
 		}
 	}()
 	log := s.log.With("tool", "shell", "pid", pgid)
@@ -157,9 +155,6 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	// or when its read end is closed to abort it.
 	go func() { defer close(outDone); stdout.readFrom(outR) }()
 	go func() { defer close(errDone); stderr.readFrom(errR) }()
-	exited := make(chan error, 1)
-	// Ends when the shell exits; the group kills below make sure it does.
-	go func() { exited <- cmd.Wait() }()
 
 	var tick <-chan time.Time
 	if c != nil && c.progressToken != nil {
@@ -171,15 +166,14 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	defer timer.Stop()
 
 	var waitErr error
-	timedOut, cancelled, shellGone := false, false, false
+	timedOut, cancelled := false, false
 wait:
 	for {
 		select {
 		case <-ctx.Done():
 			cancelled = true
 			break wait
-		case waitErr = <-exited:
-			shellGone = true
+		case <-child.Exited():
 			break wait
 		case <-timer.C:
 			timedOut = true
@@ -195,17 +189,8 @@ wait:
 	var notes []string
 	switch {
 	case cancelled:
-		procgroup.Signal(pgid, syscall.SIGKILL)
-		if !shellGone {
-			select {
-			case <-exited:
-				shellGone = true
-			case <-time.After(s.opts.reapAfterCancel):
-				log.Warn("shell not reaped after cancellation")
-			}
-		}
-		if shellGone {
-			procgroup.Reap(pgid)
+		if child.Stop(procgroup.Ladder{Reap: s.opts.reapAfterCancel}) == procgroup.ErrNotReaped {
+			log.Warn("shell not reaped after cancellation")
 		}
 		outR.Close()
 		errR.Close()
@@ -217,7 +202,7 @@ wait:
 		finished = true
 		return nil, jsonrpc.ErrNoReply
 	case timedOut:
-		waitErr = s.stopGroup(pgid, exited, false)
+		waitErr = s.stopGroup(child)
 		if waitErr == nil {
 			waitErr = errors.New("timed out")
 		}
@@ -228,8 +213,8 @@ wait:
 		procgroup.Reap(pgid)
 		if procgroup.Alive(pgid) {
 			log.Debug("stopping processes left in the group")
-			s.stopGroup(pgid, nil, true)
 		}
+		waitErr = s.stopGroup(child)
 	}
 
 	// One deadline for both readers: an escaped process usually holds both.
@@ -281,41 +266,19 @@ wait:
 	return res, nil
 }
 
-// stopGroup asks the process group to stop (SIGTERM), gives it killGrace to
-// do so, then kills what is left (SIGKILL). When exited is not nil the shell
-// itself is still to be reaped: stopGroup waits up to reapAfterKill for it,
-// kills it directly if it is somehow still there, and returns its Wait error.
-func (s *Server) stopGroup(pgid int, exited <-chan error, shellGone bool) error {
-	procgroup.Signal(pgid, syscall.SIGTERM)
-	var waitErr error
-	deadline := time.Now().Add(s.opts.killGrace)
-	for time.Now().Before(deadline) {
-		if exited != nil && !shellGone {
-			select {
-			case waitErr = <-exited:
-				shellGone = true
-			default:
-			}
-		}
-		if shellGone {
-			procgroup.Reap(pgid)
-			if !procgroup.Alive(pgid) {
-				return waitErr
-			}
-		}
-		time.Sleep(groupPoll)
+// stopGroup stops the shell's process group: SIGTERM, killGrace for the
+// group to empty (polled, so a group that exits early or is already gone
+// is not waited for), then SIGKILL. It returns the shell's Wait error; a
+// shell that survives reapAfterKill after SIGKILL is waited for anyway,
+// with a warning.
+func (s *Server) stopGroup(child *procgroup.Child) error {
+	err := child.Stop(procgroup.Ladder{Term: s.opts.killGrace, Reap: reapAfterKill})
+	if err == procgroup.ErrNotReaped {
+		s.log.Warn("shell survived SIGKILL of its group; waiting for it", "pid", child.Pid())
+		<-child.Exited()
+		err = child.Err()
 	}
-	procgroup.Signal(pgid, syscall.SIGKILL)
-	if !shellGone {
-		select {
-		case waitErr = <-exited:
-		case <-time.After(reapAfterKill):
-			s.log.Warn("shell survived SIGKILL of its group; waiting for it", "pid", pgid)
-			waitErr = <-exited
-		}
-	}
-	procgroup.Reap(pgid)
-	return waitErr
+	return err
 }
 
 // exitCode maps a Wait error to the reported exit code: the status of a

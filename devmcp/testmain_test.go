@@ -4,8 +4,10 @@ import (
 	"os"
 	"testing"
 
+	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/testexe"
 )
 
-// TestMain removes the executable testexe built for these tests.
-func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m)) }
+// TestMain fails the run when goroutines outlive the tests, and removes
+// the executable testexe built for them.
+func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m, leakcheck.AfterAll)) }

@@ -57,6 +57,10 @@ func newRelayIO(relayURL string, key *nostrkey.Secret, authTag string, ws *relay
 	}
 }
 
+// close drops the bridge's idle connections, whose goroutines would
+// otherwise live until the relay closes them.
+func (r *relayIO) close() { r.client.CloseIdleConnections() }
+
 // probe asks the relay's NIP-11 document whether it has an HTTP bridge.
 func (r *relayIO) probe(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, httpTimeout)

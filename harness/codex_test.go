@@ -10,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -34,26 +33,32 @@ func codexAgent(t *testing.T) string {
 	return p
 }
 
-// fakeResponses is a loopback OpenAI Responses API (streamed) whose first
-// answer runs one shell command through codex's exec_command tool.
-type fakeResponses struct {
+// responsesLog is what the loopback OpenAI Responses APIs below share:
+// the request bodies they received, in order.
+type responsesLog struct {
 	mu     sync.Mutex
 	bodies []string
-	cmd    func(body string) string // the command to run, "" for a plain answer
-	script *replyScript             // when set, picks the command instead of cmd
 }
 
-func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// record keeps the request's body and returns it with an id for the
+// answer; a path other than /responses is answered 404 and ok is false.
+func (l *responsesLog) record(w http.ResponseWriter, r *http.Request) (body, id string, ok bool) {
 	b, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
-	body := string(b)
-	f.mu.Lock()
-	f.bodies = append(f.bodies, body)
-	n := len(f.bodies)
-	f.mu.Unlock()
+	l.mu.Lock()
+	l.bodies = append(l.bodies, string(b))
+	n := len(l.bodies)
+	l.mu.Unlock()
 	if !strings.HasSuffix(r.URL.Path, "/responses") {
 		http.NotFound(w, r)
-		return
+		return "", "", false
 	}
+	return string(b), fmt.Sprintf("resp_%d", n), true
+}
+
+// streamResponse streams answer id: a call of the function name (in
+// namespace ns, "" for none) with args, or, when name is "", the text
+// "done"; then the completion, with usage.
+func streamResponse(w http.ResponseWriter, id, ns, name, args string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	flusher, _ := w.(http.Flusher)
 	send := func(typ string, v map[string]any) {
@@ -64,8 +69,41 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			flusher.Flush()
 		}
 	}
-	id := fmt.Sprintf("resp_%d", n)
 	send("response.created", map[string]any{"response": map[string]any{"id": id, "status": "in_progress"}})
+	if name != "" {
+		item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": name, "arguments": "", "status": "in_progress"}
+		if ns != "" {
+			item["namespace"] = ns
+		}
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
+		item["arguments"], item["status"] = args, "completed"
+		send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	} else {
+		msg := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "in_progress", "content": []any{}}
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": msg})
+		send("response.output_text.delta", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": "done"})
+		msg["status"] = "completed"
+		msg["content"] = []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}
+		send("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
+	}
+	send("response.completed", map[string]any{"response": map[string]any{"id": id, "status": "completed",
+		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}})
+}
+
+// fakeResponses is a loopback OpenAI Responses API (streamed) whose first
+// answer runs one shell command through codex's exec_command tool.
+type fakeResponses struct {
+	responsesLog
+	cmd    func(body string) string // the command to run, "" for a plain answer
+	script *replyScript             // when set, picks the command instead of cmd
+}
+
+func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, id, ok := f.record(w, r)
+	if !ok {
+		return
+	}
 	cmd := ""
 	if f.script != nil {
 		// The newest input item decides: a user message with a new
@@ -73,7 +111,7 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		var req struct {
 			Input []json.RawMessage `json:"input"`
 		}
-		json.Unmarshal(b, &req)
+		json.Unmarshal([]byte(body), &req)
 		for i := len(req.Input) - 1; i >= 0; i-- {
 			item := string(req.Input[i])
 			if strings.Contains(item, `"function_call_output"`) {
@@ -95,25 +133,14 @@ func (f *fakeResponses) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	} else if !strings.Contains(body, `"function_call_output"`) {
 		cmd = f.cmd(body)
 	}
-	if cmd != "" {
-		// As codex's own schema defaults it: no "login": false, so the
-		// command runs in a login shell, whose PATH /etc/profile resets.
-		args, _ := json.Marshal(map[string]any{"cmd": cmd})
-		item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": "", "status": "in_progress"}
-		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
-		done := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": string(args), "status": "completed"}
-		send("response.output_item.done", map[string]any{"output_index": 0, "item": done})
-	} else {
-		msg := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "in_progress", "content": []any{}}
-		send("response.output_item.added", map[string]any{"output_index": 0, "item": msg})
-		send("response.output_text.delta", map[string]any{"item_id": "msg_" + id, "output_index": 0, "content_index": 0, "delta": "done"})
-		msg["status"] = "completed"
-		msg["content"] = []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}
-		send("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
+	if cmd == "" {
+		streamResponse(w, id, "", "", "")
+		return
 	}
-	send("response.completed", map[string]any{"response": map[string]any{"id": id, "status": "completed",
-		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}})
+	// As codex's own schema defaults it: no "login": false, so the
+	// command runs in a login shell, whose PATH /etc/profile resets.
+	args, _ := json.Marshal(map[string]any{"cmd": cmd})
+	streamResponse(w, id, "", "exec_command", string(args))
 }
 
 // TestCodexACP drives codex-acp, an ACP agent nobody here wrote, through a
@@ -128,13 +155,13 @@ func TestCodexACP(t *testing.T) {
 	}
 	codex := codexAgent(t)
 	w := newWorld(t)
-	anchor := regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+	anchor := replyAnchor()
 	fr := &fakeResponses{cmd: func(body string) string {
-		m := anchor.FindStringSubmatch(strings.ReplaceAll(body, `\u0060`, "`"))
-		if m == nil {
+		ch, ev, ok := findAnchor(anchor, body)
+		if !ok {
 			return ""
 		}
-		return buzzCommand(strings.ReplaceAll(body, `\"`, `"`)) + " messages send --channel " + m[1] + " --reply-to " + m[2] + " --content 'pong from codex'"
+		return buzzCommand(strings.ReplaceAll(body, `\"`, `"`)) + " messages send --channel " + ch + " --reply-to " + ev + " --content 'pong from codex'"
 	}}
 	startCodex(t, w, codex, fr)
 	mention := w.mention("ping codex")
@@ -179,14 +206,13 @@ func looseTempDir(t *testing.T) string {
 	return d
 }
 
-// startCodex runs the harness in this process with codex-acp as its agent
-// and fr as codex's model provider, until the test ends.
-func startCodex(t *testing.T, w *world, codex string, fr *fakeResponses) {
-	exe := testexe.Path(t)
-	bin := t.TempDir()
-	os.Symlink(exe, filepath.Join(bin, "buzz"))
-	srv := httptest.NewServer(fr)
-	t.Cleanup(srv.Close)
+// codexHome lays out what codex-acp needs to run against a fake model
+// provider at baseURL (a Responses API): $HOME/.codex/config.toml naming
+// it, and a TMPDIR outside the system temp dir, where codex refuses to lay
+// its sandbox helper (and t.TempDir is there). It returns the environment
+// entries that point codex at them.
+func codexHome(t *testing.T, baseURL string) []string {
+	t.Helper()
 	home := looseTempDir(t)
 	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
 	// sandbox_mode is the user's choice; the network access inside it is
@@ -197,34 +223,27 @@ sandbox_mode = "workspace-write"
 
 [model_providers.fake]
 name = "fake"
-base_url = "` + srv.URL + `/v1"
+base_url = "` + baseURL + `/v1"
 wire_api = "responses"
 env_key = "FAKE_KEY"
 `
-	os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o600)
-	// codex refuses to lay its sandbox helper under the temp dir, and
-	// t.TempDir is there: point TMPDIR elsewhere.
-	tmp := filepath.Join(looseTempDir(t), "tmp")
-	os.MkdirAll(tmp, 0o700)
-	env := w.harnessEnv("", "HOME="+home, "FAKE_KEY=x", "TMPDIR="+tmp, "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	env.Environ = withoutKey(env.Environ, envFakeAgent)
-	env.Exe = exe
-	c, err := LoadConfig([]string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence",
-		"--agent-command", codex, "--mcp-command", "", "--idle-timeout", "120", "--max-turn-duration", "300"}, env)
-	if err != nil {
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, c, env, testLogger(t), timing{}) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-errc:
-		case <-time.After(60 * time.Second):
-			t.Error("harness did not stop")
-		}
-	})
+	tmp := filepath.Join(looseTempDir(t), "tmp")
+	os.MkdirAll(tmp, 0o700)
+	return []string{"HOME=" + home, "FAKE_KEY=x", "TMPDIR=" + tmp}
+}
+
+// startCodex runs the harness in this process with codex-acp as its agent
+// and fr as codex's model provider, until the test ends.
+func startCodex(t *testing.T, w *world, codex string, fr *fakeResponses) {
+	bin := t.TempDir()
+	os.Symlink(testexe.Path(t), filepath.Join(bin, "buzz"))
+	srv := httptest.NewServer(fr)
+	t.Cleanup(srv.Close)
+	env := w.agentEnv(t, append(codexHome(t, srv.URL), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))...)
+	w.runHarness(t, env, timing{}, "--agent-command", codex, "--mcp-command", "", "--idle-timeout", "120", "--max-turn-duration", "300")
 }
 
 // TestCodexACPConverses: codex-acp holds two turns and a mention that

@@ -48,7 +48,7 @@
 // encrypted to the owner. With --relay-observer and a known owner it also
 // publishes NIP-AO observer frames (kind 24200: lifecycle, turn and raw ACP
 // frames, encrypted to the owner, paced and capped) and takes the owner's
-// cancel_turn and switch_model controls (observer.go describes both). It
+// cancel_turn and switch_model controls (harness/observer describes both). It
 // does not implement the later upstream additions (effort level, wake
 // tickets, last-mile publishing, usage from session/prompt responses,
 // observer pacing at 1/s with gap reports).

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -30,63 +29,16 @@ func TestEndToEnd(t *testing.T) {
 	if err := os.Symlink(exe, filepath.Join(bin, "buzz")); err != nil {
 		t.Fatal(err)
 	}
-	replyTo := regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
 	var calls atomic.Int32
 	llm := llmtest.New(t)
-	llm.SetHandler(func(req map[string]any) llmtest.Reply {
-		msgs, _ := req["messages"].([]any)
-		if len(msgs) > 0 {
-			if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] == "tool" {
-				return llmtest.Reply{Text: "sent"}
-			}
-		}
-		body, _ := json.Marshal(msgs)
-		m := replyTo.FindStringSubmatch(strings.ReplaceAll(string(body), `\u0060`, "`"))
-		if m == nil {
-			return llmtest.Reply{Text: "no anchor found"}
-		}
-		n := calls.Add(1)
-		cmd := "buzz messages send --channel " + m[1] + " --reply-to " + m[2] + " --content 'pong " + string(rune('0'+n)) + "'"
-		args, _ := json.Marshal(map[string]string{"command": cmd})
-		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
-	})
-	env := w.harnessEnv("", "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
+	llm.SetHandler(shellReplyModel(func() string { return "pong " + string(rune('0'+calls.Add(1))) }))
+	env := w.agentEnv(t, "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
 		"OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL="+llm.URL, "HOME="+t.TempDir(),
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
-	env.Environ = withoutKey(env.Environ, envFakeAgent)
-	env.Exe = exe
-	cfg := []string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence"}
-	c, err := LoadConfig(cfg, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, c, env, testLogger(t), timing{}) }()
-	defer func() {
-		t.Log("stopping")
-		cancel()
-		defer t.Log("stopped")
-		select {
-		case <-errc:
-		case <-time.After(60 * time.Second):
-			t.Error("harness did not stop")
-		}
-	}()
+	w.runHarness(t, env, timing{})
 
 	mention := w.mention("ping")
-	var reply *nostr.Event
-	waitFor(t, "the agent's reply in the thread", 60*time.Second, func() bool {
-		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
-		for _, e := range evs {
-			if e.Tags.FindWithValue("e", mention.ID) != nil {
-				reply = e
-			}
-		}
-		return reply != nil
-	})
+	reply := w.awaitAgentReply(t, "the agent's reply in the thread", 60*time.Second, mention.ID, nil)
 	if !strings.HasPrefix(reply.Content, "pong") {
 		t.Errorf("reply content = %q", reply.Content)
 	}
@@ -168,17 +120,13 @@ func TestEndToEndReplyThroughTypedTool(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary")
 	}
-	exe := testexe.Path(t)
 	w := newWorld(t)
-	anchor := regexp.MustCompile(`--channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+	anchor := replyAnchor()
 	var sends atomic.Int32
 	llm := llmtest.New(t)
 	llm.SetHandler(func(req map[string]any) llmtest.Reply {
-		msgs, _ := req["messages"].([]any)
-		if len(msgs) > 0 {
-			if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] == "tool" {
-				return llmtest.Reply{Text: "I posted the answer in the thread."}
-			}
+		if lastIsTool(req) {
+			return llmtest.Reply{Text: "I posted the answer in the thread."}
 		}
 		body, _ := json.Marshal(req)
 		if !strings.Contains(string(body), "buzz-dev-mcp__send_message") {
@@ -187,40 +135,18 @@ func TestEndToEndReplyThroughTypedTool(t *testing.T) {
 		if strings.Contains(string(body), "buzz-dev-mcp___Stop") {
 			return llmtest.Reply{Text: "a hook was offered as a tool"}
 		}
-		m := anchor.FindStringSubmatch(strings.ReplaceAll(string(body), `\u0060`, "`"))
-		if m == nil {
+		ch, ev, ok := findAnchor(anchor, string(body))
+		if !ok {
 			return llmtest.Reply{Text: "no anchor found"}
 		}
 		sends.Add(1)
-		args, _ := json.Marshal(map[string]string{"channel": m[1], "reply_to": m[2], "content": "pong from the typed tool"})
+		args, _ := json.Marshal(map[string]string{"channel": ch, "reply_to": ev, "content": "pong from the typed tool"})
 		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__send_message", Args: string(args)}}}
 	})
 	// No buzz on PATH for anyone: only the typed tool can answer.
-	env := w.harnessEnv("", "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
+	env := w.agentEnv(t, "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
 		"OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL="+llm.URL, "HOME="+t.TempDir(), "PATH="+t.TempDir())
-	env.Environ = withoutKey(env.Environ, envFakeAgent)
-	env.Exe = exe
-	c, err := LoadConfig([]string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence"}, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, c, env, testLogger(t), timing{}) }()
-	stopped := false
-	stop := func() {
-		if stopped {
-			return
-		}
-		stopped = true
-		cancel()
-		select {
-		case <-errc:
-		case <-time.After(60 * time.Second):
-			t.Error("harness did not stop")
-		}
-	}
-	defer stop()
+	stop := w.runHarness(t, env, timing{})
 
 	mention := w.mention("ping")
 	agentMessages := func() []*nostr.Event {
@@ -229,15 +155,7 @@ func TestEndToEndReplyThroughTypedTool(t *testing.T) {
 		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
 		return evs
 	}
-	var reply *nostr.Event
-	waitFor(t, "the agent's reply in the thread", 60*time.Second, func() bool {
-		for _, e := range agentMessages() {
-			if e.Tags.FindWithValue("e", mention.ID) != nil {
-				reply = e
-			}
-		}
-		return reply != nil
-	})
+	reply := w.awaitAgentReply(t, "the agent's reply in the thread", 60*time.Second, mention.ID, nil)
 	if reply.Content != "pong from the typed tool" {
 		t.Errorf("reply content = %q; want the typed tool's message (the model said: %s)", reply.Content, llm.Bodies()[len(llm.Bodies())-1])
 	}

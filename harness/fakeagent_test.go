@@ -11,7 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/harness/acpclient"
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/testexe"
 )
 
@@ -40,7 +42,7 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(envFakeAgent); mode != "" {
 		os.Exit(fakeAgent(mode))
 	}
-	os.Exit(testexe.RunTests(m))
+	os.Exit(testexe.RunTests(m, leakcheck.AfterAll))
 }
 
 type fakeLogLine struct {
@@ -149,7 +151,7 @@ func fakeAgent(mode string) int {
 				return map[string]any{"stopReason": "cancelled"}, nil
 			case "oversize":
 				mu.Lock()
-				out.Write([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"x":"` + strings.Repeat("a", maxAgentLineBytes) + `"}}` + "\n"))
+				out.Write([]byte(`{"jsonrpc":"2.0","method":"session/update","params":{"x":"` + strings.Repeat("a", acpclient.MaxLineBytes) + `"}}` + "\n"))
 				mu.Unlock()
 				<-pctx.Done()
 				return map[string]any{"stopReason": "cancelled"}, nil
@@ -247,13 +249,18 @@ func fakeAgent(mode string) int {
 	if os.Getenv(envFakeLinger) != "" {
 		fakeLog("linger", nil, "stdin closed")
 		for {
+			// The subject: an agent that outlives its stdin, as codex-acp
+			// does, until it is signalled. A sleep, not select{}, so that
+			// the runtime does not call it a deadlock.
 			time.Sleep(time.Hour)
 		}
 	}
 	return 0
 }
 
-// waitFile returns once path exists.
+// waitFile returns once path exists. The test, another process, creates
+// it; there is nothing to wait on but the file system, so it polls (the
+// harness kills the fake when the test ends).
 func waitFile(path string) {
 	for {
 		if _, err := os.Stat(path); err == nil {

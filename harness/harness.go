@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"time"
 
+	"buzzbox/harness/acpclient"
+	"buzzbox/harness/observer"
+
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
 
@@ -104,7 +107,7 @@ type harness struct {
 	io      *relayIO
 	chans   *channelCache
 	matcher *ruleMatcher
-	spec    agentSpec
+	spec    acpclient.Spec
 	cwd     string
 	t       timing
 	started time.Time
@@ -123,21 +126,28 @@ type harness struct {
 	lastWork   time.Time
 	heartbeat  bool
 	stopping   bool
-	models     map[string]string         // channel → model chosen by an observer switch_model
-	switchAcks map[string]controlRequest // channel → switch_model whose final result waits for its session
-	waking     bool                      // a lazy pool's first agent is starting (lifecycle "waking" sent)
-	startErr   error                     // why the last agent start failed; nil once one starts
-	poolDown   bool                      // no agent could be started at all; the harness keeps listening to say so
+	models     map[string]string                  // channel → model chosen by an observer switch_model
+	switchAcks map[string]observer.ControlRequest // channel → switch_model whose final result waits for its session
+	waking     bool                               // a lazy pool's first agent is starting (lifecycle "waking" sent)
+	startErr   error                              // why the last agent start failed; nil once one starts
+	poolDown   bool                               // no agent could be started at all; the harness keeps listening to say so
 
 	// ownerKey is the NIP-44 conversation key between the agent and the
 	// owner (core memory, turn metrics, observer frames), computed once.
 	ownerKey func() ([32]byte, error)
 
-	obs      *observerBus // observer frames (§15); always recorded
-	obsPub   *observerPub // publishes them; nil without --relay-observer or an owner
-	reacts   *reactions
-	pubs     sync.WaitGroup // NIP-AM metrics being published; shutdown waits
-	setup    *setupState    // non-nil in setup mode: no agents, nudges only
+	obs    *observer.Bus       // observer frames (§15); always recorded
+	obsPub *observer.Publisher // publishes them; nil without --relay-observer or an owner
+	reacts *reactions
+	pubs   sync.WaitGroup // NIP-AM metrics being published; shutdown waits
+	// spawns counts agent starts under way; shutdown waits for them and
+	// stops what they started. halt, closed by shutdown, ends the ones
+	// still waiting out their delay.
+	spawns   sync.WaitGroup
+	halt     chan struct{}
+	strays   []*acpclient.Agent // started once shutdown had begun: shutdown stops them
+	retired  sync.WaitGroup     // agents being stopped by retire; shutdown waits
+	setup    *setupState        // non-nil in setup mode: no agents, nudges only
 	siblings *siblingCache
 	profiles *profileCache
 	// ownNotices holds the ids of notices posted as the agent (reply.go).
@@ -160,7 +170,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		t.retryBase = retryBase
 	}
 	if t.respawn == 0 {
-		t.respawn = respawnBase
+		t.respawn = acpclient.RespawnBase
 	}
 	if t.firstWord == 0 {
 		t.firstWord = firstWordNotice
@@ -195,14 +205,15 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	h := &harness{
 		cfg: cfg, env: env, log: log, cwd: cwd, t: t, started: time.Now(),
-		loop: make(chan func(), 1024), quit: make(chan int, 1),
+		loop: make(chan func(), 1024), quit: make(chan int, 1), halt: make(chan struct{}),
 		queues: map[string]*chanState{}, subscribed: map[string]bool{},
 		memberSeen: newIDSet(memberDedupGen), memberTime: map[string]int64{}, gens: map[string]int{},
-		lastWork: time.Now(), models: map[string]string{}, switchAcks: map[string]controlRequest{},
-		obs: newObserverBus(),
+		lastWork: time.Now(), models: map[string]string{}, switchAcks: map[string]observer.ControlRequest{},
+		obs: observer.NewBus(),
 	}
 	h.rc = newRelayConn(cfg.RelayURL, cfg.Secret, authTag, cfg.EventBuffer, log)
 	h.io = newRelayIO(cfg.RelayURL, cfg.Secret, canonTag, h.rc)
+	defer h.io.close()
 	h.chans = &channelCache{io: h.io, m: map[string]channelInfo{}}
 	h.reacts = newReactions(h.io, cfg.Secret, log)
 	h.siblings = &siblingCache{io: h.io, m: map[string]*nipoa.Tag{}}
@@ -211,13 +222,13 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	cli, dropCLI := buzzCLI(env, log)
 	defer dropCLI()
 	if cli != "" {
-		h.spec.env = proc.WithEnv(h.spec.env, workspace.EnvCLI, cli)
+		h.spec.Env = proc.WithEnv(h.spec.Env, workspace.EnvCLI, cli)
 	}
 	h.ownerKey = sync.OnceValues(func() ([32]byte, error) { return conversationKey(cfg.Secret, cfg.Owner) })
 	if t.stdinTimeout > 0 {
-		h.spec.writeTimeout = t.stdinTimeout
+		h.spec.WriteTimeout = t.stdinTimeout
 	}
-	h.obs.emit(frameHarnessStarted, noScope, map[string]any{"version": version, "agentPubkey": cfg.AgentHex,
+	h.obs.Emit(observer.FrameHarnessStarted, observer.NoScope, map[string]any{"version": version, "agentPubkey": cfg.AgentHex,
 		"ownerPubkey": nullable(cfg.Owner), "agents": cfg.Agents, "lazyPool": cfg.LazyPool, "relayUrl": cfg.RelayURL})
 	if cfg.RelayObserver {
 		if cfg.Owner == "" {
@@ -228,7 +239,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 				return err
 			}
 			h.obsPub = p
-			h.obs.raw = true // before any agent starts
+			h.obs.RecordRaw() // before any agent starts
 		}
 	}
 	if raw := env.Getenv(workspace.EnvACPSetupPayload); strings.TrimSpace(raw) != "" {
@@ -277,7 +288,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		bg.Add(1)
 		go func() { // ends with ctx, or after shutdown's stop has flushed it
 			defer bg.Done()
-			h.obsPub.run(ctx)
+			h.obsPub.Run(ctx)
 		}()
 	}
 
@@ -316,13 +327,13 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.rc.subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{workspace.KindMemberAdded, workspace.KindMemberRemoved},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, watermark, true)
 	if h.obsPub != nil {
-		h.rc.subscribe(ctx, observerControlSub, nostr.Filter{Kinds: []int{workspace.KindObserverFrame},
+		h.rc.subscribe(ctx, observer.ControlSub, nostr.Filter{Kinds: []int{workspace.KindObserverFrame},
 			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, time.Now().Unix(), false)
 	}
 	log.Info("listening", "channels", len(chans), "agent", cfg.AgentHex, "owner", cfg.Owner, "subscribe", cfg.Subscribe)
-	h.lifecycle(lifecycleListening, "")
+	h.lifecycle(observer.LifecycleListening, "")
 	if !cfg.LazyPool && h.setup == nil {
-		h.lifecycle(lifecycleReady, "")
+		h.lifecycle(observer.LifecycleReady, "")
 	}
 
 	bg.Add(1)
@@ -451,9 +462,9 @@ func jsonString(v any) string {
 }
 
 // mcpServers builds the sidecar entry (§13) for a session.
-func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
+func (h *harness) mcpServers(ch *channelInfo) []acp.StdioServer {
 	if h.cfg.MCPCommand == "" {
-		return []stdioServer{}
+		return []acp.StdioServer{}
 	}
 	cmd := h.cfg.MCPCommand
 	var args []string
@@ -487,16 +498,5 @@ func (h *harness) mcpServers(ch *channelInfo) []stdioServer {
 	if args == nil {
 		args = []string{}
 	}
-	return []stdioServer{{Name: name, Command: cmd, Args: args, Env: env}}
-}
-
-// stdioServer is an mcpServers entry with all four fields always present.
-type stdioServer struct {
-	// Type is "stdio" for an ACP v2 agent, which tells transports
-	// apart by it; v1 knows stdio servers by the absence of a type.
-	Type    string          `json:"type,omitempty"`
-	Name    string          `json:"name"`
-	Command string          `json:"command"`
-	Args    []string        `json:"args"`
-	Env     []acp.NameValue `json:"env"`
+	return []acp.StdioServer{{Name: name, Command: cmd, Args: args, Env: env}}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"time"
 
+	"buzzbox/harness/observer"
+
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/workspace"
@@ -34,7 +36,7 @@ func (h *harness) intake(ctx context.Context) {
 			}
 			continue
 		}
-		if re.sub == observerControlSub {
+		if re.sub == observer.ControlSub {
 			h.observerControl(ctx, re.ev)
 			continue
 		}
@@ -91,6 +93,7 @@ func (h *harness) pipeline(ctx context.Context, ev *Event) {
 func (h *harness) flushCatchup(ctx context.Context, channel string) {
 	evs := h.catchBuf[channel]
 	delete(h.catchBuf, channel)
+	h.log.Debug("channel replay done", "channel", channel, "stored", len(evs))
 	if len(evs) == 0 {
 		return
 	}

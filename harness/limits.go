@@ -88,41 +88,11 @@ const maxIdleBridgeConns = 2 * maxReactionsInFly
 
 // ACP client (spec §9).
 const (
-	maxAgentLineBytes = 10 << 20         // one frame from the agent; beyond it the agent is torn down
-	agentWriteTimeout = 30 * time.Second // one write to the agent's stdin; an agent that stops reading is torn down
-	initTimeout       = 60 * time.Second
-	requestTimeout    = 60 * time.Second
-	configTimeout     = 5 * time.Second
-	controlGrace      = 5 * time.Second
-	timeoutDrain      = 30 * time.Second
-	recentOutput      = 60 * time.Second // hard timeout requeues only if the agent spoke this recently
-	killWait          = 5 * time.Second
-	crashWindow       = 60 * time.Second
-	crashesToOpen     = 3
-	circuitOpenFor    = 300 * time.Second
-	respawnBase       = time.Second
-	respawnCap        = 30 * time.Second
-	shutdownWait      = 30 * time.Second
-	maxUsageSessions  = 256   // sessions whose latest usage report an agent keeps; the map is cleared when full
-	maxModelBytes     = 256   // a model name in a usage report; a longer one is not recorded
-	maxMetricBytes    = 65535 // one NIP-AM record: NIP-44 v2's plaintext limit
-)
-
-// Observer frames (spec §15, NIP-AO).
-const (
-	observerBufferCap    = 1000              // frames the in-process bus keeps; a publisher further behind loses the oldest (counted)
-	observerPublishEvery = time.Second / 6   // ≈6 EVENTs/s: a burst of frames waits in the bus instead of tripping the relay's rate limit
-	observerPerWindow    = 90                // EVENTs per observerWindow; beyond it frames are dropped (counted), never queued, so telemetry does not lag
-	observerWindow       = time.Minute       // the window observerPerWindow counts over
-	observerRawPerWindow = 60                // of observerPerWindow, what raw ACP traffic may use; the rest stays for lifecycle and turn frames
-	observerMaxPlaintext = 65535             // one frame's JSON: NIP-44 v2's plaintext limit
-	observerEventSlack   = 512               // bytes of a kind 24200 event besides its content (id, pubkey, sig, kind, created_at, three tags)
-	observerRawMaxBytes  = 8 << 10           // one raw ACP line kept whole in a frame; a longer line keeps only observerRawHeadBytes
-	observerRawHeadBytes = 512               // the head kept of an over-long raw ACP line
-	observerLeafKeep     = 4096              // trimming starts by keeping this much of each end of an over-long string; it halves until the frame fits
-	observerLeafMin      = 64                // below this, the payload is replaced by a note of its size instead
-	observerControlSkew  = 300 * time.Second // a control frame's created_at may be this far from now either way; older ones are replays
-	observerFlushWait    = 2 * time.Second   // shutdown waits this long for frames still in the bus to go out
+	configTimeout  = 5 * time.Second
+	recentOutput   = 60 * time.Second // hard timeout requeues only if the agent spoke this recently
+	shutdownWait   = 30 * time.Second
+	maxModelBytes  = 256   // a model name in a usage report; a longer one is not recorded
+	maxMetricBytes = 65535 // one NIP-AM record: NIP-44 v2's plaintext limit
 )
 
 // Failure notices and the reply guard.
@@ -130,10 +100,8 @@ const (
 	maxNoticeCause  = 300              // runes of an agent's own error text quoted in a notice
 	maxNoticeField  = 120              // runes of a model name or endpoint quoted in a notice
 	minSecretLen    = 8                // shorter values of *_KEY/_TOKEN/… variables are not redacted (they would match ordinary words)
-	maxFinalText    = 32 << 10         // bytes of a turn's final text kept for the reply guard; a longer text is cut with a note
 	replyCheckTO    = 10 * time.Second // the reply guard's relay query and publish, each
-	maxStderrTail   = 4 << 10          // bytes of an agent's stderr kept to quote when it fails to start
-	stderrTailWait  = time.Second      // how long a failed start waits for the agent's stderr to end before quoting it
 	firstWordNotice = 60 * time.Second // a prompt with no text, thought or tool call from the agent this long is told in the thread (still waiting)
 	maxNoticeIDs    = 256              // notice ids remembered for the reply guard; cleared when full (a lost id can only keep the guard quiet once)
+	maxSavedNotices = 16               // notice ids kept per channel in the state file, newest: a restart must not take the last run's "could not answer yet" for an answer
 )

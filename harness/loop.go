@@ -1,14 +1,20 @@
 package harness
 
 import (
-	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/harness/acpclient"
+	"buzzbox/harness/observer"
+	"buzzbox/internal/workspace"
 )
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
@@ -25,6 +31,19 @@ type chanState struct {
 	retryAt  time.Time
 	steering *Event // event withheld while a native steer is outstanding
 	removed  bool
+	// recheck, while set, holds the events of a failed turn as the relay
+	// is asked which of them the agent answered before it failed
+	// (recheckFailed); the channel starts no turn meanwhile.
+	recheck *recheck
+	// failedSince is when the first of the failed turns in a row at the
+	// queue's head began: the check before a re-run looks from there.
+	failedSince time.Time
+}
+
+// recheck is a failed turn's batch waiting for the relay's word on which
+// of its events were answered.
+type recheck struct {
+	events []*Event
 }
 
 // turnHandle is a running channel turn.
@@ -35,7 +54,7 @@ type turnHandle struct {
 	signal   chan struct{}
 	reason   string // set before signal is closed
 	session  string // set by the turn once known
-	agent    *agentProc
+	agent    *acpclient.Agent
 	extra    []*Event // steered-in events whose reactions end with the turn
 	deadline time.Time
 	// Observer bookkeeping, fixed at start: the turn's id and start time,
@@ -44,7 +63,7 @@ type turnHandle struct {
 	turnID    string
 	startedAt time.Time
 	model     string
-	switchAck *controlRequest
+	switchAck *observer.ControlRequest
 	// resume is the session the turn loads when its slot holds none for
 	// the channel ("" starts a new one); fixed at start by the loop.
 	resume string
@@ -62,11 +81,10 @@ func (t *turnHandle) cancel(reason string) {
 // slot is one agent position in the pool.
 type slot struct {
 	idx        int
-	agent      *agentProc
+	agent      *acpclient.Agent
 	busy       bool
 	sessions   map[string]*sessionState // channel → session; heartbeatKey for heartbeats
-	crashes    []time.Time
-	openUntil  time.Time
+	breaker    acpclient.Breaker
 	respawning bool
 }
 
@@ -82,7 +100,7 @@ type sessionState struct {
 	// usage is the cumulative usage at the end of the last turn that
 	// reported any (nil: none yet); metricSeq counts the NIP-AM metrics
 	// published for the session. The turn running on the session owns both.
-	usage     *usageCounters
+	usage     *acpclient.UsageCounters
 	metricSeq int
 	// modelStatus says how setting the session's model went: switched,
 	// unsupported_model or failure; "" when no model was asked for.
@@ -182,18 +200,19 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	h.store.take(ev.Channel, ev.ID, int64(ev.CreatedAt))
 	h.lastWork = time.Now()
 	if busy && h.cfg.Handling == "steer" && cs.steering == nil && cs.turn.agent != nil && cs.turn.session != "" &&
-		(cs.turn.agent.steering || cs.turn.agent.hasRun()) {
+		(cs.turn.agent.Steering() || cs.turn.agent.HasRun()) {
 		h.reacts.add(ctx, ev.ID, emojiSeen)
 		cs.steering = ev
 		t := cs.turn
 		go func() { // one steer request; ends with its reply or timeout
-			ok, fallback := t.agent.steer(ctx, t.session, steerBlocks(ev, nil))
+			ok, fallback := t.agent.Steer(ctx, t.session, steerBlocks(ev, nil))
 			h.do(func() { h.steerDone(cs, t, ev, ok, fallback) })
 		}()
 		return true
 	}
 	h.push(cs, ev)
 	h.reacts.add(ctx, ev.ID, emojiSeen)
+	h.log.Debug("event queued", "channel", cs.id, "event_id", ev.ID, "busy", busy)
 	if !busy {
 		return true
 	}
@@ -245,11 +264,12 @@ func (h *harness) dispatch(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	h.recheckCarried(ctx)
 	now := time.Now()
 	for {
 		var best *chanState
 		for _, cs := range h.queues {
-			if cs.turn != nil || cs.steering != nil || (len(cs.queue) == 0 && len(cs.parked) == 0) || now.Before(cs.retryAt) {
+			if cs.turn != nil || cs.steering != nil || cs.recheck != nil || (len(cs.queue) == 0 && len(cs.parked) == 0) || now.Before(cs.retryAt) {
 				continue
 			}
 			if best == nil || headTime(cs).Before(headTime(best)) {
@@ -283,7 +303,7 @@ func headTime(cs *chanState) time.Time {
 func (h *harness) claim(channel string) *slot {
 	var any *slot
 	for _, s := range h.slots {
-		if s.agent == nil || s.busy || !s.agent.alive() {
+		if s.agent == nil || s.busy || !s.agent.Alive() {
 			continue
 		}
 		if ss := s.sessions[channel]; ss != nil && ss.gen == h.gens[channel] {
@@ -317,8 +337,8 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 		t.switchAck = &req
 		delete(h.switchAcks, cs.id)
 	}
-	if s.agent.loadSession && t.model == "" {
-		t.resume = h.store.resumable(cs.id, s.idx, s.agent.name)
+	if s.agent.LoadSession() && t.model == "" {
+		t.resume = h.store.resumable(cs.id, s.idx, s.agent.Name())
 	}
 	cs.turn = t
 	s.busy = true
@@ -357,7 +377,7 @@ func (h *harness) releaseStuck() {
 
 // turnOutcome is what a finished turn reports to the loop.
 type turnOutcome struct {
-	promptOutcome
+	acpclient.Outcome
 	newSession bool
 	stage      string // where it failed: session, initial, prompt
 	// guard asks the reply guard to check the thread: the turn ended well
@@ -374,10 +394,10 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	s.busy = false
 	h.lastWork = time.Now()
 	finished := append(append([]*Event{}, t.batch...), t.extra...)
-	log := h.log.With("channel", cs.id, "result", out.result.String(), "stop", string(out.stop))
+	log := h.log.With("channel", cs.id, "result", out.Result.String(), "stop", string(out.Stop))
 	if cs.turn != t {
 		h.turnEnded(cs.id, t, out)
-		log.Warn("turn ended after the in-flight backstop released its channel", "err", out.err)
+		log.Warn("turn ended after the in-flight backstop released its channel", "err", out.Err)
 		h.reacts.clear(ctx, append(finished, t.parked...))
 		h.settleReleased(ctx, s, cs.id, out)
 		return
@@ -385,36 +405,40 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	cs.turn = nil
 	h.turnEnded(cs.id, t, out)
 	if t.session != "" && t.agent != nil {
-		h.store.holdSession(cs.id, t.session, t.agent.name, s.idx)
+		h.store.holdSession(cs.id, t.session, t.agent.Name(), s.idx)
 	}
-	requeue := func(backoff bool) {
+	// retry puts the batch back for another turn. When the batch reached
+	// the agent, the relay is asked first which events the agent answered
+	// before the turn failed (recheckFailed); cause, when set, is told in
+	// the thread on the batch's first failure.
+	retry := func(cause string) {
 		if cs.removed || h.cfg.Dedup == "drop" {
 			h.reacts.clear(ctx, finished)
 			return
 		}
 		h.reacts.remove(ctx, finished, emojiWorking)
 		all := append(append([]*Event{}, t.parked...), t.batch...)
-		if backoff {
-			cs.attempts++
-			if cs.attempts > maxRetries {
-				cs.attempts = 0
-				cs.retryAt = time.Time{}
-				h.deadLetter(ctx, cs, all, "the agent failed "+itoa(maxRetries)+" times in a row ("+out.result.String()+")")
-				return
-			}
-			d := time.Duration(float64(h.t.retryBase) * math.Pow(2, float64(cs.attempts-1)))
-			cs.retryAt = time.Now().Add(jitter(min(d, retryCap)))
+		first := cs.attempts == 0
+		if first {
+			cs.failedSince = t.startedAt
 		}
-		cs.queue = append(all, cs.queue...)
+		if out.stage == "prompt" {
+			h.recheckFailed(ctx, cs, all, cause, first, out.Result.String())
+			return
+		}
+		if first && cause != "" {
+			h.notice(ctx, cs, all, failureNotice(cause))
+		}
+		h.requeue(ctx, cs, all, out.Result.String())
 	}
-	switch out.result {
-	case turnOK:
+	switch out.Result {
+	case acpclient.TurnOK:
 		log.Info("turn finished")
 		cs.attempts = 0
 		cs.retryAt = time.Time{}
 		if ss := s.sessions[cs.id]; ss != nil {
 			ss.turns++
-			if out.stop == "max_tokens" || out.stop == "max_turn_requests" ||
+			if out.Stop == "max_tokens" || out.Stop == "max_turn_requests" ||
 				h.cfg.MaxTurnsPerSession > 0 && ss.turns >= h.cfg.MaxTurnsPerSession {
 				h.dropSession(s, cs.id)
 			}
@@ -423,7 +447,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 		if out.guard {
 			h.guardReply(ctx, cs.id, t, out)
 		}
-	case turnSignalled:
+	case acpclient.TurnSignalled:
 		log.Info("turn cancelled", "reason", t.reason)
 		// A steer or interrupt re-runs the batch in the same session,
 		// which keeps the channel's earlier turns; a model switch or a
@@ -432,27 +456,27 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.dropSession(s, cs.id)
 		}
 		switch t.reason {
-		case "steer", "interrupt", reasonSwitchModel:
+		case "steer", "interrupt", observer.ReasonSwitchModel:
 			h.reacts.remove(ctx, finished, emojiWorking)
 			cs.parked = append(append(cs.parked, t.parked...), t.batch...)
 			cs.reason = t.reason
-			if t.reason == reasonSwitchModel {
+			if t.reason == observer.ReasonSwitchModel {
 				cs.reason = "interrupt" // spec §7.5: re-run like an interrupted batch
 			}
 		default:
 			h.reacts.clear(ctx, append(finished, t.parked...))
 		}
-	case turnAgentError:
-		log.Warn("agent returned an error", "err", out.err)
-		if msg := errText(out.err); strings.Contains(msg, "Re-authenticate") || strings.Contains(msg, "API Error: 401") {
+	case acpclient.TurnAgentError:
+		log.Warn("agent returned an error", "err", out.Err)
+		if msg := errText(out.Err); strings.Contains(msg, "Re-authenticate") || strings.Contains(msg, "API Error: 401") {
 			h.reacts.clear(ctx, finished)
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the agent's login has expired; the owner needs to log the agent's CLI in again (for example `claude /login` or `codex login`)")
 			return
 		}
-		if out.stage == "session" || sessionGone(out.err) {
+		if out.stage == "session" || sessionGone(out.Err) {
 			h.dropSession(s, cs.id) // the retry opens a new one
 		}
-		f := classify(out.err)
+		f := classify(out.Err)
 		if !f.retryable {
 			// Another attempt cannot cure it: say so now, not after the
 			// retry ladder (up to ~25 minutes).
@@ -461,85 +485,193 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), f.cause)
 			return
 		}
-		h.firstFailure(ctx, cs, t, f.cause)
-		requeue(true)
-	case turnHard:
-		log.Warn("turn hit the hard cap", "err", out.err)
+		retry(f.cause)
+	case acpclient.TurnHard:
+		log.Warn("turn hit the hard cap", "err", out.Err)
 		h.retire(ctx, s)
-		if t.agent != nil && time.Since(time.Unix(0, t.agent.lastOutput.Load())) < recentOutput {
-			requeue(true)
+		if t.agent != nil && time.Since(t.agent.LastOutput()) < recentOutput {
+			retry("")
 		} else {
 			h.reacts.clear(ctx, finished)
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the turn ran past --max-turn-duration ("+h.cfg.MaxTurn.String()+") without recent output")
 		}
-	case turnExited, turnIdle, turnDrainTimeout, turnWriteTimeout:
-		log.Warn("agent retired", "err", out.err)
-		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
+	case acpclient.TurnExited, acpclient.TurnIdle, acpclient.TurnDrainTimeout, acpclient.TurnWriteTimeout:
+		log.Warn("agent retired", "err", out.Err)
 		h.retire(ctx, s)
-		requeue(true)
-	case turnProtocolError:
-		log.Warn("protocol error", "err", out.err)
-		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
+		retry(h.stoppedCause(out))
+	case acpclient.TurnProtocolError:
+		log.Warn("protocol error", "err", out.Err)
 		h.dropSession(s, cs.id)
-		if transportClass(out.err) {
+		if acpclient.TransportClass(out.Err) {
 			h.retire(ctx, s)
 		}
-		requeue(true)
+		retry(h.stoppedCause(out))
 	}
 }
 
 // dropSession ends s's session for key on purpose (rotation, a cancel,
 // a broken session): the next turn starts a new one, after a restart too,
-// and the agent is told with session/close (agentProc.closeSession).
+// and the agent is told with session/close (acpclient.Agent.CloseSession).
 func (h *harness) dropSession(s *slot, key string) {
 	ss := s.sessions[key]
 	delete(s.sessions, key)
 	h.store.forgetSession(key)
 	if ss != nil && s.agent != nil {
-		s.agent.closeSession(ss.id)
+		s.agent.CloseSession(ss.id)
 	}
 }
 
-// firstFailure tells the thread why the turn failed when it is the batch's
-// first failure in a row; the retries that follow stay quiet until they
-// succeed or give up (deadLetter).
-func (h *harness) firstFailure(ctx context.Context, cs *chanState, t *turnHandle, cause string) {
-	if cs.attempts == 0 {
-		h.notice(ctx, cs, append(t.parked, t.batch...), "⚠️ I could not answer yet: "+cause+". I will keep trying.")
+// failureNotice words a batch's first failure in a row for its thread;
+// the retries that follow stay quiet until they succeed or give up
+// (deadLetter).
+func failureNotice(cause string) string {
+	return "⚠️ I could not answer yet: " + cause + ". I will keep trying."
+}
+
+// requeue puts a failed turn's events back at the head of cs's queue to
+// run after a backoff that doubles with each failure in a row; past
+// maxRetries they are dead-lettered instead.
+func (h *harness) requeue(ctx context.Context, cs *chanState, evs []*Event, result string) {
+	cs.attempts++
+	if cs.attempts > maxRetries {
+		cs.attempts = 0
+		cs.retryAt = time.Time{}
+		h.deadLetter(ctx, cs, evs, "the agent failed "+itoa(maxRetries)+" times in a row ("+result+")")
+		return
 	}
+	d := time.Duration(float64(h.t.retryBase) * math.Pow(2, float64(cs.attempts-1)))
+	cs.retryAt = time.Now().Add(jitter(min(d, retryCap)))
+	cs.queue = append(evs, cs.queue...)
+}
+
+// recheckFailed holds the events of a failed turn while the relay is
+// asked (recheck) which of them the agent answered since the first failed
+// turn in a row began: an agent killed after its answer went out but
+// before its turn ended has answered, and running the event again would
+// answer it twice. The rest are requeued, and cause is told in the thread
+// on the batch's first failure.
+func (h *harness) recheckFailed(ctx context.Context, cs *chanState, evs []*Event, cause string, first bool, result string) {
+	h.recheck(ctx, cs, evs, nostr.Timestamp(cs.failedSince.Unix()), func(rest []*Event) {
+		if len(rest) == 0 {
+			cs.attempts, cs.retryAt = 0, time.Time{}
+			return
+		}
+		if first && cause != "" {
+			h.notice(ctx, cs, rest, failureNotice(cause))
+		}
+		h.requeue(ctx, cs, rest, result)
+	})
+}
+
+// recheckCarried takes out of their queues the events the last run had
+// taken and not answered (a harness killed after the agent's answer went
+// out, before the turn ended, left its batch so) and asks the relay
+// (recheck) which of them the agent answered since they were posted; the
+// rest go back to the head of the queue. The last run's notices in the
+// channel are not answers.
+func (h *harness) recheckCarried(ctx context.Context) {
+	if len(h.store.carried) == 0 {
+		return
+	}
+	for id, cs := range h.queues {
+		if cs.turn != nil || cs.recheck != nil || len(cs.queue) == 0 {
+			continue
+		}
+		carried := h.store.takeCarried(id, cs.queue)
+		if len(carried) == 0 {
+			continue
+		}
+		keep := cs.queue[:0]
+		since := carried[0].CreatedAt
+		for _, ev := range cs.queue {
+			if !slices.Contains(carried, ev) {
+				keep = append(keep, ev)
+			}
+		}
+		for _, ev := range carried {
+			since = min(since, ev.CreatedAt)
+		}
+		cs.queue = keep
+		for _, n := range h.store.notices(id) {
+			h.ownNotices.add(n)
+		}
+		h.recheck(ctx, cs, carried, since, func(rest []*Event) { cs.queue = append(rest, cs.queue...) })
+	}
+}
+
+// recheck holds evs, kept out of cs's queue, while the relay is asked
+// which of them the agent has answered since since (the reply guard's
+// agentMessages); the channel starts no turn meanwhile. Answered events
+// are done (settleState records them so); then gets the rest, on the
+// loop. A relay that cannot be asked gets them all back: a duplicate
+// answer beats a lost one.
+func (h *harness) recheck(ctx context.Context, cs *chanState, evs []*Event, since nostr.Timestamp, then func(rest []*Event)) {
+	rc := &recheck{events: evs}
+	cs.recheck = rc
+	go func() { // one relay query, bounded by replyCheckTO; reports back
+		msgs, err := h.agentMessages(ctx, cs.id, since)
+		var answered map[string]bool
+		if err == nil {
+			answered = answeredIDs(msgs, evs)
+		}
+		h.do(func() {
+			if cs.recheck != rc {
+				return // the channel was left meanwhile
+			}
+			cs.recheck = nil
+			if err != nil {
+				h.log.Warn("could not ask the relay whether the agent answered; running the events (again)",
+					"channel", cs.id, "events", len(evs), "err", err)
+			}
+			var rest, done []*Event
+			for _, ev := range evs {
+				if answered[ev.ID] {
+					done = append(done, ev)
+				} else {
+					rest = append(rest, ev)
+				}
+			}
+			if len(done) > 0 {
+				h.log.Info("the agent answered these already; not running them again", "channel", cs.id,
+					"answered", eventIDs(done), "rerun", len(rest))
+				h.reacts.clear(ctx, done)
+			}
+			then(rest)
+		})
+	}()
 }
 
 // stoppedCause words a turn that ended with the agent process retired or
 // out of step with the protocol.
 func (h *harness) stoppedCause(out turnOutcome) string {
-	switch out.result {
-	case turnExited:
+	switch out.Result {
+	case acpclient.TurnExited:
 		return "the agent process stopped in the middle of the turn"
-	case turnIdle:
+	case acpclient.TurnIdle:
 		return "the agent produced no output for " + h.cfg.IdleTimeout.String() + " (--idle-timeout)"
-	case turnDrainTimeout:
+	case acpclient.TurnDrainTimeout:
 		return "the agent did not stop when asked to"
-	case turnWriteTimeout:
+	case acpclient.TurnWriteTimeout:
 		return "the agent stopped reading its input"
 	}
-	return "the agent answered out of protocol (" + clip(errText(out.err)) + ")"
+	return "the agent answered out of protocol (" + clip(errText(out.Err)) + ")"
 }
 
 // settleReleased applies §9.9 to the slot of a turn whose channel the
 // backstop released: the agent is kept, its session dropped, or the agent
 // retired, as for any turn; the batch is not touched (it was given up).
 func (h *harness) settleReleased(ctx context.Context, s *slot, channel string, out turnOutcome) {
-	switch out.result {
-	case turnOK:
-	case turnAgentError:
+	switch out.Result {
+	case acpclient.TurnOK:
+	case acpclient.TurnAgentError:
 		if out.stage == "session" {
 			h.dropSession(s, channel)
 		}
-	case turnSignalled:
+	case acpclient.TurnSignalled:
 		h.dropSession(s, channel)
-	case turnProtocolError:
+	case acpclient.TurnProtocolError:
 		h.dropSession(s, channel)
-		if transportClass(out.err) {
+		if acpclient.TransportClass(out.Err) {
 			h.retire(ctx, s)
 		}
 	default:
@@ -576,20 +708,25 @@ func (h *harness) notice(ctx context.Context, cs *chanState, batch []*Event, tex
 		return
 	}
 	h.ownNotices.add(ev.ID)
-	go func() { // best effort, bounded
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
-		defer cancel()
-		if err := h.io.publish(pctx, ev); err != nil {
-			h.log.Warn("notice not published", "err", err)
-		}
-	}()
+	// Its id is on disk before it can be on the relay: a restart must not
+	// take it for the agent's answer (recheckCarried).
+	h.store.noteNotice(cs.id, ev.ID)
+	h.store.onSaved(func() {
+		go func() { // best effort, bounded
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
+			defer cancel()
+			if err := h.io.publish(pctx, ev); err != nil {
+				h.log.Warn("notice not published", "err", err)
+			}
+		}()
+	})
 }
 
 // maintain re-dispatches expired backoffs and refills dead slots.
 func (h *harness) maintain(ctx context.Context) {
 	now := time.Now()
 	for id, cs := range h.queues {
-		if cs.turn == nil && len(cs.queue) == 0 && len(cs.parked) == 0 && cs.steering == nil && now.After(cs.retryAt) {
+		if cs.turn == nil && len(cs.queue) == 0 && len(cs.parked) == 0 && cs.steering == nil && cs.recheck == nil && now.After(cs.retryAt) {
 			delete(h.queues, id)
 		}
 	}
@@ -602,7 +739,7 @@ func (h *harness) maintain(ctx context.Context) {
 
 func (h *harness) idle() bool {
 	for _, cs := range h.queues {
-		if cs.turn != nil || len(cs.queue) > 0 {
+		if cs.turn != nil || len(cs.queue) > 0 || cs.recheck != nil {
 			return false
 		}
 	}
@@ -657,7 +794,12 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 		if cs := h.queues[ch]; cs != nil {
 			cs.removed = false
 		}
-		if h.subscribeChannel(ctx, ch, int64(ev.CreatedAt)) {
+		// From the join on, but never from a time still to come: a relay
+		// that dates its own events after the last state it signed (so
+		// that replaceable state moves forward within a second) can date
+		// a 44100 seconds ahead, and a floor there would hide the
+		// mentions posted meanwhile.
+		if h.subscribeChannel(ctx, ch, min(int64(ev.CreatedAt), time.Now().Unix())) {
 			h.subscribed[ch] = true
 			h.log.Info("joined channel", "channel", ch)
 		}
@@ -667,7 +809,10 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 		cs := h.chanState(ch)
 		cs.removed = true
 		h.reacts.clear(ctx, cs.queue)
-		cs.queue, cs.parked = nil, nil
+		if cs.recheck != nil {
+			h.reacts.clear(ctx, cs.recheck.events)
+		}
+		cs.queue, cs.parked, cs.recheck = nil, nil, nil
 		cs.attempts, cs.retryAt = 0, time.Time{}
 		h.gens[ch]++
 		h.store.forgetSession(ch)

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"buzzbox/harness/acpclient"
+
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip44"
 
@@ -42,101 +44,19 @@ type turnMetric struct {
 	Timestamp  string  `json:"timestamp"`  // end of the turn, RFC 3339 UTC with milliseconds
 	DurationMs int64   `json:"durationMs"` // wall time of the turn in milliseconds: claim of the agent to its answer
 
-	Turn       usageCounters `json:"turn"`       // this turn: cumulative now minus at the end of the previous turn
-	Cumulative usageCounters `json:"cumulative"` // the session's totals as last reported by the agent
+	Turn       acpclient.UsageCounters `json:"turn"`       // this turn: cumulative now minus at the end of the previous turn
+	Cumulative acpclient.UsageCounters `json:"cumulative"` // the session's totals as last reported by the agent
 	// DeltaReliable is false when a counter went backwards since the
 	// previous turn; that counter's turn value is then null.
 	DeltaReliable bool   `json:"deltaReliable"`
 	StopReason    string `json:"stopReason"` // end_turn, max_tokens, cancelled, error or unknown
 }
 
-// usageCounters are token counts as the agent reported them.
-type usageCounters struct {
-	InputTokens     *int64   `json:"inputTokens"`               // input side, cache reads included
-	OutputTokens    *int64   `json:"outputTokens"`              // generated tokens
-	TotalTokens     *int64   `json:"totalTokens"`               // the agent's own total; never derived from the other two
-	CostUSD         *float64 `json:"costUsd"`                   // the agent's cost estimate in US dollars
-	CacheReadTokens *int64   `json:"cacheReadTokens,omitempty"` // informational subset of inputTokens
-}
-
-// usageSnapshot is the latest usage_update of one session.
-type usageSnapshot struct {
-	counters usageCounters
-	model    string
-	seq      uint64 // agentProc.usageSeq when it arrived
-}
-
-// noteUsage records a usage_update notification (spec §9.7). Updates
-// without any counter, or with a negative one, are ignored.
-func (a *agentProc) noteUsage(params json.RawMessage) {
-	var p struct {
-		SessionID string `json:"sessionId"`
-		Update    struct {
-			SessionUpdate string   `json:"sessionUpdate"`
-			Input         *int64   `json:"accumulatedInputTokens"`
-			Output        *int64   `json:"accumulatedOutputTokens"`
-			Total         *int64   `json:"accumulatedTotalTokens"`
-			Cached        *int64   `json:"accumulatedCachedInputTokens"`
-			Cost          *float64 `json:"accumulatedCost"`
-			Model         string   `json:"model"`
-		} `json:"update"`
-	}
-	if json.Unmarshal(params, &p) != nil || p.Update.SessionUpdate != acp.UpdateUsage || p.SessionID == "" {
-		return
-	}
-	u := p.Update
-	if u.Input == nil && u.Output == nil && u.Total == nil {
-		return
-	}
-	for _, n := range []*int64{u.Input, u.Output, u.Total, u.Cached} {
-		if n != nil && *n < 0 {
-			a.log.Warn("agent reported negative token usage; ignored", "session", p.SessionID)
-			return
-		}
-	}
-	if u.Cost != nil && *u.Cost < 0 {
-		u.Cost = nil
-	}
-	model := u.Model
-	if len(model) > maxModelBytes {
-		model = ""
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.usage == nil || len(a.usage) >= maxUsageSessions {
-		a.usage = map[string]*usageSnapshot{}
-	}
-	a.usageSeq++
-	a.usage[p.SessionID] = &usageSnapshot{
-		counters: usageCounters{InputTokens: u.Input, OutputTokens: u.Output, TotalTokens: u.Total, CostUSD: u.Cost, CacheReadTokens: u.Cached},
-		model:    model, seq: a.usageSeq,
-	}
-}
-
-// usageMark is where usage reports stand now; usageSince(mark) then tells
-// whether any arrived after it.
-func (a *agentProc) usageMark() uint64 {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.usageSeq
-}
-
-// usageSince returns the session's latest usage if it was reported after
-// mark, else nil.
-func (a *agentProc) usageSince(sessionID string, mark uint64) *usageSnapshot {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if u := a.usage[sessionID]; u != nil && u.seq > mark {
-		return u
-	}
-	return nil
-}
-
 // delta is cur minus prev per counter; prev nil means the session's start.
 // A counter that went backwards is null and makes the delta unreliable.
-func delta(cur usageCounters, prev *usageCounters) (usageCounters, bool) {
+func delta(cur acpclient.UsageCounters, prev *acpclient.UsageCounters) (acpclient.UsageCounters, bool) {
 	if prev == nil {
-		prev = &usageCounters{}
+		prev = &acpclient.UsageCounters{}
 	}
 	reliable := true
 	sub := func(c, p *int64) *int64 {
@@ -154,7 +74,7 @@ func delta(cur usageCounters, prev *usageCounters) (usageCounters, bool) {
 		d := *c - base
 		return &d
 	}
-	out := usageCounters{
+	out := acpclient.UsageCounters{
 		InputTokens:     sub(cur.InputTokens, prev.InputTokens),
 		OutputTokens:    sub(cur.OutputTokens, prev.OutputTokens),
 		TotalTokens:     sub(cur.TotalTokens, prev.TotalTokens),
@@ -175,15 +95,15 @@ func delta(cur usageCounters, prev *usageCounters) (usageCounters, bool) {
 }
 
 // metricStop maps a turn's outcome to NIP-AM's stop reasons.
-func metricStop(o promptOutcome) string {
-	switch o.result {
-	case turnOK:
-		switch o.stop {
+func metricStop(o acpclient.Outcome) string {
+	switch o.Result {
+	case acpclient.TurnOK:
+		switch o.Stop {
 		case acp.StopEndTurn, acp.StopMaxTokens, acp.StopCancelled:
-			return string(o.stop)
+			return string(o.Stop)
 		}
 		return "unknown"
-	case turnSignalled:
+	case acpclient.TurnSignalled:
 		return "cancelled"
 	}
 	return "error"
@@ -193,13 +113,13 @@ func metricStop(o promptOutcome) string {
 // start, when the agent reported usage after mark and an owner is known.
 // channel is "" for a heartbeat. It runs on the turn's goroutine, which
 // owns ss; the publish itself runs in the background.
-func (h *harness) reportUsage(ctx context.Context, a *agentProc, ss *sessionState, channel string, start time.Time, mark uint64, o promptOutcome) {
-	u := a.usageSince(ss.id, mark)
+func (h *harness) reportUsage(ctx context.Context, a *acpclient.Agent, ss *sessionState, channel string, start time.Time, mark uint64, o acpclient.Outcome) {
+	u := a.UsageSince(ss.id, mark)
 	if u == nil {
 		return
 	}
-	turn, reliable := delta(u.counters, ss.usage)
-	ss.usage = &u.counters
+	turn, reliable := delta(u.Counters, ss.usage)
+	ss.usage = &u.Counters
 	if h.cfg.Owner == "" {
 		return
 	}
@@ -207,8 +127,8 @@ func (h *harness) reportUsage(ctx context.Context, a *agentProc, ss *sessionStat
 	end := time.Now()
 	m := turnMetric{Harness: metricHarness, SessionID: ss.id, TurnSeq: ss.metricSeq,
 		Timestamp: end.UTC().Format("2006-01-02T15:04:05.000Z07:00"), DurationMs: end.Sub(start).Milliseconds(),
-		Turn: turn, Cumulative: u.counters, DeltaReliable: reliable, StopReason: metricStop(o)}
-	if model := u.model; model != "" {
+		Turn: turn, Cumulative: u.Counters, DeltaReliable: reliable, StopReason: metricStop(o)}
+	if model := u.Model; model != "" {
 		m.Model = &model
 	} else if h.cfg.Model != "" {
 		model = h.cfg.Model

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/harness/acpclient"
+
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip44"
 
@@ -100,24 +102,24 @@ func ptrStr(p *int64) string {
 
 func TestUsageDelta(t *testing.T) {
 	i := func(n int64) *int64 { return &n }
-	cur := usageCounters{InputTokens: i(300), OutputTokens: i(40), CacheReadTokens: i(5)}
+	cur := acpclient.UsageCounters{InputTokens: i(300), OutputTokens: i(40), CacheReadTokens: i(5)}
 	got, ok := delta(cur, nil)
 	if !ok || *got.InputTokens != 300 || *got.OutputTokens != 40 || got.TotalTokens != nil || got.CostUSD != nil {
 		t.Errorf("delta from the session start = %+v, %v", got, ok)
 	}
-	got, ok = delta(cur, &usageCounters{InputTokens: i(100), OutputTokens: i(50)})
+	got, ok = delta(cur, &acpclient.UsageCounters{InputTokens: i(100), OutputTokens: i(50)})
 	if ok || *got.InputTokens != 200 || got.OutputTokens != nil || *got.CacheReadTokens != 5 {
 		t.Errorf("delta with output going backwards = %+v, %v; want output null and unreliable", got, ok)
 	}
-	for o, want := range map[promptOutcome]string{
-		{result: turnOK, stop: acp.StopEndTurn}:   "end_turn",
-		{result: turnOK, stop: acp.StopRefusal}:   "unknown",
-		{result: turnSignalled}:                   "cancelled",
-		{result: turnIdle}:                        "error",
-		{result: turnOK, stop: acp.StopMaxTokens}: "max_tokens",
+	for o, want := range map[acpclient.Outcome]string{
+		{Result: acpclient.TurnOK, Stop: acp.StopEndTurn}:   "end_turn",
+		{Result: acpclient.TurnOK, Stop: acp.StopRefusal}:   "unknown",
+		{Result: acpclient.TurnSignalled}:                   "cancelled",
+		{Result: acpclient.TurnIdle}:                        "error",
+		{Result: acpclient.TurnOK, Stop: acp.StopMaxTokens}: "max_tokens",
 	} {
 		if got := metricStop(o); got != want {
-			t.Errorf("metricStop(%v, %q) = %q; want %q", o.result, o.stop, got, want)
+			t.Errorf("metricStop(%v, %q) = %q; want %q", o.Result, o.Stop, got, want)
 		}
 	}
 }

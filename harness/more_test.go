@@ -156,13 +156,12 @@ func TestMembershipJoin(t *testing.T) {
 	waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
 	const ch2 = "6f1c2d4e-3333-4000-8000-0000000000cd"
 	w.addChannel(ch2, "second")
-	// The 44100 reaches the harness, which subscribes the new channel.
-	var ev *nostr.Event
+	// The 44100 reaches the harness, which subscribes the new channel; a
+	// mention posted once the relay has answered that REQ is seen live.
+	w.logs.await(t, 20*time.Second, "joined channel", "channel", ch2)
+	w.logs.await(t, 20*time.Second, "channel replay done", "channel", ch2)
+	w.publish(&nostr.Event{Kind: 9, Content: "in second", Tags: nostr.Tags{{"h", ch2}, {"p", w.agent.Public().Hex()}}})
 	waitFor(t, "a prompt from the joined channel", 20*time.Second, func() bool {
-		if ev == nil || len(w.prompts()) == 1 {
-			ev = w.publish(&nostr.Event{Kind: 9, Content: "in second", Tags: nostr.Tags{{"h", ch2}, {"p", w.agent.Public().Hex()}}})
-			time.Sleep(200 * time.Millisecond)
-		}
 		return promptHas(w.prompts(), "Content: in second") >= 1
 	})
 	p := w.prompts()[len(w.prompts())-1]
@@ -251,9 +250,10 @@ func TestAuthorGate(t *testing.T) {
 	}
 	w.publishAs(w.sibling, &nostr.Event{Kind: 0, Content: `{"name":"sib"}`,
 		Tags: nostr.Tags{{"auth", w.owner.Public().Hex(), cond, hex.EncodeToString(sig[:])}}})
-	post := func(key *nostrkey.Secret, channel, text string) {
-		w.publishAs(key, &nostr.Event{Kind: 9, Content: text, Tags: nostr.Tags{{"h", channel}, {"p", w.agent.Public().Hex()}}})
+	post := func(key *nostrkey.Secret, channel, text string) *nostr.Event {
+		return w.publishAs(key, &nostr.Event{Kind: 9, Content: text, Tags: nostr.Tags{{"h", channel}, {"p", w.agent.Public().Hex()}}})
 	}
+	var nobodyPost *nostr.Event
 	for _, tc := range []struct {
 		mode   string
 		posts  func()
@@ -270,7 +270,7 @@ func TestAuthorGate(t *testing.T) {
 			post(w.stranger, w.channel, "stranger in stream")
 			post(w.owner, dm, "owner in dm")
 		}, []string{"stranger in stream", "owner in dm"}, []string{"stranger in dm"}},
-		{"nobody", func() { post(w.owner, w.channel, "owner nobody") }, nil, []string{"owner nobody"}},
+		{"nobody", func() { nobodyPost = post(w.owner, w.channel, "owner nobody") }, nil, []string{"owner nobody"}},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			os.Remove(w.logPath)
@@ -288,7 +288,8 @@ func TestAuthorGate(t *testing.T) {
 					return true
 				})
 			} else {
-				time.Sleep(time.Second) // nothing can arrive; give the harness a moment to misbehave
+				// The harness's gate has turned the owner's post away.
+				w.logs.await(t, 15*time.Second, "author not allowed", "event_id", nobodyPost.ID)
 			}
 			for _, s := range tc.want {
 				if promptHas(w.prompts(), "Content: "+s) != 1 {
@@ -331,7 +332,9 @@ func TestModelHeartbeatLazy(t *testing.T) {
 	t.Run("lazy", func(t *testing.T) {
 		w := newWorld(t)
 		w.startHarness(w.harnessEnv("echo"), "--lazy-pool")
-		time.Sleep(300 * time.Millisecond) // nothing to do yet: no agent may start
+		// A pool that is not lazy has its agents initialized by the time
+		// the harness listens.
+		w.awaitListening(t)
 		if n := w.count("initialize"); n != 0 {
 			t.Errorf("lazy pool started %d agents before any work", n)
 		}
@@ -365,11 +368,15 @@ func TestOwnerInterruptAndDrop(t *testing.T) {
 		w.startHarness(w.harnessEnv("gate", envFakeMarker+"="+gate), "--multiple-event-handling", "owner-interrupt", "--respond-to", "anyone")
 		w.mention("first")
 		waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
-		w.publishAs(w.stranger, &nostr.Event{Kind: 9, Content: "from a stranger", Tags: nostr.Tags{{"h", w.channel}, {"p", w.agent.Public().Hex()}}})
-		time.Sleep(500 * time.Millisecond) // a cancel would come now; none may
-		if n := w.count("session/cancel"); n != 0 {
-			t.Fatalf("a non-owner mention cancelled the turn")
-		}
+		stranger := w.publishAs(w.stranger, &nostr.Event{Kind: 9, Content: "from a stranger", Tags: nostr.Tags{{"h", w.channel}, {"p", w.agent.Public().Hex()}}})
+		// The loop queues the mention and decides on an interrupt in one
+		// step; once it is queued, the running turn must not be cancelled.
+		w.logs.await(t, 15*time.Second, "event queued", "event_id", stranger.ID)
+		w.inLoop(t, func(h *harness) {
+			if cs := h.queues[w.channel]; cs == nil || cs.turn == nil || cs.turn.reason != "" {
+				t.Errorf("a non-owner mention cancelled the turn")
+			}
+		})
 		w.mention("owner says stop")
 		waitFor(t, "the owner's interrupt", 15*time.Second, func() bool { return w.count("session/cancel") == 1 && len(w.prompts()) == 2 })
 		if p := w.prompts()[1]; !strings.Contains(p, "[New request — supersedes previous") {
@@ -384,7 +391,7 @@ func TestOwnerInterruptAndDrop(t *testing.T) {
 		first := w.mention("first")
 		waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
 		busy := w.mention("while busy")
-		time.Sleep(500 * time.Millisecond)
+		w.logs.await(t, 15*time.Second, "channel busy; dropped event", "event_id", busy.ID)
 		os.WriteFile(gate, nil, 0o600)
 		// Reactions are cleared once the harness has marked the channel idle.
 		waitFor(t, "the first turn's end", 15*time.Second, func() bool { return w.seenReactions(first) == 0 })

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/harness/observer"
+
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip44"
 
@@ -25,7 +27,7 @@ type ownerView struct {
 	w      *world
 	key    [32]byte // owner ↔ agent conversation key
 	mu     sync.Mutex
-	frames []observerFrame
+	frames []observer.Frame
 	events []*nostr.Event
 	probes int
 }
@@ -85,7 +87,7 @@ func (v *ownerView) add(ev *nostr.Event) {
 		v.t.Errorf("observer frame %s does not decrypt for the owner: %v", ev.ID, err)
 		return
 	}
-	var f observerFrame
+	var f observer.Frame
 	if err := json.Unmarshal([]byte(plain), &f); err != nil {
 		v.t.Errorf("observer frame %s: %v: %s", ev.ID, err, plain)
 		return
@@ -94,17 +96,17 @@ func (v *ownerView) add(ev *nostr.Event) {
 }
 
 // all returns the frames received so far, in seq order.
-func (v *ownerView) all() []observerFrame {
+func (v *ownerView) all() []observer.Frame {
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	out := slices.Clone(v.frames)
-	slices.SortFunc(out, func(a, b observerFrame) int { return int(a.Seq) - int(b.Seq) })
+	slices.SortFunc(out, func(a, b observer.Frame) int { return int(a.Seq) - int(b.Seq) })
 	return out
 }
 
 // of returns the received frames of kind.
-func (v *ownerView) of(kind string) []observerFrame {
-	var out []observerFrame
+func (v *ownerView) of(kind string) []observer.Frame {
+	var out []observer.Frame
 	for _, f := range v.all() {
 		if f.Kind == kind {
 			out = append(out, f)
@@ -114,10 +116,10 @@ func (v *ownerView) of(kind string) []observerFrame {
 }
 
 // results returns the control_result payloads received.
-func (v *ownerView) results() []controlResult {
-	var out []controlResult
-	for _, f := range v.of(frameControlResult) {
-		var r controlResult
+func (v *ownerView) results() []observer.ControlResult {
+	var out []observer.ControlResult
+	for _, f := range v.of(observer.FrameControlResult) {
+		var r observer.ControlResult
 		json.Unmarshal(f.Payload, &r)
 		out = append(out, r)
 	}
@@ -125,9 +127,9 @@ func (v *ownerView) results() []controlResult {
 }
 
 // waitResult waits for a control_result matching want's non-empty fields.
-func (v *ownerView) waitResult(want controlResult) controlResult {
+func (v *ownerView) waitResult(want observer.ControlResult) observer.ControlResult {
 	v.t.Helper()
-	var got controlResult
+	var got observer.ControlResult
 	waitFor(v.t, "control_result "+jsonString(want), 15*time.Second, func() bool {
 		for _, r := range v.results() {
 			if (want.Type == "" || r.Type == want.Type) && (want.Status == "" || r.Status == want.Status) &&
@@ -156,7 +158,7 @@ func (w *world) control(t testing.TB, rc *relayConn, from *nostrkey.Secret, at t
 	}
 	agent := w.agent.Public().Hex()
 	ev := &nostr.Event{Kind: workspace.KindObserverFrame, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
-		Tags: nostr.Tags{{"p", agent}, {observerAgentTag, agent}, {observerFrameTag, observerControl}}}
+		Tags: nostr.Tags{{"p", agent}, {"agent", agent}, {"frame", "control"}}}
 	if err := from.SignEvent(ev); err != nil {
 		t.Fatal(err)
 	}
@@ -168,10 +170,10 @@ func (w *world) control(t testing.TB, rc *relayConn, from *nostrkey.Secret, at t
 }
 
 // kinds lists the kinds of frames, leaving out raw ACP traffic.
-func kinds(frames []observerFrame) []string {
+func kinds(frames []observer.Frame) []string {
 	var out []string
 	for _, f := range frames {
-		if f.Kind != frameACPRead && f.Kind != frameACPWrite {
+		if f.Kind != observer.FrameACPRead && f.Kind != observer.FrameACPWrite {
 			out = append(out, f.Kind)
 		}
 	}
@@ -188,13 +190,13 @@ var fastObserver = timing{retryBase: 20 * time.Millisecond, respawn: 10 * time.M
 func TestObserverTurnFrames(t *testing.T) {
 	w := newWorld(t)
 	v := w.observe(t)
-	w.startHarnessTiming(w.harnessEnv("echo", envStartNonce+"=nonce-7"), fastObserver, "--relay-observer")
+	w.startHarnessTiming(w.harnessEnv("echo", observer.EnvStartNonce+"=nonce-7"), fastObserver, "--relay-observer")
 	w.mention("hello observer")
 	// The relay may forward concurrent EVENTs out of order: wait for every
 	// frame up to turn_completed.
 	waitFor(t, "every frame up to turn_completed at the owner", 20*time.Second, func() bool {
 		fs := v.all()
-		return len(v.of(frameTurnCompleted)) == 1 && fs[len(fs)-1].Seq == uint64(len(fs))
+		return len(v.of(observer.FrameTurnCompleted)) == 1 && fs[len(fs)-1].Seq == uint64(len(fs))
 	})
 
 	agent, owner := w.agent.Public().Hex(), w.owner.Public().Hex()
@@ -217,13 +219,13 @@ func TestObserverTurnFrames(t *testing.T) {
 			t.Fatalf("frame %d has seq %d; want every frame from 1 in order (kinds %v)", i, f.Seq, kinds(frames))
 		}
 	}
-	want := []string{frameHarnessStarted, frameAgentInitialized, frameLifecycle, frameLifecycle,
-		frameTurnStarted, frameSessionConfig, frameSessionResolved, frameTurnCompleted}
+	want := []string{observer.FrameHarnessStarted, observer.FrameAgentInitialized, observer.FrameLifecycle, observer.FrameLifecycle,
+		observer.FrameTurnStarted, observer.FrameSessionConfig, observer.FrameSessionResolved, observer.FrameTurnCompleted}
 	if got := kinds(frames); !slices.Equal(got, want) {
 		t.Errorf("frame kinds = %v; want %v", got, want)
 	}
 	var states []string
-	for _, f := range v.of(frameLifecycle) {
+	for _, f := range v.of(observer.FrameLifecycle) {
 		var p struct{ State, StartNonce, RelayURL string }
 		json.Unmarshal(f.Payload, &p)
 		states = append(states, p.State)
@@ -231,11 +233,11 @@ func TestObserverTurnFrames(t *testing.T) {
 			t.Errorf("lifecycle payload %s; want startNonce nonce-7 and the relay URL", f.Payload)
 		}
 	}
-	if !slices.Equal(states, []string{lifecycleListening, lifecycleReady}) {
+	if !slices.Equal(states, []string{observer.LifecycleListening, observer.LifecycleReady}) {
 		t.Errorf("lifecycle states = %v; want listening, ready", states)
 	}
 
-	started, resolved, done := v.of(frameTurnStarted)[0], v.of(frameSessionResolved)[0], v.of(frameTurnCompleted)[0]
+	started, resolved, done := v.of(observer.FrameTurnStarted)[0], v.of(observer.FrameSessionResolved)[0], v.of(observer.FrameTurnCompleted)[0]
 	var prompt struct {
 		SessionID string `json:"sessionId"`
 	}
@@ -244,13 +246,13 @@ func TestObserverTurnFrames(t *testing.T) {
 			json.Unmarshal(l.Params, &prompt)
 		}
 	}
-	for _, f := range []observerFrame{started, resolved, done} {
+	for _, f := range []observer.Frame{started, resolved, done} {
 		if f.TurnID == nil || *f.TurnID != *started.TurnID || f.ChannelID == nil || *f.ChannelID != w.channel ||
 			f.AgentIndex == nil || *f.AgentIndex != 0 || f.StartedAt == "" {
 			t.Errorf("%s frame: turn %v channel %v agent %v startedAt %q; want the turn's ids", f.Kind, f.TurnID, f.ChannelID, f.AgentIndex, f.StartedAt)
 		}
 	}
-	for _, f := range []observerFrame{resolved, done} {
+	for _, f := range []observer.Frame{resolved, done} {
 		if f.SessionID == nil || *f.SessionID != prompt.SessionID {
 			t.Errorf("%s sessionId %v; want %s, the session prompted", f.Kind, f.SessionID, prompt.SessionID)
 		}
@@ -263,13 +265,13 @@ func TestObserverTurnFrames(t *testing.T) {
 		t.Errorf("turn_started %s, turn_completed %s", started.Payload, done.Payload)
 	}
 	sawPrompt := false
-	for _, f := range v.of(frameACPWrite) {
+	for _, f := range v.of(observer.FrameACPWrite) {
 		var m struct{ Method string }
 		json.Unmarshal(f.Payload, &m)
 		sawPrompt = sawPrompt || m.Method == "session/prompt"
 	}
-	if !sawPrompt || len(v.of(frameACPRead)) == 0 {
-		t.Errorf("raw ACP frames: %d written (session/prompt among them: %v), %d read", len(v.of(frameACPWrite)), sawPrompt, len(v.of(frameACPRead)))
+	if !sawPrompt || len(v.of(observer.FrameACPRead)) == 0 {
+		t.Errorf("raw ACP frames: %d written (session/prompt among them: %v), %d read", len(v.of(observer.FrameACPWrite)), sawPrompt, len(v.of(observer.FrameACPRead)))
 	}
 }
 
@@ -282,7 +284,7 @@ func TestObserverOnlyWithFlag(t *testing.T) {
 			switch {
 			case f.verb == "EVENT" && f.kind == workspace.KindObserverFrame:
 				events++
-			case f.verb == "REQ" && f.sub == observerControlSub:
+			case f.verb == "REQ" && f.sub == observer.ControlSub:
 				controlREQs++
 			}
 		}
@@ -323,12 +325,12 @@ func TestObserverRateCap(t *testing.T) {
 	}
 	p := h.obsPub
 	waitFor(t, "the publisher to deal with every frame", 15*time.Second, func() bool {
-		return h.obs.last() > 2*limit && p.handled.Load() == h.obs.last()
+		return h.obs.Last() > 2*limit && p.Stats().Handled == h.obs.Last()
 	})
-	total := int64(h.obs.last())
-	if pub, drop := p.published.Load(), p.dropped.Load(); pub != limit || drop != total-limit || p.lost.Load() != 0 || p.failed.Load() != 0 {
+	total := int64(h.obs.Last())
+	if st := p.Stats(); st.Published != limit || st.Dropped != total-limit || st.Lost != 0 || st.Failed != 0 {
 		t.Errorf("published %d, dropped %d (lost %d, failed %d) of %d frames; want %d published and the rest dropped",
-			pub, drop, p.lost.Load(), p.failed.Load(), total, limit)
+			st.Published, st.Dropped, st.Lost, st.Failed, total, limit)
 	}
 	waitFor(t, "the published frames at the owner", 10*time.Second, func() bool { return len(v.all()) == limit })
 	for _, f := range v.all() {
@@ -349,21 +351,21 @@ func TestObserverCancelTurn(t *testing.T) {
 	w.startHarnessTiming(w.harnessEnv("gate", envFakeMarker+"="+gate), fastObserver, "--relay-observer", "--turn-liveness-secs", "5")
 	w.mention("long work")
 	waitFor(t, "the prompt", 15*time.Second, func() bool { return w.count("session/prompt") == 1 })
-	waitFor(t, "a liveness ping", 15*time.Second, func() bool { return len(v.of(frameTurnLiveness)) >= 1 })
-	if f := v.of(frameTurnLiveness)[0]; f.TurnID == nil || f.SessionID == nil || *f.ChannelID != w.channel {
+	waitFor(t, "a liveness ping", 15*time.Second, func() bool { return len(v.of(observer.FrameTurnLiveness)) >= 1 })
+	if f := v.of(observer.FrameTurnLiveness)[0]; f.TurnID == nil || f.SessionID == nil || *f.ChannelID != w.channel {
 		t.Errorf("turn_liveness frame %+v; want the turn's ids", f)
 	}
 
-	cancel := controlRequest{Type: controlCancelTurn, ChannelID: w.channel}
+	cancel := observer.ControlRequest{Type: observer.ControlCancelTurn, ChannelID: w.channel}
 	w.control(t, w.connAs(t, w.stranger), w.stranger, time.Now(), cancel)
 	w.control(t, w.pub, w.owner, time.Now().Add(400*time.Second), cancel)
-	w.control(t, w.pub, w.owner, time.Now(), controlRequest{Type: "reboot", ChannelID: w.channel, RequestID: "r-unknown"})
+	w.control(t, w.pub, w.owner, time.Now(), observer.ControlRequest{Type: "reboot", ChannelID: w.channel, RequestID: "r-unknown"})
 	const idle = "6f1c2d4e-7777-4000-8000-0000000000ef"
-	w.control(t, w.pub, w.owner, time.Now(), controlRequest{Type: controlCancelTurn, ChannelID: idle, RequestID: "r-idle"})
-	if r := v.waitResult(controlResult{RequestID: "r-unknown"}); r.Status != statusError || r.Error == "" {
+	w.control(t, w.pub, w.owner, time.Now(), observer.ControlRequest{Type: observer.ControlCancelTurn, ChannelID: idle, RequestID: "r-idle"})
+	if r := v.waitResult(observer.ControlResult{RequestID: "r-unknown"}); r.Status != observer.StatusError || r.Error == "" {
 		t.Errorf("unknown control type answered %+v; want status error with a message", r)
 	}
-	v.waitResult(controlResult{Type: controlCancelTurn, Status: statusNoActiveTurn, ChannelID: idle, RequestID: "r-idle"})
+	v.waitResult(observer.ControlResult{Type: observer.ControlCancelTurn, Status: observer.StatusNoActiveTurn, ChannelID: idle, RequestID: "r-idle"})
 	if n := w.count("session/cancel"); n != 0 {
 		t.Fatalf("session/cancel sent %d times after controls from a stranger and a stale owner frame", n)
 	}
@@ -373,12 +375,12 @@ func TestObserverCancelTurn(t *testing.T) {
 		t.Errorf("control results %+v; want only the answers to r-unknown and r-idle (the stranger's and the stale frame ignored)", rs)
 	}
 
-	w.control(t, w.pub, w.owner, time.Now(), controlRequest{Type: controlCancelTurn, ChannelID: w.channel, RequestID: "r-1"})
-	v.waitResult(controlResult{Type: controlCancelTurn, Status: statusSent, ChannelID: w.channel, RequestID: "r-1"})
+	w.control(t, w.pub, w.owner, time.Now(), observer.ControlRequest{Type: observer.ControlCancelTurn, ChannelID: w.channel, RequestID: "r-1"})
+	v.waitResult(observer.ControlResult{Type: observer.ControlCancelTurn, Status: observer.StatusSent, ChannelID: w.channel, RequestID: "r-1"})
 	waitFor(t, "session/cancel", 10*time.Second, func() bool { return w.count("session/cancel") == 1 })
-	waitFor(t, "turn_completed", 10*time.Second, func() bool { return len(v.of(frameTurnCompleted)) == 1 })
+	waitFor(t, "turn_completed", 10*time.Second, func() bool { return len(v.of(observer.FrameTurnCompleted)) == 1 })
 	var p struct{ Outcome, StopReason, Reason string }
-	json.Unmarshal(v.of(frameTurnCompleted)[0].Payload, &p)
+	json.Unmarshal(v.of(observer.FrameTurnCompleted)[0].Payload, &p)
 	if p.StopReason != "cancelled" || p.Reason != "cancel" {
 		t.Errorf("turn_completed payload %+v; want stopReason cancelled, reason cancel", p)
 	}
@@ -421,10 +423,10 @@ func TestObserverSwitchModelIdle(t *testing.T) {
 	w.mention("first")
 	waitFor(t, "the first turn", 15*time.Second, func() bool { return w.count("permission-answer") == 1 })
 
-	w.control(t, w.pub, w.owner, time.Now(), controlRequest{Type: controlSwitchModel, ChannelID: w.channel, ModelID: "m9", RequestID: "r-9"})
-	v.waitResult(controlResult{Type: controlSwitchModel, Status: statusUnsupportedModel, RequestID: "r-9"})
-	w.control(t, w.pub, w.owner, time.Now(), controlRequest{Type: controlSwitchModel, ChannelID: w.channel, ModelID: "m2", RequestID: "r-2"})
-	v.waitResult(controlResult{Type: controlSwitchModel, Status: statusSwitched, ChannelID: w.channel, RequestID: "r-2"})
+	w.control(t, w.pub, w.owner, time.Now(), observer.ControlRequest{Type: observer.ControlSwitchModel, ChannelID: w.channel, ModelID: "m9", RequestID: "r-9"})
+	v.waitResult(observer.ControlResult{Type: observer.ControlSwitchModel, Status: observer.StatusUnsupportedModel, RequestID: "r-9"})
+	w.control(t, w.pub, w.owner, time.Now(), observer.ControlRequest{Type: observer.ControlSwitchModel, ChannelID: w.channel, ModelID: "m2", RequestID: "r-2"})
+	v.waitResult(observer.ControlResult{Type: observer.ControlSwitchModel, Status: observer.StatusSwitched, ChannelID: w.channel, RequestID: "r-2"})
 
 	w.mention("second")
 	waitFor(t, "the second turn", 15*time.Second, func() bool { return w.count("permission-answer") == 2 })
@@ -435,15 +437,15 @@ func TestObserverSwitchModelIdle(t *testing.T) {
 	if got := w.setModels(); len(got) != 1 || got[0] != [2]string{"m2", sessions[1]} {
 		t.Errorf("session/set_model calls (model, session) = %v; want [m2 %s]", got, sessions[1])
 	}
-	waitFor(t, "the second session's config at the owner", 10*time.Second, func() bool { return len(v.of(frameSessionConfig)) == 2 })
-	cfg := v.of(frameSessionConfig)
+	waitFor(t, "the second session's config at the owner", 10*time.Second, func() bool { return len(v.of(observer.FrameSessionConfig)) == 2 })
+	cfg := v.of(observer.FrameSessionConfig)
 	var p struct {
 		Model           string
 		ModelStatus     string
 		ModelOverridden bool
 	}
 	json.Unmarshal(cfg[len(cfg)-1].Payload, &p)
-	if p.Model != "m2" || p.ModelStatus != statusSwitched || !p.ModelOverridden {
+	if p.Model != "m2" || p.ModelStatus != observer.StatusSwitched || !p.ModelOverridden {
 		t.Errorf("session_config_captured of the new session: %s", cfg[len(cfg)-1].Payload)
 	}
 }
@@ -459,10 +461,10 @@ func TestObserverSwitchModelBusy(t *testing.T) {
 	ev := w.mention("long work")
 	waitFor(t, "the prompt", 15*time.Second, func() bool { return w.count("session/prompt") == 1 })
 
-	w.control(t, w.pub, w.owner, time.Now(), controlRequest{Type: controlSwitchModel, ChannelID: w.channel, ModelID: "m2", RequestID: "r-b"})
-	v.waitResult(controlResult{Type: controlSwitchModel, Status: statusRequeued, RequestID: "r-b"})
+	w.control(t, w.pub, w.owner, time.Now(), observer.ControlRequest{Type: observer.ControlSwitchModel, ChannelID: w.channel, ModelID: "m2", RequestID: "r-b"})
+	v.waitResult(observer.ControlResult{Type: observer.ControlSwitchModel, Status: observer.StatusRequeued, RequestID: "r-b"})
 	waitFor(t, "the batch prompted again", 15*time.Second, func() bool { return promptHas(w.prompts(), ev.ID) == 2 })
-	v.waitResult(controlResult{Type: controlSwitchModel, Status: statusSwitched, RequestID: "r-b"})
+	v.waitResult(observer.ControlResult{Type: observer.ControlSwitchModel, Status: observer.StatusSwitched, RequestID: "r-b"})
 	os.WriteFile(gate, nil, 0o600)
 	waitFor(t, "the turn to end", 15*time.Second, func() bool { return w.count("permission-answer") == 1 })
 
@@ -495,7 +497,7 @@ func TestObserverRateGate(t *testing.T) {
 		return out
 	}
 	waitFor(t, "the start frames out", 15*time.Second, func() bool {
-		return h.obs.last() >= 4 && h.obsPub.handled.Load() == h.obs.last() && len(events()) == int(h.obsPub.published.Load())
+		return h.obs.Last() >= 4 && h.obsPub.Stats().Handled == h.obs.Last() && len(events()) == int(h.obsPub.Stats().Published)
 	})
 	before := len(events())
 
@@ -512,87 +514,6 @@ func TestObserverRateGate(t *testing.T) {
 	}
 }
 
-func TestFitFrame(t *testing.T) {
-	big := strings.Repeat("é", 100000) + "END"
-	payload, _ := json.Marshal(map[string]any{"text": big, "n": json.Number("12345678901234567890"), "list": []any{"short"}})
-	frame, _ := json.Marshal(observerFrame{Seq: 3, Kind: frameACPRead, Timestamp: "t", Payload: payload})
-	for _, limit := range []int{observerMaxPlaintext, plaintextBudget(16 << 10), 2000} {
-		out := fitFrame(frame, limit)
-		var f observerFrame
-		if len(out) > limit || json.Unmarshal(out, &f) != nil || f.Seq != 3 || f.Kind != frameACPRead {
-			t.Fatalf("fitFrame(%d) = %d bytes %.200s", limit, len(out), out)
-		}
-		var p struct {
-			Text string
-			N    json.Number
-			List []string
-		}
-		json.Unmarshal(f.Payload, &p)
-		if !strings.HasPrefix(p.Text, "éé") || !strings.HasSuffix(p.Text, "END") || !strings.Contains(p.Text, "[elided ") ||
-			p.N != "12345678901234567890" || len(p.List) != 1 {
-			t.Errorf("fitFrame(%d) payload %.300s", limit, f.Payload)
-		}
-	}
-	if out := fitFrame(frame, 300); !strings.Contains(string(out), `"elided":true`) {
-		t.Errorf("fitFrame(300) = %s; want the payload replaced by its size", out)
-	}
-}
-
-// TestPlaintextBudget: a frame of the budget's size, encrypted and signed,
-// is within the relay's limit.
-func TestPlaintextBudget(t *testing.T) {
-	key, _ := nip44.GenerateConversationKey(mustSecret(t).Public().Hex(), strings.Repeat("01", 32))
-	for _, maxContent := range []int{4096, 16 << 10, 100 << 10, 256 << 10} {
-		n := plaintextBudget(maxContent)
-		ct, err := nip44.Encrypt(strings.Repeat("x", n), key)
-		if err != nil {
-			t.Fatalf("budget %d for %d: %v", n, maxContent, err)
-		}
-		if len(ct)+observerEventSlack > maxContent {
-			t.Errorf("budget %d for a %d byte limit gives %d bytes of ciphertext", n, maxContent, len(ct))
-		}
-	}
-}
-
-func TestACPTap(t *testing.T) {
-	b := newObserverBus()
-	tap := &acpTap{bus: b, kind: frameACPRead, slot: 2}
-	long := `{"x":"` + strings.Repeat("a", observerRawMaxBytes) + `"}`
-	for _, chunk := range []string{`{"jsonrpc":"2.0",`, `"id":1,"result":{}}` + "\n\n" + long[:100], long[100:] + "\nnot json\n"} {
-		tap.feed([]byte(chunk))
-	}
-	var got []string
-	for seq := uint64(0); ; {
-		e, _, ok := b.after(seq)
-		if !ok {
-			break
-		}
-		seq = e.seq
-		var f observerFrame
-		json.Unmarshal(e.data, &f)
-		if f.AgentIndex == nil || *f.AgentIndex != 2 || f.Kind != frameACPRead {
-			t.Errorf("frame %s", e.data)
-		}
-		got = append(got, string(f.Payload))
-	}
-	if len(got) != 3 || got[0] != `{"jsonrpc":"2.0","id":1,"result":{}}` ||
-		!strings.Contains(got[1], `"elided":true`) || !strings.Contains(got[1], `"bytes":`+itoa(len(long))) || len(got[1]) > 2*observerRawHeadBytes ||
-		!strings.Contains(got[2], `"head":"not json"`) {
-		t.Errorf("raw frames = %q", got)
-	}
-}
-
-func TestObserverBusOverflow(t *testing.T) {
-	b := newObserverBus()
-	for range observerBufferCap + 10 {
-		b.emit(frameTurnLiveness, noScope, map[string]int{})
-	}
-	e, lost, ok := b.after(0)
-	if !ok || lost != 10 || e.seq != 11 {
-		t.Errorf("after(0) = seq %d, lost %d, %v; want the oldest kept (11) and 10 lost", e.seq, lost, ok)
-	}
-}
-
 // TestObserverLazyLifecycle: a lazy pool is listening at start, then waking
 // and ready when the first mention starts its agent.
 func TestObserverLazyLifecycle(t *testing.T) {
@@ -601,7 +522,7 @@ func TestObserverLazyLifecycle(t *testing.T) {
 	w.startHarnessTiming(w.harnessEnv("echo"), fastObserver, "--relay-observer", "--lazy-pool")
 	states := func() []string {
 		var out []string
-		for _, f := range v.of(frameLifecycle) {
+		for _, f := range v.of(observer.FrameLifecycle) {
 			var p struct{ State string }
 			json.Unmarshal(f.Payload, &p)
 			out = append(out, p.State)
@@ -609,12 +530,12 @@ func TestObserverLazyLifecycle(t *testing.T) {
 		return out
 	}
 	waitFor(t, "listening", 15*time.Second, func() bool { return len(states()) == 1 })
-	if len(v.of(frameAgentInitialized)) != 0 {
+	if len(v.of(observer.FrameAgentInitialized)) != 0 {
 		t.Errorf("a lazy pool started an agent before any work")
 	}
 	w.mention("wake up")
 	waitFor(t, "waking and ready", 15*time.Second, func() bool { return len(states()) == 3 })
-	if got := states(); !slices.Equal(got, []string{lifecycleListening, lifecycleWaking, lifecycleReady}) {
+	if got := states(); !slices.Equal(got, []string{observer.LifecycleListening, observer.LifecycleWaking, observer.LifecycleReady}) {
 		t.Errorf("lifecycle states = %v; want listening, waking, ready", got)
 	}
 }

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -59,7 +58,7 @@ type replyScript struct {
 
 func newReplyScript() *replyScript {
 	return &replyScript{done: map[string]bool{},
-		anchor: regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)}
+		anchor: replyAnchor()}
 }
 
 // pong is the reply the script asks for to event id.
@@ -190,46 +189,18 @@ func buzzCommand(prompt string) string {
 // the extra environment; it stops at test end.
 func startPeer(t *testing.T, w *world, cmd string, args []string, extra ...string) {
 	t.Helper()
-	exe := testexe.Path(t)
-	env := w.harnessEnv("", extra...)
-	env.Environ = withoutKey(env.Environ, envFakeAgent)
-	env.Exe = exe
-	flags := []string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence",
-		"--agent-command", cmd, "--mcp-command", "", "--idle-timeout", "120", "--max-turn-duration", "300"}
+	flags := []string{"--agent-command", cmd, "--mcp-command", "", "--idle-timeout", "120", "--max-turn-duration", "300"}
 	if len(args) > 0 {
 		flags = append(flags, "--agent-args", strings.Join(args, ","))
 	}
-	c, err := LoadConfig(flags, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, c, env, testLogger(t), timing{}) }()
-	t.Cleanup(func() {
-		cancel()
-		select {
-		case <-errc:
-		case <-time.After(60 * time.Second):
-			t.Error("harness did not stop")
-		}
-	})
+	w.runHarness(t, w.agentEnv(t, extra...), timing{}, flags...)
 }
 
 // waitReply waits for the agent's reply to mention with the given content.
 func waitReply(t *testing.T, w *world, mention *nostr.Event, content string, within time.Duration) {
 	t.Helper()
-	waitFor(t, "the agent's reply "+content+" in the thread", within, func() bool {
-		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
-		for _, e := range evs {
-			if e.Content == content {
-				return true
-			}
-		}
-		return false
-	})
+	w.awaitAgentReply(t, "the agent's reply "+content+" in the thread", within, mention.ID,
+		func(e *nostr.Event) bool { return e.Content == content })
 }
 
 // claudeEnv is what Claude Code needs to run headless against a fake

@@ -2,9 +2,11 @@ package harness
 
 import (
 	"context"
-	"math"
 	"strings"
 	"time"
+
+	"buzzbox/harness/acpclient"
+	"buzzbox/harness/observer"
 )
 
 // startPool spawns --agents processes one after another (§8.2).
@@ -13,11 +15,11 @@ func (h *harness) startPool(ctx context.Context) error {
 	live := 0
 	for i := range h.slots {
 		h.slots[i] = &slot{idx: i, sessions: map[string]*sessionState{}}
-		a, err := startAgent(ctx, h.slotSpec(i), h.log.With("slot", i))
+		a, err := acpclient.Start(ctx, h.slotSpec(i), h.log.With("slot", i))
 		if err != nil {
 			h.log.Error("agent failed to start", "slot", i, "err", err)
 			h.startErr = err
-			h.slots[i].openUntil = time.Now().Add(circuitOpenFor)
+			h.slots[i].breaker.StartFailed(time.Now())
 			continue
 		}
 		h.agentInitialized(i, a)
@@ -32,7 +34,7 @@ func (h *harness) startPool(ctx context.Context) error {
 		// why it does not answer (startFailed) instead of meeting silence.
 		h.poolDown = true
 		h.log.Error("no agent could be started; answering messages with the cause until one can (check --agent-command and the agent's own settings)",
-			"err", h.startErr, "retry_in", circuitOpenFor)
+			"err", h.startErr, "retry_in", acpclient.CircuitOpenFor)
 		return nil
 	}
 	h.startErr = nil
@@ -51,7 +53,7 @@ func (h *harness) ensureAgents(ctx context.Context) {
 		// An agent that died between turns was noticed by nobody: no turn
 		// read its end. Retire it like one that died in a turn, so the slot
 		// gets a new agent (which loads the channels' sessions).
-		if s.agent != nil && !s.busy && !s.agent.alive() {
+		if s.agent != nil && !s.busy && !s.agent.Alive() {
 			h.log.Warn("agent exited between turns; replacing it", "slot", s.idx)
 			h.retire(ctx, s)
 		}
@@ -62,12 +64,12 @@ func (h *harness) ensureAgents(ctx context.Context) {
 		alive = alive || s.agent != nil
 	}
 	for _, s := range h.slots {
-		if s.agent != nil || s.respawning || now.Before(s.openUntil) {
+		if s.agent != nil || s.respawning || s.breaker.Open(now) {
 			continue
 		}
 		if h.cfg.LazyPool && !alive && !h.waking {
 			h.waking = true
-			h.lifecycle(lifecycleWaking, "")
+			h.lifecycle(observer.LifecycleWaking, "")
 		}
 		h.spawn(ctx, s, 0)
 	}
@@ -75,29 +77,31 @@ func (h *harness) ensureAgents(ctx context.Context) {
 
 // slotSpec is how slot i's agent is started: h.spec, with taps recording
 // its raw traffic when a publisher reads it.
-func (h *harness) slotSpec(i int) agentSpec {
+func (h *harness) slotSpec(i int) acpclient.Spec {
 	spec := h.spec
-	spec.tapWrite, spec.tapRead = h.obs.acpTaps(i)
+	if w, r := h.obs.Taps(i); w != nil { // nil *Tap must not become a non-nil interface
+		spec.TapWrite, spec.TapRead = w, r
+	}
 	return spec
 }
 
 // agentInitialized records slot i's agent as initialized.
-func (h *harness) agentInitialized(i int, a *agentProc) {
-	h.obs.emit(frameAgentInitialized, obsScope{slot: i}, map[string]any{"agentName": a.name,
-		"protocolVersion": a.protocol, "steering": a.steering, "pid": a.cmd.Process.Pid})
+func (h *harness) agentInitialized(i int, a *acpclient.Agent) {
+	h.obs.Emit(observer.FrameAgentInitialized, observer.Scope{Slot: i}, map[string]any{"agentName": a.Name(),
+		"protocolVersion": a.Protocol(), "steering": a.Steering(), "pid": a.Pid()})
 }
 
 // lifecycle records a managed_agent_runtime_lifecycle frame; errMsg only
 // for failed.
 func (h *harness) lifecycle(state, errMsg string) {
 	p := map[string]any{"state": state, "relayUrl": h.cfg.RelayURL}
-	if nonce := h.env.Getenv(envStartNonce); nonce != "" {
+	if nonce := h.env.Getenv(observer.EnvStartNonce); nonce != "" {
 		p["startNonce"] = nonce
 	}
 	if errMsg != "" {
 		p["error"] = errMsg
 	}
-	h.obs.emit(frameLifecycle, noScope, p)
+	h.obs.Emit(observer.FrameLifecycle, observer.NoScope, p)
 }
 
 // spawn starts s's agent after delay in the background.
@@ -106,7 +110,9 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 		return
 	}
 	s.respawning = true
-	go func() { // one spawn attempt; reports to the loop
+	h.spawns.Add(1)
+	go func() { // one spawn attempt; reports to the loop; shutdown waits for it
+		defer h.spawns.Done()
 		if delay > 0 {
 			t := time.NewTimer(delay)
 			select {
@@ -114,10 +120,14 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 				t.Stop()
 				h.do(func() { s.respawning = false })
 				return
+			case <-h.halt:
+				t.Stop()
+				h.do(func() { s.respawning = false })
+				return
 			case <-t.C:
 			}
 		}
-		a, err := startAgent(ctx, h.slotSpec(s.idx), h.log.With("slot", s.idx))
+		a, err := acpclient.Start(ctx, h.slotSpec(s.idx), h.log.With("slot", s.idx))
 		if err == nil {
 			h.agentInitialized(s.idx, a)
 		}
@@ -125,18 +135,18 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 			s.respawning = false
 			if err != nil {
 				h.log.Error("agent respawn failed; circuit open", "slot", s.idx, "err", err)
-				s.openUntil = time.Now().Add(circuitOpenFor)
+				s.breaker.StartFailed(time.Now())
 				h.startErr = err
 				h.startFailed(ctx)
 				if h.waking && !h.anyStarting() {
 					h.waking = false
-					h.lifecycle(lifecycleFailed, err.Error())
+					h.lifecycle(observer.LifecycleFailed, err.Error())
 				}
 				h.checkAlive()
 				return
 			}
 			if ctx.Err() != nil || h.stopping {
-				go a.kill()
+				h.strays = append(h.strays, a)
 				return
 			}
 			s.agent = a
@@ -145,7 +155,7 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 			h.startErr, h.poolDown = nil, false
 			if h.waking {
 				h.waking = false
-				h.lifecycle(lifecycleReady, "")
+				h.lifecycle(observer.LifecycleReady, "")
 			}
 		})
 	}()
@@ -155,28 +165,19 @@ func (h *harness) spawn(ctx context.Context, s *slot, delay time.Duration) {
 func (h *harness) retire(ctx context.Context, s *slot) {
 	if s.agent != nil {
 		a := s.agent
-		go a.kill() // bounded by the kill escalation
+		h.retired.Add(1)
+		go func() { defer h.retired.Done(); a.Kill() }() // bounded by the kill escalation; shutdown waits
 	}
 	s.agent = nil
 	s.sessions = map[string]*sessionState{}
 	h.store.releaseSlot(s.idx)
-	now := time.Now()
-	recent := s.crashes[:0]
-	for _, c := range s.crashes {
-		if now.Sub(c) < crashWindow {
-			recent = append(recent, c)
-		}
-	}
-	s.crashes = append(recent, now)
-	if len(s.crashes) >= crashesToOpen {
-		h.log.Error("agent keeps crashing; not respawning for a while", "slot", s.idx, "for", circuitOpenFor)
-		s.openUntil = now.Add(circuitOpenFor)
-		s.crashes = nil
+	d, open := s.breaker.Crashed(time.Now(), h.t.respawn)
+	if open {
+		h.log.Error("agent keeps crashing; not respawning for a while", "slot", s.idx, "for", acpclient.CircuitOpenFor)
 		h.checkAlive()
 		return
 	}
-	d := time.Duration(float64(h.t.respawn) * math.Pow(2, float64(len(s.crashes)-1)))
-	h.spawn(ctx, s, jitter(min(d, respawnCap)))
+	h.spawn(ctx, s, jitter(d))
 }
 
 // startFailed tells every channel with work waiting that no agent can be
@@ -239,25 +240,52 @@ func (h *harness) shutdown(ctx context.Context) {
 		}
 	}
 kill:
+	// Starts under way end first (those waiting out a delay at once); each
+	// hands its agent to the loop, which keeps it as a stray now.
+	if h.halt != nil {
+		close(h.halt)
+	}
+	spawned := make(chan struct{})
+	go func() { h.spawns.Wait(); close(spawned) }() // ends when the last start has reported
+	for waiting := true; waiting; {
+		select {
+		case f := <-h.loop:
+			f()
+		case <-spawned:
+			waiting = false
+		}
+	}
+	for drained := false; !drained; { // the reports the last starts queued
+		select {
+		case f := <-h.loop:
+			f()
+		default:
+			drained = true
+		}
+	}
 	done := make(chan struct{})
 	n := 0
+	agents := h.strays
 	for _, s := range h.slots {
 		if s.agent != nil {
-			n++
-			a := s.agent
-			go func() { a.kill(); done <- struct{}{} }() // bounded by kill escalation
+			agents = append(agents, s.agent)
 		}
+	}
+	for _, a := range agents {
+		n++
+		go func() { a.Kill(); done <- struct{}{} }() // bounded by kill escalation
 	}
 	for ; n > 0; n-- {
 		<-done
 	}
+	h.retired.Wait()
 	if !h.cfg.NoPresence {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		h.presence(pctx, "offline")
 		cancel()
 	}
 	if h.obsPub != nil {
-		h.obsPub.stop()
+		h.obsPub.Stop()
 	}
 	h.reacts.wg.Wait()
 	h.pubs.Wait()

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -14,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"buzzbox/internal/workspace"
 
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"

@@ -1,12 +1,13 @@
 package harness
 
 import (
-	"buzzbox/internal/workspace"
 	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
+
+	"buzzbox/internal/workspace"
 
 	"github.com/nbd-wtf/go-nostr"
 )

@@ -8,7 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -148,9 +148,7 @@ func (w *world) agentReplies(id string) []*nostr.Event {
 // awaitReply waits for the agent's first reply to id.
 func (w *world) awaitReply(t *testing.T, what string, id string) *nostr.Event {
 	t.Helper()
-	var got []*nostr.Event
-	waitFor(t, what, 60*time.Second, func() bool { got = w.agentReplies(id); return len(got) > 0 })
-	return got[0]
+	return w.awaitAgentReply(t, what, 60*time.Second, id, nil)
 }
 
 func openaiEnv(baseURL string) []string {
@@ -177,68 +175,6 @@ func checkNotice(t *testing.T, n *nostr.Event, want ...string) {
 	}
 }
 
-// TestSilentProviderRefusesKey: a rejected key used to be retried for
-// ~25 minutes and then reported without a cause. Now one notice names the
-// status and the variable to fix, after the first attempt, and the key the
-// provider's body echoes stays out of it.
-func TestSilentProviderRefusesKey(t *testing.T) {
-	skipShort(t)
-	w := newWorld(t)
-	llm := llmtest.New(t)
-	llm.SetFallback(llmtest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + fakeKey + `","code":"invalid_api_key"}}`})
-	startACP(t, w, openaiEnv(llm.URL))
-	m := w.mention("hello")
-	n := w.awaitReply(t, "the failure notice", m.ID)
-	checkNotice(t, n, "refused the API key (401)", "check OPENAI_COMPAT_API_KEY")
-	// One turn: the request and the one bearer refresh the client makes.
-	if c := llm.Count(); c != 2 {
-		t.Errorf("provider saw %d requests before the notice; want 2 (no retry ladder)", c)
-	}
-}
-
-// TestSilentUnknownModel: a model the provider does not know is reported
-// at once, naming the model and the variable that sets it.
-func TestSilentUnknownModel(t *testing.T) {
-	skipShort(t)
-	w := newWorld(t)
-	llm := llmtest.New(t)
-	llm.SetFallback(llmtest.Reply{Status: 404, Body: `{"error":{"message":"The model 'm' does not exist","code":"model_not_found"}}`})
-	startACP(t, w, openaiEnv(llm.URL))
-	m := w.mention("hello")
-	n := w.awaitReply(t, "the failure notice", m.ID)
-	checkNotice(t, n, `does not know the model "m" (404)`, "check OPENAI_COMPAT_MODEL")
-}
-
-// TestSilentProviderUnreachable: a base URL nothing listens on is
-// retryable; the thread hears the cause after the first failed turn and
-// that the agent keeps trying.
-func TestSilentProviderUnreachable(t *testing.T) {
-	skipShort(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dead := "http://" + ln.Addr().String() + "/v1"
-	ln.Close()
-	w := newWorld(t)
-	startACP(t, w, openaiEnv(dead))
-	m := w.mention("hello")
-	n := w.awaitReply(t, "the failure notice", m.ID)
-	checkNotice(t, n, "could not be reached", "check OPENAI_COMPAT_BASE_URL", "keep trying")
-}
-
-// TestSilentAgentCannotStart: with an --agent-command that does not exist
-// buzz-acp used to exit before anyone wrote; now it keeps listening and
-// answers each message with why the agent is not there.
-func TestSilentAgentCannotStart(t *testing.T) {
-	skipShort(t)
-	w := newWorld(t)
-	startACP(t, w, openaiEnv("http://127.0.0.1:1/v1"), "--agent-command", "/nonexistent/agent-bin")
-	m := w.mention("hello")
-	n := w.awaitReply(t, "the failure notice", m.ID)
-	checkNotice(t, n, "could not be started", "/nonexistent/agent-bin", "check --agent-command")
-}
-
 // TestSilentPlainTextAnswer: a model that answers in plain text, never
 // calling the CLI, used to be heard by nobody. The reply guard posts its
 // final text in the thread, signed by the agent.
@@ -258,42 +194,13 @@ func TestSilentPlainTextAnswer(t *testing.T) {
 	}
 }
 
-// TestSilentPlainTextOptOut: --post-final-text=false keeps upstream's
-// behaviour: text the agent did not send stays unsent.
-func TestSilentPlainTextOptOut(t *testing.T) {
-	skipShort(t)
-	w := newWorld(t)
-	llm := llmtest.New(t)
-	llm.SetFallback(llmtest.Reply{Text: "The answer is 42."})
-	p := startACP(t, w, openaiEnv(llm.URL), "--post-final-text=false")
-	m := w.mention("what is the answer?")
-	p.await("the turn to finish", 60*time.Second, "turn finished")
-	p.stop() // shutdown waits for anything the turn still had to post
-	if got := w.agentReplies(m.ID); len(got) != 0 {
-		t.Errorf("agent posted %q with --post-final-text=false; want nothing", got[0].Content)
-	}
-}
-
 // TestSilentNoDuplicateReply: a model that answers through `buzz messages
 // send` is not answered for a second time by the reply guard.
 func TestSilentNoDuplicateReply(t *testing.T) {
 	skipShort(t)
 	w := newWorld(t)
 	llm := llmtest.New(t)
-	replyTo := regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
-	llm.SetHandler(func(req map[string]any) llmtest.Reply {
-		msgs, _ := req["messages"].([]any)
-		if last, _ := msgs[len(msgs)-1].(map[string]any); last["role"] == "tool" {
-			return llmtest.Reply{Text: "I sent the answer."}
-		}
-		body, _ := json.Marshal(msgs)
-		sub := replyTo.FindStringSubmatch(strings.ReplaceAll(string(body), `\u0060`, "`"))
-		if sub == nil {
-			return llmtest.Reply{Text: "no anchor found"}
-		}
-		args, _ := json.Marshal(map[string]string{"command": "buzz messages send --channel " + sub[1] + " --reply-to " + sub[2] + " --content 'pong'"})
-		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
-	})
+	llm.SetHandler(shellReplyModel(func() string { return "pong" }))
 	p := startACP(t, w, openaiEnv(llm.URL))
 	m := w.mention("ping")
 	p.await("the reply guard's check", 90*time.Second, "reply guard: the agent answered")
@@ -354,18 +261,6 @@ func TestSilentAgentCrashIsTold(t *testing.T) {
 	checkNotice(t, n, "the agent process stopped in the middle of the turn", "keep trying")
 }
 
-// TestSilentAgentExitsAtStart: an agent that exits before initialize
-// (here buzz-agent with no provider configured) is quoted in the notice,
-// so the person learns what to set.
-func TestSilentAgentExitsAtStart(t *testing.T) {
-	skipShort(t)
-	w := newWorld(t)
-	startACP(t, w, nil)
-	m := w.mention("hello")
-	n := w.awaitReply(t, "the failure notice", m.ID)
-	checkNotice(t, n, "could not be started", "BUZZ_AGENT_PROVIDER is required", "check --agent-command")
-}
-
 // TestSilentModelNeverAnswers: a provider that accepts the request and
 // never answers kept the thread silent through the agent's inactivity
 // timeout and retries (12 minutes with buzz-agent's defaults); the thread
@@ -376,25 +271,8 @@ func TestSilentModelNeverAnswers(t *testing.T) {
 	w := newWorld(t)
 	llm := llmtest.New(t)
 	llm.SetFallback(llmtest.Reply{Hang: true})
-	env := w.harnessEnv("", append(openaiEnv(llm.URL), "OPENAI_COMPAT_API=chat", "HOME="+t.TempDir())...)
-	env.Environ = withoutKey(env.Environ, envFakeAgent)
-	env.Exe = testexe.Path(t)
-	c, err := LoadConfig([]string{"--relay-url", w.relay.URL(), "--agent-owner", w.owner.Public().Hex(), "--no-presence",
-		"--mcp-command", ""}, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() { errc <- run(ctx, c, env, testLogger(t), timing{firstWord: time.Second}) }()
-	defer func() {
-		cancel()
-		select {
-		case <-errc:
-		case <-time.After(60 * time.Second):
-			t.Error("harness did not stop")
-		}
-	}()
+	env := w.agentEnv(t, append(openaiEnv(llm.URL), "OPENAI_COMPAT_API=chat", "HOME="+t.TempDir())...)
+	w.runHarness(t, env, timing{firstWord: time.Second}, "--mcp-command", "")
 	m := w.mention("hello")
 	n := w.awaitReply(t, "the still-waiting notice", m.ID)
 	checkNotice(t, n, "Still working on this", "no answer from its model for 1s")
@@ -430,71 +308,116 @@ func TestWordFailure(t *testing.T) {
 	}
 }
 
-// TestFinalTextIsTheLastPiece: the reply guard posts what the agent wrote
-// after its last tool call, or before it when nothing came after, cut at
-// maxFinalText on a character boundary.
-func TestFinalTextIsTheLastPiece(t *testing.T) {
-	a := &agentProc{}
-	feed := func(pieces ...string) {
-		a.text = &turnText{session: "s"}
-		for _, p := range pieces {
-			if p == "|" {
-				a.text.breakPiece()
-			} else {
-				a.text.add(p)
-			}
-		}
-	}
-	for _, tc := range []struct {
-		pieces []string
-		want   string
+// TestSilentFailureIsTold: each way the agent can fail to answer used to
+// leave the thread silent, or told it late and without a cause. Now one
+// notice, after the first failure, names the cause and what to change, and
+// a provider key that the provider's body echoes stays out of it.
+func TestSilentFailureIsTold(t *testing.T) {
+	skipShort(t)
+	for _, c := range []struct {
+		name string
+		// model is the fake provider's answer to every request; without
+		// one, baseURL names the provider (nil: none is configured).
+		model    *llmtest.Reply
+		baseURL  func(t *testing.T) string
+		flags    []string
+		mentions int // each answered with the notice; 0 means 1
+		want     []string
+		requests int // provider requests before the notice; 0 unchecked
 	}{
-		{[]string{"Let me look.", "|", "The answer ", "is 42."}, "The answer is 42."},
-		{[]string{"The answer is 42.", "|", "  "}, "The answer is 42."},
-		{[]string{"|", "|"}, ""},
+		// Retried for ~25 minutes, then reported without a cause. One turn:
+		// the request and the one bearer refresh the client makes.
+		{name: "ProviderRefusesKey",
+			model:    &llmtest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + fakeKey + `","code":"invalid_api_key"}}`},
+			want:     []string{"refused the API key (401)", "check OPENAI_COMPAT_API_KEY"},
+			requests: 2},
+		{name: "UnknownModel",
+			model: &llmtest.Reply{Status: 404, Body: `{"error":{"message":"The model 'm' does not exist","code":"model_not_found"}}`},
+			want:  []string{`does not know the model "m" (404)`, "check OPENAI_COMPAT_MODEL"}},
+		// Retryable: the thread hears the cause and that the agent keeps trying.
+		{name: "ProviderUnreachable", baseURL: deadURL,
+			want: []string{"could not be reached", "check OPENAI_COMPAT_BASE_URL", "keep trying"}},
+		// buzz-acp used to exit before anyone wrote; it keeps listening.
+		{name: "AgentCannotStart", baseURL: func(*testing.T) string { return "http://127.0.0.1:1/v1" },
+			flags: []string{"--agent-command", "/nonexistent/agent-bin"},
+			want:  []string{"could not be started", "/nonexistent/agent-bin", "check --agent-command"}},
+		// buzz-agent with no provider configured exits before initialize;
+		// its words are quoted.
+		{name: "AgentExitsAtStart",
+			want: []string{"could not be started", "BUZZ_AGENT_PROVIDER is required", "check --agent-command"}},
+		// With --lazy-pool each message starts the agent; each is answered
+		// at once instead of waiting out the circuit breaker (300 s).
+		{name: "LazyAgentCannotStart", baseURL: func(*testing.T) string { return "http://127.0.0.1:1/v1" },
+			flags:    []string{"--lazy-pool", "--agent-command", "/nonexistent/agent-bin"},
+			mentions: 2,
+			want:     []string{"could not be started", "/nonexistent/agent-bin", "check --agent-command"}},
 	} {
-		feed(tc.pieces...)
-		if got, _ := a.finalText("s"); got != tc.want {
-			t.Errorf("finalText(%q) = %q; want %q", tc.pieces, got, tc.want)
-		}
-	}
-	if got, _ := a.finalText("other"); got != "" {
-		t.Errorf("finalText of another session = %q; want empty", got)
-	}
-	feed(strings.Repeat("é", maxFinalText))
-	got, cut := a.finalText("s")
-	if !cut || len(got) > maxFinalText || !utf8.ValidString(got) {
-		t.Errorf("over-long text: %d bytes, cut %v, valid %v; want <= %d, cut, valid", len(got), cut, utf8.ValidString(got), maxFinalText)
-	}
-}
-
-// TestSilentLazyAgentCannotStart: with --lazy-pool the first message
-// starts the agent; when that fails, the message is answered with why
-// instead of waiting out the circuit breaker (300 s) in silence.
-func TestSilentLazyAgentCannotStart(t *testing.T) {
-	skipShort(t)
-	w := newWorld(t)
-	startACP(t, w, openaiEnv("http://127.0.0.1:1/v1"), "--lazy-pool", "--agent-command", "/nonexistent/agent-bin")
-	for _, text := range []string{"hello", "hello again"} {
-		m := w.mention(text)
-		n := w.awaitReply(t, "the failure notice", m.ID)
-		checkNotice(t, n, "could not be started", "/nonexistent/agent-bin", "check --agent-command")
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			var llm *llmtest.Server
+			var provider []string
+			switch {
+			case c.model != nil:
+				llm = llmtest.New(t)
+				llm.SetFallback(*c.model)
+				provider = openaiEnv(llm.URL)
+			case c.baseURL != nil:
+				provider = openaiEnv(c.baseURL(t))
+			}
+			startACP(t, w, provider, c.flags...)
+			for i := range max(c.mentions, 1) {
+				m := w.mention("hello " + strconv.Itoa(i))
+				n := w.awaitReply(t, "the failure notice", m.ID)
+				checkNotice(t, n, c.want...)
+			}
+			if c.requests > 0 && llm.Count() != c.requests {
+				t.Errorf("provider saw %d requests before the notice; want %d (no retry ladder)", llm.Count(), c.requests)
+			}
+		})
 	}
 }
 
-// TestSilentUnmentionedTurnStaysQuiet: the reply guard speaks only for
-// turns started by a mention or a DM; a channel message the agent merely
-// reads (--subscribe all --no-mention-filter) gets no posted text.
-func TestSilentUnmentionedTurnStaysQuiet(t *testing.T) {
+// deadURL returns a base URL nothing listens on.
+func deadURL(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return "http://" + ln.Addr().String() + "/v1"
+}
+
+// TestSilentTextNotPostedStaysQuiet: the reply guard posts an agent's
+// final text only for a turn started by a mention or a DM and only with
+// --post-final-text (upstream's behaviour is the opt-out); otherwise text
+// the agent did not send stays unsent.
+func TestSilentTextNotPostedStaysQuiet(t *testing.T) {
 	skipShort(t)
-	w := newWorld(t)
-	llm := llmtest.New(t)
-	llm.SetFallback(llmtest.Reply{Text: "Just thinking aloud."})
-	p := startACP(t, w, openaiEnv(llm.URL), "--subscribe", "all", "--no-mention-filter")
-	m := w.publish(&nostr.Event{Kind: 9, Content: "a note for the channel", Tags: nostr.Tags{{"h", w.channel}}})
-	p.await("the turn to finish", 60*time.Second, "turn finished")
-	p.stop() // shutdown waits for anything the turn still had to post
-	if got := w.agentReplies(m.ID); len(got) != 0 {
-		t.Errorf("agent posted %q for an unmentioned message; want nothing", got[0].Content)
+	for _, c := range []struct {
+		name    string
+		flags   []string
+		mention bool
+	}{
+		{"PlainTextOptOut", []string{"--post-final-text=false"}, true},
+		// A channel message the agent merely reads.
+		{"UnmentionedTurn", []string{"--subscribe", "all", "--no-mention-filter"}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			llm := llmtest.New(t)
+			llm.SetFallback(llmtest.Reply{Text: "The answer is 42."})
+			p := startACP(t, w, openaiEnv(llm.URL), c.flags...)
+			var m *nostr.Event
+			if c.mention {
+				m = w.mention("what is the answer?")
+			} else {
+				m = w.publish(&nostr.Event{Kind: 9, Content: "a note for the channel", Tags: nostr.Tags{{"h", w.channel}}})
+			}
+			p.await("the turn to finish", 60*time.Second, "turn finished")
+			p.stop() // shutdown waits for anything the turn still had to post
+			if got := w.agentReplies(m.ID); len(got) != 0 {
+				t.Errorf("agent posted %q; want nothing", got[0].Content)
+			}
+		})
 	}
 }

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"buzzbox/harness/acpclient"
+
 	"buzzbox/internal/acp"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
@@ -60,22 +62,17 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 	cfg.AgentIdentity = CommandIdentity(cfg.AgentCommand)
 	cfg.AgentArgs = NormalizeArgs(cfg.AgentIdentity, strings.Split(*argList, ","), given)
 	spec := agentSpecFor(cfg, env, version)
-	spec.initWait = subInitTimeout
+	spec.InitWait = subInitTimeout
 	log := slog.New(slog.NewTextHandler(env.Err(), &slog.HandlerOptions{Level: slog.LevelWarn}))
-	a, err := startAgent(ctx, spec, log)
+	a, err := acpclient.Start(ctx, spec, log)
 	if err != nil {
 		return fail(err)
 	}
-	defer a.kill()
-	var init struct {
-		Info        *acp.Implementation `json:"info"` // ACP v2
-		AgentInfo   *acp.Implementation `json:"agentInfo"`
-		ServerInfo  *acp.Implementation `json:"serverInfo"`
-		AuthMethods []json.RawMessage   `json:"authMethods"`
-	}
-	json.Unmarshal(a.initRaw, &init)
+	defer a.Kill()
+	var init acp.InitializeReply
+	json.Unmarshal(a.InitReply(), &init)
 	info := init.AgentInfo
-	if a.protocol >= 2 && init.Info != nil {
+	if a.Protocol() >= 2 && init.Info != nil {
 		info = init.Info
 	}
 	if info == nil {
@@ -92,18 +89,23 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 			cwd = "/"
 		}
 		var res struct {
-			ConfigOptions []map[string]any `json:"configOptions"`
-			Models        json.RawMessage  `json:"models"`
+			// Printed as the agent sent them with --json.
+			ConfigOptions []json.RawMessage `json:"configOptions"`
+			Models        json.RawMessage   `json:"models"`
 		}
 		cctx, cancel := context.WithTimeout(ctx, subInitTimeout)
 		defer cancel()
-		if err := a.call(cctx, acp.MethodSessionNew, map[string]any{"cwd": cwd, "mcpServers": []any{}}, &res); err != nil {
+		if err := a.Call(cctx, acp.MethodSessionNew, acp.NewSessionRequest{Cwd: cwd, MCPServers: []acp.StdioServer{}}, &res); err != nil {
 			return fail(fmt.Errorf("session/new: %w", err))
 		}
-		stable := []map[string]any{}
-		for _, o := range res.ConfigOptions {
-			if o["category"] == "model" {
-				stable = append(stable, o)
+		stable := []json.RawMessage{}
+		var opts []acp.ConfigOption
+		for _, raw := range res.ConfigOptions {
+			var o acp.ConfigOption
+			json.Unmarshal(raw, &o) // best effort: a field of another type stays empty
+			if o.Category == "model" {
+				stable = append(stable, raw)
+				opts = append(opts, o)
 			}
 		}
 		var unstable any
@@ -115,28 +117,18 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 				"stable": map[string]any{"configOptions": stable}, "unstable": unstable})
 		}
 		fmt.Fprintf(out, "agent: %s %s\n", info.Name, info.Version)
-		for _, o := range stable {
-			fmt.Fprintf(out, "config option %v (current %v)\n", o["id"], o["currentValue"])
-			if opts, ok := o["options"].([]any); ok {
-				for _, v := range opts {
-					if m, ok := v.(map[string]any); ok {
-						fmt.Fprintf(out, "  %v\t%v\n", m["value"], m["name"])
-					}
-				}
+		for _, o := range opts {
+			fmt.Fprintf(out, "config option %s (current %s)\n", orNil(o.ID), currentValue(o.CurrentValue))
+			for _, v := range o.Options {
+				fmt.Fprintf(out, "  %s\t%s\n", orNil(v.Value), orNil(v.Name))
 			}
 		}
 		if unstable != nil {
-			var m struct {
-				Current   string `json:"currentModelId"`
-				Available []struct {
-					ID   string `json:"modelId"`
-					Name string `json:"name"`
-				} `json:"availableModels"`
-			}
+			var m acp.ModelInfo
 			json.Unmarshal(res.Models, &m)
-			fmt.Fprintf(out, "models (current %s):\n", m.Current)
-			for _, am := range m.Available {
-				fmt.Fprintf(out, "  %s\t%s\n", am.ID, am.Name)
+			fmt.Fprintf(out, "models (current %s):\n", m.CurrentModelID)
+			for _, am := range m.AvailableModels {
+				fmt.Fprintf(out, "  %s\t%s\n", am.ModelID, am.Name)
 			}
 		}
 		return 0
@@ -149,7 +141,7 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 			return printJSON(out, map[string]any{"methods": methods})
 		}
 		for _, m := range init.AuthMethods {
-			var am struct{ ID, Name string }
+			var am acp.AuthMethod
 			json.Unmarshal(m, &am)
 			fmt.Fprintf(out, "%s\t%s\n", am.ID, am.Name)
 		}
@@ -160,7 +152,7 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 		}
 		found := false
 		for _, m := range init.AuthMethods {
-			var am struct{ ID string }
+			var am acp.AuthMethod
 			json.Unmarshal(m, &am)
 			found = found || am.ID == *method
 		}
@@ -169,12 +161,34 @@ func subcommand(ctx context.Context, args []string, env proc.Env) int {
 		}
 		actx, cancel := context.WithTimeout(ctx, authWaitMax)
 		defer cancel()
-		if err := a.call(actx, "authenticate", map[string]any{"methodId": *method}, nil); err != nil {
+		if err := a.Call(actx, acp.MethodAuthenticate, acp.AuthenticateParams{MethodID: *method}, nil); err != nil {
 			return fail(err)
 		}
 		fmt.Fprintln(out, "authenticated")
 		return 0
 	}
+}
+
+// currentValue prints a config option's currentValue as the text form
+// always has: a string bare, anything else as JSON, "<nil>" when absent.
+func currentValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	if len(raw) == 0 || string(raw) == "null" {
+		return "<nil>"
+	}
+	return string(raw)
+}
+
+// orNil is s, or "<nil>" for a field the agent left out, as the text form
+// has always printed it.
+func orNil(s string) string {
+	if s == "" {
+		return "<nil>"
+	}
+	return s
 }
 
 func envOr(env proc.Env, key, def string) string {

@@ -11,15 +11,12 @@ import (
 	"sync/atomic"
 	"time"
 
+	"buzzbox/harness/acpclient"
+	"buzzbox/harness/observer"
+
 	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
 )
-
-func (a *agentProc) hasRun() bool {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.runID != ""
-}
 
 // runTurn runs one channel turn on t's slot (§10). It touches only the
 // slot's sessions (the slot is claimed) and reports through its result.
@@ -32,17 +29,17 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	defer func() {
 		if r := recover(); r != nil {
 			log.Error("turn panicked", "panic", r)
-			out = turnOutcome{promptOutcome: promptOutcome{result: turnProtocolError, err: fmt.Errorf("turn panicked: %v", r)}}
+			out = turnOutcome{Outcome: acpclient.Outcome{Result: acpclient.TurnProtocolError, Err: fmt.Errorf("turn panicked: %v", r)}}
 		}
 	}()
-	sc := obsScope{slot: s.idx, channel: channel, turn: t.turnID, startedAt: t.startedAt.UTC().Format(time.RFC3339Nano)}
-	h.obs.emit(frameTurnStarted, sc, map[string]any{"triggeringEventIds": eventIDs(t.batch),
+	sc := observer.Scope{Slot: s.idx, Channel: channel, Turn: t.turnID, StartedAt: t.startedAt.UTC().Format(time.RFC3339Nano)}
+	h.obs.Emit(observer.FrameTurnStarted, sc, map[string]any{"triggeringEventIds": eventIDs(t.batch),
 		"parkedEventIds": eventIDs(t.parked), "reason": nullable(reason)})
 	var session atomic.Pointer[string]
 	if h.cfg.TurnLiveness > 0 {
 		lctx, stop := context.WithCancel(ctx)
 		done := make(chan struct{})
-		lsc := sc   // the turn goes on to set sc.session; the loop reads it from session
+		lsc := sc   // the turn goes on to set sc.Session; the loop reads it from session
 		go func() { // liveness pings; stopped (and waited for) when the turn returns
 			defer close(done)
 			h.livenessLoop(lctx, lsc, a, &session)
@@ -52,7 +49,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	info, _ := h.chans.get(ctx, channel)
 	ss := s.sessions[channel]
 	if ss != nil && ss.gen != gen {
-		a.closeSession(ss.id) // rotated or switched while this slot was busy
+		a.CloseSession(ss.id) // rotated or switched while this slot was busy
 		ss = nil
 	}
 	newSession := false
@@ -65,7 +62,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 		ss, err = h.newSession(ctx, a, &info, false, model, sc, t.resume)
 		if err != nil {
 			if t.switchAck != nil {
-				h.answerControl(*t.switchAck, statusFailure, err.Error())
+				h.answerControl(*t.switchAck, observer.StatusFailure, err.Error())
 			}
 			return sessionFailure(a, err)
 		}
@@ -76,27 +73,27 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 		s.sessions[channel] = ss
 		newSession = !ss.resumed
 	} else if t.switchAck != nil {
-		h.answerControl(*t.switchAck, statusSwitched, "") // the session already has it
+		h.answerControl(*t.switchAck, observer.StatusSwitched, "") // the session already has it
 	}
 	sid := ss.id
 	session.Store(&sid)
-	sc.session = sid
-	h.obs.emit(frameSessionResolved, sc, map[string]any{"isNewSession": newSession})
+	sc.Session = sid
+	h.obs.Emit(observer.FrameSessionResolved, sc, map[string]any{"isNewSession": newSession})
 	h.do(func() { t.session = sid })
 	log = log.With("session", sid)
 	// Every way out of the turn from here reports the usage it caused (§10 step 7).
-	mark := a.usageMark()
-	defer func() { h.reportUsage(ctx, a, ss, channel, start, mark, out.promptOutcome) }()
+	mark := a.UsageMark()
+	defer func() { h.reportUsage(ctx, a, ss, channel, start, mark, out.Outcome) }()
 
 	if newSession && h.cfg.InitialMessage != "" {
 		text := h.cfg.InitialMessage
 		if len(ss.legacy) > 0 && h.cfg.BasePrompt != "" {
 			text = "[Base]\n" + strings.TrimSpace(h.cfg.BasePrompt) + "\n\n" + text
 		}
-		o := a.prompt(ctx, sid, []acp.ContentBlock{acp.TextBlock(text)}, h.cfg.IdleTimeout, time.Now().Add(h.cfg.MaxTurn), nil)
-		if o.result != turnOK {
+		o := a.Prompt(ctx, sid, []acp.ContentBlock{acp.TextBlock(text)}, h.cfg.IdleTimeout, time.Now().Add(h.cfg.MaxTurn), nil)
+		if o.Result != acpclient.TurnOK {
 			delete(s.sessions, channel)
-			return turnOutcome{promptOutcome: o, stage: "initial"}
+			return turnOutcome{Outcome: o, stage: "initial"}
 		}
 	}
 
@@ -144,13 +141,13 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 		defer close(watched)
 		h.watchFirstWord(wctx, channel, t, a, sid)
 	}()
-	o := a.prompt(ctx, sid, blocks, h.cfg.IdleTimeout, deadline, t.signal)
+	o := a.Prompt(ctx, sid, blocks, h.cfg.IdleTimeout, deadline, t.signal)
 	stopWatch()
 	<-watched
-	out = turnOutcome{promptOutcome: o, newSession: newSession, stage: "prompt"}
-	if h.cfg.PostFinalText && o.result == turnOK && (info.isDM() || anyMentions(t.batch, h.cfg.AgentHex)) {
+	out = turnOutcome{Outcome: o, newSession: newSession, stage: "prompt"}
+	if h.cfg.PostFinalText && o.Result == acpclient.TurnOK && (info.isDM() || anyMentions(t.batch, h.cfg.AgentHex)) {
 		out.guard = true
-		out.finalText, out.textCut = a.finalText(sid)
+		out.finalText, out.textCut = a.FinalText(sid)
 	}
 	return out
 }
@@ -159,7 +156,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 // has sent nothing of substance (text, thought, tool call) h.t.firstWord
 // into the prompt: a model that never answers otherwise keeps the person
 // waiting through the agent's own timeouts and retries in silence.
-func (h *harness) watchFirstWord(ctx context.Context, channel string, t *turnHandle, a *agentProc, sid string) {
+func (h *harness) watchFirstWord(ctx context.Context, channel string, t *turnHandle, a *acpclient.Agent, sid string) {
 	timer := time.NewTimer(h.t.firstWord)
 	defer timer.Stop()
 	select {
@@ -167,13 +164,13 @@ func (h *harness) watchFirstWord(ctx context.Context, channel string, t *turnHan
 		return
 	case <-timer.C:
 	}
-	if a.spoke(sid) {
+	if a.Spoke(sid) {
 		return
 	}
 	text := "⏳ Still working on this: the agent has had no answer from its model for " + h.t.firstWord.String() +
 		". The model provider may be slow or not answering; I will tell you if it fails."
 	h.do(func() {
-		if cs := h.queues[channel]; cs != nil && cs.turn == t && cs.attempts == 0 { // retries stay quiet (firstFailure spoke)
+		if cs := h.queues[channel]; cs != nil && cs.turn == t && cs.attempts == 0 { // retries stay quiet (the failure notice spoke)
 			h.notice(ctx, cs, append(append([]*Event{}, t.parked...), t.batch...), text)
 		}
 	})
@@ -189,20 +186,20 @@ func anyMentions(batch []*Event, hex string) bool {
 	return false
 }
 
-func sessionFailure(a *agentProc, err error) turnOutcome {
-	o := promptOutcome{err: err}
+func sessionFailure(a *acpclient.Agent, err error) turnOutcome {
+	o := acpclient.Outcome{Err: err}
 	var rpcErr *jsonrpc.Error
 	switch {
-	case a.stdinTimedOut.Load():
-		o.result = turnWriteTimeout
-	case !a.alive() || errors.Is(err, errAgentExited):
-		o.result = turnExited
+	case a.StdinTimedOut():
+		o.Result = acpclient.TurnWriteTimeout
+	case !a.Alive() || errors.Is(err, acpclient.ErrExited):
+		o.Result = acpclient.TurnExited
 	case errors.As(err, &rpcErr):
-		o.result = turnAgentError
+		o.Result = acpclient.TurnAgentError
 	default:
-		o.result = turnProtocolError
+		o.Result = acpclient.TurnProtocolError
 	}
-	return turnOutcome{promptOutcome: o, stage: "session"}
+	return turnOutcome{Outcome: o, stage: "session"}
 }
 
 // claudeAdapter reports whether name is one of the Claude Code ACP
@@ -223,7 +220,7 @@ func claudeAdapter(name string) bool {
 // session_config_captured frame is about. resume, when set, is a session
 // the agent made before (this run or one before a restart) to take up
 // with session/load; when the agent refuses it a new session is opened.
-func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo, heartbeat bool, model string, sc obsScope, resume string) (*sessionState, error) {
+func (h *harness) newSession(ctx context.Context, a *acpclient.Agent, ch *channelInfo, heartbeat bool, model string, sc observer.Scope, resume string) (*sessionState, error) {
 	parts := systemParts{Cwd: h.cwd, Base: h.cfg.BasePrompt, Persona: h.cfg.SystemPrompt, Team: h.cfg.TeamInstructions}
 	if !heartbeat && ch != nil {
 		if h.cfg.Memory && h.cfg.Owner != "" {
@@ -235,84 +232,60 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 	}
 	system := parts.text()
 	servers := h.mcpServers(ch)
-	if a.protocol >= 2 {
+	if a.Protocol() >= 2 {
 		for i := range servers {
 			servers[i].Type = "stdio"
 		}
 	}
-	params := map[string]any{"cwd": h.cwd, "mcpServers": servers}
-	meta := map[string]any{}
+	params := acp.NewSessionRequest{Cwd: h.cwd, MCPServers: servers}
+	meta := acp.SessionMeta{}
 	title := h.cfg.SessionTitle
 	if ch != nil {
 		title = sessionTitle(h.cfg.SessionTitle, *ch)
 	}
-	if title != "" {
-		meta["sessionTitle"] = title
-	}
+	meta.SessionTitle = title
 	ss := &sessionState{}
 	goose := false
 	switch {
 	case system == "":
-	case claudeAdapter(a.name):
-		meta["systemPrompt"] = map[string]any{"append": system}
-	case a.name == "goose" && a.goose >= 0:
+	case claudeAdapter(a.Name()):
+		meta.SystemPrompt = &acp.AppendPrompt{Append: system}
+	case a.Name() == "goose" && a.GooseSystemPrompt() >= 0:
 		goose = true
-	case a.systemPromptCap:
-		params["systemPrompt"] = map[string]any{"mode": "append", "content": []acp.ContentBlock{acp.TextBlock(system)}}
-	case a.protocol >= 2:
-		params["systemPrompt"] = system
+	case a.SystemPromptCap():
+		params.SystemPrompt = &acp.SystemPrompt{Mode: "append", Text: system}
+	case a.Protocol() >= 2:
+		params.SystemPrompt = &acp.SystemPrompt{Text: system}
 	default:
 		ss.legacy = parts.sections(false)
 	}
-	if a.name == "goose" && a.goose < 0 && system != "" {
+	if a.Name() == "goose" && a.GooseSystemPrompt() < 0 && system != "" {
 		ss.legacy = parts.sections(false)
 	}
-	if len(meta) > 0 {
-		params["_meta"] = meta
+	if meta != (acp.SessionMeta{}) {
+		params.Meta = &meta
 	}
-	var res struct {
-		SessionID     string `json:"sessionId"`
-		ConfigOptions []struct {
-			ID       string `json:"id"`
-			ConfigID string `json:"configId"`
-			Category string `json:"category"`
-			Options  []struct {
-				Value string `json:"value"`
-			} `json:"options"`
-		} `json:"configOptions"`
-		Modes *struct {
-			AvailableModes []struct {
-				ID string `json:"id"`
-			} `json:"availableModes"`
-		} `json:"modes"`
-		Models *struct {
-			AvailableModels []struct {
-				ModelID string `json:"modelId"`
-			} `json:"availableModels"`
-		} `json:"models"`
-	}
-	rctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	var res acp.NewSessionReply
+	rctx, cancel := context.WithTimeout(ctx, acpclient.RequestTimeout)
 	defer cancel()
 	var raw json.RawMessage
 	resumed := false
 	if resume != "" {
-		lp := map[string]any{"sessionId": resume}
-		for k, v := range params {
-			lp[k] = v
-		}
-		err := a.call(rctx, acp.MethodSessionLoad, lp, &raw)
+		lp := params
+		lp.SessionID = resume
+		err := a.Call(rctx, acp.MethodSessionLoad, lp, &raw)
 		switch {
 		case err == nil:
 			resumed = true
-			h.log.Info("session loaded", "channel", sc.channel, "session", resume)
-		case transportClass(err) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
+			h.log.Info("session loaded", "channel", sc.Channel, "session", resume)
+		case acpclient.TransportClass(err) || errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil:
 			return nil, fmt.Errorf("session/load: %w", err)
 		default:
-			h.log.Warn("agent could not load the channel's session; starting a new one", "channel", sc.channel, "session", resume, "err", err)
+			h.log.Warn("agent could not load the channel's session; starting a new one", "channel", sc.Channel, "session", resume, "err", err)
 		}
 	}
 	if !resumed {
-		if err := a.call(rctx, acp.MethodSessionNew, params, &raw); err != nil {
+		if err := a.Call(rctx, acp.MethodSessionNew, params, &raw); err != nil {
 			return nil, fmt.Errorf("session/new: %w", err)
 		}
 	}
@@ -327,43 +300,44 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 		return nil, errors.New("session/new: reply has no sessionId")
 	}
 	ss.id, ss.resumed = res.SessionID, resumed
-	catalog := &modelCatalog{ids: map[string]bool{}}
+	catalog := acpclient.Catalog{}
 	for _, o := range res.ConfigOptions {
 		if o.Category == "model" {
 			for _, v := range o.Options {
-				catalog.ids[v.Value] = true
+				catalog[v.Value] = true
 			}
 		}
 	}
 	if res.Models != nil {
 		for _, am := range res.Models.AvailableModels {
-			catalog.ids[am.ModelID] = true
+			catalog[am.ModelID] = true
 		}
 	}
-	a.noteCatalog(catalog)
+	a.NoteCatalog(catalog)
 	if goose && !resumed {
-		err := a.call(rctx, methodGooseSysPrompt, map[string]any{"sessionId": ss.id, "mode": "append", "key": "buzz", "text": system}, nil)
+		err := a.Call(rctx, acp.MethodGooseSystemPrompt, acp.GooseSystemPromptParams{SessionID: ss.id, Mode: "append", Key: "buzz", Text: system}, nil)
 		var rpcErr *jsonrpc.Error
 		switch {
 		case err == nil:
-			a.goose = 1
+			a.SetGooseSystemPrompt(1)
 		case errors.As(err, &rpcErr) && rpcErr.Code == jsonrpc.MethodNotFound:
 			h.log.Warn("goose does not take the system-prompt extension; prompts carry the sections instead")
-			a.goose = -1
+			a.SetGooseSystemPrompt(-1)
 			ss.legacy = parts.sections(false)
 		default:
-			return nil, fmt.Errorf("%s: %w", methodGooseSysPrompt, err)
+			return nil, fmt.Errorf("%s: %w", acp.MethodGooseSystemPrompt, err)
 		}
 	}
 	refused := false
-	set := func(method string, p map[string]any) error {
-		if method == methodSetConfigOption && a.protocol >= 2 {
-			p["type"] = "id" // v2 tags a select's value; v1 takes it bare
+	set := func(method string, p any) error {
+		if c, ok := p.(acp.SetConfigOptionParams); ok && a.Protocol() >= 2 {
+			c.Type = "id" // v2 tags a select's value; v1 takes it bare
+			p = c
 		}
 		cctx, cancel := context.WithTimeout(ctx, configTimeout)
 		defer cancel()
-		err := a.call(cctx, method, p, nil)
-		if err != nil && (transportClass(err) || errors.Is(err, context.DeadlineExceeded)) {
+		err := a.Call(cctx, method, p, nil)
+		if err != nil && (acpclient.TransportClass(err) || errors.Is(err, context.DeadlineExceeded)) {
 			return fmt.Errorf("%s: %w", method, err)
 		}
 		if err != nil {
@@ -378,13 +352,9 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 			if o.Category != "model" {
 				continue
 			}
-			id := o.ConfigID
-			if id == "" {
-				id = o.ID
-			}
 			for _, v := range o.Options {
 				if v.Value == m && !done {
-					if err := set(methodSetConfigOption, map[string]any{"sessionId": ss.id, "configId": id, "value": m}); err != nil {
+					if err := set(acp.MethodSetConfig, acp.SetConfigOptionParams{SessionID: ss.id, ConfigID: o.Key(), Value: m}); err != nil {
 						return nil, err
 					}
 					done = true
@@ -394,7 +364,7 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 		if !done && res.Models != nil {
 			for _, am := range res.Models.AvailableModels {
 				if am.ModelID == m && !done {
-					if err := set(acp.MethodSetModel, map[string]any{"sessionId": ss.id, "modelId": m}); err != nil {
+					if err := set(acp.MethodSetModel, acp.SetModelParams{SessionID: ss.id, ModelID: m}); err != nil {
 						return nil, err
 					}
 					done = true
@@ -403,12 +373,12 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 		}
 		switch {
 		case !done:
-			ss.modelStatus = statusUnsupportedModel
+			ss.modelStatus = observer.StatusUnsupportedModel
 			h.log.Warn("agent does not offer the configured model; keeping its default", "model", m)
 		case refused:
-			ss.modelStatus = statusFailure
+			ss.modelStatus = observer.StatusFailure
 		default:
-			ss.modelStatus = statusSwitched
+			ss.modelStatus = observer.StatusSwitched
 		}
 	}
 	if wire := permissionWire(h.cfg.PermissionMode); wire != "" {
@@ -420,10 +390,7 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 		}
 		var opts []configOption
 		for _, o := range res.ConfigOptions {
-			co := configOption{id: o.ConfigID, category: o.Category}
-			if co.id == "" {
-				co.id = o.ID
-			}
+			co := configOption{id: o.Key(), category: o.Category}
 			for _, v := range o.Options {
 				co.values = append(co.values, v.Value)
 			}
@@ -439,10 +406,10 @@ func (h *harness) newSession(ctx context.Context, a *agentProc, ch *channelInfo,
 		Models        json.RawMessage `json:"models"`
 	}
 	json.Unmarshal(raw, &captured) // it decoded above
-	sc.session = ss.id
-	h.obs.emit(frameSessionConfig, sc, map[string]any{"configOptions": rawOrNull(captured.ConfigOptions),
+	sc.Session = ss.id
+	h.obs.Emit(observer.FrameSessionConfig, sc, map[string]any{"configOptions": rawOrNull(captured.ConfigOptions),
 		"modes": rawOrNull(captured.Modes), "models": rawOrNull(captured.Models), "model": nullable(model),
-		"modelStatus": nullable(ss.modelStatus), "modelOverridden": model != "" && model != h.cfg.Model && ss.modelStatus == statusSwitched})
+		"modelStatus": nullable(ss.modelStatus), "modelOverridden": model != "" && model != h.cfg.Model && ss.modelStatus == observer.StatusSwitched})
 	return ss, nil
 }
 
@@ -456,10 +423,10 @@ type configOption struct {
 // list when the agent offers it there, else through the configOptions
 // select of category "mode" (claude-agent-acp offers only that one, and
 // left alone it runs in its own default mode, which may block the shell).
-func setMode(modes []string, opts []configOption, wire, session string, set func(string, map[string]any) error) error {
+func setMode(modes []string, opts []configOption, wire, session string, set func(string, any) error) error {
 	for _, id := range modes {
 		if id == wire {
-			return set(methodSetConfigOption, map[string]any{"sessionId": session, "configId": "mode", "value": wire})
+			return set(acp.MethodSetConfig, acp.SetConfigOptionParams{SessionID: session, ConfigID: "mode", Value: wire})
 		}
 	}
 	for _, o := range opts {
@@ -468,7 +435,7 @@ func setMode(modes []string, opts []configOption, wire, session string, set func
 		}
 		for _, v := range o.values {
 			if v == wire {
-				return set(methodSetConfigOption, map[string]any{"sessionId": session, "configId": o.id, "value": wire})
+				return set(acp.MethodSetConfig, acp.SetConfigOptionParams{SessionID: session, ConfigID: o.id, Value: wire})
 			}
 		}
 	}
@@ -502,7 +469,7 @@ func newTurnID() string {
 
 // livenessLoop records turn_liveness every --turn-liveness-secs until ctx
 // ends: how long the turn has run and how long the agent has been quiet.
-func (h *harness) livenessLoop(ctx context.Context, sc obsScope, a *agentProc, session *atomic.Pointer[string]) {
+func (h *harness) livenessLoop(ctx context.Context, sc observer.Scope, a *acpclient.Agent, session *atomic.Pointer[string]) {
 	start := time.Now()
 	t := time.NewTicker(h.cfg.TurnLiveness)
 	defer t.Stop()
@@ -512,13 +479,13 @@ func (h *harness) livenessLoop(ctx context.Context, sc obsScope, a *agentProc, s
 			return
 		case now := <-t.C:
 			if sid := session.Load(); sid != nil {
-				sc.session = *sid
+				sc.Session = *sid
 			}
 			idle := now.Sub(start)
-			if last := a.lastOutput.Load(); last > start.UnixNano() {
-				idle = now.Sub(time.Unix(0, last))
+			if last := a.LastOutput(); last.After(start) {
+				idle = now.Sub(last)
 			}
-			h.obs.emit(frameTurnLiveness, sc, map[string]any{"elapsedMs": now.Sub(start).Milliseconds(), "idleMs": idle.Milliseconds()})
+			h.obs.Emit(observer.FrameTurnLiveness, sc, map[string]any{"elapsedMs": now.Sub(start).Milliseconds(), "idleMs": idle.Milliseconds()})
 		}
 	}
 }
@@ -527,23 +494,23 @@ func (h *harness) livenessLoop(ctx context.Context, sc obsScope, a *agentProc, s
 // after every frame the turn itself recorded): turn_completed when its
 // prompt ended or a control signal cancelled it, else turn_error.
 func (h *harness) turnEnded(channel string, t *turnHandle, out turnOutcome) {
-	sc := obsScope{slot: t.slot.idx, channel: channel, session: t.session, turn: t.turnID,
-		startedAt: t.startedAt.UTC().Format(time.RFC3339Nano)}
+	sc := observer.Scope{Slot: t.slot.idx, Channel: channel, Session: t.session, Turn: t.turnID,
+		StartedAt: t.startedAt.UTC().Format(time.RFC3339Nano)}
 	ms := time.Since(t.startedAt).Milliseconds()
-	switch out.result {
-	case turnOK, turnSignalled:
-		stop := string(out.stop)
-		if out.result == turnSignalled {
+	switch out.Result {
+	case acpclient.TurnOK, acpclient.TurnSignalled:
+		stop := string(out.Stop)
+		if out.Result == acpclient.TurnSignalled {
 			stop = string(acp.StopCancelled)
 		}
 		reason := ""
-		if out.result == turnSignalled {
+		if out.Result == acpclient.TurnSignalled {
 			reason = t.reason
 		}
-		h.obs.emit(frameTurnCompleted, sc, map[string]any{"outcome": out.result.String(), "stopReason": stop,
+		h.obs.Emit(observer.FrameTurnCompleted, sc, map[string]any{"outcome": out.Result.String(), "stopReason": stop,
 			"reason": nullable(reason), "durationMs": ms})
 	default:
-		h.obs.emit(frameTurnError, sc, map[string]any{"outcome": out.result.String(), "error": errText(out.err),
+		h.obs.Emit(observer.FrameTurnError, sc, map[string]any{"outcome": out.Result.String(), "error": errText(out.Err),
 			"stage": nullable(out.stage), "durationMs": ms})
 	}
 }
@@ -560,7 +527,7 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 	}
 	var s *slot
 	for _, c := range h.slots {
-		if c.agent != nil && !c.busy && c.agent.alive() {
+		if c.agent != nil && !c.busy && c.agent.Alive() {
 			s = c
 			break
 		}
@@ -576,13 +543,13 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 		ss := s.sessions[heartbeatKey]
 		var err error
 		if ss == nil {
-			ss, err = h.newSession(ctx, a, nil, true, h.cfg.Model, obsScope{slot: s.idx}, "")
+			ss, err = h.newSession(ctx, a, nil, true, h.cfg.Model, observer.Scope{Slot: s.idx}, "")
 		}
-		var o promptOutcome
+		var o acpclient.Outcome
 		if err != nil {
-			o = sessionFailure(a, err).promptOutcome
+			o = sessionFailure(a, err).Outcome
 		} else {
-			mark := a.usageMark()
+			mark := a.UsageMark()
 			s.sessions[heartbeatKey] = ss
 			text := h.cfg.HeartbeatPrompt
 			if text == "" {
@@ -591,19 +558,19 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 			if len(ss.legacy) > 0 && h.cfg.BasePrompt != "" {
 				text = "[Base]\n" + strings.TrimSpace(h.cfg.BasePrompt) + "\n\n" + text
 			}
-			o = a.prompt(ctx, ss.id, []acp.ContentBlock{acp.TextBlock(text)}, h.cfg.IdleTimeout, time.Now().Add(h.cfg.MaxTurn), nil)
+			o = a.Prompt(ctx, ss.id, []acp.ContentBlock{acp.TextBlock(text)}, h.cfg.IdleTimeout, time.Now().Add(h.cfg.MaxTurn), nil)
 			h.reportUsage(ctx, a, ss, heartbeatKey, start, mark, o) // before the slot is released
 		}
 		h.do(func() {
 			s.busy = false
 			h.heartbeat = false
-			switch o.result {
-			case turnOK:
-				if o.stop == acp.StopMaxTokens || o.stop == acp.StopMaxTurnRequests {
+			switch o.Result {
+			case acpclient.TurnOK:
+				if o.Stop == acp.StopMaxTokens || o.Stop == acp.StopMaxTurnRequests {
 					delete(s.sessions, heartbeatKey)
 				}
-			case turnAgentError:
-			case turnProtocolError:
+			case acpclient.TurnAgentError:
+			case acpclient.TurnProtocolError:
 				delete(s.sessions, heartbeatKey)
 			default:
 				h.retire(ctx, s)

@@ -25,37 +25,6 @@ func TestMemoryDTag(t *testing.T) {
 	}
 }
 
-func TestChoosePermission(t *testing.T) {
-	for _, tc := range []struct {
-		opts, want string
-		err        bool
-	}{
-		{`[{"optionId":"r","kind":"reject_once"},{"optionId":"a1","kind":"allow_once"}]`, "a1", false},
-		{`[{"optionId":"r","kind":"reject_once"},{"optionId":"x","kind":"allow_always"}]`, "r", false},
-		{`[{"optionId":"x","kind":"allow_always"}]`, "", true},
-		{`[{"kind":"allow_once"}]`, "", true},
-		{`[{"kind":"reject_once"}]`, "reject", false},
-	} {
-		got, err := choosePermission(json.RawMessage(`{"options":` + tc.opts + `}`))
-		if got != tc.want || (err != nil) != tc.err {
-			t.Errorf("choosePermission(%s) = %q, %v; want %q, error %v", tc.opts, got, err, tc.want, tc.err)
-		}
-	}
-}
-
-func TestStopReasons(t *testing.T) {
-	for _, s := range []string{"end_turn", "END_TURN", "cancelled", "max_tokens", "max_turn_requests", "refusal"} {
-		if _, ok := validStop(s); !ok {
-			t.Errorf("validStop(%q) = false", s)
-		}
-	}
-	for _, s := range []string{"", "done", "error"} {
-		if _, ok := validStop(s); ok {
-			t.Errorf("validStop(%q) = true", s)
-		}
-	}
-}
-
 func mkEvent(id string, kind int, content string, tags ...nostr.Tag) *Event {
 	e := &Event{Channel: "c0ffee00-0000-4000-8000-000000000001", Tag: "@mention"}
 	e.ID = strings.Repeat(id, 64/len(id))

@@ -16,6 +16,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/relay"
@@ -39,6 +40,10 @@ type world struct {
 	proxyLns []net.Listener // listeners for newRelayProxy, whose URLs the relay answers to
 
 	stateHome string // XDG_STATE_HOME of every harness the world starts: restarts share it
+
+	logs      *logWatch     // what the harnesses the world starts log
+	listening chan struct{} // closed when the last harness started listens
+	running   *harness      // that harness; read it after listening is closed
 }
 
 func mustSecret(t testing.TB) *nostrkey.Secret {
@@ -98,8 +103,12 @@ const (
 	relayBurst = 100000
 )
 
+// newWorld starts a world that ends with the test; goroutines the world,
+// the harnesses it starts or the test started that are still running then
+// fail the test.
 func newWorld(t testing.TB) *world {
-	w := &world{t: t, owner: mustSecret(t), agent: mustSecret(t), stranger: mustSecret(t), sibling: mustSecret(t), dataDir: t.TempDir(), stateHome: t.TempDir()}
+	leakcheck.Check(t)
+	w := &world{t: t, owner: mustSecret(t), agent: mustSecret(t), stranger: mustSecret(t), sibling: mustSecret(t), dataDir: t.TempDir(), stateHome: t.TempDir(), logs: newLogWatch()}
 	var names []string
 	for range worldProxies {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -125,6 +134,7 @@ func newWorld(t testing.TB) *world {
 		t.Fatal("owner could not log in to the relay")
 	}
 	w.io = newRelayIO(w.relay.URL(), w.owner, "", w.pub)
+	t.Cleanup(w.io.close)
 	w.io.probe(ctx)
 	w.channel = "6f1c2d4e-1111-4000-8000-0000000000ab"
 	w.addChannel(w.channel, "general")
@@ -151,6 +161,7 @@ func (w *world) publishAs(key *nostrkey.Secret, ev *nostr.Event) *nostr.Event {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	io := newRelayIO(w.relay.URL(), key, "", w.pub)
+	defer io.close()
 	io.bridge.Store(w.io.bridge.Load())
 	if err := io.publish(ctx, ev); err != nil {
 		w.t.Fatalf("publish kind %d: %v", ev.Kind, err)
@@ -210,8 +221,17 @@ func (w *world) startHarnessTiming(env proc.Env, tm timing, args ...string) (sto
 	errc := make(chan error, 1)
 	exited := make(chan struct{})
 	w.exited = exited
+	started, listening := tm.started, make(chan struct{})
+	w.listening = listening
+	tm.started = func(h *harness) {
+		w.running = h
+		close(listening)
+		if started != nil {
+			started(h)
+		}
+	}
 	go func() {
-		errc <- run(ctx, cfg, env, testLogger(w.t), tm)
+		errc <- run(ctx, cfg, env, w.logs.logger(w.t), tm)
 		close(exited)
 	}()
 	var once sync.Once
@@ -330,6 +350,14 @@ func (w *world) seenReactions(on ...*nostr.Event) int {
 func (w *world) mentionRetry(t testing.TB, text string) *nostr.Event {
 	ev := &nostr.Event{Kind: 9, Content: text, CreatedAt: nostr.Now(),
 		Tags: nostr.Tags{{"h", w.channel}, {"p", w.agent.Public().Hex()}}}
+	w.publishRetry(t, ev)
+	return ev
+}
+
+// publishRetry signs ev as the owner and publishes it, retrying while the
+// relay restarts.
+func (w *world) publishRetry(t testing.TB, ev *nostr.Event) {
+	t.Helper()
 	if err := w.owner.SignEvent(ev); err != nil {
 		t.Fatal(err)
 	}
@@ -339,11 +367,13 @@ func (w *world) mentionRetry(t testing.TB, text string) *nostr.Event {
 		err := w.io.publish(ctx, ev)
 		cancel()
 		if err == nil {
-			return ev
+			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("publish during restart: %v", err)
+			t.Fatalf("publish while the relay restarts: %v", err)
 		}
+		// The subject is publishing while the relay is down: retry after
+		// a pause, as a client would, until the deadline.
 		time.Sleep(50 * time.Millisecond)
 	}
 }

@@ -17,7 +17,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fiatjaf/eventstore"
 	"github.com/fiatjaf/eventstore/postgresql"
 	"github.com/lib/pq"
 	"github.com/nbd-wtf/go-nostr"
@@ -41,13 +40,41 @@ import (
 // carry them would cost a write per keystroke, and a client loses nothing
 // it could not lose to a dropped websocket.
 //
-// When the listening connection drops, lib/pq reconnects with backoff
-// (fanoutMinReconnect to fanoutMaxReconnect) and this instance replays
-// from the store every event dated since the last notification it saw
-// (less replaySlack, for publishers' clocks), skipping ids it already
-// delivered (seenIDs), so a subscriber misses nothing a database blip hid.
-// Events stored during the blip yet dated more than replaySlack before
-// the last notification are in the store but not delivered live.
+// Replay follows insertion, not created_at. Every stored row carries the
+// id of the transaction that inserted it (buzz_xid) and the inserting
+// instance (buzz_origin). Every fanoutMarkEvery each instance notifies a
+// mark holding a snapshot of the database taken just before ("m
+// <instance> <pg_snapshot>"). PostgreSQL delivers notifications in commit
+// order, and a transaction visible in the snapshot committed before the
+// mark did, so once an instance reads its own mark it has been told of
+// every row that snapshot sees: the snapshot becomes its checkpoint. When
+// the listening connection drops, lib/pq reconnects with backoff
+// (fanoutMinReconnect to fanoutMaxReconnect) and LISTENs again before
+// this instance replays every row of another instance that the
+// checkpoint does not see, in transaction order, skipping ids it already
+// delivered (seenIDs). Rows committed after the new LISTEN come as
+// notifications as well, and seenIDs drops the second copy. A fetch that
+// fails leaves the instance behind in the same way: the checkpoint stays,
+// nothing more is delivered until a replay from it succeeds (tried at
+// each notification, and a mark comes every fanoutMarkEvery), so nothing
+// overtakes what the replay brings. So a subscriber misses nothing a
+// database blip hid, whatever the events' created_at, and gets each
+// event once.
+//
+// Order: one subscriber gets the events of one publisher connection in
+// the order it published them, when each was sent after the relay
+// acknowledged the one before (the relay commits before it answers OK, so
+// commit order is publish order; notifications, batches and the replay
+// all keep commit order, and a replay covers a prefix of what follows it
+// in the notification stream; a transaction id is taken at the insert,
+// so for one connection that waits for OK, id order is commit order).
+// Events sent without waiting for OK carry no order, on one instance
+// either: khatru handles each message of a connection on a goroutine of
+// its own. Events of different connections come live in commit order,
+// replayed in the order their inserts began. go-nostr's client hands each event to its
+// subscription from a goroutine of its own, so two events can swap on
+// the way from its socket to Subscription.Events even when the relay
+// wrote them in order: tests that check order read raw frames.
 const notifyChannel = "buzz_events"
 
 // fanout is one instance's side of the fan-out; nil without --db.
@@ -59,9 +86,11 @@ type fanout struct {
 	seen *seenIDs
 	log  *slog.Logger
 
-	mu     sync.Mutex
-	lastAt nostr.Timestamp // created_at of the newest notification seen
-	lostAt time.Time       // when the listening connection dropped; zero while up
+	// ck is the checkpoint: a pg_snapshot of which every row has reached
+	// this instance. behind is set when a fetch failed since ck was
+	// taken. Both belong to run's goroutine once it starts.
+	ck     string
+	behind bool
 
 	claims atomic.Int64 // NIP-98 tokens claimed, for sweeping
 
@@ -78,13 +107,20 @@ func instanceName() string {
 
 // newFanout starts listening on notifyChannel. Notifications queue until
 // run starts, so events stored while the relay loads its state are not
-// missed.
+// missed. The first checkpoint is taken once LISTEN holds: a row it does
+// not see commits later and is notified.
 func newFanout(r *Relay, pg *postgresql.PostgresBackend, name string) (*fanout, error) {
-	f := &fanout{r: r, pg: pg, name: name, seen: newSeenIDs(), log: r.log.With("component", "fanout"), lastAt: nostr.Now()}
+	f := &fanout{r: r, pg: pg, name: name, seen: newSeenIDs(), log: r.log.With("component", "fanout")}
 	f.l = pq.NewListener(pg.DatabaseURL, fanoutMinReconnect, fanoutMaxReconnect, f.listenerEvent)
 	if err := f.l.Listen(notifyChannel); err != nil {
 		f.l.Close()
 		return nil, fmt.Errorf("buzz-relay: listen on PostgreSQL channel %s: %w", notifyChannel, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), fanoutFetchTimeout)
+	defer cancel()
+	if err := pg.DB.QueryRowContext(ctx, `SELECT pg_current_snapshot()::text`).Scan(&f.ck); err != nil {
+		f.l.Close()
+		return nil, fmt.Errorf("buzz-relay: take the first fan-out checkpoint: %w", err)
 	}
 	return f, nil
 }
@@ -92,11 +128,6 @@ func newFanout(r *Relay, pg *postgresql.PostgresBackend, name string) (*fanout, 
 func (f *fanout) listenerEvent(ev pq.ListenerEventType, err error) {
 	switch ev {
 	case pq.ListenerEventDisconnected:
-		f.mu.Lock()
-		if f.lostAt.IsZero() {
-			f.lostAt = time.Now()
-		}
-		f.mu.Unlock()
 		f.log.Warn("lost the PostgreSQL notification connection; reconnecting", "err", err)
 	case pq.ListenerEventReconnected:
 		f.log.Info("PostgreSQL notification connection back; replaying what was missed")
@@ -105,15 +136,25 @@ func (f *fanout) listenerEvent(ev pq.ListenerEventType, err error) {
 	}
 }
 
-// start runs the receiving loop until close.
+// start runs the receiving loop and the mark sender until close.
 func (f *fanout) start() {
 	ctx, cancel := context.WithCancel(context.Background())
 	f.stop = cancel
 	f.done = make(chan struct{})
-	// Ends when close cancels ctx.
+	var wg sync.WaitGroup
+	wg.Add(2)
+	// Both end when close cancels ctx.
 	go func() {
-		defer close(f.done)
+		defer wg.Done()
 		f.run(ctx)
+	}()
+	go func() {
+		defer wg.Done()
+		f.marks(ctx)
+	}()
+	go func() {
+		wg.Wait()
+		close(f.done)
 	}()
 }
 
@@ -125,14 +166,48 @@ func (f *fanout) close() {
 	f.l.Close()
 }
 
+// marks notifies a mark every fanoutMarkEvery: a snapshot taken by the
+// statement that sends it, so before the mark commits. A snapshot whose
+// text would not fit a notification goes as its xmin alone
+// ("xmin:xmin:"), which sees less and so replays more, never less.
+func (f *fanout) marks(ctx context.Context) {
+	t := time.NewTicker(fanoutMarkEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := f.sendMark(ctx, maxNotifyPayload); err != nil && ctx.Err() == nil {
+			f.log.Debug("send fan-out mark", "err", err)
+		}
+	}
+}
+
+// sendMark notifies one mark of at most limit bytes.
+func (f *fanout) sendMark(ctx context.Context, limit int) error {
+	head := "m " + f.name + " "
+	ctx, cancel := context.WithTimeout(ctx, fanoutFetchTimeout)
+	defer cancel()
+	_, err := f.pg.DB.ExecContext(ctx, `SELECT pg_notify($1, $2 || CASE WHEN length(s::text) <= $3 THEN s::text
+  ELSE pg_snapshot_xmin(s)::text || ':' || pg_snapshot_xmin(s)::text || ':' END) FROM pg_current_snapshot() AS s`,
+		notifyChannel, head, limit-len(head))
+	return err
+}
+
 // run reads notifications, a batch at a time, and delivers them in order.
 func (f *fanout) run(ctx context.Context) {
 	for {
 		var n *pq.Notification
+		var open bool
 		select {
 		case <-ctx.Done():
 			return
-		case n = <-f.l.Notify:
+		case n, open = <-f.l.Notify:
+			if !open {
+				return
+			}
 		}
 		var ids []string
 		replay := n == nil
@@ -142,9 +217,9 @@ func (f *fanout) run(ctx context.Context) {
 	drain:
 		for !replay && len(ids) < fanoutBatch {
 			select {
-			case n = <-f.l.Notify:
+			case n, open = <-f.l.Notify:
 				if n == nil {
-					replay = true
+					replay = open
 					break drain
 				}
 				ids = f.take(ctx, n, ids)
@@ -152,50 +227,68 @@ func (f *fanout) run(ctx context.Context) {
 				break drain
 			}
 		}
-		f.deliver(ctx, ids)
-		if replay {
-			f.replay(ctx)
-		}
+		// Notified after the last mark read, the ids are not in the
+		// checkpoint's snapshot: a replay covers them, in order.
+		f.behind = f.behind || replay
+		f.flush(ctx, ids)
 	}
 }
 
+// flush delivers ids, after a replay when f is behind. While the replay
+// fails nothing is delivered, so nothing overtakes what it would bring:
+// the ids stay in the store and the checkpoint where it was.
+func (f *fanout) flush(ctx context.Context, ids []string) {
+	if f.behind {
+		if f.replay(ctx) != nil {
+			return
+		}
+		f.behind = false
+	}
+	f.deliver(ctx, ids)
+}
+
 // take reads one notification: a stored event's id is added to ids, an
-// ephemeral event is broadcast at once (after the ids before it).
+// ephemeral event is broadcast at once and this instance's own mark moves
+// the checkpoint (each after the ids before it).
 func (f *fanout) take(ctx context.Context, n *pq.Notification, ids []string) []string {
 	note, err := parseNote(n.Extra)
 	if err != nil {
 		f.log.Warn("skipping a notification", "bytes", len(n.Extra), "err", err)
 		return ids
 	}
-	if note.at > 0 {
-		f.mu.Lock()
-		if note.at > f.lastAt {
-			f.lastAt = note.at
+	switch {
+	case note.snapshot != "":
+		if note.origin != f.name {
+			return ids
 		}
-		f.mu.Unlock()
-	}
-	if note.origin == f.name {
+		f.flush(ctx, ids)
+		if !f.behind {
+			f.ck = note.snapshot
+		}
+		return ids[:0]
+	case note.origin == f.name:
 		return ids
-	}
-	if note.ev == nil {
+	case note.ev == nil:
 		return append(ids, note.id)
 	}
-	f.deliver(ctx, ids)
+	f.flush(ctx, ids)
 	f.r.broadcast(note.ev)
 	return ids[:0]
 }
 
 // note is one notification on notifyChannel: a stored event's id and
-// created_at, or a whole ephemeral event.
+// created_at, a whole ephemeral event, or a mark's snapshot.
 type note struct {
-	origin string
-	at     nostr.Timestamp
-	id     string
-	ev     *nostr.Event
+	origin   string
+	at       nostr.Timestamp
+	id       string
+	ev       *nostr.Event
+	snapshot string
 }
 
 // parseNote reads a notification payload: "s <origin> <created_at> <id>"
-// from the trigger, or "e <origin> <event JSON>" from publishEphemeral.
+// from the trigger, "e <origin> <event JSON>" from publishEphemeral or
+// "m <origin> <pg_snapshot>" from marks.
 func parseNote(payload string) (note, error) {
 	kind, rest, _ := strings.Cut(payload, " ")
 	origin, rest, ok := strings.Cut(rest, " ")
@@ -222,12 +315,42 @@ func parseNote(payload string) (note, error) {
 			return note{}, fmt.Errorf("ephemeral event of kind %d and id %.70q", ev.Kind, ev.ID)
 		}
 		return note{origin: origin, id: ev.ID, ev: &ev}, nil
+	case "m":
+		if !isSnapshot(rest) {
+			return note{}, fmt.Errorf("mark %.40q is not a pg_snapshot", rest)
+		}
+		return note{origin: origin, snapshot: rest}, nil
 	}
 	return note{}, fmt.Errorf("unknown form %.10q", kind)
 }
 
+// isSnapshot reports whether s has pg_snapshot's text form,
+// "xmin:xmax:xip,…" (decimal transaction ids, the list possibly empty).
+func isSnapshot(s string) bool {
+	xmin, rest, ok1 := strings.Cut(s, ":")
+	xmax, xip, ok2 := strings.Cut(rest, ":")
+	if !ok1 || !ok2 || !isXID(xmin) || !isXID(xmax) {
+		return false
+	}
+	if xip == "" {
+		return true
+	}
+	for x := range strings.SplitSeq(xip, ",") {
+		if !isXID(x) {
+			return false
+		}
+	}
+	return true
+}
+
+// isXID reports whether s is a 64-bit transaction id in decimal.
+func isXID(s string) bool {
+	_, err := strconv.ParseUint(s, 10, 64)
+	return err == nil
+}
+
 // deliver fetches the events of ids in one query and hands each, in the
-// order of ids, to local subscribers.
+// order of ids, to local subscribers. A failed fetch leaves f behind.
 func (f *fanout) deliver(ctx context.Context, ids []string) {
 	if len(ids) == 0 {
 		return
@@ -236,7 +359,8 @@ func (f *fanout) deliver(ctx context.Context, ids []string) {
 	defer cancel()
 	ch, err := f.r.store.QueryEvents(qctx, nostr.Filter{IDs: ids, Limit: len(ids)})
 	if err != nil {
-		f.log.Error("fetch notified events", "n", len(ids), "err", err)
+		f.log.Error("fetch notified events; a replay will bring them", "n", len(ids), "err", err)
+		f.behind = true
 		return
 	}
 	byID := make(map[string]*nostr.Event, len(ids))
@@ -274,38 +398,71 @@ func (f *fanout) apply(ev *nostr.Event) {
 	r.broadcast(ev)
 }
 
-// replay delivers what the store got while notifications were lost.
-func (f *fanout) replay(ctx context.Context) {
-	f.mu.Lock()
-	since := f.lastAt
-	if !f.lostAt.IsZero() && nostr.Timestamp(f.lostAt.Unix()) < since {
-		since = nostr.Timestamp(f.lostAt.Unix())
-	}
-	f.lostAt = time.Time{}
-	f.mu.Unlock()
-	since -= nostr.Timestamp(replaySlack / time.Second)
-	var evs []*nostr.Event
-	err := f.r.eachStored(internal(ctx), nostr.Filter{Since: &since}, func(ev *nostr.Event) {
-		if len(evs) < maxReplay && !f.seen.has(ev.ID) {
-			evs = append(evs, ev)
+// replaySQL pages through the rows other instances inserted that the
+// checkpoint $1 does not see, in transaction order, after the row ($3,
+// $4); buzz_xid's index finds them. (The text column has a name of its
+// own: ORDER BY would take an output column named buzz_xid over the table's
+// and sort the ids as text.)
+const replaySQL = `SELECT buzz_xid::text AS xid, id, pubkey, created_at, kind, tags, content, sig FROM event
+WHERE buzz_xid >= pg_snapshot_xmin($1::pg_snapshot) AND NOT pg_visible_in_snapshot(buzz_xid, $1::pg_snapshot)
+  AND buzz_origin IS DISTINCT FROM $2 AND (buzz_xid, id) > ($3::xid8, $4)
+ORDER BY buzz_xid, id LIMIT $5`
+
+// replay delivers, in transaction order, what other instances stored
+// since the checkpoint and this one has not delivered yet.
+func (f *fanout) replay(ctx context.Context) error {
+	after, afterID := "0", ""
+	delivered, read := 0, 0
+	for read < maxReplay {
+		page, err := f.replayPage(ctx, after, afterID)
+		if err != nil {
+			f.log.Error("replay; the next notification tries again", "delivered", delivered, "err", err)
+			return err
 		}
-	})
+		for _, row := range page {
+			if !f.seen.has(row.ev.ID) {
+				f.apply(row.ev)
+				delivered++
+			}
+		}
+		read += len(page)
+		if len(page) < fanoutBatch {
+			f.log.Info("replayed what notifications missed", "events", delivered, "read", read)
+			return nil
+		}
+		after, afterID = page[len(page)-1].xid, page[len(page)-1].ev.ID
+	}
+	f.log.Warn("replay stopped at its cap; later events are in the store but were not delivered live", "cap", maxReplay, "delivered", delivered)
+	return nil
+}
+
+type replayRow struct {
+	xid string
+	ev  *nostr.Event
+}
+
+// replayPage reads one page of replaySQL.
+func (f *fanout) replayPage(ctx context.Context, after, afterID string) ([]replayRow, error) {
+	qctx, cancel := context.WithTimeout(ctx, fanoutFetchTimeout)
+	defer cancel()
+	rows, err := f.pg.DB.QueryContext(qctx, replaySQL, f.ck, f.name, after, afterID, fanoutBatch)
 	if err != nil {
-		f.log.Error("replay after reconnect", "err", err)
+		return nil, err
 	}
-	if len(evs) == maxReplay {
-		f.log.Warn("replay after reconnect stopped at its cap; older events are in the store but were not delivered live", "cap", maxReplay)
-	}
-	sort.Slice(evs, func(i, j int) bool {
-		if evs[i].CreatedAt != evs[j].CreatedAt {
-			return evs[i].CreatedAt < evs[j].CreatedAt
+	defer rows.Close()
+	var page []replayRow
+	for rows.Next() {
+		var row replayRow
+		var ev nostr.Event
+		var at int64
+		if err := rows.Scan(&row.xid, &ev.ID, &ev.PubKey, &at, &ev.Kind, &ev.Tags, &ev.Content, &ev.Sig); err != nil {
+			return nil, err
 		}
-		return evs[i].ID < evs[j].ID
-	})
-	for _, ev := range evs {
-		f.apply(ev)
+		ev.CreatedAt = nostr.Timestamp(at)
+		row.ev = &ev
+		page = append(page, row)
 	}
-	f.log.Info("replayed after reconnect", "since", since, "events", len(evs))
+	return page, rows.Err()
 }
 
 // publishEphemeral sends an ephemeral event to the other instances.
@@ -454,37 +611,6 @@ func (s *seenIDs) has(id string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.cur[id] || s.prev[id]
-}
-
-// markStore notes the ids this instance stores itself, so that a replay
-// after a database blip does not send them to local subscribers again.
-type markStore struct {
-	eventstore.Store
-	seen *seenIDs
-}
-
-func (m markStore) SaveEvent(ctx context.Context, ev *nostr.Event) error {
-	err := m.Store.SaveEvent(ctx, ev)
-	if err == nil {
-		m.seen.add(ev.ID)
-	}
-	return err
-}
-
-func (m markStore) ReplaceEvent(ctx context.Context, ev *nostr.Event) error {
-	err := m.Store.ReplaceEvent(ctx, ev)
-	if err == nil {
-		m.seen.add(ev.ID)
-	}
-	return err
-}
-
-func (m markStore) CountEvents(ctx context.Context, f nostr.Filter) (int64, error) {
-	c, ok := m.Store.(eventstore.Counter)
-	if !ok {
-		return 0, errNoCounter
-	}
-	return c.CountEvents(ctx, f)
 }
 
 // applyMemberRecord takes a member record another instance stored; a ban

@@ -104,15 +104,25 @@ func FuzzParseFilters(f *testing.F) {
 
 // FuzzParseNote reads arbitrary notification payloads: no panic, and
 // what parses names a valid id and, for an ephemeral one, an ephemeral
-// kind; a stored event's note prints back to the same payload.
+// kind, or is a mark with a snapshot; a stored event's note and a mark
+// print back to the same payload.
 func FuzzParseNote(f *testing.F) {
 	f.Add("s buzz-relay-0011223344556677 1796140831 " + strings.Repeat("ab", 32))
 	f.Add(`e buzz-relay-0011223344556677 {"kind":20001,"id":"` + strings.Repeat("cd", 32) + `","pubkey":"","created_at":1,"tags":[],"content":"typing","sig":""}`)
+	f.Add("m buzz-relay-0011223344556677 1000:1004:1000,1002")
+	f.Add("m buzz-relay-0011223344556677 1000:1000:")
 	f.Add("s x")
 	f.Add("")
 	f.Fuzz(func(t *testing.T, payload string) {
 		n, err := parseNote(payload)
 		if err != nil {
+			return
+		}
+		if n.snapshot != "" {
+			again, err := parseNote("m " + n.origin + " " + n.snapshot)
+			if err != nil || !isSnapshot(n.snapshot) || again != n {
+				t.Fatalf("parseNote round trip of mark %q: %+v, %v", payload, again, err)
+			}
 			return
 		}
 		if !nostr.IsValid32ByteHex(n.id) || n.origin == "" {

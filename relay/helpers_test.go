@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/leakcheck"
 )
 
 type testKey struct{ sk, pk string }
@@ -29,9 +31,11 @@ func testLoggerAt(t testing.TB, level slog.Level) *slog.Logger {
 }
 
 // startRelay starts a relay on 127.0.0.1:0 with a fresh data dir unless
-// cfg names one, and closes it when the test ends.
+// cfg names one, and closes it when the test ends; goroutines it or the
+// test started after it that are still running then fail the test.
 func startRelay(t testing.TB, cfg Config) *Relay {
 	t.Helper()
+	leakcheck.Check(t)
 	if cfg.DataDir == "" {
 		cfg.DataDir = t.TempDir()
 	}

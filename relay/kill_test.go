@@ -2,12 +2,9 @@ package relay
 
 import (
 	"bufio"
-	"context"
 	"io"
 	"os/exec"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -85,47 +82,13 @@ func TestKillDuringBurst(t *testing.T) {
 	c := connect(t, url)
 	began := time.Now()
 
-	var (
-		next   atomic.Int64
-		mu     sync.Mutex
-		acked  []string
-		killed sync.Once
-		wg     sync.WaitGroup
-	)
-	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1) - 1
-				if i >= total {
-					return
-				}
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				err := c.Publish(ctx, events[i])
-				cancel()
-				// go-nostr returns nil when the connection drops while it
-				// waits for the OK, so a nil error counts only while the
-				// connection is still up.
-				if err != nil || !c.IsConnected() {
-					return // the relay is gone
-				}
-				mu.Lock()
-				acked = append(acked, events[i].ID)
-				n := len(acked)
-				mu.Unlock()
-				if n >= killAt {
-					killed.Do(func() { cmd.Process.Kill() })
-				}
-			}
-		}()
+	conns := make([]*nostr.Relay, workers)
+	for i := range conns {
+		conns[i] = c // the publishers share one connection
 	}
-	wg.Wait()
+	acked := burstUntilKill(t, conns, events, killAt, func() { cmd.Process.Kill() })
 	cmd.Wait()
 	t.Logf("%d events acknowledged before SIGKILL, %s", len(acked), time.Since(began))
-	if len(acked) < killAt {
-		t.Fatalf("only %d acknowledged; the burst did not reach the kill point", len(acked))
-	}
 
 	began = time.Now()
 	_, url = runRelay(t, exe, dir)

@@ -192,13 +192,14 @@ const (
 	// pg_notify of an ephemeral event.
 	fanoutFetchTimeout = 10 * time.Second
 
-	// replaySlack is how far before the last notification seen a replay
-	// after reconnect starts: events are dated by their publishers'
-	// clocks, which may lag this one.
-	replaySlack = 2 * time.Minute
+	// fanoutMarkEvery is how often an instance notifies a mark, which
+	// moves its replay checkpoint (fanout.go): a replay after a blip
+	// reads what was stored in the blip plus up to this much before it.
+	// One small notification per instance per period.
+	fanoutMarkEvery = 2 * time.Second
 
-	// maxReplay bounds the events one replay delivers live; a longer
-	// outage leaves the rest to clients' own catch-up queries.
+	// maxReplay bounds the rows one replay reads; a longer outage
+	// leaves the rest to clients' own catch-up queries.
 	maxReplay = 100000
 
 	// maxNotifyPayload is the largest notification sent: PostgreSQL

@@ -2,6 +2,7 @@ package relay
 
 import (
 	"bytes"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -152,5 +153,107 @@ func TestLoginTokenExpires(t *testing.T) {
 	}
 	if status, _, _ := postLogin(t, r.HTTPURL(), tokenBody(first)); status != http.StatusGone {
 		t.Errorf("token pushed out by %d newer ones = %d; want 410", maxLogins, status)
+	}
+}
+
+// TestAttackLoginLinkAcrossInstances: with --db, a sign-in link minted on
+// one instance (in-process, as buzzbox up mints it) was known to that
+// instance alone. It must be accepted once by another, built instance and
+// refused everywhere after; of many requests racing through two built
+// instances one wins; expiry and the maxLogins cap hold across
+// instances; and the database never holds the key in the clear.
+func TestAttackLoginLinkAcrossInstances(t *testing.T) {
+	c := newCluster(t)
+	ins := c.start(2)
+	var mu sync.Mutex
+	var skew time.Duration
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
+	a := startRelay(t, Config{DB: c.db, KeyFile: c.key, Owner: c.owner.pk, Now: clock})
+	want, _ := nip19.EncodePrivateKey(c.owner.sk)
+	mint := func() string {
+		t.Helper()
+		tok, err := a.LoginToken(c.owner.sk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tok
+	}
+
+	tok := mint()
+	if status, _, out := postLogin(t, ins[0].http(), tokenBody(tok)); status != http.StatusOK || out["nsec"] != want {
+		t.Fatalf("link minted on A, used on B = %d %v; want 200 with the owner's nsec", status, out)
+	}
+	for name, base := range map[string]string{"C": ins[1].http(), "A": a.HTTPURL(), "B again": ins[0].http()} {
+		if status, _, out := postLogin(t, base, tokenBody(tok)); status != http.StatusGone || out["nsec"] != "" {
+			t.Errorf("spent link on %s = %d %v; want 410", name, status, out)
+		}
+	}
+
+	tok = mint()
+	var won, gone, other int
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, err := http.Post(ins[i%2].http()+loginPath, "application/json", strings.NewReader(tokenBody(tok)))
+			if err != nil {
+				return
+			}
+			res.Body.Close()
+			mu.Lock()
+			defer mu.Unlock()
+			switch res.StatusCode {
+			case http.StatusOK:
+				won++
+			case http.StatusGone:
+				gone++
+			default:
+				other++
+			}
+		}()
+	}
+	wg.Wait()
+	if won != 1 || gone != 15 {
+		t.Errorf("16 racing uses through two instances: %d won, %d refused 410, %d other; want 1 and 15", won, gone, other)
+	}
+
+	db, err := sql.Open("postgres", c.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	tok = mint()
+	var sealed []byte
+	if err := db.QueryRow(`SELECT sealed FROM buzz_login WHERE token_hash = $1`, tokenHash(tok)).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	if len(sealed) == 0 || bytes.Contains(sealed, []byte(want)) || bytes.Contains(sealed, []byte(c.owner.sk)) {
+		t.Errorf("the database holds an unspent link's key as %q; want it sealed", sealed)
+	}
+	postLogin(t, ins[1].http(), tokenBody(tok))
+	if err := db.QueryRow(`SELECT sealed FROM buzz_login WHERE token_hash = $1`, tokenHash(tok)).Scan(&sealed); err != nil || sealed != nil {
+		t.Errorf("spent link's seal = %q, %v; want it wiped", sealed, err)
+	}
+
+	mu.Lock()
+	skew = -loginTTL - time.Minute
+	mu.Unlock()
+	tok = mint()
+	mu.Lock()
+	skew = 0
+	mu.Unlock()
+	if status, _, out := postLogin(t, ins[0].http(), tokenBody(tok)); status != http.StatusGone || !strings.Contains(out["error"], "expired") {
+		t.Errorf("expired link on B = %d %v; want 410 naming the expiry", status, out)
+	}
+	first := mint()
+	for range maxLogins {
+		mint()
+	}
+	if status, _, _ := postLogin(t, ins[1].http(), tokenBody(first)); status != http.StatusGone {
+		t.Errorf("link pushed out by %d newer ones, used on C = %d; want 410", maxLogins, status)
+	}
+	if status, _, out := postLogin(t, ins[0].http(), tokenBody("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA")); status != http.StatusNotFound || out["nsec"] != "" {
+		t.Errorf("guessed token on B = %d %v; want 404", status, out)
 	}
 }

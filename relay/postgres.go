@@ -50,6 +50,14 @@ func openPostgres(dsn, app, pubkey string) (*postgresql.PostgresBackend, error) 
 		return nil, fmt.Errorf("buzz-relay: open PostgreSQL store %s: take the schema lock: %w", where, err)
 	}
 	defer conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1)`, schemaLockKey)
+	var version int
+	if err := conn.QueryRowContext(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&version); err != nil {
+		return nil, fmt.Errorf("buzz-relay: open PostgreSQL store %s: read the server version: %w", where, err)
+	}
+	if version < minPostgresVersion {
+		return nil, fmt.Errorf("buzz-relay: open PostgreSQL store %s: the server is PostgreSQL %d.%d; --db needs %d or later (xid8 and pg_current_snapshot, which the fan-out's replay uses)",
+			where, version/10000, version%10000, minPostgresVersion/10000)
+	}
 
 	s := &postgresql.PostgresBackend{
 		DatabaseURL:       dsn,
@@ -85,6 +93,11 @@ func openPostgres(dsn, app, pubkey string) (*postgresql.PostgresBackend, error) 
 	return s, nil
 }
 
+// minPostgresVersion is the oldest server --db works with, as
+// server_version_num: 13 brought xid8, pg_current_xact_id and
+// pg_current_snapshot.
+const minPostgresVersion = 130000
+
 // schemaLockKey is the pg_advisory_lock key the schema work runs under
 // ("buzz" in ASCII); any constant works as long as every instance uses it.
 const schemaLockKey = 0x62757a7a
@@ -96,7 +109,15 @@ const schemaLockKey = 0x62757a7a
 //     id on notifyChannel within the inserting transaction, so a
 //     notification is sent exactly when the event is committed (never for
 //     a write that rolled back, never lost to a crash between the two);
+//   - buzz_xid and buzz_origin, two columns added to eventstore's event
+//     table (its queries name their columns, so it never sees them), hold
+//     the inserting transaction and instance of each row, which the
+//     replay after a database blip follows (fanout.go). Rows from before
+//     the columns came have neither and are never replayed;
 //   - buzz_invite_spent makes invite redemption atomic across instances;
+//   - buzz_login holds the owner's sign-in links (login.go): the token's
+//     hash, the key sealed under the token, and when it was minted,
+//     expires and was spent;
 //   - buzz_nip98_seen holds the NIP-98 token ids used lately, so that a
 //     token spent on one instance is a replay on every other;
 //   - buzz_relay holds the relay's public key (one row).
@@ -108,6 +129,16 @@ BEGIN
   PERFORM pg_notify('` + notifyChannel + `', 's ' || current_setting('application_name') || ' ' || NEW.created_at || ' ' || NEW.id);
   RETURN NULL;
 END $$;
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'event'::regclass AND attname = 'buzz_xid' AND NOT attisdropped) THEN
+    -- Added without a default, then given one: existing rows keep NULL
+    -- and the table is not rewritten.
+    ALTER TABLE event ADD COLUMN buzz_xid xid8, ADD COLUMN buzz_origin text;
+    ALTER TABLE event ALTER COLUMN buzz_xid SET DEFAULT pg_current_xact_id(),
+      ALTER COLUMN buzz_origin SET DEFAULT current_setting('application_name');
+    CREATE INDEX buzz_xid_idx ON event (buzz_xid);
+  END IF;
+END $$;
 DROP TRIGGER IF EXISTS buzz_notify_event ON event;
 CREATE TRIGGER buzz_notify_event AFTER INSERT ON event FOR EACH ROW EXECUTE FUNCTION buzz_notify_event();
 CREATE TABLE IF NOT EXISTS buzz_invite_spent (
@@ -118,6 +149,13 @@ CREATE TABLE IF NOT EXISTS buzz_invite_spent (
 CREATE TABLE IF NOT EXISTS buzz_nip98_seen (
   id text PRIMARY KEY,
   at bigint NOT NULL
+);
+CREATE TABLE IF NOT EXISTS buzz_login (
+  token_hash text PRIMARY KEY,
+  sealed bytea,
+  minted_ns bigint NOT NULL,
+  expires_ns bigint NOT NULL,
+  spent_ns bigint
 );
 CREATE TABLE IF NOT EXISTS buzz_relay (
   one boolean PRIMARY KEY CHECK (one),

@@ -1,14 +1,18 @@
 package relay
 
 import (
-	"buzzbox/internal/workspace"
+	"database/sql"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
+	"buzzbox/internal/workspace"
+
+	"github.com/fiatjaf/eventstore/postgresql"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -95,5 +99,53 @@ func TestPostgresStore(t *testing.T) {
 	}
 	if r2.Members(chanA)[owner.pk] != roleOwner {
 		t.Errorf("channel state not rebuilt from PostgreSQL: %v", r2.Members(chanA))
+	}
+}
+
+// TestSchemaUpgradeOnExistingDatabase: a database made before the replay
+// columns (eventstore's table with rows in it) gets them when two
+// instances start on it at the same moment; the old rows stay readable
+// and are never replayed, new rows carry their transaction and instance.
+func TestSchemaUpgradeOnExistingDatabase(t *testing.T) {
+	c := newCluster(t)
+	old := &postgresql.PostgresBackend{DatabaseURL: c.db}
+	if err := old.Init(); err != nil {
+		t.Fatal(err)
+	}
+	before := signed(t, c.owner, 1, "stored before the upgrade")
+	if err := old.SaveEvent(t.Context(), &before); err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+
+	ins := c.start(2)
+	cl := login(t, ins[1].url, c.owner)
+	if evs, _ := query(t, cl, nostr.Filter{IDs: []string{before.ID}}); len(evs) != 1 {
+		t.Errorf("the row stored before the upgrade is not served")
+	}
+	sub := rawLive(t, ins[0].url, c.owner, nostr.Filter{Kinds: []int{1}, Authors: []string{c.owner.pk}})
+	after := signed(t, c.owner, 1, "stored after the upgrade")
+	mustPublish(t, cl, after)
+	stop := signed(t, c.owner, 1, "sentinel")
+	mustPublish(t, cl, stop)
+	sameOrder(t, "after the upgrade", sub.until(stop.ID), []string{after.ID})
+
+	db, err := sql.Open("postgres", c.db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, tc := range []struct {
+		id     string
+		oldRow bool
+		what   string
+	}{{before.ID, true, "row from before"}, {after.ID, false, "new row"}} {
+		var xid, origin sql.NullString
+		if err := db.QueryRow(`SELECT buzz_xid::text, buzz_origin FROM event WHERE id = $1`, tc.id).Scan(&xid, &origin); err != nil {
+			t.Fatal(err)
+		}
+		if tc.oldRow == (xid.Valid || origin.Valid) || !tc.oldRow && !strings.HasPrefix(origin.String, "buzz-relay-") {
+			t.Errorf("%s: buzz_xid %v, buzz_origin %v", tc.what, xid, origin)
+		}
 	}
 }

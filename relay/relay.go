@@ -194,7 +194,7 @@ func New(cfg Config) (*Relay, error) {
 			pg.Close()
 			return nil, err
 		}
-		store = markStore{pg, r.fan.seen}
+		store = pg
 		if cfg.GitDir == "" {
 			r.log.Warn("git hosting is off: with --db every instance would keep repositories of its own; give all instances one shared --git-dir to serve /git/")
 		}
@@ -395,8 +395,9 @@ func (r *Relay) URL() string {
 func (r *Relay) HTTPURL() string { return "http" + strings.TrimPrefix(r.URL(), "ws") }
 
 // Serve answers websocket, NIP-11, HTTP bridge and git requests on ln
-// until ctx ends, then stops accepting, closes every websocket and returns
-// nil. It does not close the store; Close does.
+// until ctx ends, then stops accepting, gives requests in flight
+// shutdownGrace to finish, closes every connection and websocket, and
+// returns nil. It does not close the store; Close does.
 func (r *Relay) Serve(ctx context.Context, ln net.Listener) error {
 	if r.listening(ln.Addr()) {
 		r.log.Warn("listening on every interface without --public-url: AUTH and NIP-98 tokens must name localhost or one of this host's addresses; set --public-url to the URL clients use for any other name",
@@ -407,9 +408,10 @@ func (r *Relay) Serve(ctx context.Context, ln net.Listener) error {
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(r.log.Handler(), slog.LevelDebug),
 	}
-	served := make(chan struct{})
-	// Stops when ctx ends or Serve returns on its own.
+	served, stopped := make(chan struct{}), make(chan struct{})
+	// Stops when ctx ends or Serve returns on its own; Serve returns after it.
 	go func() {
+		defer close(stopped)
 		select {
 		case <-ctx.Done():
 		case <-served:
@@ -418,11 +420,16 @@ func (r *Relay) Serve(ctx context.Context, ln net.Listener) error {
 		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 		defer cancel()
 		srv.Shutdown(sctx)
+		// What the grace left running (a request whose client stopped
+		// sending, a connection that never sent one) is cut now, so that
+		// no request outlives Serve.
+		srv.Close()
 		r.closeConns()
 	}()
 	r.log.Info("listening", "url", r.URL(), "pubkey", r.pubkey, "open", r.cfg.Open)
 	err := srv.Serve(ln)
 	close(served)
+	<-stopped
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

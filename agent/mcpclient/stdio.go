@@ -7,14 +7,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"os/exec"
 	"sync"
-	"syscall"
-	"time"
 
 	"buzzbox/internal/jsonrpc"
-	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
 )
 
@@ -22,11 +18,8 @@ import (
 // child leads its own process group, so killing the group takes its
 // grandchildren too.
 type stdioTransport struct {
-	cmd    *exec.Cmd
+	child  *procgroup.Child
 	conn   *jsonrpc.Conn
-	stdin  io.WriteCloser
-	stdout *os.File
-	exited chan struct{} // closed when the child has been waited for
 	served chan struct{} // closed when the connection's Serve returned
 	once   sync.Once
 	log    *slog.Logger
@@ -39,30 +32,12 @@ func startStdio(command string, args []string, env []string, dir string, stderr 
 	cmd.Env = env
 	cmd.Dir = dir
 	cmd.Stderr = stderr
-	procgroup.Set(cmd)
-	inR, inW, err := os.Pipe()
+	child, err := procgroup.Start(cmd, procgroup.Pipes{Stdin: true, Stdout: true}) // dies with the agent
 	if err != nil {
-		return nil, err
-	}
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		inR.Close()
-		inW.Close()
-		return nil, err
-	}
-	cmd.Stdin = inR
-	cmd.Stdout = outW
-	if err := proc.Start(cmd); err != nil { // dies with the agent
-		inR.Close()
-		inW.Close()
-		outR.Close()
-		outW.Close()
 		return nil, fmt.Errorf("spawn %s: %w", command, err)
 	}
-	inR.Close()
-	outW.Close()
-	t := &stdioTransport{cmd: cmd, stdin: inW, stdout: outR, exited: make(chan struct{}), served: make(chan struct{}), log: log}
-	t.conn = jsonrpc.NewConn(outR, inW, jsonrpc.Options{MaxLineBytes: maxFrameBytes, OversizeFatal: true, Logger: log})
+	t := &stdioTransport{child: child, served: make(chan struct{}), log: log}
+	t.conn = jsonrpc.NewConn(child.Stdout, child.Stdin, jsonrpc.Options{MaxLineBytes: maxFrameBytes, OversizeFatal: true, Logger: log})
 	// Ends when the child's stdout reaches EOF, a frame breaks the rules,
 	// or close() closes our end of the pipe.
 	go func() {
@@ -73,11 +48,10 @@ func startStdio(command string, args []string, env []string, dir string, stderr 
 	// our read end closed, so a grandchild holding the pipe cannot keep the
 	// connection alive.
 	go func() {
-		_ = cmd.Wait()
-		procgroup.Signal(cmd.Process.Pid, syscall.SIGKILL)
-		close(t.exited)
+		<-child.Exited()
+		child.Kill()
 		t.conn.Close()
-		outR.Close()
+		child.Stdout.Close()
 	}()
 	return t, nil
 }
@@ -98,37 +72,19 @@ func (t *stdioTransport) notify(method string, params any) error {
 
 func (t *stdioTransport) done() <-chan struct{} { return t.conn.Done() }
 
-// close stops the child. Graceful: close its stdin and wait, SIGTERM the
-// group and wait, then SIGKILL. Otherwise SIGKILL the group at once. It
-// returns after the child was reaped and the reader stopped.
+// close stops the child. Graceful: close its stdin and wait stdinGrace,
+// SIGTERM the group and wait termGrace, then SIGKILL. Otherwise SIGKILL
+// the group at once. It returns after the child was reaped and the reader
+// stopped.
 func (t *stdioTransport) close(graceful bool) {
 	t.once.Do(func() {
-		pid := t.cmd.Process.Pid
-		t.stdin.Close()
-		if graceful && waitFor(t.exited, stdinGrace) {
-			procgroup.Signal(pid, syscall.SIGKILL) // stray grandchildren
-		} else {
-			if graceful {
-				procgroup.Signal(pid, syscall.SIGTERM)
-			}
-			if !graceful || !waitFor(t.exited, termGrace) {
-				procgroup.Signal(pid, syscall.SIGKILL)
-			}
+		ladder := procgroup.Ladder{} // SIGKILL at once
+		if graceful {
+			ladder = procgroup.Ladder{Stdin: stdinGrace, Term: termGrace}
 		}
-		<-t.exited
+		t.child.Stop(ladder)
 		t.conn.Close()
-		t.stdout.Close()
+		t.child.Stdout.Close()
 		<-t.served
 	})
-}
-
-func waitFor(ch <-chan struct{}, d time.Duration) bool {
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ch:
-		return true
-	case <-tm.C:
-		return false
-	}
 }

@@ -23,8 +23,17 @@ const (
 	MethodSessionResume = "session/resume"
 	MethodSetModel      = "session/set_model"
 	MethodSessionUpdate = "session/update"
-	MethodSteer         = "_goose/unstable/session/steer"
-	MethodUsageUpdate   = "_goose/unstable/session/update"
+	MethodSessionClose  = "session/close"
+	MethodSetConfig     = "session/set_config_option"
+	MethodPermission    = "session/request_permission" // agent → client
+	MethodAuthenticate  = "authenticate"
+	// MethodSteering is a non-cancelling steer of a running prompt
+	// (advertised as _meta.steering.supported in initialize).
+	MethodSteering = "_session/steering"
+	// MethodGooseSystemPrompt sets a goose session's system prompt.
+	MethodGooseSystemPrompt = "_goose/unstable/session/system-prompt/set"
+	MethodSteer             = "_goose/unstable/session/steer"
+	MethodUsageUpdate       = "_goose/unstable/session/update"
 )
 
 // InitializeParams is the initialize request. ACP v2 renames
@@ -224,6 +233,9 @@ const (
 // PromptResult answers session/prompt.
 type PromptResult struct {
 	StopReason StopReason `json:"stopReason"`
+	// MessageID is v2's answer when the prompt's message is in; the end
+	// of the work then comes as an idle state_update.
+	MessageID string `json:"messageId,omitempty"`
 }
 
 // CancelParams is session/cancel.
@@ -247,6 +259,9 @@ const (
 	UpdateSessionInfo       = "session_info_update"
 	UpdateUsage             = "usage_update"
 	UpdateKeepalive         = "keepalive"
+	// UpdateState is ACP v2's report of a session running or idle (with
+	// the stop reason).
+	UpdateState = "state_update"
 )
 
 // Tool call statuses.
@@ -271,6 +286,12 @@ type Update struct {
 	RawOutput     any               `json:"rawOutput,omitempty"`
 	ToolContent   []ToolCallContent `json:"-"`
 	Meta          any               `json:"_meta,omitempty"`
+	// State is state_update's (v2) "running" or "idle"; an idle one
+	// carries how the work ended in StopReason and, for "error", the
+	// JSON-RPC error object in Error.
+	State      string          `json:"state,omitempty"`
+	StopReason *string         `json:"stopReason,omitempty"`
+	Error      json.RawMessage `json:"error,omitempty"`
 }
 
 // ToolCallContent is one item of a tool call's content.

@@ -47,13 +47,18 @@ var build = sync.OnceValues(func() (string, error) {
 	return exe, nil
 })
 
-// RunTests runs the package's tests and then removes the executable Path
-// built for them, so that runs leave nothing in the temp dir. A package
-// whose tests use Path calls it from TestMain:
+// RunTests runs the package's tests, then each of after in turn (given
+// the exit code so far, each returns the new one; leakcheck.AfterAll is
+// one), and then removes the executable Path built for them, so that runs
+// leave nothing in the temp dir. A package whose tests use Path calls it
+// from TestMain:
 //
 //	func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m)) }
-func RunTests(m *testing.M) int {
+func RunTests(m *testing.M, after ...func(code int) int) int {
 	code := m.Run()
+	for _, f := range after {
+		code = f(code)
+	}
 	if builtDir != "" {
 		os.RemoveAll(builtDir)
 	}

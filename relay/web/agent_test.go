@@ -97,7 +97,7 @@ func TestBrowserTalksToAgent(t *testing.T) {
 		t.Fatal("buzzbox up printed no sign-in link and channel")
 	}
 
-	do(t, ctx, "open the sign-in link", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(link))
+	openURL(t, ctx, "open the sign-in link", link)
 	waitJS(t, ctx, "signed in as the owner", `document.getElementById('status').dataset.state === 'authenticated'`)
 	do(t, ctx, "open #general", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, channel)))
 	waitJS(t, ctx, "the channel view", textIn("#channel-name", "general"))

@@ -93,7 +93,7 @@ func BenchmarkBrowserDelivery(b *testing.B) {
 // the page imports has run by then), once the sign-in dialog is up.
 func firstLoad(b *testing.B, ctx context.Context, base string) float64 {
 	b.Helper()
-	do(b, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
+	openURL(b, ctx, "open the page", base+"/")
 	waitJS(b, ctx, "the sign-in dialog", `document.getElementById('signin').open`)
 	ms, err := chromedp.Run(ctx, chromedp.Evaluate[float64](`performance.getEntriesByType('navigation')[0].loadEventEnd`))
 	if err != nil {

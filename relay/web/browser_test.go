@@ -152,57 +152,23 @@ func TestBrowserWorkspace(t *testing.T) {
 	shots := t.TempDir()
 	t.Logf("screenshots in %s", shots)
 
-	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
-	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open`)
+	openSignIn(t, ctx, base)
 	shot(t, ctx, shots, "signin-desktop")
-	do(t, ctx, "create a key", chromedp.SendKeys(labelled("Your name"), "Alice"), chromedp.Click(button("Create a new key")))
-	waitJS(t, ctx, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)
-	nsec, err := chromedp.Run(ctx, chromedp.Value(chromedp.ID("new-nsec")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, v, err := nip19.Decode(nsec)
-	if err != nil {
-		t.Fatalf("the page's nsec %q does not decode: %v", nsec, err)
-	}
-	alice, _ := nostr.GetPublicKey(v.(string))
-	do(t, ctx, "confirm the key is saved", chromedp.Click(button("I have saved it")))
-	waitJS(t, ctx, "the dialog to close", `!document.getElementById('signin').open`)
+	aliceSK := createKey(t, ctx, "Alice")
+	alice, _ := nostr.GetPublicKey(aliceSK)
+	nsec, _ := nip19.EncodePrivateKey(aliceSK)
 	stored, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`JSON.stringify(localStorage)`))
 	if strings.Contains(stored, nsec) {
 		t.Errorf("localStorage holds the nsec text; want the hex key only")
 	}
 
-	do(t, ctx, "open the new channel form", chromedp.Click(button("New channel")))
-	do(t, ctx, "create #general", chromedp.SendKeys(labelled("Channel name"), "general"), chromedp.Click(button("Create channel")))
-	waitJS(t, ctx, "the channel view", textIn("#channel-name", "general"))
+	channelID := createChannel(t, ctx, "general", false)
 	waitJS(t, ctx, "the composer", `document.querySelector('textarea[aria-label="Message #general"]') !== null`)
-	var channelID string
-	if channelID, err = chromedp.Run(ctx, chromedp.Evaluate[string](`location.hash.slice(4)`)); err != nil || len(channelID) != 36 {
-		t.Fatalf("channel id from the URL = %q, %v", channelID, err)
-	}
-	do(t, ctx, "post a message", chromedp.SendKeys(labelled("Message #general"), "hello from the browser"), chromedp.KeyEvent(kb.Enter))
-	waitJS(t, ctx, "the posted message", textIn(`[role=feed] article`, "hello from the browser"))
+	post(t, ctx, "general", "hello from the browser")
 
 	// Another client: go-nostr, Bob, joins and posts.
-	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rel, err := nostr.RelayConnect(rctx, wsURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rel.Close()
-	bobSK := nostr.GeneratePrivateKey()
-	bob, _ := nostr.GetPublicKey(bobSK)
-	publish := func(kind int, content string, tags ...nostr.Tag) nostr.Event {
-		t.Helper()
-		ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Content: content, Tags: tags}
-		ev.Sign(bobSK)
-		if err := rel.Publish(rctx, ev); err != nil {
-			t.Fatalf("publish kind %d as bob: %v", kind, err)
-		}
-		return ev
-	}
+	bobPeer := newPeer(t, wsURL)
+	rel, rctx, bobSK, bob, publish := bobPeer.rel, bobPeer.ctx, bobPeer.sk, bobPeer.pk, bobPeer.publish
 	publish(0, `{"name":"Bob","bot":false}`)
 	publish(9021, "", nostr.Tag{"h", channelID})
 	waitJS(t, ctx, "bob in the member list", `window.buzz.store.channels.get(`+fmt.Sprintf("%q", channelID)+`).members.has(`+fmt.Sprintf("%q", bob)+`)`)
@@ -293,7 +259,7 @@ func TestBrowserWorkspace(t *testing.T) {
 	waitJS(t, ctx, "the working state to end", fmt.Sprintf(`document.querySelector('article[data-id=%q]') && !document.querySelector('article[data-id=%q] .working')`, aliceMsg.ID, aliceMsg.ID))
 
 	// An agent attested by Alice (NIP-OA) answers: marked as her agent.
-	aliceSec, _ := nostrkey.ParseSecret(v.(string))
+	aliceSec, _ := nostrkey.ParseSecret(aliceSK)
 	agentSK := nostr.GeneratePrivateKey()
 	agentKey, _ := nostrkey.ParseSecret(agentSK)
 	att, err := nipoa.Sign(aliceSec, agentKey.Public(), "")
@@ -340,11 +306,38 @@ func TestBrowserWorkspace(t *testing.T) {
 	}
 }
 
-// signInNew creates a key in the page and returns its secret (hex).
+// openURL loads url in a desktop-sized window.
+func openURL(t testing.TB, ctx context.Context, what, url string) {
+	t.Helper()
+	do(t, ctx, what, chromedp.EmulateViewport(1280, 800), chromedp.Navigate(url))
+}
+
+// openChannel opens channel name from the channel list.
+func openChannel(t testing.TB, ctx context.Context, name string) {
+	t.Helper()
+	do(t, ctx, "open #"+name, chromedp.Click(chromedp.Search(fmt.Sprintf(`//a[starts-with(@aria-label,"channel %s")]`, name))))
+	waitJS(t, ctx, "the channel view of "+name, textIn("#channel-name", name))
+}
+
+// openSignIn opens the page at base, which asks who signs in.
+func openSignIn(t testing.TB, ctx context.Context, base string) {
+	t.Helper()
+	openURL(t, ctx, "open the page", base+"/")
+	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open`)
+}
+
+// signInNew opens the page and signs in with a new key; it returns the
+// key's secret (hex).
 func signInNew(t testing.TB, ctx context.Context, base, name string) string {
 	t.Helper()
-	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
-	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open`)
+	openSignIn(t, ctx, base)
+	return createKey(t, ctx, name)
+}
+
+// createKey makes a key for name in the open sign-in dialog, confirms it
+// is saved, and returns its secret (hex).
+func createKey(t testing.TB, ctx context.Context, name string) string {
+	t.Helper()
 	do(t, ctx, "create a key", chromedp.SendKeys(labelled("Your name"), name), chromedp.Click(button("Create a new key")))
 	waitJS(t, ctx, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)
 	nsec, err := chromedp.Run(ctx, chromedp.Value(chromedp.ID("new-nsec")))
@@ -358,6 +351,14 @@ func signInNew(t testing.TB, ctx context.Context, base, name string) string {
 	do(t, ctx, "confirm the key is saved", chromedp.Click(button("I have saved it")))
 	waitJS(t, ctx, "the dialog to close", `!document.getElementById('signin').open`)
 	return v.(string)
+}
+
+// post sends text from the composer of channel (by name) and waits for
+// it in the feed.
+func post(t testing.TB, ctx context.Context, channel, text string) {
+	t.Helper()
+	do(t, ctx, "post in #"+channel, chromedp.SendKeys(labelled("Message #"+channel), text), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "the message posted in #"+channel, textIn(`#feed article`, text))
 }
 
 // createChannel makes a channel through the form and returns its id.
@@ -388,16 +389,14 @@ func TestBrowserAuthImportedKey(t *testing.T) {
 	nsec, _ := nip19.EncodePrivateKey(sk)
 	base := startBinary(t, "--owner", npub)
 
-	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
-	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open`)
+	openSignIn(t, ctx, base)
 	do(t, ctx, "a wrong key", chromedp.SendKeys(labelled("Or sign in with your secret key (nsec)"), npub), chromedp.Click(button("Sign in with this key")))
 	waitJS(t, ctx, "the explanation", textIn("#signin-error", "that is an npub"))
 	do(t, ctx, "import the nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec)"), nsec), chromedp.Click(button("Sign in with this key")))
 	waitJS(t, ctx, "the dialog to close", `!document.getElementById('signin').open`)
 	waitJS(t, ctx, "the relay to accept the AUTH", `document.getElementById('status').dataset.state === 'authenticated'`)
 	id := createChannel(t, ctx, "owners-only", false)
-	do(t, ctx, "post", chromedp.SendKeys(labelled("Message #owners-only"), "signed in by import"), chromedp.KeyEvent(kb.Enter))
-	waitJS(t, ctx, "the posted message", textIn(`[role=feed] article`, "signed in by import"))
+	post(t, ctx, "owners-only", "signed in by import")
 
 	// A relay member with no profile yet is offered from the relay's own
 	// member list (NIP-86, signed by the page) and added to the channel.
@@ -509,8 +508,7 @@ func TestAttackKeyNeverLeavesBrowser(t *testing.T) {
 	sk := signInNew(t, ctx, base, "Carol")
 	nsecText, _ := nip19.EncodePrivateKey(sk)
 	createChannel(t, ctx, "secrets", false)
-	do(t, ctx, "post", chromedp.SendKeys(labelled("Message #secrets"), "nothing secret here"), chromedp.KeyEvent(kb.Enter))
-	waitJS(t, ctx, "the message", textIn(`[role=feed] article`, "nothing secret here"))
+	post(t, ctx, "secrets", "nothing secret here")
 	art := `//article[.//p[contains(.,"nothing secret here")]]`
 	do(t, ctx, "react", chromedp.Focus(chromedp.Search(art)), chromedp.Click(chromedp.Search(art+`//button[@aria-label="Add reaction"]`)),
 		chromedp.Click(chromedp.Search(art+`//button[@aria-label="React with 🎉"]`)))
@@ -532,21 +530,7 @@ func TestAttackMessageMarkupIsText(t *testing.T) {
 	signInNew(t, ctx, base, "Dave")
 	id := createChannel(t, ctx, "hostile", false)
 
-	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rel, err := nostr.RelayConnect(rctx, "ws"+strings.TrimPrefix(base, "http"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rel.Close()
-	msk := nostr.GeneratePrivateKey()
-	pub := func(kind int, content string, tags ...nostr.Tag) {
-		ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Content: content, Tags: tags}
-		ev.Sign(msk)
-		if err := rel.Publish(rctx, ev); err != nil {
-			t.Fatalf("publish kind %d: %v", kind, err)
-		}
-	}
+	pub := newPeer(t, base).publish
 	pub(0, `{"name":"<img src=x onerror=\"window.pwned='name'\">Mallory"}`)
 	pub(9021, "", nostr.Tag{"h", id})
 	hostile := []string{
@@ -610,32 +594,16 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 	alpha := createChannel(t, ctx, "alpha", false)
 	ideas := createChannel(t, ctx, "ideas", true)
 
-	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rel, err := nostr.RelayConnect(rctx, "ws"+strings.TrimPrefix(base, "http"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rel.Close()
-	bsk := nostr.GeneratePrivateKey()
-	bob, _ := nostr.GetPublicKey(bsk)
-	pub := func(kind int, content string, tags ...nostr.Tag) nostr.Event {
-		t.Helper()
-		ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Content: content, Tags: tags}
-		ev.Sign(bsk)
-		if err := rel.Publish(rctx, ev); err != nil {
-			t.Fatalf("publish kind %d: %v", kind, err)
-		}
-		return ev
-	}
+	bobPeer := newPeer(t, base)
+	rel, rctx, bob, pub := bobPeer.rel, bobPeer.ctx, bobPeer.pk, bobPeer.publish
 	pub(0, `{"name":"Bob"}`)
 	pub(9021, "", nostr.Tag{"h", alpha})
 
 	// A forum post and a comment from the page.
 	do(t, ctx, "post in the forum", chromedp.SendKeys(labelled("New post in ideas"), "a forum post"), chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the post", textIn(`#feed article`, "a forum post"))
-	post := `//article[.//p[contains(.,"a forum post")]]`
-	do(t, ctx, "open the comments", chromedp.Focus(chromedp.Search(post)), chromedp.Click(chromedp.Search(post+`//button[@aria-label="Reply in thread"]`)))
+	forumPost := `//article[.//p[contains(.,"a forum post")]]`
+	do(t, ctx, "open the comments", chromedp.Focus(chromedp.Search(forumPost)), chromedp.Click(chromedp.Search(forumPost+`//button[@aria-label="Reply in thread"]`)))
 	do(t, ctx, "comment", chromedp.SendKeys(labelled("Thread reply"), "a comment"), chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the comment", textIn(`#thread article`, "a comment"))
 	do(t, ctx, "close the thread", chromedp.Click(button("Close thread")))
@@ -677,8 +645,7 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 	waitJS(t, ctx, "Frank a member", fmt.Sprintf(`window.buzz.store.channels.get(%q).members.get(%q) === 'member'`, alpha, frank))
 
 	// Delete my own message.
-	do(t, ctx, "post", chromedp.SendKeys(labelled("Message #alpha"), "to be deleted"), chromedp.KeyEvent(kb.Enter))
-	waitJS(t, ctx, "the message", textIn(`#feed article`, "to be deleted"))
+	post(t, ctx, "alpha", "to be deleted")
 	mine := `//article[.//p[contains(.,"to be deleted")]]`
 	do(t, ctx, "delete", chromedp.Focus(chromedp.Search(mine)), chromedp.Click(chromedp.Search(mine+`//button[@aria-label="Delete message"]`)))
 	waitJS(t, ctx, "the message gone", `!(`+textIn(`#feed article`, "to be deleted")+`)`)
@@ -761,6 +728,53 @@ func ownerRelay(t *testing.T) (*relay.Relay, string) {
 	return r, sk
 }
 
+// peer is another client of the relay: go-nostr with a key of its own,
+// connected until the test ends.
+type peer struct {
+	t      testing.TB
+	ctx    context.Context // bounds everything the peer does
+	rel    *nostr.Relay
+	sk, pk string
+}
+
+// newPeer connects a new key to the relay at url (its http:// base or its
+// ws:// URL).
+func newPeer(t testing.TB, url string) *peer {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	if rest, ok := strings.CutPrefix(url, "http"); ok {
+		url = "ws" + rest
+	}
+	rel, err := nostr.RelayConnect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rel.Close() })
+	sk := nostr.GeneratePrivateKey()
+	pk, _ := nostr.GetPublicKey(sk)
+	return &peer{t: t, ctx: ctx, rel: rel, sk: sk, pk: pk}
+}
+
+// publish signs an event dated now and publishes it.
+func (p *peer) publish(kind int, content string, tags ...nostr.Tag) nostr.Event {
+	p.t.Helper()
+	return p.publishAt(nostr.Now(), kind, content, tags...)
+}
+
+// publishAt signs an event dated at and publishes it.
+func (p *peer) publishAt(at nostr.Timestamp, kind int, content string, tags ...nostr.Tag) nostr.Event {
+	p.t.Helper()
+	ev := nostr.Event{Kind: kind, CreatedAt: at, Content: content, Tags: tags}
+	if err := ev.Sign(p.sk); err != nil {
+		p.t.Fatal(err)
+	}
+	if err := p.rel.Publish(p.ctx, ev); err != nil {
+		p.t.Fatalf("publish kind %d %q: %v", kind, content, err)
+	}
+	return ev
+}
+
 // authed connects to r as sk and answers the AUTH challenge.
 func authed(t *testing.T, ctx context.Context, r *relay.Relay, sk string) *nostr.Relay {
 	t.Helper()
@@ -811,7 +825,7 @@ func TestBrowserInviteLink(t *testing.T) {
 		t.Fatalf("createinvite = %s", b)
 	}
 
-	do(t, ctx, "open the invite", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(rep.Result.URL))
+	openURL(t, ctx, "open the invite", rep.Result.URL)
 	waitJS(t, ctx, "the sign-in dialog", `document.getElementById('signin').open && document.getElementById('signin-title').textContent.includes('invited')`)
 	if h, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`location.href`)); strings.Contains(h, rep.Result.Token) {
 		t.Errorf("address bar still holds the invite token: %s", h)
@@ -821,8 +835,7 @@ func TestBrowserInviteLink(t *testing.T) {
 	do(t, ctx, "saved", chromedp.Click(button("I have saved it")))
 	waitJS(t, ctx, "the invite accepted", textIn("#notice", "Invite accepted"))
 	waitJS(t, ctx, "the channel", textIn("#channel-name", "welcome"))
-	do(t, ctx, "post", chromedp.SendKeys(labelled("Message #welcome"), "glad to be here"), chromedp.KeyEvent(kb.Enter))
-	waitJS(t, ctx, "the message", textIn(`#feed article`, "glad to be here"))
+	post(t, ctx, "welcome", "glad to be here")
 	evs, err := rel.QuerySync(rctx, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {id}}})
 	if err != nil || len(evs) != 1 || evs[0].Content != "glad to be here" {
 		t.Fatalf("channel holds %d messages (%v); want the invited person's", len(evs), err)
@@ -853,7 +866,7 @@ func TestBrowserLoginLink(t *testing.T) {
 		t.Fatal(err)
 	}
 	link := r.HTTPURL() + "/#login=" + tok
-	do(t, ctx, "open the link", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(link))
+	openURL(t, ctx, "open the link", link)
 	waitJS(t, ctx, "signed in as the owner", fmt.Sprintf(`window.buzz && window.buzz.me === %q && document.getElementById('status').dataset.state === 'authenticated'`, opk))
 	if open, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('signin').open`)); open {
 		t.Error("the sign-in dialog opened although the link signed in")
@@ -888,13 +901,12 @@ func TestBrowserNIP07Extension(t *testing.T) {
 	if _, err := chromedp.Call(ctx, page.AddScriptToEvaluateOnNewDocument, page.AddScriptToEvaluateOnNewDocumentParams{Source: ext}); err != nil {
 		t.Fatal(err)
 	}
-	do(t, ctx, "open the page", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(base+"/"))
+	openURL(t, ctx, "open the page", base+"/")
 	waitJS(t, ctx, "the extension button", `document.getElementById('signin').open && !document.getElementById('use-extension').hidden`)
 	do(t, ctx, "use the extension", chromedp.Click(button("Use my browser extension (NIP-07)")))
 	waitJS(t, ctx, "signed in", fmt.Sprintf(`window.buzz && window.buzz.me === %q`, pk))
 	createChannel(t, ctx, "via-extension", false)
-	do(t, ctx, "post", chromedp.SendKeys(labelled("Message #via-extension"), "signed by the extension"), chromedp.KeyEvent(kb.Enter))
-	waitJS(t, ctx, "the message", textIn(`#feed article`, "signed by the extension"))
+	post(t, ctx, "via-extension", "signed by the extension")
 	calls, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`window.nostr.calls`))
 	if calls < 2 {
 		t.Errorf("the extension signed %d events; want the channel and the message at least", calls)
@@ -945,27 +957,11 @@ func TestBrowserReconnects(t *testing.T) {
 	stop()
 	waitJS(t, ctx, "the offline state", `document.getElementById('status').dataset.state === 'offline'`)
 	start()
-	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	rel, err := nostr.RelayConnect(rctx, "ws://"+addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rel.Close()
-	bsk := nostr.GeneratePrivateKey()
-	for _, ev := range []nostr.Event{
-		{Kind: 9021, Tags: nostr.Tags{{"h", id}}},
-		{Kind: 9, Content: "after the restart", Tags: nostr.Tags{{"h", id}}},
-	} {
-		ev.CreatedAt = nostr.Now()
-		ev.Sign(bsk)
-		if err := rel.Publish(rctx, ev); err != nil {
-			t.Fatal(err)
-		}
-	}
+	bob := newPeer(t, base)
+	bob.publish(9021, "", nostr.Tag{"h", id})
+	bob.publish(9, "after the restart", nostr.Tag{"h", id})
 	waitJS(t, ctx, "the message after reconnecting", textIn(`#feed article`, "after the restart"))
-	do(t, ctx, "post after reconnecting", chromedp.SendKeys(labelled("Message #steady"), "still here"), chromedp.KeyEvent(kb.Enter))
-	waitJS(t, ctx, "the page's message", textIn(`#feed article`, "still here"))
+	post(t, ctx, "steady", "still here")
 }
 
 // TestBrowserChannelHistory: a quiet channel's old message is outside the
@@ -979,23 +975,10 @@ func TestBrowserChannelHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	rel, err := nostr.RelayConnect(rctx, r.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rel.Close()
-	sk := nostr.GeneratePrivateKey()
+	author := newPeer(t, r.URL())
 	quiet, busy := "1a2b3c4d-0000-4000-8000-00000000000a", "1a2b3c4d-0000-4000-8000-00000000000b"
 	then := nostr.Now() - 3600
-	pub := func(at nostr.Timestamp, kind int, content string, tags ...nostr.Tag) {
-		ev := nostr.Event{Kind: kind, CreatedAt: at, Content: content, Tags: tags}
-		ev.Sign(sk)
-		if err := rel.Publish(rctx, ev); err != nil {
-			t.Fatalf("publish %q: %v", content, err)
-		}
-	}
+	pub := author.publishAt
 	pub(then, 9007, "", nostr.Tag{"h", quiet}, nostr.Tag{"name", "quiet"}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
 	pub(then, 9007, "", nostr.Tag{"h", busy}, nostr.Tag{"name", "busy"}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
 	archive := "1a2b3c4d-0000-4000-8000-00000000000c"
@@ -1016,10 +999,10 @@ func TestBrowserChannelHistory(t *testing.T) {
 	if inWindow {
 		t.Log("the old message came with the workspace-wide window; the test proves less than it should")
 	}
-	do(t, ctx, "open quiet", chromedp.Click(chromedp.Search(`//a[starts-with(@aria-label,"channel quiet")]`)))
+	openChannel(t, ctx, "quiet")
 	waitJS(t, ctx, "the old message", textIn(`#feed article`, "the one old message"))
 	// Search: the filter sees what the page holds; Enter asks the relay.
-	do(t, ctx, "open archive", chromedp.Click(chromedp.Search(`//a[starts-with(@aria-label,"channel archive")]`)))
+	openChannel(t, ctx, "archive")
 	waitJS(t, ctx, "the newest archive message", textIn(`#feed article`, fmt.Sprintf("archive %d", archived-1)))
 	do(t, ctx, "filter", chromedp.SendKeys(labelled("Search messages"), "archive 31"))
 	waitJS(t, ctx, "the matches the page holds", `document.querySelectorAll('#feed article').length === 11 && `+textIn(`#feed article`, "archive 319"))
@@ -1028,7 +1011,7 @@ func TestBrowserChannelHistory(t *testing.T) {
 	// so an old match is not asserted here.)
 	do(t, ctx, "search the relay", chromedp.KeyEvent(kb.Enter))
 	waitJS(t, ctx, "the relay's answer", textIn("#search-status", " matches on the relay"))
-	do(t, ctx, "open busy", chromedp.Click(chromedp.Search(`//a[starts-with(@aria-label,"channel busy")]`)))
+	openChannel(t, ctx, "busy")
 	waitJS(t, ctx, "the newest busy message", textIn(`#feed article`, fmt.Sprintf("busy %d", many-1)))
 	waitJS(t, ctx, "the older button", `!document.getElementById('older').hidden`)
 	before, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))
@@ -1058,7 +1041,7 @@ func TestBrowserOwnerCreatesInvite(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	do(t, owner, "open the sign-in link", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(r.HTTPURL()+"/#login="+tok))
+	openURL(t, owner, "open the sign-in link", r.HTTPURL()+"/#login="+tok)
 	waitJS(t, owner, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
 	createChannel(t, owner, "guests", false)
 	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
@@ -1070,7 +1053,7 @@ func TestBrowserOwnerCreatesInvite(t *testing.T) {
 	}
 
 	guest, consoleErrors := browser(t)
-	do(t, guest, "open the invite", chromedp.EmulateViewport(1280, 800), chromedp.Navigate(link))
+	openURL(t, guest, "open the invite", link)
 	waitJS(t, guest, "the invited sign-in", `document.getElementById('signin').open && document.getElementById('signin-title').textContent.includes('invited')`)
 	do(t, guest, "create a key", chromedp.SendKeys(labelled("Your name"), "Hedy"), chromedp.Click(button("Create a new key")))
 	waitJS(t, guest, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)

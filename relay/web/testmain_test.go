@@ -4,8 +4,9 @@ import (
 	"os"
 	"testing"
 
+	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/testexe"
 )
 
 // TestMain removes the executable testexe built for these tests.
-func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m)) }
+func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m, leakcheck.AfterAll)) }

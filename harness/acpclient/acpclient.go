@@ -1,4 +1,13 @@
-package harness
+// Package acpclient is buzz-acp's client side of the Agent Client Protocol
+// (ACP v1 and v2, spec §9): it starts an agent process, runs initialize,
+// and drives its sessions — requests, session/prompt with the idle
+// timeout, hard cap and cancel drain, native steering, permission
+// requests, usage reports — over internal/jsonrpc on the agent's stdio.
+//
+// It does not choose which agent runs, what a prompt says, or what a turn's
+// outcome means for the queue: the harness decides all of that. Raw
+// traffic is recorded only through the taps its caller hands it.
+package acpclient
 
 import (
 	"context"
@@ -10,125 +19,51 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 	"unicode/utf8"
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
-	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
-	"buzzbox/internal/workspace"
 )
 
 // clientProtocolVersion is what initialize offers (spec §9.2): 2, so that
 // agents that take a top-level systemPrompt say so by echoing it.
 const clientProtocolVersion = 2
 
-// ACP methods the harness uses beyond internal/acp's list.
-const (
-	methodSetConfigOption = "session/set_config_option"
-	methodPermission      = "session/request_permission"
-	methodGooseSysPrompt  = "_goose/unstable/session/system-prompt/set"
-	methodSteering        = "_session/steering"
-	methodSessionClose    = "session/close"
-	// updateState is ACP v2's session/update kind that reports a
-	// session running or idle (with the stop reason).
-	updateState = "state_update"
-)
-
-// agentSpec says how to start an agent process.
-type agentSpec struct {
-	path     string   // executable
-	argv0    string   // argv[0]; selects the identity for our own executable
-	args     []string // after argv[0]
-	env      []string // full environment
-	dir      string
-	stderr   io.Writer
-	version  string
-	maxLine  int
-	initWait time.Duration
-	// writeTimeout bounds each write to the agent's stdin
-	// (agentWriteTimeout; tests shorten it).
-	writeTimeout time.Duration
-	// tapWrite and tapRead, when set, record the raw ACP traffic to and
-	// from the agent as observer frames; nil records nothing.
-	tapWrite, tapRead *acpTap
+// Spec says how to start an agent process.
+type Spec struct {
+	Path    string    // executable; without a slash it is looked up in PATH
+	Argv0   string    // argv[0]; selects the identity for our own executable
+	Args    []string  // after argv[0]
+	Env     []string  // full environment
+	Dir     string    // working directory; "" is the current one
+	Stderr  io.Writer // where the agent's stderr goes; nil discards it
+	Version string    // this harness's version, sent in initialize
+	// MaxLine bounds one frame from the agent; zero is MaxLineBytes.
+	MaxLine int
+	// InitWait bounds initialize; zero is initTimeout.
+	InitWait time.Duration
+	// WriteTimeout bounds each write to the agent's stdin; zero is
+	// agentWriteTimeout (tests shorten it).
+	WriteTimeout time.Duration
+	// TapWrite and TapRead, when set, see the raw ACP traffic to and from
+	// the agent; nil records nothing.
+	TapWrite, TapRead Tap
 }
 
-// agentSpecFor resolves the configured command: the bare name buzz-agent
-// runs this executable under that name.
-func agentSpecFor(c *Config, env proc.Env, version string) agentSpec {
-	s := agentSpec{path: c.AgentCommand, argv0: c.AgentCommand, args: c.AgentArgs, dir: env.Dir,
-		stderr: env.Err(), version: version, maxLine: maxAgentLineBytes, initWait: initTimeout,
-		writeTimeout: agentWriteTimeout}
-	if c.AgentCommand == "buzz-agent" && env.Exe != "" {
-		s.path = env.Exe
-	}
-	if c.AgentIdentity == "codex" || c.AgentIdentity == "codex-acp" {
-		s.args = codexNetworkArgs(s.args)
-	}
-	environ := append([]string(nil), env.Environ...)
-	// The agent's own buzz CLI reads these; flags given to the harness
-	// reach it too (the parent's environment wins when it has them).
-	if _, ok := env.LookupEnv(workspace.EnvRelayURL); !ok && c.RelayURL != "" {
-		environ = append(environ, workspace.EnvRelayURL+"="+c.RelayURL)
-	}
-	// buzz-agent's shell is the sidecar's, which reads the key from
-	// MCPKeyFile; other agents run the buzz CLI in shells of their own.
-	keyInFile := c.MCPKeyFile != "" && c.AgentCommand == "buzz-agent"
-	if keyInFile {
-		// Nor may it inherit the harness's own copy, which buzz-agent would
-		// pass on to its MCP servers' environments.
-		environ = withoutEnv(environ, workspace.EnvPrivateKey, workspace.EnvNostrPrivateKey)
-	}
-	if _, ok := env.LookupEnv(workspace.EnvPrivateKey); !ok && c.Secret != nil && !keyInFile {
-		if sk, err := c.Secret.AppendHex(nil); err == nil {
-			environ = append(environ, workspace.EnvPrivateKey+"="+string(sk))
-		}
-	}
-	for _, kv := range c.AgentEnv {
-		k, v, _ := strings.Cut(kv, "=")
-		environ = proc.WithEnv(environ, k, v)
-	}
-	s.env = environ
-	return s
+// Tap sees a byte stream as it passes. Feed is called by one goroutine at
+// a time and must not keep p.
+type Tap interface {
+	Feed(p []byte)
 }
 
-// withoutEnv returns environ without the variables named.
-func withoutEnv(environ []string, names ...string) []string {
-	out := environ[:0:0]
-	for _, kv := range environ {
-		k, _, _ := strings.Cut(kv, "=")
-		if !slices.Contains(names, k) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// codexNetworkOverride lets commands in codex's workspace-write sandbox
-// reach the network, so the agent's buzz CLI can reach the relay. codex-acp
-// 0.16 does not read CODEX_CONFIG (which the spec sets too); it takes the
-// same setting as a -c override.
-const codexNetworkOverride = "sandbox_workspace_write.network_access=true"
-
-func codexNetworkArgs(args []string) []string {
-	for _, a := range args {
-		if strings.Contains(a, "network_access") {
-			return args
-		}
-	}
-	return append(append([]string{}, args...), "-c", codexNetworkOverride)
-}
-
-// agentProc is one running ACP agent and the client side of its connection.
-type agentProc struct {
-	cmd    *exec.Cmd
+// Agent is one running ACP agent and the client side of its connection.
+type Agent struct {
+	child  *procgroup.Child
 	conn   *jsonrpc.Conn
 	log    *slog.Logger
 	done   chan struct{} // closed once the connection has ended
@@ -136,7 +71,7 @@ type agentProc struct {
 	stdin  *os.File      // write end of the agent's stdin pipe
 
 	// stdinTimedOut is set when a write to stdin timed out; the
-	// connection then ends and turns report turnWriteTimeout.
+	// connection then ends and turns report TurnWriteTimeout.
 	stdinTimedOut atomic.Bool
 
 	initRaw  json.RawMessage // the initialize reply
@@ -161,9 +96,9 @@ type agentProc struct {
 	mu         sync.Mutex
 	cancelling bool                      // answer permission requests "cancelled"
 	runID      string                    // goose active run id of the running prompt
-	usage      map[string]*usageSnapshot // latest usage report per session; nil until the first
+	usage      map[string]*UsageSnapshot // latest usage report per session; nil until the first
 	usageSeq   uint64                    // usage reports received
-	catalog    *modelCatalog             // models offered by the first session/new; nil until then
+	catalog    Catalog                   // models offered by the first session/new; nil until then
 	text       *turnText                 // the running prompt's agent text; nil outside a prompt
 	// idle takes the stop reason of a v2 agent's idle state_update for
 	// the running prompt's session (v2 answers session/prompt with a
@@ -206,9 +141,9 @@ func (tt *turnText) breakPiece() {
 	tt.cur.Reset()
 }
 
-// finalText is the text the agent wrote last in session's prompt, "" when
+// FinalText is the text the agent wrote last in session's prompt, "" when
 // it wrote none.
-func (a *agentProc) finalText(session string) (text string, cut bool) {
+func (a *Agent) FinalText(session string) (text string, cut bool) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	tt := a.text
@@ -221,9 +156,9 @@ func (a *agentProc) finalText(session string) (text string, cut bool) {
 	return strings.TrimSpace(tt.last.String()), tt.cut
 }
 
-// spoke reports whether the agent has sent text, a thought or a tool call
+// Spoke reports whether the agent has sent text, a thought or a tool call
 // in session's running prompt.
-func (a *agentProc) spoke(session string) bool {
+func (a *Agent) Spoke(session string) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	return a.text != nil && a.text.session == session && a.text.spoke
@@ -240,18 +175,17 @@ func truncUTF8(s string, n int) string {
 	return s[:n]
 }
 
-// startAgent spawns the process and runs initialize.
-func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc, error) {
-	path := s.path
+// Start spawns the process and runs initialize.
+func Start(ctx context.Context, s Spec, log *slog.Logger) (*Agent, error) {
+	path := s.Path
 	if !strings.Contains(path, "/") {
 		if p, err := exec.LookPath(path); err == nil {
 			path = p
 		} else {
-			return nil, fmt.Errorf("buzz-acp: find agent %q: %w", s.path, err)
+			return nil, fmt.Errorf("buzz-acp: find agent %q: %w", s.Path, err)
 		}
 	}
-	cmd := &exec.Cmd{Path: path, Args: append([]string{s.argv0}, s.args...), Env: s.env, Dir: s.dir, WaitDelay: killWait}
-	procgroup.Set(cmd)
+	cmd := &exec.Cmd{Path: path, Args: append([]string{s.Argv0}, s.Args...), Env: s.Env, Dir: s.Dir}
 	// The agent's stderr passes through a pipe of our own that keeps its
 	// last bytes: an agent that exits before initialize has usually said
 	// why there, and that is what the person should be told.
@@ -259,82 +193,62 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	if err != nil {
 		return nil, fmt.Errorf("buzz-acp: agent stderr pipe: %w", err)
 	}
-	tail := newStderrTail(errR, s.stderr)
-	defer errW.Close() // the child holds its own copy
+	tail := newStderrTail(errR, s.Stderr)
 	cmd.Stderr = errW
-	// Our own pipe rather than StdinPipe: its write end must take write
-	// deadlines (stdinWriter).
-	stdinR, stdin, err := os.Pipe()
+	// The stdin pipe's write end takes write deadlines (tapWriter,
+	// jsonrpc.Options.WriteTimeout). The agent dies with buzz-acp (on
+	// Linux), whatever it does with stdin.
+	child, err := procgroup.Start(cmd, procgroup.Pipes{Stdin: true, Stdout: true})
+	errW.Close() // the child holds its own copy
 	if err != nil {
-		return nil, fmt.Errorf("buzz-acp: agent stdin pipe: %w", err)
-	}
-	cmd.Stdin = stdinR
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		stdinR.Close()
-		stdin.Close()
-		errW.Close()
-		tail.stop(stderrTailWait)
-		return nil, fmt.Errorf("buzz-acp: agent stdout pipe: %w", err)
-	}
-	// proc.Start: the agent dies with buzz-acp, whatever it does with stdin.
-	err = proc.Start(cmd)
-	stdinR.Close() // the child holds its own copy
-	errW.Close()
-	if err != nil {
-		stdin.Close()
 		tail.stop(stderrTailWait)
 		return nil, fmt.Errorf("buzz-acp: start agent %s: %w", filepath.Base(path), err)
 	}
-	a := &agentProc{cmd: cmd, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
-		log: log.With("pid", cmd.Process.Pid)}
+	stdin, stdout := child.Stdin, child.Stdout
+	a := &Agent{child: child, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
+		log: log.With("pid", child.Pid())}
 	var w io.Writer = stdin
-	if s.tapWrite != nil {
-		w = &tapWriter{f: stdin, tap: s.tapWrite}
+	if s.TapWrite != nil {
+		w = &tapWriter{f: stdin, tap: s.TapWrite}
 	}
 	var out io.Reader = stdout
-	if s.tapRead != nil {
-		out = tapReader{r: stdout, tap: s.tapRead}
+	if s.TapRead != nil {
+		out = tapReader{r: stdout, tap: s.TapRead}
 	}
+	maxLine, initWait, writeTimeout := orDefault(s.MaxLine, MaxLineBytes), orDefault(s.InitWait, initTimeout), orDefault(s.WriteTimeout, agentWriteTimeout)
 	// spec §9.1: writes time out after 30 s. An agent that stops reading
 	// fills the pipe; the connection's write timeout then ends it and
 	// stdinExpired retires the agent like any other I/O failure.
-	a.conn = jsonrpc.NewConn(out, w, jsonrpc.Options{MaxLineBytes: s.maxLine, OversizeFatal: true, Logger: a.log,
-		WriteTimeout: s.writeTimeout, OnWriteTimeout: a.stdinExpired})
-	// Serve ends when the agent closes stdout, sends an oversize or
-	// non-UTF-8 frame, or kill closes the connection; the process is
-	// waited for only after that, so no frame it wrote is lost.
+	a.conn = jsonrpc.NewConn(out, w, jsonrpc.Options{MaxLineBytes: maxLine, OversizeFatal: true, Logger: a.log,
+		WriteTimeout: writeTimeout, OnWriteTimeout: a.stdinExpired})
+	// Serve ends when the agent's stdout reaches EOF (so no frame it wrote
+	// is lost), it sends an oversize or non-UTF-8 frame, or Kill closes our
+	// end of the pipe.
 	go func() {
 		err := a.conn.Serve(context.WithoutCancel(ctx), a.handle)
 		if err != nil {
 			a.log.Warn("agent connection ended", "err", err)
 		}
 		a.conn.Close()
+		stdout.Close()
 		close(a.done)
-		a.cmd.Wait()
+		<-child.Exited()
 		tail.stop(killWait)
 		close(a.exited)
 	}()
-	ictx, cancel := context.WithTimeout(ctx, s.initWait)
+	ictx, cancel := context.WithTimeout(ctx, initWait)
 	defer cancel()
-	caps := map[string]any{
-		"auth":  map[string]any{"terminal": true},
-		"_meta": map[string]any{"goose": map[string]any{"customNotifications": true}, "terminal-auth": true},
-	}
-	info := map[string]any{"name": "buzz-acp", "version": s.version}
+	caps := &acp.ClientCapabilities{Auth: &acp.AuthCapabilities{Terminal: true},
+		Meta: &acp.ClientMeta{Goose: &acp.GooseCapabilities{CustomNotifications: true}, TerminalAuth: true}}
+	info := &acp.Implementation{Name: "buzz-acp", Version: s.Version}
 	// ACP v2 names the client's fields info and capabilities, v1
 	// clientInfo and clientCapabilities. Both are sent: an agent picks the
 	// version it speaks (at most the one offered) and reads its own names;
 	// the other pair is an unknown field to it.
-	params := map[string]any{
-		"protocolVersion":    clientProtocolVersion,
-		"info":               info,
-		"capabilities":       caps,
-		"clientInfo":         info,
-		"clientCapabilities": caps,
-	}
-	if err := a.call(ictx, acp.MethodInitialize, params, &a.initRaw); err != nil {
-		a.kill()
+	params := acp.InitializeRequest{ProtocolVersion: clientProtocolVersion, Info: info, Capabilities: caps,
+		ClientInfo: info, ClientCapabilities: caps}
+	if err := a.Call(ictx, acp.MethodInitialize, params, &a.initRaw); err != nil {
+		a.Kill()
 		if said := tail.lastLine(); said != "" {
 			return nil, fmt.Errorf("buzz-acp: initialize agent: %w; it said: %s", err, said)
 		}
@@ -342,7 +256,7 @@ func startAgent(ctx context.Context, s agentSpec, log *slog.Logger) (*agentProc,
 	}
 	res, err := readInitialize(a.initRaw)
 	if err != nil {
-		a.kill()
+		a.Kill()
 		return nil, fmt.Errorf("buzz-acp: initialize agent: %w", err)
 	}
 	a.protocol = res.protocol
@@ -372,28 +286,7 @@ type initReply struct {
 // agentInfo (or the older serverInfo) and agentCapabilities
 // (agentCapabilities.sessionCapabilities). A missing protocolVersion is 1.
 func readInitialize(raw json.RawMessage) (initReply, error) {
-	type sessionCaps struct {
-		Close        json.RawMessage `json:"close"`
-		SystemPrompt json.RawMessage `json:"systemPrompt"`
-	}
-	var res struct {
-		ProtocolVersion *int                `json:"protocolVersion"`
-		Info            *acp.Implementation `json:"info"`
-		AgentInfo       *acp.Implementation `json:"agentInfo"`
-		ServerInfo      *acp.Implementation `json:"serverInfo"`
-		Capabilities    struct {
-			Session *sessionCaps `json:"session"`
-		} `json:"capabilities"`
-		AgentCapabilities struct {
-			LoadSession         bool         `json:"loadSession"`
-			SessionCapabilities *sessionCaps `json:"sessionCapabilities"`
-		} `json:"agentCapabilities"`
-		Meta struct {
-			Steering struct {
-				Supported bool `json:"supported"`
-			} `json:"steering"`
-		} `json:"_meta"`
-	}
+	var res acp.InitializeReply
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return initReply{}, fmt.Errorf("decode reply: %w", err)
 	}
@@ -439,52 +332,52 @@ func present(m json.RawMessage) bool {
 	return len(m) > 0 && string(m) != "null" && string(m) != "false"
 }
 
-// call is a request that fails fast when the agent is gone.
-func (a *agentProc) call(ctx context.Context, method string, params, result any) error {
+// Call is a request that fails fast when the agent is gone.
+func (a *Agent) Call(ctx context.Context, method string, params, result any) error {
 	errc := make(chan error, 1)
 	go func() { errc <- a.conn.Call(ctx, method, params, result) }()
 	select {
 	case err := <-errc:
 		return err
 	case <-a.done:
-		return errAgentExited
+		return ErrExited
 	}
 }
 
-var errAgentExited = errors.New("agent exited")
+var ErrExited = errors.New("agent exited")
 
-// closeSession sends session/close for a session the harness is done
+// CloseSession sends session/close for a session the harness is done
 // with, when the agent takes it (agents keep a session's history and
 // processes until told) and is still up. The call runs on its own
-// goroutine, bounded by requestTimeout, so no caller waits on the agent.
-func (a *agentProc) closeSession(id string) {
-	if !a.closeable || !a.alive() {
+// goroutine, bounded by RequestTimeout, so no caller waits on the agent.
+func (a *Agent) CloseSession(id string) {
+	if !a.closeable || !a.Alive() {
 		return
 	}
 	go func() { // ends with the call: answered, timed out, or the agent gone
-		ctx, cancel := context.WithTimeout(context.Background(), requestTimeout)
+		ctx, cancel := context.WithTimeout(context.Background(), RequestTimeout)
 		defer cancel()
-		if err := a.call(ctx, methodSessionClose, map[string]any{"sessionId": id}, nil); err != nil {
+		if err := a.Call(ctx, acp.MethodSessionClose, acp.SessionParams{SessionID: id}, nil); err != nil {
 			a.log.Debug("session/close", "session", id, "err", err)
 		}
 	}()
 }
 
-// errStdinTimeout is why a write to the agent's stdin failed when the agent
+// ErrStdinTimeout is why a write to the agent's stdin failed when the agent
 // did not read it within agentWriteTimeout.
-var errStdinTimeout = errors.New("agent stopped reading its stdin")
+var ErrStdinTimeout = errors.New("agent stopped reading its stdin")
 
 // tapWriter records what is written to the agent's stdin. It keeps the
 // pipe's write deadlines visible to the connection (jsonrpc.Options.WriteTimeout).
 type tapWriter struct {
 	f   *os.File
-	tap *acpTap
+	tap Tap
 }
 
 func (w *tapWriter) Write(b []byte) (int, error) {
 	n, err := w.f.Write(b)
 	if n > 0 {
-		w.tap.feed(b[:n])
+		w.tap.Feed(b[:n])
 	}
 	return n, err
 }
@@ -494,7 +387,7 @@ func (w *tapWriter) SetWriteDeadline(t time.Time) error { return w.f.SetWriteDea
 // stdinExpired runs when a write to the agent's stdin timed out, before the
 // connection ends (which fails the pending calls, so the running turn ends
 // and the slot is respawned): closing stdin lets the agent see EOF.
-func (a *agentProc) stdinExpired() {
+func (a *Agent) stdinExpired() {
 	if a.stdinTimedOut.Swap(true) {
 		return
 	}
@@ -503,15 +396,15 @@ func (a *agentProc) stdinExpired() {
 }
 
 // gone is the outcome of a prompt whose connection ended.
-func (a *agentProc) gone() promptOutcome {
+func (a *Agent) gone() Outcome {
 	if a.stdinTimedOut.Load() {
-		return promptOutcome{result: turnWriteTimeout, err: errStdinTimeout}
+		return Outcome{Result: TurnWriteTimeout, Err: ErrStdinTimeout}
 	}
-	return promptOutcome{result: turnExited, err: errAgentExited}
+	return Outcome{Result: TurnExited, Err: ErrExited}
 }
 
-// alive reports whether the connection is still up.
-func (a *agentProc) alive() bool {
+// Alive reports whether the connection is still up.
+func (a *Agent) Alive() bool {
 	select {
 	case <-a.done:
 		return false
@@ -520,39 +413,22 @@ func (a *agentProc) alive() bool {
 	}
 }
 
-// kill ends the agent: close stdin, then TERM and KILL its process group,
-// and waits (bounded) for it to be reaped.
-func (a *agentProc) kill() {
-	a.stdin.Close()
-	wait := func(d time.Duration) bool {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		select {
-		case <-a.exited:
-			return true
-		case <-t.C:
-			return false
-		}
+// Kill ends the agent by procgroup's ladder (close stdin, SIGTERM the
+// group, SIGKILL it) and waits, bounded, for its connection to end and its
+// stderr to be read.
+func (a *Agent) Kill() {
+	a.child.Stop(procgroup.Ladder{Stdin: stdinGrace, Term: termGrace, Reap: killWait})
+	a.conn.Close()
+	a.child.Stdout.Close() // a Serve still reading, held open by a stray process, ends
+	t := time.NewTimer(killWait)
+	defer t.Stop()
+	select {
+	case <-a.exited:
+	case <-t.C:
 	}
-	if !wait(stdinGrace) {
-		procgroup.Signal(a.cmd.Process.Pid, syscall.SIGTERM)
-		a.conn.Close()
-		if !wait(termGrace) {
-			procgroup.Signal(a.cmd.Process.Pid, syscall.SIGKILL)
-			wait(killWait)
-		}
-	}
-	procgroup.Signal(a.cmd.Process.Pid, syscall.SIGKILL) // anything the agent left behind in its group
 }
 
-// stdinGrace and termGrace pace kill: the agent gets a moment to exit on
-// its own after EOF, then after SIGTERM, before SIGKILL.
-const (
-	stdinGrace = 2 * time.Second
-	termGrace  = time.Second
-)
-
-func (a *agentProc) touch() {
+func (a *Agent) touch() {
 	a.lastOutput.Store(time.Now().UnixNano())
 	select {
 	case a.activity <- struct{}{}:
@@ -565,28 +441,13 @@ func (a *agentProc) touch() {
 // which says only that the agent is waiting: buzz-agent sends one every
 // 30 s while its model is silent, and bounds that wait itself
 // (BUZZ_AGENT_LLM_TIMEOUT_SECS, BUZZ_AGENT_LLM_MAX_CALL_SECS).
-func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
+func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	if req.Method != acp.MethodSessionUpdate {
 		a.touch()
 	}
 	switch req.Method {
 	case acp.MethodSessionUpdate:
-		var p struct {
-			SessionID string `json:"sessionId"`
-			Update    struct {
-				SessionUpdate string           `json:"sessionUpdate"`
-				Content       acp.ContentBlock `json:"content"`
-				ToolCallID    string           `json:"toolCallId"`
-				State         string           `json:"state"`
-				StopReason    *string          `json:"stopReason"`
-				Error         *jsonrpc.Error   `json:"error"`
-				Meta          struct {
-					Goose *struct {
-						ActiveRunID *string `json:"activeRunId"`
-					} `json:"goose"`
-				} `json:"_meta"`
-			} `json:"update"`
-		}
+		var p acp.SessionNotification
 		if json.Unmarshal(req.Params, &p) != nil {
 			a.touch()
 			return nil, nil
@@ -609,32 +470,33 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 					}
 					tt.tools[p.Update.ToolCallID] = true
 					tt.breakPiece()
-				case p.Update.SessionUpdate == acp.UpdateAgentMessageChunk && p.Update.Content.Type == "text":
+				case p.Update.SessionUpdate == acp.UpdateAgentMessageChunk && p.Update.Content != nil && p.Update.Content.Type == "text":
 					tt.add(p.Update.Content.Text)
 				}
 			}
 			a.mu.Unlock()
 		case acp.UpdateUsage:
 			a.noteUsage(req.Params)
-		case updateState:
+		case acp.UpdateState:
 			if p.Update.State != "idle" || p.Update.StopReason == nil {
 				break
 			}
 			a.mu.Lock()
 			if a.idle != nil && a.idleSession == p.SessionID {
 				select {
-				case a.idle <- v2Stop{reason: *p.Update.StopReason, err: p.Update.Error}:
+				case a.idle <- v2Stop{reason: *p.Update.StopReason, err: rpcError(p.Update.Error)}:
 				default:
 				}
 			}
 			a.mu.Unlock()
 		case acp.UpdateSessionInfo:
-			if p.Update.Meta.Goose == nil {
+			var info acp.SessionInfoNotification
+			if json.Unmarshal(req.Params, &info) != nil || info.Update.Meta.Goose == nil {
 				break
 			}
 			a.mu.Lock()
-			if p.Update.Meta.Goose.ActiveRunID != nil {
-				a.runID = *p.Update.Meta.Goose.ActiveRunID
+			if run := info.Update.Meta.Goose.ActiveRunID; run != nil {
+				a.runID = *run
 			} else {
 				a.runID = ""
 			}
@@ -644,19 +506,19 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 	case acp.MethodUsageUpdate:
 		a.noteUsage(req.Params)
 		return nil, nil
-	case methodPermission:
+	case acp.MethodPermission:
 		a.mu.Lock()
 		cancelling := a.cancelling
 		a.mu.Unlock()
 		if cancelling {
-			return map[string]any{"outcome": map[string]any{"outcome": "cancelled"}}, nil
+			return acp.PermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "cancelled"}}, nil
 		}
 		id, err := choosePermission(req.Params)
 		if err != nil {
 			a.log.Error("permission request", "err", err)
 			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%v", err)
 		}
-		return map[string]any{"outcome": map[string]any{"outcome": "selected", "optionId": id}}, nil
+		return acp.PermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: id}}, nil
 	}
 	if req.IsNotification() {
 		return nil, nil
@@ -664,15 +526,20 @@ func (a *agentProc) handle(ctx context.Context, req *jsonrpc.Request) (any, erro
 	return nil, jsonrpc.Errorf(jsonrpc.MethodNotFound, "method not found: %s", req.Method)
 }
 
+// rpcError is the JSON-RPC error object raw, nil when there is none or it
+// does not decode as one.
+func rpcError(raw json.RawMessage) *jsonrpc.Error {
+	var e *jsonrpc.Error
+	if len(raw) == 0 || json.Unmarshal(raw, &e) != nil {
+		return nil
+	}
+	return e
+}
+
 // choosePermission picks the allow_once option, else reject_once, by kind;
 // option ids are never assumed.
 func choosePermission(params json.RawMessage) (string, error) {
-	var p struct {
-		Options []struct {
-			OptionID *string `json:"optionId"`
-			Kind     string  `json:"kind"`
-		} `json:"options"`
-	}
+	var p acp.PermissionRequest
 	if err := json.Unmarshal(params, &p); err != nil {
 		return "", fmt.Errorf("decode permission options: %w", err)
 	}
@@ -681,43 +548,43 @@ func choosePermission(params json.RawMessage) (string, error) {
 			if o.Kind != want {
 				continue
 			}
-			if o.OptionID == nil {
+			if o.OptionID == "" {
 				if want == "reject_once" {
 					return "reject", nil
 				}
 				return "", errors.New("allow_once option without optionId")
 			}
-			return *o.OptionID, nil
+			return o.OptionID, nil
 		}
 	}
 	return "", errors.New("no allow_once or reject_once option offered")
 }
 
-// turnResult is how a prompt ended.
-type turnResult int
+// Result is how a prompt ended.
+type Result int
 
 const (
-	turnOK            turnResult = iota
-	turnExited                   // agent process or connection gone
-	turnIdle                     // idle timeout; cancelled and drained
-	turnHard                     // hard cap
-	turnDrainTimeout             // cancel did not finish in time
-	turnAgentError               // JSON-RPC error from the agent
-	turnProtocolError            // bad stop reason, undecodable reply
-	turnSignalled                // cancelled by a control signal, drained cleanly
-	turnWriteTimeout             // a write to the agent's stdin timed out
+	TurnOK            Result = iota
+	TurnExited               // agent process or connection gone
+	TurnIdle                 // idle timeout; cancelled and drained
+	TurnHard                 // hard cap
+	TurnDrainTimeout         // cancel did not finish in time
+	TurnAgentError           // JSON-RPC error from the agent
+	TurnProtocolError        // bad stop reason, undecodable reply
+	TurnSignalled            // cancelled by a control signal, drained cleanly
+	TurnWriteTimeout         // a write to the agent's stdin timed out
 )
 
-func (r turnResult) String() string {
+func (r Result) String() string {
 	return [...]string{"ok", "agent exited", "idle timeout", "hard timeout", "cancel-drain timeout",
 		"agent error", "protocol error", "cancelled", "stdin write timeout"}[r]
 }
 
-// promptOutcome is the result of one session/prompt.
-type promptOutcome struct {
-	result turnResult
-	stop   acp.StopReason
-	err    error
+// Outcome is the result of one session/prompt.
+type Outcome struct {
+	Result Result
+	Stop   acp.StopReason // with TurnOK
+	Err    error          // why, for every other result
 }
 
 // validStop normalises a stop reason; ok is false for unknown ones.
@@ -729,9 +596,9 @@ func validStop(s string) (acp.StopReason, bool) {
 	return "", false
 }
 
-// prompt runs session/prompt with the idle timeout and the hard deadline,
+// Prompt runs session/prompt with the idle timeout and the hard deadline,
 // and stops early when signal fires (spec §9.6, §9.8).
-func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.ContentBlock, idle time.Duration, hard time.Time, signal <-chan struct{}) promptOutcome {
+func (a *Agent) Prompt(ctx context.Context, sessionID string, blocks []acp.ContentBlock, idle time.Duration, hard time.Time, signal <-chan struct{}) Outcome {
 	a.mu.Lock()
 	a.cancelling = false
 	a.runID = ""
@@ -747,10 +614,7 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 		a.mu.Unlock()
 	}()
 	type reply struct {
-		res struct {
-			StopReason string `json:"stopReason"`
-			MessageID  string `json:"messageId"`
-		}
+		res acp.PromptResult
 		err error
 	}
 	done := make(chan *reply, 1)
@@ -767,7 +631,7 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 			// state_update says how the work ended.
 			select {
 			case st := <-idleStop:
-				r.res.StopReason = st.reason
+				r.res.StopReason = acp.StopReason(st.reason)
 				switch {
 				case st.reason != "error":
 				case st.err != nil:
@@ -783,33 +647,33 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 		}
 		done <- r
 	}()
-	finish := func(r *reply) promptOutcome {
+	finish := func(r *reply) Outcome {
 		if r.err != nil {
 			var rpcErr *jsonrpc.Error
 			switch {
 			case errors.As(r.err, &rpcErr):
-				return promptOutcome{result: turnAgentError, err: r.err}
+				return Outcome{Result: TurnAgentError, Err: r.err}
 			case errors.Is(r.err, jsonrpc.ErrWriteTimeout) || a.stdinTimedOut.Load():
-				return promptOutcome{result: turnWriteTimeout, err: r.err}
+				return Outcome{Result: TurnWriteTimeout, Err: r.err}
 			case errors.Is(r.err, jsonrpc.ErrClosed):
-				return promptOutcome{result: turnExited, err: r.err}
+				return Outcome{Result: TurnExited, Err: r.err}
 			}
-			return promptOutcome{result: turnProtocolError, err: r.err}
+			return Outcome{Result: TurnProtocolError, Err: r.err}
 		}
-		stop, ok := validStop(r.res.StopReason)
+		stop, ok := validStop(string(r.res.StopReason))
 		if !ok {
-			return promptOutcome{result: turnProtocolError, err: fmt.Errorf("unknown stop reason %q", r.res.StopReason)}
+			return Outcome{Result: TurnProtocolError, Err: fmt.Errorf("unknown stop reason %q", r.res.StopReason)}
 		}
-		return promptOutcome{result: turnOK, stop: stop}
+		return Outcome{Result: TurnOK, Stop: stop}
 	}
 	// drain sends session/cancel and waits for the prompt's reply.
-	drain := func(why turnResult, deadline time.Time, window time.Duration) promptOutcome {
+	drain := func(why Result, deadline time.Time, window time.Duration) Outcome {
 		a.mu.Lock()
 		a.cancelling = true
 		a.mu.Unlock()
 		// A hung agent may have stopped reading stdin; the drain timers must
 		// still fire, so the notification is written on its own goroutine
-		// (the stdin write timeout, or kill closing stdin, ends a blocked
+		// (the stdin write timeout, or Kill closing stdin, ends a blocked
 		// write).
 		go a.conn.Notify(acp.MethodSessionCancel, acp.CancelParams{SessionID: sessionID})
 		dl := time.NewTimer(time.Until(deadline))
@@ -820,11 +684,11 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 			select {
 			case r := <-done:
 				o := finish(r)
-				if o.result == turnOK || o.result == turnAgentError {
-					if why == turnSignalled {
-						o.result = turnSignalled
+				if o.Result == TurnOK || o.Result == TurnAgentError {
+					if why == TurnSignalled {
+						o.Result = TurnSignalled
 					} else {
-						o.result = why
+						o.Result = why
 					}
 				}
 				return o
@@ -836,9 +700,9 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 			case <-a.done:
 				return a.gone()
 			case <-win.C:
-				return promptOutcome{result: turnDrainTimeout, err: errors.New("agent did not finish cancelling")}
+				return Outcome{Result: TurnDrainTimeout, Err: errors.New("agent did not finish cancelling")}
 			case <-dl.C:
-				return promptOutcome{result: turnDrainTimeout, err: errors.New("agent did not finish cancelling")}
+				return Outcome{Result: TurnDrainTimeout, Err: errors.New("agent did not finish cancelling")}
 			}
 		}
 	}
@@ -872,15 +736,15 @@ func (a *agentProc) prompt(ctx context.Context, sessionID string, blocks []acp.C
 			idleT.Reset(idle)
 		case <-idleT.C:
 			a.log.Warn("idle timeout; cancelling turn", "session", sessionID, "idle", idle)
-			return drain(turnIdle, later(hard, time.Now().Add(timeoutDrain)), timeoutDrain)
+			return drain(TurnIdle, later(hard, time.Now().Add(timeoutDrain)), timeoutDrain)
 		case <-hardT.C:
 			a.log.Warn("hard turn cap reached; cancelling turn", "session", sessionID)
-			return drain(turnHard, time.Now().Add(timeoutDrain), timeoutDrain)
+			return drain(TurnHard, time.Now().Add(timeoutDrain), timeoutDrain)
 		case <-signal:
 			signal = nil
-			return drain(turnSignalled, time.Now().Add(controlGrace), controlGrace)
+			return drain(TurnSignalled, time.Now().Add(controlGrace), controlGrace)
 		case <-ctx.Done():
-			return drain(turnSignalled, time.Now().Add(controlGrace), controlGrace)
+			return drain(TurnSignalled, time.Now().Add(controlGrace), controlGrace)
 		}
 	}
 }
@@ -892,23 +756,21 @@ func later(a, b time.Time) time.Time {
 	return b
 }
 
-// steer tries a native, non-cancelling steer. ok reports the event was
+// Steer tries a native, non-cancelling steer. ok reports the event was
 // consumed; fallback says the caller should cancel and merge instead.
-func (a *agentProc) steer(ctx context.Context, sessionID string, blocks []acp.ContentBlock) (ok, fallback bool) {
+func (a *Agent) Steer(ctx context.Context, sessionID string, blocks []acp.ContentBlock) (ok, fallback bool) {
 	a.mu.Lock()
 	runID := a.runID
 	a.mu.Unlock()
-	ctx, cancel := context.WithTimeout(ctx, requestTimeout)
+	ctx, cancel := context.WithTimeout(ctx, RequestTimeout)
 	defer cancel()
 	switch {
 	case runID != "":
-		err := a.call(ctx, acp.MethodSteer, map[string]any{"sessionId": sessionID, "expectedRunId": runID, "prompt": blocks}, nil)
+		err := a.Call(ctx, acp.MethodSteer, acp.SteerParams{SessionID: sessionID, ExpectedRunID: runID, Prompt: blocks}, nil)
 		return steerVerdict(err, true, "")
 	case a.steering:
-		var res struct {
-			Outcome string `json:"outcome"`
-		}
-		err := a.call(ctx, methodSteering, map[string]any{"sessionId": sessionID, "prompt": blocks}, &res)
+		var res acp.SteeringResult
+		err := a.Call(ctx, acp.MethodSteering, acp.SteerParams{SessionID: sessionID, Prompt: blocks}, &res)
 		return steerVerdict(err, false, res.Outcome)
 	}
 	return false, true // no transport
@@ -928,8 +790,8 @@ func steerVerdict(err error, goose bool, outcome string) (ok, fallback bool) {
 	return false, true
 }
 
-// transportClass reports whether err means the connection is unusable.
-func transportClass(err error) bool {
+// TransportClass reports whether err means the connection is unusable.
+func TransportClass(err error) bool {
 	var rpcErr *jsonrpc.Error
 	if errors.As(err, &rpcErr) {
 		return false
@@ -1002,8 +864,30 @@ func (t *stderrTail) lastLine() string {
 	lines := strings.Split(strings.ToValidUTF8(string(t.buf), "\uFFFD"), "\n")
 	for i := len(lines) - 1; i >= 0; i-- {
 		if l := strings.TrimSpace(lines[i]); l != "" {
-			return clipRunes(l, maxNoticeCause)
+			return clipRunes(l, maxStderrQuote)
 		}
 	}
 	return ""
+}
+
+// tapReader passes reads through, feeding them to a tap.
+type tapReader struct {
+	r   io.Reader
+	tap Tap
+}
+
+func (r tapReader) Read(p []byte) (int, error) {
+	n, err := r.r.Read(p)
+	if n > 0 {
+		r.tap.Feed(p[:n])
+	}
+	return n, err
+}
+
+// orDefault is v, or def when v is zero.
+func orDefault[T int | time.Duration](v, def T) T {
+	if v == 0 {
+		return def
+	}
+	return v
 }

@@ -1,9 +1,17 @@
-package harness
+// Package observer is buzz-acp's NIP-AO observer (spec §15): an
+// in-process bus of frames describing what the harness and its agents do,
+// taps that record raw ACP traffic as frames, a publisher that sends the
+// frames to the owner as encrypted ephemeral events, and the vetting and
+// decoding of the owner's control frames.
+//
+// It does not decide what a control does (the harness applies cancel_turn
+// and switch_model to its queues) and holds no relay connection of its
+// own: the publisher writes through the Relay its caller hands it.
+package observer
 
 import (
 	"bytes"
 	"encoding/json"
-	"io"
 	"strconv"
 	"strings"
 	"sync"
@@ -13,10 +21,10 @@ import (
 
 // Observer frames (spec §15, NIP-AO). The harness records what it and its
 // agents do as frames on an in-process bus of observerBufferCap entries.
-// With --relay-observer and a known owner, a publisher (observerpub.go)
+// With --relay-observer and a known owner, a publisher (publish.go)
 // sends each frame as an ephemeral kind 24200 event whose content is the
 // frame's JSON NIP-44 v2 encrypted to the owner, and the owner can send
-// control frames back (observerctl.go). Without the flag the bus still
+// control frames back (control.go). Without the flag the bus still
 // records lifecycle and turn frames, but nothing reads them, nothing is
 // published and raw ACP traffic is not recorded.
 //
@@ -56,46 +64,46 @@ import (
 
 // Frame kinds.
 const (
-	frameHarnessStarted   = "harness_started"
-	frameAgentInitialized = "agent_initialized"
-	frameLifecycle        = "managed_agent_runtime_lifecycle"
-	frameTurnStarted      = "turn_started"
-	frameSessionConfig    = "session_config_captured"
-	frameSessionResolved  = "session_resolved"
-	frameTurnLiveness     = "turn_liveness"
-	frameTurnCompleted    = "turn_completed"
-	frameTurnError        = "turn_error"
-	frameControlResult    = "control_result"
-	frameACPWrite         = "acp_write"
-	frameACPRead          = "acp_read"
+	FrameHarnessStarted   = "harness_started"
+	FrameAgentInitialized = "agent_initialized"
+	FrameLifecycle        = "managed_agent_runtime_lifecycle"
+	FrameTurnStarted      = "turn_started"
+	FrameSessionConfig    = "session_config_captured"
+	FrameSessionResolved  = "session_resolved"
+	FrameTurnLiveness     = "turn_liveness"
+	FrameTurnCompleted    = "turn_completed"
+	FrameTurnError        = "turn_error"
+	FrameControlResult    = "control_result"
+	FrameACPWrite         = "acp_write"
+	FrameACPRead          = "acp_read"
 )
 
 // Lifecycle states of managed_agent_runtime_lifecycle.
 const (
-	lifecycleListening = "listening"
-	lifecycleWaking    = "waking"
-	lifecycleReady     = "ready"
-	lifecycleFailed    = "failed"
+	LifecycleListening = "listening"
+	LifecycleWaking    = "waking"
+	LifecycleReady     = "ready"
+	LifecycleFailed    = "failed"
 )
 
-// envStartNonce names the launcher's nonce echoed in lifecycle frames.
-const envStartNonce = "BUZZ_MANAGED_AGENT_START_NONCE"
+// EnvStartNonce names the launcher's nonce echoed in lifecycle frames.
+const EnvStartNonce = "BUZZ_MANAGED_AGENT_START_NONCE"
 
-// obsScope is what a frame is about. slot is -1 when no agent is involved;
+// Scope is what a frame is about. slot is -1 when no agent is involved;
 // empty strings are null in the frame.
-type obsScope struct {
-	slot      int
-	channel   string
-	session   string
-	turn      string
-	startedAt string
+type Scope struct {
+	Slot      int    // the agent's slot; -1 for none
+	Channel   string // channel UUID; "" for none
+	Session   string // ACP session id; "" for none
+	Turn      string // turn id; "" for none
+	StartedAt string // RFC 3339 start of the turn; "" omits it
 }
 
-// noScope is a frame about the harness as a whole.
-var noScope = obsScope{slot: -1}
+// NoScope is a frame about the harness as a whole.
+var NoScope = Scope{Slot: -1}
 
-// observerFrame is one frame's JSON (field names as upstream's).
-type observerFrame struct {
+// Frame is one frame's JSON (field names as upstream's).
+type Frame struct {
 	Seq         uint64          `json:"seq"`
 	MonotonicMs int64           `json:"monotonicMs"`
 	Timestamp   string          `json:"timestamp"`
@@ -116,10 +124,10 @@ type busEntry struct {
 	data []byte // the frame's JSON, at most observerMaxPlaintext bytes
 }
 
-// observerBus is the in-process frame bus: a ring of the last
+// Bus is the in-process frame bus: a ring of the last
 // observerBufferCap frames, safe for concurrent use. A nil bus records
 // nothing.
-type observerBus struct {
+type Bus struct {
 	origin time.Time
 	// raw says whether raw ACP traffic is recorded; set once, before any
 	// agent starts, when a publisher will read it.
@@ -131,14 +139,15 @@ type observerBus struct {
 	ring []busEntry
 }
 
-func newObserverBus() *observerBus {
-	return &observerBus{origin: time.Now(), wake: make(chan struct{}, 1), ring: make([]busEntry, observerBufferCap)}
+// NewBus returns an empty bus; its monotonic clock starts now.
+func NewBus() *Bus {
+	return &Bus{origin: time.Now(), wake: make(chan struct{}, 1), ring: make([]busEntry, observerBufferCap)}
 }
 
-// emit records a frame of kind about sc. payload is encoded as JSON (a
+// Emit records a frame of kind about sc. payload is encoded as JSON (a
 // json.RawMessage is taken as is); an over-long frame is trimmed to
 // observerMaxPlaintext. emit never blocks on a reader.
-func (b *observerBus) emit(kind string, sc obsScope, payload any) {
+func (b *Bus) Emit(kind string, sc Scope, payload any) {
 	if b == nil {
 		return
 	}
@@ -150,13 +159,13 @@ func (b *observerBus) emit(kind string, sc obsScope, payload any) {
 		}
 	}
 	now := time.Now()
-	f := observerFrame{MonotonicMs: now.Sub(b.origin).Milliseconds(), Timestamp: now.UTC().Format(time.RFC3339Nano),
-		Kind: kind, StartedAt: sc.startedAt, Payload: raw}
-	if sc.slot >= 0 {
-		slot := sc.slot
+	f := Frame{MonotonicMs: now.Sub(b.origin).Milliseconds(), Timestamp: now.UTC().Format(time.RFC3339Nano),
+		Kind: kind, StartedAt: sc.StartedAt, Payload: raw}
+	if sc.Slot >= 0 {
+		slot := sc.Slot
 		f.AgentIndex = &slot
 	}
-	f.ChannelID, f.SessionID, f.TurnID = nullable(sc.channel), nullable(sc.session), nullable(sc.turn)
+	f.ChannelID, f.SessionID, f.TurnID = nullable(sc.Channel), nullable(sc.Session), nullable(sc.Turn)
 	b.mu.Lock()
 	b.seq++
 	f.Seq = b.seq
@@ -166,15 +175,20 @@ func (b *observerBus) emit(kind string, sc obsScope, payload any) {
 		data, _ = json.Marshal(f)
 	}
 	if len(data) > observerMaxPlaintext {
-		data = fitFrame(data, observerMaxPlaintext)
+		data = FitFrame(data, observerMaxPlaintext)
 	}
-	b.ring[b.seq%observerBufferCap] = busEntry{seq: b.seq, kind: kind, raw: kind == frameACPRead || kind == frameACPWrite, data: data}
+	b.ring[b.seq%observerBufferCap] = busEntry{seq: b.seq, kind: kind, raw: kind == FrameACPRead || kind == FrameACPWrite, data: data}
 	b.mu.Unlock()
 	select {
 	case b.wake <- struct{}{}:
 	default:
 	}
 }
+
+// RecordRaw makes the bus record raw ACP traffic from taps made after it.
+// Call it once, before any agent starts, when a publisher will read the
+// bus.
+func (b *Bus) RecordRaw() { b.raw = true }
 
 func nullable(s string) *string {
 	if s == "" {
@@ -186,7 +200,7 @@ func nullable(s string) *string {
 // after returns the oldest frame newer than seq cursor; lost counts the
 // frames after cursor that the ring has already overwritten. ok is false
 // when there is none yet.
-func (b *observerBus) after(cursor uint64) (e busEntry, lost uint64, ok bool) {
+func (b *Bus) after(cursor uint64) (e busEntry, lost uint64, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.seq <= cursor {
@@ -199,20 +213,20 @@ func (b *observerBus) after(cursor uint64) (e busEntry, lost uint64, ok bool) {
 	return b.ring[want%observerBufferCap], lost, true
 }
 
-// last is the seq of the newest frame.
-func (b *observerBus) last() uint64 {
+// Last is the seq of the newest frame.
+func (b *Bus) Last() uint64 {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.seq
 }
 
-// fitFrame trims the payload of the frame data so that the frame is at most
+// FitFrame trims the payload of the frame data so that the frame is at most
 // limit bytes.
-func fitFrame(data []byte, limit int) []byte {
+func FitFrame(data []byte, limit int) []byte {
 	if len(data) <= limit {
 		return data
 	}
-	var f observerFrame
+	var f Frame
 	if json.Unmarshal(data, &f) != nil {
 		return elidedJSON(len(data))
 	}
@@ -289,21 +303,21 @@ func trimString(s string, keep int) string {
 
 func elisionNote(n int) string { return "…[elided " + strconv.Itoa(n) + " bytes]…" }
 
-// acpTap records each line written to or read from one agent as a raw ACP
+// Tap records each line written to or read from one agent as a raw ACP
 // frame. Lines up to observerRawMaxBytes that are JSON are recorded whole;
 // longer ones keep only their head. The zero line state is a fresh line.
-type acpTap struct {
-	bus  *observerBus
-	kind string // frameACPWrite or frameACPRead
+type Tap struct {
+	bus  *Bus
+	kind string // FrameACPWrite or FrameACPRead
 	slot int
 
 	line  []byte // the current line, up to observerRawMaxBytes
 	bytes int    // length of the current line so far
 }
 
-// feed takes the next bytes of the stream. It is called by one goroutine
+// Feed takes the next bytes of the stream. It is called by one goroutine
 // at a time (the connection's writer, or its reader).
-func (t *acpTap) feed(p []byte) {
+func (t *Tap) Feed(p []byte) {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		chunk := p
@@ -322,7 +336,7 @@ func (t *acpTap) feed(p []byte) {
 	}
 }
 
-func (t *acpTap) flush() {
+func (t *Tap) flush() {
 	line := bytes.TrimRight(t.line, "\r")
 	n := t.bytes
 	t.line, t.bytes = t.line[:0], 0
@@ -336,28 +350,14 @@ func (t *acpTap) flush() {
 		head := line[:min(len(line), observerRawHeadBytes)]
 		payload = map[string]any{"elided": true, "bytes": n, "head": strings.ToValidUTF8(string(head), "")}
 	}
-	t.bus.emit(t.kind, obsScope{slot: t.slot}, payload)
+	t.bus.Emit(t.kind, Scope{Slot: t.slot}, payload)
 }
 
-// tapReader passes reads through, feeding them to a tap.
-type tapReader struct {
-	r   io.Reader
-	tap *acpTap
-}
-
-func (r tapReader) Read(p []byte) (int, error) {
-	n, err := r.r.Read(p)
-	if n > 0 {
-		r.tap.feed(p[:n])
-	}
-	return n, err
-}
-
-// acpTaps returns the taps for slot's agent, or nils when raw traffic is
+// Taps returns the taps for slot's agent, or nils when raw traffic is
 // not recorded.
-func (b *observerBus) acpTaps(slot int) (write, read *acpTap) {
+func (b *Bus) Taps(slot int) (write, read *Tap) {
 	if b == nil || !b.raw {
 		return nil, nil
 	}
-	return &acpTap{bus: b, kind: frameACPWrite, slot: slot}, &acpTap{bus: b, kind: frameACPRead, slot: slot}
+	return &Tap{bus: b, kind: FrameACPWrite, slot: slot}, &Tap{bus: b, kind: FrameACPRead, slot: slot}
 }

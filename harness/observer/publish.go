@@ -1,4 +1,4 @@
-package harness
+package observer
 
 import (
 	"context"
@@ -21,23 +21,35 @@ import (
 // "telemetry"]. The owner's controls come back as kind 24200 events tagged
 // ["p", agent] (and ["frame", "control"]).
 const (
-	observerAgentTag   = "agent"
-	observerFrameTag   = "frame"
-	observerTelemetry  = "telemetry"
-	observerControl    = "control"
-	observerControlSub = "agent-observer-control" // the control subscription's id (spec §4.4)
+	agentTag       = "agent"
+	frameTag       = "frame"
+	frameTelemetry = "telemetry"
+	frameControl   = "control"
+	ControlSub     = "agent-observer-control" // the control subscription's id (spec §4.4)
 )
 
-// observerPub publishes the bus's frames to the relay, in order, one
+// Relay is what the publisher needs of the relay connection.
+type Relay interface {
+	// Gated reports whether the relay's rate-limit gate is closed.
+	Gated() bool
+	// WaitGate returns once the gate is open, or with ctx's error.
+	WaitGate(ctx context.Context) error
+	// Publish writes ev to the relay without waiting for its OK.
+	Publish(ctx context.Context, ev *nostr.Event) error
+	// MaxContent is the relay's limit on one event in bytes; 0 when it
+	// named none.
+	MaxContent() int
+}
+
+// Publisher publishes the bus's frames to the relay, in order, one
 // goroutine (run). Frames wait in the bus for the rate-limit gate (spec
 // §4.6) and for the pace of one every observerPublishEvery; beyond
 // observerPerWindow EVENTs in observerWindow they are dropped and counted,
 // and raw ACP traffic stops earlier, at observerRawPerWindow. Turns never
 // wait for any of it: they only write to the bus.
-type observerPub struct {
-	bus     *observerBus
-	rc      *relayConn
-	io      *relayIO
+type Publisher struct {
+	bus     *Bus
+	relay   Relay
 	key     *nostrkey.Secret
 	convKey [32]byte // NIP-44 conversation key between the agent and the owner
 	owner   string
@@ -58,35 +70,47 @@ type observerPub struct {
 	dropped   atomic.Int64  // frames over the rate cap
 	lost      atomic.Int64  // frames overwritten in the bus before they could be sent
 	failed    atomic.Int64  // frames that could not be encrypted, signed or written
-	handled   atomic.Uint64 // seq of the last frame run has dealt with
+	handled   atomic.Uint64 // seq of the last frame Run has dealt with
 
 	stopOnce sync.Once
 	closing  chan struct{} // closed by stop: send what is left, then end
 	done     chan struct{} // closed when run has returned
 }
 
-func newObserverPub(h *harness) (*observerPub, error) {
-	key, err := h.ownerKey()
-	if err != nil {
-		return nil, fmt.Errorf("buzz-acp: observer: conversation key for owner %s: %w", h.cfg.Owner, err)
-	}
-	p := &observerPub{bus: h.obs, rc: h.rc, io: h.io, key: h.cfg.Secret, convKey: key, owner: h.cfg.Owner,
-		agent: h.cfg.AgentHex, log: h.log.With("component", "observer"),
-		every: observerPublishEvery, perWindow: observerPerWindow,
-		closing: make(chan struct{}), done: make(chan struct{})}
-	if h.t.obsEvery > 0 {
-		p.every = h.t.obsEvery
-	}
-	if h.t.obsPerWindow > 0 {
-		p.perWindow = h.t.obsPerWindow
-	}
-	p.rawWindow = p.perWindow * observerRawPerWindow / observerPerWindow
-	return p, nil
+// Config says what a Publisher sends, for whom and how fast.
+type Config struct {
+	Bus     *Bus
+	Relay   Relay
+	Key     *nostrkey.Secret // the agent's key, which signs the frames
+	Agent   string           // the agent's public key (hex)
+	Owner   string           // the owner's public key (hex), to whom frames are encrypted
+	ConvKey [32]byte         // NIP-44 v2 conversation key between the agent and the owner
+	Log     *slog.Logger
+	// Every is the pace of one EVENT; zero is observerPublishEvery.
+	Every time.Duration
+	// PerWindow caps EVENTs per observerWindow; zero is observerPerWindow.
+	PerWindow int
 }
 
-// run publishes frames until ctx ends, or, after stop, until the bus is
+// NewPublisher returns a publisher of c.Bus's frames; Run starts it.
+func NewPublisher(c Config) *Publisher {
+	p := &Publisher{bus: c.Bus, relay: c.Relay, key: c.Key, convKey: c.ConvKey, owner: c.Owner,
+		agent: c.Agent, log: c.Log.With("component", "observer"),
+		every: observerPublishEvery, perWindow: observerPerWindow,
+		closing: make(chan struct{}), done: make(chan struct{})}
+	if c.Every > 0 {
+		p.every = c.Every
+	}
+	if c.PerWindow > 0 {
+		p.perWindow = c.PerWindow
+	}
+	p.rawWindow = p.perWindow * observerRawPerWindow / observerPerWindow
+	return p
+}
+
+// Run publishes frames until ctx ends, or, after stop, until the bus is
 // empty or observerFlushWait has passed.
-func (p *observerPub) run(ctx context.Context) {
+func (p *Publisher) Run(ctx context.Context) {
 	defer close(p.done)
 	if p.drain(ctx, p.closing) {
 		// Shutdown: what is left goes out within observerFlushWait, over a
@@ -100,7 +124,7 @@ func (p *observerPub) run(ctx context.Context) {
 // drain publishes the bus's frames in order. It returns false when ctx
 // ends; true when closing is closed, or, with closing nil, once the bus
 // has nothing more.
-func (p *observerPub) drain(ctx context.Context, closing <-chan struct{}) bool {
+func (p *Publisher) drain(ctx context.Context, closing <-chan struct{}) bool {
 	for ctx.Err() == nil {
 		e, lost, ok := p.bus.after(p.cursor)
 		if lost > 0 {
@@ -127,11 +151,11 @@ func (p *observerPub) drain(ctx context.Context, closing <-chan struct{}) bool {
 	return false
 }
 
-// stop asks run to send what is left and waits for it, at most
+// Stop asks Run to send what is left and waits for it, at most
 // observerFlushWait (plus one write).
-func (p *observerPub) stop() {
+func (p *Publisher) Stop() {
 	p.stopOnce.Do(func() { close(p.closing) })
-	t := time.NewTimer(observerFlushWait + writeTimeout)
+	t := time.NewTimer(observerFlushWait + publishTimeout)
 	defer t.Stop()
 	select {
 	case <-p.done:
@@ -140,10 +164,10 @@ func (p *observerPub) stop() {
 }
 
 // publish sends one frame, or drops it when the window is full.
-func (p *observerPub) publish(ctx context.Context, e busEntry) {
-	if p.rc.gated() {
+func (p *Publisher) publish(ctx context.Context, e busEntry) {
+	if p.relay.Gated() {
 		p.log.Debug("rate-limit gate closed; observer frames wait", "seq", e.seq)
-		if p.rc.waitGate(ctx) != nil {
+		if p.relay.WaitGate(ctx) != nil {
 			return
 		}
 	}
@@ -183,8 +207,8 @@ func (p *observerPub) publish(ctx context.Context, e busEntry) {
 		p.log.Warn("observer frame not published", "seq", e.seq, "kind", e.kind, "err", err)
 		return
 	}
-	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-	err = p.rc.publishWS(wctx, ev, false)
+	wctx, cancel := context.WithTimeout(ctx, publishTimeout)
+	err = p.relay.Publish(wctx, ev)
 	cancel()
 	p.last = time.Now()
 	p.sent = append(p.sent, p.last)
@@ -198,16 +222,16 @@ func (p *observerPub) publish(ctx context.Context, e busEntry) {
 
 // event encrypts the frame data to the owner, trimmed first to what the
 // relay takes, and signs the kind 24200 event carrying it.
-func (p *observerPub) event(data []byte, at time.Time) (*nostr.Event, error) {
-	if limit := plaintextBudget(int(p.io.maxContent.Load())); len(data) > limit {
-		data = fitFrame(data, limit)
+func (p *Publisher) event(data []byte, at time.Time) (*nostr.Event, error) {
+	if limit := plaintextBudget(p.relay.MaxContent()); len(data) > limit {
+		data = FitFrame(data, limit)
 	}
 	content, err := nip44.Encrypt(string(data), p.convKey)
 	if err != nil {
 		return nil, fmt.Errorf("encrypt observer frame: %w", err)
 	}
 	ev := &nostr.Event{Kind: workspace.KindObserverFrame, CreatedAt: nostr.Timestamp(at.Unix()), Content: content,
-		Tags: nostr.Tags{{"p", p.owner}, {observerAgentTag, p.agent}, {observerFrameTag, observerTelemetry}}}
+		Tags: nostr.Tags{{"p", p.owner}, {agentTag, p.agent}, {frameTag, frameTelemetry}}}
 	if err := p.key.SignEvent(ev); err != nil {
 		return nil, fmt.Errorf("sign observer frame: %w", err)
 	}
@@ -226,4 +250,19 @@ func plaintextBudget(maxContent int) int {
 	b64 := maxContent - observerEventSlack
 	raw := b64*3/4 - 67
 	return max(min((raw-2)*4/5, observerMaxPlaintext), 0)
+}
+
+// Stats counts what the publisher did with the bus's frames.
+type Stats struct {
+	Published int64  // frames sent to the relay
+	Dropped   int64  // frames over the rate cap
+	Lost      int64  // frames overwritten in the bus before they could be sent
+	Failed    int64  // frames that could not be encrypted, signed or written
+	Handled   uint64 // seq of the last frame dealt with
+}
+
+// Stats returns the counters as they stand.
+func (p *Publisher) Stats() Stats {
+	return Stats{Published: p.published.Load(), Dropped: p.dropped.Load(), Lost: p.lost.Load(),
+		Failed: p.failed.Load(), Handled: p.handled.Load()}
 }

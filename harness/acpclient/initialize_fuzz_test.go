@@ -1,4 +1,4 @@
-package harness
+package acpclient
 
 import (
 	"encoding/json"
