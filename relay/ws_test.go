@@ -32,9 +32,9 @@ func (w *wsClient) publishCounting(ev nostr.Event, sub string) (n int, ok bool, 
 	}
 }
 
-// until reads messages until one with label for subscription sub, and
+// awaitLabel reads messages until one with label for subscription sub, and
 // returns that message's fields; events for sub on the way are counted.
-func (w *wsClient) until(label, sub string) (events int, fields []json.RawMessage) {
+func (w *wsClient) awaitLabel(label, sub string) (events int, fields []json.RawMessage) {
 	w.t.Helper()
 	for {
 		got, f := w.next()
@@ -58,9 +58,9 @@ func TestReqReusingIDReplacesIt(t *testing.T) {
 	owner := newKey(t)
 	w := dialWS(t, execRelay(t, "--owner", owner.pk, "--open"), nil)
 	w.send("REQ", "s", nostr.Filter{Kinds: []int{1}, LimitZero: true})
-	w.until("EOSE", "s")
+	w.awaitLabel("EOSE", "s")
 	w.send("REQ", "s", nostr.Filter{Kinds: []int{7}, LimitZero: true})
-	w.until("EOSE", "s")
+	w.awaitLabel("EOSE", "s")
 	if n, ok, reason := w.publishCounting(signed(t, owner, 1, "old filter"), "s"); !ok || n != 0 {
 		t.Errorf("kind 1 after REQ s was replaced by kinds [7]: %d deliveries on s (OK %v %q); want 0", n, ok, reason)
 	}
@@ -81,7 +81,7 @@ func TestEventOncePerSubscription(t *testing.T) {
 	}
 	both := nostr.Filters{{Kinds: []int{1}}, {Authors: []string{owner.pk}}}
 	w.send("REQ", "s", both[0], both[1])
-	if n, _ := w.until("EOSE", "s"); n != 1 {
+	if n, _ := w.awaitLabel("EOSE", "s"); n != 1 {
 		t.Errorf("stored event matched by two filters sent %d times before EOSE; want 1", n)
 	}
 	if n, ok, reason := w.publishCounting(signed(t, owner, 1, "live"), "s"); !ok || n != 1 {
@@ -97,7 +97,7 @@ func TestClosedReqDeliversNothing(t *testing.T) {
 	w := dialWS(t, execRelay(t, "--owner", owner.pk, "--open", "--max-filters", "2"), nil)
 	f := nostr.Filter{Kinds: []int{1}}
 	w.send("REQ", "s", f, f, f)
-	if _, fields := w.until("CLOSED", "s"); len(fields) != 2 {
+	if _, fields := w.awaitLabel("CLOSED", "s"); len(fields) != 2 {
 		t.Fatalf("CLOSED with %d fields", len(fields))
 	}
 	if n, ok, reason := w.publishCounting(signed(t, owner, 1, "after CLOSED"), "s"); !ok || n != 0 {
@@ -131,7 +131,7 @@ func TestAttackOversizeMessageEndsConnection(t *testing.T) {
 func (w *wsClient) count(id string, f nostr.Filter) int64 {
 	w.t.Helper()
 	w.send("COUNT", id, f)
-	_, fields := w.until("COUNT", id)
+	_, fields := w.awaitLabel("COUNT", id)
 	var res struct {
 		Count *int64 `json:"count"`
 	}
@@ -216,10 +216,10 @@ func TestRevokedSubscriptionEnds(t *testing.T) {
 		t.Fatalf("bob's AUTH: %s", reason)
 	}
 	wb.send("REQ", "s", nostr.Filter{Kinds: []int{workspace.KindStream}, Tags: nostr.TagMap{"h": {id}}, LimitZero: true})
-	wb.until("EOSE", "s")
+	wb.awaitLabel("EOSE", "s")
 	leave := signed(t, bob, workspace.KindLeaveRequest, "", h)
 	wb.send("EVENT", leave)
-	if _, f := wb.until("CLOSED", "s"); len(f) != 2 || !strings.Contains(string(f[1]), "channel access revoked") {
+	if _, f := wb.awaitLabel("CLOSED", "s"); len(f) != 2 || !strings.Contains(string(f[1]), "channel access revoked") {
 		t.Fatalf("bob's subscription closed with %s", f)
 	}
 	if ok, reason := wb.ok(leave.ID); !ok {
