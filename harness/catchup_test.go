@@ -156,6 +156,7 @@ func TestBugHarnessStateDamaged(t *testing.T) {
 func FuzzParseHarnessState(f *testing.F) {
 	f.Add([]byte(`{"version":1,"relay":"ws://x","agent":"ab","startedAt":5,"channels":{"c":{"session":"s","lastAt":3,"pending":{"e":2},"handled":["a","b"]}}}`))
 	f.Add([]byte(`{"version":1,"channels":{"c":null}}`))
+	f.Add([]byte(`{"version":1,"channels":{"c":{"notices":["a","b","c","d","e","f","g","h","i","j","k","l","m","n","o","p","q"]}}}`))
 	f.Add([]byte(`{"version":2}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		st, err := parseHarnessState(b)
@@ -163,7 +164,7 @@ func FuzzParseHarnessState(f *testing.F) {
 			return
 		}
 		for ch, m := range st.Channels {
-			if m == nil || len(m.Handled) > maxHandledIDs || len(m.Pending) > maxQueuePerChannel {
+			if m == nil || len(m.Handled) > maxHandledIDs || len(m.Pending) > maxQueuePerChannel || len(m.Notices) > maxSavedNotices {
 				t.Fatalf("channel %q out of bounds after parse", ch)
 			}
 		}

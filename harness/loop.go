@@ -4,15 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"buzzbox/internal/workspace"
+	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/harness/acpclient"
 	"buzzbox/harness/observer"
+	"buzzbox/internal/workspace"
 )
 
 func jsonUnmarshal(s string, v any) error { return json.Unmarshal([]byte(s), v) }
@@ -29,6 +31,19 @@ type chanState struct {
 	retryAt  time.Time
 	steering *Event // event withheld while a native steer is outstanding
 	removed  bool
+	// recheck, while set, holds the events of a failed turn as the relay
+	// is asked which of them the agent answered before it failed
+	// (recheckFailed); the channel starts no turn meanwhile.
+	recheck *recheck
+	// failedSince is when the first of the failed turns in a row at the
+	// queue's head began: the check before a re-run looks from there.
+	failedSince time.Time
+}
+
+// recheck is a failed turn's batch waiting for the relay's word on which
+// of its events were answered.
+type recheck struct {
+	events []*Event
 }
 
 // turnHandle is a running channel turn.
@@ -249,11 +264,12 @@ func (h *harness) dispatch(ctx context.Context) {
 	if ctx.Err() != nil {
 		return
 	}
+	h.recheckCarried(ctx)
 	now := time.Now()
 	for {
 		var best *chanState
 		for _, cs := range h.queues {
-			if cs.turn != nil || cs.steering != nil || (len(cs.queue) == 0 && len(cs.parked) == 0) || now.Before(cs.retryAt) {
+			if cs.turn != nil || cs.steering != nil || cs.recheck != nil || (len(cs.queue) == 0 && len(cs.parked) == 0) || now.Before(cs.retryAt) {
 				continue
 			}
 			if best == nil || headTime(cs).Before(headTime(best)) {
@@ -391,25 +407,29 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	if t.session != "" && t.agent != nil {
 		h.store.holdSession(cs.id, t.session, t.agent.Name(), s.idx)
 	}
-	requeue := func(backoff bool) {
+	// retry puts the batch back for another turn. When the batch reached
+	// the agent, the relay is asked first which events the agent answered
+	// before the turn failed (recheckFailed); cause, when set, is told in
+	// the thread on the batch's first failure.
+	retry := func(cause string) {
 		if cs.removed || h.cfg.Dedup == "drop" {
 			h.reacts.clear(ctx, finished)
 			return
 		}
 		h.reacts.remove(ctx, finished, emojiWorking)
 		all := append(append([]*Event{}, t.parked...), t.batch...)
-		if backoff {
-			cs.attempts++
-			if cs.attempts > maxRetries {
-				cs.attempts = 0
-				cs.retryAt = time.Time{}
-				h.deadLetter(ctx, cs, all, "the agent failed "+itoa(maxRetries)+" times in a row ("+out.Result.String()+")")
-				return
-			}
-			d := time.Duration(float64(h.t.retryBase) * math.Pow(2, float64(cs.attempts-1)))
-			cs.retryAt = time.Now().Add(jitter(min(d, retryCap)))
+		first := cs.attempts == 0
+		if first {
+			cs.failedSince = t.startedAt
 		}
-		cs.queue = append(all, cs.queue...)
+		if out.stage == "prompt" {
+			h.recheckFailed(ctx, cs, all, cause, first, out.Result.String())
+			return
+		}
+		if first && cause != "" {
+			h.notice(ctx, cs, all, failureNotice(cause))
+		}
+		h.requeue(ctx, cs, all, out.Result.String())
 	}
 	switch out.Result {
 	case acpclient.TurnOK:
@@ -465,30 +485,27 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), f.cause)
 			return
 		}
-		h.firstFailure(ctx, cs, t, f.cause)
-		requeue(true)
+		retry(f.cause)
 	case acpclient.TurnHard:
 		log.Warn("turn hit the hard cap", "err", out.Err)
 		h.retire(ctx, s)
 		if t.agent != nil && time.Since(t.agent.LastOutput()) < recentOutput {
-			requeue(true)
+			retry("")
 		} else {
 			h.reacts.clear(ctx, finished)
 			h.deadLetter(ctx, cs, append(t.parked, t.batch...), "the turn ran past --max-turn-duration ("+h.cfg.MaxTurn.String()+") without recent output")
 		}
 	case acpclient.TurnExited, acpclient.TurnIdle, acpclient.TurnDrainTimeout, acpclient.TurnWriteTimeout:
 		log.Warn("agent retired", "err", out.Err)
-		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
 		h.retire(ctx, s)
-		requeue(true)
+		retry(h.stoppedCause(out))
 	case acpclient.TurnProtocolError:
 		log.Warn("protocol error", "err", out.Err)
-		h.firstFailure(ctx, cs, t, h.stoppedCause(out))
 		h.dropSession(s, cs.id)
 		if acpclient.TransportClass(out.Err) {
 			h.retire(ctx, s)
 		}
-		requeue(true)
+		retry(h.stoppedCause(out))
 	}
 }
 
@@ -504,13 +521,124 @@ func (h *harness) dropSession(s *slot, key string) {
 	}
 }
 
-// firstFailure tells the thread why the turn failed when it is the batch's
-// first failure in a row; the retries that follow stay quiet until they
-// succeed or give up (deadLetter).
-func (h *harness) firstFailure(ctx context.Context, cs *chanState, t *turnHandle, cause string) {
-	if cs.attempts == 0 {
-		h.notice(ctx, cs, append(t.parked, t.batch...), "⚠️ I could not answer yet: "+cause+". I will keep trying.")
+// failureNotice words a batch's first failure in a row for its thread;
+// the retries that follow stay quiet until they succeed or give up
+// (deadLetter).
+func failureNotice(cause string) string {
+	return "⚠️ I could not answer yet: " + cause + ". I will keep trying."
+}
+
+// requeue puts a failed turn's events back at the head of cs's queue to
+// run after a backoff that doubles with each failure in a row; past
+// maxRetries they are dead-lettered instead.
+func (h *harness) requeue(ctx context.Context, cs *chanState, evs []*Event, result string) {
+	cs.attempts++
+	if cs.attempts > maxRetries {
+		cs.attempts = 0
+		cs.retryAt = time.Time{}
+		h.deadLetter(ctx, cs, evs, "the agent failed "+itoa(maxRetries)+" times in a row ("+result+")")
+		return
 	}
+	d := time.Duration(float64(h.t.retryBase) * math.Pow(2, float64(cs.attempts-1)))
+	cs.retryAt = time.Now().Add(jitter(min(d, retryCap)))
+	cs.queue = append(evs, cs.queue...)
+}
+
+// recheckFailed holds the events of a failed turn while the relay is
+// asked (recheck) which of them the agent answered since the first failed
+// turn in a row began: an agent killed after its answer went out but
+// before its turn ended has answered, and running the event again would
+// answer it twice. The rest are requeued, and cause is told in the thread
+// on the batch's first failure.
+func (h *harness) recheckFailed(ctx context.Context, cs *chanState, evs []*Event, cause string, first bool, result string) {
+	h.recheck(ctx, cs, evs, nostr.Timestamp(cs.failedSince.Unix()), func(rest []*Event) {
+		if len(rest) == 0 {
+			cs.attempts, cs.retryAt = 0, time.Time{}
+			return
+		}
+		if first && cause != "" {
+			h.notice(ctx, cs, rest, failureNotice(cause))
+		}
+		h.requeue(ctx, cs, rest, result)
+	})
+}
+
+// recheckCarried takes out of their queues the events the last run had
+// taken and not answered (a harness killed after the agent's answer went
+// out, before the turn ended, left its batch so) and asks the relay
+// (recheck) which of them the agent answered since they were posted; the
+// rest go back to the head of the queue. The last run's notices in the
+// channel are not answers.
+func (h *harness) recheckCarried(ctx context.Context) {
+	if len(h.store.carried) == 0 {
+		return
+	}
+	for id, cs := range h.queues {
+		if cs.turn != nil || cs.recheck != nil || len(cs.queue) == 0 {
+			continue
+		}
+		carried := h.store.takeCarried(id, cs.queue)
+		if len(carried) == 0 {
+			continue
+		}
+		keep := cs.queue[:0]
+		since := carried[0].CreatedAt
+		for _, ev := range cs.queue {
+			if !slices.Contains(carried, ev) {
+				keep = append(keep, ev)
+			}
+		}
+		for _, ev := range carried {
+			since = min(since, ev.CreatedAt)
+		}
+		cs.queue = keep
+		for _, n := range h.store.notices(id) {
+			h.ownNotices.add(n)
+		}
+		h.recheck(ctx, cs, carried, since, func(rest []*Event) { cs.queue = append(rest, cs.queue...) })
+	}
+}
+
+// recheck holds evs, kept out of cs's queue, while the relay is asked
+// which of them the agent has answered since since (the reply guard's
+// agentMessages); the channel starts no turn meanwhile. Answered events
+// are done (settleState records them so); then gets the rest, on the
+// loop. A relay that cannot be asked gets them all back: a duplicate
+// answer beats a lost one.
+func (h *harness) recheck(ctx context.Context, cs *chanState, evs []*Event, since nostr.Timestamp, then func(rest []*Event)) {
+	rc := &recheck{events: evs}
+	cs.recheck = rc
+	go func() { // one relay query, bounded by replyCheckTO; reports back
+		msgs, err := h.agentMessages(ctx, cs.id, since)
+		var answered map[string]bool
+		if err == nil {
+			answered = answeredIDs(msgs, evs)
+		}
+		h.do(func() {
+			if cs.recheck != rc {
+				return // the channel was left meanwhile
+			}
+			cs.recheck = nil
+			if err != nil {
+				h.log.Warn("could not ask the relay whether the agent answered; running the events (again)",
+					"channel", cs.id, "events", len(evs), "err", err)
+			}
+			var rest, done []*Event
+			for _, ev := range evs {
+				if answered[ev.ID] {
+					done = append(done, ev)
+				} else {
+					rest = append(rest, ev)
+				}
+			}
+			if len(done) > 0 {
+				h.log.Info("the agent answered these already; not running them again", "channel", cs.id,
+					"answered", eventIDs(done), "rerun", len(rest))
+				h.reacts.clear(ctx, done)
+			}
+			then(rest)
+		})
+	}()
 }
 
 // stoppedCause words a turn that ended with the agent process retired or
@@ -580,20 +708,25 @@ func (h *harness) notice(ctx context.Context, cs *chanState, batch []*Event, tex
 		return
 	}
 	h.ownNotices.add(ev.ID)
-	go func() { // best effort, bounded
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
-		defer cancel()
-		if err := h.io.publish(pctx, ev); err != nil {
-			h.log.Warn("notice not published", "err", err)
-		}
-	}()
+	// Its id is on disk before it can be on the relay: a restart must not
+	// take it for the agent's answer (recheckCarried).
+	h.store.noteNotice(cs.id, ev.ID)
+	h.store.onSaved(func() {
+		go func() { // best effort, bounded
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
+			defer cancel()
+			if _, err := h.io.Publish(pctx, ev); err != nil {
+				h.log.Warn("notice not published", "err", err)
+			}
+		}()
+	})
 }
 
 // maintain re-dispatches expired backoffs and refills dead slots.
 func (h *harness) maintain(ctx context.Context) {
 	now := time.Now()
 	for id, cs := range h.queues {
-		if cs.turn == nil && len(cs.queue) == 0 && len(cs.parked) == 0 && cs.steering == nil && now.After(cs.retryAt) {
+		if cs.turn == nil && len(cs.queue) == 0 && len(cs.parked) == 0 && cs.steering == nil && cs.recheck == nil && now.After(cs.retryAt) {
 			delete(h.queues, id)
 		}
 	}
@@ -606,7 +739,7 @@ func (h *harness) maintain(ctx context.Context) {
 
 func (h *harness) idle() bool {
 	for _, cs := range h.queues {
-		if cs.turn != nil || len(cs.queue) > 0 {
+		if cs.turn != nil || len(cs.queue) > 0 || cs.recheck != nil {
 			return false
 		}
 	}
@@ -643,7 +776,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 // membership handles 44100/44101 (§5.1).
 func (h *harness) membership(ctx context.Context, ev *Event) {
 	ch := channelOf(&ev.Event)
-	if !isUUID(ch) || !h.memberSeen.add(ev.ID) {
+	if !isUUID(ch) || !h.memberSeen.Add(ev.ID) {
 		return
 	}
 	if int64(ev.CreatedAt) < h.memberTime[ch] {
@@ -671,12 +804,15 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 			h.log.Info("joined channel", "channel", ch)
 		}
 	case workspace.KindMemberRemoved:
-		h.rc.unsubscribe(ctx, "ch-"+ch)
+		h.rc.Unsubscribe(ctx, "ch-"+ch)
 		delete(h.subscribed, ch)
 		cs := h.chanState(ch)
 		cs.removed = true
 		h.reacts.clear(ctx, cs.queue)
-		cs.queue, cs.parked = nil, nil
+		if cs.recheck != nil {
+			h.reacts.clear(ctx, cs.recheck.events)
+		}
+		cs.queue, cs.parked, cs.recheck = nil, nil, nil
 		cs.attempts, cs.retryAt = 0, time.Time{}
 		h.gens[ch]++
 		h.store.forgetSession(ch)

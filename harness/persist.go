@@ -17,10 +17,12 @@ import (
 
 // The harness keeps, per relay and agent key, one state file
 // (<state dir>/<hash>/state.json): for each channel the ACP session it
-// talked in, the events it has taken but not yet answered, and the ids of
-// the last ones it answered. A restarted harness loads the session
-// (session/load, when the agent offers it), catches up from the oldest
-// unanswered event, and skips what it already answered. Only the loop
+// talked in, the events it has taken but not yet answered, the ids of
+// the last ones it answered and of the last notices it posted. A restarted
+// harness loads the session (session/load, when the agent offers it),
+// catches up from the oldest unanswered event, skips what it already
+// answered, and asks the relay whether the agent answered the events it
+// had taken (a notice is not an answer) before running them. Only the loop
 // goroutine touches it; it is written after every loop step that changed
 // it (by a goroutine, one write at a time, the loop not waiting), through
 // a temporary file renamed over the old one.
@@ -51,6 +53,9 @@ type channelMemo struct {
 	LastAt    int64            `json:"lastAt,omitempty"`    // newest created_at answered
 	Pending   map[string]int64 `json:"pending,omitempty"`   // taken, not answered: id -> created_at
 	Handled   []string         `json:"handled,omitempty"`   // answered ids, oldest first
+	// Notices are the ids of the newest notices the harness posted here
+	// as the agent (at most maxSavedNotices), which are not answers.
+	Notices []string `json:"notices,omitempty"`
 
 	slot    int             // slot holding Session in this run; -1 none (not saved)
 	handled map[string]bool // Handled as a set (not saved)
@@ -67,6 +72,13 @@ type stateStore struct {
 	// result arrives on wrote, which the loop selects on.
 	writing bool
 	wrote   chan error
+	// waiting run once the state as it is now is on disk (onSaved);
+	// inflight, once the write in flight ends.
+	waiting, inflight []func()
+	// carried holds, per channel, the events the last run had taken and
+	// not answered: it may have ended after the agent's answer went out,
+	// so they are checked against the relay before they run (takeCarried).
+	carried map[string]map[string]bool
 }
 
 // harnessStateDir is where the state of relayURL and agentHex lives: the
@@ -102,11 +114,18 @@ func openStateStore(dir, relayURL, agentHex string, log *slog.Logger) *stateStor
 		s.st.Channels = st.Channels
 		s.prev = st.StartedAt
 	}
-	for _, m := range s.st.Channels {
+	s.carried = map[string]map[string]bool{}
+	for ch, m := range s.st.Channels {
 		m.slot = -1
 		m.handled = map[string]bool{}
 		for _, id := range m.Handled {
 			m.handled[id] = true
+		}
+		for id := range m.Pending {
+			if s.carried[ch] == nil {
+				s.carried[ch] = map[string]bool{}
+			}
+			s.carried[ch][id] = true
 		}
 	}
 	return s
@@ -146,6 +165,9 @@ func parseHarnessState(b []byte) (*harnessState, error) {
 		if len(m.Handled) > maxHandledIDs {
 			m.Handled = m.Handled[len(m.Handled)-maxHandledIDs:]
 		}
+		if len(m.Notices) > maxSavedNotices {
+			m.Notices = m.Notices[len(m.Notices)-maxSavedNotices:]
+		}
 		if len(m.Pending) > maxQueuePerChannel {
 			return nil, fmt.Errorf("channel %s: %d pending events, more than %d", ch, len(m.Pending), maxQueuePerChannel)
 		}
@@ -171,6 +193,44 @@ func (s *stateStore) memo(channel string) *channelMemo {
 func (s *stateStore) answered(channel, id string) bool {
 	m := s.st.Channels[channel]
 	return m != nil && m.handled[id]
+}
+
+// takeCarried returns the events of evs that the last run had taken and
+// not answered, and forgets them as such.
+func (s *stateStore) takeCarried(channel string, evs []*Event) []*Event {
+	c := s.carried[channel]
+	if c == nil {
+		return nil
+	}
+	var out []*Event
+	for _, ev := range evs {
+		if c[ev.ID] {
+			out = append(out, ev)
+			delete(c, ev.ID)
+		}
+	}
+	if len(c) == 0 {
+		delete(s.carried, channel)
+	}
+	return out
+}
+
+// noteNotice records id as a notice the harness posted in channel.
+func (s *stateStore) noteNotice(channel, id string) {
+	m := s.memo(channel)
+	m.Notices = append(m.Notices, id)
+	if len(m.Notices) > maxSavedNotices {
+		m.Notices = append([]string(nil), m.Notices[len(m.Notices)-maxSavedNotices:]...)
+	}
+	s.dirty = true
+}
+
+// notices returns the notice ids recorded for channel.
+func (s *stateStore) notices(channel string) []string {
+	if m := s.st.Channels[channel]; m != nil {
+		return m.Notices
+	}
+	return nil
 }
 
 // take records id as taken and not yet answered.
@@ -277,6 +337,7 @@ func (s *stateStore) floor(channel string, notBefore, fallback int64) int64 {
 // harness goes on without it.
 func (s *stateStore) save() {
 	if !s.dirty || s.path == "" {
+		s.ran(&s.waiting)
 		return
 	}
 	s.dirty = false
@@ -285,6 +346,26 @@ func (s *stateStore) save() {
 		err = statedir.WriteFile(s.path, b)
 	}
 	s.saved(err)
+	s.ran(&s.waiting)
+}
+
+// onSaved runs f (on the loop) once the state as it is now has been
+// written, or its write has failed; at once when nothing is kept on disk.
+func (s *stateStore) onSaved(f func()) {
+	if s.path == "" {
+		f()
+		return
+	}
+	s.waiting = append(s.waiting, f)
+}
+
+// ran runs and clears the functions in *fs.
+func (s *stateStore) ran(fs *[]func()) {
+	todo := *fs
+	*fs = nil
+	for _, f := range todo {
+		f()
+	}
 }
 
 // saveBehind is save for the loop: the file is written and synced by a
@@ -293,15 +374,21 @@ func (s *stateStore) save() {
 // write runs go out in one write after it, once the loop has taken its
 // result from wrote (written).
 func (s *stateStore) saveBehind() {
-	if !s.dirty || s.path == "" || s.writing {
+	if s.path == "" || s.writing {
+		return
+	}
+	if !s.dirty {
+		s.ran(&s.waiting) // what they wait for is on disk
 		return
 	}
 	s.dirty = false
 	b, err := json.Marshal(&s.st)
 	if err != nil {
 		s.saved(err)
+		s.ran(&s.waiting)
 		return
 	}
+	s.inflight, s.waiting = s.waiting, nil
 	s.writing = true
 	go func() { s.wrote <- statedir.WriteFile(s.path, b) }() // wrote has room: one write at a time
 }
@@ -310,6 +397,7 @@ func (s *stateStore) saveBehind() {
 func (s *stateStore) written(err error) {
 	s.writing = false
 	s.saved(err)
+	s.ran(&s.inflight)
 }
 
 // flush waits for a write in flight and writes what changed since; the
@@ -350,6 +438,11 @@ func (h *harness) settleState() {
 			}
 			if cs.steering != nil {
 				live[cs.steering.ID] = true
+			}
+			if cs.recheck != nil {
+				for _, ev := range cs.recheck.events {
+					live[ev.ID] = true
+				}
 			}
 			if t := cs.turn; t != nil {
 				for _, evs := range [][]*Event{t.batch, t.parked, t.extra} {

@@ -4,9 +4,9 @@ import (
 	"context"
 	"sync"
 
-	"buzzbox/internal/workspace"
-
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/workspace"
 )
 
 // The reply guard. Agents answer through the buzz CLI; one that answers in
@@ -34,25 +34,19 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 	}
 	last := batch[len(batch)-1]
 	since := nostr.Timestamp(t.startedAt.Unix())
-	own := h.ownNotices.snapshot()
 	h.pubs.Add(1)
 	go func() {
 		defer h.pubs.Done()
 		bctx := context.WithoutCancel(ctx)
-		qctx, cancel := context.WithTimeout(bctx, replyCheckTO)
-		evs, err := h.io.query(qctx, nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2}, Authors: []string{h.cfg.AgentHex},
-			Tags: nostr.TagMap{"h": {channel}}, Since: &since})
-		cancel()
+		msgs, err := h.agentMessages(bctx, channel, since)
 		if err != nil {
 			// Unknown is not "none": posting could duplicate a reply.
 			h.log.Warn("reply guard: could not read the thread; not posting", "channel", channel, "err", err)
 			return
 		}
-		for _, ev := range evs {
-			if !own[ev.ID] {
-				h.log.Info("reply guard: the agent answered in the channel", "channel", channel, "event_id", last.ID, "reply_id", ev.ID)
-				return
-			}
+		if len(msgs) > 0 {
+			h.log.Info("reply guard: the agent answered in the channel", "channel", channel, "event_id", last.ID, "reply_id", msgs[0].ID)
+			return
 		}
 		text := out.finalText
 		if text == "" {
@@ -68,10 +62,50 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 		}
 		pctx, cancel := context.WithTimeout(bctx, replyCheckTO)
 		defer cancel()
-		if err := h.io.publish(pctx, ev); err != nil {
+		if _, err := h.io.Publish(pctx, ev); err != nil {
 			h.log.Warn("reply guard: final text not published", "channel", channel, "err", err)
 		}
 	}()
+}
+
+// agentMessages asks the relay (within replyCheckTO) for what counts as
+// the agent's answers in channel since since: its messages there (kinds 9
+// and 40002), less the notices the harness itself posted as the agent.
+// The reply guard takes any of them as the turn's answer; the check
+// before a failed turn's re-run (answeredIDs) takes each as the answer to
+// the event it replies to.
+func (h *harness) agentMessages(ctx context.Context, channel string, since nostr.Timestamp) ([]*nostr.Event, error) {
+	qctx, cancel := context.WithTimeout(ctx, replyCheckTO)
+	defer cancel()
+	evs, err := h.io.Query(qctx, nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2}, Authors: []string{h.cfg.AgentHex},
+		Tags: nostr.TagMap{"h": {channel}}, Since: &since})
+	if err != nil {
+		return nil, err
+	}
+	own := h.ownNotices.snapshot()
+	out := evs[:0]
+	for _, ev := range evs {
+		if !own[ev.ID] {
+			out = append(out, ev)
+		}
+	}
+	return out, nil
+}
+
+// answeredIDs reports which events of batch one of msgs (agentMessages)
+// replies to: names as its thread parent.
+func answeredIDs(msgs []*nostr.Event, batch []*Event) map[string]bool {
+	want := map[string]bool{}
+	for _, e := range batch {
+		want[e.ID] = true
+	}
+	got := map[string]bool{}
+	for _, m := range msgs {
+		if _, parent := (&Event{Event: *m}).thread(); want[parent] {
+			got[parent] = true
+		}
+	}
+	return got
 }
 
 // threadEvent is an unsigned kind 9 replying to last in its thread, with

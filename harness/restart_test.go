@@ -1,14 +1,21 @@
 package harness
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -30,6 +37,7 @@ type restartRig struct {
 	llm     *llmtest.Server
 	cmd     *exec.Cmd
 	args    []string // more buzz-acp flags
+	url     string   // the relay URL buzz-acp is given; "" the world's relay
 	dir     string   // working directory of every start
 	mu      sync.Mutex
 	lasts   []string    // the newest message of every model request, in order
@@ -57,7 +65,11 @@ func newRestartRig(t testing.TB, w *world) *restartRig {
 
 // start runs buzz-acp; it is killed at test end if still running.
 func (r *restartRig) start() {
-	cmd := exec.Command(r.acp, append([]string{"--relay-url", r.w.relay.URL(), "--agent-owner", r.w.owner.Public().Hex(),
+	relayURL := r.url
+	if relayURL == "" {
+		relayURL = r.w.relay.URL()
+	}
+	cmd := exec.Command(r.acp, append([]string{"--relay-url", relayURL, "--agent-owner", r.w.owner.Public().Hex(),
 		"--no-presence", "--no-typing"}, r.args...)...)
 	cmd.Env = r.env
 	cmd.Dir = r.dir
@@ -111,7 +123,7 @@ func (r *restartRig) waitReply(ev *nostr.Event) {
 	waitFor(r.t, "the agent's reply to "+ev.Content, 60*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ := r.w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{r.w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+		evs, _ := r.w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{r.w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
 		return len(evs) > 0
 	})
 }
@@ -223,7 +235,7 @@ func BenchmarkRestartCatchup(b *testing.B) {
 		waitFor(b, "the first catch-up reply", 60*time.Second, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
+			evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
 			return len(evs) > 0
 		})
 		b.StopTimer()
@@ -275,5 +287,352 @@ func TestBugAgentCrashForgetsConversation(t *testing.T) {
 	r.waitAsked(second)
 	if body := r.lastRequest(); !strings.Contains(body, "remember the word heron") {
 		t.Errorf("the new agent did not continue the conversation; model saw:\n%s", body)
+	}
+}
+
+// sendAnchor finds the channel and event a prompt asks the agent to
+// answer (the base prompt's `buzz messages send` line).
+var sendAnchor = regexp.MustCompile(`--channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
+
+// sendMessageCalls are the model's send_message calls answering the
+// prompt in req, one per event it names, with content "answer to <id> at <ns>";
+// nil when req carries no anchor.
+func sendMessageCalls(req map[string]any) []llmtest.Call {
+	body, _ := json.Marshal(req)
+	text := strings.ReplaceAll(string(body), `\u0060`, "`")
+	m := sendAnchor.FindStringSubmatch(text)
+	msgs, _ := req["messages"].([]any)
+	if m == nil || len(msgs) == 0 {
+		return nil
+	}
+	last, _ := json.Marshal(msgs[len(msgs)-1])
+	var calls []llmtest.Call
+	for i, id := range soakEventID.FindAllStringSubmatch(strings.ReplaceAll(string(last), `\n`, "\n"), -1) {
+		// The send's own time keeps two answers apart: identical content in
+		// one second would be one event id, and the relay keeps one.
+		content := "answer to " + id[1] + " at " + strconv.FormatInt(time.Now().UnixNano(), 10)
+		args, _ := json.Marshal(map[string]string{"channel": m[1], "reply_to": id[1], "content": content})
+		calls = append(calls, llmtest.Call{ID: "call_" + strconv.Itoa(i), Name: "buzz-dev-mcp__send_message", Args: string(args)})
+	}
+	return calls
+}
+
+// lastRole is the role of the newest message of a chat request.
+func lastRole(req map[string]any) string {
+	msgs, _ := req["messages"].([]any)
+	if len(msgs) == 0 {
+		return ""
+	}
+	last, _ := msgs[len(msgs)-1].(map[string]any)
+	role, _ := last["role"].(string)
+	return role
+}
+
+// waitHandled waits until the harness state on disk lists ev among the
+// events of its channel that are done with.
+func (r *restartRig) waitHandled(ev *nostr.Event) {
+	r.t.Helper()
+	waitFor(r.t, "the harness state to list "+ev.Content+" as handled", 60*time.Second, func() bool {
+		paths, _ := filepath.Glob(filepath.Join(r.w.stateHome, "buzzbox", "acp", "*", "state.json"))
+		for _, p := range paths {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				continue
+			}
+			st, err := parseHarnessState(b)
+			if err != nil {
+				continue
+			}
+			for _, m := range st.Channels {
+				for _, id := range m.Handled {
+					if id == ev.ID {
+						return true
+					}
+				}
+			}
+		}
+		return false
+	})
+}
+
+// TestBugAgentKilledAfterAnswerAnswersTwice: the agent posts its answer
+// with send_message and is killed with SIGKILL before its turn ends. The
+// harness told the thread it could not answer yet and ran the mention
+// again on a new agent, which answered a second time. Now it asks the
+// relay first, finds the answer, and neither re-runs nor posts a notice:
+// the thread holds exactly one message of the agent's.
+func TestBugAgentKilledAfterAnswerAnswersTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	w := newWorld(t)
+	r := newRestartRig(t, w)
+	var sends atomic.Int32
+	hung := make(chan struct{}, 1)
+	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		if lastRole(req) == "tool" {
+			if sends.Load() == 1 {
+				// The answer is out; the turn stays open until the agent dies.
+				select {
+				case hung <- struct{}{}:
+				default:
+				}
+				return llmtest.Reply{Hang: true}
+			}
+			return llmtest.Reply{Text: "posted"}
+		}
+		calls := sendMessageCalls(req)
+		if calls == nil {
+			return llmtest.Reply{Text: "no anchor in the prompt"}
+		}
+		sends.Add(1)
+		return llmtest.Reply{Calls: calls}
+	})
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	mention := w.mention("answer me once")
+	select {
+	case <-hung:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the model was never asked to go on after send_message")
+	}
+	r.waitReply(mention)
+	kids := childPIDs(r.cmd.Process.Pid)
+	if len(kids) == 0 {
+		t.Fatal("buzz-acp has no agent process")
+	}
+	for _, pid := range kids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, pid := range kids {
+		waitFor(t, "the agent gone", 10*time.Second, func() bool { return !processLive(pid) })
+	}
+	r.waitHandled(mention)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	evs, err := w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(evs) != 1 || sends.Load() != 1 {
+		var texts []string
+		for _, e := range evs {
+			texts = append(texts, e.Content)
+		}
+		t.Errorf("the agent's messages in the thread: %q, the model sent %d times; want the one answer, sent once", texts, sends.Load())
+	}
+}
+
+// TestRecheckUnknownRunsAgain: when the relay cannot say whether the
+// killed agent answered (its query for the agent's messages fails), the
+// mention is run again: a second answer beats a lost one.
+func TestRecheckUnknownRunsAgain(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	w := newWorld(t)
+	// A proxy in front of the relay refuses, once told to, every query for
+	// the agent's messages: what the check before a re-run asks.
+	ln := w.proxyLns[0]
+	w.proxyLns = w.proxyLns[1:]
+	up, err := url.Parse(w.relay.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: up.Host})
+	agentHex := w.agent.Public().Hex()
+	var refuse atomic.Bool
+	var refused atomic.Int32
+	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if refuse.Load() && req.Method == http.MethodPost && req.URL.Path == "/query" {
+			body, _ := io.ReadAll(req.Body)
+			var filters []nostr.Filter
+			json.Unmarshal(body, &filters)
+			for _, f := range filters {
+				if len(f.Authors) == 1 && f.Authors[0] == agentHex && f.Tags["h"] != nil {
+					refused.Add(1)
+					http.Error(rw, "refused by the test", http.StatusInternalServerError)
+					return
+				}
+			}
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		rp.ServeHTTP(rw, req)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+
+	r := newRestartRig(t, w)
+	r.url = "ws://" + ln.Addr().String()
+	var sends atomic.Int32
+	hung := make(chan struct{}, 1)
+	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		if lastRole(req) == "tool" {
+			if sends.Load() == 1 {
+				select {
+				case hung <- struct{}{}:
+				default:
+				}
+				return llmtest.Reply{Hang: true}
+			}
+			return llmtest.Reply{Text: "posted"}
+		}
+		calls := sendMessageCalls(req)
+		if calls == nil {
+			return llmtest.Reply{Text: "no anchor in the prompt"}
+		}
+		sends.Add(1)
+		return llmtest.Reply{Calls: calls}
+	})
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	mention := w.mention("answer me even if unsure")
+	select {
+	case <-hung:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the model was never asked to go on after send_message")
+	}
+	r.waitReply(mention)
+	refuse.Store(true)
+	for _, pid := range childPIDs(r.cmd.Process.Pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	waitFor(t, "the mention run again", 60*time.Second, func() bool { return sends.Load() >= 2 })
+	if refused.Load() == 0 {
+		t.Error("no query for the agent's messages was refused; the test did not test the failure")
+	}
+}
+
+// threadOf returns the agent's kind 9 messages naming ev, split into
+// answers and the harness's notices (which begin with a warning sign).
+func (r *restartRig) threadOf(ev *nostr.Event) (answers, notices []*nostr.Event) {
+	r.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	evs, err := r.w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{r.w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	for _, e := range evs {
+		if strings.HasPrefix(e.Content, "⚠️") {
+			notices = append(notices, e)
+		} else {
+			answers = append(answers, e)
+		}
+	}
+	return answers, notices
+}
+
+// killHarness sends SIGKILL to the harness and to every agent under it.
+func (r *restartRig) killHarness() {
+	kids := childPIDs(r.cmd.Process.Pid)
+	r.cmd.Process.Kill()
+	for _, pid := range kids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	r.cmd.Wait()
+}
+
+// TestBugHarnessKilledAfterAnswerAnswersTwice: buzz-acp and its agent
+// killed with SIGKILL after the agent's answer went out, before the turn
+// ended. The restarted harness caught the mention up as unanswered and
+// answered it again. Now it asks the relay first: one answer.
+func TestBugHarnessKilledAfterAnswerAnswersTwice(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	w := newWorld(t)
+	r := newRestartRig(t, w)
+	var sends atomic.Int32
+	hung := make(chan struct{}, 1)
+	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		if lastRole(req) == "tool" {
+			if sends.Load() == 1 {
+				select {
+				case hung <- struct{}{}:
+				default:
+				}
+				return llmtest.Reply{Hang: true}
+			}
+			return llmtest.Reply{Text: "posted"}
+		}
+		calls := sendMessageCalls(req)
+		if calls == nil {
+			return llmtest.Reply{Text: "no anchor in the prompt"}
+		}
+		sends.Add(1)
+		return llmtest.Reply{Calls: calls}
+	})
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	mention := w.mention("answer me once, across a restart")
+	select {
+	case <-hung:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the model was never asked to go on after send_message")
+	}
+	r.waitReply(mention)
+	r.killHarness()
+	r.start()
+	r.waitHandled(mention)
+	if answers, notices := r.threadOf(mention); len(answers) != 1 || len(notices) != 0 || sends.Load() != 1 {
+		t.Errorf("after the restart: %d answers, %d notices, the model sent %d times; want 1, 0 and 1", len(answers), len(notices), sends.Load())
+	}
+}
+
+// TestBugRestartTakesNoticeForAnswer: the agent dies before answering,
+// the harness tells the thread it will keep trying, and is killed before
+// the re-run. The restarted harness, checking whether the agent answered,
+// must not take that notice for the answer: the mention is answered.
+func TestBugRestartTakesNoticeForAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	w := newWorld(t)
+	r := newRestartRig(t, w)
+	var answer atomic.Bool // until the restart, the model never answers
+	asked := make(chan struct{}, 1)
+	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		if !answer.Load() {
+			select {
+			case asked <- struct{}{}:
+			default:
+			}
+			return llmtest.Reply{Hang: true}
+		}
+		if lastRole(req) == "tool" {
+			return llmtest.Reply{Text: "posted"}
+		}
+		if calls := sendMessageCalls(req); calls != nil {
+			return llmtest.Reply{Calls: calls}
+		}
+		return llmtest.Reply{Text: "no anchor in the prompt"}
+	})
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	mention := w.mention("answer me after all")
+	select {
+	case <-asked:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the model was never asked")
+	}
+	kids := childPIDs(r.cmd.Process.Pid)
+	for _, pid := range kids {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	waitFor(t, "the notice that the harness keeps trying", 30*time.Second, func() bool {
+		_, notices := r.threadOf(mention)
+		return len(notices) > 0
+	})
+	r.killHarness()
+	answer.Store(true)
+	r.start()
+	waitFor(t, "the answer after the restart", 60*time.Second, func() bool {
+		answers, _ := r.threadOf(mention)
+		return len(answers) > 0
+	})
+	r.waitHandled(mention)
+	if answers, _ := r.threadOf(mention); len(answers) != 1 {
+		t.Errorf("%d answers; want 1", len(answers))
 	}
 }

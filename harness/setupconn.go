@@ -9,6 +9,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // ErrNoAnswer is DialSetup's error when the relay accepted no login
@@ -21,7 +22,7 @@ var ErrNoAnswer = errors.New("relay did not answer")
 // one, else the websocket), signed by one key. It is not a harness: it
 // subscribes to nothing.
 type SetupConn struct {
-	io     *relayIO
+	io     *relayclient.Client
 	cancel context.CancelFunc
 	done   chan error
 }
@@ -34,11 +35,11 @@ func DialSetup(ctx context.Context, url string, key *nostrkey.Secret, log *slog.
 	cctx, cancel := context.WithCancel(ctx)
 	rc := newRelayConn(url, key, nil, 64, log)
 	s := &SetupConn{cancel: cancel, done: make(chan error, 1)}
-	go func() { s.done <- rc.run(cctx) }() // ends with Close (cancel), or by itself on a refusal
+	go func() { s.done <- rc.Run(cctx) }() // ends with Close (cancel), or by itself on a refusal
 	t := time.NewTimer(dialTimeout)
 	defer t.Stop()
 	select {
-	case <-rc.connected:
+	case <-rc.Connected():
 	case err := <-s.done:
 		cancel()
 		if err == nil {
@@ -50,7 +51,7 @@ func DialSetup(ctx context.Context, url string, key *nostrkey.Secret, log *slog.
 		return nil, ErrNoAnswer
 	}
 	s.io = newRelayIO(url, key, "", rc)
-	s.io.probe(cctx)
+	probeRelay(cctx, s.io)
 	return s, nil
 }
 
@@ -58,14 +59,15 @@ func DialSetup(ctx context.Context, url string, key *nostrkey.Secret, log *slog.
 func (s *SetupConn) Query(ctx context.Context, f nostr.Filter) ([]*nostr.Event, error) {
 	ctx, cancel := context.WithTimeout(ctx, httpTimeout)
 	defer cancel()
-	return s.io.query(ctx, f)
+	return s.io.Query(ctx, f)
 }
 
 // Publish sends ev, which must be signed, and waits for the relay's answer.
 func (s *SetupConn) Publish(ctx context.Context, ev *nostr.Event) error {
 	ctx, cancel := context.WithTimeout(ctx, httpTimeout)
 	defer cancel()
-	return s.io.publish(ctx, ev)
+	_, err := s.io.Publish(ctx, ev)
+	return err
 }
 
 // Close ends the connection and waits for its goroutine.

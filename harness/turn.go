@@ -170,7 +170,7 @@ func (h *harness) watchFirstWord(ctx context.Context, channel string, t *turnHan
 	text := "⏳ Still working on this: the agent has had no answer from its model for " + h.t.firstWord.String() +
 		". The model provider may be slow or not answering; I will tell you if it fails."
 	h.do(func() {
-		if cs := h.queues[channel]; cs != nil && cs.turn == t && cs.attempts == 0 { // retries stay quiet (firstFailure spoke)
+		if cs := h.queues[channel]; cs != nil && cs.turn == t && cs.attempts == 0 { // retries stay quiet (the failure notice spoke)
 			h.notice(ctx, cs, append(append([]*Event{}, t.parked...), t.batch...), text)
 		}
 	})

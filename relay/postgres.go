@@ -50,6 +50,14 @@ func openPostgres(dsn, app, pubkey string) (*postgresql.PostgresBackend, error) 
 		return nil, fmt.Errorf("buzz-relay: open PostgreSQL store %s: take the schema lock: %w", where, err)
 	}
 	defer conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1)`, schemaLockKey)
+	var version int
+	if err := conn.QueryRowContext(ctx, `SELECT current_setting('server_version_num')::int`).Scan(&version); err != nil {
+		return nil, fmt.Errorf("buzz-relay: open PostgreSQL store %s: read the server version: %w", where, err)
+	}
+	if version < minPostgresVersion {
+		return nil, fmt.Errorf("buzz-relay: open PostgreSQL store %s: the server is PostgreSQL %d.%d; --db needs %d or later (xid8 and pg_current_snapshot, which the fan-out's replay uses)",
+			where, version/10000, version%10000, minPostgresVersion/10000)
+	}
 
 	s := &postgresql.PostgresBackend{
 		DatabaseURL:       dsn,
@@ -84,6 +92,11 @@ func openPostgres(dsn, app, pubkey string) (*postgresql.PostgresBackend, error) 
 	}
 	return s, nil
 }
+
+// minPostgresVersion is the oldest server --db works with, as
+// server_version_num: 13 brought xid8, pg_current_xact_id and
+// pg_current_snapshot.
+const minPostgresVersion = 130000
 
 // schemaLockKey is the pg_advisory_lock key the schema work runs under
 // ("buzz" in ASCII); any constant works as long as every instance uses it.

@@ -1,10 +1,13 @@
 #!/bin/sh
 # soak.sh DURATION: runs the real buzz-acp and buzz-agent against the
 # relay and a scripted model for DURATION (a Go duration: 60s, 30m, 2h):
-# a mention every 2 s over 10 channels, an agent process killed every
-# 5 minutes and the relay restarted every 10 (a third and a half of
-# shorter runs). Fails when a mention goes unanswered, is answered twice
-# with no kill or restart between, or the harness's memory grows.
+# a mention every 2 s over 10 channels, answered with buzz-dev-mcp's
+# send_message, an agent process killed every 5 minutes (every other
+# kill right after an answer went out, before its turn ended) and the
+# relay restarted every 10 (a third and a half of shorter runs). Fails
+# unless every mention has exactly one answer on the relay, counted by
+# event id, or when the harness's memory grows. The last line is the
+# summary (answers, duplicates, lost, kills, restarts, RSS).
 set -eu
 if [ $# -ne 1 ]; then
 	echo "usage: scripts/soak.sh DURATION   (for example 60s or 30m)" >&2
