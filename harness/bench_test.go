@@ -96,7 +96,7 @@ func BenchmarkEventToPrompt(b *testing.B) {
 			signed := time.Now().UnixNano()
 			pctx, c := context.WithTimeout(context.Background(), 10*time.Second)
 			defer c()
-			w.io.publish(pctx, ev)
+			w.io.Publish(pctx, ev)
 			posted := time.Now().UnixNano()
 			mu.Lock()
 			h := hop(sent)

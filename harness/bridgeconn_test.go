@@ -38,7 +38,7 @@ func TestBridgeDialsPerRequest(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 
 	io := newRelayIO("ws://"+ln.Addr().String(), w.owner, "", w.pub)
-	io.bridge.Store(true)
+	io.SetBridge(true)
 	const rounds, burst = 8, maxReactionsInFly
 	for r := range rounds {
 		var wg sync.WaitGroup
@@ -54,7 +54,8 @@ func TestBridgeDialsPerRequest(t *testing.T) {
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				errs <- io.publish(ctx, ev)
+				_, err := io.Publish(ctx, ev)
+				errs <- err
 			}()
 		}
 		wg.Wait()

@@ -181,7 +181,7 @@ func TestCodexACP(t *testing.T) {
 	waitFor(t, "codex's reply in the thread", 30*time.Second, func() bool {
 		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
+		evs, _ := w.io.Query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
 		return len(evs) == 1 && evs[0].Content == "pong from codex"
 	})
 	fr.mu.Lock()

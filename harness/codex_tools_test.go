@@ -113,7 +113,7 @@ func TestCodexRepliesThroughWorkspaceTool(t *testing.T) {
 	agentMessages := func() []*nostr.Event {
 		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
+		evs, _ := w.io.Query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
 		return evs
 	}
 	w.awaitAgentReply(t, "codex's reply in the thread", 60*time.Second, mention.ID, nil)

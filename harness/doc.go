@@ -55,5 +55,5 @@
 //
 // Main is buzz-acp itself. A harness runs in another identity's process
 // through LoadConfig, Run and NewLogger: `buzzbox up` (package dispatch/up)
-// does so, and makes its channel first through a SetupConn.
+// does so.
 package harness

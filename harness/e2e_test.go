@@ -61,7 +61,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Log("reactions gone")
 	qctx, qcancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer qcancel()
-	evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}})
+	evs, _ := w.io.Query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}})
 	if len(evs) != 1 || calls.Load() != 1 {
 		t.Errorf("agent posted %d messages, model asked to send %d times; want 1 and 1", len(evs), calls.Load())
 	}
@@ -152,7 +152,7 @@ func TestEndToEndReplyThroughTypedTool(t *testing.T) {
 	agentMessages := func() []*nostr.Event {
 		qctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ := w.io.query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
+		evs, _ := w.io.Query(qctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
 		return evs
 	}
 	reply := w.awaitAgentReply(t, "the agent's reply in the thread", 60*time.Second, mention.ID, nil)

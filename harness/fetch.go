@@ -15,6 +15,7 @@ import (
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nipoa"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // retryOnce runs f with a per-attempt timeout, once more after a pause.
@@ -66,8 +67,8 @@ func channelFromMeta(ev *nostr.Event) (info channelInfo, archived bool) {
 }
 
 // discover finds the channels the agent belongs to (§4.3).
-func discover(ctx context.Context, io *relayIO, agent string) ([]channelInfo, error) {
-	members, err := io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"p": {agent}}})
+func discover(ctx context.Context, io *relayclient.Client, agent string) ([]channelInfo, error) {
+	members, err := io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"p": {agent}}})
 	if err != nil {
 		return nil, fmt.Errorf("buzz-acp: discover channels: %w", err)
 	}
@@ -83,7 +84,7 @@ func discover(ctx context.Context, io *relayIO, agent string) ([]channelInfo, er
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	metas, err := io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": ids}})
+	metas, err := io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": ids}})
 	if err != nil {
 		return nil, fmt.Errorf("buzz-acp: discover channel metadata: %w", err)
 	}
@@ -115,7 +116,7 @@ func discover(ctx context.Context, io *relayIO, agent string) ([]channelInfo, er
 
 // channelCache resolves channel metadata lazily and caches successes.
 type channelCache struct {
-	io *relayIO
+	io *relayclient.Client
 	mu sync.Mutex
 	m  map[string]channelInfo
 }
@@ -135,7 +136,7 @@ func (c *channelCache) get(ctx context.Context, id string) (channelInfo, bool) {
 		return info, true
 	}
 	evs, err := retryOnce(ctx, contextFetchTO, func(ctx context.Context) ([]*nostr.Event, error) {
-		return c.io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
+		return c.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
 	})
 	if err != nil || len(evs) == 0 {
 		if ok {
@@ -150,7 +151,7 @@ func (c *channelCache) get(ctx context.Context, id string) (channelInfo, bool) {
 }
 
 // fetchProfilesErr loads kind 0 profiles for pubkeys (§11.6).
-func fetchProfilesErr(ctx context.Context, io *relayIO, pubkeys []string) (map[string]*profile, error) {
+func fetchProfilesErr(ctx context.Context, io *relayclient.Client, pubkeys []string) (map[string]*profile, error) {
 	out := map[string]*profile{}
 	var keys []string
 	seen := map[string]bool{}
@@ -164,7 +165,7 @@ func fetchProfilesErr(ctx context.Context, io *relayIO, pubkeys []string) (map[s
 		return out, nil
 	}
 	evs, err := retryOnce(ctx, contextFetchTO, func(ctx context.Context) ([]*nostr.Event, error) {
-		return io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindProfile}, Authors: keys})
+		return io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindProfile}, Authors: keys})
 	})
 	if err != nil {
 		return out, err
@@ -202,7 +203,7 @@ func renderContext(header string, evs []*nostr.Event, profiles map[string]*profi
 
 // fetchContext fetches the thread or DM history (§11.4) and returns the
 // section header and the events in order; "" when there is none.
-func fetchContext(ctx context.Context, io *relayIO, last *Event, ch channelInfo, agent string, limit int) (string, []*nostr.Event) {
+func fetchContext(ctx context.Context, io *relayclient.Client, last *Event, ch channelInfo, agent string, limit int) (string, []*nostr.Event) {
 	if limit <= 0 {
 		return "", nil
 	}
@@ -218,7 +219,7 @@ func fetchContext(ctx context.Context, io *relayIO, last *Event, ch channelInfo,
 		mine.Authors = []string{agent}
 		mine.Limit = 1
 		evs, err := retryOnce(ctx, contextFetchTO, func(ctx context.Context) ([]*nostr.Event, error) {
-			return io.query(ctx, nostr.Filter{IDs: []string{root}, Limit: 1}, replies, mine)
+			return io.Query(ctx, nostr.Filter{IDs: []string{root}, Limit: 1}, replies, mine)
 		})
 		if err != nil {
 			return "", nil
@@ -261,10 +262,10 @@ func fetchContext(ctx context.Context, io *relayIO, last *Event, ch channelInfo,
 		if truncated {
 			total = fetched + 1
 			cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
-			n, err := io.count(cctx, nostr.Filter{Kinds: kinds, Tags: nostr.TagMap{"e": {root}, "h": {ch.ID}}})
+			n, err := io.Count(cctx, nostr.Filter{Kinds: kinds, Tags: nostr.TagMap{"e": {root}, "h": {ch.ID}}})
 			cancel()
-			if err == nil && n+1 > total {
-				total = n + 1
+			if err == nil && int(n)+1 > total {
+				total = int(n) + 1
 			}
 		}
 		hdr := fmt.Sprintf("[Thread Context (%d of %d messages", shown, total)
@@ -274,7 +275,7 @@ func fetchContext(ctx context.Context, io *relayIO, last *Event, ch channelInfo,
 		return hdr + ")]", all
 	case ch.Type == "dm":
 		evs, err := retryOnce(ctx, contextFetchTO, func(ctx context.Context) ([]*nostr.Event, error) {
-			return io.query(ctx, nostr.Filter{Kinds: kinds, Tags: nostr.TagMap{"h": {ch.ID}}, Limit: limit})
+			return io.Query(ctx, nostr.Filter{Kinds: kinds, Tags: nostr.TagMap{"h": {ch.ID}}, Limit: limit})
 		})
 		if err != nil {
 			return "", nil
@@ -327,7 +328,7 @@ const memoryNudge = memoryHeader + "\nYou have no core memory yet. Create one wi
 
 // fetchCoreMemory returns the core memory section (§12): the profile, the
 // nudge when there is none, or "" when the answer is unknown.
-func fetchCoreMemory(ctx context.Context, io *relayIO, ownerKey func() ([32]byte, error), agent, owner string) string {
+func fetchCoreMemory(ctx context.Context, io *relayclient.Client, ownerKey func() ([32]byte, error), agent, owner string) string {
 	key, err := ownerKey()
 	if err != nil {
 		return ""
@@ -335,7 +336,7 @@ func fetchCoreMemory(ctx context.Context, io *relayIO, ownerKey func() ([32]byte
 	d := workspace.MemoryDTag(key, workspace.MemoryCoreSlug)
 	ctx, cancel := context.WithTimeout(ctx, contextFetchTO)
 	defer cancel()
-	evs, err := io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindEngram}, Authors: []string{agent},
+	evs, err := io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindEngram}, Authors: []string{agent},
 		Tags: nostr.TagMap{"d": {d}, "p": {owner}}, Limit: 16})
 	if err != nil {
 		return ""
@@ -376,10 +377,10 @@ func fetchCoreMemory(ctx context.Context, io *relayIO, ownerKey func() ([32]byte
 }
 
 // fetchCanvas returns the canvas section of a channel, or "".
-func fetchCanvas(ctx context.Context, io *relayIO, channel string) string {
+func fetchCanvas(ctx context.Context, io *relayclient.Client, channel string) string {
 	ctx, cancel := context.WithTimeout(ctx, contextFetchTO)
 	defer cancel()
-	evs, err := io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindCanvas}, Tags: nostr.TagMap{"h": {channel}}, Limit: 1})
+	evs, err := io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindCanvas}, Tags: nostr.TagMap{"h": {channel}}, Limit: 1})
 	if err != nil || len(evs) == 0 {
 		return ""
 	}
@@ -394,7 +395,7 @@ func fetchCanvas(ctx context.Context, io *relayIO, channel string) string {
 // profileCache keeps kind 0 lookups for a short while: a busy channel
 // would otherwise query the same authors for every turn.
 type profileCache struct {
-	io *relayIO
+	io *relayclient.Client
 	mu sync.Mutex
 	m  map[string]cachedProfile
 }

@@ -24,6 +24,7 @@ import (
 	"buzzbox/internal/proc"
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nipoa"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // version is what clientInfo reports.
@@ -103,8 +104,8 @@ type harness struct {
 	cfg     *Config
 	env     proc.Env
 	log     *slog.Logger
-	rc      *relayConn
-	io      *relayIO
+	rc      *relayclient.Subscriber
+	io      *relayclient.Client
 	chans   *channelCache
 	matcher *ruleMatcher
 	spec    acpclient.Spec
@@ -213,7 +214,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	h.rc = newRelayConn(cfg.RelayURL, cfg.Secret, authTag, cfg.EventBuffer, log)
 	h.io = newRelayIO(cfg.RelayURL, cfg.Secret, canonTag, h.rc)
-	defer h.io.close()
+	defer h.io.Close()
 	h.chans = &channelCache{io: h.io, m: map[string]channelInfo{}}
 	h.reacts = newReactions(h.io, cfg.Secret, log)
 	h.siblings = &siblingCache{io: h.io, m: map[string]*nipoa.Tag{}}
@@ -270,10 +271,14 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	// Ends when ctx is cancelled (after shutdown) or the first connection fails for good.
 	go func() {
 		defer bg.Done()
-		relayErr <- h.rc.run(ctx)
+		if err := h.rc.Run(ctx); err != nil {
+			relayErr <- fmt.Errorf("buzz-acp: %w", err)
+			return
+		}
+		relayErr <- nil
 	}()
 	select {
-	case <-h.rc.connected:
+	case <-h.rc.Connected():
 	case err := <-relayErr:
 		if err == nil {
 			return nil
@@ -282,8 +287,8 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	case <-ctx.Done():
 		return nil
 	}
-	h.io.probe(ctx)
-	log.Info("relay reads", "http_bridge", h.io.bridge.Load())
+	h.io.Probe(ctx)
+	log.Info("relay reads", "http_bridge", h.io.Bridge())
 	if h.obsPub != nil {
 		bg.Add(1)
 		go func() { // ends with ctx, or after shutdown's stop has flushed it
@@ -324,11 +329,11 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	}
 	h.store.started(time.Unix(watermark, 0))
 	h.store.save()
-	h.rc.subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{workspace.KindMemberAdded, workspace.KindMemberRemoved},
-		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, watermark, true)
+	h.rc.Subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{workspace.KindMemberAdded, workspace.KindMemberRemoved},
+		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: watermark, Member: true})
 	if h.obsPub != nil {
-		h.rc.subscribe(ctx, observer.ControlSub, nostr.Filter{Kinds: []int{workspace.KindObserverFrame},
-			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, time.Now().Unix(), false)
+		h.rc.Subscribe(ctx, observer.ControlSub, nostr.Filter{Kinds: []int{workspace.KindObserverFrame},
+			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 	}
 	log.Info("listening", "channels", len(chans), "agent", cfg.AgentHex, "owner", cfg.Owner, "subscribe", cfg.Subscribe)
 	h.lifecycle(observer.LifecycleListening, "")
@@ -452,7 +457,7 @@ func (h *harness) subscribeChannel(ctx context.Context, channel string, floor in
 	if !ok {
 		return false
 	}
-	h.rc.subscribe(ctx, "ch-"+channel, f, floor, false)
+	h.rc.Subscribe(ctx, "ch-"+channel, f, relayclient.SubOptions{Floor: floor, MarkEOSE: true}) // intake flushes a catch-up at each replay's end
 	return true
 }
 

@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"buzzbox/internal/workspace/relayclient"
 	"context"
 	"encoding/json"
 	"strings"
@@ -16,9 +17,9 @@ func TestMentionBecomesPrompt(t *testing.T) {
 	watch := newRelayConn(w.relay.URL(), w.owner, nil, 1000, testLogger(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	go watch.run(ctx)
-	<-watch.connected
-	watch.subscribe(ctx, "r", nostr.Filter{Kinds: []int{7, 5}, Authors: []string{w.agent.Public().Hex()}}, time.Now().Unix(), false)
+	go watch.Run(ctx)
+	<-watch.Connected()
+	watch.Subscribe(ctx, "r", nostr.Filter{Kinds: []int{7, 5}, Authors: []string{w.agent.Public().Hex()}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 
 	w.startHarness(w.harnessEnv("echo"), "--session-title", "A\tB  C")
 	ev := w.mention("hello @agent please look")
@@ -64,10 +65,10 @@ func TestMentionBecomesPrompt(t *testing.T) {
 	waitFor(t, "reactions added and removed", 10*time.Second, func() bool {
 		for {
 			select {
-			case re := <-watch.out:
-				switch re.ev.Kind {
+			case re := <-watch.Events():
+				switch re.Ev.Kind {
 				case 7:
-					if re.ev.Tags.FindWithValue("e", ev.ID) != nil {
+					if re.Ev.Tags.FindWithValue("e", ev.ID) != nil {
 						added++
 					}
 				case 5:

@@ -13,34 +13,35 @@ import (
 
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nipoa"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // intake runs the inbound pipeline (§6) for each relay event, in arrival
 // order, until ctx ends.
 func (h *harness) intake(ctx context.Context) {
 	for {
-		var re relayEvent
+		var re relayclient.Event
 		select {
 		case <-ctx.Done():
 			return
-		case re = <-h.rc.out:
+		case re = <-h.rc.Events():
 		}
-		if re.eose {
-			h.flushCatchup(ctx, strings.TrimPrefix(re.sub, "ch-"))
+		if re.EOSE {
+			h.flushCatchup(ctx, strings.TrimPrefix(re.Sub, "ch-"))
 			continue
 		}
-		ev := &Event{Event: *re.ev, Received: time.Now(), Stored: re.stored}
+		ev := &Event{Event: *re.Ev, Received: time.Now(), Stored: re.Stored}
 		if ev.Kind == workspace.KindMemberAdded || ev.Kind == workspace.KindMemberRemoved {
-			if re.sub == "membership-notif" {
+			if re.Sub == "membership-notif" {
 				h.do(func() { h.membership(ctx, ev) })
 			}
 			continue
 		}
-		if re.sub == observer.ControlSub {
-			h.observerControl(ctx, re.ev)
+		if re.Sub == observer.ControlSub {
+			h.observerControl(ctx, re.Ev)
 			continue
 		}
-		ch, ok := strings.CutPrefix(re.sub, "ch-")
+		ch, ok := strings.CutPrefix(re.Sub, "ch-")
 		if !ok {
 			continue
 		}
@@ -164,7 +165,7 @@ func (h *harness) allowed(ctx context.Context, ev *Event) bool {
 // siblingCache remembers which pubkeys are agents of the same owner (§6.1):
 // the owner attestation on each one's profile, nil for none.
 type siblingCache struct {
-	io *relayIO
+	io *relayclient.Client
 	mu sync.Mutex
 	m  map[string]*nipoa.Tag
 }
@@ -192,7 +193,7 @@ func (c *siblingCache) is(ctx context.Context, ev *Event, owner string) bool {
 func (c *siblingCache) fetch(ctx context.Context, pubkey, owner string) *nipoa.Tag {
 	ctx, cancel := context.WithTimeout(ctx, siblingFetchTO)
 	defer cancel()
-	evs, err := c.io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindProfile}, Authors: []string{pubkey}, Limit: 1})
+	evs, err := c.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindProfile}, Authors: []string{pubkey}, Limit: 1})
 	if err != nil {
 		return nil
 	}

@@ -53,21 +53,12 @@ const (
 	maintenanceTick    = 30 * time.Second
 )
 
-// Relay connection (spec §4).
+// Relay connection (spec §4); the relay client has the rest.
 const (
 	dialTimeout       = 30 * time.Second
-	authWait          = 20 * time.Second
-	sinceSkew         = 5 // seconds subtracted from every since value
 	dedupGeneration   = 6000
 	memberDedupGen    = 500
-	reqSpacing        = 125 * time.Millisecond
-	pingInterval      = 30 * time.Second
-	pongTimeout       = 10 * time.Second
-	writeTimeout      = 10 * time.Second
-	stableConnection  = 60 * time.Second
 	httpTimeout       = 10 * time.Second
-	httpRetries       = 3
-	maxHTTPBody       = 16 << 20 // one /query answer
 	contextFetchTO    = 3 * time.Second
 	contextRetryDelay = 500 * time.Millisecond
 	presenceEvery     = 60 * time.Second
@@ -75,9 +66,6 @@ const (
 	reactionAddTO     = 500 * time.Millisecond
 	reactionRemoveTO  = time.Second
 	maxReactionsInFly = 10
-	rateGateDefault   = 5 * time.Second  // rate-limit gate when the relay gives no usable "retry in N s" hint
-	rateGateMinHint   = 2 * time.Second  // hints shorter than this are not trusted and become rateGateDefault
-	rateGateMax       = 10 * time.Minute // longest hint honoured, so a hostile or broken relay cannot park us for good
 )
 
 // maxIdleBridgeConns is how many idle connections to the HTTP bridge are

@@ -715,7 +715,7 @@ func (h *harness) notice(ctx context.Context, cs *chanState, batch []*Event, tex
 		go func() { // best effort, bounded
 			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
 			defer cancel()
-			if err := h.io.publish(pctx, ev); err != nil {
+			if _, err := h.io.Publish(pctx, ev); err != nil {
 				h.log.Warn("notice not published", "err", err)
 			}
 		}()
@@ -776,7 +776,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 // membership handles 44100/44101 (§5.1).
 func (h *harness) membership(ctx context.Context, ev *Event) {
 	ch := channelOf(&ev.Event)
-	if !isUUID(ch) || !h.memberSeen.add(ev.ID) {
+	if !isUUID(ch) || !h.memberSeen.Add(ev.ID) {
 		return
 	}
 	if int64(ev.CreatedAt) < h.memberTime[ch] {
@@ -804,7 +804,7 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 			h.log.Info("joined channel", "channel", ch)
 		}
 	case workspace.KindMemberRemoved:
-		h.rc.unsubscribe(ctx, "ch-"+ch)
+		h.rc.Unsubscribe(ctx, "ch-"+ch)
 		delete(h.subscribed, ch)
 		cs := h.chanState(ch)
 		cs.removed = true

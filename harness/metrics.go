@@ -147,7 +147,7 @@ func (h *harness) reportUsage(ctx context.Context, a *acpclient.Agent, ss *sessi
 		defer h.pubs.Done()
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), httpTimeout)
 		defer cancel()
-		if err := h.io.publish(pctx, ev); err != nil {
+		if _, err := h.io.Publish(pctx, ev); err != nil {
 			h.log.Warn("turn metric not published", "session", m.SessionID, "err", err)
 			return
 		}

@@ -39,7 +39,7 @@ func TestTurnMetric(t *testing.T) {
 	waitFor(t, "two turn metrics on the relay", 15*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ = w.io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindTurnMetric}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}})
+		evs, _ = w.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindTurnMetric}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}})
 		return len(evs) == 2
 	})
 	var ms []turnMetric

@@ -105,7 +105,7 @@ func TestAgentErrorDeadLetter(t *testing.T) {
 	waitFor(t, "a failure notice in the thread", 15*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+		evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
 		return len(evs) == 1 && strings.Contains(evs[0].Content, "log")
 	})
 	if n := w.count("session/prompt"); n != 1 {
@@ -121,7 +121,7 @@ func TestRetriesThenDeadLetter(t *testing.T) {
 	waitFor(t, "a failure notice after the retries", 60*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+		evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
 		gaveUp := false
 		for _, e := range evs {
 			gaveUp = gaveUp || strings.Contains(e.Content, "Please send it again")
@@ -211,7 +211,7 @@ func TestSetupMode(t *testing.T) {
 	waitFor(t, "a setup nudge", 15*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		replies, _ = w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+		replies, _ = w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
 		return len(replies) > 0
 	})
 	r := replies[0]

@@ -138,11 +138,11 @@ func newObserverPub(h *harness) (*observer.Publisher, error) {
 // rate-limit gate, with the event size limit the relay announced.
 type obsRelay struct{ h *harness }
 
-func (r obsRelay) Gated() bool                        { return r.h.rc.gated() }
-func (r obsRelay) WaitGate(ctx context.Context) error { return r.h.rc.waitGate(ctx) }
-func (r obsRelay) MaxContent() int                    { return int(r.h.io.maxContent.Load()) }
+func (r obsRelay) Gated() bool                        { return r.h.rc.Gated() }
+func (r obsRelay) WaitGate(ctx context.Context) error { return r.h.rc.WaitGate(ctx) }
+func (r obsRelay) MaxContent() int                    { return int(r.h.io.Info().MaxContent) }
 func (r obsRelay) Publish(ctx context.Context, ev *nostr.Event) error {
-	return r.h.rc.publishWS(ctx, ev, false)
+	return r.h.rc.Publish(ctx, ev, false)
 }
 
 // nullable is s for a JSON payload, null when empty.

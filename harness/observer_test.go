@@ -18,6 +18,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // ownerView is the owner's side of NIP-AO: a subscription to the kind
@@ -50,15 +51,15 @@ func (w *world) observe(t testing.TB) *ownerView {
 			select {
 			case <-ctx.Done():
 				return
-			case re := <-w.pub.out:
-				if re.sub == "obs" {
-					v.add(re.ev)
+			case re := <-w.pub.Events():
+				if re.Sub == "obs" {
+					v.add(re.Ev)
 				}
 			}
 		}
 	}()
 	t.Cleanup(func() { cancel(); <-done })
-	w.pub.subscribe(ctx, "obs", nostr.Filter{Kinds: []int{workspace.KindObserverFrame}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}}, time.Now().Unix(), false)
+	w.pub.Subscribe(ctx, "obs", nostr.Filter{Kinds: []int{workspace.KindObserverFrame}, Tags: nostr.TagMap{"p": {w.owner.Public().Hex()}}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 	probe := &nostr.Event{Kind: workspace.KindObserverFrame, CreatedAt: nostr.Now(), Content: "probe", Tags: nostr.Tags{{"p", w.owner.Public().Hex()}}}
 	if err := w.owner.SignEvent(probe); err != nil {
 		t.Fatal(err)
@@ -66,7 +67,7 @@ func (w *world) observe(t testing.TB) *ownerView {
 	waitFor(t, "the owner's observer subscription", 10*time.Second, func() bool {
 		pctx, c := context.WithTimeout(ctx, 2*time.Second)
 		defer c()
-		w.pub.publishWS(pctx, probe, true)
+		w.pub.Publish(pctx, probe, true)
 		v.mu.Lock()
 		defer v.mu.Unlock()
 		return v.probes > 0
@@ -145,7 +146,7 @@ func (v *ownerView) waitResult(want observer.ControlResult) observer.ControlResu
 
 // control sends an observer control frame signed by from over rc, created
 // at the given time, and waits for the relay's OK.
-func (w *world) control(t testing.TB, rc *relayConn, from *nostrkey.Secret, at time.Time, req any) {
+func (w *world) control(t testing.TB, rc *relayclient.Subscriber, from *nostrkey.Secret, at time.Time, req any) {
 	t.Helper()
 	sk, _ := from.AppendHex(nil)
 	key, err := nip44.GenerateConversationKey(w.agent.Public().Hex(), string(sk))
@@ -164,7 +165,7 @@ func (w *world) control(t testing.TB, rc *relayConn, from *nostrkey.Secret, at t
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := rc.publishWS(ctx, ev, true); err != nil {
+	if err := rc.Publish(ctx, ev, true); err != nil {
 		t.Fatalf("publish control: %v", err)
 	}
 }

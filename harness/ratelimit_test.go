@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 
 	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
@@ -103,8 +104,8 @@ func (p *relayProxy) websocket(rw http.ResponseWriter, r *http.Request) {
 		up.CloseNow()
 		return
 	}
-	up.SetReadLimit(maxRelayFrame)
-	down.SetReadLimit(maxRelayFrame)
+	up.SetReadLimit(relayclient.MaxFrameBytes)
+	down.SetReadLimit(relayclient.MaxFrameBytes)
 	p.mu.Lock()
 	p.pairs = append(p.pairs, wsPair{down, up})
 	p.mu.Unlock()
@@ -287,23 +288,4 @@ func TestRateLimitClosed(t *testing.T) {
 		t.Errorf("REQ for the joined channel sent %v after CLOSED; want it held for the gate (≥ %v)", at.Sub(armed), hint*8/10)
 	}
 	waitFor(t, "the event replayed through the new REQ", 20*time.Second, func() bool { return promptHas(w.prompts(), ev.ID) == 1 })
-}
-
-func TestRateHint(t *testing.T) {
-	for _, tc := range []struct {
-		reason string
-		want   time.Duration
-	}{
-		{"rate-limited: slow down; retry in 30 s", 30 * time.Second},
-		{"rate-limited: retry in 2.5s", 2500 * time.Millisecond},
-		{"rate-limited: more than 50 events/s; retry in 1s", rateGateDefault},
-		{"rate-limited: go away", rateGateDefault},
-		{"rate-limited: retry in soon", rateGateDefault},
-		{"rate-limited: retry in 1e9 s", rateGateMax},
-		{"rate-limited: retry in +Inf s", rateGateMax},
-	} {
-		if got := rateHint(tc.reason); got != tc.want {
-			t.Errorf("rateHint(%q) = %v; want %v", tc.reason, got, tc.want)
-		}
-	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // Reaction contents (frozen: clients render them).
@@ -21,7 +22,7 @@ const (
 // reactions publishes and removes the harness's own reactions, best
 // effort, at most maxReactionsInFly at a time.
 type reactions struct {
-	io   *relayIO
+	io   *relayclient.Client
 	key  *nostrkey.Secret
 	log  *slog.Logger
 	sem  chan struct{}
@@ -30,7 +31,7 @@ type reactions struct {
 	wg   sync.WaitGroup
 }
 
-func newReactions(io *relayIO, key *nostrkey.Secret, log *slog.Logger) *reactions {
+func newReactions(io *relayclient.Client, key *nostrkey.Secret, log *slog.Logger) *reactions {
 	return &reactions{io: io, key: key, log: log, sem: make(chan struct{}, maxReactionsInFly), mine: map[string]map[string]string{}}
 }
 
@@ -49,7 +50,7 @@ func (r *reactions) send(ctx context.Context, ev *nostr.Event, timeout time.Dura
 		}
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		defer cancel()
-		err := r.io.publish(pctx, ev)
+		_, err := r.io.Publish(pctx, ev)
 		if err != nil {
 			r.log.Debug("reaction not published", "kind", ev.Kind, "err", err)
 		}
@@ -147,7 +148,7 @@ func (h *harness) presence(ctx context.Context, status string) {
 	if h.cfg.Secret.SignEvent(ev) != nil {
 		return
 	}
-	h.rc.publishWS(ctx, ev, false)
+	h.rc.Publish(ctx, ev, false)
 }
 
 // typingLoop publishes kind 20002 every 3 s until ctx ends.
@@ -166,12 +167,12 @@ func (h *harness) typingLoop(ctx context.Context, channel string, last *Event) {
 	defer t.Stop()
 	for {
 		ev := &nostr.Event{Kind: workspace.KindTyping, CreatedAt: nostr.Now(), Tags: tags}
-		if h.rc.gated() {
+		if h.rc.Gated() {
 			// The relay rate-limits us (spec §4.6): typing is dropped, not deferred.
 			h.log.Debug("rate-limit gate closed; typing dropped", "channel", channel)
 		} else if h.cfg.Secret.SignEvent(ev) == nil {
-			wctx, cancel := context.WithTimeout(ctx, writeTimeout)
-			h.rc.publishWS(wctx, ev, false)
+			wctx, cancel := context.WithTimeout(ctx, relayclient.DefaultWriteTimeout)
+			h.rc.Publish(wctx, ev, false)
 			cancel()
 		}
 		select {

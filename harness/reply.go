@@ -62,7 +62,7 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 		}
 		pctx, cancel := context.WithTimeout(bctx, replyCheckTO)
 		defer cancel()
-		if err := h.io.publish(pctx, ev); err != nil {
+		if _, err := h.io.Publish(pctx, ev); err != nil {
 			h.log.Warn("reply guard: final text not published", "channel", channel, "err", err)
 		}
 	}()
@@ -77,7 +77,7 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 func (h *harness) agentMessages(ctx context.Context, channel string, since nostr.Timestamp) ([]*nostr.Event, error) {
 	qctx, cancel := context.WithTimeout(ctx, replyCheckTO)
 	defer cancel()
-	evs, err := h.io.query(qctx, nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2}, Authors: []string{h.cfg.AgentHex},
+	evs, err := h.io.Query(qctx, nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2}, Authors: []string{h.cfg.AgentHex},
 		Tags: nostr.TagMap{"h": {channel}}, Since: &since})
 	if err != nil {
 		return nil, err

@@ -123,7 +123,7 @@ func (r *restartRig) waitReply(ev *nostr.Event) {
 	waitFor(r.t, "the agent's reply to "+ev.Content, 60*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		evs, _ := r.w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{r.w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+		evs, _ := r.w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{r.w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
 		return len(evs) > 0
 	})
 }
@@ -235,7 +235,7 @@ func BenchmarkRestartCatchup(b *testing.B) {
 		waitFor(b, "the first catch-up reply", 60*time.Second, func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
+			evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"h": {w.channel}}})
 			return len(evs) > 0
 		})
 		b.StopTimer()
@@ -410,7 +410,7 @@ func TestBugAgentKilledAfterAnswerAnswersTwice(t *testing.T) {
 	r.waitHandled(mention)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	evs, err := w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
+	evs, err := w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {mention.ID}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -509,7 +509,7 @@ func (r *restartRig) threadOf(ev *nostr.Event) (answers, notices []*nostr.Event)
 	r.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	evs, err := r.w.io.query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{r.w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
+	evs, err := r.w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{r.w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
 	if err != nil {
 		r.t.Fatal(err)
 	}

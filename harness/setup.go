@@ -116,7 +116,7 @@ func (h *harness) setupReply(ctx context.Context, ev *Event) {
 	}
 	s := h.setup
 	s.mu.Lock()
-	fresh := s.done.add(ev.ID)
+	fresh := s.done.Add(ev.ID)
 	s.mu.Unlock()
 	if !fresh {
 		return
@@ -132,7 +132,7 @@ func (h *harness) setupReply(ctx context.Context, ev *Event) {
 	}
 	pctx, cancel := context.WithTimeout(ctx, httpTimeout)
 	defer cancel()
-	if err := h.io.publish(pctx, reply); err != nil {
+	if _, err := h.io.Publish(pctx, reply); err != nil {
 		h.log.Warn("setup nudge not published", "event_id", ev.ID, "err", err)
 		return
 	}

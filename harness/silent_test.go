@@ -134,7 +134,7 @@ func (p *acpProc) await(what string, d time.Duration, want ...string) {
 func (w *world) agentReplies(id string) []*nostr.Event {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	evs, _ := w.io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindStream}, Authors: []string{w.agent.Public().Hex()},
+	evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindStream}, Authors: []string{w.agent.Public().Hex()},
 		Tags: nostr.TagMap{"h": {w.channel}}})
 	var out []*nostr.Event
 	for _, e := range evs {

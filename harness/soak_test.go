@@ -54,7 +54,7 @@ func (w *world) soakAnswers(ids []string) (map[string][]*nostr.Event, error) {
 		chunk := ids[:n]
 		ids = ids[n:]
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		evs, err := w.io.query(ctx, nostr.Filter{Kinds: []int{workspace.KindStream}, Authors: []string{w.agent.Public().Hex()},
+		evs, err := w.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindStream}, Authors: []string{w.agent.Public().Hex()},
 			Tags: nostr.TagMap{"e": chunk}, Limit: 10 * soakQueryIDs})
 		cancel()
 		if err != nil {

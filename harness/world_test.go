@@ -19,6 +19,7 @@ import (
 	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/relay"
 )
 
@@ -32,8 +33,8 @@ type world struct {
 	sibling  *nostrkey.Secret // another agent of the same owner
 	channel  string
 	logPath  string
-	pub      *relayConn // the owner's connection
-	io       *relayIO
+	pub      *relayclient.Subscriber // the owner's connection
+	io       *relayclient.Client
 	cancel   context.CancelFunc
 	dataDir  string
 	exited   chan struct{}  // closed when the last harness started has returned
@@ -126,16 +127,16 @@ func newWorld(t testing.TB) *world {
 	w.cancel = cancel
 	w.pub = newRelayConn(w.relay.URL(), w.owner, nil, 4096, slog.New(slog.DiscardHandler))
 	done := make(chan struct{})
-	go func() { defer close(done); w.pub.run(ctx) }()
+	go func() { defer close(done); w.pub.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-done })
 	select {
-	case <-w.pub.connected:
+	case <-w.pub.Connected():
 	case <-time.After(10 * time.Second):
 		t.Fatal("owner could not log in to the relay")
 	}
 	w.io = newRelayIO(w.relay.URL(), w.owner, "", w.pub)
-	t.Cleanup(w.io.close)
-	w.io.probe(ctx)
+	t.Cleanup(w.io.Close)
+	probeRelay(ctx, w.io)
 	w.channel = "6f1c2d4e-1111-4000-8000-0000000000ab"
 	w.addChannel(w.channel, "general")
 	return w
@@ -161,9 +162,9 @@ func (w *world) publishAs(key *nostrkey.Secret, ev *nostr.Event) *nostr.Event {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	io := newRelayIO(w.relay.URL(), key, "", w.pub)
-	defer io.close()
-	io.bridge.Store(w.io.bridge.Load())
-	if err := io.publish(ctx, ev); err != nil {
+	defer io.Close()
+	io.SetBridge(w.io.Bridge())
+	if _, err := io.Publish(ctx, ev); err != nil {
 		w.t.Fatalf("publish kind %d: %v", ev.Kind, err)
 	}
 	return ev
@@ -180,7 +181,7 @@ func (w *world) publish(ev *nostr.Event) *nostr.Event {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if err := w.io.publish(ctx, ev); err != nil {
+	if _, err := w.io.Publish(ctx, ev); err != nil {
 		w.t.Fatalf("publish kind %d: %v", ev.Kind, err)
 	}
 	return ev
@@ -324,7 +325,7 @@ func (w *world) count(method string) int {
 func (w *world) seenReactions(on ...*nostr.Event) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	evs, err := w.io.query(ctx, nostr.Filter{Kinds: []int{7}, Authors: []string{w.agent.Public().Hex()}})
+	evs, err := w.io.Query(ctx, nostr.Filter{Kinds: []int{7}, Authors: []string{w.agent.Public().Hex()}})
 	if err != nil {
 		return 0
 	}
@@ -364,7 +365,7 @@ func (w *world) publishRetry(t testing.TB, ev *nostr.Event) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		err := w.io.publish(ctx, ev)
+		_, err := w.io.Publish(ctx, ev)
 		cancel()
 		if err == nil {
 			return

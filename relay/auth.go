@@ -14,7 +14,6 @@ import (
 	"buzzbox/internal/workspace/nip98"
 	"buzzbox/internal/workspace/nipoa"
 
-	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -198,7 +197,7 @@ func grantOf(ctx context.Context) *nipoa.Tag {
 	if g, ok := ctx.Value(grantKey{}).(*nipoa.Tag); ok {
 		return g
 	}
-	if c := connOf(khatru.GetConnection(ctx)); c != nil {
+	if c := connOf(ctx); c != nil {
 		return c.attestation()
 	}
 	return nil

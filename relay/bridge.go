@@ -314,14 +314,14 @@ func (r *Relay) bridgePublish(ctx context.Context, body []byte) (string, *bridge
 			return ev.ID, &bridgeError{statusOf(msg), msg}
 		}
 	}
-	// khatru runs the RejectEvent hooks again; the rate limiter must not
+	// addEvent runs the write gate again; the rate limiter must not
 	// charge twice, so the second pass is marked as checked.
-	skip, err := r.kr.AddEvent(checked(ctx), &ev)
+	skip, err := r.addEvent(checked(ctx), &ev)
 	if err != nil {
 		return ev.ID, &bridgeError{statusOf(err.Error()), err.Error()}
 	}
 	if !skip {
-		r.kr.BroadcastEvent(&ev)
+		r.broadcast(&ev)
 	}
 	return ev.ID, nil
 }

@@ -623,7 +623,7 @@ func (r *Relay) publishRelayEvent(ctx context.Context, kind int, tags nostr.Tags
 		r.log.Error("store channel state", "kind", kind, "err", err)
 		return
 	}
-	r.kr.BroadcastEvent(&ev)
+	r.broadcast(&ev)
 }
 
 // dropChannelState deletes the relay's own events of the given kinds for

@@ -2,12 +2,9 @@ package relay
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/binary"
-	"encoding/json"
-	"fmt"
-	"io"
+	"crypto/rand"
+	"encoding/hex"
 	"net"
 	"net/http"
 	"sync"
@@ -15,41 +12,62 @@ import (
 
 	"buzzbox/internal/workspace/nipoa"
 
-	"github.com/fiatjaf/eventstore"
-	"github.com/fiatjaf/khatru"
+	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 )
 
-// conn is what the relay knows about one websocket connection beyond what
-// khatru keeps: who it authenticated as under our stricter NIP-42 rules and
-// how many subscriptions it holds. khatru's WebSocket carries the upgrade
-// request, whose context holds the *conn.
+// conn is one websocket connection: who it authenticated as under the
+// relay's NIP-42 rules, its live subscriptions, and the socket. The
+// connection's context (ctx) carries the *conn, so that the read and
+// write rules find their caller.
 type conn struct {
-	scheme string           // "ws" or "wss": what the AUTH relay tag must say
-	now    func() time.Time // the relay's clock, for the grant's time clauses
-	// req is the upgrade request khatru keeps. Its Host is rewritten only
-	// by the connection's reader goroutine, before khatru handles the AUTH.
-	req *http.Request
+	scheme    string           // "ws" or "wss": what the AUTH relay tag must say
+	now       func() time.Time // the relay's clock, for the grant's time clauses
+	challenge string           // the NIP-42 challenge sent on connect
+	ws        *websocket.Conn  // set before the connection is served
+	ctx       context.Context  // ends when the connection does
+	out       chan []byte      // messages for the writer (ws.go)
+	slots     chan struct{}    // COUNTs and stored-events queries running
 
-	mu        sync.Mutex
-	challenge string
-	pubkey    string     // authenticated pubkey; empty until AUTH passes
-	grant     *nipoa.Tag // NIP-OA attestation of pubkey presented at AUTH; nil when none
-	reqs      map[context.Context]*reqState
-	ws        *khatru.WebSocket // set on connect
-	nc        net.Conn          // the hijacked socket, for cutting a banned key off
+	mu     sync.Mutex
+	pubkey string     // authenticated pubkey; empty until AUTH passes
+	grant  *nipoa.Tag // NIP-OA attestation of pubkey presented at AUTH; nil when none
+	subs   map[string]*subscription
+	nc     net.Conn // the hijacked socket, for cutting a banned key off
 }
 
-// setNetConn records the connection's socket once hijacked.
-func (c *conn) setNetConn(nc net.Conn, open bool) {
-	if open {
-		c.mu.Lock()
-		c.nc = nc
-		c.mu.Unlock()
-	}
+// subscription is one live REQ. Until its stored events are sent (live
+// false), events broadcast to it wait in pending, so that they follow
+// the stored ones and none is sent twice.
+type subscription struct {
+	filters  nostr.Filters
+	channels []string           // channels its filters name with #h
+	cancel   context.CancelFunc // ends its stored-events query
+	live     bool
+	pending  []*nostr.Event
 }
 
 type connKey struct{}
+
+// connOf returns the connection a context belongs to, or nil.
+func connOf(ctx context.Context) *conn {
+	c, _ := ctx.Value(connKey{}).(*conn)
+	return c
+}
+
+// newChallenge returns a fresh NIP-42 challenge.
+func newChallenge() string {
+	b := make([]byte, challengeBytes)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// setNetConn records the connection's socket once hijacked.
+func (c *conn) setNetConn(nc net.Conn) {
+	c.mu.Lock()
+	c.nc = nc
+	c.mu.Unlock()
+}
 
 // identity returns the authenticated pubkey and the owner attesting it,
 // "" when there is no attestation or its time clauses do not hold now.
@@ -70,66 +88,128 @@ func (c *conn) attestation() *nipoa.Tag {
 	return c.grant
 }
 
-// reqState is what the relay counts for one REQ.
-type reqState struct {
-	filters  int
-	verdict  string   // non-empty: the CLOSED reason for this REQ
-	subID    string   // the client's subscription id
-	channels []string // channels its filters name with #h
-}
-
-// noteFilter records one more filter for the REQ whose context is reqCtx
-// and sets its verdict when the REQ has more than maxFilters filters or the
-// connection more than maxSubs live REQs. A REQ stops counting when khatru
-// cancels its context (CLOSE, a rejected filter, or the connection ending).
-func (c *conn) noteFilter(reqCtx context.Context, f *nostr.Filter, maxFilters, maxSubs int) {
+// subCount returns how many subscriptions are live.
+func (c *conn) subCount() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.reqs == nil {
-		c.reqs = make(map[context.Context]*reqState)
+	return len(c.subs)
+}
+
+// subscribe records subscription id with its filters and returns the
+// context its stored-events query runs under, which ends when the
+// subscription or the connection does.
+func (c *conn) subscribe(id string, filters nostr.Filters) context.Context {
+	ctx, cancel := context.WithCancel(c.ctx)
+	s := &subscription{filters: filters, cancel: cancel}
+	for _, f := range filters {
+		s.channels = append(s.channels, f.Tags["h"]...)
 	}
-	st := c.reqs[reqCtx]
-	if st == nil {
-		st = &reqState{subID: subscriptionID(reqCtx)}
-		c.reqs[reqCtx] = st
-		context.AfterFunc(reqCtx, func() {
-			c.mu.Lock()
-			delete(c.reqs, reqCtx)
-			c.mu.Unlock()
-		})
-		if len(c.reqs) > maxSubs {
-			st.verdict = fmt.Sprintf("error: more than %d subscriptions on one connection; CLOSE some first", maxSubs)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.subs[id]; old != nil {
+		old.cancel()
+	}
+	if c.subs == nil {
+		c.subs = make(map[string]*subscription)
+	}
+	c.subs[id] = s
+	return ctx
+}
+
+// unsubscribe ends subscription id, if live.
+func (c *conn) unsubscribe(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if s := c.subs[id]; s != nil {
+		s.cancel()
+		delete(c.subs, id)
+	}
+}
+
+// unsubscribeAll ends every subscription, when the connection ends.
+func (c *conn) unsubscribeAll() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for id, s := range c.subs {
+		s.cancel()
+		delete(c.subs, id)
+	}
+}
+
+// matching reports whether one of the filters of a subscription matches
+// ev.
+func (c *conn) matching(ev *nostr.Event) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, s := range c.subs {
+		if s.matches(ev) {
+			return true
 		}
 	}
-	st.filters++
-	st.channels = append(st.channels, f.Tags["h"]...)
-	if st.filters > maxFilters && st.verdict == "" {
-		st.verdict = fmt.Sprintf("invalid: more than %d filters in one REQ", maxFilters)
-	}
+	return false
 }
 
-// subscriptionID returns the REQ's id. khatru v0.19.0 runs OverwriteFilter,
-// whence this is called, from two places: handleRequest, for a REQ, whose
-// context carries the id; and startNegentropySession, for NIP-77, whose
-// context is marked by eventstore.SetNegentropy and carries none (and which
-// this relay does not enable: khatru.Relay.Negentropy stays false). Its
-// accessor asserts the id's type unchecked, so it is asked only for a REQ.
-func subscriptionID(reqCtx context.Context) string {
-	if eventstore.IsNegentropySession(reqCtx) {
-		return ""
+func (s *subscription) matches(ev *nostr.Event) bool {
+	for _, f := range s.filters {
+		if f.Matches(ev) {
+			return true
+		}
 	}
-	return khatru.GetSubscriptionID(reqCtx)
+	return false
 }
 
-// revoked returns the ids of the live subscriptions that name channel id.
+// deliver returns the ids of the live subscriptions ev matches and keeps
+// ev for those still sending stored events.
+func (c *conn) deliver(ev *nostr.Event) []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ids []string
+	for id, s := range c.subs {
+		switch {
+		case !s.matches(ev):
+		case s.live:
+			ids = append(ids, id)
+		case len(s.pending) < maxPendingLive:
+			s.pending = append(s.pending, ev)
+		}
+	}
+	return ids
+}
+
+// goLive marks subscription id live, its stored events sent, and
+// returns the events broadcast to it meanwhile. It queues eose at once
+// when the writer has room, so that no live event comes before it, and
+// reports whether eose is still to be sent (the queue was full). For a
+// subscription no longer there it returns nothing.
+func (c *conn) goLive(ctx context.Context, id string, eose []byte) (pending []*nostr.Event, later bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.subs[id]
+	if s == nil || ctx.Err() != nil {
+		return nil, false
+	}
+	select {
+	case c.out <- eose:
+	default:
+		later = true
+	}
+	s.live = true
+	pending, s.pending = s.pending, nil
+	return pending, later
+}
+
+// revoked ends the live subscriptions that name channel id and returns
+// their ids.
 func (c *conn) revoked(id string) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var subs []string
-	for _, st := range c.reqs {
-		for _, ch := range st.channels {
-			if ch == id && st.subID != "" {
-				subs = append(subs, st.subID)
+	for sid, s := range c.subs {
+		for _, ch := range s.channels {
+			if ch == id {
+				subs = append(subs, sid)
+				s.cancel()
+				delete(c.subs, sid)
 				break
 			}
 		}
@@ -137,30 +217,62 @@ func (c *conn) revoked(id string) []string {
 	return subs
 }
 
-// setVerdict refuses the REQ whose context is reqCtx, unless it already is.
-func (c *conn) setVerdict(reqCtx context.Context, msg string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if st := c.reqs[reqCtx]; st != nil && st.verdict == "" {
-		st.verdict = msg
+// acquire waits for a slot to run a query in, and reports false when
+// the connection ends first.
+func (c *conn) acquire() bool {
+	select {
+	case c.slots <- struct{}{}:
+		return true
+	case <-c.ctx.Done():
+		return false
 	}
 }
 
-// hijackWriter hands khatru's websocket upgrader a connection whose reads
-// pass through a frame inspector, so that the relay sees each AUTH message
-// before khatru does.
-type hijackWriter struct {
-	http.ResponseWriter
-	inspect func(payload []byte) authVerdict
-	track   func(net.Conn, bool)
+// release frees a slot acquire took.
+func (c *conn) release() { <-c.slots }
+
+// send queues one message for the connection's writer, waiting while
+// maxQueuedMessages are queued; it gives up when the connection ends.
+func (c *conn) send(msg []byte) {
+	select {
+	case c.out <- msg:
+	case <-c.ctx.Done():
+	}
 }
 
-// authVerdict is what the relay decided about one AUTH message.
-type authVerdict struct {
-	ok        bool
-	challenge string // the connection's challenge, to spoil on refusal
-	id        string // the AUTH event id
-	reason    string // why it was refused, for the OK message
+// cut closes the connection with a Close frame carrying code and reason,
+// waiting at most banCloseWrite for the client before the socket closes,
+// so that a client that does not read cannot hold the caller.
+func (c *conn) cut(code websocket.StatusCode, reason string) {
+	c.mu.Lock()
+	ws, nc := c.ws, c.nc
+	c.mu.Unlock()
+	if ws == nil || nc == nil {
+		return
+	}
+	// Ends after the bounded wait; the close handshake ends with the socket.
+	go func() {
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			ws.Close(code, reason)
+		}()
+		t := time.NewTimer(banCloseWrite)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		nc.Close()
+	}()
+}
+
+// hijackWriter hands the websocket library the connection's socket and
+// tells the relay about it, so that Close and bans can close it.
+type hijackWriter struct {
+	http.ResponseWriter
+	conn  *conn
+	track func(net.Conn, bool)
 }
 
 func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
@@ -168,220 +280,20 @@ func (w *hijackWriter) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	sc := &sniffConn{Conn: nc, src: brw.Reader, inspect: w.inspect, track: w.track}
-	w.track(sc, true)
-	return sc, bufio.NewReadWriter(bufio.NewReader(sc), brw.Writer), nil
+	tc := &trackedConn{Conn: nc, track: w.track}
+	w.track(tc, true)
+	w.conn.setNetConn(tc)
+	return tc, brw, nil
 }
 
-// sniffConn releases client bytes to the websocket library one whole frame
-// at a time. An unfragmented text frame holding an AUTH envelope is shown
-// to inspect; when inspect refuses it, every copy of the challenge in the
-// frame is spoiled (same length, re-masked) so khatru answers OK false too.
-type sniffConn struct {
+// trackedConn leaves the relay's socket list when closed.
+type trackedConn struct {
 	net.Conn
-	src     io.Reader
-	inspect func(payload []byte) authVerdict
-	track   func(net.Conn, bool)
-
-	mu      sync.Mutex
-	refused map[string]string // AUTH event id → reason, until its OK is written
-
-	buf     []byte // read from src, not yet handed on
-	ready   int    // buf[:ready] has been inspected
-	through bool   // a frame too big to buffer: stop inspecting
-	err     error
-	once    sync.Once
+	track func(net.Conn, bool)
+	once  sync.Once
 }
 
-const sniffChunk = 16 << 10 // read size from the client socket
-
-func (s *sniffConn) Read(p []byte) (int, error) {
-	for {
-		if s.ready > 0 {
-			n := copy(p, s.buf[:s.ready])
-			s.buf = s.buf[n:]
-			s.ready -= n
-			return n, nil
-		}
-		if len(s.buf) > 0 && (s.through || s.err != nil) {
-			s.ready = len(s.buf)
-			continue
-		}
-		if len(s.buf) > 0 {
-			size, complete := frameSize(s.buf)
-			switch {
-			case size > maxMessageBytes+16:
-				s.through = true
-				continue
-			case complete:
-				s.look(s.buf[:size])
-				s.ready = size
-				continue
-			}
-		}
-		if s.err != nil {
-			return 0, s.err
-		}
-		if cap(s.buf)-len(s.buf) < sniffChunk {
-			grown := make([]byte, len(s.buf), 2*cap(s.buf)+sniffChunk)
-			copy(grown, s.buf)
-			s.buf = grown
-		}
-		n, err := s.src.Read(s.buf[len(s.buf) : len(s.buf)+sniffChunk])
-		s.buf = s.buf[:len(s.buf)+n]
-		s.err = err
-	}
-}
-
-func (s *sniffConn) Close() error {
-	s.once.Do(func() { s.track(s, false) })
-	return s.Conn.Close()
-}
-
-// frameSize returns the length of the websocket frame at the start of b
-// and whether b holds all of it (RFC 6455 §5.2).
-func frameSize(b []byte) (int, bool) {
-	if len(b) < 2 {
-		return 0, false
-	}
-	hdr, n := 2, uint64(b[1]&0x7f)
-	switch n {
-	case 126:
-		if len(b) < 4 {
-			return 0, false
-		}
-		hdr, n = 4, uint64(binary.BigEndian.Uint16(b[2:4]))
-	case 127:
-		if len(b) < 10 {
-			return 0, false
-		}
-		hdr, n = 10, binary.BigEndian.Uint64(b[2:10])
-	}
-	if b[1]&0x80 != 0 {
-		hdr += 4
-	}
-	if n > 1<<40 {
-		return 1 << 40, false
-	}
-	total := hdr + int(n)
-	return total, len(b) >= total
-}
-
-const authLabel = `"AUTH"`
-
-// maxPendingAuth bounds the refused AUTH ids a connection remembers while
-// their OK is on its way.
-const maxPendingAuth = 16
-
-// Write passes server frames through, except the OK khatru writes for an
-// AUTH we refused: its generic "error: failed to authenticate" becomes
-// our reason, so a client can tell a refusal from a transient error.
-func (s *sniffConn) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	pending := len(s.refused) > 0
-	s.mu.Unlock()
-	if !pending {
-		return s.Conn.Write(p)
-	}
-	size, complete := frameSize(p)
-	if !complete || size != len(p) || p[0] != 0x81 || p[1]&0x80 != 0 {
-		return s.Conn.Write(p)
-	}
-	payload := p[size-frameLen(p):]
-	var msg []json.RawMessage
-	var label, id string
-	if !bytes.HasPrefix(payload, []byte(`["OK",`)) || json.Unmarshal(payload, &msg) != nil || len(msg) != 4 ||
-		json.Unmarshal(msg[0], &label) != nil || json.Unmarshal(msg[1], &id) != nil {
-		return s.Conn.Write(p)
-	}
-	s.mu.Lock()
-	reason, ok := s.refused[id]
-	delete(s.refused, id)
-	s.mu.Unlock()
-	if !ok {
-		return s.Conn.Write(p)
-	}
-	out, _ := json.Marshal([]any{"OK", id, false, "invalid: AUTH refused: " + reason})
-	if _, err := s.Conn.Write(textFrame(out)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-// textFrame builds one unmasked, final text frame.
-func textFrame(payload []byte) []byte {
-	n := len(payload)
-	var hdr []byte
-	switch {
-	case n < 126:
-		hdr = []byte{0x81, byte(n)}
-	case n <= 0xffff:
-		hdr = []byte{0x81, 126, byte(n >> 8), byte(n)}
-	default:
-		hdr = make([]byte, 10)
-		hdr[0], hdr[1] = 0x81, 127
-		binary.BigEndian.PutUint64(hdr[2:], uint64(n))
-	}
-	return append(hdr, payload...)
-}
-
-// look inspects one whole client frame in place.
-func (s *sniffConn) look(f []byte) {
-	const finText = 0x81
-	if f[0] != finText || f[1]&0x80 == 0 {
-		return
-	}
-	size, _ := frameSize(f)
-	hdr := size - frameLen(f)
-	mask := f[hdr-4 : hdr]
-	// Unmask a short head first: only AUTH messages are looked at whole.
-	const headLen = 32
-	head := make([]byte, min(headLen, size-hdr))
-	for i := range head {
-		head[i] = f[hdr+i] ^ mask[i%4]
-	}
-	rest := bytes.TrimLeft(head, " \t\r\n")
-	if !bytes.HasPrefix(rest, []byte("[")) || !bytes.HasPrefix(bytes.TrimLeft(rest[1:], " \t\r\n"), []byte(authLabel)) {
-		return
-	}
-	payload := make([]byte, size-hdr)
-	for i := range payload {
-		payload[i] = f[hdr+i] ^ mask[i%4]
-	}
-	v := s.inspect(payload)
-	if v.ok || v.challenge == "" {
-		return
-	}
-	if v.id != "" {
-		s.mu.Lock()
-		if s.refused == nil {
-			s.refused = make(map[string]string)
-		}
-		if len(s.refused) < maxPendingAuth {
-			s.refused[v.id] = v.reason
-		}
-		s.mu.Unlock()
-	}
-	challenge := v.challenge
-	for off := 0; ; {
-		i := bytes.Index(payload[off:], []byte(challenge))
-		if i < 0 {
-			return
-		}
-		at := off + i
-		f[hdr+at] = 'x' ^ mask[at%4]
-		off = at + len(challenge)
-	}
-}
-
-// frameLen returns the payload length of a complete frame.
-func frameLen(f []byte) int {
-	switch n := f[1] & 0x7f; n {
-	case 126:
-		return int(binary.BigEndian.Uint16(f[2:4]))
-	case 127:
-		return int(binary.BigEndian.Uint64(f[2:10]))
-	default:
-		return int(n)
-	}
+func (t *trackedConn) Close() error {
+	t.once.Do(func() { t.track(t, false) })
+	return t.Conn.Close()
 }

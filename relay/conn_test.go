@@ -7,10 +7,9 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 )
 
-// TestNegentropyOpenLeavesRelayServing: khatru's filter hooks run for a
-// NIP-77 NEG-OPEN too, with a context that carries no subscription id,
-// and khatru's accessor for that id panics on such a context. The relay
-// does not serve NIP-77; a NEG-OPEN must get an answer and leave the
+// TestNegentropyOpenLeavesRelayServing: the relay does not serve NIP-77;
+// a NEG-OPEN (whose filter once reached the REQ checks without a
+// subscription id, and crashed the relay) must get a NOTICE and leave the
 // relay serving the same connection and new ones.
 func TestNegentropyOpenLeavesRelayServing(t *testing.T) {
 	owner := newKey(t)

@@ -12,8 +12,10 @@
 //
 // One process serves, on one HTTP listener:
 //
-//   - NIP-01 over websocket, built on khatru, with events in an embedded
-//     badger store under --data (or PostgreSQL with --db). Ephemeral kinds
+//   - NIP-01 over websocket (the relay's own core, ws.go, on
+//     coder/websocket), with events in an embedded badger store under
+//     --data (or PostgreSQL with --db). Live events follow a REQ's EOSE;
+//     a REQ reusing a live id replaces it. Ephemeral kinds
 //     (20000–29999) are forwarded and never stored; replaceable and
 //     addressable kinds keep the newest; NIP-09 deletions by the author.
 //     An acknowledged event survives kill -9; with --sync it also survives

@@ -28,8 +28,8 @@ import (
 // notifyChannel with the inserting instance's name. Each instance LISTENs
 // on a connection of its own (lib/pq's Listener), skips its own
 // notifications, fetches the others' events by id, a batch per query, and
-// hands them to khatru's BroadcastEvent, so remote events reach local
-// subscribers through the same PreventBroadcast checks as local ones.
+// hands them to the relay's broadcast, so remote events reach local
+// subscribers through the same read checks as local ones.
 // Relay-signed state arriving that way (channel 39000/39002/tombstones,
 // member records, invite records) updates this instance's memory first.
 //
@@ -272,7 +272,7 @@ func (f *fanout) take(ctx context.Context, n *pq.Notification, ids []string) []s
 		return append(ids, note.id)
 	}
 	f.flush(ctx, ids)
-	f.r.kr.BroadcastEvent(note.ev)
+	f.r.broadcast(note.ev)
 	return ids[:0]
 }
 
@@ -395,7 +395,7 @@ func (f *fanout) apply(ev *nostr.Event) {
 	if hiddenKind(ev.Kind) {
 		return
 	}
-	r.kr.BroadcastEvent(ev)
+	r.broadcast(ev)
 }
 
 // replaySQL pages through the rows other instances inserted that the

@@ -6,12 +6,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"strconv"
 	"strings"
 
 	"github.com/fiatjaf/eventstore"
-	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -30,7 +28,7 @@ func callerOf(ctx context.Context) caller {
 	if c, ok := ctx.Value(callerKey{}).(caller); ok {
 		return c
 	}
-	if c := connOf(khatru.GetConnection(ctx)); c != nil {
+	if c := connOf(ctx); c != nil {
 		pk, owner := c.identity()
 		return caller{pk, owner}
 	}
@@ -61,42 +59,9 @@ func (r *Relay) gate(c caller) string {
 	return ""
 }
 
-func (r *Relay) newKhatru() *khatru.Relay {
-	kr := khatru.NewRelay()
-	kr.Log = slog.NewLogLogger(r.log.With("component", "khatru").Handler(), slog.LevelWarn)
-	kr.MaxMessageSize = maxMessageBytes
-	kr.Info.Name = "buzz-relay"
-	kr.Info.PubKey = r.pubkey
-
-	kr.StoreEvent = append(kr.StoreEvent, r.saveEvent)
-	kr.ReplaceEvent = append(kr.ReplaceEvent, r.replaceEvent)
-	kr.DeleteEvent = append(kr.DeleteEvent, r.store.DeleteEvent)
-	kr.QueryEvents = append(kr.QueryEvents, r.queryEvents)
-	kr.CountEvents = append(kr.CountEvents, r.countEvents)
-
-	kr.OverwriteDeletionOutcome = append(kr.OverwriteDeletionOutcome, r.deletionOutcome)
-	kr.OnConnect = append(kr.OnConnect, r.onConnect)
-	kr.OnDisconnect = append(kr.OnDisconnect, r.onDisconnect)
-	kr.RejectEvent = append(kr.RejectEvent, r.rejectEvent)
-	kr.OverwriteFilter = append(kr.OverwriteFilter, r.overwriteFilter)
-	kr.RejectFilter = append(kr.RejectFilter, r.rejectFilter)
-	kr.RejectCountFilter = append(kr.RejectCountFilter, r.rejectCountFilter)
-	kr.PreventBroadcast = append(kr.PreventBroadcast, r.preventBroadcast)
-	kr.OnEventSaved = append(kr.OnEventSaved, r.onEventSaved)
-	// With a listener on ephemeral events khatru acknowledges them even
-	// when no subscriber matched; they are forwarded, never stored.
-	// Other instances on the same database get them through fanout.
-	kr.OnEphemeralEvent = append(kr.OnEphemeralEvent, func(ctx context.Context, ev *nostr.Event) {
-		if r.fan != nil && !isInternal(ctx) {
-			r.fan.publishEphemeral(ctx, ev)
-		}
-	})
-	return kr
-}
-
-// deletionOutcome runs before khatru deletes a NIP-09 target, which it
-// does before our write gate sees the deletion event: the sender must pass
-// the gate as well as be the target's author.
+// deletionOutcome runs before a NIP-09 target is deleted, which happens
+// before the write gate sees the deletion event (publish.go): the sender
+// must pass the gate as well as be the target's author.
 func (r *Relay) deletionOutcome(ctx context.Context, target, deletion *nostr.Event) (bool, string) {
 	c := callerOf(ctx)
 	if msg := r.grantVerdict(ctx, c, deletion); msg != "" {
@@ -114,34 +79,8 @@ func (r *Relay) deletionOutcome(ctx context.Context, target, deletion *nostr.Eve
 	return true, ""
 }
 
-// onConnect sends the NIP-42 challenge at once, as the spec asks, and
-// remembers it for our own AUTH check.
-func (r *Relay) onConnect(ctx context.Context) {
-	ws := khatru.GetConnection(ctx)
-	c := connOf(ws)
-	if c == nil {
-		return
-	}
-	c.mu.Lock()
-	c.challenge = ws.Challenge
-	c.ws = ws
-	c.mu.Unlock()
-	r.mu.Lock()
-	r.live[c] = true
-	r.mu.Unlock()
-	khatru.RequestAuth(ctx)
-}
-
-func (r *Relay) onDisconnect(ctx context.Context) {
-	if c := connOf(khatru.GetConnection(ctx)); c != nil {
-		r.mu.Lock()
-		delete(r.live, c)
-		r.mu.Unlock()
-	}
-}
-
-// revoke sends CLOSED "restricted: channel access revoked" for every live
-// subscription of the given pubkeys that names channel id.
+// revoke ends every live subscription of the given pubkeys that names
+// channel id with CLOSED "restricted: channel access revoked".
 func (r *Relay) revoke(id string, pubkeys []string) {
 	gone := make(map[string]bool, len(pubkeys))
 	for _, pk := range pubkeys {
@@ -158,11 +97,8 @@ func (r *Relay) revoke(id string, pubkeys []string) {
 		if !gone[pk] {
 			continue
 		}
-		c.mu.Lock()
-		ws := c.ws
-		c.mu.Unlock()
 		for _, sub := range c.revoked(id) {
-			ws.WriteJSON(nostr.ClosedEnvelope{SubscriptionID: sub, Reason: "restricted: channel access revoked"})
+			c.send(closedMsg(sub, "restricted: channel access revoked"))
 		}
 	}
 }
@@ -233,8 +169,7 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 
 // deleted reports whether ev's author has published a NIP-09 deletion
 // naming ev's id or, for a replaceable or addressable kind, ev's address
-// at or after ev's time. (khatru's own checks look the tags up under the
-// wrong key.)
+// at or after ev's time.
 func (r *Relay) deleted(ctx context.Context, ev *nostr.Event) bool {
 	byID := nostr.Filter{
 		Kinds: []int{workspace.KindDeletion}, Authors: []string{ev.PubKey},
@@ -268,25 +203,6 @@ func (r *Relay) storeHas(ctx context.Context, f nostr.Filter) bool {
 	return found
 }
 
-// overwriteFilter runs for every filter of a REQ, before khatru decides
-// whether to query: it counts filters and subscriptions and judges access.
-// A refused limit:0 filter is turned into a querying one so that khatru
-// calls rejectFilter, which gives the verdict.
-func (r *Relay) overwriteFilter(ctx context.Context, f *nostr.Filter) {
-	if isInternal(ctx) {
-		return
-	}
-	if c := connOf(khatru.GetConnection(ctx)); c != nil {
-		c.noteFilter(ctx, f, r.cfg.MaxFilters, r.cfg.MaxSubscriptions)
-		if msg := r.channelFilterVerdict(callerOf(ctx), f); msg != "" {
-			c.setVerdict(ctx, msg)
-		}
-	}
-	if r.filterVerdict(ctx) != "" {
-		f.LimitZero = false
-	}
-}
-
 // channelFilterVerdict refuses a filter naming (#h) a private channel the
 // caller is not in, with the reason a harness takes as "drop this channel".
 func (r *Relay) channelFilterVerdict(c caller, f *nostr.Filter) string {
@@ -297,53 +213,6 @@ func (r *Relay) channelFilterVerdict(c caller, f *nostr.Filter) string {
 		}
 	}
 	return ""
-}
-
-func (r *Relay) filterVerdict(ctx context.Context) string {
-	cl := callerOf(ctx)
-	if msg := r.gate(cl); msg != "" {
-		return r.explainGate(ctx, cl, msg)
-	}
-	c := connOf(khatru.GetConnection(ctx))
-	if c == nil {
-		return ""
-	}
-	c.mu.Lock()
-	st := c.reqs[ctx]
-	c.mu.Unlock()
-	if st != nil {
-		return st.verdict
-	}
-	return ""
-}
-
-func (r *Relay) rejectFilter(ctx context.Context, f nostr.Filter) (bool, string) {
-	if isInternal(ctx) {
-		return false, ""
-	}
-	msg := r.filterVerdict(ctx)
-	if msg != "" {
-		return true, msg
-	}
-	return false, ""
-}
-
-func (r *Relay) rejectCountFilter(ctx context.Context, f nostr.Filter) (bool, string) {
-	c := callerOf(ctx)
-	if msg := r.gate(c); msg != "" {
-		return true, r.explainGate(ctx, c, msg)
-	}
-	return false, ""
-}
-
-// preventBroadcast keeps a live event from subscribers who may not read it.
-func (r *Relay) preventBroadcast(ws *khatru.WebSocket, ev *nostr.Event) bool {
-	c := connOf(ws)
-	if c == nil {
-		return true
-	}
-	pk, owner := c.identity()
-	return !r.canRead(caller{pk, owner}, ev)
 }
 
 // canRead reports whether c may see ev.
@@ -373,16 +242,16 @@ func (r *Relay) readCheck(ctx context.Context, f nostr.Filter) func(*nostr.Event
 	}
 }
 
-// readRefused reports whether ctx's caller gets nothing from the store: khatru's
-// expiration sweeper outlives Close, and a caller who may not read at all
-// gets nothing without a store query.
+// readRefused reports whether ctx's caller gets nothing from the store: a
+// query that comes after Close, or a caller who may not read at all, gets
+// nothing without a store query.
 func (r *Relay) readRefused(ctx context.Context) bool {
 	return r.storeClosed.Load() || (!isInternal(ctx) && r.gate(callerOf(ctx)) != "")
 }
 
 // queryEvents reads the store and drops what the caller may not see.
 func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Event, error) {
-	if r.readRefused(ctx) || khatruDeletionLookup(f) {
+	if r.readRefused(ctx) {
 		empty := make(chan *nostr.Event)
 		close(empty)
 		return empty, nil
@@ -419,26 +288,8 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 	return out, nil
 }
 
-// khatruDeletionLookup reports whether f is one of the checks khatru makes
-// before storing an event: any kind 5 naming it under the tag key "#e" (or
-// "#a", for an address), whoever wrote it. The store compares tag names as
-// written and readCheck under the names events use, so the lookup found
-// only a deletion carrying both "#e" and "e" tags — a stranger's, which
-// blocked another author's event — and to find that out read and decoded
-// every deletion the store held, on every publish. The real check is
-// deleted(), which rejectEvent runs on every write, by author and with the
-// tag names NIP-09 uses; khatru's lookup gets nothing.
-func khatruDeletionLookup(f nostr.Filter) bool {
-	if len(f.Kinds) != 1 || f.Kinds[0] != workspace.KindDeletion || len(f.Tags) != 1 {
-		return false
-	}
-	_, e := f.Tags["#e"]
-	_, a := f.Tags["#a"]
-	return e || a
-}
-
-// nameTags returns f with its tag keys as events spell tag names: khatru's
-// own lookups write "#e" and "#a" where a parsed REQ has "e" and "a".
+// nameTags returns f with its tag keys as events spell tag names: a key
+// written "#e" (as NIP-01 writes it in a REQ) checks tag "e".
 func nameTags(f nostr.Filter) nostr.Filter {
 	tags := make(nostr.TagMap, len(f.Tags))
 	for k, v := range f.Tags {

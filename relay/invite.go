@@ -290,6 +290,6 @@ func (r *Relay) addToChannel(ctx context.Context, id, pk string) error {
 		return fmt.Errorf("buzz-relay: store add-member for %s: %w", id, err)
 	}
 	r.onEventSaved(ctx, &ev)
-	r.kr.BroadcastEvent(&ev)
+	r.broadcast(&ev)
 	return nil
 }

@@ -15,6 +15,41 @@ const (
 	// defaultMaxEventBytes by the envelope overhead.
 	maxMessageBytes = 512 << 10
 
+	// writeWait bounds one websocket write: a client that has not taken
+	// a message within it loses its connection, so that publishers whose
+	// events it subscribed to are not held.
+	writeWait = 10 * time.Second
+
+	// maxQueuedMessages bounds the messages waiting for one connection's
+	// writer; past it, whoever sends waits (at most writeWait, after
+	// which a connection that does not read is closed).
+	maxQueuedMessages = 256
+
+	// pingPeriod is how often the relay pings a websocket client, and
+	// pongWait how long it waits for the pong before closing: a vanished
+	// client (no FIN, a sleeping laptop) costs at most their sum.
+	pingPeriod = 30 * time.Second
+	pongWait   = 60 * time.Second
+
+	// maxQueriesInFlight bounds the store queries one connection runs at
+	// once (a REQ's stored events, a COUNT, which may page through the
+	// store); the next waits, and so does the rest of the connection's
+	// messages. A harness opens a dozen subscriptions at start.
+	maxQueriesInFlight = 8
+
+	// maxPendingLive bounds the events kept for a subscription while its
+	// stored events are sent, to follow its EOSE; past it, live events
+	// published during a slow stored query are left to the next query.
+	maxPendingLive = 1000
+
+	// challengeBytes is the random part of a NIP-42 challenge, sent as
+	// hex.
+	challengeBytes = 16
+
+	// expirySweep is how often events past their NIP-40 expiration are
+	// deleted.
+	expirySweep = time.Hour
+
 	// defaultMaxFilters bounds the filters in one REQ or one /query body;
 	// clients that need more should split their request.
 	defaultMaxFilters = 20 // --max-filters

@@ -169,8 +169,8 @@ func TestAttackLoginLinkAcrossInstances(t *testing.T) {
 	var skew time.Duration
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return time.Now().Add(skew) }
 	a := startRelay(t, Config{DB: c.db, KeyFile: c.key, Owner: c.owner.pk, Now: clock})
-	// Keep-alive connections to the built instances end before the
-	// leak check that startRelay set up.
+	// The posts below keep connections to the other instances, which
+	// outlive this relay: close them before its leak check runs.
 	t.Cleanup(http.DefaultClient.CloseIdleConnections)
 	want, _ := nip19.EncodePrivateKey(c.owner.sk)
 	mint := func() string {

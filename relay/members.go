@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 
+	"github.com/coder/websocket"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -294,31 +294,8 @@ func (r *Relay) cutOff(pk string) {
 	}
 	r.mu.Unlock()
 	for _, c := range victims {
-		c.mu.Lock()
-		ws, nc := c.ws, c.nc
-		c.mu.Unlock()
-		if nc == nil {
-			continue
-		}
-		// Ends after one bounded write and the close.
-		go func() {
-			nc.SetWriteDeadline(time.Now().Add(banCloseWrite))
-			if ws != nil {
-				ws.WriteMessage(wsCloseMessage, closePayload(wsClosePolicy, banReason))
-			}
-			nc.Close()
-		}()
+		c.cut(websocket.StatusPolicyViolation, banReason)
 	}
-}
-
-// Websocket close frame values (RFC 6455 §5.5.1, §7.4.1).
-const (
-	wsCloseMessage = 8    // opcode of a Close frame
-	wsClosePolicy  = 1008 // policy violation
-)
-
-func closePayload(code int, reason string) []byte {
-	return append([]byte{byte(code >> 8), byte(code)}, reason...)
 }
 
 // mayMatchHidden reports whether filter f could match a hidden kind.

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,15 +16,12 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
-	"buzzbox/internal/workspace/nipoa"
 	"buzzbox/relay/web"
 
 	"github.com/dgraph-io/badger/v4"
 	"github.com/fiatjaf/eventstore"
 	eventbadger "github.com/fiatjaf/eventstore/badger"
-	"github.com/fiatjaf/khatru"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -98,12 +94,12 @@ type Config struct {
 	Now func() time.Time
 }
 
-// Relay is a running buzz relay: a khatru relay with our access rules,
-// channels, HTTP bridge and git hosting. Build it with New (or Start).
+// Relay is a running buzz relay: NIP-01 over websocket (ws.go) with the
+// access rules, channels, HTTP bridge and git hosting. Build it with New
+// (or Start).
 type Relay struct {
 	cfg     Config
 	log     *slog.Logger
-	kr      *khatru.Relay
 	store   eventstore.Store
 	secret  string // the relay's signing key, hex
 	pubkey  string
@@ -113,6 +109,7 @@ type Relay struct {
 	limiter *rateLimiter
 	chans   *channels
 	fan     *fanout // nil without DB
+	expiry  *expiry // NIP-40 sweeper
 	seen    *nip98.SeenCache
 	web     *web.Handler // the browser client at /
 	logins  logins       // the owner's one-time sign-in links
@@ -140,7 +137,7 @@ func internal(ctx context.Context) context.Context {
 }
 
 func isInternal(ctx context.Context) bool {
-	return ctx.Value(internalKey{}) != nil || khatru.IsInternalCall(ctx)
+	return ctx.Value(internalKey{}) != nil
 }
 
 // New opens the store and builds the relay. Close releases it.
@@ -205,7 +202,6 @@ func New(cfg Config) (*Relay, error) {
 		return nil, err
 	}
 	r.store = guard(store)
-	r.kr = r.newKhatru()
 	r.chans = newChannels()
 	fail := func(err error) (*Relay, error) {
 		if r.fan != nil {
@@ -226,6 +222,7 @@ func New(cfg Config) (*Relay, error) {
 	if r.fan != nil {
 		r.fan.start()
 	}
+	r.expiry = startExpiry(r)
 	return r, nil
 }
 
@@ -518,6 +515,7 @@ func (r *Relay) Close() error {
 		<-r.done
 	}
 	r.closeConns()
+	r.expiry.close()
 	if r.fan != nil {
 		r.fan.close()
 	}
@@ -597,68 +595,4 @@ func (r *Relay) httpBase(req *http.Request) string {
 		}
 	}
 	return bases[0]
-}
-
-func (r *Relay) serveWebsocket(w http.ResponseWriter, req *http.Request) {
-	c := &conn{scheme: r.scheme(req), now: r.cfg.Now}
-	// khatru derives its own idea of the relay URL from these: the scheme
-	// is ours to say, the host comes from the AUTH event once we accept it.
-	req = req.WithContext(context.WithValue(req.Context(), connKey{}, c))
-	req.Header = req.Header.Clone()
-	req.Header.Del("X-Forwarded-Host")
-	req.Header.Set("X-Forwarded-Proto", r.httpScheme(req))
-	c.req = req
-	hw := &hijackWriter{
-		ResponseWriter: w,
-		track:          func(nc net.Conn, open bool) { r.track(nc, open); c.setNetConn(nc, open) },
-		inspect:        func(p []byte) authVerdict { return r.inspectAuth(c, p) },
-	}
-	r.kr.HandleWebsocket(hw, req)
-}
-
-// inspectAuth validates an AUTH message before khatru sees it and records
-// the identity on c when it passes. khatru then checks the relay tag
-// against the request's Host; on success the Host is set to the spelling
-// the client used, which our check has already found equivalent.
-func (r *Relay) inspectAuth(c *conn, payload []byte) authVerdict {
-	c.mu.Lock()
-	challenge := c.challenge
-	c.mu.Unlock()
-	v := authVerdict{challenge: challenge}
-	parsed, err := nostr.NewMessageParser().ParseMessage(string(payload))
-	env, ok := parsed.(*nostr.AuthEnvelope)
-	if err != nil || !ok || env == nil {
-		v.reason = "not an AUTH envelope with an event"
-		return v
-	}
-	ev := &env.Event
-	v.id = ev.ID
-	if err := checkAuthEvent(ev, challenge, r.names().bases(c.scheme), r.cfg.Now()); err != nil {
-		r.log.Debug("auth refused", "pubkey", ev.PubKey, "err", err)
-		v.reason = err.Error()
-		return v
-	}
-	var grant *nipoa.Tag
-	if t := ev.Tags.Find(nipoa.TagName); t != nil {
-		grant, _ = attestedGrant(t, ev.PubKey)
-	}
-	if u, err := url.Parse(ev.Tags.Find(workspace.TagAuthRelay)[1]); err == nil {
-		c.req.Host = strings.ToLower(u.Host)
-	}
-	c.mu.Lock()
-	c.pubkey, c.grant = ev.PubKey, grant
-	c.mu.Unlock()
-	_, owner := c.identity()
-	r.log.Debug("authenticated", "pubkey", ev.PubKey, "owner", owner)
-	v.ok = true
-	return v
-}
-
-// connOf returns our state for a khatru websocket, or nil.
-func connOf(ws *khatru.WebSocket) *conn {
-	if ws == nil || ws.Request == nil {
-		return nil
-	}
-	c, _ := ws.Request.Context().Value(connKey{}).(*conn)
-	return c
 }

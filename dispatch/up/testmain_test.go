@@ -5,11 +5,13 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/testexe"
 )
 
-// TestMain removes the executable testexe built for these tests.
-func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m)) }
+// TestMain fails the run when goroutines outlive the tests, and removes
+// the executable testexe built for them.
+func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m, leakcheck.AfterAll)) }
 
 // setupWait bounds how long the set-up may take to give up on a relay
 // that refuses it: the harness's dial timeout, 30 s.

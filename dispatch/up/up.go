@@ -45,6 +45,7 @@ import (
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/relay"
 )
 
@@ -213,7 +214,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	if p, err := exec.LookPath(filepath.Base(exe)); err == nil && p == exe {
 		buzz = filepath.Base(exe) + " buzz"
 	}
-	httpURL := httpScheme(shownURL)
+	httpURL := relayclient.HTTPBase(shownURL)
 	// The state dir is outside the working tree: name the key by its
 	// absolute path unless --dir put it below this directory.
 	keyRel := filepath.Join(base, upOwnerKey)
@@ -292,19 +293,6 @@ func upNames(public []string, addr net.Addr) upURLs {
 	return upURLs{public: append(ws, local), dial: local, shown: ws[0]}
 }
 
-// httpScheme spells a ws(s):// URL as http(s)://, the HTTP bridge's base
-// (harness.md §4.2); others are kept.
-func httpScheme(u string) string {
-	u = strings.TrimRight(u, "/")
-	switch {
-	case strings.HasPrefix(u, "wss://"):
-		return "https://" + strings.TrimPrefix(u, "wss://")
-	case strings.HasPrefix(u, "ws://"):
-		return "http://" + strings.TrimPrefix(u, "ws://")
-	}
-	return u
-}
-
 // isUUID reports whether s is a hyphenated UUID (any case).
 func isUUID(s string) bool {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
@@ -330,20 +318,38 @@ func wsScheme(u string) string {
 // ensureGeneral makes sure the general channel exists with the agent in
 // it, and that both keys have a profile, and returns the channel id.
 func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nostrkey.Secret, log *slog.Logger) (string, error) {
-	conn, err := harness.DialSetup(ctx, wsURL, owner, log.With("component", "setup"))
-	if errors.Is(err, harness.ErrNoAnswer) {
+	// Log in once first, so that a relay that refuses the owner, or does
+	// not answer, is reported as such before anything is written.
+	dctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	w, err := relayclient.Dial(dctx, wsURL, relayclient.ConnOptions{Key: owner})
+	if err == nil {
+		_, err = w.Login(dctx, 0)
+		w.CloseNow()
+	}
+	late := dctx.Err() != nil && ctx.Err() == nil
+	cancel()
+	if late {
 		return "", errors.New("buzzbox up: embedded relay did not answer")
 	}
 	if err != nil {
 		return "", fmt.Errorf("buzzbox up: connect to the embedded relay: %w", err)
 	}
+	conn := relayclient.New(wsURL, relayclient.Options{Key: owner, Timeout: requestTimeout, ConnectTimeout: connectTimeout})
 	defer conn.Close()
+	if _, err := conn.Probe(ctx); err != nil {
+		log.Debug("no NIP-11 document; the set-up uses the websocket", "err", err)
+		conn.SetBridge(false)
+	}
 	publish := func(key *nostrkey.Secret, ev *nostr.Event) error {
 		ev.CreatedAt = nostr.Now()
 		if err := key.SignEvent(ev); err != nil {
 			return err
 		}
-		return conn.Publish(ctx, ev)
+		res, err := conn.Publish(ctx, ev)
+		if err == nil && !res.Accepted {
+			err = fmt.Errorf("relay refused event: %s", res.Message)
+		}
+		return err
 	}
 	idPath := filepath.Join(base, upChannel)
 	id := ""

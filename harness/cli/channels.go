@@ -2,6 +2,7 @@ package cli
 
 import (
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 	"crypto/rand"
 	"encoding/hex"
 	"sort"
@@ -53,10 +54,10 @@ func runChannelsList(in *inv) error {
 	if limit == 0 {
 		limit = channelsListDefault
 	}
-	f := filter{"kinds": []int{workspace.KindGroupMetadata}}
+	f := nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}}
 	if in.p.boolean("member") {
 		var ids []string
-		err := pages(in, filter{"kinds": []int{workspace.KindGroupMembers}, "#p": []string{in.pubkey}}, 0, func(ev *nostr.Event) error {
+		err := pages(in, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"p": []string{in.pubkey}}}, 0, func(ev *nostr.Event) error {
 			if d := tagValue(ev, "d"); d != "" && !contains(ids, d) {
 				ids = append(ids, d)
 			}
@@ -68,7 +69,7 @@ func runChannelsList(in *inv) error {
 		if len(ids) == 0 {
 			return writeJSON(in.out, []any{})
 		}
-		f["#d"] = ids
+		f.Tags = nostr.TagMap{"d": ids}
 	}
 	w := newArrayWriter(in.out)
 	seen := map[string]bool{}
@@ -94,7 +95,7 @@ func runChannelsGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindGroupMetadata}, "#d": []string{ch}, "limit": 1})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": []string{ch}}, Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -112,7 +113,7 @@ func runChannelsMembers(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindGroupMembers}, "#d": []string{ch}, "limit": 1})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"d": []string{ch}}, Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -199,7 +200,7 @@ func runChannelsCreate(in *inv) error {
 		return err
 	}
 	return writeJSON(in.out, struct {
-		writeResult
+		relayclient.Result
 		ChannelID string `json:"channel_id"`
 	}{res, id})
 }
@@ -263,7 +264,7 @@ func runChannelsSearch(in *inv) error {
 	out := []row{}
 	seen := map[string]bool{}
 	lq := strings.ToLower(q)
-	err = pages(in, filter{"kinds": []int{workspace.KindGroupMetadata}}, 0, func(ev *nostr.Event) error {
+	err = pages(in, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}}, 0, func(ev *nostr.Event) error {
 		d, name := tagValue(ev, "d"), tagValue(ev, workspace.TagName)
 		ln := strings.ToLower(name)
 		match := strings.Contains(ln, lq)

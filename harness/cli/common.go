@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace/nipoa"
+	"buzzbox/internal/workspace/relayclient"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -120,9 +122,23 @@ func parseKinds(s string) ([]int, error) {
 	return out, nil
 }
 
+// fetchOne fetches an event by id; nil when the relay does not have it.
+func fetchOne(in *inv, id string) (*nostr.Event, error) {
+	evs, err := in.c.Query(in.ctx, nostr.Filter{IDs: []string{id}, Limit: 1})
+	if err != nil {
+		return nil, err
+	}
+	for _, ev := range evs {
+		if ev.ID == id {
+			return ev, nil
+		}
+	}
+	return nil, nil
+}
+
 // fetchTarget fetches the event a command acts on: absent is not_found.
 func fetchTarget(in *inv, id string) (*nostr.Event, error) {
-	ev, err := in.c.fetchOne(in.ctx, id)
+	ev, err := fetchOne(in, id)
 	if err != nil {
 		return nil, err
 	}
@@ -130,6 +146,39 @@ func fetchTarget(in *inv, id string) (*nostr.Event, error) {
 		return nil, notFound("event %s not found", id)
 	}
 	return ev, nil
+}
+
+// sign fills in the event and signs it with the CLI key, appending the
+// NIP-OA tag when configured.
+func (in *inv) sign(ev *nostr.Event) error {
+	if ev.CreatedAt == 0 {
+		ev.CreatedAt = nostr.Now()
+	}
+	if ev.Tags == nil {
+		ev.Tags = nostr.Tags{}
+	}
+	if in.auth != nil {
+		ev.Tags = append(ev.Tags, in.auth.Tag())
+	}
+	n := 0
+	for _, t := range ev.Tags {
+		if len(t) > 0 && t[0] == nipoa.TagName {
+			n++
+		}
+	}
+	if in.auth != nil && n != 1 {
+		return otherErr("internal error: event would carry %d auth tags", n)
+	}
+	if err := in.key.SignEvent(ev); err != nil {
+		return otherErr("sign event: %v", err)
+	}
+	return nil
+}
+
+// timestamp is a filter's since or until.
+func timestamp(n int64) *nostr.Timestamp {
+	t := nostr.Timestamp(n)
+	return &t
 }
 
 // publish signs and sends ev and prints the relay's answer.
@@ -141,11 +190,11 @@ func publishAndPrint(in *inv, ev *nostr.Event) error {
 	return writeJSON(in.out, res)
 }
 
-func signAndPublish(in *inv, ev *nostr.Event) (writeResult, error) {
-	if err := in.c.sign(ev); err != nil {
-		return writeResult{}, err
+func signAndPublish(in *inv, ev *nostr.Event) (relayclient.Result, error) {
+	if err := in.sign(ev); err != nil {
+		return relayclient.Result{}, err
 	}
-	return in.c.publish(in.ctx, ev)
+	return in.c.Publish(in.ctx, ev)
 }
 
 // readFileCapped reads a file the user named, refusing more than max bytes.

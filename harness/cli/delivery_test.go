@@ -2,6 +2,7 @@ package cli
 
 import (
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 	"encoding/json"
 	"io"
 	"net"
@@ -71,8 +72,8 @@ func TestWebsocketDeliveryUnknown(t *testing.T) {
 	}
 	mu.Lock()
 	defer mu.Unlock()
-	if len(ids) != maxAttempts || ids[0] != ids[1] || ids[1] != ids[2] {
-		t.Fatalf("event ids sent = %v; want %d attempts with one id", ids, maxAttempts)
+	if len(ids) != relayclient.MaxAttempts || ids[0] != ids[1] || ids[1] != ids[2] {
+		t.Fatalf("event ids sent = %v; want %d attempts with one id", ids, relayclient.MaxAttempts)
 	}
 }
 

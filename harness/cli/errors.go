@@ -5,18 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // Error categories, frozen: callers parse them from the JSON error line.
+// The relay client's are its own.
 const (
-	catUser            = "user_error"
+	catUser            = relayclient.CatUser
 	catNotFound        = "not_found"
-	catRelay           = "relay_error"
-	catNetwork         = "network_error"
-	catDeliveryUnknown = "delivery_unknown"
-	catAuth            = "auth_error"
+	catRelay           = relayclient.CatRelay
+	catNetwork         = relayclient.CatNetwork
+	catDeliveryUnknown = relayclient.CatDeliveryUnknown
+	catAuth            = relayclient.CatAuth
 	catKey             = "key_error"
-	catOther           = "error"
+	catOther           = relayclient.CatOther
 	catConflict        = "conflict"
 )
 
@@ -30,14 +33,9 @@ const (
 	exitConflict = 5
 )
 
-// Error is a failure reported to the caller as one JSON line on stderr.
-type Error struct {
-	Category  string
-	Message   string
-	Retryable bool
-}
-
-func (e *Error) Error() string { return e.Message }
+// Error is a failure reported to the caller as one JSON line on stderr:
+// the relay client's classified error, and the CLI's own.
+type Error = relayclient.Error
 
 // exitCode maps a category to the spec's exit status.
 func exitCode(category string) int {
@@ -64,15 +62,6 @@ func notFound(format string, a ...any) *Error {
 
 func otherErr(format string, a ...any) *Error {
 	return &Error{Category: catOther, Message: fmt.Sprintf(format, a...)}
-}
-
-func authErr(format string, a ...any) *Error {
-	return &Error{Category: catAuth, Message: "auth error: " + fmt.Sprintf(format, a...)}
-}
-
-// relayErr renders a relay's refusal: `relay error <status>: <text>`.
-func relayErr(status int, text string, retryable bool) *Error {
-	return &Error{Category: catRelay, Message: fmt.Sprintf("relay error %d: %s", status, text), Retryable: retryable}
 }
 
 // asError turns any error into the reported shape: ours pass through,

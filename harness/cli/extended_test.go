@@ -2,6 +2,7 @@ package cli
 
 import (
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -91,7 +92,7 @@ func TestExtendedCommands(t *testing.T) {
 	if len(v) != 1 || v[0].Content != "+" || !tagsEqual(v[0].Tags, nostr.Tags{{"h", testChannel}, {"e", post.EventID}}) {
 		t.Fatalf("vote = %v", v)
 	}
-	var edit writeResult
+	var edit relayclient.Result
 	w.ok(t, &edit, "", "messages", "edit", "--event", post.EventID, "--content", "forum post, edited")
 	w.ok(t, nil, "", "messages", "delete", "--event", post.EventID, "--reason-code", "spam")
 	del := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindDeleteEvent}})
@@ -100,7 +101,7 @@ func TestExtendedCommands(t *testing.T) {
 	}
 
 	var created struct {
-		writeResult
+		relayclient.Result
 		ChannelID string `json:"channel_id"`
 	}
 	w.ok(t, &created, "", "channels", "create", "--name", "release", "--type", "forum", "--visibility", "private", "--description", "ship it")
@@ -154,7 +155,7 @@ func TestExtendedCommands(t *testing.T) {
 	if len(users) != 2 || users[0]["display_name"] != "Alice" || users[1]["display_name"] != "Bob" {
 		t.Fatalf("users get compact = %v", users)
 	}
-	var pres writeResult
+	var pres relayclient.Result
 	w.ok(t, &pres, "", "users", "set-presence", "--status", "online")
 	if !pres.Accepted {
 		t.Fatalf("presence = %+v", pres)

@@ -31,9 +31,6 @@ const maxMemSlugBytes = 255
 // maxMemSegmentBytes bounds one path segment of a `mem/…` slug.
 const maxMemSegmentBytes = 64
 
-// maxChallengeBytes: NIP-42 challenges longer than this are refused.
-const maxChallengeBytes = 1024
-
 // pageSize is how many events a paged read asks for per request.
 const pageSize = 500
 
@@ -54,19 +51,6 @@ const (
 	nameSearchCandidates = 5
 )
 
-// maxResponseBytes caps one HTTP bridge response body: a full page of 500
-// events at the 64 KiB content cap, with room for tags.
-const maxResponseBytes = 64 << 20
-
-// maxErrorBodyBytes caps how much of a non-2xx body we read for the message.
-const maxErrorBodyBytes = 16 << 10
-
-// maxInfoBytes caps the NIP-11 document.
-const maxInfoBytes = 256 << 10
-
-// maxWSMessageBytes caps one websocket frame from the relay.
-const maxWSMessageBytes = 32 << 20
-
 // Timeouts (BUZZ_TIMEOUT_SECS, BUZZ_CONNECT_TIMEOUT_SECS); 0 or garbage
 // keeps the default.
 const (
@@ -74,15 +58,6 @@ const (
 	defaultConnectTimeout = 15 * time.Second
 	// wsWriteCap bounds a whole websocket write (connect, AUTH, EVENT, OK).
 	wsWriteCap = 75 * time.Second
-)
-
-// Retry policy: attempts, jitter ceilings before attempts 2 and 3, and the
-// cap on a relay's "retry in Ns" hint.
-const (
-	maxAttempts   = 3
-	jitterSecond  = 500 * time.Millisecond
-	jitterThird   = 1500 * time.Millisecond
-	maxRetryAfter = 30 * time.Second
 )
 
 // stdoutBuffer batches output writes; a streamed list flushes as it fills.

@@ -17,6 +17,7 @@ import (
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // Environment variables the CLI reads; spelled as upstream.
@@ -31,7 +32,7 @@ type inv struct {
 	out     io.Writer
 	p       *parsed
 	compact bool
-	c       *client // nil for commands that need no relay
+	c       *relayclient.Client // nil for commands that need no relay
 	key     *nostrkey.Secret
 	pubkey  string
 	auth    *authTag
@@ -110,7 +111,7 @@ func run(ctx context.Context, args []string, env proc.Env) error {
 	}
 	if !cmd.Offline {
 		in.c = newClient(env, p, in.key, in.auth)
-		defer in.c.close()
+		defer in.c.Close()
 	}
 	return cmd.Run(in)
 }
@@ -236,7 +237,10 @@ func (in *inv) loadIdentity() error {
 	return nil
 }
 
-func newClient(env proc.Env, p *parsed, key *nostrkey.Secret, auth *authTag) *client {
+// newClient is the relay client for one invocation: the relay from
+// --relay, BUZZ_RELAY_URL or the default, the timeouts from the
+// environment, the key and attestation the invocation loaded.
+func newClient(env proc.Env, p *parsed, key *nostrkey.Secret, auth *authTag) *relayclient.Client {
 	relay := p.str("relay")
 	if relay == "" {
 		relay = env.Getenv(workspace.EnvRelayURL)
@@ -244,24 +248,23 @@ func newClient(env proc.Env, p *parsed, key *nostrkey.Secret, auth *authTag) *cl
 	if strings.TrimSpace(relay) == "" {
 		relay = defaultRelay
 	}
-	c := &client{
-		base:    normalizeRelay(relay),
-		key:     key,
-		auth:    auth,
-		timeout: secondsEnv(env, workspace.EnvTimeoutSecs, defaultTimeout),
-		connect: secondsEnv(env, workspace.EnvConnectTimeoutSecs, defaultConnectTimeout),
+	connect := secondsEnv(env, workspace.EnvConnectTimeoutSecs, defaultConnectTimeout)
+	opt := relayclient.Options{
+		Key:            key,
+		Timeout:        secondsEnv(env, workspace.EnvTimeoutSecs, defaultTimeout),
+		ConnectTimeout: connect,
+		WriteCap:       wsWriteCap,
+		HTTPClient: &http.Client{Transport: &http.Transport{
+			DialContext:         (&net.Dialer{Timeout: connect}).DialContext,
+			TLSHandshakeTimeout: connect,
+			ForceAttemptHTTP2:   true,
+			MaxIdleConnsPerHost: 2,
+		}},
 	}
-	if key != nil {
-		c.pubkey = key.Public().Hex()
+	if auth != nil {
+		opt.AuthTag, opt.AuthTagJSON = auth.Tag(), auth.JSON()
 	}
-	dialer := &net.Dialer{Timeout: c.connect}
-	c.httpc = &http.Client{Transport: &http.Transport{
-		DialContext:         dialer.DialContext,
-		TLSHandshakeTimeout: c.connect,
-		ForceAttemptHTTP2:   true,
-		MaxIdleConnsPerHost: 2,
-	}}
-	return c
+	return relayclient.New(relay, opt)
 }
 
 // secondsEnv reads a positive number of seconds; 0 or garbage keeps def.

@@ -303,8 +303,7 @@ func better(a, b *nostr.Event) bool {
 
 // memHead fetches the current head of slug; nil when there is none.
 func memHead(in *inv, p memParty, slug string) (*nostr.Event, *memBody, error) {
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindEngram}, "authors": []string{p.agent},
-		"#d": []string{workspace.MemoryDTag(p.key, slug)}, "#p": []string{p.owner}, "limit": memHeadLimit})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindEngram}, Authors: []string{p.agent}, Tags: nostr.TagMap{"d": []string{workspace.MemoryDTag(p.key, slug)}, "p": []string{p.owner}}, Limit: memHeadLimit})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -467,7 +466,7 @@ func runMemLs(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindEngram}, "authors": []string{p.agent}, "#p": []string{p.owner}, "limit": memLsLimit})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindEngram}, Authors: []string{p.agent}, Tags: nostr.TagMap{"p": []string{p.owner}}, Limit: memLsLimit})
 	if err != nil {
 		return err
 	}

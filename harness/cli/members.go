@@ -1,89 +1,19 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"io"
-	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
 
 	"buzzbox/internal/nostrkey"
-	"buzzbox/internal/workspace/nip98"
 	"buzzbox/internal/workspace/nipoa"
 )
 
-// The members group speaks NIP-86 (relay management) to the relay: POST
-// to the relay URL with Content-Type application/nostr+json+rpc and a
-// NIP-98 token (u = that URL, method POST, payload = the body's SHA-256).
-// Only the relay's owner and admins may use it.
-const contentTypeRPC = "application/nostr+json+rpc"
-
-// manage calls one NIP-86 method and returns its result.
-func (c *client) manage(ctx context.Context, method string, params ...any) (json.RawMessage, error) {
-	if params == nil {
-		params = []any{}
-	}
-	body, err := json.Marshal(map[string]any{"method": method, "params": params})
-	if err != nil {
-		return nil, otherErr("encode %s request: %v", method, err)
-	}
-	target := c.base
-	if u, err := url.Parse(target); err == nil && u.Path == "" {
-		target += "/"
-	}
-	var result json.RawMessage
-	err = retry(ctx, method == "createinvite", func(ctx context.Context) *attemptErr {
-		hdr, err := nip98.Header(c.key, target, http.MethodPost, nip98.Options{Body: body, Nonce: true})
-		if err != nil {
-			return fatal(otherErr("sign NIP-98 token: %v", err))
-		}
-		ctx, cancel := context.WithTimeout(ctx, c.timeout)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
-		if err != nil {
-			return fatal(userErr("invalid relay URL %q: %v", c.base, err))
-		}
-		req.Header.Set("Content-Type", contentTypeRPC)
-		req.Header.Set("Authorization", hdr)
-		resp, err := c.httpc.Do(req)
-		if err != nil {
-			return classifyHTTPErr(err)
-		}
-		defer resp.Body.Close()
-		var rep struct {
-			Result json.RawMessage `json:"result"`
-			Error  string          `json:"error"`
-		}
-		raw, err := io.ReadAll(io.LimitReader(resp.Body, maxResponseBytes))
-		if err != nil {
-			return classifyHTTPErr(err)
-		}
-		decodeErr := json.Unmarshal(raw, &rep)
-		text := rep.Error
-		if text == "" {
-			text = strings.TrimSpace(string(raw[:min(len(raw), maxErrorBodyBytes)]))
-		}
-		switch {
-		case resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden:
-			return fatal(&Error{Category: catAuth, Message: "auth error: relay error " + strconv.Itoa(resp.StatusCode) + ": " + text + " (members commands need the relay owner's or an admin's key)"})
-		case resp.StatusCode == http.StatusTooManyRequests, resp.StatusCode >= 500:
-			return &attemptErr{err: relayErr(resp.StatusCode, text, true), retry: true, ambiguous: true}
-		case resp.StatusCode/100 != 2 && resp.StatusCode != http.StatusBadRequest:
-			return fatal(relayErr(resp.StatusCode, text+" (does this relay speak NIP-86?)", false))
-		case resp.StatusCode != http.StatusOK || decodeErr != nil:
-			return fatal(relayErr(resp.StatusCode, text, false))
-		case rep.Error != "":
-			return fatal(relayErr(resp.StatusCode, rep.Error, false))
-		}
-		result = rep.Result
-		return nil
-	})
-	return result, err
-}
+// The members group speaks NIP-86 (relay management) to the relay
+// through the relay client's Manage. Only the relay's owner and admins
+// may use it.
 
 func needPubkey(in *inv) (string, error) {
 	v, err := need(in, "pubkey")
@@ -104,7 +34,7 @@ func memberCmd(method string, withReason bool) func(*inv) error {
 		if withReason && in.p.str("reason") != "" {
 			params = append(params, in.p.str("reason"))
 		}
-		if _, err := in.c.manage(in.ctx, method, params...); err != nil {
+		if _, err := in.c.Manage(in.ctx, method, false, params...); err != nil {
 			return err
 		}
 		return writeJSON(in.out, map[string]any{"pubkey": pk, "ok": true})
@@ -116,7 +46,7 @@ func runMembersList(in *inv) error {
 	if in.p.boolean("banned") {
 		method = "listbannedpubkeys"
 	}
-	res, err := in.c.manage(in.ctx, method)
+	res, err := in.c.Manage(in.ctx, method, false)
 	if err != nil {
 		return err
 	}
@@ -150,7 +80,7 @@ func runMembersInvite(in *inv) error {
 		}
 		opts["expires_in"] = int64(d / time.Second)
 	}
-	res, err := in.c.manage(in.ctx, "createinvite", opts)
+	res, err := in.c.Manage(in.ctx, "createinvite", true, opts)
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // messageKinds are what `messages get` reads by default.
@@ -20,7 +21,7 @@ func messageKinds() []int {
 
 // sendResult is the write response plus the mentions actually signed.
 type sendResult struct {
-	writeResult
+	relayclient.Result
 	MentionPubkeys []string `json:"mention_pubkeys"`
 }
 
@@ -65,7 +66,7 @@ func runSend(in *inv) error {
 	}
 	ev := &nostr.Event{Kind: kind, Content: content, Tags: nostr.Tags{{"h", ch}}}
 	if replyTo != "" {
-		parent, err := in.c.fetchOne(in.ctx, replyTo)
+		parent, err := fetchOne(in, replyTo)
 		if err != nil {
 			return err
 		}
@@ -163,7 +164,7 @@ func resolveMentions(in *inv, ch, content string) ([]string, error) {
 
 // channelMembers reads the channel's kind 39002 member list: pubkey → role.
 func channelMembers(in *inv, ch string) (map[string]string, error) {
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindGroupMembers}, "#d": []string{ch}, "limit": 1})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"d": []string{ch}}, Limit: 1})
 	if err != nil {
 		return nil, err
 	}
@@ -213,7 +214,7 @@ func profileEvents(in *inv, authors []string) (map[string]profileEvent, error) {
 	out := map[string]profileEvent{}
 	for start := 0; start < len(authors); start += usersMaxPubkeys {
 		chunk := authors[start:min(start+usersMaxPubkeys, len(authors))]
-		evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindProfile}, "authors": chunk, "limit": len(chunk)})
+		evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindProfile}, Authors: chunk, Limit: len(chunk)})
 		if err != nil {
 			return nil, err
 		}
@@ -283,8 +284,8 @@ func runGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	f["limit"] = limit
-	evs, err := in.c.query(in.ctx, f)
+	f.Limit = int(limit)
+	evs, err := in.c.Query(in.ctx, f)
 	if err != nil {
 		return err
 	}
@@ -293,29 +294,29 @@ func runGet(in *inv) error {
 }
 
 // channelFilter is the kinds/#h/until/since part of get and list.
-func channelFilter(in *inv, ch string) (filter, error) {
+func channelFilter(in *inv, ch string) (nostr.Filter, error) {
 	kinds := messageKinds()
 	if in.p.has("kinds") {
 		k, err := parseKinds(in.p.str("kinds"))
 		if err != nil {
-			return nil, err
+			return nostr.Filter{}, err
 		}
 		kinds = k
 	}
-	f := filter{"kinds": kinds, "#h": []string{ch}}
+	f := nostr.Filter{Kinds: kinds, Tags: nostr.TagMap{"h": []string{ch}}}
 	if in.p.has("before") {
 		n, err := in.p.nonNegative("before", 0)
 		if err != nil {
-			return nil, err
+			return nostr.Filter{}, err
 		}
-		f["until"] = n
+		f.Until = timestamp(n)
 	}
 	if in.p.has("since") {
 		n, err := in.p.nonNegative("since", 0)
 		if err != nil {
-			return nil, err
+			return nostr.Filter{}, err
 		}
-		f["since"] = n
+		f.Since = timestamp(n)
 	}
 	return f, nil
 }
@@ -348,7 +349,8 @@ func runList(in *inv) error {
 // boundary second that were already seen are skipped (and asked for on
 // top of the page), so relays that ignore before_id page correctly too.
 // total 0 means no cap.
-func pages(in *inv, f filter, total int64, fn func(*nostr.Event) error) error {
+func pages(in *inv, nf nostr.Filter, total int64, fn func(*nostr.Event) error) error {
+	f := relayclient.Filter{Filter: nf}
 	var n int64
 	seen := map[string]bool{}
 	for {
@@ -359,12 +361,9 @@ func pages(in *inv, f filter, total int64, fn func(*nostr.Event) error) error {
 		// A relay that ignores before_id sends the boundary second's
 		// events again; ask for that many more so the page still advances.
 		size += int64(len(seen))
-		page := filter{}
-		for k, v := range f {
-			page[k] = v
-		}
-		page["limit"] = size
-		evs, err := in.c.query(in.ctx, page)
+		page := f
+		page.Limit = int(size)
+		evs, err := in.c.QueryExt(in.ctx, page)
 		if err != nil {
 			return err
 		}
@@ -394,8 +393,8 @@ func pages(in *inv, f filter, total int64, fn func(*nostr.Event) error) error {
 		if fresh == 0 {
 			return nil
 		}
-		f["until"] = int64(last.CreatedAt)
-		f["before_id"] = last.ID
+		f.Until = &last.CreatedAt
+		f.BeforeID = last.ID
 	}
 }
 
@@ -457,15 +456,15 @@ func runThread(in *inv) error {
 		return userErr("event %s belongs to channel %q, not %s", id, evCh, ch)
 	}
 	root := threadRoot(sel)
-	replies := filter{"kinds": []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindEdit, workspace.KindDiff, workspace.KindForumComment}, "#h": []string{ch}, "#e": []string{root}, "limit": limit}
+	ext := relayclient.Filter{Filter: nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindEdit, workspace.KindDiff, workspace.KindForumComment}, Tags: nostr.TagMap{"h": []string{ch}, "e": []string{root}}, Limit: int(limit)}}
 	if in.p.has("depth-limit") {
 		d, err := in.p.nonNegative("depth-limit", 0)
 		if err != nil {
 			return err
 		}
-		replies["depth_limit"] = d
+		ext.DepthLimit = d
 	}
-	evs, err := in.c.query(in.ctx, replies, filter{"ids": []string{root}, "#h": []string{ch}, "limit": 1})
+	evs, err := in.c.QueryExt(in.ctx, ext, relayclient.Filter{Filter: nostr.Filter{IDs: []string{root}, Tags: nostr.TagMap{"h": []string{ch}}, Limit: 1}})
 	if err != nil {
 		return err
 	}
@@ -502,25 +501,25 @@ func runSearch(in *inv) error {
 	if err != nil {
 		return err
 	}
-	f := filter{"kinds": []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment}, "limit": limit}
+	f := nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment}, Limit: int(limit)}
 	if q != "" {
-		f["search"] = q
+		f.Search = q
 	}
 	if in.p.has("since") {
 		n, err := in.p.nonNegative("since", 0)
 		if err != nil {
 			return err
 		}
-		f["since"] = n
+		f.Since = timestamp(n)
 	}
 	if author != "" {
 		pk, err := resolveAuthor(in, author)
 		if err != nil {
 			return err
 		}
-		f["authors"] = []string{pk}
+		f.Authors = []string{pk}
 	}
-	evs, err := in.c.query(in.ctx, f)
+	evs, err := in.c.Query(in.ctx, f)
 	if err != nil {
 		return err
 	}
@@ -536,7 +535,7 @@ func resolveAuthor(in *inv, who string) (string, error) {
 	if pk, err := parsePubkey(who); err == nil {
 		return pk, nil
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindProfile}, "search": who, "limit": 100})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindProfile}, Search: who, Limit: 100})
 	if err != nil {
 		return "", err
 	}

@@ -66,7 +66,7 @@ func runReactRemove(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindReaction}, "#e": []string{id}, "authors": []string{in.pubkey}})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindReaction}, Authors: []string{in.pubkey}, Tags: nostr.TagMap{"e": []string{id}}})
 	if err != nil {
 		return err
 	}
@@ -91,7 +91,7 @@ func runReactGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindReaction}, "#e": []string{id}})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindReaction}, Tags: nostr.TagMap{"e": []string{id}}})
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package cli
 import (
 	"testing"
 
+	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/relay"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -19,7 +20,7 @@ func TestAgainstBuzzRelay(t *testing.T) {
 	w := &testSpace{r: &plainRelay{base: r.HTTPURL()}, me: me}
 
 	var created struct {
-		writeResult
+		relayclient.Result
 		ChannelID string `json:"channel_id"`
 	}
 	w.ok(t, &created, "", "channels", "create", "--name", "general", "--type", "stream", "--visibility", "open")
@@ -43,7 +44,7 @@ func TestAgainstBuzzRelay(t *testing.T) {
 	if len(reactions.Reactions) != 1 || reactions.Reactions[0].Emoji != "👀" {
 		t.Fatalf("reactions = %+v", reactions)
 	}
-	var pres writeResult // ephemeral: over websocket with NIP-42, never the bridge
+	var pres relayclient.Result // ephemeral: over websocket with NIP-42, never the bridge
 	w.ok(t, &pres, "", "users", "set-presence", "--status", "online")
 	if !pres.Accepted {
 		t.Fatalf("presence = %+v", pres)

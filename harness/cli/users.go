@@ -16,7 +16,7 @@ func runUsersGet(in *inv) error {
 	}
 	var rows []map[string]any
 	if name != "" {
-		evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindProfile}, "search": name, "limit": usersMaxPubkeys})
+		evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindProfile}, Search: name, Limit: usersMaxPubkeys})
 		if err != nil {
 			return err
 		}
@@ -120,7 +120,7 @@ func runCanvasGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindCanvas}, "#h": []string{ch}, "limit": 1})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindCanvas}, Tags: nostr.TagMap{"h": []string{ch}}, Limit: 1})
 	if err != nil {
 		return err
 	}
@@ -165,13 +165,13 @@ func runFeed(in *inv) error {
 	if err != nil {
 		return err
 	}
-	f := filter{"#p": []string{in.pubkey}, "limit": limit}
+	f := nostr.Filter{Tags: nostr.TagMap{"p": []string{in.pubkey}}, Limit: int(limit)}
 	if in.p.has("since") {
 		n, err := in.p.nonNegative("since", 0)
 		if err != nil {
 			return err
 		}
-		f["since"] = n
+		f.Since = timestamp(n)
 	}
 	types := "mentions,needs_action,activity,agent_activity"
 	if in.p.has("types") {
@@ -187,9 +187,9 @@ func runFeed(in *inv) error {
 			}
 			kinds = append(kinds, k...)
 		}
-		f["kinds"] = kinds
+		f.Kinds = kinds
 	}
-	evs, err := in.c.query(in.ctx, f)
+	evs, err := in.c.Query(in.ctx, f)
 	if err != nil {
 		return err
 	}

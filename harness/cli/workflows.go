@@ -40,7 +40,7 @@ func runWorkflowsList(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindWorkflowDef}, "#h": []string{ch}})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindWorkflowDef}, Tags: nostr.TagMap{"h": []string{ch}}})
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func runWorkflowsGet(in *inv) error {
 	if err != nil {
 		return err
 	}
-	evs, err := in.c.query(in.ctx, filter{"kinds": []int{workspace.KindWorkflowDef}, "#d": []string{id}})
+	evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindWorkflowDef}, Tags: nostr.TagMap{"d": []string{id}}})
 	if err != nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/relay"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -19,7 +20,7 @@ import (
 // bridgeClient is this package's client, in-process, talking to base as k:
 // the tests publish workflow definitions (no command writes them) and read
 // back exactly what the CLI stored.
-func bridgeClient(t *testing.T, base string, k testKey) *client {
+func bridgeClient(t *testing.T, base string, k testKey) *relayclient.Client {
 	t.Helper()
 	s, err := nostrkey.ParseSecret(k.sk)
 	if err != nil {
@@ -27,21 +28,21 @@ func bridgeClient(t *testing.T, base string, k testKey) *client {
 	}
 	t.Cleanup(s.Zero)
 	c := newClient(proc.Env{}, &parsed{vals: map[string][]string{"relay": {base}}}, s, nil)
-	t.Cleanup(c.close)
+	t.Cleanup(c.Close)
 	return c
 }
 
 // stored fetches the event the CLI reported writing.
-func stored(t *testing.T, c *client, res writeResult) *nostr.Event {
+func stored(t *testing.T, c *relayclient.Client, res relayclient.Result) *nostr.Event {
 	t.Helper()
 	if !res.Accepted || !nostrkey.IsLowerHex(res.EventID, 64) {
 		t.Fatalf("write result = %+v; want an accepted event id", res)
 	}
-	ev, err := c.fetchOne(t.Context(), res.EventID)
-	if err != nil || ev == nil {
-		t.Fatalf("event %s on the relay: %v, %v", res.EventID, ev, err)
+	evs, err := c.Query(t.Context(), nostr.Filter{IDs: []string{res.EventID}, Limit: 1})
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("event %s on the relay: %v, %v", res.EventID, evs, err)
 	}
-	return ev
+	return evs[0]
 }
 
 // tokenHash is the d tag an approval must carry, computed here rather
@@ -96,7 +97,7 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 		signed(t, me, workspace.KindWorkflowDef, "name: elsewhere\n", nostr.Tags{{"d", foreign}, {"h", other}}, now),
 	}
 	for _, ev := range defs {
-		if res, err := c.publish(t.Context(), ev); err != nil || !res.Accepted {
+		if res, err := c.Publish(t.Context(), ev); err != nil || !res.Accepted {
 			t.Fatalf("publish workflow %s: %+v %v", tagValue(ev, "d"), res, err)
 		}
 	}
@@ -126,13 +127,13 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 		}
 	})
 	t.Run("trigger", func(t *testing.T) {
-		var bare writeResult
+		var bare relayclient.Result
 		w.ok(t, &bare, "", "workflows", "trigger", "--workflow", deploy)
 		ev := stored(t, c, bare)
 		if ev.Kind != workspace.KindWorkflowTrigger || ev.Content != "" || !tagsEqual(ev.Tags, nostr.Tags{{"d", deploy}}) {
 			t.Fatalf("trigger = kind %d, content %q, tags %v; want 46020, empty, d only", ev.Kind, ev.Content, ev.Tags)
 		}
-		var with writeResult
+		var with relayclient.Result
 		as(t, second, &with, "workflows", "trigger", "--workflow", deploy,
 			"--inputs", "{\n  \"version\": \"1.4.0\", \"dry_run\": false,\n  \"n\": 12345678901234567890, \"tags\": [\"a\", \"<b>\"]\n}")
 		ev = stored(t, c, with)
@@ -143,7 +144,7 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 	})
 	t.Run("approve", func(t *testing.T) {
 		const token = "7f3e2d1c-0b9a-4876-a543-210fedcba987"
-		var grant writeResult
+		var grant relayclient.Result
 		w.ok(t, &grant, "", "workflows", "approve", "--token", token, "--note", "looks right")
 		ev := stored(t, c, grant)
 		if ev.Kind != workspace.KindApprovalGrant || ev.Content != "looks right" || !tagsEqual(ev.Tags, nostr.Tags{{"d", tokenHash(token)}}) {
@@ -151,13 +152,13 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 		}
 		// Denial, with the token upper-cased: it is hashed as given.
 		upper := strings.ToUpper(token)
-		var deny writeResult
+		var deny relayclient.Result
 		w.ok(t, &deny, "", "workflows", "approve", "--token", upper, "--approved", "false")
 		ev = stored(t, c, deny)
 		if ev.Kind != workspace.KindApprovalDeny || ev.Content != "" || !tagsEqual(ev.Tags, nostr.Tags{{"d", tokenHash(upper)}}) {
 			t.Fatalf("deny = kind %d, content %q, tags %v; want 46031, empty, d = sha256(token as given)", ev.Kind, ev.Content, ev.Tags)
 		}
-		var explicit writeResult
+		var explicit relayclient.Result
 		as(t, second, &explicit, "workflows", "approve", "--token", token, "--approved=true")
 		if ev = stored(t, c, explicit); ev.Kind != workspace.KindApprovalGrant {
 			t.Fatalf("--approved=true gave kind %d", ev.Kind)
@@ -193,7 +194,7 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 			})
 		}
 		// checker wrote nothing else: any event of theirs came from a refused command.
-		if evs, err := c.query(t.Context(), filter{"authors": []string{checker.pk}}); err != nil || len(evs) != 0 {
+		if evs, err := c.Query(t.Context(), nostr.Filter{Authors: []string{checker.pk}}); err != nil || len(evs) != 0 {
 			t.Fatalf("refused commands published %d events (%v)", len(evs), err)
 		}
 	})

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -145,7 +146,7 @@ func TestWebsocketReactions(t *testing.T) {
 	w := newWorkspace(t)
 	var sent sendResult
 	w.ok(t, &sent, "", "messages", "send", "--channel", testChannel, "--content", "react to me")
-	var add writeResult
+	var add relayclient.Result
 	w.ok(t, &add, "", "reactions", "add", "--event", sent.EventID, "--emoji", "👍")
 	stored := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindReaction}})
 	if len(stored) != 1 || stored[0].Content != "👍" || !tagsEqual(stored[0].Tags, nostr.Tags{{"e", sent.EventID}}) {

@@ -32,6 +32,9 @@ var requiredEnv = []string{
 // read; far fewer means it lost its way and would pass vacuously.
 const minSourceFiles = 150
 
+// nip98KindValue is NIP-98's kind, which nip98.Kind defines.
+const nip98KindValue = 27235
+
 // minNamedKind is the least kind number a constant named …Kind (not
 // kind…) is taken to define; below it such names are offsets and lengths.
 const minNamedKind = 1000
@@ -263,7 +266,10 @@ func strays(fset *token.FileSet, srcs []source, v vocabulary) []string {
 		return "a constant in " + homeDir + "/kinds.go"
 	}
 	for _, s := range srcs {
-		inHome := s.dir == homeDir || strings.HasPrefix(s.dir, homeDir+"/")
+		// Only this package's own files are the home of kinds and names;
+		// its subpackages (nip98, nipoa, the relay client) use them like
+		// everyone else.
+		inHome := s.dir == homeDir
 		inNIP98, inNIPOA := s.dir == nip98Dir, s.dir == nipoaDir
 		ast.Inspect(s.file, func(n ast.Node) bool {
 			switch x := n.(type) {
@@ -277,7 +283,8 @@ func strays(fset *token.FileSet, srcs []source, v vocabulary) []string {
 					// kindX = N, or fooKind = N where N is a workspace kind
 					// (small numbers are offsets and lengths of a kind field).
 					named := strings.HasPrefix(lower, "kind") || strings.Contains(lower, "kind") && val >= minNamedKind && v.kinds[val] != ""
-					if ok && !inHome && named {
+					nip98Kind := s.dir == nip98Dir && val == nip98KindValue
+					if ok && !inHome && named && !nip98Kind {
 						report(x, "constant %s = %d defines an event kind; use %s", name.Name, val, kindName(val))
 					}
 				}
@@ -373,7 +380,7 @@ func strays(fset *token.FileSet, srcs []source, v vocabulary) []string {
 					}
 				}
 			case *ast.BasicLit:
-				if val, ok := intLit(x); ok && val == 27235 && !inNIP98 {
+				if val, ok := intLit(x); ok && val == nip98KindValue && !inNIP98 {
 					report(x, "27235 is NIP-98's kind; use nip98.Kind")
 				}
 				str, ok := strLit(x)

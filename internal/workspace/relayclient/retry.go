@@ -1,0 +1,125 @@
+package relayclient
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"strings"
+	"time"
+)
+
+// attempt is how one attempt of an operation failed.
+type attempt struct {
+	err       *Error        // reported when no attempt is left
+	retry     bool          // another attempt may succeed
+	ambiguous bool          // a write may have reached the relay
+	after     time.Duration // the relay asked us to wait this long (429)
+}
+
+func fatal(e *Error) *attempt { return &attempt{err: e} }
+
+// retryMode says how a failed attempt may be repeated.
+type retryMode int
+
+const (
+	retryRead       retryMode = iota // any retryable failure is retried
+	retryWrite                       // ambiguous failures end in delivery_unknown
+	retryModeration                  // like write, but never repeated after an ambiguous outcome
+)
+
+// writeMode is the retry mode for publishing an event of kind: NIP-29
+// moderation (9040–9044) is never repeated after an ambiguous outcome.
+func writeMode(kind int) retryMode {
+	if kind >= 9040 && kind <= 9044 {
+		return retryModeration
+	}
+	return retryWrite
+}
+
+// retry runs fn up to MaxAttempts times with the spec's jitter. Each
+// attempt must build its own request (a fresh NIP-98 token).
+func retry(ctx context.Context, mode retryMode, fn func(context.Context) *attempt) error {
+	var last *attempt
+	for n := 1; n <= MaxAttempts; n++ {
+		if n > 1 {
+			d := last.after
+			if d == 0 {
+				ceiling := jitterSecond
+				if n == 3 {
+					ceiling = jitterThird
+				}
+				d = rand.N(ceiling)
+			}
+			t := time.NewTimer(d)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return networkErr("%s", ctx.Err())
+			case <-t.C:
+			}
+		}
+		last = fn(ctx)
+		if last == nil {
+			return nil
+		}
+		if !last.retry || (mode == retryModeration && last.ambiguous) {
+			break
+		}
+	}
+	if mode != retryRead && last.ambiguous {
+		return &Error{Category: CatDeliveryUnknown,
+			Message:   "delivery unknown: the relay may or may not have stored the event (" + last.err.Message + "); check with a read before sending again",
+			Retryable: false}
+	}
+	return last.err
+}
+
+// classifyHTTP sorts a transport failure: a failed connect is safe to
+// repeat; anything after the request left is ambiguous for a write.
+func classifyHTTP(err error) *attempt {
+	e := networkErr("%s", err)
+	var op *net.OpError
+	var dns *net.DNSError
+	if (errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns) {
+		return &attempt{err: e, retry: true}
+	}
+	return &attempt{err: e, retry: true, ambiguous: true}
+}
+
+// retryHint finds "retry in <N>s" (or "<N> s") in a 429 message, capped
+// at maxRetryAfter; 0 when there is none.
+func retryHint(text string) time.Duration {
+	const marker = "retry in "
+	for rest := text; ; {
+		i := strings.Index(rest, marker)
+		if i < 0 {
+			return 0
+		}
+		rest = rest[i+len(marker):]
+		n := 0
+		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
+			n++
+		}
+		if n == 0 || n > maxRetryHintDigits {
+			continue
+		}
+		tail := rest[n:]
+		if len(tail) > 0 && strings.IndexByte(" \t\n\f\r", tail[0]) >= 0 {
+			tail = tail[1:]
+		}
+		if !strings.HasPrefix(tail, "s") {
+			continue
+		}
+		secs := 0
+		for _, c := range rest[:n] {
+			secs = secs*10 + int(c-'0')
+		}
+		return min(time.Duration(secs)*time.Second, maxRetryAfter)
+	}
+}
+
+// jitter returns d ±20 %.
+func jitter(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * (0.8 + 0.4*rand.Float64()))
+}
