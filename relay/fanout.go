@@ -62,19 +62,17 @@ import (
 // event once.
 //
 // Order: one subscriber gets the events of one publisher connection in
-// the order it published them, when each was sent after the relay
-// acknowledged the one before (the relay commits before it answers OK, so
-// commit order is publish order; notifications, batches and the replay
-// all keep commit order, and a replay covers a prefix of what follows it
-// in the notification stream; a transaction id is taken at the insert,
-// so for one connection that waits for OK, id order is commit order).
-// Events sent without waiting for OK carry no order, on one instance
-// either: khatru handles each message of a connection on a goroutine of
-// its own. Events of different connections come live in commit order,
-// replayed in the order their inserts began. go-nostr's client hands each event to its
-// subscription from a goroutine of its own, so two events can swap on
-// the way from its socket to Subscription.Events even when the relay
-// wrote them in order: tests that check order read raw frames.
+// the order it sent them. The relay handles a connection's messages one
+// at a time and commits each event before it reads the next, so commit
+// order is send order; notifications, batches and the replay all keep
+// commit order, and a replay covers a prefix of what follows it in the
+// notification stream (a transaction id is taken at the insert, so for
+// one connection id order is commit order). Events of different
+// connections come live in commit order, replayed in the order their
+// inserts began. go-nostr's client hands each event to its subscription
+// from a goroutine of its own, so two events can swap on the way from its
+// socket to Subscription.Events even when the relay wrote them in order:
+// tests that check order read raw frames.
 const notifyChannel = "buzz_events"
 
 // fanout is one instance's side of the fan-out; nil without --db.

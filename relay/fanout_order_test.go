@@ -392,3 +392,30 @@ func TestFetchFailureLosesNothing(t *testing.T) {
 	mustPublish(t, cb, stop)
 	sameOrder(t, "across the failed fetches", sub.until(stop.ID), want)
 }
+
+// TestFanoutKeepsPipelinedOrder sends 200 events on one connection to B
+// without waiting for any OK: A's live subscriber must get them in the
+// order they were sent, each once.
+func TestFanoutKeepsPipelinedOrder(t *testing.T) {
+	c := newCluster(t)
+	ins := c.start(2)
+	a, b := ins[0], ins[1]
+	k := c.owner
+	sub := rawLive(t, a.url, k, nostr.Filter{Kinds: []int{1}, Authors: []string{k.pk}})
+	pub := dialWS(t, b.url, nil)
+	if ok, reason := pub.auth(k, b.url); !ok {
+		t.Fatalf("AUTH on B: %s", reason)
+	}
+	var want []string
+	for i := range 200 {
+		ev := signed(t, k, 1, fmt.Sprintf("pipelined %d", i))
+		pub.send("EVENT", ev)
+		want = append(want, ev.ID)
+	}
+	stop := signed(t, k, 1, "sentinel")
+	pub.send("EVENT", stop)
+	if ok, reason := pub.ok(stop.ID); !ok {
+		t.Fatalf("sentinel refused: %s", reason)
+	}
+	sameOrder(t, "pipelined", sub.until(stop.ID), want)
+}
