@@ -10,11 +10,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"buzzbox/internal/mcp"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/procgroup"
 	"buzzbox/internal/workspace"
 )
 
@@ -162,9 +162,8 @@ func (s *Server) runBuzz(ctx context.Context, stdin string, args ...string) (*mc
 	cmd.Stdin = strings.NewReader(stdin)
 	cmd.Stdout, cmd.Stderr = out, errOut
 	// Asked to stop, the CLI gets SIGTERM and workspaceStopGrace to
-	// finish before it is killed (Windows: killed at once, Signal fails).
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = workspaceStopGrace
+	// finish before it is killed.
+	procgroup.Bound(cmd, workspaceStopGrace)
 	name := "buzz " + args[0] + " " + args[1]
 	if err := proc.Start(cmd); err != nil {
 		if ctx.Err() != nil {

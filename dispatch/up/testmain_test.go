@@ -13,10 +13,6 @@ import (
 // the executable testexe built for them.
 func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m, leakcheck.AfterAll)) }
 
-// setupWait bounds how long the set-up may take to give up on a relay
-// that refuses it: the harness's dial timeout, 30 s.
-const setupWait = 30 * time.Second
-
 // waitFor polls cond (a real event from another process has no channel
 // to wait on) until it holds or the deadline passes.
 func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {

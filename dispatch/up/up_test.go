@@ -496,7 +496,7 @@ func TestUpSetupRefusedEndsNotHangs(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "connect to the embedded relay") {
 			t.Errorf("ensureGeneral on a relay refusing the key = %v; want the refusal reported", err)
 		}
-	case <-time.After(2 * setupWait):
+	case <-time.After(2 * connectTimeout):
 		t.Fatal("ensureGeneral hung after the relay refused its login")
 	}
 }

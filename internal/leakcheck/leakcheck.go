@@ -45,7 +45,6 @@ var ignored = []struct{ fn, why string }{
 	{"main.main", "the test binary's main goroutine"},
 	{"os/signal.loop", "signal.Notify's dispatcher lives as long as the process"},
 	{"buzzbox/internal/proc.spawnLoop", "proc starts children from one OS thread that lives as long as the process, so their Pdeathsig does not fire early"},
-	{"github.com/fiatjaf/khatru.(*expirationManager).start", "khatru.NewRelay starts it under context.Background, which nothing cancels (DEVELOPERS: known gaps)"},
 }
 
 // isIgnored reports whether g is one of the ignored goroutines.

@@ -204,3 +204,18 @@ func (c *Child) waitGone(d time.Duration) {
 		}
 	}
 }
+
+// Bound makes cmd, made with exec.CommandContext, stop as Stop stops a
+// child when its context ends: the child leads a group of its own, the
+// group gets SIGTERM, and exec kills the child once grace has passed
+// (WaitDelay, which also bounds the copying of cmd's non-file streams).
+// For short children that read their input from a Go reader and start
+// nothing of their own; long-lived ones with pipes use Start and Stop.
+func Bound(cmd *exec.Cmd, grace time.Duration) {
+	Set(cmd)
+	cmd.Cancel = func() error {
+		Signal(cmd.Process.Pid, syscall.SIGTERM)
+		return nil
+	}
+	cmd.WaitDelay = grace
+}

@@ -4,6 +4,7 @@ package procgroup
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"os/exec"
 	"strconv"
@@ -120,5 +121,45 @@ func waitGone(t *testing.T, what string, gone func() bool) {
 			t.Fatalf("%s still running", what)
 		}
 		time.Sleep(groupPoll)
+	}
+}
+
+// TestBoundTermsTheGroup: a bounded child whose context ends gets SIGTERM
+// (its trap says so), and one that ignores it is killed after the grace.
+func TestBoundTermsTheGroup(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	if err != nil {
+		t.Skip("SKIP(loud): no sh to start a child with")
+	}
+	for _, tc := range []struct {
+		name, script string
+		grace        time.Duration
+		code         int
+		sig          syscall.Signal
+	}{
+		{"trapped", `trap 'exit 5' TERM; echo ready; while :; do sleep 1; done`, patience, 5, 0},
+		{"ignored", `trap '' TERM; echo ready; while :; do sleep 1; done`, 10 * time.Millisecond, -1, syscall.SIGKILL},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			cmd := exec.CommandContext(ctx, sh, "-c", tc.script)
+			Bound(cmd, tc.grace)
+			out, err := cmd.StdoutPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+				t.Fatalf("the child said nothing before %v", err)
+			}
+			cancel()
+			err = cmd.Wait()
+			if code, sig := exitStatus(err); code != tc.code || sig != tc.sig {
+				t.Errorf("Wait = %v; want exit code %d, signal %v", err, tc.code, tc.sig)
+			}
+		})
 	}
 }
