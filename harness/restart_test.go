@@ -367,35 +367,11 @@ func TestBugAgentKilledAfterAnswerAnswersTwice(t *testing.T) {
 	}
 	w := newWorld(t)
 	r := newRestartRig(t, w)
-	var sends atomic.Int32
-	hung := make(chan struct{}, 1)
-	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
-		if lastRole(req) == "tool" {
-			if sends.Load() == 1 {
-				// The answer is out; the turn stays open until the agent dies.
-				select {
-				case hung <- struct{}{}:
-				default:
-				}
-				return llmtest.Reply{Hang: true}
-			}
-			return llmtest.Reply{Text: "posted"}
-		}
-		calls := sendMessageCalls(req)
-		if calls == nil {
-			return llmtest.Reply{Text: "no anchor in the prompt"}
-		}
-		sends.Add(1)
-		return llmtest.Reply{Calls: calls}
-	})
+	sends, hung := r.answerThenHang()
 	r.args = []string{"--multiple-event-handling", "queue"}
 	r.start()
 	mention := w.mention("answer me once")
-	select {
-	case <-hung:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the model was never asked to go on after send_message")
-	}
+	r.awaitHung(hung)
 	r.waitReply(mention)
 	kids := childPIDs(r.cmd.Process.Pid)
 	if len(kids) == 0 {
@@ -464,8 +440,28 @@ func TestRecheckUnknownRunsAgain(t *testing.T) {
 
 	r := newRestartRig(t, w)
 	r.url = "ws://" + ln.Addr().String()
-	var sends atomic.Int32
-	hung := make(chan struct{}, 1)
+	sends, hung := r.answerThenHang()
+	r.args = []string{"--multiple-event-handling", "queue"}
+	r.start()
+	mention := w.mention("answer me even if unsure")
+	r.awaitHung(hung)
+	r.waitReply(mention)
+	refuse.Store(true)
+	for _, pid := range childPIDs(r.cmd.Process.Pid) {
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	waitFor(t, "the mention run again", 60*time.Second, func() bool { return sends.Load() >= 2 })
+	if refused.Load() == 0 {
+		t.Error("no query for the agent's messages was refused; the test did not test the failure")
+	}
+}
+
+// answerThenHang scripts the model to answer a mention once with
+// send_message and then to hang, so the turn stays open until its agent
+// dies; hung is sent to once the answer is out. sends counts the answers
+// the model asked for.
+func (r *restartRig) answerThenHang() (sends *atomic.Int32, hung chan struct{}) {
+	sends, hung = new(atomic.Int32), make(chan struct{}, 1)
 	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
 		if lastRole(req) == "tool" {
 			if sends.Load() == 1 {
@@ -484,22 +480,17 @@ func TestRecheckUnknownRunsAgain(t *testing.T) {
 		sends.Add(1)
 		return llmtest.Reply{Calls: calls}
 	})
-	r.args = []string{"--multiple-event-handling", "queue"}
-	r.start()
-	mention := w.mention("answer me even if unsure")
+	return sends, hung
+}
+
+// awaitHung waits until the model scripted by answerThenHang has been
+// asked to go on after its answer.
+func (r *restartRig) awaitHung(hung <-chan struct{}) {
+	r.t.Helper()
 	select {
 	case <-hung:
 	case <-time.After(60 * time.Second):
-		t.Fatal("the model was never asked to go on after send_message")
-	}
-	r.waitReply(mention)
-	refuse.Store(true)
-	for _, pid := range childPIDs(r.cmd.Process.Pid) {
-		syscall.Kill(pid, syscall.SIGKILL)
-	}
-	waitFor(t, "the mention run again", 60*time.Second, func() bool { return sends.Load() >= 2 })
-	if refused.Load() == 0 {
-		t.Error("no query for the agent's messages was refused; the test did not test the failure")
+		r.t.Fatal("the model was never asked to go on after send_message")
 	}
 }
 
@@ -543,34 +534,11 @@ func TestBugHarnessKilledAfterAnswerAnswersTwice(t *testing.T) {
 	}
 	w := newWorld(t)
 	r := newRestartRig(t, w)
-	var sends atomic.Int32
-	hung := make(chan struct{}, 1)
-	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
-		if lastRole(req) == "tool" {
-			if sends.Load() == 1 {
-				select {
-				case hung <- struct{}{}:
-				default:
-				}
-				return llmtest.Reply{Hang: true}
-			}
-			return llmtest.Reply{Text: "posted"}
-		}
-		calls := sendMessageCalls(req)
-		if calls == nil {
-			return llmtest.Reply{Text: "no anchor in the prompt"}
-		}
-		sends.Add(1)
-		return llmtest.Reply{Calls: calls}
-	})
+	sends, hung := r.answerThenHang()
 	r.args = []string{"--multiple-event-handling", "queue"}
 	r.start()
 	mention := w.mention("answer me once, across a restart")
-	select {
-	case <-hung:
-	case <-time.After(60 * time.Second):
-		t.Fatal("the model was never asked to go on after send_message")
-	}
+	r.awaitHung(hung)
 	r.waitReply(mention)
 	r.killHarness()
 	r.start()
