@@ -256,6 +256,16 @@ func TestBlipReplaysEventDatedBeforeLastNotification(t *testing.T) {
 // every event once, in publish order. The replay used to sort by
 // created_at and then id, so events of one second came in id order.
 func TestFanoutKeepsPublishOrderAcrossBlip(t *testing.T) {
+	orderAcross(t, "the blip", (*pgProxy).cut, 100, 100, 100)
+}
+
+// orderAcross publishes on instance B from one connection, each event
+// after the last was acknowledged: before events, then during more while
+// cut holds on instance A's database proxy, then after more once it is
+// restored. A's live subscriber must get every event once, in publish
+// order, each stretch before the sentinel that follows it.
+func orderAcross(t *testing.T, what string, cut func(*pgProxy), before, during, after int) {
+	t.Helper()
 	c := newCluster(t)
 	proxy, viaProxy := newPGProxy(t, c.db)
 	a := c.startOn(viaProxy, 1)[0]
@@ -263,28 +273,28 @@ func TestFanoutKeepsPublishOrderAcrossBlip(t *testing.T) {
 	k := c.owner
 	sub := rawLive(t, a.url, k, nostr.Filter{Kinds: []int{1}, Authors: []string{k.pk}})
 	cb := login(t, b.url, k)
-	publish := func(n int, what string) []string {
+	publish := func(n int, label string) []string {
 		var ids []string
 		for i := range n {
-			ev := signed(t, k, 1, fmt.Sprintf("%s %d", what, i))
+			ev := signed(t, k, 1, fmt.Sprintf("%s %d", label, i))
 			mustPublish(t, cb, ev)
 			ids = append(ids, ev.ID)
 		}
 		return ids
 	}
 
-	want := publish(100, "before")
-	stop := signed(t, k, 1, "sentinel before the blip")
+	want := publish(before, "before")
+	stop := signed(t, k, 1, "sentinel before "+what)
 	mustPublish(t, cb, stop)
-	sameOrder(t, "before the blip", sub.until(stop.ID), want)
+	sameOrder(t, "before "+what, sub.until(stop.ID), want)
 
-	proxy.cut()
-	want = publish(100, "during")
+	cut(proxy)
+	want = publish(during, "during")
 	proxy.restore()
-	want = append(want, publish(100, "after")...)
-	stop = signed(t, k, 1, "sentinel after the blip")
+	want = append(want, publish(after, "after")...)
+	stop = signed(t, k, 1, "sentinel after "+what)
 	mustPublish(t, cb, stop)
-	sameOrder(t, "across the blip", sub.until(stop.ID), want)
+	sameOrder(t, "across "+what, sub.until(stop.ID), want)
 }
 
 // TestMarkFallsBackToXmin: a snapshot too long for a notification goes
@@ -363,34 +373,7 @@ func mustUint(t *testing.T, s string) uint64 {
 // delivery until a replay succeeds, then deliver every event once, in
 // publish order, before what follows.
 func TestFetchFailureLosesNothing(t *testing.T) {
-	c := newCluster(t)
-	proxy, viaProxy := newPGProxy(t, c.db)
-	a := c.startOn(viaProxy, 1)[0]
-	b := c.start(1)[0]
-	k := c.owner
-	sub := rawLive(t, a.url, k, nostr.Filter{Kinds: []int{1}, Authors: []string{k.pk}})
-	cb := login(t, b.url, k)
-	publish := func(n int, what string) []string {
-		var ids []string
-		for i := range n {
-			ev := signed(t, k, 1, fmt.Sprintf("%s %d", what, i))
-			mustPublish(t, cb, ev)
-			ids = append(ids, ev.ID)
-		}
-		return ids
-	}
-	want := publish(20, "before")
-	stop := signed(t, k, 1, "sentinel before the cut")
-	mustPublish(t, cb, stop)
-	sameOrder(t, "before the cut", sub.until(stop.ID), want)
-
-	proxy.cutPool()
-	want = publish(50, "while A cannot fetch")
-	proxy.restore()
-	want = append(want, publish(50, "after")...)
-	stop = signed(t, k, 1, "sentinel after the cut")
-	mustPublish(t, cb, stop)
-	sameOrder(t, "across the failed fetches", sub.until(stop.ID), want)
+	orderAcross(t, "the cut pool", (*pgProxy).cutPool, 20, 50, 50)
 }
 
 // TestFanoutKeepsPipelinedOrder sends 200 events on one connection to B
