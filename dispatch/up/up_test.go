@@ -184,16 +184,7 @@ func TestUp(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".buzz")); err == nil {
 		t.Errorf("up made .buzz in the working tree; want its state in %s", state)
 	}
-	sh := func(line string) string {
-		cmd := exec.Command("/bin/sh", "-c", line)
-		cmd.Dir = dir
-		cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", line, err, out)
-		}
-		return string(out)
-	}
+	sh := func(line string) string { return runPrinted(t, dir, line) }
 	sh(send)
 	waitFor(t, "the agent's reply via the printed read command", 60*time.Second, func() bool {
 		return strings.Contains(sh(get), "hello from the agent")
@@ -314,16 +305,7 @@ func TestUpTellsRefusedKey(t *testing.T) {
 			t.Fatal("up printed no commands")
 		}
 	}
-	sh := func(line string) string {
-		c := exec.Command("/bin/sh", "-c", line)
-		c.Dir = dir
-		c.Env = []string{"PATH=" + os.Getenv("PATH")}
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", line, err, out)
-		}
-		return string(out)
-	}
+	sh := func(line string) string { return runPrinted(t, dir, line) }
 	sh(send)
 	var out string
 	waitFor(t, "the refused-key notice via the printed read command", 60*time.Second, func() bool {
@@ -457,16 +439,7 @@ func TestUpPublicURLBehindRemappedPort(t *testing.T) {
 			t.Errorf("printed command %q does not name %s", c, public)
 		}
 	}
-	sh := func(line string) string {
-		c := exec.Command("/bin/sh", "-c", line)
-		c.Dir = dir
-		c.Env = []string{"PATH=" + os.Getenv("PATH")}
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("%s: %v\n%s", line, err, out)
-		}
-		return string(out)
-	}
+	sh := func(line string) string { return runPrinted(t, dir, line) }
 	sh(send)
 	waitFor(t, "the agent's reply through the remapped port", 60*time.Second, func() bool {
 		return strings.Contains(sh(get), "hello through the remapped port")
@@ -499,4 +472,18 @@ func TestUpSetupRefusedEndsNotHangs(t *testing.T) {
 	case <-time.After(2 * connectTimeout):
 		t.Fatal("ensureGeneral hung after the relay refused its login")
 	}
+}
+
+// runPrinted runs a command line up printed, as a person would paste it
+// into a shell in dir with nothing but PATH set, and returns its output.
+func runPrinted(t *testing.T, dir, line string) string {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", line)
+	cmd.Dir = dir
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", line, err, out)
+	}
+	return string(out)
 }
