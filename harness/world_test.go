@@ -19,6 +19,7 @@ import (
 	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
+	"buzzbox/internal/testexe"
 	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/relay"
 )
@@ -275,18 +276,8 @@ func (w *world) agentLog() []fakeLogLine {
 	}
 }
 
-// waitFor polls cond (a real event from another process has no channel
-// to wait on) until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// waitFor polls what another process writes; see testexe.WaitFor.
+var waitFor = testexe.WaitFor
 
 // prompts returns the text of every session/prompt the agents received.
 func (w *world) prompts() []string {

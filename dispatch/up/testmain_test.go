@@ -3,7 +3,6 @@ package up
 import (
 	"os"
 	"testing"
-	"time"
 
 	"buzzbox/internal/leakcheck"
 	"buzzbox/internal/testexe"
@@ -13,15 +12,5 @@ import (
 // the executable testexe built for them.
 func TestMain(m *testing.M) { os.Exit(testexe.RunTests(m, leakcheck.AfterAll)) }
 
-// waitFor polls cond (a real event from another process has no channel
-// to wait on) until it holds or the deadline passes.
-func waitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
+// waitFor polls what another process writes; see testexe.WaitFor.
+var waitFor = testexe.WaitFor

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // exeVar names a prebuilt executable to test instead of building one, for
@@ -169,3 +170,20 @@ func Run(t testing.TB, cmd *exec.Cmd) (stdout, stderr string, code int) {
 	}
 	return out.String(), errb.String(), code
 }
+
+// WaitFor polls cond (a real event from another process has no channel
+// to wait on) until it holds, failing t once d has passed.
+func WaitFor(t testing.TB, what string, d time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(waitPoll)
+	}
+}
+
+// waitPoll is how often WaitFor looks again: often enough that a test
+// waits little past the event, rarely enough to cost nothing.
+const waitPoll = 20 * time.Millisecond
