@@ -272,6 +272,9 @@ func TestBugAgentCrashForgetsConversation(t *testing.T) {
 		}
 		return false
 	})
+	// And once the harness has seen the turn end: an agent that dies
+	// mid-turn has its sessions dropped (spec §9.9), which is not this bug.
+	r.waitAnswered(first)
 	kids := childPIDs(r.cmd.Process.Pid)
 	if len(kids) == 0 {
 		t.Fatal("buzz-acp has no agent process")
