@@ -1,10 +1,7 @@
 package relay
 
 import (
-	"bufio"
-	"io"
 	"os/exec"
-	"strings"
 	"testing"
 	"time"
 
@@ -20,46 +17,15 @@ func runRelay(t *testing.T, exe, dir string) (*exec.Cmd, string) {
 	return runRelayArgs(t, exe, "--data", dir, "--open", "--rate", "1000000", "--burst", "1000000")
 }
 
-// runRelayArgs starts the real buzz-relay binary on 127.0.0.1:0 with args.
+// runRelayArgs starts the real buzz-relay binary on 127.0.0.1:0 with args
+// and waits for its address (spawnRelay), failing t if it exits first.
 func runRelayArgs(t *testing.T, exe string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := exec.Command(exe, append([]string{"--listen", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
+	inst, log := spawnRelay(t, exe, args...)()
+	if inst.url == "" {
+		t.Fatalf("buzz-relay exited before listening:\n%s", log)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	urls := make(chan string, 1)
-	// Reads stderr until the process exits and closes it.
-	go func() {
-		sc := bufio.NewScanner(stderr)
-		sc.Buffer(make([]byte, 64<<10), 1<<20)
-		for sc.Scan() {
-			line := sc.Text()
-			if strings.Contains(line, "msg=listening") {
-				for _, f := range strings.Fields(line) {
-					if u, ok := strings.CutPrefix(f, "url="); ok {
-						urls <- u
-					}
-				}
-			}
-		}
-		io.Copy(io.Discard, stderr)
-		close(urls)
-	}()
-	select {
-	case u, ok := <-urls:
-		if !ok {
-			t.Fatal("buzz-relay exited before listening")
-		}
-		return cmd, u
-	case <-time.After(30 * time.Second):
-		t.Fatal("buzz-relay did not report its address")
-	}
-	return nil, ""
+	return inst.cmd, inst.url
 }
 
 // TestKillDuringBurst publishes 10 000 events to the real binary, kills it
