@@ -607,9 +607,10 @@ func (s *Subscriber) Publish(ctx context.Context, ev *nostr.Event, wait bool) er
 	s.mu.Lock()
 	ws := s.ws
 	var ch chan okReply
-	if wait {
+	if wait && ws != nil {
 		ch = make(chan okReply, 1)
 		s.oks[ev.ID] = ch
+		defer func() { s.mu.Lock(); delete(s.oks, ev.ID); s.mu.Unlock() }()
 	}
 	s.mu.Unlock()
 	if ws == nil {
@@ -621,7 +622,6 @@ func (s *Subscriber) Publish(ctx context.Context, ev *nostr.Event, wait bool) er
 	if !wait {
 		return nil
 	}
-	defer func() { s.mu.Lock(); delete(s.oks, ev.ID); s.mu.Unlock() }()
 	select {
 	case r := <-ch:
 		if !r.ok {
