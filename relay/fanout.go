@@ -374,9 +374,10 @@ func (f *fanout) deliver(ctx context.Context, ids []string) {
 
 // apply takes one event stored by another instance: relay-signed state
 // first updates memory, then the event goes to local subscribers, once.
-func (f *fanout) apply(ev *nostr.Event) {
+// It reports whether the event was new here.
+func (f *fanout) apply(ev *nostr.Event) bool {
 	if !f.seen.add(ev.ID) {
-		return
+		return false
 	}
 	r := f.r
 	if ev.PubKey == r.pubkey {
@@ -390,10 +391,10 @@ func (f *fanout) apply(ev *nostr.Event) {
 			r.applyChannelState(ev)
 		}
 	}
-	if hiddenKind(ev.Kind) {
-		return
+	if !hiddenKind(ev.Kind) {
+		r.broadcast(ev)
 	}
-	r.broadcast(ev)
+	return true
 }
 
 // replaySQL pages through the rows other instances inserted that the
@@ -418,8 +419,7 @@ func (f *fanout) replay(ctx context.Context) error {
 			return err
 		}
 		for _, row := range page {
-			if !f.seen.has(row.ev.ID) {
-				f.apply(row.ev)
+			if f.apply(row.ev) {
 				delivered++
 			}
 		}
@@ -603,12 +603,6 @@ func (s *seenIDs) add(id string) bool {
 	}
 	s.cur[id] = true
 	return true
-}
-
-func (s *seenIDs) has(id string) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.cur[id] || s.prev[id]
 }
 
 // applyMemberRecord takes a member record another instance stored; a ban
