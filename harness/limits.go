@@ -55,7 +55,6 @@ const (
 
 // Relay connection (spec §4); the relay client has the rest.
 const (
-	dialTimeout       = 30 * time.Second
 	dedupGeneration   = 6000
 	memberDedupGen    = 500
 	httpTimeout       = 10 * time.Second
@@ -79,7 +78,6 @@ const (
 	configTimeout  = 5 * time.Second
 	recentOutput   = 60 * time.Second // hard timeout requeues only if the agent spoke this recently
 	shutdownWait   = 30 * time.Second
-	maxModelBytes  = 256   // a model name in a usage report; a longer one is not recorded
 	maxMetricBytes = 65535 // one NIP-AM record: NIP-44 v2's plaintext limit
 )
 

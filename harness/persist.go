@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -133,17 +132,9 @@ func openStateStore(dir, relayURL, agentHex string, log *slog.Logger) *stateStor
 
 // readHarnessState reads and checks a state file.
 func readHarnessState(path string) (*harnessState, error) {
-	f, err := os.Open(path)
+	b, err := readCapped(path, maxHarnessStateBytes)
 	if err != nil {
 		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxHarnessStateBytes+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > maxHarnessStateBytes {
-		return nil, fmt.Errorf("larger than %d bytes", maxHarnessStateBytes)
 	}
 	return parseHarnessState(b)
 }
