@@ -22,6 +22,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode/utf8"
 
@@ -655,7 +656,10 @@ func (a *Agent) Prompt(ctx context.Context, sessionID string, blocks []acp.Conte
 				return Outcome{Result: TurnAgentError, Err: r.err}
 			case errors.Is(r.err, jsonrpc.ErrWriteTimeout) || a.stdinTimedOut.Load():
 				return Outcome{Result: TurnWriteTimeout, Err: r.err}
-			case errors.Is(r.err, jsonrpc.ErrClosed):
+			case errors.Is(r.err, jsonrpc.ErrClosed), errors.Is(r.err, syscall.EPIPE):
+				// A prompt written to an agent that died before the harness
+				// saw it exit is the agent gone, not a protocol error: its
+				// sessions stay loadable.
 				return Outcome{Result: TurnExited, Err: r.err}
 			}
 			return Outcome{Result: TurnProtocolError, Err: r.err}
