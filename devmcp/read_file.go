@@ -43,6 +43,7 @@ func (s *Server) readFile(_ context.Context, _ *call, raw json.RawMessage) (*mcp
 	if err != nil {
 		return nil, err
 	}
+	f.dir.close()
 	return textResult(renderWindow(*a.Path, string(f.content), offset, limit)), nil
 }
 

@@ -60,6 +60,7 @@ func (s *Server) strReplace(_ context.Context, _ *call, raw json.RawMessage) (*m
 		}
 		return nil, err
 	}
+	defer f.dir.close()
 	content := string(f.content)
 	limit := 2
 	if replaceAll {
@@ -81,7 +82,7 @@ func (s *Server) strReplace(_ context.Context, _ *call, raw json.RawMessage) (*m
 		return nil, toolErrorf("result would exceed %d byte limit (%d bytes projected)", maxTextFileBytes, projected)
 	}
 	updated := replaceAt(content, matches, len(oldStr), newStr)
-	if err := atomicWrite(f.path, []byte(updated), f.info); err != nil {
+	if err := atomicWrite(f.dir, f.name, []byte(updated), f.info); err != nil {
 		return nil, toolErrorf("failed to write %s: %s", f.path, causeOf(err))
 	}
 	var head string
@@ -106,30 +107,25 @@ func createFile(root, p, text string, fc *fence) (*mcp.CallToolResult, error) {
 	} else if !errors.Is(err, fs.ErrNotExist) {
 		return nil, toolErrorf("path not accessible: %s (%s)", cand, causeOf(err))
 	}
-	dir, err := filepath.EvalSymlinks(filepath.Dir(cand))
+	d, name, err := openParentChecked(root, p, fc)
 	if err != nil {
-		return nil, toolErrorf("cannot create %s: parent directory not accessible (%s); create it first (shell: mkdir -p)", cand, causeOf(err))
-	}
-	dir, err = filepath.Abs(dir)
-	if err != nil {
-		return nil, toolErrorf("cannot create %s: %s", cand, causeOf(err))
-	}
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return nil, toolErrorf("cannot create %s: parent %s is not a directory", cand, dir)
-	}
-	path := filepath.Join(dir, filepath.Base(cand))
-	if err := fc.check(path, true); err != nil {
 		return nil, err
 	}
-	// O_EXCL: never clobber a file that appeared since the check above.
-	fh, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	defer d.close()
+	path := d.join(name)
+	// O_EXCL: never clobber a file (or follow a symlink) that appeared
+	// since the check above.
+	fh, err := d.open(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o666)
+	if errors.Is(err, fs.ErrExist) {
+		return nil, toolErrorf("old_str must not be empty: %s already exists; quote the text to replace (read_file shows it), or use a new path to create a file", path)
+	}
 	if err != nil {
 		return nil, toolErrorf("cannot create %s: %s", path, causeOf(err))
 	}
 	_, werr := fh.WriteString(text)
 	cerr := fh.Close()
 	if werr != nil || cerr != nil {
-		os.Remove(path)
+		d.remove(name)
 		return nil, toolErrorf("failed to write %s: %s", path, causeOf(errors.Join(werr, cerr)))
 	}
 	var regions []region
@@ -184,13 +180,13 @@ func quoteHead(s string, n int) string {
 	return strconv.Quote(s)
 }
 
-// atomicWrite replaces path's content by writing a temporary file in the same
-// directory and renaming it over path, so a reader never sees half a file.
-// The old file's permission bits (and, when allowed, its owner) are copied to
-// the new one before the rename, since a fresh temp file has mode 0600.
-func atomicWrite(path string, data []byte, old fs.FileInfo) error {
-	dir, base := filepath.Split(path)
-	tmp, err := os.CreateTemp(dir, "."+base+".buzz-tmp-*")
+// atomicWrite replaces the content of the entry name in d by writing a
+// temporary file in d and renaming it over name there, so a reader never
+// sees half a file and nothing is written outside d. The old file's
+// permission bits (and, when allowed, its owner) are copied to the new one
+// before the rename, since a fresh temp file has mode 0600.
+func atomicWrite(d *heldDir, name string, data []byte, old fs.FileInfo) error {
+	tmp, tmpName, err := d.createTemp("." + name + ".buzz-tmp-")
 	if err != nil {
 		return err
 	}
@@ -198,7 +194,7 @@ func atomicWrite(path string, data []byte, old fs.FileInfo) error {
 	defer func() {
 		if !done {
 			tmp.Close()
-			os.Remove(tmp.Name())
+			d.remove(tmpName)
 		}
 	}()
 	if _, err := tmp.Write(data); err != nil {
@@ -214,7 +210,7 @@ func atomicWrite(path string, data []byte, old fs.FileInfo) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := d.rename(tmpName, name); err != nil {
 		return err
 	}
 	done = true

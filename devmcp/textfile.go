@@ -16,9 +16,9 @@ import (
 // relative paths are joined to root (the call's workdir, else the server's
 // working directory), then symlinks are followed.
 //
-// There is deliberately no containment check: the shell tool can touch any
-// file, so fencing the file tools would only give a false sense of safety.
-// Isolation is the operator's job (container, dedicated user).
+// The caller checks the result against the fence and opens it with no
+// symlink followed (openChecked), so a symlink swapped in after this
+// resolution cannot redirect the open.
 func resolvePath(root, p string) (string, error) {
 	cand := p
 	if !filepath.IsAbs(cand) {
@@ -39,36 +39,35 @@ func resolvePath(root, p string) (string, error) {
 type textFile struct {
 	path    string      // canonical absolute path
 	content []byte      // the whole file, valid UTF-8
-	info    fs.FileInfo // stat of path when loaded
+	info    fs.FileInfo // stat of the file opened
+	dir     *heldDir    // its directory, held open; the caller closes it
+	name    string      // its name in dir
 }
 
 // loadText runs the text pipeline shared by read_file and str_replace:
-// resolve, check the fence (for writing when write is set), stat, check
-// kind and size, read with a bound, check encoding.
+// resolve, check the fence (for writing when write is set), open what was
+// checked (openChecked), check kind and size, read with a bound, check
+// encoding. The caller closes the returned file's dir.
 func loadText(root, p string, fc *fence, write bool) (*textFile, error) {
-	path, err := resolvePath(root, p)
+	o, err := openChecked(root, p, fc, write)
 	if err != nil {
 		return nil, err
 	}
-	if err := fc.check(path, write); err != nil {
+	defer o.f.Close()
+	t, err := readText(o)
+	if err != nil {
+		o.dir.close()
 		return nil, err
 	}
-	info, err := os.Stat(path)
-	if err != nil {
-		return nil, toolErrorf("cannot stat %s: %s", path, causeOf(err))
-	}
-	if !info.Mode().IsRegular() {
-		return nil, toolErrorf("not a regular file: %s (%s)", path, kindOf(info.Mode()))
-	}
+	return t, nil
+}
+
+func readText(o *openedFile) (*textFile, error) {
+	path, info := o.path, o.info
 	if info.Size() > maxTextFileBytes {
 		return nil, toolErrorf("file too large: %s is %d bytes (limit %d bytes); use the shell tool (rg, head, tail, sed -n) to look at parts of it", path, info.Size(), maxTextFileBytes)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, toolErrorf("cannot open %s: %s", path, causeOf(err))
-	}
-	defer f.Close()
-	content, err := readBounded(f, info.Size(), maxTextFileBytes)
+	content, err := readBounded(o.f, info.Size(), maxTextFileBytes)
 	if err != nil {
 		return nil, toolErrorf("cannot read %s: %s", path, causeOf(err))
 	}
@@ -81,7 +80,7 @@ func loadText(root, p string, fc *fence, write bool) (*textFile, error) {
 	if !utf8.Valid(content) {
 		return nil, toolErrorf("not valid UTF-8: %s: invalid byte at offset %d; the text tools only handle UTF-8 text (try the shell tool: iconv, xxd)", path, firstInvalidUTF8(content))
 	}
-	return &textFile{path: path, content: content, info: info}, nil
+	return &textFile{path: path, content: content, info: info, dir: o.dir, name: o.name}, nil
 }
 
 // readBounded reads r to EOF, expecting about size bytes, and stops after

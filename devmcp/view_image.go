@@ -15,7 +15,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
 
 	"buzzbox/internal/mcp"
@@ -78,28 +77,15 @@ func (s *Server) loadImage(ctx context.Context, src, root string) (data []byte, 
 	if i := strings.Index(src, "://"); i > 0 && !strings.ContainsAny(src[:i], "/\\") {
 		return nil, "", toolErrorf("unsupported URL scheme in `source`: %s (use a file path, http(s):// or data:)", src)
 	}
-	path, err := resolvePath(root, src)
+	o, err := openChecked(root, src, s.fence, false)
 	if err != nil {
 		return nil, "", err
 	}
-	if err := s.fence.check(path, false); err != nil {
-		return nil, "", err
+	defer o.close()
+	path, f := o.path, o.f
+	if o.info.Size() > maxImageSourceBytes {
+		return nil, "", toolErrorf("file too large: %s is %d bytes (limit %d bytes)", path, o.info.Size(), maxImageSourceBytes)
 	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return nil, "", toolErrorf("cannot stat %s: %s", path, causeOf(err))
-	}
-	if !st.Mode().IsRegular() {
-		return nil, "", toolErrorf("not a regular file: %s (%s)", path, kindOf(st.Mode()))
-	}
-	if st.Size() > maxImageSourceBytes {
-		return nil, "", toolErrorf("file too large: %s is %d bytes (limit %d bytes)", path, st.Size(), maxImageSourceBytes)
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, "", toolErrorf("cannot open %s: %s", path, causeOf(err))
-	}
-	defer f.Close()
 	data, err = io.ReadAll(io.LimitReader(f, maxImageSourceBytes+1))
 	if err != nil {
 		return nil, "", toolErrorf("cannot read %s: %s", path, causeOf(err))

@@ -1,0 +1,277 @@
+package devmcp_test
+
+import (
+	"bytes"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"buzzbox/internal/testexe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Race sizes: the issue saw read_file leak after 1–107 calls as root and
+// 12–20 as another user, so a few hundred calls per tool, each under a
+// stream of swaps, find an open window many times over.
+const (
+	// raceMinSwaps is how many directory/symlink swaps a run makes at least.
+	raceMinSwaps = 10_000
+	// raceMinCalls is how many tool calls a run makes at least.
+	raceMinCalls = 400
+)
+
+// raceTree is a home and a working tree for one racing server: ws/a is a
+// real directory of the tree, ws/b a symlink to a place the tools may not
+// reach (the owner's state dir for reads, a dir outside every write root
+// for writes). A swapper exchanges the two names again and again.
+type raceTree struct {
+	home, ws, hidden, outside string
+}
+
+// newRaceTree builds the tree, owned by uid when the tests run as root.
+func newRaceTree(t *testing.T, uid int) raceTree {
+	t.Helper()
+	base := t.TempDir()
+	if uid != 0 {
+		// t.TempDir makes its parent and itself 0700 for root; open them up.
+		for _, d := range []string{filepath.Dir(base), base} {
+			if err := os.Chmod(d, 0o777); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	home := filepath.Join(base, "home")
+	r := raceTree{
+		home:    home,
+		ws:      filepath.Join(home, "ws"),
+		hidden:  filepath.Join(home, ".local", "state", "buzzbox", "proj-0123456789abcdef"),
+		outside: filepath.Join(home, "outside"),
+	}
+	for _, d := range []string{filepath.Join(r.ws, "a"), r.hidden, r.outside, filepath.Join(base, "tmp")} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write := func(path string, data []byte) {
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(r.hidden, "owner.key"), []byte(attackKey+"\n"))
+	write(filepath.Join(r.ws, "a", "owner.key"), []byte("decoy\n"))
+	// view_image: the hidden image is 3×3, the decoy 2×2.
+	write(filepath.Join(r.hidden, "pic.png"), tinyPNG(t, 3))
+	write(filepath.Join(r.ws, "a", "pic.png"), tinyPNG(t, 2))
+	write(filepath.Join(r.outside, "notes.txt"), []byte("keep x\n"))
+	write(filepath.Join(r.ws, "a", "notes.txt"), []byte("keep x\n"))
+	if uid != 0 {
+		if err := filepath.Walk(base, func(p string, _ os.FileInfo, err error) error {
+			if err != nil {
+				return err
+			}
+			return os.Lchown(p, uid, uid)
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+func tinyPNG(t *testing.T, side int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	if err := png.Encode(&b, image.NewGray(image.Rect(0, 0, side, side))); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// startRacer starts a sandboxed server in r.ws as uid (0: as the tests
+// run), skipping loudly where the kernel has no Landlock.
+func startRacer(t *testing.T, r raceTree, uid int) *mcpProc {
+	t.Helper()
+	o := startOpts{dir: r.ws, tmp: filepath.Join(filepath.Dir(r.home), "tmp"), uid: uid,
+		env: []string{"HOME=" + r.home, "XDG_STATE_HOME=" + filepath.Join(r.home, ".local", "state"), "XDG_CACHE_HOME=" + filepath.Join(r.home, ".cache")}}
+	if uid != 0 {
+		// A copy of the binary the other user can run.
+		o.exe = filepath.Join(filepath.Dir(r.home), "buzz-dev-mcp")
+		data, err := os.ReadFile(testexe.Path(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(o.exe, data, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return startSandboxed(t, o)
+}
+
+// swapper exchanges ws/a and ws/b until stopped, counting the swaps.
+type swapper struct {
+	swaps atomic.Int64
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	err   error
+}
+
+func startSwapper(t *testing.T, r raceTree, target string) *swapper {
+	t.Helper()
+	a, b := filepath.Join(r.ws, "a"), filepath.Join(r.ws, "b")
+	if err := os.Symlink(target, b); err != nil {
+		t.Fatal(err)
+	}
+	s := &swapper{stop: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		for {
+			select {
+			case <-s.stop:
+				return
+			default:
+			}
+			if err := unix.Renameat2(unix.AT_FDCWD, a, unix.AT_FDCWD, b, unix.RENAME_EXCHANGE); err != nil {
+				s.err = err
+				return
+			}
+			s.swaps.Add(1)
+		}
+	}()
+	t.Cleanup(s.halt)
+	return s
+}
+
+// halt stops the swaps and puts the real directory back at ws/a.
+func (s *swapper) halt() {
+	select {
+	case <-s.stop:
+	default:
+		close(s.stop)
+	}
+	s.wg.Wait()
+}
+
+// race calls one tool until both the swaps and the calls reach their
+// minimum, and counts the calls leak reports a leak for. Some calls must
+// also succeed on the working tree's own file, or the race shows nothing.
+func race(t *testing.T, p *mcpProc, s *swapper, call func(i int) map[string]any, leak func(res map[string]any) bool) {
+	t.Helper()
+	leaks, calls, fine := 0, 0, 0
+	for ; calls < raceMinCalls || s.swaps.Load() < raceMinSwaps; calls++ {
+		if s.err != nil {
+			t.Fatalf("swapping: %v", s.err)
+		}
+		res := call(calls)
+		switch {
+		case leak(res):
+			leaks++
+		case res["isError"] != true:
+			fine++
+		}
+	}
+	s.halt()
+	t.Logf("%d calls (%d did their work in the tree), %d swaps, %d leaks", calls, fine, s.swaps.Load(), leaks)
+	if leaks > 0 {
+		t.Errorf("%d of %d calls reached past the fence while a directory and a symlink swapped %d times", leaks, calls, s.swaps.Load())
+	}
+	if fine == 0 {
+		t.Errorf("none of %d calls succeeded on the working tree's file; the race tested nothing", calls)
+	}
+}
+
+// raceUsers are the users the race runs as: the tests' own and, as root,
+// nobody too.
+func raceUsers(t *testing.T) map[string]int {
+	if os.Geteuid() != 0 {
+		t.Log("tests run unprivileged: the race runs as this user only (root's run needs root)")
+		return map[string]int{"self": 0}
+	}
+	return map[string]int{"root": 0, "nobody": nobody}
+}
+
+// TestAttackFileToolsSwapRace: a command in the working tree exchanges a
+// directory of the tree with a symlink to a place the file tools may not
+// reach (renameat2 RENAME_EXCHANGE in a loop) while the model calls a file
+// tool on a path through that directory. A check of the path followed by
+// an open by name again lets some calls through; the tools must open
+// what they checked. Here the test process does the swapping, from
+// outside the server, as fast as it can.
+func TestAttackFileToolsSwapRace(t *testing.T) {
+	for user, uid := range raceUsers(t) {
+		t.Run(user+"/read_file", func(t *testing.T) {
+			r := newRaceTree(t, uid)
+			p := startRacer(t, r, uid)
+			s := startSwapper(t, r, r.hidden)
+			race(t, p, s, func(int) map[string]any {
+				return p.tool("read_file", map[string]any{"path": "a/owner.key"})
+			}, func(res map[string]any) bool {
+				txt, _ := text(t, res)
+				return strings.Contains(txt, attackKey)
+			})
+		})
+		t.Run(user+"/view_image", func(t *testing.T) {
+			r := newRaceTree(t, uid)
+			p := startRacer(t, r, uid)
+			s := startSwapper(t, r, r.hidden)
+			race(t, p, s, func(int) map[string]any {
+				return p.tool("view_image", map[string]any{"source": "a/pic.png"})
+			}, func(res map[string]any) bool {
+				txt, _ := text(t, res)
+				return strings.Contains(txt, "3×3")
+			})
+		})
+		t.Run(user+"/str_replace_edit", func(t *testing.T) {
+			r := newRaceTree(t, uid)
+			p := startRacer(t, r, uid)
+			s := startSwapper(t, r, r.outside)
+			flip := []string{"x", "y"}
+			race(t, p, s, func(i int) map[string]any {
+				return p.tool("str_replace", map[string]any{"path": "a/notes.txt", "old_str": "keep " + flip[i%2], "new_str": "keep " + flip[(i+1)%2]})
+			}, func(map[string]any) bool {
+				return outsideChanged(t, r)
+			})
+		})
+		t.Run(user+"/str_replace_create", func(t *testing.T) {
+			r := newRaceTree(t, uid)
+			p := startRacer(t, r, uid)
+			s := startSwapper(t, r, r.outside)
+			race(t, p, s, func(i int) map[string]any {
+				return p.tool("str_replace", map[string]any{"path": fmt.Sprintf("a/new-%d.txt", i), "old_str": "", "new_str": "planted\n"})
+			}, func(map[string]any) bool {
+				return outsideChanged(t, r)
+			})
+		})
+	}
+}
+
+// outsideChanged reports whether the dir outside every write root holds
+// anything but notes.txt as it was, and puts it back if so, so that each
+// leak counts once.
+func outsideChanged(t *testing.T, r raceTree) bool {
+	t.Helper()
+	entries, err := os.ReadDir(r.outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := false
+	for _, e := range entries {
+		p := filepath.Join(r.outside, e.Name())
+		if e.Name() != "notes.txt" {
+			os.Remove(p)
+			changed = true
+			continue
+		}
+		if b, err := os.ReadFile(p); err != nil || string(b) != "keep x\n" {
+			os.WriteFile(p, []byte("keep x\n"), 0o600)
+			changed = true
+		}
+	}
+	return changed
+}
