@@ -371,3 +371,49 @@ func TestAttackSandboxSignalsServer(t *testing.T) {
 		t.Errorf("the shell could signal the server (pid $PPID): %+v", out)
 	}
 }
+
+// TestFileToolsSymlinksUnderSandbox: with the sandbox on, symlinks in the
+// working tree still work wherever they lead that the fence allows: a
+// directory link and a file link inside the tree for reading, editing and
+// creating, a link to a read-only place outside the tree for reading
+// only. An edit through a link rewrites its target and keeps the link.
+func TestFileToolsSymlinksUnderSandbox(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	docs := filepath.Join(home, "docs")
+	for _, d := range []string{filepath.Join(dir, "sub"), docs} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for path, data := range map[string]string{filepath.Join(dir, "sub", "f.txt"): "one\n", filepath.Join(docs, "readme.txt"): "doc\n"} {
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for link, target := range map[string]string{"dlink": "sub", "flink": "sub/f.txt", "docs": docs} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := startSandboxed(t, startOpts{dir: dir, env: []string{"HOME=" + home}})
+	if txt := okText(t, p.tool("read_file", map[string]any{"path": "dlink/f.txt"})); !strings.Contains(txt, "1:one") {
+		t.Errorf("read_file through a directory link = %q", txt)
+	}
+	okText(t, p.tool("str_replace", map[string]any{"path": "flink", "old_str": "one", "new_str": "two"}))
+	if b, _ := os.ReadFile(filepath.Join(dir, "sub", "f.txt")); string(b) != "two\n" {
+		t.Errorf("target after an edit through a file link = %q; want two", b)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "flink")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Errorf("the file link was replaced by the edit: %v", err)
+	}
+	okText(t, p.tool("str_replace", map[string]any{"path": "dlink/new.txt", "old_str": "", "new_str": "new\n"}))
+	if b, _ := os.ReadFile(filepath.Join(dir, "sub", "new.txt")); string(b) != "new\n" {
+		t.Errorf("file created through a directory link = %q", b)
+	}
+	if txt := okText(t, p.tool("read_file", map[string]any{"path": "docs/readme.txt"})); !strings.Contains(txt, "1:doc") {
+		t.Errorf("read_file through a link out of the tree = %q", txt)
+	}
+	if txt := errText(t, p.tool("str_replace", map[string]any{"path": "docs/readme.txt", "old_str": "doc", "new_str": "pwned"})); !strings.Contains(txt, "outside the places this session may write") {
+		t.Errorf("edit through a link out of the tree: %q; want it refused", txt)
+	}
+}
