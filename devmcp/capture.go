@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"unicode/utf8"
 )
@@ -19,7 +18,7 @@ import (
 // model. So memory per stream is bounded whatever the command prints.
 type capture struct {
 	label string // "stdout" or "stderr"
-	dir   func() (string, error)
+	dir   func() (*heldDir, error)
 
 	head     []byte // the whole output while it fits inline; nil once spilled
 	tail     tailRing
@@ -30,10 +29,12 @@ type capture struct {
 
 	spilled  bool     // output outgrew inline: the model gets a tail
 	spill    *os.File // the pending artifact while it is being written
+	spillDir *heldDir // the dir it is in
+	spillTmp string   // its name there
 	spillErr error    // why the artifact could not be written
 }
 
-func newCapture(label string, dir func() (string, error)) *capture {
+func newCapture(label string, dir func() (*heldDir, error)) *capture {
 	return &capture{label: label, dir: dir}
 }
 
@@ -83,7 +84,8 @@ func (c *capture) startSpill(p []byte) {
 	c.spilled = true
 	dir, err := c.dir()
 	if err == nil {
-		c.spill, err = os.CreateTemp(dir, ".pending-*."+c.label)
+		c.spill, c.spillTmp, err = dir.createTemp(".pending-" + c.label + "-")
+		c.spillDir = dir
 	}
 	if err != nil {
 		c.spillErr = err
@@ -101,7 +103,7 @@ func (c *capture) startSpill(p []byte) {
 func (c *capture) dropSpill(err error) {
 	c.spillErr = err
 	c.spill.Close()
-	os.Remove(c.spill.Name())
+	c.spillDir.remove(c.spillTmp)
 	c.spill = nil
 }
 
@@ -112,7 +114,7 @@ func (c *capture) truncated() bool { return c.spilled }
 func (c *capture) discard() {
 	if c.spill != nil {
 		c.spill.Close()
-		os.Remove(c.spill.Name())
+		c.spillDir.remove(c.spillTmp)
 		c.spill = nil
 	}
 }
@@ -125,19 +127,19 @@ func (c *capture) finish(s *session, id int, notes *[]string) (text, artifact st
 		return strings.ToValidUTF8(string(c.head), "\uFFFD"), ""
 	}
 	if c.spill != nil {
-		pending := c.spill.Name()
 		err := c.spill.Close()
 		c.spill = nil
-		final := filepath.Join(filepath.Dir(pending), fmt.Sprintf("%06d.%s.txt", id, c.label))
+		name := fmt.Sprintf("%06d.%s.txt", id, c.label)
+		final := s.artifactPath(name)
 		if err == nil {
-			err = os.Rename(pending, final)
+			err = c.spillDir.rename(c.spillTmp, name)
 		}
 		if err != nil {
-			os.Remove(pending)
+			c.spillDir.remove(c.spillTmp)
 			*notes = append(*notes, fmt.Sprintf("%s: artifact write failed (%s): %v", c.label, final, err))
 		} else {
 			artifact = final
-			s.keep(final)
+			s.keep(c.spillDir, name)
 		}
 	} else {
 		*notes = append(*notes, fmt.Sprintf("%s: artifact write failed: %v", c.label, c.spillErr))

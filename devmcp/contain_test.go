@@ -417,3 +417,35 @@ func TestFileToolsSymlinksUnderSandbox(t *testing.T) {
 		t.Errorf("edit through a link out of the tree: %q; want it refused", txt)
 	}
 }
+
+// TestAttackArtifactsDirSymlink: a command replaces the session's
+// artifacts dir (in the session dir, which commands may write) with a
+// symlink to a dir outside every write root, then prints enough to spill:
+// the server must not write the command's output there, before or after
+// it made the artifacts dir itself.
+func TestAttackArtifactsDirSymlink(t *testing.T) {
+	home := t.TempDir()
+	outside := filepath.Join(home, "outside")
+	if err := os.Mkdir(outside, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	p := startSandboxed(t, startOpts{env: []string{"HOME=" + home}})
+	plant := `a="$TMPDIR/../artifacts"; rm -rf "$a.old"; [ -d "$a" ] && mv "$a" "$a.old"; ln -s ` + outside + ` "$a" && echo planted`
+	for round := range 2 {
+		// Round 0 plants before the server made the dir, round 1 after.
+		if out := runShell(t, p, map[string]any{"command": plant}); out.Stdout != "planted\n" {
+			t.Fatalf("round %d: could not plant the symlink: %+v", round, out)
+		}
+		runShell(t, p, map[string]any{"command": "seq 1 5000"})
+		if names := dirNames(t, outside); len(names) != 0 {
+			t.Errorf("round %d: the server wrote %v outside every write root", round, names)
+		}
+		if round == 0 {
+			// Let the server make its artifacts dir for round 1.
+			runShell(t, p, map[string]any{"command": `rm "$TMPDIR/../artifacts"`})
+			if out := runShell(t, p, map[string]any{"command": "seq 1 5000"}); out.StdoutArtifact == nil {
+				t.Fatalf("no artifact once the symlink was gone: %+v", out)
+			}
+		}
+	}
+}
