@@ -41,7 +41,7 @@ var errPathChanged = errors.New("path changed while being opened")
 
 // changedError is the tool error once every attempt met a changed path.
 func changedError(path string) error {
-	return toolErrorf("path not accessible: %s (a directory or the file on its path was replaced, by a symlink or otherwise, while it was being opened; try again)", path)
+	return toolErrorf("path changed while being opened: %s (a directory or the file on it was replaced, by a symlink or otherwise, between resolving and opening it, %d times); try again once it settles", path, maxOpenAttempts)
 }
 
 // splitCanonical splits a canonical absolute path into its directory and
