@@ -2,15 +2,20 @@ package devmcp_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"buzzbox/internal/testexe"
 
@@ -249,6 +254,102 @@ func TestAttackFileToolsSwapRace(t *testing.T) {
 			})
 		})
 	}
+}
+
+// renameat2Number is the renameat2 system call's number for perl's
+// syscall, or 0 where this test does not know it.
+func renameat2Number() int {
+	switch runtime.GOARCH {
+	case "amd64":
+		return 316
+	case "arm64", "riscv64", "loong64":
+		return 276
+	}
+	return 0
+}
+
+// TestAttackFileToolsShellSwapRace is the issue's own attack: the swaps
+// come from a command the model runs, inside the shell's sandbox (perl
+// calling renameat2 RENAME_EXCHANGE in a loop), while read_file is called
+// on a path through the swapped directory.
+func TestAttackFileToolsShellSwapRace(t *testing.T) {
+	if _, err := exec.LookPath("perl"); err != nil {
+		t.Skip("SKIP(loud): no perl to swap names from inside the sandbox")
+	}
+	sysno := renameat2Number()
+	if sysno == 0 {
+		t.Skip("SKIP(loud): renameat2's number on " + runtime.GOARCH + " is not known here")
+	}
+	for user, uid := range raceUsers(t) {
+		t.Run(user, func(t *testing.T) {
+			r := newRaceTree(t, uid)
+			b := filepath.Join(r.ws, "b")
+			if err := os.Symlink(r.hidden, b); err != nil {
+				t.Fatal(err)
+			}
+			if uid != 0 {
+				if err := os.Lchown(b, uid, uid); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p := startRacer(t, r, uid)
+			// The loop creates ws/started, then ws/enough after the minimum
+			// of swaps, and stops when the test creates ws/stop, or after a
+			// minute.
+			script := fmt.Sprintf(`perl -e 'sub touch { open(my $f, ">", $_[0]) or die "$_[0]: $!"; close $f } touch("started"); `+
+				`my ($a, $b, $n) = ("a", "b", 0); my $end = time + 60; `+
+				`until (-e "stop" || time > $end) { for (1..100) { syscall(%d, -100, $a, -100, $b, 2) == 0 or die "renameat2: $!"; $n++ } touch("enough") if $n == %d } print "$n\n"'`,
+				sysno, raceMinSwaps)
+			_, reply := p.request("tools/call", map[string]any{"name": "shell", "arguments": map[string]any{"command": script, "timeout_ms": 120000}})
+			for !exists(filepath.Join(r.ws, "started")) {
+				select {
+				case m := <-reply:
+					t.Fatalf("the swapping command ended before it started: %v", m)
+				case <-time.After(10 * time.Millisecond):
+				}
+			}
+			leaks, fine, calls := 0, 0, 0
+			for ; calls < raceMinCalls || !exists(filepath.Join(r.ws, "enough")); calls++ {
+				select {
+				case m := <-reply:
+					t.Fatalf("the swapping command ended early: %v", m)
+				default:
+				}
+				txt, isErr := text(t, p.tool("read_file", map[string]any{"path": "a/owner.key"}))
+				switch {
+				case strings.Contains(txt, attackKey):
+					leaks++
+				case !isErr:
+					fine++
+				}
+			}
+			if err := os.WriteFile(filepath.Join(r.ws, "stop"), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res := result(t, p.await(reply, "shell"))
+			out, _ := text(t, res)
+			var sh shellOut
+			if err := json.Unmarshal([]byte(out), &sh); err != nil || sh.ExitCode != 0 {
+				t.Fatalf("swapping command: %s", out)
+			}
+			swaps, _ := strconv.Atoi(strings.TrimSpace(sh.Stdout))
+			t.Logf("%d calls (%d did their work in the tree), %d swaps by the sandboxed shell, %d leaks", calls, fine, swaps, leaks)
+			if swaps < raceMinSwaps {
+				t.Errorf("the shell swapped %d times during the calls; want at least %d", swaps, raceMinSwaps)
+			}
+			if leaks > 0 {
+				t.Errorf("read_file returned the owner key %d times of %d while the sandboxed shell swapped names", leaks, calls)
+			}
+			if fine == 0 {
+				t.Errorf("no read_file call succeeded on the working tree's file; the race tested nothing")
+			}
+		})
+	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // outsideChanged reports whether the dir outside every write root holds
