@@ -2,12 +2,17 @@ package relay
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/dgraph-io/badger/v4"
 	eventbadger "github.com/fiatjaf/eventstore/badger"
@@ -182,6 +187,93 @@ func TestAttackReferencesToPrivateMessagesLeak(t *testing.T) {
 		if got[ev.ID] {
 			t.Errorf("outsider got kind %d %q live", ev.Kind, ev.Content)
 		}
+	}
+}
+
+// gitService asks for a repository's refs for service (upload or
+// receive pack) with a NIP-98 token by k and returns the status.
+func gitService(t *testing.T, k testKey, repoURL, service string) int {
+	t.Helper()
+	sec, err := nostrkey.ParseSecret(k.sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := nip98.Header(sec, repoURL, "GET", nip98.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(testCtx(t), "GET", repoURL+"/info/refs?service="+service, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", auth)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestAttackRepoSharingSquatted: a 30617 could share a repository with a
+// channel id nobody had created, and whoever created that id later owned
+// the channel and so could push. Announcements naming a missing channel,
+// or one their author does not administer, are refused; one stored before
+// gives the channel's later creator nothing.
+func TestAttackRepoSharingSquatted(t *testing.T) {
+	needGit(t)
+	root, alice, mallory := newKey(t), newKey(t), newKey(t)
+	dir := t.TempDir()
+	args := []string{"--owner", root.pk, "--allow", alice.pk + "," + mallory.pk}
+	b := runBinary(t, dir, args...)
+	env := gitEnv(t)
+	repoURL := b.http() + "/git/" + alice.pk + "/proj.git"
+	work := t.TempDir()
+	gitOK(t, env, work, "init", "--quiet", "-b", "main")
+	os.WriteFile(filepath.Join(work, "README"), []byte("hello\n"), 0o644)
+	gitOK(t, env, work, "add", "README")
+	gitOK(t, env, work, "commit", "--quiet", "-m", "first")
+	gitOK(t, env, work, append(authed(t, alice, repoURL), "push", "--quiet", repoURL, "main")...)
+
+	ca, cm := login(t, b.url, alice), login(t, b.url, mallory)
+	share := func(ch string) nostr.Event {
+		return signed(t, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, ch})
+	}
+	if msg := refused(t, ca, share(chanB)); !strings.Contains(msg, "invalid: no channel "+chanB) {
+		t.Errorf("sharing with a channel nobody made refused with %q", msg)
+	}
+	status, body := post(t, alice, b.http()+"/events", "", jsonOf(t, share(chanB)))
+	if status != http.StatusBadRequest || !strings.Contains(body, "no channel") {
+		t.Errorf("bridge: sharing with a channel nobody made = %d %s", status, body)
+	}
+	// mallory's own channel, which alice does not administer
+	mustPublish(t, cm, signed(t, mallory, workspace.KindCreateGroup, "", nostr.Tag{"h", chanA}, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, cm, signed(t, mallory, workspace.KindAddUser, "", nostr.Tag{"h", chanA}, nostr.Tag{"p", alice.pk}))
+	if msg := refused(t, ca, share(chanA)); !strings.Contains(msg, "restricted: only the channel's owner or admins") {
+		t.Errorf("sharing with a channel alice does not administer refused with %q", msg)
+	}
+	b.stop(t)
+
+	// An announcement of an earlier relay names chanB, still unmade.
+	old := signedAt(t, alice, workspace.KindRepoAnnouncement, nostr.Now()-60, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, chanB})
+	storeDirectly(t, dir, &old)
+	b = runBinary(t, dir, args...)
+	repoURL = b.http() + "/git/" + alice.pk + "/proj.git"
+	cm = login(t, b.url, mallory)
+	mustPublish(t, cm, signed(t, mallory, workspace.KindCreateGroup, "", nostr.Tag{"h", chanB}, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, cm, signed(t, mallory, workspace.KindAddUser, "", nostr.Tag{"h", chanB}, nostr.Tag{"p", alice.pk}, nostr.Tag{"role", "admin"}))
+	for _, svc := range []string{"git-receive-pack", "git-upload-pack"} {
+		if got := gitService(t, mallory, repoURL, svc); got != http.StatusNotFound {
+			t.Errorf("%s by the squatter of the announced channel = %d; want 404", svc, got)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "c")
+	if out, err := gitRun(t, env, "", append(authed(t, mallory, repoURL), "clone", "--quiet", repoURL, dst)...); err == nil {
+		t.Errorf("the squatter cloned the repository: %s", out)
+	}
+	if got := gitService(t, alice, repoURL, "git-receive-pack"); got != http.StatusOK {
+		t.Errorf("the repository's owner gets %d for git-receive-pack; want 200", got)
 	}
 }
 
