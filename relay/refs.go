@@ -150,6 +150,9 @@ func (r *Relay) checkRefs(ctx context.Context, ev *nostr.Event) string {
 		return "invalid: an event may refer to events of one channel only; this one refers to events of " + strings.Join(chans, ", ") + "; send one event per channel"
 	}
 	want := chans[0]
+	if _, ok := r.chans.get(want); !ok && r.fan != nil && isUUID(want) {
+		r.refreshChannel(ctx, want) // made on another instance a moment ago
+	}
 	if ch, ok := r.chans.get(want); (!ok || ch.private) && ch.members[ev.PubKey] == "" && (r.owner == "" || ev.PubKey != r.owner) {
 		// Not told which channel: the author may not read it.
 		return "restricted: not a channel member"
