@@ -77,13 +77,17 @@ func referencedIDs(ev *nostr.Event) []string {
 // before the rule) counts as in the channels of the events it refers
 // to, one step further.
 func (r *Relay) refChannels(ctx context.Context, ev *nostr.Event) []string {
-	return r.refChannelsDepth(internal(ctx), ev, 1)
+	chans, _ := r.refChannelsDepth(internal(ctx), ev, 1)
+	return chans
 }
 
-func (r *Relay) refChannelsDepth(ctx context.Context, ev *nostr.Event, depth int) []string {
+// refChannelsDepth is refChannels looking depth steps past ev's own
+// references; complete is false when some referenced event was not found
+// (it may be stored later, so the answer is not final).
+func (r *Relay) refChannelsDepth(ctx context.Context, ev *nostr.Event, depth int) (chans []string, complete bool) {
 	ids := referencedIDs(ev)
 	if len(ids) == 0 {
-		return nil
+		return nil, true
 	}
 	set := make(map[string]bool)
 	var missing []string
@@ -96,45 +100,51 @@ func (r *Relay) refChannelsDepth(ctx context.Context, ev *nostr.Event, depth int
 		}
 		missing = append(missing, id)
 	}
-	if len(missing) > 0 && !r.storeClosed.Load() {
-		res, err := r.store.QueryEvents(ctx, nostr.Filter{IDs: missing, Limit: len(missing)})
-		if err == nil {
-			var found []*nostr.Event
-			for target := range res {
-				found = append(found, target)
+	complete = true
+	if len(missing) > 0 {
+		var found []*nostr.Event
+		if !r.storeClosed.Load() {
+			if res, err := r.store.QueryEvents(ctx, nostr.Filter{IDs: missing, Limit: len(missing)}); err == nil {
+				for target := range res {
+					found = append(found, target)
+				}
 			}
-			for _, target := range found {
-				ch, final := channelOf(target), true
-				if ch == "" && depth > 0 {
-					// Its own references decide; they may not be stored
-					// yet, so an answer of none is not remembered.
-					if up := r.refChannelsDepth(ctx, target, depth-1); len(up) > 0 {
-						ch = up[0]
-						for _, c := range up[1:] {
-							set[c] = true
-						}
-					} else {
-						final = len(referencedIDs(target)) == 0
+		}
+		complete = len(found) == len(missing)
+		for _, target := range found {
+			ch, final := channelOf(target), true
+			switch {
+			case ch != "" || len(referencedIDs(target)) == 0:
+			case depth == 0:
+				final = false // its own references decide, unread here
+			default:
+				var up []string
+				up, final = r.refChannelsDepth(ctx, target, depth-1)
+				if len(up) > 0 {
+					ch = up[0]
+					for _, c := range up[1:] {
+						set[c] = true
 					}
 				}
-				if ch != "" {
-					set[ch] = true
-				}
-				if final {
-					r.refs.put(target.ID, ch)
-				}
+				final = final && len(up) <= 1 // the cache holds one channel
+			}
+			if ch != "" {
+				set[ch] = true
+			}
+			if final {
+				r.refs.put(target.ID, ch)
 			}
 		}
 	}
 	if len(set) == 0 {
-		return nil
+		return nil, complete
 	}
 	out := make([]string, 0, len(set))
 	for ch := range set {
 		out = append(out, ch)
 	}
 	sort.Strings(out)
-	return out
+	return out, complete
 }
 
 // checkRefs refuses an event that refers to a channel's events without
