@@ -323,6 +323,22 @@ func TestAttackDeletionBeforeChecks(t *testing.T) {
 		stillThere("bridge "+tc.name, note)
 		stillThere("bridge "+tc.name, profile)
 	}
+	// An agent whose attestation allows only kind 1 may not write kind 5.
+	agent := newKey(t)
+	grant := attest(t, alice, agent, "kind=1")
+	cg := loginWith(t, b.url, agent, grant)
+	agentNote := signed(t, agent, 1, "by the agent", grant)
+	mustPublish(t, cg, agentNote)
+	if msg := refused(t, cg, signed(t, agent, workspace.KindDeletion, "", nostr.Tag{"e", agentNote.ID}, grant)); !strings.Contains(msg, "kind 5") {
+		t.Errorf("websocket: a kind 5 outside the attestation refused with %q", msg)
+	}
+	stillThere("websocket kind outside the attestation", agentNote)
+	del := jsonOf(t, signed(t, agent, workspace.KindDeletion, "", nostr.Tag{"e", agentNote.ID}))
+	if status, body := bridgeCall(t, agent, b.http()+"/events", "", nip98.Options{Body: del}, "", map[string]string{"x-auth-tag": string(jsonOf(t, grant))}, del); status < 400 {
+		t.Errorf("bridge: a kind 5 outside the attestation = %d %s; want refused", status, body)
+	}
+	stillThere("bridge kind outside the attestation", agentNote)
+
 	// One of the targets another's: nothing is deleted.
 	bobs := signed(t, bob, 1, "bob's")
 	mustPublish(t, cb, bobs)
