@@ -116,7 +116,15 @@ func TestAttackReferencesToPrivateMessagesLeak(t *testing.T) {
 			t.Errorf("kind %d %v refused with %q", ev.Kind, ev.Tags, msg)
 		}
 	}
-	// An outsider is not told which channel.
+	open := signed(t, alice, 9, "in the open channel", nostr.Tag{"h", chanB})
+	mustPublish(t, ca, open)
+	if msg := refused(t, ca, signed(t, alice, workspace.KindDeletion, "", eTag, nostr.Tag{"e", open.ID}, h)); !strings.Contains(msg, "invalid: an event may refer to events of one channel only") {
+		t.Errorf("a deletion across two channels refused with %q", msg)
+	}
+	// An outsider is not told which channel, also next to one it reads.
+	if msg := refused(t, cm, signed(t, mallory, workspace.KindReaction, "+", nostr.Tag{"e", open.ID}, eTag, nostr.Tag{"h", chanB})); !strings.HasSuffix(msg, "restricted: not a channel member") {
+		t.Errorf("outsider's reaction to both channels refused with %q", msg)
+	}
 	if msg := refused(t, cm, signed(t, mallory, workspace.KindReaction, "+", eTag)); msg != "msg: restricted: not a channel member" && !strings.HasSuffix(msg, "restricted: not a channel member") {
 		t.Errorf("outsider's reaction refused with %q", msg)
 	}

@@ -153,6 +153,15 @@ func (r *Relay) refChannelsDepth(ctx context.Context, ev *nostr.Event, depth int
 // tag is how the read check knows without looking the message up.
 func (r *Relay) checkRefs(ctx context.Context, ev *nostr.Event) string {
 	chans := r.refChannels(ctx, ev)
+	for _, id := range chans {
+		if _, ok := r.chans.get(id); !ok && r.fan != nil && isUUID(id) {
+			r.refreshChannel(ctx, id) // made on another instance a moment ago
+		}
+		if ch, ok := r.chans.get(id); (!ok || ch.private) && ch.members[ev.PubKey] == "" && (r.owner == "" || ev.PubKey != r.owner) {
+			// Not told which channel: the author may not read it.
+			return "restricted: not a channel member"
+		}
+	}
 	switch {
 	case len(chans) == 0:
 		return ""
@@ -160,13 +169,6 @@ func (r *Relay) checkRefs(ctx context.Context, ev *nostr.Event) string {
 		return "invalid: an event may refer to events of one channel only; this one refers to events of " + strings.Join(chans, ", ") + "; send one event per channel"
 	}
 	want := chans[0]
-	if _, ok := r.chans.get(want); !ok && r.fan != nil && isUUID(want) {
-		r.refreshChannel(ctx, want) // made on another instance a moment ago
-	}
-	if ch, ok := r.chans.get(want); (!ok || ch.private) && ch.members[ev.PubKey] == "" && (r.owner == "" || ev.PubKey != r.owner) {
-		// Not told which channel: the author may not read it.
-		return "restricted: not a channel member"
-	}
 	if got := tagValues(ev, "h"); len(got) != 1 || got[0] != want {
 		return fmt.Sprintf(`invalid: this event refers to an event of channel %s and needs its tag ["h", %q]`, want, want)
 	}
