@@ -1,6 +1,7 @@
 package devmcp_test
 
 import (
+	"context"
 	"encoding/json"
 	"log/slog"
 	"os"
@@ -10,10 +11,15 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
+	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/relay"
+
+	"github.com/nbd-wtf/go-nostr"
 )
 
 // newKey makes a key and returns it with its hex forms.
@@ -166,6 +172,17 @@ func TestWorkspaceToolsPostWithoutShell(t *testing.T) {
 	agentNpub, _ := nostrkey.HexToNpub(agentPub)
 	if len(reactions.Reactions) != 1 || reactions.Reactions[0].Emoji != "👀" || !slices.Equal(reactions.Reactions[0].Pubkeys, []string{agentNpub}) {
 		t.Errorf("reactions = %+v; want 👀 by the agent", reactions)
+	}
+	// In the message's channel, whose readers alone the relay serves it to.
+	ownerKey, err := nostrkey.ParseSecret(ownerHex)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	stored, err := relayclient.New(r, relayclient.Options{Key: ownerKey}).Query(ctx, nostr.Filter{Kinds: []int{workspace.KindReaction}, Authors: []string{agentPub}})
+	if err != nil || len(stored) != 1 || stored[0].Tags.FindWithValue("h", ch) == nil || stored[0].Tags.FindWithValue("e", root) == nil {
+		t.Errorf("stored reactions = %v (%v); want one with [h %s] and [e %s]", stored, err, ch, root)
 	}
 
 	var read []threadEvent

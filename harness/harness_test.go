@@ -66,6 +66,10 @@ func TestMentionBecomesPrompt(t *testing.T) {
 		for {
 			select {
 			case re := <-watch.Events():
+				// The relay serves them only to the channel's readers.
+				if re.Ev.Tags.FindWithValue("h", w.channel) == nil {
+					t.Errorf("kind %d %v has no h tag of the channel", re.Ev.Kind, re.Ev.Tags)
+				}
 				switch re.Ev.Kind {
 				case 7:
 					if re.Ev.Tags.FindWithValue("e", ev.ID) != nil {

@@ -201,7 +201,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	h.lastWork = time.Now()
 	if busy && h.cfg.Handling == "steer" && cs.steering == nil && cs.turn.agent != nil && cs.turn.session != "" &&
 		(cs.turn.agent.Steering() || cs.turn.agent.HasRun()) {
-		h.reacts.add(ctx, ev.ID, emojiSeen)
+		h.reacts.add(ctx, ev, emojiSeen)
 		cs.steering = ev
 		t := cs.turn
 		go func() { // one steer request; ends with its reply or timeout
@@ -211,7 +211,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 		return true
 	}
 	h.push(cs, ev)
-	h.reacts.add(ctx, ev.ID, emojiSeen)
+	h.reacts.add(ctx, ev, emojiSeen)
 	h.log.Debug("event queued", "channel", cs.id, "event_id", ev.ID, "busy", busy)
 	if !busy {
 		return true

@@ -63,9 +63,20 @@ func (r *reactions) send(ctx context.Context, ev *nostr.Event, timeout time.Dura
 // pending marks a reaction whose publication is still in flight.
 const pending = "pending"
 
-// add reacts to an event with emoji. A removal asked for while the add is
-// in flight deletes the reaction as soon as it is published.
-func (r *reactions) add(ctx context.Context, eventID, emoji string) {
+// channelTags returns the h tag of channel, which a reaction to one of
+// its events and the deletion of that reaction must carry: the relay
+// refuses them without it and serves them only to the channel's readers.
+func channelTags(channel string) nostr.Tags {
+	if channel == "" {
+		return nostr.Tags{}
+	}
+	return nostr.Tags{{"h", channel}}
+}
+
+// add reacts to e with emoji. A removal asked for while the add is in
+// flight deletes the reaction as soon as it is published.
+func (r *reactions) add(ctx context.Context, e *Event, emoji string) {
+	eventID := e.ID
 	r.mu.Lock()
 	if r.mine[eventID][emoji] != "" {
 		r.mu.Unlock()
@@ -76,7 +87,7 @@ func (r *reactions) add(ctx context.Context, eventID, emoji string) {
 	}
 	r.mine[eventID][emoji] = pending
 	r.mu.Unlock()
-	ev := &nostr.Event{Kind: workspace.KindReaction, CreatedAt: nostr.Now(), Content: emoji, Tags: nostr.Tags{{"e", eventID}}}
+	ev := &nostr.Event{Kind: workspace.KindReaction, CreatedAt: nostr.Now(), Content: emoji, Tags: append(channelTags(e.Channel), nostr.Tag{"e", eventID})}
 	r.send(ctx, ev, reactionAddTimeout, func(ok bool) {
 		r.mu.Lock()
 		state, still := r.mine[eventID][emoji]
@@ -88,7 +99,7 @@ func (r *reactions) add(ctx context.Context, eventID, emoji string) {
 		}
 		r.mu.Unlock()
 		if ok && !still {
-			r.deleteReaction(ctx, ev.ID)
+			r.deleteReaction(ctx, ev.ID, e.Channel)
 		}
 	})
 }
@@ -101,8 +112,8 @@ func (r *reactions) forget(eventID, emoji string) {
 	}
 }
 
-func (r *reactions) deleteReaction(ctx context.Context, id string) {
-	del := &nostr.Event{Kind: workspace.KindDeletion, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"e", id}}}
+func (r *reactions) deleteReaction(ctx context.Context, id, channel string) {
+	del := &nostr.Event{Kind: workspace.KindDeletion, CreatedAt: nostr.Now(), Tags: append(channelTags(channel), nostr.Tag{"e", id})}
 	r.send(ctx, del, reactionRemoveTO*2, nil)
 }
 
@@ -118,7 +129,7 @@ func (r *reactions) remove(ctx context.Context, evs []*Event, emoji string) {
 		r.forget(e.ID, emoji)
 		r.mu.Unlock()
 		if id != "" && id != pending {
-			r.deleteReaction(ctx, id)
+			r.deleteReaction(ctx, id, e.Channel)
 		}
 	}
 }

@@ -126,7 +126,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	blocks := formatPrompt(in)
 
 	for _, e := range t.batch {
-		h.reacts.add(ctx, e.ID, emojiWorking)
+		h.reacts.add(ctx, e, emojiWorking)
 	}
 	tctx, stopTyping := context.WithCancel(ctx)
 	defer stopTyping()

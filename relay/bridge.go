@@ -309,11 +309,6 @@ func (r *Relay) bridgePublish(ctx context.Context, body []byte) (string, *bridge
 	if reject, msg := r.rejectEvent(ctx, &ev); reject {
 		return ev.ID, &bridgeError{statusOf(msg), msg}
 	}
-	if ev.Kind == workspace.KindDeletion {
-		if msg := r.deleteTargets(ctx, &ev); msg != "" {
-			return ev.ID, &bridgeError{statusOf(msg), msg}
-		}
-	}
 	// addEvent runs the write gate again; the rate limiter must not
 	// charge twice, so the second pass is marked as checked.
 	skip, err := r.addEvent(checked(ctx), &ev)
@@ -329,31 +324,3 @@ func (r *Relay) bridgePublish(ctx context.Context, body []byte) (string, *bridge
 type checkedKey struct{}
 
 func checked(ctx context.Context) context.Context { return context.WithValue(ctx, checkedKey{}, true) }
-
-// deleteTargets applies a NIP-09 deletion sent over the bridge: each e
-// tag's event is removed if the deletion's author wrote it.
-func (r *Relay) deleteTargets(ctx context.Context, ev *nostr.Event) string {
-	ids := tagValues(ev, "e")
-	if len(ids) == 0 {
-		return ""
-	}
-	ch, err := r.store.QueryEvents(internal(ctx), nostr.Filter{IDs: ids})
-	if err != nil {
-		return "error: look up deletion targets: " + err.Error()
-	}
-	var targets []*nostr.Event
-	for t := range ch {
-		targets = append(targets, t)
-	}
-	for _, t := range targets {
-		if t.PubKey != ev.PubKey {
-			return "blocked: you are not the author of " + t.ID
-		}
-	}
-	for _, t := range targets {
-		if err := r.store.DeleteEvent(internal(ctx), t); err != nil {
-			return "error: delete " + t.ID + ": " + err.Error()
-		}
-	}
-	return ""
-}

@@ -169,9 +169,15 @@ func (cs *channels) role(id, pubkey string) string {
 // events of a private channel are for its members and the relay owner,
 // also after the channel is deleted; a member notification is also for
 // the member it names. An event naming several channels (stored before
-// the write gate refused such events) must be readable in each.
+// the write gate refused such events) must be readable in each; one
+// naming none is read as the events it refers to are (refs.go).
 func (r *Relay) channelReadable(c caller, ev *nostr.Event) bool {
-	for _, id := range channelsOf(ev) {
+	ids := channelsOf(ev)
+	if len(ids) == 0 {
+		// Stored before references had to carry their channel's h tag.
+		return r.refsReadable(c, ev)
+	}
+	for _, id := range ids {
 		if !r.channelReadableIn(c, ev, id) {
 			return false
 		}
@@ -248,9 +254,6 @@ func (r *Relay) checkChannelWriteOnce(ctx context.Context, c caller, ev *nostr.E
 		return fmt.Sprintf("invalid: an event belongs to one channel; this one has %d h tags", n)
 	}
 	if id == "" {
-		if ev.Kind == workspace.KindReaction {
-			return r.checkReaction(ctx, ev)
-		}
 		if ev.Kind >= workspace.KindAddUser && ev.Kind <= workspace.KindLeaveRequest {
 			return "invalid: group commands need an h tag naming the channel"
 		}
@@ -318,27 +321,6 @@ func (r *Relay) checkChannelWriteOnce(ctx context.Context, c caller, ev *nostr.E
 	}
 	if ch.archived {
 		return "restricted: channel is archived"
-	}
-	return ""
-}
-
-// checkReaction scopes a reaction without an h tag through its target: a
-// reaction to a channel event needs a member of that channel.
-func (r *Relay) checkReaction(ctx context.Context, ev *nostr.Event) string {
-	targets := tagValues(ev, "e")
-	if len(targets) == 0 {
-		return ""
-	}
-	res, err := r.store.QueryEvents(internal(ctx), nostr.Filter{IDs: targets[len(targets)-1:], Limit: 1})
-	if err != nil {
-		return ""
-	}
-	for target := range res {
-		for _, id := range channelsOf(target) {
-			if r.chans.role(id, ev.PubKey) == "" && ev.PubKey != r.owner {
-				return "restricted: not a channel member"
-			}
-		}
 	}
 	return ""
 }

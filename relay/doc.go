@@ -17,7 +17,8 @@
 //     --data (or PostgreSQL with --db). Live events follow a REQ's EOSE;
 //     a REQ reusing a live id replaces it. Ephemeral kinds
 //     (20000–29999) are forwarded and never stored; replaceable and
-//     addressable kinds keep the newest; NIP-09 deletions by the author.
+//     addressable kinds keep the newest; NIP-09 deletions by the author,
+//     applied only once the deletion has passed every write check.
 //     An acknowledged event survives kill -9; with --sync it also survives
 //     a power cut. Events are refused ("invalid:", naming the flag) when
 //     their JSON is over --max-event-bytes (counted as serialised, escapes
@@ -44,7 +45,9 @@
 //     under one must satisfy all its clauses (kind= limits writes, not
 //     reads); git access needs one without kind= clauses. See auth.go.
 //   - Channels as NIP-29-style groups (h tag with a UUID); see channels.go.
-//     An event names at most one channel. A deleted channel (9008) leaves
+//     An event names at most one channel, and one referring (e, q) to a
+//     channel's event must name that channel, so it is read as the
+//     channel's (refs.go). A deleted channel (9008) leaves
 //     a tombstone (kind 39008, signed by the relay, kept across restarts):
 //     its events stay as hidden as before, it takes no more writes, and
 //     only the relay owner may create its UUID again. Roles come from a
@@ -53,7 +56,8 @@
 //   - The HTTP bridge: POST /query, /count, /events with NIP-98 auth; a
 //     request with a body needs a payload tag hashing it.
 //   - Git smart HTTP under /git/<owner>/<name>.git through git http-backend;
-//     the owner is an npub or hex in either case.
+//     the owner is an npub or hex in either case. A 30617 shares a
+//     repository only with an existing channel its author administers.
 //   - NIP-86 management (POST / with application/nostr+json+rpc, NIP-98
 //     with a payload tag; the owner and --admin keys only): allow,
 //     disallow, ban and unban keys, list them, and createinvite; see

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"buzzbox/internal/workspace"
@@ -31,6 +32,11 @@ import (
 // push to a missing repository creates it. Anyone else needs the owner's
 // kind 30617 announcement (d = name) with a buzz-channel tag naming a
 // channel they belong to; guests of that channel read, other roles push.
+// The relay takes an announcement only when its author administers the
+// channel it names, which must exist (checkRepoAnnouncement), and honours
+// a stored one only while that holds and the channel is not younger than
+// the announcement, so a channel id named before anyone made it gives its
+// later creator nothing.
 // Every refusal past authentication is the same 404, so names cannot be
 // probed.
 
@@ -222,6 +228,36 @@ func (r *Relay) gitAllowed(ctx context.Context, c caller, rt gitRoute, push bool
 	return !push // guests, and any role this relay does not know, read only
 }
 
+// checkRepoAnnouncement refuses a 30617 that shares a repository with a
+// channel that does not exist, was deleted, or that its author does not
+// administer: whoever later created such an id would get push.
+func (r *Relay) checkRepoAnnouncement(ev *nostr.Event) string {
+	if ev.Kind != workspace.KindRepoAnnouncement {
+		return ""
+	}
+	for _, id := range tagValues(ev, workspace.TagRepoChannel) {
+		if !isUUID(id) {
+			return "invalid: " + workspace.TagRepoChannel + " must be a lower-case channel UUID, got " + strconv.Quote(id)
+		}
+		if ch, ok := r.chans.get(id); !ok || ch.deleted {
+			return "invalid: no channel " + id + " to share the repository with; create it first"
+		}
+		if !r.admin(id, ev.PubKey) {
+			return "restricted: only the channel's owner or admins may share a repository with channel " + id
+		}
+	}
+	return ""
+}
+
+// sharedWith reports whether the owner's announcement ann may share its
+// repository with channel id: the channel exists, is no younger than the
+// announcement, and the owner administers it (announcements stored
+// before checkRepoAnnouncement may name any id).
+func (r *Relay) sharedWith(ann *nostr.Event, id string) bool {
+	ch, ok := r.chans.get(id)
+	return ok && !ch.deleted && ch.createdAt <= ann.CreatedAt && r.admin(id, ann.PubKey)
+}
+
 // repoChannel returns the channel the owner's announcement shares the
 // repository with, or "".
 func (r *Relay) repoChannel(ctx context.Context, rt gitRoute) string {
@@ -234,7 +270,7 @@ func (r *Relay) repoChannel(ctx context.Context, rt gitRoute) string {
 	}
 	ch := ""
 	for ev := range res {
-		if v, ok := tagValue(ev, "buzz-channel"); ok && isUUID(v) {
+		if v, ok := tagValue(ev, workspace.TagRepoChannel); ok && isUUID(v) && r.sharedWith(ev, v) {
 			ch = v
 		}
 	}

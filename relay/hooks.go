@@ -59,26 +59,6 @@ func (r *Relay) gate(c caller) string {
 	return ""
 }
 
-// deletionOutcome runs before a NIP-09 target is deleted, which happens
-// before the write gate sees the deletion event (publish.go): the sender
-// must pass the gate as well as be the target's author.
-func (r *Relay) deletionOutcome(ctx context.Context, target, deletion *nostr.Event) (bool, string) {
-	c := callerOf(ctx)
-	if msg := r.grantVerdict(ctx, c, deletion); msg != "" {
-		return false, msg
-	}
-	if msg := r.gate(c); msg != "" {
-		return false, msg
-	}
-	if msg := r.checkCreatedAt(deletion); msg != "" {
-		return false, msg
-	}
-	if target.PubKey != deletion.PubKey {
-		return false, "you are not the author of this event"
-	}
-	return true, ""
-}
-
 // revoke ends every live subscription of the given pubkeys that names
 // channel id with CLOSED "restricted: channel access revoked".
 func (r *Relay) revoke(id string, pubkeys []string) {
@@ -157,6 +137,12 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 	}
 	if !r.limiter.allow(key, r.cfg.Now()) {
 		return true, "rate-limited: more than " + strconv.FormatFloat(r.cfg.EventsPerSecond, 'f', -1, 64) + " events/s; retry in 1s"
+	}
+	if msg := r.checkRefs(ctx, ev); msg != "" {
+		return true, msg
+	}
+	if msg := r.checkRepoAnnouncement(ev); msg != "" {
+		return true, msg
 	}
 	if msg := r.checkChannelWrite(ctx, c, ev); msg != "" {
 		return true, msg

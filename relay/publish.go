@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"buzzbox/internal/workspace"
 	"context"
 	"errors"
 	"fmt"
@@ -15,8 +16,10 @@ import (
 // write gate, then by kind: ephemeral events go to live subscribers only
 // (and to other instances), regular ones are stored, replaceable and
 // addressable ones replace their older versions (kinds past NIP-01's
-// ranges are stored as regular, kinds.go); a NIP-09 deletion first
-// deletes its author's targets. Live delivery is broadcast's job.
+// ranges are stored as regular, kinds.go); a NIP-09 deletion that has
+// passed every check deletes its author's targets, then is stored. That
+// is the one deletion path, for websocket and bridge alike. Live
+// delivery is broadcast's job.
 
 // addEvent runs ev through the write gate and stores it (ephemeral
 // events are handed to other instances instead). skipBroadcast is true
@@ -28,6 +31,11 @@ func (r *Relay) addEvent(ctx context.Context, ev *nostr.Event) (skipBroadcast bo
 			return true, errors.New("blocked: no reason")
 		}
 		return true, errors.New(nostr.NormalizeOKMessage(msg, "blocked"))
+	}
+	if ev.Kind == workspace.KindDeletion {
+		if err := r.handleDeletion(ctx, ev); err != nil {
+			return true, err
+		}
 	}
 	if nostr.IsEphemeralKind(ev.Kind) {
 		if r.fan != nil && !isInternal(ctx) {
@@ -52,12 +60,14 @@ func (r *Relay) addEvent(ctx context.Context, ev *nostr.Event) (skipBroadcast bo
 }
 
 // handleDeletion deletes the targets a NIP-09 event names (e tags by id,
-// a tags by address up to its created_at), each only when deletionOutcome
-// allows it; a refusal is a "blocked:" error and stops there.
+// a tags by address up to its created_at), after the write gate passed
+// the event. Every target must be its author's, or nothing is deleted and
+// the answer is a "blocked:" error.
 func (r *Relay) handleDeletion(ctx context.Context, ev *nostr.Event) error {
 	ictx := internal(ctx)
+	var targets []*nostr.Event
 	for _, t := range ev.Tags {
-		if len(t) < 2 {
+		if len(t) < 2 || len(targets) == maxRefs {
 			continue
 		}
 		var f nostr.Filter
@@ -85,11 +95,14 @@ func (r *Relay) handleDeletion(ctx context.Context, ev *nostr.Event) error {
 		if target == nil {
 			continue
 		}
-		if ok, msg := r.deletionOutcome(ctx, target, ev); !ok {
-			return fmt.Errorf("blocked: %s", msg)
+		if target.PubKey != ev.PubKey {
+			return fmt.Errorf("blocked: you are not the author of %s", target.ID)
 		}
+		targets = append(targets, target)
+	}
+	for _, target := range targets {
 		if err := r.store.DeleteEvent(ictx, target); err != nil {
-			return err
+			return fmt.Errorf("error: delete %s: %w", target.ID, err)
 		}
 		r.expiry.forget(target.ID)
 	}

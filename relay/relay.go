@@ -113,6 +113,7 @@ type Relay struct {
 	seen    *nip98.SeenCache
 	web     *web.Handler // the browser client at /
 	logins  logins       // the owner's one-time sign-in links
+	refs    refCache     // channels of events others refer to (refs.go)
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed

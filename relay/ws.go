@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nipoa"
 
 	"github.com/coder/websocket"
@@ -181,14 +180,7 @@ func (r *Relay) receive(ctx context.Context, c *conn, ev *nostr.Event) (bool, st
 	} else if nip70.HasEmbeddedProtected(*ev) {
 		return false, "blocked: can't repost nip70 protected"
 	}
-	var err error
-	skip := false
-	if ev.Kind == workspace.KindDeletion {
-		err = r.handleDeletion(ctx, ev)
-	}
-	if err == nil {
-		skip, err = r.addEvent(ctx, ev)
-	}
+	skip, err := r.addEvent(ctx, ev)
 	if err != nil {
 		return false, err.Error()
 	}

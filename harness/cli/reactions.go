@@ -39,10 +39,23 @@ func runReactAdd(in *inv) error {
 		}
 		ev.Content = emoji
 	}
-	if _, err := fetchTarget(in, id); err != nil {
+	target, err := fetchTarget(in, id)
+	if err != nil {
 		return err
 	}
+	ev.Tags = append(channelTag(target), ev.Tags...)
 	return publishAndPrint(in, ev)
+}
+
+// channelTag returns the h tag of target's channel, none for an event
+// outside channels: the relay takes a reaction to a channel's event, and
+// the deletion of that reaction, only with it, and serves them only to
+// the channel's readers.
+func channelTag(target *nostr.Event) nostr.Tags {
+	if t := target.Tags.Find("h"); t != nil {
+		return nostr.Tags{{"h", t[1]}}
+	}
+	return nostr.Tags{}
 }
 
 func validShortcode(s string) bool {
@@ -73,7 +86,16 @@ func runReactRemove(in *inv) error {
 	sortDescending(evs)
 	for _, r := range evs {
 		if r.Content == emoji && r.PubKey == in.pubkey {
-			return publishAndPrint(in, &nostr.Event{Kind: workspace.KindDeletion, Content: "", Tags: nostr.Tags{{"e", r.ID}}})
+			tags := channelTag(r)
+			if len(tags) == 0 {
+				// made before reactions carried their channel
+				target, err := fetchTarget(in, id)
+				if err != nil {
+					return err
+				}
+				tags = channelTag(target)
+			}
+			return publishAndPrint(in, &nostr.Event{Kind: workspace.KindDeletion, Content: "", Tags: append(tags, nostr.Tag{"e", r.ID})})
 		}
 	}
 	return otherErr("no reaction with emoji '%s' found for your pubkey on event %s", emoji, id)

@@ -149,8 +149,8 @@ func TestWebsocketReactions(t *testing.T) {
 	var add relayclient.Result
 	w.ok(t, &add, "", "reactions", "add", "--event", sent.EventID, "--emoji", "👍")
 	stored := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindReaction}})
-	if len(stored) != 1 || stored[0].Content != "👍" || !tagsEqual(stored[0].Tags, nostr.Tags{{"e", sent.EventID}}) {
-		t.Fatalf("reaction = %v; want kind 7 👍 with only [e id]", stored)
+	if len(stored) != 1 || stored[0].Content != "👍" || !tagsEqual(stored[0].Tags, nostr.Tags{{"h", testChannel}, {"e", sent.EventID}}) {
+		t.Fatalf("reaction = %v; want kind 7 👍 with only the message's [h channel] and [e id]", stored)
 	}
 	w.r.put(t, signed(t, w.alice, workspace.KindReaction, "", nostr.Tags{{"e", sent.EventID}}, 0))
 	var got struct{ Reactions []reactionGroup }
@@ -162,8 +162,8 @@ func TestWebsocketReactions(t *testing.T) {
 	}
 	w.ok(t, nil, "", "reactions", "remove", "--event", sent.EventID, "--emoji", "👍")
 	del := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindDeletion}})
-	if len(del) != 1 || !tagsEqual(del[0].Tags, nostr.Tags{{"e", add.EventID}}) {
-		t.Fatalf("deletion = %v; want kind 5 naming the reaction", del)
+	if len(del) != 1 || !tagsEqual(del[0].Tags, nostr.Tags{{"h", testChannel}, {"e", add.EventID}}) {
+		t.Fatalf("deletion = %v; want kind 5 naming the reaction, in its channel", del)
 	}
 	res := w.run(t, "", "reactions", "remove", "--event", sent.EventID, "--emoji", "🎉")
 	fails(t, res, 4, catOther)
@@ -382,7 +382,7 @@ console.log(JSON.stringify(out));`
 				t.Errorf("reply e tags as nostr-tools sees them: %v", c.E)
 			}
 		case c.Kind == workspace.KindReaction:
-			if c.H != nil || len(c.E) != 1 || c.E[0][1] != root.EventID {
+			if c.H == nil || *c.H != testChannel || len(c.E) != 1 || c.E[0][1] != root.EventID {
 				t.Errorf("reaction tags as nostr-tools sees them: h %v e %v", c.H, c.E)
 			}
 		}

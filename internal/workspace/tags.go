@@ -58,3 +58,8 @@ const (
 	TagAuthRelay     = "relay"
 	TagAuthChallenge = "challenge"
 )
+
+// TagRepoChannel on a NIP-34 repository announcement (KindRepoAnnouncement)
+// names the channel the repository is shared with; the announcer must
+// administer that channel.
+const TagRepoChannel = "buzz-channel"

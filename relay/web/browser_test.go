@@ -181,7 +181,7 @@ func TestBrowserWorkspace(t *testing.T) {
 		chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="React with 👍"]`)))
 	waitJS(t, ctx, "the reaction chip", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=true]')?.textContent === '👍1'`, bobMsg.ID))
 	// Bob reacts too; then Alice takes hers back and the count follows.
-	publish(7, "👍", nostr.Tag{"e", bobMsg.ID})
+	publish(7, "👍", nostr.Tag{"h", channelID}, nostr.Tag{"e", bobMsg.ID})
 	waitJS(t, ctx, "two reactions", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=true]')?.textContent === '👍2'`, bobMsg.ID))
 	do(t, ctx, "remove my reaction", chromedp.Click(chromedp.Search(bobArt+`//button[contains(@aria-label,"remove your reaction")]`)))
 	waitJS(t, ctx, "the count down to Bob's", fmt.Sprintf(`document.querySelector('article[data-id=%q] .chip[aria-pressed=false]')?.textContent === '👍1'`, bobMsg.ID))
@@ -225,7 +225,7 @@ func TestBrowserWorkspace(t *testing.T) {
 
 	// An agent's working state: the harness reacts 👀, then takes it back.
 	var aliceMsg *nostr.Event
-	evs, err := rel.QuerySync(rctx, nostr.Filter{Kinds: []int{9, 40003, 7}, Authors: []string{alice}})
+	evs, err := rel.QuerySync(rctx, nostr.Filter{Kinds: []int{9, 40003, 7, 5}, Authors: []string{alice}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,6 +235,10 @@ func TestBrowserWorkspace(t *testing.T) {
 		}
 		if ev.Kind == 9 && ev.Content == "hello from the browser" {
 			aliceMsg = ev
+		}
+		// The relay serves a reaction and its removal only to the channel's readers.
+		if (ev.Kind == 7 || ev.Kind == 5) && ev.Tags.FindWithValue("h", channelID) == nil {
+			t.Errorf("page's kind %d tags %v lack [h %s]", ev.Kind, ev.Tags, channelID)
 		}
 		if ev.Kind == 9 && strings.HasPrefix(ev.Content, "thanks @Bob") && ev.Tags.FindWithValue("p", bob) == nil {
 			t.Errorf("mention message tags %v lack [p %s]", ev.Tags, bob)
@@ -246,7 +250,7 @@ func TestBrowserWorkspace(t *testing.T) {
 	if len(evs) < 5 || aliceMsg == nil {
 		t.Fatalf("relay holds %d events by the page's key (first message found: %v); want posts, an edit and a reaction", len(evs), aliceMsg != nil)
 	}
-	seen := publish(7, "👀", nostr.Tag{"e", aliceMsg.ID})
+	seen := publish(7, "👀", nostr.Tag{"h", channelID}, nostr.Tag{"e", aliceMsg.ID})
 	waitJS(t, ctx, "the working state", fmt.Sprintf(`document.querySelector('article[data-id=%q] .working[role=status]')?.textContent.includes('Bob')`, aliceMsg.ID))
 	shot(t, ctx, shots, "channel-desktop")
 	typing := nostr.Event{Kind: 20002, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"h", channelID}}}
@@ -255,7 +259,7 @@ func TestBrowserWorkspace(t *testing.T) {
 	rel.Publish(tctx, typing) // ephemeral: the relay passes it on; its OK is not what is tested
 	tcancel()
 	waitJS(t, ctx, "the typing line", textIn("#typing", "Bob is typing…"))
-	publish(5, "", nostr.Tag{"e", seen.ID})
+	publish(5, "", nostr.Tag{"h", channelID}, nostr.Tag{"e", seen.ID})
 	waitJS(t, ctx, "the working state to end", fmt.Sprintf(`document.querySelector('article[data-id=%q]') && !document.querySelector('article[data-id=%q] .working')`, aliceMsg.ID, aliceMsg.ID))
 
 	// An agent attested by Alice (NIP-OA) answers: marked as her agent.

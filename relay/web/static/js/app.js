@@ -8,7 +8,7 @@ import { signIn } from './signin.js';
 import { renderChannels, newChannelTemplate } from './channels.js';
 import { ChannelView } from './channel.js';
 import { ThreadView } from './thread.js';
-import { threadTags } from './event.js';
+import { channelTag, threadTags } from './event.js';
 import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 
@@ -190,8 +190,11 @@ class App {
     return this.send({ kind: forum ? K.forumComment : K.stream, tags, content: text });
   }
 
-  react(ev, emoji) { return this.send({ kind: K.reaction, tags: [['e', ev.id]], content: emoji }).catch((e) => this.flash(e)); }
-  unreact(reactionID) { return this.send({ kind: K.deletion, tags: [['e', reactionID]], content: '' }).catch((e) => this.flash(e)); }
+  // A reaction to a channel's message, and its removal, carry the
+  // channel's h tag: the relay refuses them without it and serves them
+  // only to who may read the channel.
+  react(ev, emoji) { return this.send({ kind: K.reaction, tags: [...channelTag(ev), ['e', ev.id]], content: emoji }).catch((e) => this.flash(e)); }
+  unreact(ev, reactionID) { return this.send({ kind: K.deletion, tags: [...channelTag(ev), ['e', reactionID]], content: '' }).catch((e) => this.flash(e)); }
   edit(ev, text) {
     const ch = ev.tags.find((t) => t[0] === 'h')?.[1];
     return this.send({ kind: K.edit, tags: [['h', ch], ['e', ev.id]], content: text });

@@ -65,6 +65,12 @@ export function threadOf(ev) {
   return { root, reply };
 }
 
+/** channelTag is [['h', id]] for an event of channel id, [] for one outside channels. */
+export function channelTag(ev) {
+  const h = ev.tags.find((t) => t[0] === 'h');
+  return h ? [['h', h[1]]] : [];
+}
+
 /** threadTags are the e tags of a reply to parent, as the buzz CLI builds them. */
 export function threadTags(parent) {
   const { root } = threadOf(parent);

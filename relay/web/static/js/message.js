@@ -14,7 +14,7 @@ const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '�
 export function isFailureNotice(ev) { return ev.content.startsWith('⚠️ I could not process'); }
 
 /**
- * messageView renders ev. app: {store, me, react(ev, emoji), unreact(reactionID),
+ * messageView renders ev. app: {store, me, react(ev, emoji), unreact(ev, reactionID),
  * openThread(ev), edit(ev, text), remove(ev)}; inThread hides the thread button.
  */
 export function messageView(ev, app, { inThread = false } = {}) {
@@ -62,7 +62,7 @@ export function messageView(ev, app, { inThread = false } = {}) {
     chips.append(el('button', {
       type: 'button', class: 'chip', 'aria-pressed': r.mine ? 'true' : 'false', title: names,
       'aria-label': `${r.emoji} ${r.count}: ${r.mine ? 'remove your reaction' : 'react with ' + r.emoji}`,
-      onclick: () => (r.mine ? app.unreact(r.mine) : app.react(ev, r.emoji)),
+      onclick: () => (r.mine ? app.unreact(ev, r.mine) : app.react(ev, r.emoji)),
     }, el('span', { text: r.emoji }), el('span', { class: 'count', text: String(r.count) })));
   }
   if (chips.childElementCount) main.append(chips);
