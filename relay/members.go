@@ -26,6 +26,10 @@ import (
 //     channel admin, an invite, a join) may use the relay while it stays
 //     listed.
 //
+// disallowpubkey removes a key from all of them it can (removeMember):
+// its channels list it no more, its subscriptions end and its invites
+// are revoked; it may be admitted again, as a stranger may.
+//
 // A ban beats all of them but the owner and admins, and also cuts off an
 // agent whose NIP-OA attesting owner is banned. Records of workspace.KindMemberRecord
 // and workspace.KindInviteRecord are never served to clients (hiddenKind).
