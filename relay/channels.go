@@ -446,6 +446,9 @@ func (r *Relay) onEventSaved(ctx context.Context, ev *nostr.Event) {
 		r.publishRelayEvent(ctx, workspace.KindMemberRemoved, nostr.Tags{{"h", id}, {"p", pk}})
 	}
 	r.revoke(id, removed)
+	for _, pk := range removed {
+		r.endSubscriptions(pk) // if that was what made it a member
+	}
 }
 
 func keys(m map[string]string) []string {

@@ -136,6 +136,19 @@ func (c *conn) unsubscribeAll() {
 	}
 }
 
+// endAll ends every subscription and returns their ids.
+func (c *conn) endAll() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	ids := make([]string, 0, len(c.subs))
+	for id, s := range c.subs {
+		s.cancel()
+		delete(c.subs, id)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
 // matching reports whether one of the filters of a subscription matches
 // ev.
 func (c *conn) matching(ev *nostr.Event) bool {

@@ -613,8 +613,11 @@ func (r *Relay) applyMemberRecord(ev *nostr.Event) {
 		return
 	}
 	r.mem.set(pk, rec)
-	if rec.Banned {
+	switch {
+	case rec.Banned:
 		r.cutOff(pk)
+	case !rec.Allowed:
+		r.endSubscriptions(pk) // removed, if no channel lists it here still
 	}
 }
 
@@ -680,4 +683,7 @@ func (r *Relay) applyChannelState(ev *nostr.Event) {
 	}
 	cs.mu.Unlock()
 	r.revoke(id, gone)
+	for _, pk := range gone {
+		r.endSubscriptions(pk) // if that was what made it a member
+	}
 }

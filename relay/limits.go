@@ -151,6 +151,11 @@ const (
 	// stored record and a map entry); used and expired ones are dropped
 	// first when it is reached.
 	maxInvites = 10000
+
+	// maxRemovalPasses bounds the passes a removal makes over the
+	// channels listing the removed key: one more than needed catches a
+	// channel it was making as the removal began (members.go).
+	maxRemovalPasses = 3
 )
 
 // Limits of the owner's one-time sign-in links (login.go).

@@ -26,6 +26,10 @@ import (
 //     channel admin, an invite, a join) may use the relay while it stays
 //     listed.
 //
+// disallowpubkey removes a key from all of them it can (removeMember):
+// its channels list it no more, its subscriptions end and its invites
+// are revoked; it may be admitted again, as a stranger may.
+//
 // A ban beats all of them but the owner and admins, and also cuts off an
 // agent whose NIP-OA attesting owner is banned. Records of workspace.KindMemberRecord
 // and workspace.KindInviteRecord are never served to clients (hiddenKind).
@@ -59,13 +63,34 @@ type membership struct {
 
 	mu      sync.RWMutex
 	records map[string]memberRecord
+	// removing counts the removals of each key under way
+	// (Relay.removeMember): until they end, its channels do not make it
+	// a member, so it cannot make a channel while it is taken out of them.
+	removing map[string]int
 }
 
 func newMembership() *membership {
 	return &membership{
-		admins:  make(map[string]bool),
-		static:  make(map[string]bool),
-		records: make(map[string]memberRecord),
+		admins:   make(map[string]bool),
+		static:   make(map[string]bool),
+		records:  make(map[string]memberRecord),
+		removing: make(map[string]int),
+	}
+}
+
+// beingRemoved reports whether a removal of pk is under way.
+func (m *membership) beingRemoved(pk string) bool {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.removing[pk] > 0
+}
+
+// markRemoving counts a removal of pk in (delta 1) or out (-1).
+func (m *membership) markRemoving(pk string, delta int) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.removing[pk] += delta; m.removing[pk] <= 0 {
+		delete(m.removing, pk)
 	}
 }
 
@@ -186,7 +211,83 @@ func (r *Relay) isMember(pk string) bool {
 	if r.mem.isListed(pk) {
 		return true
 	}
-	return !r.mem.isBanned(pk) && r.chans.inChannel(pk)
+	return !r.mem.isBanned(pk) && !r.mem.beingRemoved(pk) && r.chans.inChannel(pk)
+}
+
+// listing returns the channels that list pk, deleted ones aside.
+func (cs *channels) listing(pk string) []string {
+	cs.mu.RLock()
+	defer cs.mu.RUnlock()
+	var ids []string
+	for id, ch := range cs.byID {
+		if !ch.deleted && ch.members[pk] != "" {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	return ids
+}
+
+// removedReason is the CLOSED reason of the subscriptions a removal ends.
+const removedReason = "restricted: removed from this relay"
+
+// removeMember is disallowpubkey, by admin who: pk's run-time allowance
+// goes, and with it all that membership gave. Its channel memberships end
+// through relay-signed 9001s (so 39002 and 44101 show them like any
+// removal), its pending invites are revoked, and its open subscriptions,
+// and those of agents it attests that are no members themselves, are
+// closed. It holds nothing a stranger lacks: it may be admitted again
+// (allowpubkey, an invite, a channel admin's 9000), which a ban refuses.
+func (r *Relay) removeMember(ctx context.Context, pk, who string) error {
+	r.mem.markRemoving(pk, 1)
+	defer r.mem.markRemoving(pk, -1)
+	err := r.changeMember(ctx, pk, func(rec *memberRecord) {
+		rec.By, rec.Allowed, rec.AllowReason = who, false, ""
+	})
+	if err != nil {
+		return err
+	}
+	// A channel pk was creating as the removal began is applied after
+	// the first pass; passes end when none lists pk.
+	for range maxRemovalPasses {
+		ids := r.chans.listing(pk)
+		if len(ids) == 0 {
+			break
+		}
+		for _, id := range ids {
+			if err := r.channelCommand(ctx, workspace.KindRemoveUser, id, nostr.Tags{{"h", id}, {"p", pk}}); err != nil {
+				return err
+			}
+		}
+	}
+	if err := r.revokeInvitesBy(ctx, pk, who); err != nil {
+		return err
+	}
+	r.endSubscriptions(pk)
+	return nil
+}
+
+// endSubscriptions closes, with removedReason, every subscription of a
+// live websocket authenticated as pk, or as an agent pk attests that is
+// no member on its own, once pk is no member. On an open relay a
+// stranger reads too, so nothing is closed there.
+func (r *Relay) endSubscriptions(pk string) {
+	if r.cfg.Open || r.isMember(pk) {
+		return
+	}
+	r.mu.Lock()
+	var conns []*conn
+	for c := range r.live {
+		if who, owner := c.identity(); who == pk || owner == pk && !r.isMember(who) {
+			conns = append(conns, c)
+		}
+	}
+	r.mu.Unlock()
+	for _, c := range conns {
+		for _, sub := range c.endAll() {
+			c.send(closedMsg(sub, removedReason))
+		}
+	}
 }
 
 // banned reports whether c is banned, directly or through its attesting

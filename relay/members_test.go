@@ -139,7 +139,7 @@ func TestAttackManagementWithoutAdmin(t *testing.T) {
 	// The admin may; the owner cannot be banned by anyone.
 	var methods []string
 	json.Unmarshal(mustManage(t, base, admin, "supportedmethods"), &methods)
-	for _, m := range []string{"allowpubkey", "disallowpubkey", "listallowedpubkeys", "banpubkey", "unbanpubkey", "listbannedpubkeys", "createinvite"} {
+	for _, m := range []string{"allowpubkey", "disallowpubkey", "listallowedpubkeys", "banpubkey", "unbanpubkey", "listbannedpubkeys", "createinvite", "listinvites", "revokeinvite"} {
 		if !strings.Contains(strings.Join(methods, " "), m) {
 			t.Errorf("supportedmethods = %v; missing %s", methods, m)
 		}

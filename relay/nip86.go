@@ -34,12 +34,14 @@ const (
 	methodBan          = "banpubkey"
 	methodUnban        = "unbanpubkey"
 	methodListBanned   = "listbannedpubkeys"
-	methodCreateInvite = "createinvite" // buzz extension (invite.go)
+	methodCreateInvite = "createinvite" // buzz extensions (invite.go)
+	methodListInvites  = "listinvites"
+	methodRevokeInvite = "revokeinvite"
 )
 
 func supportedMethods() []string {
 	return []string{methodSupported, methodAllow, methodDisallow, methodUnallow, methodListAllowed,
-		methodBan, methodUnban, methodListBanned, methodCreateInvite}
+		methodBan, methodUnban, methodListBanned, methodCreateInvite, methodListInvites, methodRevokeInvite}
 }
 
 // isManagementCall reports whether req is a NIP-86 call by its media type.
@@ -189,20 +191,23 @@ func (r *Relay) manage(req *http.Request, who string, call rpcRequest) (any, err
 				return nil, fmt.Errorf("%s: %s is allowed by --allow or --allow-file; remove it there and restart, or ban it", call.Method, pk)
 			}
 		}
-		err = r.changeMember(ctx, pk, func(rec *memberRecord) {
-			rec.By = who
-			if call.Method == methodUnban {
-				rec.Banned, rec.BanReason = false, ""
-			} else {
-				rec.Allowed, rec.AllowReason = false, ""
-			}
-		})
+		if call.Method == methodUnban {
+			err = r.changeMember(ctx, pk, func(rec *memberRecord) {
+				rec.By, rec.Banned, rec.BanReason = who, false, ""
+			})
+		} else {
+			err = r.removeMember(ctx, pk, who)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", call.Method, err)
 		}
 		return true, nil
 	case methodCreateInvite:
 		return r.createInvite(req, who, call.Params)
+	case methodListInvites:
+		return r.listInvites(who), nil
+	case methodRevokeInvite:
+		return r.revokeInvite(ctx, who, call.Params)
 	}
 	return nil, fmt.Errorf("unknown method %.64q; call supportedmethods for the list", call.Method)
 }

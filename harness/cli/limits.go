@@ -67,5 +67,13 @@ const stdoutBuffer = 64 << 10
 // refuses longer invites, so a leaked link does not stay good.
 const maxInviteExpiry = 30 * 24 * time.Hour
 
+// minInviteID and maxInviteID bound the --revoke id of members invites:
+// the relay's ids are the first 16 hex digits of a token's SHA-256, and it
+// takes the whole 64-digit hash too.
+const (
+	minInviteID = 16
+	maxInviteID = 64
+)
+
 // maxAttestUntil is the largest created_at bound NIP-OA conditions hold.
 const maxAttestUntil = 4294967295

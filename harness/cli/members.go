@@ -87,6 +87,7 @@ func runMembersInvite(in *inv) error {
 	var out struct {
 		URL       string `json:"url"`
 		Token     string `json:"token"`
+		ID        string `json:"id,omitempty"`
 		ExpiresAt int64  `json:"expires_at"`
 	}
 	if err := json.Unmarshal(res, &out); err != nil || out.URL == "" {
@@ -97,6 +98,41 @@ func runMembersInvite(in *inv) error {
 		return err
 	}
 	return writeJSON(in.out, out)
+}
+
+// runMembersInvites lists the pending invites (listinvites) or, with
+// --revoke, revokes one (revokeinvite).
+func runMembersInvites(in *inv) error {
+	if in.p.has("revoke") {
+		id := strings.ToLower(strings.TrimSpace(in.p.str("revoke")))
+		if len(id) < minInviteID || len(id) > maxInviteID || strings.Trim(id, "0123456789abcdef") != "" {
+			return userErr("--revoke %q: want an invite id, %d to %d hex digits, as buzz members invites lists them", in.p.str("revoke"), minInviteID, maxInviteID)
+		}
+		if _, err := in.c.Manage(in.ctx, "revokeinvite", false, id); err != nil {
+			return err
+		}
+		return writeJSON(in.out, map[string]any{"id": id, "revoked": true})
+	}
+	res, err := in.c.Manage(in.ctx, "listinvites", false)
+	if err != nil {
+		return err
+	}
+	rows := make([]struct {
+		ID        string   `json:"id"`
+		CreatedBy string   `json:"created_by"`
+		Channels  []string `json:"channels"`
+		CreatedAt int64    `json:"created_at"`
+		ExpiresAt int64    `json:"expires_at"`
+	}, 0)
+	if err := json.Unmarshal(res, &rows); err != nil {
+		return otherErr("unreadable listinvites result: %v", err)
+	}
+	for i := range rows {
+		if rows[i].Channels == nil {
+			rows[i].Channels = []string{}
+		}
+	}
+	return writeJSON(in.out, rows)
 }
 
 // runAgentsAttest mints a NIP-OA attestation by the CLI's key (the owner)

@@ -124,6 +124,72 @@ func TestMembersInvite(t *testing.T) {
 	mustBuzz(t, base, guest, "messages", "send", "--channel", created.ChannelID, "--content", "glad to be here")
 }
 
+// TestMembersInvites: members invites lists the pending invites (id,
+// maker, channels, expiry, never the link) and --revoke ends one: its
+// link is refused after, and the list no longer shows it.
+func TestMembersInvites(t *testing.T) {
+	owner, guest := newKey(t), newKey(t)
+	r := startBuzzRelay(t, owner)
+	base := r.HTTPURL()
+	var inv struct {
+		URL   string `json:"url"`
+		Token string `json:"token"`
+		ID    string `json:"id"`
+	}
+	json.Unmarshal([]byte(mustBuzz(t, base, owner, "members", "invite", "--expires", "1h")), &inv)
+	type row struct {
+		ID        string   `json:"id"`
+		CreatedBy string   `json:"created_by"`
+		Channels  []string `json:"channels"`
+		ExpiresAt int64    `json:"expires_at"`
+	}
+	out := mustBuzz(t, base, owner, "members", "invites")
+	if strings.Contains(out, inv.Token) {
+		t.Fatalf("members invites shows the token: %s", out)
+	}
+	var rows []row
+	if err := json.Unmarshal([]byte(out), &rows); err != nil || len(rows) != 1 || rows[0].ID != inv.ID || rows[0].CreatedBy != owner.pk || rows[0].Channels == nil {
+		t.Fatalf("members invites = %s (%v); want the one invite, id %s, made by the owner", out, err, inv.ID)
+	}
+	if hour := time.Now().Add(time.Hour).Unix(); rows[0].ExpiresAt < hour-60 || rows[0].ExpiresAt > hour+60 {
+		t.Errorf("expires_at = %d; want an hour from now", rows[0].ExpiresAt)
+	}
+	fails(t, runBuzz(t, base, owner, "", "members", "invites", "--revoke", "not-an-id"), 1, catUser)
+	fails(t, runBuzz(t, base, guest, "", "members", "invites"), 3, catAuth)
+	var revoked struct {
+		ID      string `json:"id"`
+		Revoked bool   `json:"revoked"`
+	}
+	json.Unmarshal([]byte(mustBuzz(t, base, owner, "members", "invites", "--revoke", inv.ID)), &revoked)
+	if revoked.ID != inv.ID || !revoked.Revoked {
+		t.Errorf("members invites --revoke = %+v", revoked)
+	}
+	if out := mustBuzz(t, base, owner, "members", "invites"); strings.TrimSpace(out) != "[]" {
+		t.Errorf("members invites after the revoke = %s; want []", out)
+	}
+	body, _ := json.Marshal(map[string]string{"token": inv.Token})
+	sec, _ := nostrkey.ParseSecret(guest.sk)
+	hdr, err := nip98.Header(sec, base+"/invite", http.MethodPost, nip98.Options{Body: body})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/invite", bytes.NewReader(body))
+	req.Header.Set("Authorization", hdr)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusGone {
+		t.Errorf("redeeming the revoked link = %d %s; want 410", resp.StatusCode, b)
+	}
+	if res := runBuzz(t, base, owner, "", "members", "invites", "--help"); res.code != 0 || !strings.Contains(res.stdout+res.stderr, "--revoke") {
+		t.Errorf("members invites --help: exit %d %s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
 // TestAgentsAttest: agents attest prints a tag that verifies for the
 // agent and lets it into a relay whose member is the owner.
 func TestAgentsAttest(t *testing.T) {

@@ -184,7 +184,7 @@ func commands() []command {
 		{Group: "members", Name: "add", Summary: "let a pubkey use the relay (NIP-86 allowpubkey; owner or admin only)",
 			Usage: "--pubkey HEX|NPUB [--reason TEXT]", Flags: []flagSpec{str("pubkey", "HEX|NPUB", "who to let in"), str("reason", "TEXT", "note kept with the entry")},
 			Example: "buzz members add --pubkey " + examplePubkey + " --reason 'release bot'", Run: memberCmd("allowpubkey", true)},
-		{Group: "members", Name: "remove", Summary: "take back members add (NIP-86 disallowpubkey); channel members keep access",
+		{Group: "members", Name: "remove", Summary: "take a key's relay access back (NIP-86 disallowpubkey): it leaves every channel, its subscriptions and invites end",
 			Usage: "--pubkey HEX|NPUB", Flags: []flagSpec{str("pubkey", "HEX|NPUB", "who to remove")},
 			Example: "buzz members remove --pubkey " + examplePubkey, Run: memberCmd("disallowpubkey", false)},
 		{Group: "members", Name: "list", Summary: "relay members by list (NIP-86 listallowedpubkeys), or the banned ones",
@@ -200,6 +200,9 @@ func commands() []command {
 			Usage:   "[--channel UUID]… [--expires DURATION]",
 			Flags:   []flagSpec{list("channel", "UUID", "channel the invitee joins"), str("expires", "DURATION", "how long the link is good (default 168h, at most 720h)")},
 			Example: "buzz members invite --channel " + exampleChannel + " --expires 24h --format compact", Run: runMembersInvite},
+		{Group: "members", Name: "invites", Summary: "pending invite links you may revoke (NIP-86 listinvites: id, maker, channels, expiry; never the link), or revoke one",
+			Usage: "[--revoke ID]", Flags: []flagSpec{str("revoke", "ID", "revoke the invite with this id (revokeinvite); its link stops working at once")},
+			Example: "buzz members invites --revoke 3f2a9c0b7d1e4a65", Run: runMembersInvites},
 
 		{Group: "agents", Name: "attest", Summary: "sign a NIP-OA attestation of an agent key with your key; paste it into BUZZ_AUTH_TAG",
 			Usage: "--agent HEX|NPUB [--kinds K] [--until TIME]", Offline: true,

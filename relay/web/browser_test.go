@@ -858,6 +858,58 @@ func TestBrowserInviteLink(t *testing.T) {
 	}
 }
 
+// TestBrowserOwnerRevokesInvite: the channel's members dialog lists its
+// pending invites (NIP-86 listinvites, not those of other channels) with
+// a Revoke button; revoking one there ends the link: a browser opening it
+// is told it can no longer be used.
+func TestBrowserOwnerRevokesInvite(t *testing.T) {
+	owner, ownerErrors := browser(t)
+	r, osk := ownerRelay(t)
+	tok, err := r.LoginToken(osk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	openURL(t, owner, "open the sign-in link", r.HTTPURL()+"/#login="+tok)
+	waitJS(t, owner, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
+	other := createChannel(t, owner, "elsewhere", false)
+	manageCall(t, r.HTTPURL(), osk, "createinvite", map[string]any{"channels": []string{other}})
+	createChannel(t, owner, "partners", false)
+	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
+	do(t, owner, "create an invite", chromedp.Click(button("Create invite link")))
+	waitJS(t, owner, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
+	link, err := chromedp.Run(owner, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, owner, "one pending invite listed", `!document.getElementById('invites').hidden && document.querySelectorAll('#invite-list li').length === 1`)
+	if html, _ := chromedp.Run(owner, chromedp.Evaluate[string](`document.getElementById('invites').innerHTML`)); strings.Contains(html, link[strings.Index(link, "=")+1:]) {
+		t.Errorf("the invite list shows the token: %s", html)
+	}
+	do(t, owner, "revoke it", chromedp.Click(button("Revoke")))
+	waitJS(t, owner, "the list emptied", `document.getElementById('invites').hidden && document.querySelectorAll('#invite-list li').length === 0`)
+	var left struct{ Result []struct{ Channels []string } }
+	json.Unmarshal(manageCall(t, r.HTTPURL(), osk, "listinvites"), &left)
+	if len(left.Result) != 1 || len(left.Result[0].Channels) != 1 || left.Result[0].Channels[0] != other {
+		t.Errorf("listinvites after the revoke = %+v; want only the other channel's invite", left.Result)
+	}
+
+	guest, guestErrors := browser(t)
+	openURL(t, guest, "open the revoked invite", link)
+	waitJS(t, guest, "the sign-in dialog", `document.getElementById('signin').open`)
+	do(t, guest, "create a key", chromedp.Click(button("Create a new key")))
+	waitJS(t, guest, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)
+	do(t, guest, "saved", chromedp.Click(button("I have saved it")))
+	waitJS(t, guest, "the refusal", textIn("#notice", "can no longer be used")+` && `+textIn("#notice", "revoked"))
+	for _, e := range ownerErrors() {
+		t.Errorf("owner's browser console: %s", e)
+	}
+	for _, e := range guestErrors() {
+		if !strings.Contains(e, "410") { // the refused redemption is logged by the browser
+			t.Errorf("guest's browser console: %s", e)
+		}
+	}
+}
+
 // TestBrowserLoginLink: the owner's one-time link signs the browser in
 // as the owner without a dialog; the link is gone from the address bar,
 // and the same link again is refused.

@@ -5,7 +5,7 @@
 import { renderFeed } from './feed.js';
 import { composer } from './composer.js';
 import { body } from './render.js';
-import { el } from './util.js';
+import { el, fullTime } from './util.js';
 import { parsePubkey, npub } from './signer.js';
 import { manage } from './nip86.js';
 import { query } from './bridge.js';
@@ -125,6 +125,7 @@ export class ChannelView {
     const ch = s.channels.get(this.id);
     if (!ch) return;
     $('members-error').textContent = '';
+    $('invites').hidden = true;
     $('members-list').replaceChildren(...[...ch.members.entries()].map(([pk, role]) => el('li', {},
       el('span', { text: s.name(pk) + (s.online(pk) ? ' (online)' : '') }), el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }))));
     const fill = () => {
@@ -143,7 +144,41 @@ export class ChannelView {
       if (!Array.isArray(rows)) return;
       for (const r of rows) if (r && /^[0-9a-f]{64}$/.test(r.pubkey)) this.relayMembers.add(r.pubkey);
       fill();
+      this.listInvites();
     }).catch(() => { this.app.notRelayAdmin = true; });
+  }
+
+  /** listInvites shows the pending invites naming this channel that the relay lets this person revoke (NIP-86 listinvites), each with a Revoke button. */
+  async listInvites() {
+    const id = this.id;
+    let rows;
+    try {
+      rows = await manage(this.app.signer, 'listinvites');
+    } catch {
+      $('invites').hidden = true;
+      return;
+    }
+    if (this.id !== id || !Array.isArray(rows)) return;
+    const s = this.app.store;
+    const mine = rows.filter((r) => r && typeof r.id === 'string' && Array.isArray(r.channels) && r.channels.includes(id));
+    $('invite-list').replaceChildren(...mine.map((r) => {
+      const revoke = el('button', { type: 'button', text: 'Revoke', 'aria-label': 'Revoke invite ' + r.id });
+      revoke.addEventListener('click', () => this.revokeInvite(r.id));
+      return el('li', { 'data-invite': r.id },
+        el('span', { text: `by ${s.name(r.created_by)}, until ${fullTime(r.expires_at)}` }), revoke);
+    }));
+    $('invites').hidden = mine.length === 0;
+  }
+
+  /** revokeInvite ends a pending invite (NIP-86 revokeinvite): its link stops working at once. */
+  async revokeInvite(inviteID) {
+    $('members-error').textContent = '';
+    try {
+      await manage(this.app.signer, 'revokeinvite', [inviteID]);
+    } catch (e) {
+      $('members-error').textContent = 'Invite not revoked: ' + e.message;
+    }
+    await this.listInvites();
   }
 
   async addMember() {
@@ -174,6 +209,7 @@ export class ChannelView {
       $('invite-link').value = r.url;
       $('invite-out').hidden = false;
       $('invite-link').select();
+      this.listInvites();
     } catch (e) {
       $('members-error').textContent = 'No invite: ' + e.message + ' (only the relay owner and its admins can invite)';
     }
