@@ -192,11 +192,15 @@ func profileOf(ev *nostr.Event) *profile {
 	return p
 }
 
-// renderContext turns fetched history into its prompt section.
-func renderContext(header string, evs []*nostr.Event, profiles map[string]*profile) *contextSection {
+// renderContext turns fetched history into its prompt section (§11.4):
+// per message a header line the harness writes, with the author's role
+// from its pubkey (owner and agent are the configured keys), then the
+// content, every line of it indented, so no content starts a line.
+func renderContext(header string, evs []*nostr.Event, profiles map[string]*profile, owner, agent string) *contextSection {
 	cs := &contextSection{Header: header}
 	for i, ev := range evs {
-		cs.Lines = append(cs.Lines, fmt.Sprintf("\n[%d] %s (%s): %s", i+1, actor(ev.PubKey, profiles), rfc3339(ev.CreatedAt), ev.Content))
+		cs.Lines = append(cs.Lines, fmt.Sprintf("\n[%d] %s %s (%s):\n%s%s", i+1, role(ev.PubKey, owner, agent),
+			actor(ev.PubKey, profiles), rfc3339(ev.CreatedAt), contentIndent, indentLines(ev.Content)))
 	}
 	return cs
 }

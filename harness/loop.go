@@ -205,7 +205,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 		cs.steering = ev
 		t := cs.turn
 		go func() { // one steer request; ends with its reply or timeout
-			ok, fallback := t.agent.Steer(ctx, t.session, steerBlocks(ev, nil))
+			ok, fallback := t.agent.Steer(ctx, t.session, steerBlocks(ev, h.cfg.Owner, h.cfg.AgentHex))
 			h.do(func() { h.steerDone(cs, t, ev, ok, fallback) })
 		}()
 		return true
