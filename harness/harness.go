@@ -91,6 +91,9 @@ type timing struct {
 	started func(*harness)
 	// prompting, when set, is told of each batch as its prompt is sent.
 	prompting func(batch []*Event, at time.Time)
+	// ended, when set, is called on a turn's goroutine after the turn's
+	// work and before the loop is told it ended.
+	ended func(h *harness, channel string)
 	// obsEvery replaces observerPublishEvery, obsPerWindow observerPerWindow.
 	obsEvery     time.Duration
 	obsPerWindow int
