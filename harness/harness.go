@@ -290,7 +290,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	case <-ctx.Done():
 		return nil
 	}
-	h.io.Probe(ctx)
+	if _, err := h.io.ProbeOrWebsocket(ctx); err != nil {
+		log.Warn("the relay's NIP-11 document could not be read; reads and writes go over the websocket", "err", err)
+	}
 	log.Info("relay reads", "http_bridge", h.io.Bridge())
 	if h.obsPub != nil {
 		bg.Add(1)

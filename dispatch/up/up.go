@@ -336,9 +336,8 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nos
 	}
 	conn := relayclient.New(wsURL, relayclient.Options{Key: owner, Timeout: requestTimeout, ConnectTimeout: connectTimeout})
 	defer conn.Close()
-	if _, err := conn.Probe(ctx); err != nil {
+	if _, err := conn.ProbeOrWebsocket(ctx); err != nil {
 		log.Debug("no NIP-11 document; the set-up uses the websocket", "err", err)
-		conn.SetBridge(false)
 	}
 	publish := func(key *nostrkey.Secret, ev *nostr.Event) error {
 		ev.CreatedAt = nostr.Now()
