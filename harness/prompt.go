@@ -40,7 +40,7 @@ func (c channelInfo) isDM() bool { return c.Type == "dm" || c.Type == "unknown" 
 // profile is the part of a kind 0 the prompt uses.
 type profile struct {
 	Label string // sanitised display name or nip05; empty none
-	Agent bool   // carries a 4-element auth tag
+	Agent bool   // carries a 4-element auth tag, or says "bot": true (NIP-24)
 	Owner string // owner named by that tag
 	// Attestation is that tag, verified for the profile's author; nil when
 	// absent or invalid. Its conditions bound what it vouches for.

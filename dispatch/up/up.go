@@ -76,9 +76,13 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	if code, done := upPage(fs).Parse(args, true, env.Out(), env.Err()); done {
 		return code
 	}
+	// Without a model provider the workspace still starts: the agent shows
+	// as not configured and answers every message with what to set.
+	notConfigured := ""
 	if err := agent.CheckProvider(env.Getenv); err != nil {
-		fmt.Fprintln(env.Err(), "buzzbox up: "+err.Error())
-		return 2
+		notConfigured = strings.Join(strings.Fields(err.Error()), " ")
+		fmt.Fprintln(env.Err(), "buzzbox up: the agent is not configured: "+err.Error()+
+			"\nThe workspace starts anyway; set the variables and run buzzbox up again for the agent to answer.")
 	}
 	log := harness.NewLogger(env)
 	base, err := upStateDir(env, log, *dir)
@@ -86,7 +90,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		fmt.Fprintln(env.Err(), err)
 		return 1
 	}
-	if err := up(ctx, env, log, base, *listen, public, env.Out()); err != nil {
+	if err := up(ctx, env, log, base, *listen, public, notConfigured, env.Out()); err != nil {
 		fmt.Fprintln(env.Err(), err)
 		return 1
 	}
@@ -175,7 +179,7 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string, public []string, out io.Writer) error {
+func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string, public []string, notConfigured string, out io.Writer) error {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return fmt.Errorf("buzzbox up: create %s: %w", base, err)
 	}
@@ -236,6 +240,9 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 		httpURL, keyRel, buzz, channel, agentKey.Public().Hex(), upAgentName)
 	fmt.Fprintf(out, "Read the replies:\n\n")
 	fmt.Fprintf(out, "  BUZZ_RELAY_URL=%s BUZZ_KEYFILE=%s %s --format compact messages get --channel %s\n\n", httpURL, keyRel, buzz, channel)
+	if notConfigured != "" {
+		fmt.Fprintf(out, "The agent is not configured (%s); it answers every message with what to set until buzzbox up runs with them.\n\n", notConfigured)
+	}
 	fmt.Fprintf(out, "Press Ctrl-C to stop.\n")
 
 	skHex, err := agentKey.AppendHex(nil)
@@ -246,7 +253,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	henv.Environ = proc.WithEnv(env.Environ, workspace.EnvPrivateKey, string(skHex))
 	henv.Environ = proc.Without(henv.Environ, workspace.EnvACPPrivateKey, workspace.EnvAuthTag)
 	cfg, err := harness.LoadConfig([]string{"--relay-url", wsURL, "--agent-owner", owner.Public().Hex(),
-		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--channels", channel}, henv)
+		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--follow-threads"}, henv)
 	clear(skHex)
 	if err != nil {
 		return err
@@ -254,6 +261,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	// The agent key reaches buzz-dev-mcp as a file in the state dir, which
 	// its shell sandbox hides, not in any process's environment.
 	cfg.MCPKeyFile = filepath.Join(base, upAgentKey)
+	cfg.NotConfigured = notConfigured
 	henv.Environ = proc.Without(henv.Environ, workspace.EnvPrivateKey)
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
@@ -374,6 +382,6 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nos
 		log.Debug("add agent to channel", "err", err)
 	}
 	publish(owner, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"owner","display_name":"owner"}`})
-	publish(agentKey, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `"}`})
+	publish(agentKey, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `","bot":true}`})
 	return id, nil
 }
