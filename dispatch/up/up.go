@@ -117,7 +117,11 @@ func upPage(fs *flag.FlagSet) *usage.Page {
 		About: `Runs a whole workspace in one process: an embedded relay that also serves
 the web client at http://ADDRESS/, a #general channel, and an agent
 (buzz-agent, with buzz-dev-mcp working in this directory) that answers
-when mentioned there. Runs until Ctrl-C.
+in every channel it is a member of: mentions, direct messages (a private
+channel of one person and the agent) and people's replies in threads it
+has replied in. Without a model provider the workspace starts anyway and
+the agent answers every mention with the variables to set. Runs until
+Ctrl-C.
 
 Behind a remapped port (a container's -p 8080:3000) or a proxy, name the
 URL people use with --public-url. A ws:// or http:// one is served beside
@@ -145,7 +149,8 @@ reused by the next run (a ./.buzz of an earlier version is moved there):
   relay/           the relay's events
 
 When the model provider refuses the key, does not know the model or cannot
-be reached, a notice in the thread says so and names the variable to fix.`,
+be reached, a notice in the thread says so and names the variable to fix;
+when none is configured, the notice names the variables to set.`,
 		Examples: []string{
 			"BUZZ_AGENT_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-… ANTHROPIC_MODEL=claude-sonnet-4-5 buzzbox up",
 			"buzzbox up --listen 0.0.0.0:3000 --public-url ws://localhost:8080   # in a container run with -p 8080:3000",
