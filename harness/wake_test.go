@@ -1,10 +1,20 @@
 package harness
 
 import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/testexe"
 )
 
 // TestFollowThreads: with --follow-threads, once the agent has posted in
@@ -64,4 +74,77 @@ func TestDMWithoutMention(t *testing.T) {
 	if promptsWith(w.prompts(), plain.ID) != 0 {
 		t.Errorf("an unmentioned message in a channel of several reached the agent")
 	}
+}
+
+// TestAgentsDoNotPingPong: two agents, each with the real buzz-agent and
+// a model that answers every prompt in its thread through the shell, both
+// following threads and answering anyone. The owner asks one, then the
+// other in the same thread; each answers once, and neither is woken by the
+// other's answer
+// (their profiles say "bot": true), so the thread does not fill with
+// agents answering each other. A person's reply afterwards, without a
+// mention, is answered by both.
+func TestAgentsDoNotPingPong(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real agent")
+	}
+	w := newWorld(t)
+	bin := t.TempDir()
+	if err := os.Symlink(testexe.Path(t), filepath.Join(bin, "buzz")); err != nil {
+		t.Fatal(err)
+	}
+	anchor := regexp.MustCompile(`--channel ([0-9a-f-]{36}) --(?:reply-to|event) ([0-9a-f]{64})`)
+	var asked atomic.Int32
+	llm := llmtest.New(t)
+	llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		if lastIsTool(req) {
+			return llmtest.Reply{Text: "sent"}
+		}
+		body, _ := json.Marshal(req["messages"])
+		ch, ev, ok := findAnchor(anchor, string(body))
+		if !ok {
+			return llmtest.Reply{Text: "no anchor found"}
+		}
+		asked.Add(1)
+		args, _ := json.Marshal(map[string]string{"command": "buzz messages send --channel " + ch + " --reply-to " + ev + " --content 'my two cents'"})
+		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+	})
+	for _, key := range []*nostrkey.Secret{w.agent, w.sibling} {
+		w.publishAs(key, &nostr.Event{Kind: 0, Content: `{"name":"agent","bot":true}`})
+		env := w.agentEnv(t, "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
+			"OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL="+llm.URL, "HOME="+t.TempDir(),
+			"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		sk, _ := key.AppendHex(nil)
+		env.Environ = append(withoutKey(env.Environ, "BUZZ_PRIVATE_KEY"), "BUZZ_PRIVATE_KEY="+string(sk))
+		w.runHarness(t, env, timing{}, "--follow-threads", "--respond-to", "anyone", "--no-typing")
+	}
+	agents := []string{w.agent.Public().Hex(), w.sibling.Public().Hex()}
+	inThread := func(root string) map[string]int {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: agents, Tags: nostr.TagMap{"e": {root}}})
+		n := map[string]int{}
+		for _, ev := range evs {
+			n[ev.PubKey]++
+		}
+		return n
+	}
+	time.Sleep(2 * time.Second) // both harnesses subscribed
+	// The first agent answers; then the owner asks the second in the
+	// same thread, whose answer reaches the first, which is in the thread.
+	root := w.mention("what do you think?")
+	waitFor(t, "the first agent's answer", 60*time.Second, func() bool { return inThread(root.ID)[agents[0]] >= 1 })
+	w.publish(&nostr.Event{Kind: 9, Content: "and you?", Tags: nostr.Tags{{"h", w.channel}, {"e", root.ID, "", "reply"}, {"p", agents[1]}}})
+	waitFor(t, "both agents' answers", 60*time.Second, func() bool { n := inThread(root.ID); return n[agents[0]] >= 1 && n[agents[1]] >= 1 })
+	time.Sleep(5 * time.Second) // room for a ping-pong to start
+	if n := inThread(root.ID); n[agents[0]] != 1 || n[agents[1]] != 1 {
+		t.Fatalf("agents' messages in the thread = %v; want one each (no agent woken by another's)", n)
+	}
+	w.publishAs(w.stranger, &nostr.Event{Kind: 9, Content: "and what about tests?", Tags: nostr.Tags{{"h", w.channel}, {"e", root.ID, "", "reply"}}})
+	waitFor(t, "both agents' answers to the person", 60*time.Second, func() bool { n := inThread(root.ID); return n[agents[0]] >= 2 && n[agents[1]] >= 2 })
+	time.Sleep(5 * time.Second)
+	if n := inThread(root.ID); n[agents[0]] != 2 || n[agents[1]] != 2 {
+		t.Errorf("agents' messages in the thread = %v; want two each", n)
+	}
+	t.Logf("model asked %d times", asked.Load())
 }
