@@ -40,11 +40,18 @@ var (
 // line.
 func startUp(t *testing.T, environ []string) *upRun {
 	t.Helper()
+	return startUpIn(t, environ, t.TempDir(), t.TempDir())
+}
+
+// startUpIn is startUp with the given HOME and working directory, so that
+// a second run finds the first one's state.
+func startUpIn(t *testing.T, environ []string, home, dir string) *upRun {
+	t.Helper()
 	exe := testexe.Path(t)
 	bin := t.TempDir()
 	os.Symlink(exe, filepath.Join(bin, "buzz"))
-	environ = append(environ, "HOME="+t.TempDir(), "PATH="+bin+":"+os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true")
-	u := &upRun{t: t, dir: t.TempDir()}
+	environ = append(environ, "HOME="+home, "PATH="+bin+":"+os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true")
+	u := &upRun{t: t, dir: dir}
 	pr, pw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	code := make(chan int, 1)
@@ -145,6 +152,26 @@ func TestUpWithoutProvider(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUpConfiguredLater: a workspace started without a provider, run
+// again with one, has the agent answer in it.
+func TestUpConfiguredLater(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the real binary")
+	}
+	home, dir := t.TempDir(), t.TempDir()
+	u := startUpIn(t, nil, home, dir)
+	if c := u.stop(); c != 0 {
+		t.Fatalf("up without a provider exited %d on cancel; want 0", c)
+	}
+	m := newUpModel(t)
+	u = startUpIn(t, m.env(), home, dir)
+	if strings.Contains(strings.Join(u.printed, "\n"), "not configured") {
+		t.Errorf("up with a provider still says the agent is not configured")
+	}
+	u.cli("messages send --channel " + u.channel + " --mention " + u.agent + " --content 'now-configured'")
+	waitFor(t, "the configured agent's answer", 30*time.Second, func() bool { return strings.Contains(u.read(u.channel), "reply to now-configured") })
 }
 
 // upModel answers every request with "reply to <the newest message's
