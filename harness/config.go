@@ -101,6 +101,7 @@ func flagTable() []flagSpec {
 			max: 1<<32 - 1, what: "an event kind"},
 		{name: "channels", env: "BUZZ_ACP_CHANNELS", kind: kList, usage: "channel UUIDs to listen on"},
 		{name: "no-mention-filter", env: "BUZZ_ACP_NO_MENTION_FILTER", def: "false", kind: kBool, usage: "do not require a p tag naming the agent"},
+		{name: "follow-threads", env: "BUZZ_ACP_FOLLOW_THREADS", def: "false", kind: kBool, usage: "answer replies in threads the agent has replied in without a mention (never its own or another agent's)"},
 		{name: "config", env: "BUZZ_ACP_CONFIG", def: "./buzz-acp.toml", kind: kString, usage: "rules file for --subscribe config"},
 		{name: "dedup", env: "BUZZ_ACP_DEDUP", def: "queue", kind: kEnum,
 			values: dedupModes},
@@ -318,19 +319,24 @@ type Config struct {
 	// sidecar gets NOSTR_PRIVATE_KEY_FILE naming it instead of
 	// BUZZ_PRIVATE_KEY, and the agent gets no key in its environment.
 	// Not a flag; `buzzbox up` sets it to the key in its state dir.
-	MCPKeyFile          string
-	IdleTimeout         time.Duration
-	MaxTurn             time.Duration
-	SystemPrompt        string
-	Agents              int
-	HeartbeatInterval   time.Duration
-	TurnLiveness        time.Duration
-	HeartbeatPrompt     string
-	InitialMessage      string
-	Subscribe           string
-	Kinds               []int
-	Channels            []string
-	NoMentionFilter     bool
+	MCPKeyFile        string
+	IdleTimeout       time.Duration
+	MaxTurn           time.Duration
+	SystemPrompt      string
+	Agents            int
+	HeartbeatInterval time.Duration
+	TurnLiveness      time.Duration
+	HeartbeatPrompt   string
+	InitialMessage    string
+	Subscribe         string
+	Kinds             []int
+	Channels          []string
+	NoMentionFilter   bool
+	FollowThreads     bool // wake on unmentioned replies in threads the agent is in
+	// NotConfigured, set by a launcher (buzzbox up) whose agent has no
+	// model provider, says what to set; the harness then starts no agent,
+	// shows as "not configured" and answers every message with it.
+	NotConfigured       string
 	ConfigPath          string
 	Rules               []*Rule
 	Dedup               string
@@ -717,6 +723,7 @@ func (p *plan) run() (*Config, error) {
 	c.Subscribe = p.enums["subscribe"]
 	c.Kinds = p.intLists["kinds"]
 	c.NoMentionFilter = p.bools["no-mention-filter"]
+	c.FollowThreads = p.bools["follow-threads"]
 	c.ConfigPath = p.str("config")
 	if c.Subscribe == "config" {
 		if p.given("kinds") {
@@ -729,6 +736,10 @@ func (p *plan) run() (*Config, error) {
 		if c.NoMentionFilter {
 			warn("--no-mention-filter is ignored with --subscribe config")
 			c.NoMentionFilter = false
+		}
+		if c.FollowThreads {
+			warn("--follow-threads is ignored with --subscribe config")
+			c.FollowThreads = false
 		}
 		rules, err := LoadRules(c.ConfigPath)
 		if err != nil {

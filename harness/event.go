@@ -22,6 +22,9 @@ type Event struct {
 	Received time.Time // when the harness took it in
 	Tag      string    // prompt tag of the rule that accepted it
 	Stored   bool      // replayed by the relay (missed while away), not live
+	// Woken is why an event that does not mention the agent wakes it
+	// (wakeDM, wakeThread); "" none.
+	Woken string
 }
 
 // mentions reports whether a p tag names hex.

@@ -74,11 +74,13 @@ func discover(ctx context.Context, io *relayclient.Client, agent string) ([]chan
 	}
 	var ids []string
 	seen := map[string]bool{}
+	pair := map[string]bool{} // the channel's members are the agent and one other
 	for _, ev := range members {
 		d := strings.ToLower(ev.Tags.GetD())
 		if isUUID(d) && !seen[d] {
 			seen[d] = true
 			ids = append(ids, d)
+			pair[d] = agentAndOne(ev, agent)
 		}
 	}
 	if len(ids) == 0 {
@@ -97,6 +99,9 @@ func discover(ctx context.Context, io *relayclient.Client, agent string) ([]chan
 			continue
 		}
 		newest[info.ID] = ev.CreatedAt
+		if info.Type == "private" && pair[info.ID] {
+			info.Type = "dm"
+		}
 		got[info.ID] = info
 		skip[info.ID] = archived
 	}
@@ -114,11 +119,45 @@ func discover(ctx context.Context, io *relayclient.Client, agent string) ([]chan
 	return out, nil
 }
 
+// agentAndOne reports whether a channel's members event (39002) lists
+// exactly two members, agent one of them: a private channel of a person
+// and the agent is its DM channel.
+func agentAndOne(members *nostr.Event, agent string) bool {
+	keys := map[string]bool{}
+	for _, t := range members.Tags {
+		if len(t) >= 2 && t[0] == "p" {
+			keys[t[1]] = true
+		}
+	}
+	return len(keys) == 2 && keys[agent]
+}
+
 // channelCache resolves channel metadata lazily and caches successes.
 type channelCache struct {
-	io *relayclient.Client
-	mu sync.Mutex
-	m  map[string]channelInfo
+	io    *relayclient.Client
+	agent string // the agent's hex: a private channel of it and one person is a DM
+	mu    sync.Mutex
+	m     map[string]channelInfo
+}
+
+// peek returns what the cache holds for id, asking nobody; a nil cache
+// holds nothing.
+func (c *channelCache) peek(id string) (channelInfo, bool) {
+	if c == nil {
+		return channelInfo{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	info, ok := c.m[id]
+	return info, ok && info.Type != "unknown"
+}
+
+// forget drops id, so that the next get asks the relay again (the
+// channel's members changed).
+func (c *channelCache) forget(id string) {
+	c.mu.Lock()
+	delete(c.m, id)
+	c.mu.Unlock()
 }
 
 func (c *channelCache) put(info channelInfo) {
@@ -146,6 +185,14 @@ func (c *channelCache) get(ctx context.Context, id string) (channelInfo, bool) {
 	}
 	info, _ = channelFromMeta(evs[0])
 	info.ID = id
+	if info.Type == "private" && c.agent != "" {
+		mem, err := retryOnce(ctx, contextFetchTO, func(ctx context.Context) ([]*nostr.Event, error) {
+			return c.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
+		})
+		if err == nil && len(mem) > 0 && agentAndOne(mem[0], c.agent) {
+			info.Type = "dm"
+		}
+	}
 	c.put(info)
 	return info, true
 }
@@ -181,6 +228,12 @@ func fetchProfilesErr(ctx context.Context, io *relayclient.Client, pubkeys []str
 
 func profileOf(ev *nostr.Event) *profile {
 	p := &profile{Label: labelFromProfile(ev.Content), Event: ev}
+	var meta struct {
+		Bot bool `json:"bot"`
+	}
+	if json.Unmarshal([]byte(ev.Content), &meta) == nil && meta.Bot {
+		p.Agent = true
+	}
 	for _, t := range ev.Tags {
 		if len(t) == 4 && t[0] == nipoa.TagName {
 			p.Agent = true
@@ -192,11 +245,15 @@ func profileOf(ev *nostr.Event) *profile {
 	return p
 }
 
-// renderContext turns fetched history into its prompt section.
-func renderContext(header string, evs []*nostr.Event, profiles map[string]*profile) *contextSection {
+// renderContext turns fetched history into its prompt section (§11.4):
+// per message a header line the harness writes, with the author's role
+// from its pubkey (owner and agent are the configured keys), then the
+// content, every line of it indented, so no content starts a line.
+func renderContext(header string, evs []*nostr.Event, profiles map[string]*profile, owner, agent string) *contextSection {
 	cs := &contextSection{Header: header}
 	for i, ev := range evs {
-		cs.Lines = append(cs.Lines, fmt.Sprintf("\n[%d] %s (%s): %s", i+1, actor(ev.PubKey, profiles), rfc3339(ev.CreatedAt), ev.Content))
+		cs.Lines = append(cs.Lines, fmt.Sprintf("\n[%d] %s %s (%s):\n%s%s", i+1, role(ev.PubKey, owner, agent),
+			actor(ev.PubKey, profiles), rfc3339(ev.CreatedAt), contentIndent, indentLines(ev.Content)))
 	}
 	return cs
 }

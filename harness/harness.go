@@ -91,6 +91,9 @@ type timing struct {
 	started func(*harness)
 	// prompting, when set, is told of each batch as its prompt is sent.
 	prompting func(batch []*Event, at time.Time)
+	// ended, when set, is called on a turn's goroutine after the turn's
+	// work and before the loop is told it ended.
+	ended func(h *harness, channel string)
 	// obsEvery replaces observerPublishEvery, obsPerWindow observerPerWindow.
 	obsEvery     time.Duration
 	obsPerWindow int
@@ -151,6 +154,7 @@ type harness struct {
 	setup    *setupState        // non-nil in setup mode: no agents, nudges only
 	siblings *siblingCache
 	profiles *profileCache
+	threads  *threadSet // the threads the agent is in (--follow-threads)
 	// ownNotices holds the ids of notices posted as the agent (reply.go).
 	ownNotices noticeIDs
 	// store is what survives a restart: sessions, pending and answered
@@ -215,7 +219,8 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.rc = newRelayConn(cfg.RelayURL, cfg.Secret, authTag, cfg.EventBuffer, log)
 	h.io = newRelayIO(cfg.RelayURL, cfg.Secret, canonTag, h.rc)
 	defer h.io.Close()
-	h.chans = &channelCache{io: h.io, m: map[string]channelInfo{}}
+	h.chans = &channelCache{io: h.io, agent: cfg.AgentHex, m: map[string]channelInfo{}}
+	h.threads = newThreadSet()
 	h.reacts = newReactions(h.io, cfg.Secret, log)
 	h.siblings = &siblingCache{io: h.io, m: map[string]*nipoa.Tag{}}
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
@@ -287,7 +292,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	case <-ctx.Done():
 		return nil
 	}
-	h.io.Probe(ctx)
+	if _, err := h.io.ProbeOrWebsocket(ctx); err != nil {
+		log.Warn("the relay's NIP-11 document could not be read; reads and writes go over the websocket", "err", err)
+	}
 	log.Info("relay reads", "http_bridge", h.io.Bridge())
 	if h.obsPub != nil {
 		bg.Add(1)
@@ -446,7 +453,7 @@ func (h *harness) channelFilter(channel string) (nostr.Filter, bool) {
 			f.Kinds = rules[0].Kinds // keep the configured order
 		}
 	}
-	if mention {
+	if mention && !h.hearsUnmentioned(channel) {
 		f.Tags["p"] = []string{h.cfg.AgentHex}
 	}
 	return f, true

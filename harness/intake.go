@@ -33,6 +33,12 @@ func (h *harness) intake(ctx context.Context) {
 		ev := &Event{Event: *re.Ev, Received: time.Now(), Stored: re.Stored}
 		if ev.Kind == workspace.KindMemberAdded || ev.Kind == workspace.KindMemberRemoved {
 			if re.Sub == "membership-notif" {
+				if ch := channelOf(&ev.Event); ev.Kind == workspace.KindMemberAdded && isUUID(ch) {
+					// Its type and members decide the subscription (a DM
+					// channel hears every message): read them as they are now.
+					h.chans.forget(ch)
+					h.chans.get(ctx, ch)
+				}
 				h.do(func() { h.membership(ctx, ev) })
 			}
 			continue
@@ -53,6 +59,9 @@ func (h *harness) intake(ctx context.Context) {
 // pipeline applies steps 2–8 of §6 to a channel event.
 func (h *harness) pipeline(ctx context.Context, ev *Event) {
 	log := h.log.With("channel", ev.Channel, "event_id", ev.ID)
+	if ev.PubKey == h.cfg.AgentHex && (ev.Kind == workspace.KindStream || ev.Kind == workspace.KindStreamV2) {
+		h.threads.own(ev)
+	}
 	if !h.cfg.NoIgnoreSelf && ev.PubKey == h.cfg.AgentHex {
 		return
 	}
@@ -71,10 +80,14 @@ func (h *harness) pipeline(ctx context.Context, ev *Event) {
 		log.Debug("author not allowed", "author", ev.PubKey)
 		return
 	}
+	ev.Woken = h.wakeUnmentioned(ctx, ev)
 	tag, ok := h.matcher.match(ev)
 	if !ok {
 		log.Debug("no rule matched")
 		return
+	}
+	if ev.Woken != "" {
+		tag = ev.Woken
 	}
 	ev.Tag = tag
 	if h.setup != nil {

@@ -83,11 +83,14 @@ const (
 
 // Failure notices and the reply guard.
 const (
-	maxNoticeCause  = 300              // runes of an agent's own error text quoted in a notice
-	maxNoticeField  = 120              // runes of a model name or endpoint quoted in a notice
-	minSecretLen    = 8                // shorter values of *_KEY/_TOKEN/… variables are not redacted (they would match ordinary words)
-	replyCheckTO    = 10 * time.Second // the reply guard's relay query and publish, each
-	firstWordNotice = 60 * time.Second // a prompt with no text, thought or tool call from the agent this long is told in the thread (still waiting)
-	maxNoticeIDs    = 256              // notice ids remembered for the reply guard; cleared when full (a lost id can only keep the guard quiet once)
-	maxSavedNotices = 16               // notice ids kept per channel in the state file, newest: a restart must not take the last run's "could not answer yet" for an answer
+	maxNoticeCause = 300 // runes of an agent's own error text quoted in a notice
+	// maxNotConfigured bounds the launcher's list of variables to set
+	// (Config.NotConfigured) quoted in a notice: every provider's names fit.
+	maxNotConfigured = 600
+	maxNoticeField   = 120              // runes of a model name or endpoint quoted in a notice
+	minSecretLen     = 8                // shorter values of *_KEY/_TOKEN/… variables are not redacted (they would match ordinary words)
+	replyCheckTO     = 10 * time.Second // the reply guard's relay query and publish, each
+	firstWordNotice  = 60 * time.Second // a prompt with no text, thought or tool call from the agent this long is told in the thread (still waiting)
+	maxNoticeIDs     = 256              // notice ids remembered for the reply guard; cleared when full (a lost id can only keep the guard quiet once)
+	maxSavedNotices  = 16               // notice ids kept per channel in the state file, newest: a restart must not take the last run's "could not answer yet" for an answer
 )

@@ -205,7 +205,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 		cs.steering = ev
 		t := cs.turn
 		go func() { // one steer request; ends with its reply or timeout
-			ok, fallback := t.agent.Steer(ctx, t.session, steerBlocks(ev, nil))
+			ok, fallback := t.agent.Steer(ctx, t.session, steerBlocks(ev, h.cfg.Owner, h.cfg.AgentHex))
 			h.do(func() { h.steerDone(cs, t, ev, ok, fallback) })
 		}()
 		return true
@@ -346,6 +346,9 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 	gen := h.gens[cs.id]
 	go func() { // the turn; ends when the prompt ends and reports back
 		out := h.runTurn(ctx, t, cs.id, gen, reason)
+		if h.t.ended != nil {
+			h.t.ended(h, cs.id)
+		}
 		h.do(func() { h.turnDone(ctx, cs, t, out) })
 	}()
 }
@@ -404,7 +407,13 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	}
 	cs.turn = nil
 	h.turnEnded(cs.id, t, out)
-	if t.session != "" && t.agent != nil {
+	// Only the channel's current session is kept for the next run: not
+	// one the turn dropped (a failed initial message), nor one renewed
+	// (!rotate, switch_model, leaving the channel) while the turn ran.
+	switch ss := s.sessions[cs.id]; {
+	case ss != nil && ss.gen != h.gens[cs.id]:
+		h.dropSession(s, cs.id)
+	case ss != nil && ss.id == t.session && t.agent != nil:
 		h.store.holdSession(cs.id, t.session, t.agent.Name(), s.idx)
 	}
 	// retry puts the batch back for another turn. When the batch reached
@@ -518,6 +527,20 @@ func (h *harness) dropSession(s *slot, key string) {
 	h.store.forgetSession(key)
 	if ss != nil && s.agent != nil {
 		s.agent.CloseSession(ss.id)
+	}
+}
+
+// renewSessions makes channel's next turn start a new session (!rotate,
+// switch_model, leaving the channel): a new generation, nothing kept for
+// the next run, and the sessions of idle slots closed. A busy slot's
+// session goes when its turn ends (turnDone), however the turn ends.
+func (h *harness) renewSessions(channel string) {
+	h.gens[channel]++
+	h.store.forgetSession(channel)
+	for _, s := range h.slots {
+		if !s.busy {
+			h.dropSession(s, channel)
+		}
 	}
 }
 
@@ -760,13 +783,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 		}
 		cs.turn.cancel("cancel")
 	case "!rotate":
-		h.gens[ev.Channel]++
-		h.store.forgetSession(ev.Channel)
-		for _, s := range h.slots {
-			if !s.busy {
-				h.dropSession(s, ev.Channel)
-			}
-		}
+		h.renewSessions(ev.Channel)
 		if cs.turn != nil {
 			cs.turn.cancel("rotate")
 		}
@@ -814,8 +831,7 @@ func (h *harness) membership(ctx context.Context, ev *Event) {
 		}
 		cs.queue, cs.parked, cs.recheck = nil, nil, nil
 		cs.attempts, cs.retryAt = 0, time.Time{}
-		h.gens[ch]++
-		h.store.forgetSession(ch)
+		h.renewSessions(ch)
 		if cs.turn != nil {
 			cs.turn.cancel("cancel")
 		}

@@ -92,13 +92,7 @@ func (h *harness) applyControl(ctx context.Context, req observer.ControlRequest)
 // Sessions of busy slots go when their turn ends (as for !rotate).
 func (h *harness) switchModel(req observer.ControlRequest) {
 	h.models[req.ChannelID] = req.ModelID
-	h.gens[req.ChannelID]++
-	h.store.forgetSession(req.ChannelID)
-	for _, s := range h.slots {
-		if !s.busy {
-			h.dropSession(s, req.ChannelID)
-		}
-	}
+	h.renewSessions(req.ChannelID)
 }
 
 // catalogOffers looks model up in the model catalog cached from an agent's

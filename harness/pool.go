@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"time"
 
@@ -12,6 +13,14 @@ import (
 // startPool spawns --agents processes one after another (§8.2).
 func (h *harness) startPool(ctx context.Context) error {
 	h.slots = make([]*slot, h.cfg.Agents)
+	if h.cfg.NotConfigured != "" {
+		for i := range h.slots {
+			h.slots[i] = &slot{idx: i, sessions: map[string]*sessionState{}}
+		}
+		h.poolDown, h.startErr = true, errors.New(h.cfg.NotConfigured)
+		h.log.Warn("the agent is not configured; answering messages with what to set", "why", h.cfg.NotConfigured)
+		return nil
+	}
 	live := 0
 	for i := range h.slots {
 		h.slots[i] = &slot{idx: i, sessions: map[string]*sessionState{}}
@@ -57,6 +66,9 @@ func (h *harness) ensureAgents(ctx context.Context) {
 			h.log.Warn("agent exited between turns; replacing it", "slot", s.idx)
 			h.retire(ctx, s)
 		}
+	}
+	if h.cfg.NotConfigured != "" {
+		return // nothing to start until the launcher is configured and run again
 	}
 	now := time.Now()
 	alive := false
@@ -189,6 +201,9 @@ func (h *harness) startFailed(ctx context.Context) {
 	}
 	why := "the agent could not be started (" + clip(strings.TrimPrefix(h.startErr.Error(), "buzz-acp: ")) +
 		"): check --agent-command and the agent's own settings"
+	if h.cfg.NotConfigured != "" {
+		why = "the agent is not configured: " + clipRunes(h.cfg.NotConfigured, maxNotConfigured) + "; set them and start it again"
+	}
 	for _, cs := range h.queues {
 		if cs.turn != nil || len(cs.queue)+len(cs.parked) == 0 {
 			continue

@@ -5,10 +5,12 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/nbd-wtf/go-nostr"
 
@@ -38,7 +40,7 @@ func (c channelInfo) isDM() bool { return c.Type == "dm" || c.Type == "unknown" 
 // profile is the part of a kind 0 the prompt uses.
 type profile struct {
 	Label string // sanitised display name or nip05; empty none
-	Agent bool   // carries a 4-element auth tag
+	Agent bool   // carries a 4-element auth tag, or says "bot": true (NIP-24)
 	Owner string // owner named by that tag
 	// Attestation is that tag, verified for the profile's author; nil when
 	// absent or invalid. Its conditions bound what it vouches for.
@@ -69,7 +71,7 @@ func labelFromProfile(content string) string {
 
 func sanitizeLabel(s string) string {
 	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || unicode.In(r, unicode.Zl, unicode.Zp) {
 			return -1
 		}
 		return r
@@ -86,6 +88,7 @@ type promptInput struct {
 	Profiles map[string]*profile
 	Context  *contextSection // nil = none
 	Agent    string          // agent hex
+	Owner    string          // the owner's hex, from the configuration; "" none
 	Legacy   []string        // system-prompt sections for agents without support
 }
 
@@ -111,16 +114,66 @@ func npubOf(hex string) string {
 	return pk.Npub()
 }
 
-// actor renders "<label> (<hex>)" or the bare hex.
+// actor renders `"<label>" (<hex>)` or the bare hex. The label is
+// quoted (strconv.Quote) so that a display name cannot pass for the
+// parts around it.
 func actor(hex string, profiles map[string]*profile) string {
 	if p := profiles[hex]; p != nil && p.Label != "" {
-		return p.Label + " (" + hex + ")"
+		return strconv.Quote(p.Label) + " (" + hex + ")"
 	}
 	return hex
 }
 
-// eventBlock renders §11.5.
-func eventBlock(e *Event, ch channelInfo, profiles map[string]*profile, withChannel bool) string {
+// Roles the prompt gives an author, from its verified pubkey alone: no
+// display name or profile claim makes anyone the owner.
+const (
+	roleOwner  = "owner"
+	roleYou    = "you"
+	roleMember = "member"
+)
+
+// role is what hex is to this harness: its owner, its own agent, or any
+// other member.
+func role(hex, owner, agent string) string {
+	switch {
+	case owner != "" && hex == owner:
+		return roleOwner
+	case hex == agent:
+		return roleYou
+	}
+	return roleMember
+}
+
+// contentIndent starts every line of a message's content after the first
+// line the harness writes for it. No line the harness writes starts with
+// a space, so no content can pass for one of them.
+const contentIndent = "  "
+
+// indentLines returns content with every line break normalised to \n and
+// contentIndent before each line but the first. Every break a reader may
+// take for a new line counts: \r\n, \r, \n, \v, \f, U+0085, U+2028 and
+// U+2029.
+func indentLines(content string) string {
+	var b strings.Builder
+	b.Grow(len(content))
+	for i := 0; i < len(content); {
+		r, n := utf8.DecodeRuneInString(content[i:])
+		switch r {
+		case '\r', '\n', '\v', '\f', '\u0085', '\u2028', '\u2029':
+			if r == '\r' && strings.HasPrefix(content[i+n:], "\n") {
+				n++
+			}
+			b.WriteString("\n" + contentIndent)
+		default:
+			b.WriteString(content[i : i+n])
+		}
+		i += n
+	}
+	return b.String()
+}
+
+// eventBlock renders §11.5; owner and agent give the From line its role.
+func eventBlock(e *Event, ch channelInfo, profiles map[string]*profile, withChannel bool, owner, agent string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Event ID: %s\n", e.ID)
 	if withChannel {
@@ -128,13 +181,14 @@ func eventBlock(e *Event, ch channelInfo, profiles map[string]*profile, withChan
 	}
 	fmt.Fprintf(&b, "Kind: %d\n", e.Kind)
 	npub := npubOf(e.PubKey)
+	who := role(e.PubKey, owner, agent)
 	if p := profiles[e.PubKey]; p != nil && p.Label != "" {
-		fmt.Fprintf(&b, "From: %s (npub: %s, hex: %s)\n", p.Label, npub, e.PubKey)
+		fmt.Fprintf(&b, "From: %s %q (npub: %s, hex: %s)\n", who, p.Label, npub, e.PubKey)
 	} else {
-		fmt.Fprintf(&b, "From: %s (hex: %s)\n", npub, e.PubKey)
+		fmt.Fprintf(&b, "From: %s %s (hex: %s)\n", who, npub, e.PubKey)
 	}
 	fmt.Fprintf(&b, "Time: %s\n", rfc3339(e.CreatedAt))
-	fmt.Fprintf(&b, "Content: %s\n", e.Content)
+	fmt.Fprintf(&b, "Content: %s\n", indentLines(e.Content))
 	tags := e.Tags
 	if tags == nil {
 		tags = nostr.Tags{}
@@ -261,7 +315,7 @@ func formatPrompt(in *promptInput) []acp.ContentBlock {
 	if in.Context != nil {
 		add(in.Context.text())
 	}
-	block := func(e *Event) string { return eventBlock(e, in.Channel, in.Profiles, true) }
+	block := func(e *Event) string { return eventBlock(e, in.Channel, in.Profiles, true, in.Owner, in.Agent) }
 	numbered := func(header string, evs []*Event) string {
 		var b strings.Builder
 		b.WriteString(header)
@@ -310,9 +364,9 @@ func formatPrompt(in *promptInput) []acp.ContentBlock {
 }
 
 // steerBlocks renders one event for a native steer (§7.4).
-func steerBlocks(e *Event, profiles map[string]*profile) []acp.ContentBlock {
+func steerBlocks(e *Event, owner, agent string) []acp.ContentBlock {
 	text := "[New message — arrived while you were working]\n\n[Buzz event: " + e.Tag + "]\n" +
-		eventBlock(e, channelInfo{}, nil, false) + "\n\n" + steerClosing
+		eventBlock(e, channelInfo{}, nil, false, owner, agent) + "\n\n" + steerClosing
 	return []acp.ContentBlock{acp.TextBlock(text)}
 }
 

@@ -144,8 +144,12 @@ func (r *reactions) clear(ctx context.Context, evs []*Event) {
 func (h *harness) presenceLoop(ctx context.Context) {
 	t := time.NewTicker(presenceEvery)
 	defer t.Stop()
+	status := presenceOnline
+	if h.cfg.NotConfigured != "" {
+		status = presenceNotConfigured
+	}
 	for {
-		h.presence(ctx, "online")
+		h.presence(ctx, status)
 		select {
 		case <-ctx.Done():
 			return
@@ -153,6 +157,12 @@ func (h *harness) presenceLoop(ctx context.Context) {
 		}
 	}
 }
+
+// Presence statuses (kind 20001 content).
+const (
+	presenceOnline        = "online"
+	presenceNotConfigured = "not configured" // Config.NotConfigured: no model provider
+)
 
 func (h *harness) presence(ctx context.Context, status string) {
 	ev := &nostr.Event{Kind: workspace.KindPresence, CreatedAt: nostr.Now(), Content: status, Tags: nostr.Tags{}}

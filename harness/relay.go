@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"context"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -40,14 +39,6 @@ func newRelayIO(url string, key *nostrkey.Secret, authTag string, rc *relayclien
 				MaxIdleConnsPerHost: maxIdleBridgeConns},
 		},
 	})
-}
-
-// probeRelay reads the relay's NIP-11 document once; a relay whose
-// document cannot be read is talked to over the websocket.
-func probeRelay(ctx context.Context, io *relayclient.Client) {
-	if _, err := io.Probe(ctx); err != nil {
-		io.SetBridge(false)
-	}
 }
 
 // jitter returns d ±20 %.

@@ -243,7 +243,7 @@ func (m *ruleMatcher) match(ev *Event) (string, bool) {
 		if len(r.Kinds) > 0 && !containsInt(r.Kinds, ev.Kind) {
 			continue
 		}
-		if r.RequireMention && !ev.mentions(m.agent) {
+		if r.RequireMention && !ev.mentions(m.agent) && ev.Woken == "" {
 			continue
 		}
 		if r.Filter == nil {

@@ -118,11 +118,11 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 			for k, v := range h.profiles.get(ctx, missing) {
 				profiles[k] = v
 			}
-			cs = renderContext(hdr, evs, profiles)
+			cs = renderContext(hdr, evs, profiles, h.cfg.Owner, h.cfg.AgentHex)
 		}
 	}
 	in := &promptInput{Batch: t.batch, Parked: t.parked, Reason: reason, Channel: info, Profiles: profiles,
-		Context: cs, Agent: h.cfg.AgentHex, Legacy: ss.legacy}
+		Context: cs, Agent: h.cfg.AgentHex, Owner: h.cfg.Owner, Legacy: ss.legacy}
 	blocks := formatPrompt(in)
 
 	for _, e := range t.batch {

@@ -162,6 +162,9 @@ func TestChannelFilter(t *testing.T) {
 	if f, _ := mk("--no-mention-filter").channelFilter(ch); f.Tags["p"] != nil {
 		t.Errorf("--no-mention-filter kept #p")
 	}
+	if f, _ := mk("--follow-threads").channelFilter(ch); f.Tags["p"] != nil {
+		t.Errorf("--follow-threads kept #p: replies without a mention would never arrive")
+	}
 	if f, _ := mk("--subscribe", "all").channelFilter(ch); f.Kinds != nil {
 		t.Errorf("--subscribe all kinds = %v", f.Kinds)
 	}

@@ -137,7 +137,7 @@ func newWorld(t testing.TB) *world {
 	}
 	w.io = newRelayIO(w.relay.URL(), w.owner, "", w.pub)
 	t.Cleanup(w.io.Close)
-	probeRelay(ctx, w.io)
+	w.io.ProbeOrWebsocket(ctx)
 	w.channel = "6f1c2d4e-1111-4000-8000-0000000000ab"
 	w.addChannel(w.channel, "general")
 	return w

@@ -76,9 +76,13 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	if code, done := upPage(fs).Parse(args, true, env.Out(), env.Err()); done {
 		return code
 	}
+	// Without a model provider the workspace still starts: the agent shows
+	// as not configured and answers every message with what to set.
+	notConfigured := ""
 	if err := agent.CheckProvider(env.Getenv); err != nil {
-		fmt.Fprintln(env.Err(), "buzzbox up: "+err.Error())
-		return 2
+		notConfigured = strings.Join(strings.Fields(err.Error()), " ")
+		fmt.Fprintln(env.Err(), "buzzbox up: the agent is not configured: "+err.Error()+
+			"\nThe workspace starts anyway; set the variables and run buzzbox up again for the agent to answer.")
 	}
 	log := harness.NewLogger(env)
 	base, err := upStateDir(env, log, *dir)
@@ -86,7 +90,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		fmt.Fprintln(env.Err(), err)
 		return 1
 	}
-	if err := up(ctx, env, log, base, *listen, public, env.Out()); err != nil {
+	if err := up(ctx, env, log, base, *listen, public, notConfigured, env.Out()); err != nil {
 		fmt.Fprintln(env.Err(), err)
 		return 1
 	}
@@ -113,7 +117,11 @@ func upPage(fs *flag.FlagSet) *usage.Page {
 		About: `Runs a whole workspace in one process: an embedded relay that also serves
 the web client at http://ADDRESS/, a #general channel, and an agent
 (buzz-agent, with buzz-dev-mcp working in this directory) that answers
-when mentioned there. Runs until Ctrl-C.
+in every channel it is a member of: mentions, direct messages (a private
+channel of one person and the agent) and people's replies in threads it
+has replied in. Without a model provider the workspace starts anyway and
+the agent answers every mention with the variables to set. Runs until
+Ctrl-C.
 
 Behind a remapped port (a container's -p 8080:3000) or a proxy, name the
 URL people use with --public-url. A ws:// or http:// one is served beside
@@ -141,7 +149,8 @@ reused by the next run (a ./.buzz of an earlier version is moved there):
   relay/           the relay's events
 
 When the model provider refuses the key, does not know the model or cannot
-be reached, a notice in the thread says so and names the variable to fix.`,
+be reached, a notice in the thread says so and names the variable to fix;
+when none is configured, the notice names the variables to set.`,
 		Examples: []string{
 			"BUZZ_AGENT_PROVIDER=anthropic ANTHROPIC_API_KEY=sk-ant-… ANTHROPIC_MODEL=claude-sonnet-4-5 buzzbox up",
 			"buzzbox up --listen 0.0.0.0:3000 --public-url ws://localhost:8080   # in a container run with -p 8080:3000",
@@ -175,7 +184,7 @@ func newUUID() string {
 	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
 }
 
-func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string, public []string, out io.Writer) error {
+func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string, public []string, notConfigured string, out io.Writer) error {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return fmt.Errorf("buzzbox up: create %s: %w", base, err)
 	}
@@ -236,6 +245,9 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 		httpURL, keyRel, buzz, channel, agentKey.Public().Hex(), upAgentName)
 	fmt.Fprintf(out, "Read the replies:\n\n")
 	fmt.Fprintf(out, "  BUZZ_RELAY_URL=%s BUZZ_KEYFILE=%s %s --format compact messages get --channel %s\n\n", httpURL, keyRel, buzz, channel)
+	if notConfigured != "" {
+		fmt.Fprintf(out, "The agent is not configured (%s); it answers every message with what to set until buzzbox up runs with them.\n\n", notConfigured)
+	}
 	fmt.Fprintf(out, "Press Ctrl-C to stop.\n")
 
 	skHex, err := agentKey.AppendHex(nil)
@@ -246,7 +258,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	henv.Environ = proc.WithEnv(env.Environ, workspace.EnvPrivateKey, string(skHex))
 	henv.Environ = proc.Without(henv.Environ, workspace.EnvACPPrivateKey, workspace.EnvAuthTag)
 	cfg, err := harness.LoadConfig([]string{"--relay-url", wsURL, "--agent-owner", owner.Public().Hex(),
-		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--channels", channel}, henv)
+		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--follow-threads"}, henv)
 	clear(skHex)
 	if err != nil {
 		return err
@@ -254,6 +266,7 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	// The agent key reaches buzz-dev-mcp as a file in the state dir, which
 	// its shell sandbox hides, not in any process's environment.
 	cfg.MCPKeyFile = filepath.Join(base, upAgentKey)
+	cfg.NotConfigured = notConfigured
 	henv.Environ = proc.Without(henv.Environ, workspace.EnvPrivateKey)
 	for _, w := range cfg.Warnings {
 		log.Warn(w)
@@ -336,9 +349,8 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nos
 	}
 	conn := relayclient.New(wsURL, relayclient.Options{Key: owner, Timeout: requestTimeout, ConnectTimeout: connectTimeout})
 	defer conn.Close()
-	if _, err := conn.Probe(ctx); err != nil {
+	if _, err := conn.ProbeOrWebsocket(ctx); err != nil {
 		log.Debug("no NIP-11 document; the set-up uses the websocket", "err", err)
-		conn.SetBridge(false)
 	}
 	publish := func(key *nostrkey.Secret, ev *nostr.Event) error {
 		ev.CreatedAt = nostr.Now()
@@ -375,6 +387,6 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nos
 		log.Debug("add agent to channel", "err", err)
 	}
 	publish(owner, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"owner","display_name":"owner"}`})
-	publish(agentKey, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `"}`})
+	publish(agentKey, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `","bot":true}`})
 	return id, nil
 }

@@ -26,33 +26,6 @@ import (
 	"buzzbox/relay"
 )
 
-func TestUpNeedsProvider(t *testing.T) {
-	var stderr strings.Builder
-	for _, tc := range []struct {
-		env  []string
-		want []string
-	}{
-		{nil, []string{"BUZZ_AGENT_PROVIDER", "ANTHROPIC_API_KEY", "OPENAI_COMPAT_MODEL"}},
-		{[]string{"BUZZ_AGENT_PROVIDER=anthropic"}, []string{"ANTHROPIC_API_KEY", "ANTHROPIC_MODEL"}},
-		{[]string{"BUZZ_AGENT_PROVIDER=bogus"}, []string{"not supported"}},
-	} {
-		stderr.Reset()
-		dir := t.TempDir()
-		code := Main(context.Background(), nil, proc.Env{Environ: tc.env, Dir: dir, Stderr: &stderr})
-		if code != 2 {
-			t.Errorf("Up(%q) = %d; want 2", tc.env, code)
-		}
-		for _, w := range tc.want {
-			if !strings.Contains(stderr.String(), w) {
-				t.Errorf("Up(%q) stderr lacks %q:\n%s", tc.env, w, stderr.String())
-			}
-		}
-		if _, err := os.Stat(filepath.Join(dir, ".buzz")); err == nil {
-			t.Errorf("Up without a provider created .buzz")
-		}
-	}
-}
-
 // upProviderKey is the provider key TestUp's agent runs with; its shell
 // must never see it.
 const upProviderKey = "sk-up-test-provider-key-4f1e"

@@ -155,6 +155,20 @@ func (c *Client) Probe(ctx context.Context) (Info, error) {
 	return info, nil
 }
 
+// ProbeOrWebsocket is Probe for a client that must work whatever the
+// relay's HTTP side does: when the NIP-11 document cannot be read, the
+// client is set to the websocket for good (a later request does not probe
+// again, so it neither waits out another retry ladder nor fails for want
+// of a document) and the probe's error is returned for the caller to log.
+func (c *Client) ProbeOrWebsocket(ctx context.Context) (Info, error) {
+	info, err := c.Probe(ctx)
+	if err != nil {
+		c.SetBridge(false)
+		return Info{}, err
+	}
+	return info, nil
+}
+
 // Bridge reports whether requests go through the HTTP bridge.
 func (c *Client) Bridge() bool { return c.bridge.Load() }
 

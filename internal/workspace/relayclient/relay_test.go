@@ -3,8 +3,10 @@ package relayclient
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net"
+	"net/http"
 	"strings"
 	"sync"
 	"testing"
@@ -266,5 +268,64 @@ func TestSubscriberLeavesNoGoroutines(t *testing.T) {
 	}
 	if len(ours) > 0 {
 		t.Fatalf("goroutines left after Run returned: %s", leakcheck.Format(ours))
+	}
+}
+
+// failInfo is a transport whose NIP-11 requests fail (a relay whose HTTP
+// side is broken, or a proxy that drops them) and whose other requests,
+// the websocket's among them, pass; it counts the NIP-11 attempts.
+type failInfo struct {
+	next  http.RoundTripper
+	mu    sync.Mutex
+	infos int
+}
+
+func (f *failInfo) RoundTrip(req *http.Request) (*http.Response, error) {
+	if req.Header.Get("Accept") == "application/nostr+json" {
+		f.mu.Lock()
+		f.infos++
+		f.mu.Unlock()
+		return nil, errors.New("NIP-11 document unavailable")
+	}
+	return f.next.RoundTrip(req)
+}
+
+func (f *failInfo) count() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.infos
+}
+
+// TestProbeOrWebsocket: a relay whose NIP-11 document cannot be read is
+// talked to over the websocket from then on. Before, a failed probe left
+// the client unprobed: every later query and publish probed again, waited
+// out the retry ladder and failed, so the caller's one probe (whose error
+// was ignored) decided nothing.
+func TestProbeOrWebsocket(t *testing.T) {
+	tr := startTestRelay(t)
+	owner := New(tr.r.URL(), Options{Key: tr.owner, Timeout: 10 * time.Second})
+	defer owner.Close()
+	ch := tr.channel(t, owner)
+
+	ft := &failInfo{next: http.DefaultTransport}
+	c := New(tr.r.URL(), Options{Key: tr.member, Timeout: 10 * time.Second, HTTPClient: &http.Client{Transport: ft}})
+	defer c.Close()
+	if _, err := c.ProbeOrWebsocket(t.Context()); err == nil {
+		t.Fatal("the probe of a relay without a readable NIP-11 document succeeded")
+	}
+	if c.Bridge() {
+		t.Error("the bridge stays chosen after a failed probe")
+	}
+	probes := ft.count()
+	ev := signed(t, tr.member, &nostr.Event{Kind: workspace.KindStream, Content: "over the websocket", Tags: nostr.Tags{{"h", ch}}})
+	if res, err := c.Publish(t.Context(), ev); err != nil || !res.Accepted {
+		t.Fatalf("publish after a failed probe: %+v, %v; want it over the websocket", res, err)
+	}
+	evs, err := c.Query(t.Context(), nostr.Filter{IDs: []string{ev.ID}})
+	if err != nil || len(evs) != 1 {
+		t.Fatalf("query after a failed probe = %d events, %v; want the event over the websocket", len(evs), err)
+	}
+	if n := ft.count(); n != probes {
+		t.Errorf("the NIP-11 document was asked for %d more times after the probe; want none", n-probes)
 	}
 }
