@@ -27,6 +27,11 @@ const (
 	// ownProcArg, right after sandboxArg, says the sandbox entry runs in
 	// new PID and mount namespaces and mounts its own /proc.
 	ownProcArg = "--own-proc"
+	// userNSArg, right after sandboxArg, says the sandbox entry starts the
+	// command as the first process of new user, PID, mount and UTS
+	// namespaces (with ownProcArg) and stays its parent: how a user other
+	// than root gets them (see sandboxOuter).
+	userNSArg = "--user-ns"
 )
 
 const (
@@ -62,6 +67,10 @@ type sandboxPolicy struct {
 	// ownProc: the process is the first of new PID and mount namespaces
 	// and mounts a /proc of its own, showing only the sandbox's processes.
 	ownProc bool
+	// userNS: the process starts the command's first process in new user,
+	// PID, mount and UTS namespaces (where it runs with ownProc) and
+	// waits for it.
+	userNS bool
 }
 
 // args renders p as the sandbox entry's command line, "--" included.
@@ -90,6 +99,10 @@ func parseSandboxArgs(args []string) (sandboxPolicy, []string, error) {
 		}
 		if args[i] == ownProcArg {
 			p.ownProc = true
+			continue
+		}
+		if args[i] == userNSArg {
+			p.userNS = true
 			continue
 		}
 		if i+1 >= len(args) {
@@ -241,7 +254,7 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	// found now and not by every command.
 	if canOwnProc() {
 		if err := s.probeSandbox(true); err != nil {
-			s.log.Warn("shell sandbox: no PID and mount namespaces of its own here; commands run under Landlock alone, which does not hide other processes' /proc/PID/environ from root", "err", err)
+			s.log.Warn("shell sandbox: no namespaces of its own here (user, PID, mount, UTS); commands run under Landlock alone: a process a command detaches from its group (setsid) can outlive the call, and root's commands can read other processes' /proc/PID/environ", "err", err)
 		} else {
 			s.ownProc = true
 		}
@@ -474,7 +487,7 @@ func (s *Server) probeSandbox(ownProc bool) error {
 	exe := s.sandbox[0]
 	argv := []string{sandboxArg}
 	if ownProc {
-		argv = append(argv, ownProcArg)
+		argv = append(argv, nsArg())
 	}
 	argv = append(append(argv, s.sandbox[2:]...), exe, "--version")
 	cmd := exec.Command(exe, argv...)

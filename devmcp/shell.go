@@ -114,7 +114,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 		// place: same pid, same process group, same pipes.
 		argv := append([]string{sandboxArg}, s.sandbox[2:]...)
 		if s.ownProc {
-			argv = append([]string{sandboxArg, ownProcArg}, s.sandbox[2:]...)
+			argv = append([]string{sandboxArg, nsArg()}, s.sandbox[2:]...)
 		}
 		cmd = exec.Command(s.sandbox[0], append(argv, s.sh.path, s.sh.flag, command)...)
 		cmd.Args[0] = serverName
