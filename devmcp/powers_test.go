@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"buzzbox/internal/testexe"
 )
 
 // probeSource is a helper the attack below builds and runs in the
@@ -219,7 +221,7 @@ func waitSleepers(t *testing.T, n int, ns ...int) []int {
 func TestAttackShellEscapees(t *testing.T) {
 	users := []string{"self"}
 	if os.Geteuid() == 0 {
-		users = append(users, "nobody")
+		users = append(users, "nobody", "nobody-without-userns")
 	}
 	ends := []string{"return", "timeout", "cancel", "exit", "kill"}
 	for _, user := range users {
@@ -232,7 +234,9 @@ func TestAttackShellEscapees(t *testing.T) {
 					}
 				})
 				var p *mcpProc
-				if user == "nobody" {
+				if user == "nobody-without-userns" {
+					p = startWithoutUserNS(t)
+				} else if user == "nobody" {
 					home := t.TempDir()
 					if err := os.Chmod(home, 0o777); err != nil {
 						t.Fatal(err)
@@ -282,4 +286,56 @@ func TestAttackShellEscapees(t *testing.T) {
 			})
 		}
 	}
+}
+
+// startWithoutUserNS starts the sandboxed server as nobody where it may
+// create no user namespace: in one of the test's own whose limit of
+// nested user namespaces is 0, as a kernel or container that forbids
+// them to unprivileged users would. Its commands then run under the
+// child subreaper instead. The tests must run as root.
+func startWithoutUserNS(t *testing.T) *mcpProc {
+	t.Helper()
+	setpriv, err := exec.LookPath("setpriv")
+	if err != nil {
+		t.Skip("SKIP(loud): no setpriv to drop to nobody with in a user namespace")
+	}
+	base := t.TempDir()
+	for _, d := range []string{filepath.Dir(base), base} {
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	exe := filepath.Join(base, "buzz-dev-mcp")
+	data, err := os.ReadFile(testexe.Path(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	dir, tmp, home := filepath.Join(base, "work"), filepath.Join(base, "tmp"), filepath.Join(base, "home")
+	for _, d := range []string{dir, tmp, home} {
+		if err := os.Mkdir(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command("/bin/sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" --reuid 65534 --regid 65534 --clear-groups "$1"`, setpriv, exe)
+	ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: nobody, HostID: nobody, Size: 1}}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
+	cmd.Dir = dir
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "BUZZ_") && !strings.HasPrefix(kv, "NOSTR_") && !strings.HasPrefix(kv, "HOME=") {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, "TMPDIR="+tmp, "HOME="+home, "BUZZ_DEV_MCP_LOG=debug", "GODEBUG=execwait=2", "BUZZ_SHELL_SANDBOX=landlock")
+	p := startCmd(t, cmd)
+	p.initialize("2025-11-25")
+	if !strings.Contains(p.stderrText(), "a child subreaper stops what a command detaches") {
+		t.Fatalf("the server did not fall back to the child subreaper:\n%s", p.stderrText())
+	}
+	return p
 }

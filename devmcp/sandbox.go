@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
@@ -32,6 +33,11 @@ const (
 	// namespaces (with ownProcArg) and stays its parent: how a user other
 	// than root gets them (see sandboxOuter).
 	userNSArg = "--user-ns"
+	// reapArg, right after sandboxArg, says the sandbox entry stays the
+	// command's parent as a child subreaper and stops every process the
+	// command leaves (see sandboxReaper): where a user other than root
+	// gets no user namespace.
+	reapArg = "--reap"
 )
 
 const (
@@ -71,6 +77,8 @@ type sandboxPolicy struct {
 	// PID, mount and UTS namespaces (where it runs with ownProc) and
 	// waits for it.
 	userNS bool
+	// reap: the process stays the command's parent as a child subreaper.
+	reap bool
 }
 
 // args renders p as the sandbox entry's command line, "--" included.
@@ -103,6 +111,10 @@ func parseSandboxArgs(args []string) (sandboxPolicy, []string, error) {
 		}
 		if args[i] == userNSArg {
 			p.userNS = true
+			continue
+		}
+		if args[i] == reapArg {
+			p.reap = true
 			continue
 		}
 		if i+1 >= len(args) {
@@ -252,15 +264,26 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	s.fence = newFence(p)
 	// Try it once, so that a kernel or container that refuses a part is
 	// found now and not by every command.
+	root := os.Geteuid() == 0
 	if canOwnProc() {
-		if err := s.probeSandbox(true); err != nil {
-			s.log.Warn("shell sandbox: no namespaces of its own here (user, PID, mount, UTS); commands run under Landlock alone: a process a command detaches from its group (setsid) can outlive the call, and root's commands can read other processes' /proc/PID/environ", "err", err)
-		} else {
+		switch err := s.probeSandbox(nsArg()); {
+		case err == nil:
 			s.ownProc = true
+		case root:
+			s.log.Warn("shell sandbox: no namespaces of its own here (PID, mount, UTS); commands run under Landlock alone: root's commands can read other processes' /proc/PID/environ, and a process a command detaches from its group (setsid) can outlive the call", "err", err)
+		default:
+			s.log.Warn("shell sandbox: no user namespace of its own here; a child subreaper stops what a command detaches from its group instead", "err", err)
 		}
 	}
-	if !s.ownProc {
-		if err := s.probeSandbox(false); err != nil {
+	if !s.ownProc && !root && canReap() {
+		if err := s.probeSandbox(reapArg); err != nil {
+			s.log.Warn("shell sandbox: no child subreaper either; a process a command detaches from its group (setsid) can outlive the call", "err", err)
+		} else {
+			s.reaper = true
+		}
+	}
+	if !s.ownProc && !s.reaper {
+		if err := s.probeSandbox(""); err != nil {
 			if mode == sandboxLandlock {
 				return fmt.Errorf("%s=landlock: %w; set %s=off to run shell commands unsandboxed", workspace.EnvShellSandbox, err, workspace.EnvShellSandbox)
 			}
@@ -271,6 +294,30 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	}
 	s.log.Debug("shell sandbox", "write", strings.Join(p.write, ":"), "hide", strings.Join(p.hide, ":"))
 	return nil
+}
+
+// sandboxArgv is the sandbox entry's arguments, "--" last: the hidden
+// entry, how the command's processes are kept together, and the policy.
+func (s *Server) sandboxArgv() []string {
+	argv := []string{sandboxArg}
+	switch {
+	case s.ownProc:
+		argv = append(argv, nsArg())
+	case s.reaper:
+		argv = append(argv, reapArg)
+	}
+	return append(argv, s.sandbox[2:]...)
+}
+
+// cancelTerm is the SIGTERM step of a cancelled call's stop: none (the
+// group is killed at once), except where a subreaper entry must be given
+// the time to stop what the command detached before the group's SIGKILL
+// ends it too.
+func (s *Server) cancelTerm() time.Duration {
+	if s.reaper {
+		return s.opts.killGrace
+	}
+	return 0
 }
 
 // sandboxName is the sandbox in use, for the logs.
@@ -481,13 +528,14 @@ func (f *fence) check(path string, write bool) error {
 // output for the log: the executable's one version line, or an error.
 const maxProbeOutput = 4 << 10
 
-// probeSandbox runs this executable's --version under the sandbox, with
-// or without its own namespaces, and reports why that failed.
-func (s *Server) probeSandbox(ownProc bool) error {
+// probeSandbox runs this executable's --version under the sandbox with
+// the entry's flag for keeping the command's processes together (none
+// when ""), and reports why that failed.
+func (s *Server) probeSandbox(flag string) error {
 	exe := s.sandbox[0]
 	argv := []string{sandboxArg}
-	if ownProc {
-		argv = append(argv, nsArg())
+	if flag != "" {
+		argv = append(argv, flag)
 	}
 	argv = append(append(argv, s.sandbox[2:]...), exe, "--version")
 	cmd := exec.Command(exe, argv...)
@@ -497,7 +545,7 @@ func (s *Server) probeSandbox(ownProc bool) error {
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	procgroup.Set(cmd)
-	if ownProc {
+	if flag == ownProcArg {
 		setNamespaces(cmd)
 	}
 	if err := cmd.Run(); err != nil {

@@ -1,13 +1,18 @@
 package devmcp
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -43,6 +48,9 @@ func sandboxExec(args []string, env proc.Env) int {
 	}
 	if p.userNS {
 		return sandboxOuter(p, argv, env)
+	}
+	if p.reap {
+		return sandboxReaper(p, argv, env)
 	}
 	// Capabilities and no_new_privs are per thread, and execve keeps the
 	// calling thread's: stay on one thread from the drop to the exec.
@@ -265,4 +273,210 @@ func mountOwnProc() error {
 		return fmt.Errorf("mount /proc: %w", err)
 	}
 	return nil
+}
+
+// Subreaper settings.
+const (
+	// reapGrace is how long what a finished command left running gets
+	// between SIGTERM and SIGKILL: the server's killGrace.
+	reapGrace = killGrace
+	// reapPoll is how often the subreaper looks whether the processes it
+	// signalled are gone.
+	reapPoll = 5 * time.Millisecond
+	// reapRounds bounds the subreaper's SIGKILL sweeps of a tree that
+	// keeps forking; each sweep kills every descendant it finds.
+	reapRounds = 1000
+)
+
+// canReap reports whether the sandbox entry can stay the command's parent
+// as a child subreaper (Linux 3.4 and later): here, yes; the start-up
+// probe finds out.
+func canReap() bool { return true }
+
+// sandboxReaper runs the sandbox entry where a user other than root gets
+// no user namespace: it makes itself a child subreaper, so every process
+// the command orphans (a double fork, a setsid daemon) becomes its child,
+// starts the plain entry (Landlock, then the shell) in the same process
+// group, and stops every descendant it has when
+//
+//   - the command exits: SIGTERM, reapGrace, SIGKILL, then it exits as
+//     the command did;
+//   - the server signals the group (a timeout, a cancellation): SIGKILL to
+//     each descendant that left the group, at once and again until the
+//     command exits; the group itself gets the server's ladder;
+//   - the server dies (its parent-death signal, SIGTERM here): SIGKILL to
+//     all of them.
+//
+// Itself outside Landlock, it cannot be signalled by the command where
+// Landlock scopes signals (ABI 6, Linux 6.12). What it cannot cover: its
+// own SIGKILL (the server's group SIGKILL when the command outlasts the
+// grace, the OOM killer, a user), after which what is left is orphaned;
+// and a process a command detaches in the moment between a sweep and that
+// SIGKILL.
+func sandboxReaper(p sandboxPolicy, argv []string, env proc.Env) int {
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		fmt.Fprintf(env.Err(), "buzz-dev-mcp: sandbox: become a child subreaper: %v\n", err)
+		return exitSandboxFailed
+	}
+	parent := os.Getppid()
+	sigs := make(chan os.Signal, 8)
+	signal.Notify(sigs, syscall.SIGHUP, syscall.SIGINT, syscall.SIGTERM, syscall.SIGQUIT)
+	// Until now the server's Pdeathsig (SIGKILL) held; from now on its
+	// death is a signal to stop the tree. The setting is per thread (the
+	// one the server's was set on is the first, which this goroutine need
+	// not be on): all of them.
+	if _, _, errno := syscall.AllThreadsSyscall(syscall.SYS_PRCTL, unix.PR_SET_PDEATHSIG, uintptr(syscall.SIGTERM), 0); errno != 0 {
+		fmt.Fprintf(env.Err(), "buzz-dev-mcp: sandbox: set the parent-death signal: %v\n", errno)
+		return exitSandboxFailed
+	}
+	if os.Getppid() != parent {
+		return exitSandboxFailed // the server is already gone
+	}
+	p.reap = false
+	cmd := exec.Command(env.Exe, append(append([]string{sandboxArg}, p.args()...), argv...)...)
+	cmd.Args[0] = serverName
+	cmd.Env = env.Environ
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	if err := proc.Start(cmd); err != nil { // the command's shell dies with this process
+		fmt.Fprintf(env.Err(), "buzz-dev-mcp: sandbox: start the command: %v\n", err)
+		return exitSandboxFailed
+	}
+	exited := make(chan struct{})
+	go func() { // ends when the command's shell exits
+		cmd.Wait()
+		close(exited)
+	}()
+	self, group := os.Getpid(), syscall.Getpgrp()
+	var sweep <-chan time.Time // ticks once the server has begun to stop the group
+	for {
+		select {
+		case <-exited:
+			stopTree(self, syscall.SIGTERM, reapGrace)
+			stopTree(self, syscall.SIGKILL, 0)
+			return exitAs(cmd.ProcessState)
+		case sig := <-sigs:
+			if sig != syscall.SIGTERM {
+				continue // the group's; the command's to handle
+			}
+			if sweep == nil {
+				t := time.NewTicker(reapPoll)
+				defer t.Stop()
+				sweep = t.C
+			}
+		case <-sweep:
+		}
+		// The server's death signals this process as each of its threads
+		// exits, the first while the process may still be its parent: so
+		// each sweep looks again.
+		if os.Getppid() != parent {
+			killTree(self, -1)
+			<-exited
+			stopTree(self, syscall.SIGKILL, 0)
+			return exitAs(cmd.ProcessState)
+		}
+		killTree(self, group)
+	}
+}
+
+// exitAs returns the command's exit status, or dies of the signal that
+// killed it (without a core file), so the server reports it as before.
+func exitAs(st *os.ProcessState) int {
+	ws, _ := st.Sys().(syscall.WaitStatus)
+	if !ws.Signaled() {
+		return ws.ExitStatus()
+	}
+	signal.Reset(ws.Signal())
+	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
+	_ = syscall.Kill(os.Getpid(), ws.Signal())
+	return 128 + int(ws.Signal())
+}
+
+// stopTree sends sig to every live descendant of self, then waits up to
+// grace (zero: SIGKILL sweeps until none is left, bounded by reapRounds)
+// for them to be gone, collecting the orphans handed to self.
+func stopTree(self int, sig syscall.Signal, grace time.Duration) {
+	if grace == 0 {
+		for range reapRounds {
+			reapOrphans()
+			if len(descendants(self, -1)) == 0 {
+				return
+			}
+			killTree(self, -1)
+			time.Sleep(reapPoll)
+		}
+		return
+	}
+	for _, pid := range descendants(self, -1) {
+		_ = syscall.Kill(pid, sig)
+	}
+	for deadline := time.Now().Add(grace); time.Now().Before(deadline); time.Sleep(reapPoll) {
+		reapOrphans()
+		if len(descendants(self, -1)) == 0 {
+			return
+		}
+	}
+}
+
+// killTree sends SIGKILL to every live descendant of self outside process
+// group skip (-1: to all of them).
+func killTree(self, skip int) {
+	for _, pid := range descendants(self, skip) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+}
+
+// reapOrphans collects every exited child of this process, without
+// blocking. Called only once the command's shell has been waited for, or
+// it would take that status.
+func reapOrphans() {
+	for {
+		var ws syscall.WaitStatus
+		pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG, nil)
+		if err == syscall.EINTR {
+			continue
+		}
+		if pid <= 0 || err != nil {
+			return
+		}
+	}
+}
+
+// descendants lists the live (not zombie) processes below self in /proc,
+// leaving out those of process group skip.
+func descendants(self, skip int) []int {
+	names, _ := filepath.Glob("/proc/[0-9]*/stat")
+	type entry struct{ ppid, pgrp int }
+	procs := map[int]entry{}
+	children := map[int][]int{}
+	for _, name := range names {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			continue // gone meanwhile
+		}
+		// "pid (comm) state ppid pgrp ...": comm may hold anything.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := bytes.Fields(b[i+1:])
+		if len(f) < 3 || f[0][0] == 'Z' || f[0][0] == 'X' {
+			continue
+		}
+		pid, _ := strconv.Atoi(strings.Fields(string(b[:i]))[0])
+		ppid, _ := strconv.Atoi(string(f[1]))
+		pgrp, _ := strconv.Atoi(string(f[2]))
+		procs[pid] = entry{ppid, pgrp}
+		children[ppid] = append(children[ppid], pid)
+	}
+	var out []int
+	queue := children[self]
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		queue = append(queue, children[pid]...)
+		if procs[pid].pgrp != skip {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
