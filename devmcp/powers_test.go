@@ -339,3 +339,35 @@ func startWithoutUserNS(t *testing.T) *mcpProc {
 	}
 	return p
 }
+
+// TestSandboxUnprivilegedWorks: as a user other than root, in the user
+// namespace the sandbox gives it, a command keeps its uid, owns the files
+// it writes and does a developer's work (git) in the working tree.
+func TestSandboxUnprivilegedWorks(t *testing.T) {
+	home := t.TempDir()
+	if err := os.Chmod(home, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	p, dir := startUnprivilegedEnv(t, []string{"BUZZ_SHELL_SANDBOX=landlock", "HOME=" + home})
+	if strings.Contains(p.stderrText(), "has no Landlock") {
+		t.Skip("SKIP(loud): this kernel has no Landlock")
+	}
+	out := runShell(t, p, map[string]any{"command": `set -e
+id -u
+echo hello > f.txt
+git init -q . && git add f.txt && git -c user.name=n -c user.email=n@e -c commit.gpgSign=false commit -qm first && git log --format=%s`})
+	uid := os.Geteuid()
+	if uid == 0 {
+		uid = nobody
+	}
+	if out.Stdout != fmt.Sprintf("%d\nfirst\n", uid) || out.ExitCode != 0 {
+		t.Errorf("work as uid %d = %+v", uid, out)
+	}
+	st, err := os.Stat(filepath.Join(dir, "f.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if owner := st.Sys().(*syscall.Stat_t).Uid; int(owner) != uid {
+		t.Errorf("f.txt is owned by uid %d; want %d", owner, uid)
+	}
+}

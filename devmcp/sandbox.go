@@ -211,6 +211,7 @@ func sandboxNote(mode string) string {
 	}
 	return "Commands run in a Landlock sandbox: they may write only the working directory, $TMPDIR (private to this session; /tmp itself is not writable), the cache dirs (~/.cache, the Go module cache) and /dev/null-like devices; " +
 		"they may read the rest of the file system except buzzbox's state, the owner's credentials (~/.ssh, ~/.aws, ~/.gnupg and the like) and other sessions; they cannot read other processes' memory or environment, nor signal processes outside the sandbox. " +
+		"No process a command starts outlives the call (background jobs, nohup and setsid included), and commands have no root powers (no raw sockets, mounts or device nodes). " +
 		"read_file, str_replace and view_image keep to the same places. A 'Permission denied' on such a path is the sandbox, not a bug to work around."
 }
 
