@@ -55,7 +55,7 @@
 // namespaces of their own (a user other than root in a user namespace
 // too, set up by a second entry, --user-ns), so no other process's /proc
 // files are in reach and nothing a command starts outlives the shell;
-// where user namespaces are refused, a child subreaper entry (--reap)
+// where the namespaces are refused, a child subreaper entry (--reap)
 // kills what the command detached instead. They keep no capability and
 // run with no_new_privs. The processes holding secrets are non-dumpable.
 //

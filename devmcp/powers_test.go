@@ -221,7 +221,7 @@ func waitSleepers(t *testing.T, n int, ns ...int) []int {
 func TestAttackShellEscapees(t *testing.T) {
 	users := []string{"self"}
 	if os.Geteuid() == 0 {
-		users = append(users, "nobody", "nobody-without-userns")
+		users = append(users, "nobody", "nobody-without-userns", "root-without-namespaces")
 	}
 	ends := []string{"return", "timeout", "cancel", "exit", "kill"}
 	for _, user := range users {
@@ -235,7 +235,9 @@ func TestAttackShellEscapees(t *testing.T) {
 				})
 				var p *mcpProc
 				if user == "nobody-without-userns" {
-					p = startWithoutUserNS(t)
+					p = startWithoutNamespaces(t, false)
+				} else if user == "root-without-namespaces" {
+					p = startWithoutNamespaces(t, true)
 				} else if user == "nobody" {
 					home := t.TempDir()
 					if err := os.Chmod(home, 0o777); err != nil {
@@ -248,7 +250,7 @@ func TestAttackShellEscapees(t *testing.T) {
 				if strings.Contains(p.stderrText(), "has no Landlock") {
 					t.Skip("SKIP(loud): this kernel has no Landlock")
 				}
-				if s := p.stderrText(); strings.Contains(s, "no namespaces of its own") {
+				if s := p.stderrText(); !strings.Contains(user, "without") && strings.Contains(s, "of its own here") {
 					t.Skipf("SKIP(loud): this kernel refuses the sandbox's namespaces here:\n%s", s)
 				}
 				cmd := escapees(a, b)
@@ -288,12 +290,13 @@ func TestAttackShellEscapees(t *testing.T) {
 	}
 }
 
-// startWithoutUserNS starts the sandboxed server as nobody where it may
-// create no user namespace: in one of the test's own whose limit of
-// nested user namespaces is 0, as a kernel or container that forbids
-// them to unprivileged users would. Its commands then run under the
-// child subreaper instead. The tests must run as root.
-func startWithoutUserNS(t *testing.T) *mcpProc {
+// startWithoutNamespaces starts the sandboxed server where it may create
+// none of the sandbox's namespaces, so that its commands run under the
+// child subreaper instead. As nobody, that is in a user namespace of the
+// test's own whose limit of nested user namespaces is 0, as a kernel
+// that forbids them to unprivileged users would; as root, it is without
+// CAP_SYS_ADMIN, as in a container. The tests must run as root.
+func startWithoutNamespaces(t *testing.T, root bool) *mcpProc {
 	t.Helper()
 	setpriv, err := exec.LookPath("setpriv")
 	if err != nil {
@@ -325,6 +328,9 @@ func startWithoutUserNS(t *testing.T) *mcpProc {
 	cmd := exec.Command("/bin/sh", "-c", `echo 0 > /proc/sys/user/max_user_namespaces && exec "$0" --reuid 65534 --regid 65534 --clear-groups "$1"`, setpriv, exe)
 	ids := []syscall.SysProcIDMap{{ContainerID: 0, HostID: 0, Size: 1}, {ContainerID: nobody, HostID: nobody, Size: 1}}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWUSER, UidMappings: ids, GidMappings: ids, GidMappingsEnableSetgroups: true}
+	if root {
+		cmd = exec.Command(setpriv, "--bounding-set=-sys_admin", "--inh-caps=-sys_admin", exe)
+	}
 	cmd.Dir = dir
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "BUZZ_") && !strings.HasPrefix(kv, "NOSTR_") && !strings.HasPrefix(kv, "HOME=") {

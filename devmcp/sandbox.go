@@ -35,8 +35,7 @@ const (
 	userNSArg = "--user-ns"
 	// reapArg, right after sandboxArg, says the sandbox entry stays the
 	// command's parent as a child subreaper and stops every process the
-	// command leaves (see sandboxReaper): where a user other than root
-	// gets no user namespace.
+	// command leaves (see sandboxReaper): where the namespaces are refused.
 	reapArg = "--reap"
 )
 
@@ -271,12 +270,12 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 		case err == nil:
 			s.ownProc = true
 		case root:
-			s.log.Warn("shell sandbox: no namespaces of its own here (PID, mount, UTS); commands run under Landlock alone: root's commands can read other processes' /proc/PID/environ, and a process a command detaches from its group (setsid) can outlive the call", "err", err)
+			s.log.Warn("shell sandbox: no namespaces of its own here (PID, mount, UTS): root's commands can read other processes' /proc/PID/environ; a child subreaper stops what a command detaches from its group instead", "err", err)
 		default:
 			s.log.Warn("shell sandbox: no user namespace of its own here; a child subreaper stops what a command detaches from its group instead", "err", err)
 		}
 	}
-	if !s.ownProc && !root && canReap() {
+	if !s.ownProc && canReap() {
 		if err := s.probeSandbox(reapArg); err != nil {
 			s.log.Warn("shell sandbox: no child subreaper either; a process a command detaches from its group (setsid) can outlive the call", "err", err)
 		} else {

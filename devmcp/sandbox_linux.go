@@ -293,8 +293,9 @@ const (
 // probe finds out.
 func canReap() bool { return true }
 
-// sandboxReaper runs the sandbox entry where a user other than root gets
-// no user namespace: it makes itself a child subreaper, so every process
+// sandboxReaper runs the sandbox entry where the namespaces are refused
+// (user namespaces to a user other than root; any, in some containers):
+// it makes itself a child subreaper, so every process
 // the command orphans (a double fork, a setsid daemon) becomes its child,
 // starts the plain entry (Landlock, then the shell) in the same process
 // group, and stops every descendant it has when

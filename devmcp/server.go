@@ -40,9 +40,9 @@ type Server struct {
 	// namespaces and /proc (and a user namespace, for a user other than
 	// root), when the start-up check passed.
 	ownProc bool
-	// reaper: without them (a user other than root), the sandbox entry
-	// stays the shell's parent as a child subreaper and stops whatever
-	// the command detached from its process group.
+	// reaper: without them, the sandbox entry stays the shell's parent as
+	// a child subreaper and stops whatever the command detached from its
+	// process group.
 	reaper bool
 	// fence keeps the file tools out of what the sandbox hides; nil when
 	// the sandbox is off.
