@@ -223,7 +223,9 @@ func TestAttackShellEscapees(t *testing.T) {
 	if os.Geteuid() == 0 {
 		users = append(users, "nobody", "nobody-without-userns", "root-without-namespaces")
 	}
-	ends := []string{"return", "timeout", "cancel", "exit", "kill"}
+	// trap: the command, told to stop (SIGTERM, on its timeout), detaches
+	// more processes as fast as it can while it is being stopped.
+	ends := []string{"return", "timeout", "trap", "cancel", "exit", "kill"}
 	for _, user := range users {
 		for _, end := range ends {
 			t.Run(user+"/"+end, func(t *testing.T) {
@@ -260,13 +262,16 @@ func TestAttackShellEscapees(t *testing.T) {
 					args["command"] = cmd
 				case "timeout":
 					args["timeout_ms"] = 3000
+				case "trap":
+					args["command"] = fmt.Sprintf(`trap 'while :; do setsid sleep %d </dev/null >/dev/null 2>&1 & done' TERM`+"\n", a) + args["command"].(string)
+					args["timeout_ms"] = 3000
 				}
 				id, reply := p.request("tools/call", map[string]any{"name": "shell", "arguments": args})
 				if end != "return" {
 					waitSleepers(t, 2, a, b)
 				}
 				switch end {
-				case "return", "timeout":
+				case "return", "timeout", "trap":
 					p.await(reply, "shell")
 				case "cancel":
 					p.sendLine(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":` + strconv.Itoa(id) + `,"reason":"test"}}`)

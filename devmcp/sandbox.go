@@ -309,13 +309,31 @@ func (s *Server) sandboxArgv() []string {
 	return append(argv, s.sandbox[2:]...)
 }
 
+// reapSlack is how much longer than killGrace the server waits for a
+// subreaper entry to empty the group before its own SIGKILL of the group
+// would end the subreaper too, orphaning what it had not killed yet: the
+// subreaper kills the group itself after killGrace, then sweeps until
+// nothing is left, which a command forking as fast as it can may make
+// last.
+const reapSlack = 5 * time.Second
+
+// termGrace is how long the group gets between the server's SIGTERM and
+// its SIGKILL: killGrace, and reapSlack more under a subreaper entry,
+// which does the killing itself.
+func (s *Server) termGrace() time.Duration {
+	if s.reaper {
+		return s.opts.killGrace + reapSlack
+	}
+	return s.opts.killGrace
+}
+
 // cancelTerm is the SIGTERM step of a cancelled call's stop: none (the
 // group is killed at once), except where a subreaper entry must be given
 // the time to stop what the command detached before the group's SIGKILL
 // ends it too.
 func (s *Server) cancelTerm() time.Duration {
 	if s.reaper {
-		return s.opts.killGrace
+		return s.termGrace()
 	}
 	return 0
 }

@@ -304,16 +304,18 @@ func canReap() bool { return true }
 //     the command did;
 //   - the server signals the group (a timeout, a cancellation): SIGKILL to
 //     each descendant that left the group, at once and again until the
-//     command exits; the group itself gets the server's ladder;
+//     command exits; the group itself gets the server's SIGTERM, and
+//     after its grace SIGKILL from here with the rest (the server waits
+//     reapSlack longer before its own SIGKILL, which would end this
+//     process too);
 //   - the server dies (its parent-death signal, SIGTERM here): SIGKILL to
 //     all of them.
 //
 // Itself outside Landlock, it cannot be signalled by the command where
 // Landlock scopes signals (ABI 6, Linux 6.12). What it cannot cover: its
-// own SIGKILL (the server's group SIGKILL when the command outlasts the
-// grace, the OOM killer, a user), after which what is left is orphaned;
-// and a process a command detaches in the moment between a sweep and that
-// SIGKILL.
+// own SIGKILL (the server's group SIGKILL, should this process not empty
+// the group within reapSlack; the OOM killer; a user), after which what
+// is left is orphaned.
 func sandboxReaper(p sandboxPolicy, argv []string, env proc.Env) int {
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		fmt.Fprintf(env.Err(), "buzz-dev-mcp: sandbox: become a child subreaper: %v\n", err)
@@ -349,10 +351,13 @@ func sandboxReaper(p sandboxPolicy, argv []string, env proc.Env) int {
 	}()
 	self, group := os.Getpid(), syscall.Getpgrp()
 	var sweep <-chan time.Time // ticks once the server has begun to stop the group
+	var last <-chan time.Time  // fires at the end of the server's grace
 	for {
 		select {
 		case <-exited:
-			stopTree(self, syscall.SIGTERM, reapGrace)
+			if sweep == nil { // not while the server is stopping the group
+				stopTree(self, syscall.SIGTERM, reapGrace)
+			}
 			stopTree(self, syscall.SIGKILL, 0)
 			return exitAs(cmd.ProcessState)
 		case sig := <-sigs:
@@ -363,8 +368,16 @@ func sandboxReaper(p sandboxPolicy, argv []string, env proc.Env) int {
 				t := time.NewTicker(reapPoll)
 				defer t.Stop()
 				sweep = t.C
+				last = time.After(reapGrace)
 			}
 		case <-sweep:
+		case <-last:
+			// Kill the whole tree, the group too, as the server would
+			// at this point: its own SIGKILL comes reapSlack later, so
+			// that it does not end this process with the group and
+			// orphan what was detached meanwhile.
+			killTree(self, -1)
+			continue
 		}
 		// The server's death signals this process as each of its threads
 		// exits, the first while the process may still be its parent: so

@@ -268,7 +268,7 @@ wait:
 // shell that survives reapAfterKill after SIGKILL is waited for anyway,
 // with a warning.
 func (s *Server) stopGroup(child *procgroup.Child) error {
-	err := child.Stop(procgroup.Ladder{Term: s.opts.killGrace, Reap: reapAfterKill})
+	err := child.Stop(procgroup.Ladder{Term: s.termGrace(), Reap: reapAfterKill})
 	if err == procgroup.ErrNotReaped {
 		s.log.Warn("shell survived SIGKILL of its group; waiting for it", "pid", child.Pid())
 		<-child.Exited()
