@@ -374,6 +374,14 @@ git init -q . && git add f.txt && git -c user.name=n -c user.email=n@e -c commit
 	if out.Stdout != fmt.Sprintf("%d\nfirst\n", uid) || out.ExitCode != 0 {
 		t.Errorf("work as uid %d = %+v", uid, out)
 	}
+	// In the user namespace the entry held CAP_SYS_ADMIN and CAP_SETPCAP
+	// to mount /proc and cut the bounding set; the command keeps neither.
+	if !strings.Contains(p.stderrText(), "of its own here") {
+		caps := runShell(t, p, map[string]any{"command": `grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs):' /proc/self/status | tr -d ' \t'`}).Stdout
+		if want := "CapInh:0000000000000000\nCapPrm:0000000000000000\nCapEff:0000000000000000\nCapBnd:0000000000000000\nCapAmb:0000000000000000\nNoNewPrivs:1\n"; caps != want {
+			t.Errorf("the command's capabilities in its user namespace:\n%s\nwant none, and no_new_privs", caps)
+		}
+	}
 	st, err := os.Stat(filepath.Join(dir, "f.txt"))
 	if err != nil {
 		t.Fatal(err)
