@@ -360,13 +360,15 @@ func TestAttackFileToolsReachHidden(t *testing.T) {
 
 // TestAttackSandboxSignalsServer: a command tries to signal its parent,
 // the server (a prompt injection stopping or killing the agent's tools).
-// kill -0 probes without harm; Landlock's signal scope refuses it.
+// kill -0 probes without harm; Landlock's signal scope refuses it, and
+// in the command's own PID namespace the server has no pid ($PPID is 0
+// there, which kill reads as the command's own group).
 func TestAttackSandboxSignalsServer(t *testing.T) {
 	p, _ := startUnprivilegedEnv(t, []string{"BUZZ_SHELL_SANDBOX=landlock"})
 	if strings.Contains(p.stderrText(), "has no Landlock") {
 		t.Skip("SKIP(loud): this kernel has no Landlock")
 	}
-	out := runShell(t, p, map[string]any{"command": `kill -0 $PPID && echo reached`})
+	out := runShell(t, p, map[string]any{"command": fmt.Sprintf(`kill -0 %d && echo reached; [ "$PPID" -gt 0 ] && kill -0 $PPID && echo reached`, p.cmd.Process.Pid)})
 	if strings.Contains(out.Stdout, "reached") {
 		t.Errorf("the shell could signal the server (pid $PPID): %+v", out)
 	}

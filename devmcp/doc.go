@@ -51,9 +51,13 @@
 // the session dir, the user's cache dirs and BUZZ_SHELL_WRITE_DIRS; they
 // read everything else except buzzbox's state root, the dir of a
 // handed-over key file, the owner's credentials under $HOME and other
-// sessions' dirs in the temp dir; as root they also run in PID and mount
-// namespaces of their own, so no other process's /proc files are in
-// reach. The processes holding secrets are non-dumpable.
+// sessions' dirs in the temp dir; they run in PID, mount and UTS
+// namespaces of their own (a user other than root in a user namespace
+// too, set up by a second entry, --user-ns), so no other process's /proc
+// files are in reach and nothing a command starts outlives the shell;
+// where the namespaces are refused, a child subreaper entry (--reap)
+// kills what the command detached instead. They keep no capability and
+// run with no_new_privs. The processes holding secrets are non-dumpable.
 //
 // What it does not do: the file tools are not sandboxed (they accept any
 // path the server can reach; only shell commands are confined), it

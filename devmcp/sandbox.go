@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"buzzbox/internal/proc"
 	"buzzbox/internal/procgroup"
@@ -27,6 +28,15 @@ const (
 	// ownProcArg, right after sandboxArg, says the sandbox entry runs in
 	// new PID and mount namespaces and mounts its own /proc.
 	ownProcArg = "--own-proc"
+	// userNSArg, right after sandboxArg, says the sandbox entry starts the
+	// command as the first process of new user, PID, mount and UTS
+	// namespaces (with ownProcArg) and stays its parent: how a user other
+	// than root gets them (see sandboxOuter).
+	userNSArg = "--user-ns"
+	// reapArg, right after sandboxArg, says the sandbox entry stays the
+	// command's parent as a child subreaper and stops every process the
+	// command leaves (see sandboxReaper): where the namespaces are refused.
+	reapArg = "--reap"
 )
 
 const (
@@ -62,6 +72,12 @@ type sandboxPolicy struct {
 	// ownProc: the process is the first of new PID and mount namespaces
 	// and mounts a /proc of its own, showing only the sandbox's processes.
 	ownProc bool
+	// userNS: the process starts the command's first process in new user,
+	// PID, mount and UTS namespaces (where it runs with ownProc) and
+	// waits for it.
+	userNS bool
+	// reap: the process stays the command's parent as a child subreaper.
+	reap bool
 }
 
 // args renders p as the sandbox entry's command line, "--" included.
@@ -90,6 +106,14 @@ func parseSandboxArgs(args []string) (sandboxPolicy, []string, error) {
 		}
 		if args[i] == ownProcArg {
 			p.ownProc = true
+			continue
+		}
+		if args[i] == userNSArg {
+			p.userNS = true
+			continue
+		}
+		if args[i] == reapArg {
+			p.reap = true
 			continue
 		}
 		if i+1 >= len(args) {
@@ -186,6 +210,7 @@ func sandboxNote(mode string) string {
 	}
 	return "Commands run in a Landlock sandbox: they may write only the working directory, $TMPDIR (private to this session; /tmp itself is not writable), the cache dirs (~/.cache, the Go module cache) and /dev/null-like devices; " +
 		"they may read the rest of the file system except buzzbox's state, the owner's credentials (~/.ssh, ~/.aws, ~/.gnupg and the like) and other sessions; they cannot read other processes' memory or environment, nor signal processes outside the sandbox. " +
+		"No process a command starts outlives the call (background jobs, nohup and setsid included), and commands have no root powers (no raw sockets, mounts or device nodes). " +
 		"read_file, str_replace and view_image keep to the same places. A 'Permission denied' on such a path is the sandbox, not a bug to work around."
 }
 
@@ -239,15 +264,26 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	s.fence = newFence(p)
 	// Try it once, so that a kernel or container that refuses a part is
 	// found now and not by every command.
+	root := os.Geteuid() == 0
 	if canOwnProc() {
-		if err := s.probeSandbox(true); err != nil {
-			s.log.Warn("shell sandbox: no PID and mount namespaces of its own here; commands run under Landlock alone, which does not hide other processes' /proc/PID/environ from root", "err", err)
-		} else {
+		switch err := s.probeSandbox(nsArg()); {
+		case err == nil:
 			s.ownProc = true
+		case root:
+			s.log.Warn("shell sandbox: no namespaces of its own here (PID, mount, UTS): root's commands can read other processes' /proc/PID/environ; a child subreaper stops what a command detaches from its group instead", "err", err)
+		default:
+			s.log.Warn("shell sandbox: no user namespace of its own here; a child subreaper stops what a command detaches from its group instead", "err", err)
 		}
 	}
-	if !s.ownProc {
-		if err := s.probeSandbox(false); err != nil {
+	if !s.ownProc && canReap() {
+		if err := s.probeSandbox(reapArg); err != nil {
+			s.log.Warn("shell sandbox: no child subreaper either; a process a command detaches from its group (setsid) can outlive the call", "err", err)
+		} else {
+			s.reaper = true
+		}
+	}
+	if !s.ownProc && !s.reaper {
+		if err := s.probeSandbox(""); err != nil {
 			if mode == sandboxLandlock {
 				return fmt.Errorf("%s=landlock: %w; set %s=off to run shell commands unsandboxed", workspace.EnvShellSandbox, err, workspace.EnvShellSandbox)
 			}
@@ -258,6 +294,48 @@ func (s *Server) setSandbox(env proc.Env, shimDir, tempRoot string) error {
 	}
 	s.log.Debug("shell sandbox", "write", strings.Join(p.write, ":"), "hide", strings.Join(p.hide, ":"))
 	return nil
+}
+
+// sandboxArgv is the sandbox entry's arguments, "--" last: the hidden
+// entry, how the command's processes are kept together, and the policy.
+func (s *Server) sandboxArgv() []string {
+	argv := []string{sandboxArg}
+	switch {
+	case s.ownProc:
+		argv = append(argv, nsArg())
+	case s.reaper:
+		argv = append(argv, reapArg)
+	}
+	return append(argv, s.sandbox[2:]...)
+}
+
+// reapSlack is how much longer than killGrace the server waits for a
+// subreaper entry to empty the group before its own SIGKILL of the group
+// would end the subreaper too, orphaning what it had not killed yet: the
+// subreaper kills the group itself after killGrace, then sweeps until
+// nothing is left, which a command forking as fast as it can may make
+// last.
+const reapSlack = 5 * time.Second
+
+// termGrace is how long the group gets between the server's SIGTERM and
+// its SIGKILL: killGrace, and reapSlack more under a subreaper entry,
+// which does the killing itself.
+func (s *Server) termGrace() time.Duration {
+	if s.reaper {
+		return s.opts.killGrace + reapSlack
+	}
+	return s.opts.killGrace
+}
+
+// cancelTerm is the SIGTERM step of a cancelled call's stop: none (the
+// group is killed at once), except where a subreaper entry must be given
+// the time to stop what the command detached before the group's SIGKILL
+// ends it too.
+func (s *Server) cancelTerm() time.Duration {
+	if s.reaper {
+		return s.termGrace()
+	}
+	return 0
 }
 
 // sandboxName is the sandbox in use, for the logs.
@@ -468,13 +546,14 @@ func (f *fence) check(path string, write bool) error {
 // output for the log: the executable's one version line, or an error.
 const maxProbeOutput = 4 << 10
 
-// probeSandbox runs this executable's --version under the sandbox, with
-// or without its own namespaces, and reports why that failed.
-func (s *Server) probeSandbox(ownProc bool) error {
+// probeSandbox runs this executable's --version under the sandbox with
+// the entry's flag for keeping the command's processes together (none
+// when ""), and reports why that failed.
+func (s *Server) probeSandbox(flag string) error {
 	exe := s.sandbox[0]
 	argv := []string{sandboxArg}
-	if ownProc {
-		argv = append(argv, ownProcArg)
+	if flag != "" {
+		argv = append(argv, flag)
 	}
 	argv = append(append(argv, s.sandbox[2:]...), exe, "--version")
 	cmd := exec.Command(exe, argv...)
@@ -484,7 +563,7 @@ func (s *Server) probeSandbox(ownProc bool) error {
 	var out limitedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	procgroup.Set(cmd)
-	if ownProc {
+	if flag == ownProcArg {
 		setNamespaces(cmd)
 	}
 	if err := cmd.Run(); err != nil {

@@ -22,3 +22,9 @@ func sandboxExec(_ []string, env proc.Env) int {
 func canOwnProc() bool { return false }
 
 func setNamespaces(*exec.Cmd) {}
+
+// canReap is false: child subreapers are Linux's.
+func canReap() bool { return false }
+
+// nsArg is ownProcArg; canOwnProc keeps it unused here.
+func nsArg() string { return ownProcArg }

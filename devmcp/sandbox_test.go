@@ -35,9 +35,15 @@ func FuzzParseSandboxArgs(f *testing.F) {
 		if p.ownProc {
 			round = append([]string{ownProcArg}, round...)
 		}
+		if p.userNS {
+			round = append([]string{userNSArg}, round...)
+		}
+		if p.reap {
+			round = append([]string{reapArg}, round...)
+		}
 		q, argv2, err := parseSandboxArgs(append(round, argv...))
 		if err != nil || !slices.Equal(argv, argv2) || !slices.Equal(p.read, q.read) || !slices.Equal(p.write, q.write) ||
-			!slices.Equal(p.hide, q.hide) || !slices.Equal(p.hidePrefix, q.hidePrefix) || p.ownProc != q.ownProc {
+			!slices.Equal(p.hide, q.hide) || !slices.Equal(p.hidePrefix, q.hidePrefix) || p.ownProc != q.ownProc || p.userNS != q.userNS || p.reap != q.reap {
 			t.Fatalf("round trip of %q: %+v %q, %v; want %+v %q", args, q, argv2, err, p, argv)
 		}
 	})

@@ -36,9 +36,14 @@ type Server struct {
 	// this executable, its identity name, the hidden entry and the
 	// policy, "--" last. Nil runs shells directly.
 	sandbox []string
-	// ownProc: sandboxed shells also get their own PID and mount
-	// namespaces and /proc (root only), when the start-up check passed.
+	// ownProc: sandboxed shells also get their own PID, mount and UTS
+	// namespaces and /proc (and a user namespace, for a user other than
+	// root), when the start-up check passed.
 	ownProc bool
+	// reaper: without them, the sandbox entry stays the shell's parent as
+	// a child subreaper and stops whatever the command detached from its
+	// process group.
+	reaper bool
 	// fence keeps the file tools out of what the sandbox hides; nil when
 	// the sandbox is off.
 	fence *fence

@@ -112,11 +112,7 @@ func (s *Server) runShell(ctx context.Context, c *call, command, dir string, tim
 	if s.sandbox != nil {
 		// The sandbox entry applies Landlock and execs the shell in its
 		// place: same pid, same process group, same pipes.
-		argv := append([]string{sandboxArg}, s.sandbox[2:]...)
-		if s.ownProc {
-			argv = append([]string{sandboxArg, ownProcArg}, s.sandbox[2:]...)
-		}
-		cmd = exec.Command(s.sandbox[0], append(argv, s.sh.path, s.sh.flag, command)...)
+		cmd = exec.Command(s.sandbox[0], append(s.sandboxArgv(), s.sh.path, s.sh.flag, command)...)
 		cmd.Args[0] = serverName
 	}
 	cmd.Dir = dir
@@ -189,7 +185,7 @@ wait:
 	var notes []string
 	switch {
 	case cancelled:
-		if child.Stop(procgroup.Ladder{Reap: s.opts.reapAfterCancel}) == procgroup.ErrNotReaped {
+		if child.Stop(procgroup.Ladder{Term: s.cancelTerm(), Reap: s.opts.reapAfterCancel}) == procgroup.ErrNotReaped {
 			log.Warn("shell not reaped after cancellation")
 		}
 		outR.Close()
@@ -272,7 +268,7 @@ wait:
 // shell that survives reapAfterKill after SIGKILL is waited for anyway,
 // with a warning.
 func (s *Server) stopGroup(child *procgroup.Child) error {
-	err := child.Stop(procgroup.Ladder{Term: s.opts.killGrace, Reap: reapAfterKill})
+	err := child.Stop(procgroup.Ladder{Term: s.termGrace(), Reap: reapAfterKill})
 	if err == procgroup.ErrNotReaped {
 		s.log.Warn("shell survived SIGKILL of its group; waiting for it", "pid", child.Pid())
 		<-child.Exited()
