@@ -250,7 +250,8 @@ func (r *Relay) handleReq(ctx context.Context, c *conn, id string, filters nostr
 }
 
 // sendStored sends what the store holds for a subscription's filters,
-// then EOSE, then the events broadcast to it meanwhile that the store
+// each filter's newest first with one second's events in the order they
+// were stored (orderTies), then EOSE, then the events broadcast to it meanwhile that the store
 // did not already yield; the subscription is live once the store is read.
 func (r *Relay) sendStored(ctx context.Context, c *conn, id string, filters nostr.Filters) {
 	sent := make(map[string]bool)
@@ -258,12 +259,12 @@ func (r *Relay) sendStored(ctx context.Context, c *conn, id string, filters nost
 		if f.LimitZero {
 			continue
 		}
-		ch, err := r.queryEvents(ctx, f)
+		evs, err := r.storedInOrder(ctx, f)
 		if err != nil {
 			c.send(noticeMsg(err.Error()))
 			continue
 		}
-		for ev := range ch {
+		for _, ev := range evs {
 			if ctx.Err() == nil && !sent[ev.ID] {
 				sent[ev.ID] = true
 				c.sendEvent(id, ev)
