@@ -11,6 +11,8 @@ import { ThreadView } from './thread.js';
 import { threadTags } from './event.js';
 import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
+import { Outbox } from './outbox.js';
+import { NetBanner } from './netbanner.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -54,7 +56,9 @@ class App {
     // The connection exists before anything is awaited, so that what the
     // person does meanwhile is queued, not lost.
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host;
+    this.banner = new NetBanner(this, $('notice'));
     this.conn = new RelayConn(url, this.signer, (state, detail = '') => {
+      this.banner.status(state);
       if (state === 'closed') {
         if (/not a relay member|only serves authenticated members|banned/.test(detail)) this.refused(detail);
         return;
@@ -70,14 +74,18 @@ class App {
       clearTimeout(timer);
       if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
     } catch { /* without NIP-11 channel state is taken from any signer; the relay refuses forged state anyway */ }
-    const add = (ev) => this.store.add(ev);
+    const add = (ev, stored) => this.store.add(ev, stored);
     this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers, K.channelTombstone] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
     this.conn.subscribe([{ kinds: [K.reaction, K.deletion], limit: 2000 }], { onevent: add });
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
       onevent: add, oneose: () => { this.loaded = true; this.store.changed(); },
     });
     this.conn.subscribe([{ kinds: [K.presence, K.typing], since: Math.floor(Date.now() / 1000) }], { onevent: (ev) => this.store.ephemeral(ev) });
+    this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });
+    for (const it of this.outbox.items) this.store.add(it.ev); // written before a reload, still on its way
     this.conn.start();
+    this.outbox.flush();
+    setInterval(() => this.banner.render(), 1000);
     window.addEventListener('hashchange', () => this.route());
     this.route();
     setInterval(() => this.store.changed(), 30000); // relative times move on
@@ -98,7 +106,7 @@ class App {
       for (let i = 0; i < ids.length; i += chunk) {
         const got = [];
         closers.push(this.conn.subscribe([{ kinds, '#e': ids.slice(i, i + chunk) }], {
-          onevent: (ev) => { this.store.add(ev); got.push(ev); },
+          onevent: (ev, stored) => { this.store.add(ev, stored); got.push(ev); },
           oneose: () => then && then(got),
         }));
       }
@@ -107,8 +115,8 @@ class App {
     const page = (filter, done) => {
       let n = 0, oldest = Infinity;
       const close = this.conn.subscribe([filter], {
-        onevent: (ev) => {
-          this.store.add(ev);
+        onevent: (ev, stored) => {
+          this.store.add(ev, stored);
           n++;
           oldest = Math.min(oldest, ev.created_at);
           if (messageKinds.includes(ev.kind)) msgs.push(ev.id);
@@ -178,23 +186,35 @@ class App {
     return ev;
   }
 
+  /**
+   * queue signs what the person wrote and hands it to the outbox: it
+   * shows at once and is sent until the relay takes it, so the composer
+   * can be cleared without waiting for the relay.
+   */
+  async queue(tpl) {
+    const ev = await this.signer.sign(tpl);
+    this.outbox.add(ev);
+    this.store.add(ev);
+    return ev;
+  }
+
   post(ch, text, pks, forum) {
     const tags = [['h', ch], ...pks.map((pk) => ['p', pk])];
-    return this.send({ kind: forum ? K.forumPost : K.stream, tags, content: text });
+    return this.queue({ kind: forum ? K.forumPost : K.stream, tags, content: text });
   }
 
   reply(parent, text, pks) {
     const ch = parent.tags.find((t) => t[0] === 'h')?.[1] || this.current;
     const forum = parent.kind === K.forumPost || parent.kind === K.forumComment;
     const tags = [['h', ch], ...threadTags(parent), ...pks.map((pk) => ['p', pk])];
-    return this.send({ kind: forum ? K.forumComment : K.stream, tags, content: text });
+    return this.queue({ kind: forum ? K.forumComment : K.stream, tags, content: text });
   }
 
   react(ev, emoji) { return this.send({ kind: K.reaction, tags: [['e', ev.id]], content: emoji }).catch((e) => this.flash(e)); }
   unreact(reactionID) { return this.send({ kind: K.deletion, tags: [['e', reactionID]], content: '' }).catch((e) => this.flash(e)); }
   edit(ev, text) {
     const ch = ev.tags.find((t) => t[0] === 'h')?.[1];
-    return this.send({ kind: K.edit, tags: [['h', ch], ['e', ev.id]], content: text });
+    return this.queue({ kind: K.edit, tags: [['h', ch], ['e', ev.id]], content: text });
   }
   remove(ev) {
     const ch = ev.tags.find((t) => t[0] === 'h')?.[1];

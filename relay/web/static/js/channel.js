@@ -113,7 +113,7 @@ export class ChannelView {
     $('search-status').textContent = 'Searching the relay…';
     try {
       const evs = await query(this.app.signer, [{ kinds: messageKinds, '#h': [id], search: q, limit: 100 }]);
-      for (const ev of evs) this.app.store.add(ev);
+      for (const ev of evs) this.app.store.add(ev, true);
       if (this.id === id) $('search-status').textContent = `${evs.length} ${evs.length === 1 ? 'match' : 'matches'} on the relay`;
     } catch (e) {
       $('search-status').textContent = 'Search failed: ' + e.message;

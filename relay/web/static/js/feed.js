@@ -2,7 +2,7 @@
 // what it shows changed, and never while it is being edited.
 
 import { messageView } from './message.js';
-import { relTime } from './util.js';
+import { relTime, el } from './util.js';
 
 /** signature is what a message's rendering depends on. */
 function signature(ev, app, inThread) {
@@ -10,6 +10,18 @@ function signature(ev, app, inThread) {
   const rs = s.reactionsOf(ev.id).map((r) => r.emoji + r.count + (r.mine ? '*' : '') + [...r.pubkeys.keys()].join()).join('|');
   const ch = ev.tags.find((t) => t[0] === 'h')?.[1] || '';
   return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at)].join('\u0000');
+}
+
+/** outboxState marks a message the relay has not taken yet, or refused. */
+function outboxState(art, app, id) {
+  const st = app.outbox ? app.outbox.state(id) : '';
+  const why = st === 'failed' ? app.outbox.errorOf(id) : '';
+  if ((art.dataset.outbox || '') === st && (art.dataset.outboxWhy || '') === why) return;
+  art.dataset.outbox = st;
+  art.dataset.outboxWhy = why;
+  art.querySelector('.outbox-state')?.remove();
+  const box = art.querySelector('.msg-main') || art;
+  if (st) box.append(el('p', { class: 'outbox-state', role: 'status', text: st === 'failed' ? 'Not sent: ' + why : 'Sending… kept here until the relay takes it' }));
 }
 
 /** renderFeed brings container's children in line with evs. */
@@ -28,6 +40,7 @@ export function renderFeed(container, evs, app, cache, { inThread = false } = {}
       item = { el: fresh, sig };
       cache.set(ev.id, item);
     }
+    outboxState(item.el, app, ev.id);
     item.el.setAttribute('aria-posinset', String(i + 1));
     item.el.setAttribute('aria-setsize', String(evs.length));
     const want = prev ? prev.nextSibling : container.firstChild;
