@@ -143,13 +143,18 @@ func (r *Relay) handleMessage(ctx context.Context, c *conn, msg []byte) {
 	case *nostr.ReqEnvelope:
 		r.handleReq(ctx, c, env.SubscriptionID, env.Filters)
 	case *nostr.CountEnvelope:
+		ext, err := parseCountExt(msg)
+		if err != nil {
+			c.send(closedMsg(env.SubscriptionID, err.Error()))
+			return
+		}
 		if !c.acquire() {
 			return
 		}
 		// Ends when the count is written (or the connection is gone).
 		go func() {
 			defer c.release()
-			r.handleCount(ctx, c, env.SubscriptionID, env.Filter)
+			r.handleCount(ctx, c, env.SubscriptionID, env.Filter, ext)
 		}()
 	case *nostr.CloseEnvelope:
 		c.unsubscribe(string(*env))
@@ -306,19 +311,22 @@ func (r *Relay) reqVerdict(ctx context.Context, c *conn, filters nostr.Filters) 
 		if msg := r.channelFilterVerdict(cl, &f); msg != "" {
 			return msg
 		}
+		if cl.pubkey == "" && namesOwnOnly(f) {
+			return "auth-required: read markers are served only to their author; authenticate first"
+		}
 	}
 	return ""
 }
 
 // handleCount answers a NIP-45 COUNT: a refusal comes as a NOTICE and a
 // count of 0, as clients of this relay expect.
-func (r *Relay) handleCount(ctx context.Context, c *conn, id string, f nostr.Filter) {
+func (r *Relay) handleCount(ctx context.Context, c *conn, id string, f nostr.Filter, ext countExt) {
 	var total int64
 	cl := callerOf(ctx)
 	if msg := r.gate(cl); msg != "" {
 		c.send(noticeMsg(r.explainGate(ctx, cl, msg)))
 	} else {
-		n, err := r.countEvents(ctx, f)
+		n, err := r.countEventsExt(ctx, f, ext)
 		if err != nil {
 			c.send(noticeMsg(err.Error()))
 		}
