@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"net"
 	"os/exec"
@@ -16,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/nbd-wtf/go-nostr"
+	"github.com/nbd-wtf/go-nostr/nip19"
 )
 
 // feedTexts is a JS expression: the texts of the channel's messages, top
@@ -219,4 +221,126 @@ func TestBrowserOfflineQueue(t *testing.T) {
 	if q, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`localStorage.getItem('buzz.outbox.' + window.buzz.me) || ''`)); q != "[]" && q != "" {
 		t.Errorf("outbox after delivery = %s; want empty", q)
 	}
+}
+
+// signInKey opens the page and signs in with an existing secret key.
+func signInKey(t testing.TB, ctx context.Context, base, sk string) {
+	t.Helper()
+	nsec, _ := nip19.EncodePrivateKey(sk)
+	openSignIn(t, ctx, base)
+	do(t, ctx, "import the nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec)"), nsec), chromedp.Click(button("Sign in with this key")))
+	waitJS(t, ctx, "the dialog to close", `!document.getElementById('signin').open`)
+}
+
+// unreadOf is a JS expression: the unread count the channel list shows
+// for the channel named name (0 for none).
+func unreadOf(name string) string {
+	return fmt.Sprintf(`(() => { const a = [...document.querySelectorAll('#channel-list a')].find((a) => a.querySelector('.chan-name')?.textContent === %q); const n = a?.querySelector('.unread-count'); return a ? (n ? Number(n.textContent) : 0) : -1; })()`, name)
+}
+
+// makeChannel has p create an open channel and add members.
+func makeChannel(p *peer, id, name string, at nostr.Timestamp, members ...string) {
+	p.publishAt(at, 9007, "", nostr.Tag{"h", id}, nostr.Tag{"name", name}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
+	for _, m := range members {
+		p.publishAt(at, 9000, "", nostr.Tag{"h", id}, nostr.Tag{"p", m}, nostr.Tag{"role", "member"})
+	}
+}
+
+// TestBrowserUnreadCounts: counts are exact past the page's window (1 500
+// unread in one channel, 320 in another), thread replies are counted on
+// their thread, not in the channel, and a channel the person never
+// joined shows none.
+func TestBrowserUnreadCounts(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	shots := t.TempDir()
+	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
+	sk := nostr.GeneratePrivateKey()
+	uma, _ := nostr.GetPublicKey(sk)
+	bob := newPeer(t, base)
+	big, mid, other := "3c4d5e6f-0000-4000-8000-000000001500", "3c4d5e6f-0000-4000-8000-000000000320", "3c4d5e6f-0000-4000-8000-0000000000ff"
+	at := nostr.Now() - 3000
+	makeChannel(bob, big, "big", at, uma)
+	makeChannel(bob, mid, "mid", at, uma)
+	makeChannel(bob, other, "other", at)
+	for i := range 1500 {
+		bob.publishAt(at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("big ", i), nostr.Tag{"h", big})
+	}
+	var root nostr.Event
+	for i := range 320 {
+		ev := bob.publishAt(at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("mid ", i), nostr.Tag{"h", mid})
+		if i == 0 {
+			root = ev
+		}
+	}
+	for i := range 7 {
+		bob.publishAt(at+600, 9, fmt.Sprint("reply ", i), nostr.Tag{"h", mid}, nostr.Tag{"e", root.ID, "", "root"})
+	}
+	for i := range 40 {
+		bob.publishAt(at+1+nostr.Timestamp(i), 9, fmt.Sprint("other ", i), nostr.Tag{"h", other})
+	}
+
+	signInKey(t, ctx, base, sk)
+	waitJS(t, ctx, "the exact counts", fmt.Sprintf(`%s === 1500 && %s === 320`, unreadOf("big"), unreadOf("mid")))
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](unreadOf("other"))); n != 0 {
+		t.Errorf("channel other, never joined, shows %d unread; want none", n)
+	}
+	label, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#channel-list a[href$="` + big + `"]').getAttribute('aria-label')`))
+	if label != "channel big, 1500 unread" {
+		t.Errorf("big's label = %q; want %q", label, "channel big, 1500 unread")
+	}
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+	shot(t, ctx, shots, "unread-desktop")
+	do(t, ctx, "phone size", chromedp.EmulateViewport(390, 844), chromedp.Click(button("Show channels")))
+	shot(t, ctx, shots, "unread-phone")
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+
+	// Reading a channel clears its count; what comes after counts again,
+	// a thread reply does not.
+	openChannel(t, ctx, "big")
+	openChannel(t, ctx, "mid")
+	waitJS(t, ctx, "big read", unreadOf("big")+` === 0`)
+	bob.publish(9, "big after", nostr.Tag{"h", big})
+	bob.publish(9, "big after 2", nostr.Tag{"h", big})
+	bob.publish(9, "a reply in big", nostr.Tag{"h", big}, nostr.Tag{"e", root.ID, "", "root"})
+	waitJS(t, ctx, "two new in big", unreadOf("big")+` === 2`)
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// TestBrowserReadStateAcrossDevices: two browsers signed in with the same
+// key agree on what was read: one reads a channel, the other's count
+// goes to zero without a reload, and a third started afterwards starts
+// from the same place, not from zero.
+func TestBrowserReadStateAcrossDevices(t *testing.T) {
+	phone, _ := browser(t)
+	laptop, _ := browser(t)
+	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
+	sk := nostr.GeneratePrivateKey()
+	vic, _ := nostr.GetPublicKey(sk)
+	bob := newPeer(t, base)
+	ch := "4d5e6f70-0000-4000-8000-000000000010"
+	at := nostr.Now() - 100
+	makeChannel(bob, ch, "shared", at, vic)
+	makeChannel(bob, "4d5e6f70-0000-4000-8000-000000000011", "lobby", at, vic)
+	for i := range 12 {
+		bob.publishAt(at+1, 9, fmt.Sprint("news ", i), nostr.Tag{"h", ch})
+	}
+	signInKey(t, phone, base, sk)
+	signInKey(t, laptop, base, sk)
+	for _, ctx := range []context.Context{phone, laptop} {
+		waitJS(t, ctx, "12 unread", unreadOf("shared")+` === 12`)
+	}
+	openChannel(t, laptop, "shared")
+	waitJS(t, laptop, "the news", textIn("#feed article", "news 11"))
+	openChannel(t, laptop, "lobby")
+	waitJS(t, phone, "the other device's reading, live", unreadOf("shared")+` === 0`)
+	bob.publish(9, "one more", nostr.Tag{"h", ch})
+	for _, ctx := range []context.Context{phone, laptop} {
+		waitJS(t, ctx, "1 unread on both", unreadOf("shared")+` === 1`)
+	}
+	third, _ := browser(t)
+	signInKey(t, third, base, sk)
+	waitJS(t, third, "a new device starts where the others are", unreadOf("shared")+` === 1 && `+unreadOf("lobby")+` === 0`)
+	shot(t, third, t.TempDir(), "readstate-third-device")
 }

@@ -13,6 +13,7 @@ import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 import { Outbox } from './outbox.js';
 import { NetBanner } from './netbanner.js';
+import { ReadState } from './readstate.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -28,29 +29,14 @@ class App {
     this.owner = '';
     this.current = '';
     this.loaded = false;
-    this.read = JSON.parse(localStorage.getItem('buzz.read') || '{}');
+    this.reads = new ReadState(this);
     this.channelView = new ChannelView(this);
     this.thread = new ThreadView(this);
     this.store.subscribe(() => this.render());
   }
 
-  /** lastRead is what was read in a channel: the newest second seen and the ids seen in it. */
-  lastRead(id) {
-    const r = this.read[id];
-    return r && typeof r.t === 'number' && Array.isArray(r.ids) ? r : { t: 0, ids: [] };
-  }
-
-  markRead(id) {
-    let t = 0, ids = [];
-    for (const mid of this.store.messages.get(id) || []) {
-      const ev = this.store.events.get(mid);
-      if (ev.created_at > t) { t = ev.created_at; ids = [ev.id]; } else if (ev.created_at === t) ids.push(ev.id);
-    }
-    const old = this.lastRead(id);
-    if (old.t === t && old.ids.length === ids.length) return;
-    this.read[id] = { t, ids };
-    localStorage.setItem('buzz.read', JSON.stringify(this.read));
-  }
+  /** lastRead is the person's read marker of a channel: {t, ids}. */
+  lastRead(id) { return this.reads.lastRead(id); }
 
   async start() {
     // The connection exists before anything is awaited, so that what the
@@ -59,6 +45,7 @@ class App {
     this.banner = new NetBanner(this, $('notice'));
     this.conn = new RelayConn(url, this.signer, (state, detail = '') => {
       this.banner.status(state);
+      if ((state === 'connected' || state === 'authenticated') && this.reads.loaded) this.reads.recountAll();
       if (state === 'closed') {
         if (/not a relay member|only serves authenticated members|banned/.test(detail)) this.refused(detail);
         return;
@@ -78,9 +65,10 @@ class App {
     this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers, K.channelTombstone] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
     this.conn.subscribe([{ kinds: [K.reaction, K.deletion], limit: 2000 }], { onevent: add });
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
-      onevent: add, oneose: () => { this.loaded = true; this.store.changed(); },
+      onevent: (ev, stored) => { if (this.store.add(ev, stored) && !stored) this.reads.seen(ev); }, oneose: () => { this.loaded = true; this.store.changed(); },
     });
     this.conn.subscribe([{ kinds: [K.presence, K.typing], since: Math.floor(Date.now() / 1000) }], { onevent: (ev) => this.store.ephemeral(ev) });
+    this.reads.start();
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });
     for (const it of this.outbox.items) this.store.add(it.ev); // written before a reload, still on its way
     this.conn.start();
@@ -160,7 +148,7 @@ class App {
   }
 
   render() {
-    if (this.current) this.markRead(this.current);
+    if (this.current) this.reads.mark(this.current);
     renderChannels($('channel-list'), this);
     this.channelView.render();
     this.thread.render();

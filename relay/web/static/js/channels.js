@@ -3,12 +3,12 @@
 
 import { el } from './util.js';
 
-/** renderChannels fills the sidebar list. app: {store, current, open(id), lastRead(id)}. */
+/** renderChannels fills the sidebar list. app: {store, current, reads}. */
 export function renderChannels(list, app) {
   const chans = [...app.store.channels.values()].filter((c) => c.name && c.metaAt >= 0 && !c.archived && !app.store.gone(c.id))
     .sort((a, b) => a.name.localeCompare(b.name));
   const items = chans.map((c) => {
-    const unread = c.id === app.current ? 0 : app.store.unread(c.id, app.lastRead(c.id));
+    const unread = c.id === app.current ? 0 : app.reads.unread(c.id);
     const sigil = c.type === 'forum' ? '≡' : '#';
     const label = `${c.type === 'forum' ? 'forum' : 'channel'} ${c.name}${c.private ? ', private' : ''}${unread ? `, ${unread} unread` : ''}`;
     return el('li', {},

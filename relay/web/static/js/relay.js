@@ -18,6 +18,7 @@ export class RelayConn {
     this.onstatus = onstatus;
     this.subs = new Map(); // id → {filters, onevent, oneose, onclosed}
     this.pending = new Map(); // event id → {ev, resolve, reject, timer, retried}
+    this.counts = new Map(); // COUNT id → {resolve, reject, timer}
     this.outbox = []; // frames waiting for an open socket
     this.authed = false;
     this.attempt = 0;
@@ -128,6 +129,19 @@ export class RelayConn {
     });
   }
 
+  /** count asks the relay for a NIP-45 COUNT (with this relay's extensions in filter) and resolves with the number. */
+  count(filter) {
+    return new Promise((resolve, reject) => {
+      const id = 'count' + (++this.seq);
+      const timer = setTimeout(() => {
+        this.counts.delete(id);
+        reject(new Error('the relay did not count within ' + publishTimeoutMs / 1000 + ' s'));
+      }, publishTimeoutMs);
+      this.counts.set(id, { resolve, reject, timer });
+      this.sendNow(['COUNT', id, filter]);
+    });
+  }
+
   async auth(challenge) {
     let ev;
     try {
@@ -155,7 +169,18 @@ export class RelayConn {
         if (s) { s.stored = false; s.oneose(); }
         break;
       }
+      case 'COUNT': {
+        const c = this.counts.get(msg[1]);
+        if (!c) break;
+        this.counts.delete(msg[1]);
+        clearTimeout(c.timer);
+        const n = msg[2] && msg[2].count;
+        if (Number.isInteger(n) && n >= 0) c.resolve(n); else c.reject(new Error('the relay sent no count'));
+        break;
+      }
       case 'CLOSED': {
+        const c = this.counts.get(msg[1]);
+        if (c) { this.counts.delete(msg[1]); clearTimeout(c.timer); c.reject(new Error(String(msg[2] ?? 'the relay refused the count'))); break; }
         const s = this.subs.get(msg[1]);
         const why = String(msg[2] ?? '');
         if (!s) break;

@@ -8,7 +8,7 @@ export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
-  presence: 20001, typing: 20002,
+  presence: 20001, typing: 20002, appData: 30078,
 };
 
 /** typingShownMs is how long a typing event (sent every 3 s while a turn runs) keeps its line. */
@@ -310,14 +310,4 @@ export class Store {
     return [...c.members.entries()].map(([pk, role]) => ({ pk, role, name: this.name(pk) }));
   }
 
-  /** unread counts messages in ch not by me and not yet read: read is {t, ids} from App.lastRead. */
-  unread(ch, read) {
-    let n = 0;
-    for (const id of this.messages.get(ch) || []) {
-      const ev = this.events.get(id);
-      const seen = ev.created_at < read.t || (ev.created_at === read.t && read.ids.includes(ev.id));
-      if (!seen && ev.pubkey !== this.me && !this.deleted(ev)) n++;
-    }
-    return n;
-  }
 }
