@@ -284,7 +284,7 @@ func TestBrowserUnreadCounts(t *testing.T) {
 	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](unreadOf("other"))); n != 0 {
 		t.Errorf("channel other, never joined, shows %d unread; want none", n)
 	}
-	label, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#channel-list a[href$="` + big + `"]').getAttribute('aria-label')`))
+	label, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#channel-list a[href$="`+big+`"]').getAttribute('aria-label')`))
 	if label != "channel big, 1500 unread" {
 		t.Errorf("big's label = %q; want %q", label, "channel big, 1500 unread")
 	}
