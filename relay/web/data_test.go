@@ -344,3 +344,95 @@ func TestBrowserReadStateAcrossDevices(t *testing.T) {
 	waitJS(t, third, "a new device starts where the others are", unreadOf("shared")+` === 1 && `+unreadOf("lobby")+` === 0`)
 	shot(t, third, t.TempDir(), "readstate-third-device")
 }
+
+// TestBrowserScrollBack: a long channel over three days opens at its
+// newest page; scrolling up loads older messages without moving what the
+// reader looks at, days are separated, times are absolute on hover, a
+// "New" line marks the first message since the last reading, and "Jump
+// to latest" goes back down.
+func TestBrowserScrollBack(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	shots := t.TempDir()
+	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000", "--max-age", "-1s")
+	sk := nostr.GeneratePrivateKey()
+	wen, _ := nostr.GetPublicKey(sk)
+	bob := newPeer(t, base)
+	long := "5e6f7081-0000-4000-8000-000000001500"
+	const total = 1500 // past the workspace-wide window of 1 000
+	start := nostr.Now() - 3*86400
+	makeChannel(bob, long, "long", start-10, wen)
+	makeChannel(bob, "5e6f7081-0000-4000-8000-000000000001", "side", start-10, wen)
+	var sent []string
+	for i := range total {
+		sent = append(sent, fmt.Sprintf("old %04d", i))
+		bob.publishAt(start+nostr.Timestamp(i*(3*86400-600)/total), 9, sent[i], nostr.Tag{"h", long})
+	}
+	signInKey(t, ctx, base, sk)
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+	openChannel(t, ctx, "long")
+	waitJS(t, ctx, "the newest page", textIn("#feed article", sent[total-1])+` && document.querySelectorAll('#feed article').length >= 300`)
+	atBottom, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const f = document.getElementById('feed'); return f.scrollHeight - f.scrollTop - f.clientHeight < 40; })()`))
+	if !atBottom {
+		t.Errorf("the channel opened away from its newest message")
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed > .day-sep').length`)); n < 1 {
+		t.Errorf("%d day separators; want one per day shown", n)
+	}
+	title, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#feed article time').title`))
+	if !strings.ContainsAny(title, "0123456789") {
+		t.Errorf("a message's time has title %q; want the absolute time", title)
+	}
+
+	// Scroll up until everything is in; what the reader looked at stays put.
+	for round := 0; ; round++ {
+		before, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))
+		if before >= total {
+			break
+		}
+		if round > 8 {
+			t.Fatalf("after %d scrolls up %d of %d messages are in", round, before, total)
+		}
+		pos, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const f = document.getElementById('feed'); f.scrollTop = 0; const a = f.querySelector('article'); window.__anchor = a.dataset.id; return a.dataset.id + ' ' + a.getBoundingClientRect().top; })()`))
+		waitJS(t, ctx, "older messages", fmt.Sprintf(`document.querySelectorAll('#feed article').length > %d`, before))
+		waitJS(t, ctx, "the page to settle", `new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`)
+		after, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const a = document.querySelector('#feed article[data-id="' + window.__anchor + '"]'); return a.dataset.id + ' ' + a.getBoundingClientRect().top; })()`))
+		var id1, id2 string
+		var y1, y2 float64
+		fmt.Sscan(pos, &id1, &y1)
+		fmt.Sscan(after, &id2, &y2)
+		if d := y2 - y1; d > 2 || d < -2 {
+			t.Errorf("round %d: loading older moved the message in view by %.0f px", round, d)
+		}
+	}
+	got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedTexts))
+	if got != strings.Join(sent, "|") {
+		t.Errorf("the whole channel after scrolling back is not in send order")
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed > .day-sep').length`)); n < 3 {
+		t.Errorf("%d day separators over three days; want 3 or 4", n)
+	}
+	waitJS(t, ctx, "jump to latest", `!document.querySelector('.jump-latest').hidden`)
+	shot(t, ctx, shots, "history-desktop")
+	do(t, ctx, "jump", chromedp.Click(button("Jump to latest ↓")))
+	waitJS(t, ctx, "the newest in view", `(() => { const f = document.getElementById('feed'); return f.scrollHeight - f.scrollTop - f.clientHeight < 40; })()`)
+
+	// Leave, let five come, come back: the New line is above the first.
+	openChannel(t, ctx, "side")
+	waitJS(t, ctx, "the marker published", `window.buzz.reads.lastRead(`+fmt.Sprintf("%q", long)+`).at > 0`)
+	var fresh []nostr.Event
+	for i := range 5 {
+		fresh = append(fresh, bob.publish(9, fmt.Sprint("new ", i), nostr.Tag{"h", long}))
+	}
+	waitJS(t, ctx, "5 unread", unreadOf("long")+` === 5`)
+	openChannel(t, ctx, "long")
+	waitJS(t, ctx, "the New line above the first new message", fmt.Sprintf(`document.querySelector('#feed > .new-sep')?.nextElementSibling?.dataset.id === %q`, fresh[0].ID))
+	do(t, ctx, "phone size", chromedp.EmulateViewport(390, 844))
+	waitJS(t, ctx, "the page to settle", `new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`)
+	chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector('#feed > .new-sep').scrollIntoView({block: 'center'}), true)`))
+	shot(t, ctx, shots, "history-phone")
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+	shot(t, ctx, shots, "history-new-desktop")
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}

@@ -114,6 +114,8 @@ class App {
             follow(got.filter((e) => e.kind === K.reaction).map((e) => e.id), [K.deletion]);
           });
           this.older = n >= historyPage ? { id, until: oldest } : null;
+          if (!done) this.historyFor = id; // the first page is in
+          else this.loadingOlder = '';
           this.store.changed();
           if (done) done(close);
         },
@@ -128,6 +130,7 @@ class App {
       let until = this.older.until;
       for (const mid of this.store.messages.get(id) || []) until = Math.min(until, this.store.events.get(mid).created_at);
       this.older = null;
+      this.loadingOlder = id;
       page({ kinds, '#h': [id], until, limit: historyPage }, (close) => close());
     };
     this.closeHistory = () => closers.forEach((c) => c());

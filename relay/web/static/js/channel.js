@@ -10,6 +10,7 @@ import { parsePubkey, npub } from './signer.js';
 import { manage } from './nip86.js';
 import { query } from './bridge.js';
 import { messageKinds } from './store.js';
+import { JumpToLatest, firstNew, loadOlderPx, anchor, restore } from './history.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -31,6 +32,11 @@ export class ChannelView {
       this.render();
     });
     $('older').addEventListener('click', () => this.app.olderPage());
+    // Older messages come as the reader scrolls up; the button stays for keyboards.
+    $('feed').addEventListener('scroll', () => {
+      if ($('feed').scrollTop < loadOlderPx && !this.query && this.app.older && this.app.older.id === this.id) this.app.olderPage();
+    }, { passive: true });
+    this.jump = new JumpToLatest($('feed'));
     $('add-member-form').addEventListener('submit', (e) => { e.preventDefault(); this.addMember(); });
     $('topic-form').addEventListener('submit', (e) => { e.preventDefault(); this.setTopic(); });
     $('invite-form').addEventListener('submit', (e) => { e.preventDefault(); this.createInvite(); });
@@ -45,6 +51,8 @@ export class ChannelView {
     $('search-status').textContent = '';
     this.query = '';
     this.composerFor = '';
+    this.placed = false;
+    this.app.reads.enter(id);
     $('empty').hidden = true;
     $('channel').hidden = false;
     this.render();
@@ -90,7 +98,29 @@ export class ChannelView {
       const all = s.channelMessages(this.id);
       evs = all.filter((e) => s.content(e).text.toLowerCase().includes(this.query) || s.name(e.pubkey).toLowerCase().includes(this.query));
     }
-    renderFeed($('feed'), evs, this.app, this.cache, { inThread: Boolean(this.query) && false });
+    const marker = this.app.reads.entryMarker(this.id);
+    const newID = this.query ? '' : firstNew(evs, marker, (ev) => this.app.reads.counted(ev));
+    renderFeed($('feed'), evs, this.app, this.cache, { days: true, newID });
+    // The button above the feed comes and goes as pages load; what the reader looks at stays put
+    // (after the feed: older messages above give the scroll room to do so).
+    const loading = this.app.loadingOlder === this.id;
+    const olderHidden = !(loading || (this.app.older && this.app.older.id === this.id)) || Boolean(this.query);
+    $('older').disabled = loading;
+    $('older').textContent = loading ? 'Loading older messages…' : 'Load older messages';
+    if ($('older').hidden !== olderHidden) {
+      const f = $('feed');
+      const bottom = f.scrollHeight - f.scrollTop - f.clientHeight < 40;
+      const kept = anchor(f);
+      $('older').hidden = olderHidden;
+      if (bottom) f.scrollTop = f.scrollHeight; else restore(f, kept);
+    }
+    // Once the channel's history is in, open at the first new message, else at the newest.
+    if (!this.placed && marker && this.app.historyFor === this.id) {
+      this.placed = true;
+      const line = $('feed').querySelector(':scope > .new-sep');
+      if (line) line.scrollIntoView({ block: 'start' }); else $('feed').scrollTop = $('feed').scrollHeight;
+    }
+    this.jump.update();
     $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
     $('feed').querySelector(':scope > .empty')?.remove();
     if (this.query && evs.length === 0) $('feed').append(el('p', { class: 'empty', text: `No message matches “${this.query}”.` }));
@@ -98,7 +128,6 @@ export class ChannelView {
     const typing = s.typingIn(this.id).map((pk) => s.name(pk));
     $('typing').textContent = typing.length ? `${typing.join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : '';
 
-    $('older').hidden = !(this.app.older && this.app.older.id === this.id) || Boolean(this.query);
 
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;

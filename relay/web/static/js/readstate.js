@@ -25,6 +25,7 @@ export class ReadState {
     this.asked = new Map(); // channel → timer of a COUNT to come
     this.publishing = new Map(); // channel → timer of a marker to publish
     this.loaded = false;
+    this.entry = new Map(); // channel → its marker when the person opened it, for the "New" line
     try {
       const old = JSON.parse(localStorage.getItem(legacyKey) || '{}');
       for (const [ch, r] of Object.entries(old)) if (r && typeof r.t === 'number' && Array.isArray(r.ids)) this.markers.set(ch, { t: r.t, ids: r.ids, at: 0 });
@@ -78,8 +79,16 @@ export class ReadState {
     return this.counts.get(ch) || 0;
   }
 
+  /** enter notes that the person opens ch: the marker as it is then places the "New" line. */
+  enter(ch) { this.entry.delete(ch); }
+
+  /** entryMarker is ch's marker from before this opening, or null while the markers are not in. */
+  entryMarker(ch) { return this.entry.get(ch) || null; }
+
   /** mark moves ch's marker to the newest message the page holds there (the channel is being read). */
   mark(ch) {
+    if (!this.loaded) return; // the stored markers first: they place the "New" line
+    if (!this.entry.has(ch)) { const m = this.lastRead(ch); this.entry.set(ch, { t: m.t, ids: [...m.ids] }); }
     const s = this.app.store;
     let t = -1;
     for (const id of s.messages.get(ch) || []) t = Math.max(t, s.events.get(id).created_at);
