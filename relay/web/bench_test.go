@@ -147,7 +147,7 @@ func BenchmarkBrowserOpenChannel(b *testing.B) {
   const tick = () => { if (seen()) requestAnimationFrame(() => done(performance.now() - t0)); else requestAnimationFrame(tick); };
   document.querySelector('#channel-list a[href$="%s"]').click();
   requestAnimationFrame(tick);
-})`, last, big)))
+})`, last, big), chromedp.EvalAwaitPromise))
 		if err != nil {
 			b.Fatal(err)
 		}

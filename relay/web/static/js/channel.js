@@ -13,6 +13,10 @@ import { messageKinds } from './store.js';
 import { JumpToLatest, firstNew, loadOlderPx, anchor, restore } from './history.js';
 
 const $ = (id) => document.getElementById(id);
+/** windowStep is how many messages the feed shows at first and adds each time the reader nears its top: the DOM holds what was scrolled through, not the whole channel. */
+const windowStep = 150;
+/** windowMargin is how many read messages show above the first new one. */
+const windowMargin = 20;
 
 export class ChannelView {
   constructor(app) {
@@ -31,10 +35,10 @@ export class ChannelView {
       $('canvas-btn').setAttribute('aria-expanded', String(!c.hidden));
       this.render();
     });
-    $('older').addEventListener('click', () => this.app.olderPage());
+    $('older').addEventListener('click', () => this.older());
     // Older messages come as the reader scrolls up; the button stays for keyboards.
     $('feed').addEventListener('scroll', () => {
-      if ($('feed').scrollTop < loadOlderPx && !this.query && this.app.older && this.app.older.id === this.id) this.app.olderPage();
+      if ($('feed').scrollTop < loadOlderPx && !this.query) this.older();
     }, { passive: true });
     this.jump = new JumpToLatest($('feed'));
     $('add-member-form').addEventListener('submit', (e) => { e.preventDefault(); this.addMember(); });
@@ -52,6 +56,7 @@ export class ChannelView {
     this.query = '';
     this.composerFor = '';
     this.placed = false;
+    this.shown = windowStep;
     this.app.reads.enter(id);
     $('empty').hidden = true;
     $('channel').hidden = false;
@@ -100,11 +105,18 @@ export class ChannelView {
     }
     const marker = this.app.reads.entryMarker(this.id);
     const newID = this.query ? '' : firstNew(evs, marker, (ev) => this.app.reads.counted(ev));
+    this.held = evs.length;
+    if (!this.query) {
+      // A window of the newest messages, wide enough for the first new one
+      // until the reader has been placed; it grows as they scroll up.
+      if (!this.placed && newID) this.shown = Math.max(this.shown, evs.length - evs.findIndex((e) => e.id === newID) + windowMargin);
+      evs = evs.slice(-this.shown);
+    }
     renderFeed($('feed'), evs, this.app, this.cache, { days: true, newID });
     // The button above the feed comes and goes as pages load; what the reader looks at stays put
     // (after the feed: older messages above give the scroll room to do so).
     const loading = this.app.loadingOlder === this.id;
-    const olderHidden = !(loading || (this.app.older && this.app.older.id === this.id)) || Boolean(this.query);
+    const olderHidden = !(loading || this.held > this.shown || (this.app.older && this.app.older.id === this.id)) || Boolean(this.query);
     $('older').disabled = loading;
     $('older').textContent = loading ? 'Loading older messages…' : 'Load older messages';
     if ($('older').hidden !== olderHidden) {
@@ -132,6 +144,19 @@ export class ChannelView {
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;
     if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));
+  }
+
+  /** older shows more of what the page holds and, when it holds no more, asks the relay for the next page. */
+  older() {
+    if (this.held > this.shown) {
+      this.shown += windowStep;
+      this.render();
+      return;
+    }
+    if (this.app.older && this.app.older.id === this.id) {
+      this.shown += windowStep;
+      this.app.olderPage();
+    }
   }
 
   /** searchRelay asks the relay for older matches than the page holds (Enter in the search box). */

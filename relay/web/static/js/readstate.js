@@ -37,6 +37,8 @@ export class ReadState {
     this.app.conn.subscribe([{ kinds: [K.appData], authors: [this.app.me] }], {
       onevent: (ev) => this.take(ev),
       oneose: () => { this.loaded = true; this.recountAll(); },
+      // Refused (no AUTH from this signer): counts and marks go on from what this page knows.
+      onclosed: () => { if (!this.loaded) { this.loaded = true; this.recountAll(); } },
     });
   }
 
