@@ -77,7 +77,7 @@ func BenchmarkBrowserDelivery(b *testing.B) {
 				b.Fatal(err)
 			}
 			lat = append(lat, t1-t0)
-			// The composer is cleared once the relay took the message.
+			// The composer is cleared once the message is in the outbox.
 			waitJS(b, sender, "the composer to clear", `document.querySelector('#composer-slot textarea').value === ''`)
 		}
 	}
