@@ -15,6 +15,10 @@ var errStoreClosed = errors.New("buzz-relay: store closed")
 // errNoCounter is returned by CountEvents when the backend cannot count.
 var errNoCounter = errors.New("buzz-relay: store cannot count")
 
+// errNoRanks is returned by insertionRanks when the backend cannot tell
+// the order it stored events in.
+var errNoRanks = errors.New("buzz-relay: store cannot tell its insertion order")
+
 // guardedStore makes Close safe against queries still running. The badger
 // backend answers QueryEvents from a goroutine that opens its transaction
 // after QueryEvents returns; if the database closed in between, badger

@@ -203,7 +203,7 @@ func (r *Relay) channelFilterVerdict(c caller, f *nostr.Filter) string {
 
 // canRead reports whether c may see ev.
 func (r *Relay) canRead(c caller, ev *nostr.Event) bool {
-	if r.gate(c) != "" {
+	if r.gate(c) != "" || (ownOnly(ev.Kind) && ev.PubKey != c.pubkey) {
 		return false
 	}
 	return r.channelReadable(c, ev)
@@ -219,12 +219,14 @@ func (r *Relay) readCheck(ctx context.Context, f nostr.Filter) func(*nostr.Event
 	recheck := len(f.Tags) > 0
 	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
 	secret := !isInternal(ctx) && mayMatchHidden(f) // the relay's own member and invite records
-	if !recheck && !hide && !secret {
+	own := !isInternal(ctx) && mayMatchOwnOnly(f)   // read markers: their author's only
+	if !recheck && !hide && !secret && !own {
 		return nil
 	}
 	named := nameTags(f)
 	return func(ev *nostr.Event) bool {
-		return (!recheck || named.Matches(ev)) && !(secret && hiddenKind(ev.Kind)) && (!hide || r.canRead(c, ev))
+		return (!recheck || named.Matches(ev)) && !(secret && hiddenKind(ev.Kind)) &&
+			!(own && ownOnly(ev.Kind) && ev.PubKey != c.pubkey) && (!hide || r.canRead(c, ev))
 	}
 }
 
@@ -291,6 +293,11 @@ func nameTags(f nostr.Filter) nostr.Filter {
 // The filter's limit does not bound a count; a search is a substring of
 // the content, as on the bridge.
 func (r *Relay) countEvents(ctx context.Context, f nostr.Filter) (int64, error) {
+	return r.countEventsExt(ctx, f, countExt{})
+}
+
+// countEventsExt is countEvents with the COUNT extensions of ext.
+func (r *Relay) countEventsExt(ctx context.Context, f nostr.Filter, ext countExt) (int64, error) {
 	if r.readRefused(ctx) {
 		return 0, nil
 	}
@@ -299,6 +306,10 @@ func (r *Relay) countEvents(ctx context.Context, f nostr.Filter) (int64, error) 
 		return r.bridgeCount(ctx, []bridgeFilter{{Filter: f}})
 	}
 	keep := r.readCheck(ctx, f)
+	if !ext.zero() {
+		check := keep
+		keep = func(ev *nostr.Event) bool { return (check == nil || check(ev)) && ext.keep(ev) }
+	}
 	if cnt, ok := r.store.(eventstore.Counter); ok && keep == nil {
 		n, err := cnt.CountEvents(ctx, f)
 		if !errors.Is(err, errNoCounter) {

@@ -195,7 +195,7 @@ func New(cfg Config) (*Relay, error) {
 			pg.Close()
 			return nil, err
 		}
-		store = pg
+		store = pgStore{pg}
 		if cfg.GitDir == "" {
 			r.log.Warn("git hosting is off: with --db every instance would keep repositories of its own; give all instances one shared --git-dir to serve /git/")
 		}

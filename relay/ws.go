@@ -142,13 +142,18 @@ func (r *Relay) handleMessage(ctx context.Context, c *conn, msg []byte) {
 	case *nostr.ReqEnvelope:
 		r.handleReq(ctx, c, env.SubscriptionID, env.Filters)
 	case *nostr.CountEnvelope:
+		ext, err := parseCountExt(msg)
+		if err != nil {
+			c.send(closedMsg(env.SubscriptionID, err.Error()))
+			return
+		}
 		if !c.acquire() {
 			return
 		}
 		// Ends when the count is written (or the connection is gone).
 		go func() {
 			defer c.release()
-			r.handleCount(ctx, c, env.SubscriptionID, env.Filter)
+			r.handleCount(ctx, c, env.SubscriptionID, env.Filter, ext)
 		}()
 	case *nostr.CloseEnvelope:
 		c.unsubscribe(string(*env))
@@ -242,7 +247,8 @@ func (r *Relay) handleReq(ctx context.Context, c *conn, id string, filters nostr
 }
 
 // sendStored sends what the store holds for a subscription's filters,
-// then EOSE, then the events broadcast to it meanwhile that the store
+// each filter's newest first with one second's events in the order they
+// were stored (orderTies), then EOSE, then the events broadcast to it meanwhile that the store
 // did not already yield; the subscription is live once the store is read.
 func (r *Relay) sendStored(ctx context.Context, c *conn, id string, filters nostr.Filters) {
 	sent := make(map[string]bool)
@@ -250,12 +256,12 @@ func (r *Relay) sendStored(ctx context.Context, c *conn, id string, filters nost
 		if f.LimitZero {
 			continue
 		}
-		ch, err := r.queryEvents(ctx, f)
+		evs, err := r.storedInOrder(ctx, f)
 		if err != nil {
 			c.send(noticeMsg(err.Error()))
 			continue
 		}
-		for ev := range ch {
+		for _, ev := range evs {
 			if ctx.Err() == nil && !sent[ev.ID] {
 				sent[ev.ID] = true
 				c.sendEvent(id, ev)
@@ -297,19 +303,22 @@ func (r *Relay) reqVerdict(ctx context.Context, c *conn, filters nostr.Filters) 
 		if msg := r.channelFilterVerdict(cl, &f); msg != "" {
 			return msg
 		}
+		if cl.pubkey == "" && namesOwnOnly(f) {
+			return "auth-required: read markers are served only to their author; authenticate first"
+		}
 	}
 	return ""
 }
 
 // handleCount answers a NIP-45 COUNT: a refusal comes as a NOTICE and a
 // count of 0, as clients of this relay expect.
-func (r *Relay) handleCount(ctx context.Context, c *conn, id string, f nostr.Filter) {
+func (r *Relay) handleCount(ctx context.Context, c *conn, id string, f nostr.Filter, ext countExt) {
 	var total int64
 	cl := callerOf(ctx)
 	if msg := r.gate(cl); msg != "" {
 		c.send(noticeMsg(r.explainGate(ctx, cl, msg)))
 	} else {
-		n, err := r.countEvents(ctx, f)
+		n, err := r.countEventsExt(ctx, f, ext)
 		if err != nil {
 			c.send(noticeMsg(err.Error()))
 		}

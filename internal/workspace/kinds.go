@@ -50,6 +50,11 @@ const (
 	// media read carries one in its Authorization header.
 	KindMediaAuth = 24242
 
+	// KindAppData is NIP-78 application data (addressable). The web
+	// client keeps a person's read marker for a channel in one, d =
+	// ReadMarkerPrefix + channel; the relay serves this kind only to its
+	// author, since read markers say who read what and when.
+	KindAppData = 30078
 	// KindEngram is a NIP-AE agent engram (addressable): a memory of an
 	// agent, NIP-44 v2 encrypted to its owner, d = MemoryDTag.
 	KindEngram = 30174

@@ -35,6 +35,12 @@ const (
 	TagHidden = "hidden"
 )
 
+// ReadMarkerPrefix starts the d tag of a read marker (KindAppData): the
+// channel id follows. The content is JSON {"t": created_at of the newest
+// message read, "ids": the ids read in that second that unread counts
+// would count}.
+const ReadMarkerPrefix = "buzz:read:"
+
 // Values of the channel metadata tags.
 const (
 	// ChannelTypeStream is a chat channel, the default.

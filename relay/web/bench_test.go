@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/chromedp/chromedp"
+	"github.com/nbd-wtf/go-nostr"
 )
 
 // benchMessages is how many messages one iteration of
@@ -76,7 +77,7 @@ func BenchmarkBrowserDelivery(b *testing.B) {
 				b.Fatal(err)
 			}
 			lat = append(lat, t1-t0)
-			// The composer is cleared once the relay took the message.
+			// The composer is cleared once the message is in the outbox.
 			waitJS(b, sender, "the composer to clear", `document.querySelector('#composer-slot textarea').value === ''`)
 		}
 	}
@@ -109,4 +110,53 @@ func quantile(xs []float64, q float64) float64 {
 	}
 	i := int(q*float64(len(xs))+0.5) - 1
 	return xs[max(0, min(i, len(xs)-1))]
+}
+
+// benchChannelSize is the channel BenchmarkBrowserOpenChannel opens.
+const benchChannelSize = 10000
+
+// BenchmarkBrowserOpenChannel measures opening a channel of 10 000
+// messages through the built buzz-relay: from the click on its name in
+// the channel list to the first frame painted with its newest message,
+// and how many messages the page's DOM then holds. Goal: ≤ 300 ms, a
+// bounded DOM.
+func BenchmarkBrowserOpenChannel(b *testing.B) {
+	base := startBinary(b, "--open", "--rate", "100000", "--burst", "100000")
+	ctx, _ := browser(b)
+	bob := newPeer(b, base)
+	big, small := "6f708192-0000-4000-8000-000000010000", "6f708192-0000-4000-8000-000000000001"
+	at := nostr.Now() - benchChannelSize
+	for _, c := range [][2]string{{big, "big"}, {small, "small"}} {
+		bob.publishAt(at-1, 9007, "", nostr.Tag{"h", c[0]}, nostr.Tag{"name", c[1]}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
+	}
+	for i := range benchChannelSize {
+		bob.publishAt(at+nostr.Timestamp(i), 9, fmt.Sprint("message ", i), nostr.Tag{"h", big})
+	}
+	bob.publishAt(at, 9, "small talk", nostr.Tag{"h", small})
+	signInNew(b, ctx, base, "reader")
+	last := fmt.Sprint("message ", benchChannelSize-1)
+	var ms []float64
+	dom := 0
+	b.ResetTimer()
+	for b.Loop() {
+		openChannel(b, ctx, "small")
+		waitJS(b, ctx, "the small channel", textIn("#feed article", "small talk"))
+		t, err := chromedp.Run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(`new Promise((done) => {
+  const t0 = performance.now();
+  const seen = () => [...document.querySelectorAll('#feed article .msg-body')].some((e) => e.textContent === %q);
+  const tick = () => { if (seen()) requestAnimationFrame(() => done(performance.now() - t0)); else requestAnimationFrame(tick); };
+  document.querySelector('#channel-list a[href$="%s"]').click();
+  requestAnimationFrame(tick);
+})`, last, big), chromedp.EvalAwaitPromise))
+		if err != nil {
+			b.Fatal(err)
+		}
+		ms = append(ms, t)
+		dom, _ = chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))
+	}
+	b.StopTimer()
+	slices.Sort(ms)
+	b.ReportMetric(quantile(ms, 0.5), "open-ms")
+	b.ReportMetric(float64(dom), "dom-messages")
+	b.ReportMetric(0, "ns/op")
 }

@@ -17,6 +17,8 @@ const { decode, decodeKey, encode } = await mod('bech32.js');
 const { parseSecret, parsePubkey } = await mod('signer.js');
 const { RelayConn } = await mod('relay.js');
 const { Store } = await mod('store.js');
+const { ReadState } = await mod('readstate.js');
+const { rows, firstNew } = await mod('history.js');
 const { finalize, threadOf, threadTags, attestedOwner } = await mod('event.js');
 
 // A small deterministic PRNG (mulberry32) so a failure can be replayed.
@@ -67,11 +69,12 @@ for (let i = 0; i < input.rounds; i++) {
   const store = new Store();
   const sk = Uint8Array.from({ length: 32 }, (_, j) => (j + i) % 251 + 1);
   const tags = Array.from({ length: Math.floor(rnd() * 6) }, () => Array.from({ length: Math.floor(rnd() * 5) }, () => pick(['e', 'p', 'h', 'd', 'auth', 'name', 'root', 'reply', '', hex(64), str(10)])));
-  const ev = finalize({ kind: pick([0, 5, 7, 9, 9005, 39000, 39002, 39008, 40003, 40008, 40100, 45001, 45003, 20001, 20002, 1]), tags, content: rnd() < 0.3 ? JSON.stringify(value()) : str(50), created_at: Math.floor(rnd() * 2e9) }, sk);
+  const ev = finalize({ kind: pick([0, 5, 7, 9, 9005, 39000, 39002, 39008, 40003, 40008, 40100, 45001, 45003, 20001, 20002, 30078, 1]), tags, content: rnd() < 0.3 ? JSON.stringify(value()) : str(50), created_at: Math.floor(rnd() * 2e9) }, sk);
   checked++;
   try {
     store.add(ev); store.ephemeral(ev); threadOf(ev); threadTags(ev); attestedOwner(ev);
-    for (const ch of store.channels.keys()) { store.channelMessages(ch); store.members(ch); store.unread(ch, { t: 0, ids: [] }); store.gone(ch); }
+    for (const ch of store.channels.keys()) { store.channelMessages(ch); store.members(ch); const msgs = store.channelMessages(ch); rows(msgs, { days: true, newID: firstNew(msgs, { t: 1, ids: [ev.id] }, () => true) }); store.gone(ch); }
+    new ReadState({ store, me: ev.pubkey, conn: null }).take(ev);
     store.reactionsOf(ev.id); store.content(ev); store.deleted(ev); store.name(ev.pubkey); store.isAgent(ev.pubkey);
   } catch (e) { fail('store', ev, e); }
 }

@@ -11,6 +11,9 @@ import { ThreadView } from './thread.js';
 import { channelTag, threadTags } from './event.js';
 import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
+import { Outbox } from './outbox.js';
+import { NetBanner } from './netbanner.js';
+import { ReadState } from './readstate.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -26,35 +29,23 @@ class App {
     this.owner = '';
     this.current = '';
     this.loaded = false;
-    this.read = JSON.parse(localStorage.getItem('buzz.read') || '{}');
+    this.reads = new ReadState(this);
     this.channelView = new ChannelView(this);
     this.thread = new ThreadView(this);
     this.store.subscribe(() => this.render());
   }
 
-  /** lastRead is what was read in a channel: the newest second seen and the ids seen in it. */
-  lastRead(id) {
-    const r = this.read[id];
-    return r && typeof r.t === 'number' && Array.isArray(r.ids) ? r : { t: 0, ids: [] };
-  }
-
-  markRead(id) {
-    let t = 0, ids = [];
-    for (const mid of this.store.messages.get(id) || []) {
-      const ev = this.store.events.get(mid);
-      if (ev.created_at > t) { t = ev.created_at; ids = [ev.id]; } else if (ev.created_at === t) ids.push(ev.id);
-    }
-    const old = this.lastRead(id);
-    if (old.t === t && old.ids.length === ids.length) return;
-    this.read[id] = { t, ids };
-    localStorage.setItem('buzz.read', JSON.stringify(this.read));
-  }
+  /** lastRead is the person's read marker of a channel: {t, ids}. */
+  lastRead(id) { return this.reads.lastRead(id); }
 
   async start() {
     // The connection exists before anything is awaited, so that what the
     // person does meanwhile is queued, not lost.
     const url = (location.protocol === 'https:' ? 'wss://' : 'ws://') + location.host;
+    this.banner = new NetBanner(this, $('notice'));
     this.conn = new RelayConn(url, this.signer, (state, detail = '') => {
+      this.banner.status(state);
+      if ((state === 'connected' || state === 'authenticated') && this.reads.loaded) this.reads.recountAll();
       if (state === 'closed') {
         if (/not a relay member|only serves authenticated members|banned/.test(detail)) this.refused(detail);
         return;
@@ -70,14 +61,19 @@ class App {
       clearTimeout(timer);
       if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
     } catch { /* without NIP-11 channel state is taken from any signer; the relay refuses forged state anyway */ }
-    const add = (ev) => this.store.add(ev);
+    const add = (ev, stored) => this.store.add(ev, stored);
     this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers, K.channelTombstone] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
     this.conn.subscribe([{ kinds: [K.reaction, K.deletion], limit: 2000 }], { onevent: add });
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
-      onevent: add, oneose: () => { this.loaded = true; this.store.changed(); },
+      onevent: (ev, stored) => { if (this.store.add(ev, stored) && !stored) this.reads.seen(ev); }, oneose: () => { this.loaded = true; this.store.changed(); },
     });
     this.conn.subscribe([{ kinds: [K.presence, K.typing], since: Math.floor(Date.now() / 1000) }], { onevent: (ev) => this.store.ephemeral(ev) });
+    this.reads.start();
+    this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });
+    for (const it of this.outbox.items) this.store.add(it.ev); // written before a reload, still on its way
     this.conn.start();
+    this.outbox.flush();
+    setInterval(() => this.banner.render(), 1000);
     window.addEventListener('hashchange', () => this.route());
     this.route();
     setInterval(() => this.store.changed(), 30000); // relative times move on
@@ -98,7 +94,7 @@ class App {
       for (let i = 0; i < ids.length; i += chunk) {
         const got = [];
         closers.push(this.conn.subscribe([{ kinds, '#e': ids.slice(i, i + chunk) }], {
-          onevent: (ev) => { this.store.add(ev); got.push(ev); },
+          onevent: (ev, stored) => { this.store.add(ev, stored); got.push(ev); },
           oneose: () => then && then(got),
         }));
       }
@@ -107,8 +103,8 @@ class App {
     const page = (filter, done) => {
       let n = 0, oldest = Infinity;
       const close = this.conn.subscribe([filter], {
-        onevent: (ev) => {
-          this.store.add(ev);
+        onevent: (ev, stored) => {
+          this.store.add(ev, stored);
           n++;
           oldest = Math.min(oldest, ev.created_at);
           if (messageKinds.includes(ev.kind)) msgs.push(ev.id);
@@ -118,6 +114,8 @@ class App {
             follow(got.filter((e) => e.kind === K.reaction).map((e) => e.id), [K.deletion]);
           });
           this.older = n >= historyPage ? { id, until: oldest } : null;
+          if (!done) this.historyFor = id; // the first page is in
+          else this.loadingOlder = '';
           this.store.changed();
           if (done) done(close);
         },
@@ -132,6 +130,7 @@ class App {
       let until = this.older.until;
       for (const mid of this.store.messages.get(id) || []) until = Math.min(until, this.store.events.get(mid).created_at);
       this.older = null;
+      this.loadingOlder = id;
       page({ kinds, '#h': [id], until, limit: historyPage }, (close) => close());
     };
     this.closeHistory = () => closers.forEach((c) => c());
@@ -152,7 +151,7 @@ class App {
   }
 
   render() {
-    if (this.current) this.markRead(this.current);
+    if (this.current) this.reads.mark(this.current);
     renderChannels($('channel-list'), this);
     this.channelView.render();
     this.thread.render();
@@ -178,16 +177,28 @@ class App {
     return ev;
   }
 
+  /**
+   * queue signs what the person wrote and hands it to the outbox: it
+   * shows at once and is sent until the relay takes it, so the composer
+   * can be cleared without waiting for the relay.
+   */
+  async queue(tpl) {
+    const ev = await this.signer.sign(tpl);
+    this.outbox.add(ev);
+    this.store.add(ev);
+    return ev;
+  }
+
   post(ch, text, pks, forum) {
     const tags = [['h', ch], ...pks.map((pk) => ['p', pk])];
-    return this.send({ kind: forum ? K.forumPost : K.stream, tags, content: text });
+    return this.queue({ kind: forum ? K.forumPost : K.stream, tags, content: text });
   }
 
   reply(parent, text, pks) {
     const ch = parent.tags.find((t) => t[0] === 'h')?.[1] || this.current;
     const forum = parent.kind === K.forumPost || parent.kind === K.forumComment;
     const tags = [['h', ch], ...threadTags(parent), ...pks.map((pk) => ['p', pk])];
-    return this.send({ kind: forum ? K.forumComment : K.stream, tags, content: text });
+    return this.queue({ kind: forum ? K.forumComment : K.stream, tags, content: text });
   }
 
   // A reaction to a channel's message, and its removal, carry the
@@ -197,7 +208,7 @@ class App {
   unreact(ev, reactionID) { return this.send({ kind: K.deletion, tags: [...channelTag(ev), ['e', reactionID]], content: '' }).catch((e) => this.flash(e)); }
   edit(ev, text) {
     const ch = ev.tags.find((t) => t[0] === 'h')?.[1];
-    return this.send({ kind: K.edit, tags: [['h', ch], ['e', ev.id]], content: text });
+    return this.queue({ kind: K.edit, tags: [['h', ch], ['e', ev.id]], content: text });
   }
   remove(ev) {
     const ch = ev.tags.find((t) => t[0] === 'h')?.[1];

@@ -10,8 +10,13 @@ import { parsePubkey, npub } from './signer.js';
 import { manage } from './nip86.js';
 import { query } from './bridge.js';
 import { messageKinds } from './store.js';
+import { JumpToLatest, firstNew, loadOlderPx, anchor, restore } from './history.js';
 
 const $ = (id) => document.getElementById(id);
+/** windowStep is how many messages the feed shows at first and adds each time the reader nears its top: the DOM holds what was scrolled through, not the whole channel. */
+const windowStep = 150;
+/** windowMargin is how many read messages show above the first new one. */
+const windowMargin = 20;
 
 export class ChannelView {
   constructor(app) {
@@ -30,7 +35,12 @@ export class ChannelView {
       $('canvas-btn').setAttribute('aria-expanded', String(!c.hidden));
       this.render();
     });
-    $('older').addEventListener('click', () => this.app.olderPage());
+    $('older').addEventListener('click', () => this.older());
+    // Older messages come as the reader scrolls up; the button stays for keyboards.
+    $('feed').addEventListener('scroll', () => {
+      if ($('feed').scrollTop < loadOlderPx && !this.query) this.older();
+    }, { passive: true });
+    this.jump = new JumpToLatest($('feed'));
     $('add-member-form').addEventListener('submit', (e) => { e.preventDefault(); this.addMember(); });
     $('topic-form').addEventListener('submit', (e) => { e.preventDefault(); this.setTopic(); });
     $('invite-form').addEventListener('submit', (e) => { e.preventDefault(); this.createInvite(); });
@@ -45,6 +55,9 @@ export class ChannelView {
     $('search-status').textContent = '';
     this.query = '';
     this.composerFor = '';
+    this.placed = false;
+    this.shown = windowStep;
+    this.app.reads.enter(id);
     $('empty').hidden = true;
     $('channel').hidden = false;
     this.render();
@@ -90,7 +103,36 @@ export class ChannelView {
       const all = s.channelMessages(this.id);
       evs = all.filter((e) => s.content(e).text.toLowerCase().includes(this.query) || s.name(e.pubkey).toLowerCase().includes(this.query));
     }
-    renderFeed($('feed'), evs, this.app, this.cache, { inThread: Boolean(this.query) && false });
+    const marker = this.app.reads.entryMarker(this.id);
+    const newID = this.query ? '' : firstNew(evs, marker, (ev) => this.app.reads.counted(ev));
+    this.held = evs.length;
+    if (!this.query) {
+      // A window of the newest messages, wide enough for the first new one
+      // until the reader has been placed; it grows as they scroll up.
+      if (!this.placed && newID) this.shown = Math.max(this.shown, evs.length - evs.findIndex((e) => e.id === newID) + windowMargin);
+      evs = evs.slice(-this.shown);
+    }
+    renderFeed($('feed'), evs, this.app, this.cache, { days: true, newID });
+    // The button above the feed comes and goes as pages load; what the reader looks at stays put
+    // (after the feed: older messages above give the scroll room to do so).
+    const loading = this.app.loadingOlder === this.id;
+    const olderHidden = !(loading || this.held > this.shown || (this.app.older && this.app.older.id === this.id)) || Boolean(this.query);
+    $('older').disabled = loading;
+    $('older').textContent = loading ? 'Loading older messages…' : 'Load older messages';
+    if ($('older').hidden !== olderHidden) {
+      const f = $('feed');
+      const bottom = f.scrollHeight - f.scrollTop - f.clientHeight < 40;
+      const kept = anchor(f);
+      $('older').hidden = olderHidden;
+      if (bottom) f.scrollTop = f.scrollHeight; else restore(f, kept);
+    }
+    // Once the channel's history is in, open at the first new message, else at the newest.
+    if (!this.placed && marker && this.app.historyFor === this.id) {
+      this.placed = true;
+      const line = $('feed').querySelector(':scope > .new-sep');
+      if (line) line.scrollIntoView({ block: 'start' }); else $('feed').scrollTop = $('feed').scrollHeight;
+    }
+    this.jump.update();
     $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
     $('feed').querySelector(':scope > .empty')?.remove();
     if (this.query && evs.length === 0) $('feed').append(el('p', { class: 'empty', text: `No message matches “${this.query}”.` }));
@@ -98,11 +140,23 @@ export class ChannelView {
     const typing = s.typingIn(this.id).map((pk) => s.name(pk));
     $('typing').textContent = typing.length ? `${typing.join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : '';
 
-    $('older').hidden = !(this.app.older && this.app.older.id === this.id) || Boolean(this.query);
 
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;
     if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));
+  }
+
+  /** older shows more of what the page holds and, when it holds no more, asks the relay for the next page. */
+  older() {
+    if (this.held > this.shown) {
+      this.shown += windowStep;
+      this.render();
+      return;
+    }
+    if (this.app.older && this.app.older.id === this.id) {
+      this.shown += windowStep;
+      this.app.olderPage();
+    }
   }
 
   /** searchRelay asks the relay for older matches than the page holds (Enter in the search box). */
@@ -113,7 +167,7 @@ export class ChannelView {
     $('search-status').textContent = 'Searching the relay…';
     try {
       const evs = await query(this.app.signer, [{ kinds: messageKinds, '#h': [id], search: q, limit: 100 }]);
-      for (const ev of evs) this.app.store.add(ev);
+      for (const ev of evs) this.app.store.add(ev, true);
       if (this.id === id) $('search-status').textContent = `${evs.length} ${evs.length === 1 ? 'match' : 'matches'} on the relay`;
     } catch (e) {
       $('search-status').textContent = 'Search failed: ' + e.message;

@@ -3,12 +3,17 @@
 
 import { el } from './util.js';
 
-/** renderChannels fills the sidebar list. app: {store, current, open(id), lastRead(id)}. */
+/** renderChannels fills the sidebar list. app: {store, current, reads}. */
 export function renderChannels(list, app) {
   const chans = [...app.store.channels.values()].filter((c) => c.name && c.metaAt >= 0 && !c.archived && !app.store.gone(c.id))
     .sort((a, b) => a.name.localeCompare(b.name));
-  const items = chans.map((c) => {
-    const unread = c.id === app.current ? 0 : app.store.unread(c.id, app.lastRead(c.id));
+  const shown = chans.map((c) => ({ c, unread: c.id === app.current ? 0 : app.reads.unread(c.id) }));
+  // The list is rebuilt only when what it shows changed, so that a click
+  // never lands on a link replaced under the pointer.
+  const key = app.current + '|' + shown.map(({ c, unread }) => [c.id, c.name, c.type, c.private, unread].join(':')).join('|');
+  if (list.dataset.key === key) return;
+  list.dataset.key = key;
+  const items = shown.map(({ c, unread }) => {
     const sigil = c.type === 'forum' ? '≡' : '#';
     const label = `${c.type === 'forum' ? 'forum' : 'channel'} ${c.name}${c.private ? ', private' : ''}${unread ? `, ${unread} unread` : ''}`;
     return el('li', {},

@@ -2,7 +2,8 @@
 // what it shows changed, and never while it is being edited.
 
 import { messageView } from './message.js';
-import { relTime } from './util.js';
+import { relTime, el } from './util.js';
+import { rows, anchor, restore } from './history.js';
 
 /** signature is what a message's rendering depends on. */
 function signature(ev, app, inThread) {
@@ -12,27 +13,53 @@ function signature(ev, app, inThread) {
   return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at)].join('\u0000');
 }
 
-/** renderFeed brings container's children in line with evs. */
-export function renderFeed(container, evs, app, cache, { inThread = false } = {}) {
-  const wanted = new Set(evs.map((e) => e.id));
-  for (const [id, item] of cache) if (!wanted.has(id)) { item.el.remove(); cache.delete(id); }
+/** outboxState marks a message the relay has not taken yet, or refused. */
+function outboxState(art, app, id) {
+  const st = app.outbox ? app.outbox.state(id) : '';
+  const why = st === 'failed' ? app.outbox.errorOf(id) : '';
+  if ((art.dataset.outbox || '') === st && (art.dataset.outboxWhy || '') === why) return;
+  art.dataset.outbox = st;
+  art.dataset.outboxWhy = why;
+  art.querySelector('.outbox-state')?.remove();
+  const box = art.querySelector('.msg-main') || art;
+  if (st) box.append(el('p', { class: 'outbox-state', role: 'status', text: st === 'failed' ? 'Not sent: ' + why : 'Sending… kept here until the relay takes it' }));
+}
+
+/**
+ * renderFeed brings container's children in line with evs. days adds day
+ * separators, newID the "New" line before that message. Messages added
+ * above the reading position leave it where it is.
+ */
+export function renderFeed(container, evs, app, cache, { inThread = false, days = false, newID = '' } = {}) {
+  const list = rows(evs, { days, newID });
+  const wanted = new Set(list.map((r) => r.key));
   const atBottom = container.scrollHeight - container.scrollTop - container.clientHeight < 40;
+  const kept = atBottom ? null : anchor(container);
+  for (const [id, item] of cache) if (!wanted.has(id)) { item.el.remove(); cache.delete(id); }
   let prev = null;
-  evs.forEach((ev, i) => {
-    let item = cache.get(ev.id);
-    const sig = signature(ev, app, inThread);
-    if (!item || (item.sig !== sig && !item.el.dataset.editing)) {
-      const fresh = messageView(ev, app, { inThread });
-      fresh.setAttribute('aria-posinset', String(i + 1));
-      if (item) item.el.replaceWith(fresh);
-      item = { el: fresh, sig };
-      cache.set(ev.id, item);
+  let pos = 0;
+  for (const row of list) {
+    let item = cache.get(row.key);
+    if (row.ev) {
+      const ev = row.ev;
+      const sig = signature(ev, app, inThread);
+      if (!item || (item.sig !== sig && !item.el.dataset.editing)) {
+        const fresh = messageView(ev, app, { inThread });
+        if (item) item.el.replaceWith(fresh);
+        item = { el: fresh, sig };
+        cache.set(ev.id, item);
+      }
+      outboxState(item.el, app, ev.id);
+      item.el.setAttribute('aria-posinset', String(++pos));
+      item.el.setAttribute('aria-setsize', String(evs.length));
+    } else if (!item) {
+      item = { el: row.make(), sig: '' };
+      cache.set(row.key, item);
     }
-    item.el.setAttribute('aria-posinset', String(i + 1));
-    item.el.setAttribute('aria-setsize', String(evs.length));
     const want = prev ? prev.nextSibling : container.firstChild;
     if (want !== item.el) container.insertBefore(item.el, want);
     prev = item.el;
-  });
+  }
   if (atBottom) container.scrollTop = container.scrollHeight;
+  else restore(container, kept);
 }

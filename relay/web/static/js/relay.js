@@ -6,6 +6,8 @@ import { wellFormed } from './event.js';
 
 const backoffFirstMs = 1000;
 const backoffMaxMs = 30000;
+/** backoffVisibleMs bounds the wait while the tab is visible, so that a person looking at the page sees the relay's return within 5 s. */
+const backoffVisibleMs = 4000;
 const publishTimeoutMs = 15000;
 
 export class RelayConn {
@@ -16,6 +18,7 @@ export class RelayConn {
     this.onstatus = onstatus;
     this.subs = new Map(); // id → {filters, onevent, oneose, onclosed}
     this.pending = new Map(); // event id → {ev, resolve, reject, timer, retried}
+    this.counts = new Map(); // COUNT id → {resolve, reject, timer}
     this.outbox = []; // frames waiting for an open socket
     this.authed = false;
     this.attempt = 0;
@@ -24,7 +27,23 @@ export class RelayConn {
     this.ws = null;
   }
 
-  start() { this.open(); }
+  start() {
+    this.open();
+    // Coming back to the tab, or the network returning, is a reason to try now.
+    document.addEventListener('visibilitychange', () => { if (document.visibilityState === 'visible') this.reconnectNow(); });
+    window.addEventListener('online', () => this.reconnectNow());
+  }
+
+  /** connected reports whether the socket is open. */
+  connected() { return Boolean(this.ws && this.ws.readyState === WebSocket.OPEN); }
+
+  /** reconnectNow skips the rest of the backoff wait when the socket is down. */
+  reconnectNow() {
+    if (this.closed || this.ws) return;
+    clearTimeout(this.retryTimer);
+    this.attempt = 0;
+    this.open();
+  }
 
   stop() {
     this.closed = true;
@@ -47,7 +66,7 @@ export class RelayConn {
     ws.onopen = () => {
       this.attempt = 0;
       this.onstatus('connected');
-      for (const [id, s] of this.subs) this.sendNow(['REQ', id, ...s.filters]);
+      for (const [id, s] of this.subs) { s.stored = true; this.sendNow(['REQ', id, ...s.filters]); }
       for (const p of this.pending.values()) this.sendNow(['EVENT', p.ev]);
       const queued = this.outbox.splice(0);
       for (const f of queued) this.sendNow(f);
@@ -64,10 +83,12 @@ export class RelayConn {
 
   retry() {
     if (this.closed) return;
-    const base = Math.min(backoffMaxMs, backoffFirstMs * 2 ** this.attempt);
+    const cap = document.visibilityState === 'visible' ? backoffVisibleMs : backoffMaxMs;
+    const base = Math.min(cap, backoffFirstMs * 2 ** this.attempt);
     this.attempt++;
     const wait = base / 2 + Math.random() * base / 2;
-    setTimeout(() => this.open(), wait);
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => this.open(), wait);
   }
 
   sendNow(frame) {
@@ -75,10 +96,15 @@ export class RelayConn {
     else this.outbox.push(frame);
   }
 
-  /** subscribe opens a subscription; the returned function closes it. */
+  /**
+   * subscribe opens a subscription; the returned function closes it.
+   * onevent(ev, stored): stored is true for what the relay held before
+   * the REQ (newest first, one second's events newest stored first) and
+   * false for what arrives live after EOSE (in the order stored).
+   */
   subscribe(filters, { onevent = () => {}, oneose = () => {}, onclosed = () => {} } = {}) {
     const id = 'web' + (++this.seq);
-    this.subs.set(id, { filters, onevent, oneose, onclosed });
+    this.subs.set(id, { filters, onevent, oneose, onclosed, stored: true });
     if (this.ws && this.ws.readyState === WebSocket.OPEN) this.sendNow(['REQ', id, ...filters]);
     return () => {
       if (!this.subs.delete(id)) return;
@@ -86,15 +112,33 @@ export class RelayConn {
     };
   }
 
-  /** publish sends a signed event and resolves when the relay accepts it; it rejects with the relay's reason. */
-  publish(ev) {
+  /**
+   * publish sends a signed event and resolves when the relay accepts it;
+   * it rejects with the relay's reason. With { wait: true } it has no
+   * deadline: the event is sent again on every reconnect until the relay
+   * answers (the outbox's way).
+   */
+  publish(ev, { wait = false } = {}) {
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = wait ? 0 : setTimeout(() => {
         this.pending.delete(ev.id);
         reject(new Error('the relay did not answer within ' + publishTimeoutMs / 1000 + ' s; check the connection and try again'));
       }, publishTimeoutMs);
       this.pending.set(ev.id, { ev, resolve, reject, timer, retried: false });
       if (this.ws && this.ws.readyState === WebSocket.OPEN) this.sendNow(['EVENT', ev]);
+    });
+  }
+
+  /** count asks the relay for a NIP-45 COUNT (with this relay's extensions in filter) and resolves with the number. */
+  count(filter) {
+    return new Promise((resolve, reject) => {
+      const id = 'count' + (++this.seq);
+      const timer = setTimeout(() => {
+        this.counts.delete(id);
+        reject(new Error('the relay did not count within ' + publishTimeoutMs / 1000 + ' s'));
+      }, publishTimeoutMs);
+      this.counts.set(id, { resolve, reject, timer });
+      this.sendNow(['COUNT', id, filter]);
     });
   }
 
@@ -117,15 +161,26 @@ export class RelayConn {
     switch (msg[0]) {
       case 'EVENT': {
         const s = this.subs.get(msg[1]);
-        if (s && wellFormed(msg[2])) s.onevent(msg[2]);
+        if (s && wellFormed(msg[2])) s.onevent(msg[2], s.stored);
         break;
       }
       case 'EOSE': {
         const s = this.subs.get(msg[1]);
-        if (s) s.oneose();
+        if (s) { s.stored = false; s.oneose(); }
+        break;
+      }
+      case 'COUNT': {
+        const c = this.counts.get(msg[1]);
+        if (!c) break;
+        this.counts.delete(msg[1]);
+        clearTimeout(c.timer);
+        const n = msg[2] && msg[2].count;
+        if (Number.isInteger(n) && n >= 0) c.resolve(n); else c.reject(new Error('the relay sent no count'));
         break;
       }
       case 'CLOSED': {
+        const c = this.counts.get(msg[1]);
+        if (c) { this.counts.delete(msg[1]); clearTimeout(c.timer); c.reject(new Error(String(msg[2] ?? 'the relay refused the count'))); break; }
         const s = this.subs.get(msg[1]);
         const why = String(msg[2] ?? '');
         if (!s) break;
@@ -148,7 +203,7 @@ export class RelayConn {
       if (!accepted) { this.onstatus('auth-failed', reason); return; }
       this.authed = true;
       this.onstatus('authenticated');
-      for (const [sid, s] of this.subs) if (s.waitAuth) { s.waitAuth = false; this.sendNow(['REQ', sid, ...s.filters]); }
+      for (const [sid, s] of this.subs) if (s.waitAuth) { s.waitAuth = false; s.stored = true; this.sendNow(['REQ', sid, ...s.filters]); }
       for (const p of this.pending.values()) if (p.waitAuth) { p.waitAuth = false; this.sendNow(['EVENT', p.ev]); }
       return;
     }

@@ -8,7 +8,7 @@ export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
-  presence: 20001, typing: 20002,
+  presence: 20001, typing: 20002, appData: 30078,
 };
 
 /** typingShownMs is how long a typing event (sent every 3 s while a turn runs) keeps its line. */
@@ -33,7 +33,12 @@ export class Store {
     this.reactions = new Map(); // target → Map reaction id → event
     this.canvas = new Map(); // channel → newest canvas event
     this.editsAll = new Map(); // target → edit events
-    this.arrival = new Map(); // id → order of arrival, to order events of the same second
+    // id → the relay's order, to order events of the same second: what a
+    // REQ brings stored comes newest stored first and counts down from 0,
+    // what comes live (or is sent from here) counts up. Never the id.
+    this.arrival = new Map();
+    this.storedSeq = 0;
+    this.liveSeq = 0;
     this.typing = new Map(); // channel → Map pubkey → local time (ms) of the last typing event
     this.presence = new Map(); // pubkey → {online, at (ms)}
     this.agents = new Map(); // agent pubkey → owner pubkey, from verified NIP-OA auth tags
@@ -64,11 +69,11 @@ export class Store {
     return ch;
   }
 
-  /** add takes one event from the relay; it reports whether anything changed. */
-  add(ev) {
+  /** add takes one event from the relay (stored: sent before the subscription's EOSE); it reports whether anything changed. */
+  add(ev, stored = false) {
     if (this.events.has(ev.id)) return false;
     this.events.set(ev.id, ev);
-    this.arrival.set(ev.id, this.arrival.size);
+    this.arrival.set(ev.id, stored ? -(++this.storedSeq) : ++this.liveSeq);
     this.attestation(ev);
     switch (ev.kind) {
       case K.profile: {
@@ -147,6 +152,18 @@ export class Store {
     }
     this.changed();
     return true;
+  }
+
+  /** forget drops a message the person discarded before the relay took it. */
+  forget(id) {
+    const ev = this.events.get(id);
+    if (!ev) return;
+    this.events.delete(id);
+    this.arrival.delete(id);
+    this.messages.get(tag(ev, 'h'))?.delete(id);
+    const target = tag(ev, 'e');
+    if (ev.kind === K.edit && target) this.editsAll.set(target, (this.editsAll.get(target) || []).filter((e) => e.id !== id));
+    this.changed();
   }
 
   /** attestation records the owner of an agent from a verified NIP-OA tag, checking each tag once. */
@@ -293,14 +310,4 @@ export class Store {
     return [...c.members.entries()].map(([pk, role]) => ({ pk, role, name: this.name(pk) }));
   }
 
-  /** unread counts messages in ch not by me and not yet read: read is {t, ids} from App.lastRead. */
-  unread(ch, read) {
-    let n = 0;
-    for (const id of this.messages.get(ch) || []) {
-      const ev = this.events.get(id);
-      const seen = ev.created_at < read.t || (ev.created_at === read.t && read.ids.includes(ev.id));
-      if (!seen && ev.pubkey !== this.me && !this.deleted(ev)) n++;
-    }
-    return n;
-  }
 }

@@ -1,0 +1,446 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"os/exec"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"buzzbox/internal/testexe"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+	"github.com/nbd-wtf/go-nostr"
+	"github.com/nbd-wtf/go-nostr/nip19"
+)
+
+// feedTexts is a JS expression: the texts of the channel's messages, top
+// to bottom, joined by "|".
+const feedTexts = `[...document.querySelectorAll('#feed article .msg-body')].map((b) => b.textContent).join('|')`
+
+// TestBrowserOrderAfterReload: 50 messages typed in quick succession and
+// 320 sent by another client as fast as the relay takes them (many in
+// each second, as `buzz` sends them) show in the order they were sent,
+// live and after a reload. Nostr timestamps are seconds: the tie-break is
+// the relay's order, never the id.
+func TestBrowserOrderAfterReload(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	base := startBinary(t, "--open", "--rate", "10000", "--burst", "10000")
+	shots := t.TempDir()
+	signInNew(t, ctx, base, "Olga")
+	createChannel(t, ctx, "quick", false)
+	steps := []chromedp.Action[chromedp.Void]{}
+	var want []string
+	for i := range 50 {
+		want = append(want, fmt.Sprintf("q%02d", i))
+		steps = append(steps, chromedp.SendKeys(labelled("Message #quick"), want[i]), chromedp.KeyEvent(kb.Enter))
+	}
+	do(t, ctx, "type 50 messages", steps...)
+	waitJS(t, ctx, "the 50 messages", fmt.Sprintf(`document.querySelectorAll('#feed article').length === 50 && %s`, textIn("#feed article", "q49")))
+	// ordered checks that the feed shows a run of want, in want's order,
+	// ending with want's last and at least least of them.
+	ordered := func(what string, want []string, least int) {
+		t.Helper()
+		got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedTexts))
+		shown := strings.Split(got, "|")
+		tail := want[max(0, len(want)-len(shown)):]
+		if len(shown) < least || strings.Join(tail, "|") != got {
+			for i := range shown {
+				if i >= len(tail) || shown[i] != tail[i] {
+					t.Errorf("%s: %d shown, want %d or more in send order; first out of place at %d: %q, want %q", what, len(shown), least, i, shown[i], tail[min(i, len(tail)-1)])
+					return
+				}
+			}
+			t.Errorf("%s: %d shown, want %d or more", what, len(shown), least)
+		}
+	}
+	ordered("typed, live", want, 50)
+	do(t, ctx, "reload", chromedp.Reload())
+	waitJS(t, ctx, "the 50 messages after the reload", fmt.Sprintf(`document.querySelectorAll('#feed article').length === 50`))
+	ordered("typed, after a reload", want, 50)
+
+	// Another client sends 320 into a second channel, 40 to a second.
+	cli := newPeer(t, base)
+	busy := "2b3c4d5e-0000-4000-8000-000000000320"
+	at := nostr.Now() - 60
+	cli.publishAt(at, 9007, "", nostr.Tag{"h", busy}, nostr.Tag{"name", "fast"}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
+	var sent []string
+	for i := range 320 {
+		sent = append(sent, fmt.Sprintf("c%03d", i))
+		cli.publishAt(at+nostr.Timestamp(i/40), 9, sent[i], nostr.Tag{"h", busy})
+	}
+	openChannel(t, ctx, "fast")
+	waitJS(t, ctx, "the newest of the 320", textIn("#feed article", "c319"))
+	ordered("sent by a client, live", sent, 150)
+	do(t, ctx, "reload", chromedp.Reload())
+	waitJS(t, ctx, "the 320 after the reload", textIn("#feed article", "c319")+` && document.querySelectorAll('#feed article').length >= 150`)
+	ordered("sent by a client, after a reload", sent, 150)
+	shot(t, ctx, shots, "order-desktop")
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// relayProc is the built buzz-relay on a fixed address and data dir, to
+// be stopped and started again.
+type relayProc struct {
+	t    *testing.T
+	addr string
+	data string
+	args []string
+	cmd  *exec.Cmd
+}
+
+func newRelayProc(t *testing.T, args ...string) *relayProc {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &relayProc{t: t, addr: ln.Addr().String(), data: t.TempDir(), args: args}
+	ln.Close()
+	t.Cleanup(p.stop)
+	return p
+}
+
+func (p *relayProc) base() string { return "http://" + p.addr }
+
+// start runs the relay and returns once it listens.
+func (p *relayProc) start() {
+	p.t.Helper()
+	cmd := exec.Command(testexe.Link(p.t, "buzz-relay"), append(slices.Clone(p.args), "--data", p.data, "--listen", p.addr)...)
+	stderr, _ := cmd.StderrPipe()
+	if err := cmd.Start(); err != nil {
+		p.t.Fatal(err)
+	}
+	p.cmd = cmd
+	ready := make(chan bool, 1)
+	go func() { // ends when the relay's stderr closes
+		sc := bufio.NewScanner(stderr)
+		told := false
+		for sc.Scan() {
+			if !told && strings.Contains(sc.Text(), "listening") {
+				told = true
+				ready <- true
+			}
+		}
+		if !told {
+			ready <- false
+		}
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			p.t.Fatal("buzz-relay exited before listening")
+		}
+	case <-time.After(30 * time.Second):
+		p.t.Fatal("buzz-relay did not start listening")
+	}
+}
+
+// stop ends the relay process and waits for it.
+func (p *relayProc) stop() {
+	if p.cmd == nil {
+		return
+	}
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() { p.cmd.Wait(); close(done) }() // ends when the process is reaped
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		p.cmd.Process.Kill()
+		<-done
+	}
+	p.cmd = nil
+}
+
+// TestBrowserOfflineQueue: the relay process stops; the page says so in a
+// banner with "Retry now", and what is typed meanwhile is kept, shown as
+// sending, and sent once when the relay is back, which the visible page
+// finds within 5 s.
+func TestBrowserOfflineQueue(t *testing.T) {
+	ctx, _ := browser(t)
+	shots := t.TempDir()
+	p := newRelayProc(t, "--open")
+	p.start()
+	signInNew(t, ctx, p.base(), "Pia")
+	id := createChannel(t, ctx, "outage", false)
+	post(t, ctx, "outage", "before the outage")
+	p.stop()
+	waitJS(t, ctx, "the offline banner", `!document.getElementById('net-banner').hidden && document.getElementById('net-banner').textContent.includes('You are offline')`)
+	words := []string{"written while away 1", "written while away 2", "written while away 3"}
+	for _, w := range words {
+		do(t, ctx, "type "+w, chromedp.SendKeys(labelled("Message #outage"), w), chromedp.KeyEvent(kb.Enter))
+		waitJS(t, ctx, w+" in the feed, sending", fmt.Sprintf(`[...document.querySelectorAll('#feed article[data-outbox=queued]')].some((a) => a.textContent.includes(%q))`, w))
+	}
+	left, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('textarea[aria-label="Message #outage"]').value`))
+	if left != "" {
+		t.Errorf("composer holds %q after sending offline; want it cleared (the words are in the outbox)", left)
+	}
+	waitJS(t, ctx, "the banner to count them", textIn("#net-banner", "3 messages will be sent when it is back"))
+	waitJS(t, ctx, "a retry button", `[...document.querySelectorAll('#net-banner button')].some((b) => b.textContent === 'Retry now')`)
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+	shot(t, ctx, shots, "offline-desktop")
+	do(t, ctx, "phone size", chromedp.EmulateViewport(390, 844))
+	shot(t, ctx, shots, "offline-phone")
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+
+	// Far enough into the backoff that a plain doubling would wait long.
+	time.Sleep(8 * time.Second)
+	p.start()
+	back := time.Now()
+	waitJS(t, ctx, "the outbox to empty", `document.getElementById('status').dataset.state !== 'offline' && !document.querySelector('#feed article[data-outbox=queued]') && document.getElementById('net-banner').hidden`)
+	if d := time.Since(back); d > 5*time.Second {
+		t.Errorf("the page took %v to reconnect and send after the relay returned; want within 5 s", d.Round(100*time.Millisecond))
+	}
+	peer := newPeer(t, p.base())
+	evs, err := peer.rel.QuerySync(peer.ctx, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {id}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range words {
+		n := 0
+		for _, ev := range evs {
+			if ev.Content == w {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("the relay holds %q %d times; want once", w, n)
+		}
+	}
+	// A reload sends nothing again: the outbox is empty.
+	do(t, ctx, "reload", chromedp.Reload())
+	waitJS(t, ctx, "the channel after the reload", textIn("#feed article", words[2]))
+	if q, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`localStorage.getItem('buzz.outbox.' + window.buzz.me) || ''`)); q != "[]" && q != "" {
+		t.Errorf("outbox after delivery = %s; want empty", q)
+	}
+}
+
+// signInKey opens the page and signs in with an existing secret key.
+func signInKey(t testing.TB, ctx context.Context, base, sk string) {
+	t.Helper()
+	nsec, _ := nip19.EncodePrivateKey(sk)
+	openSignIn(t, ctx, base)
+	do(t, ctx, "import the nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec)"), nsec), chromedp.Click(button("Sign in with this key")))
+	waitJS(t, ctx, "the dialog to close", `!document.getElementById('signin').open`)
+}
+
+// unreadOf is a JS expression: the unread count the channel list shows
+// for the channel named name (0 for none).
+func unreadOf(name string) string {
+	return fmt.Sprintf(`(() => { const a = [...document.querySelectorAll('#channel-list a')].find((a) => a.querySelector('.chan-name')?.textContent === %q); const n = a?.querySelector('.unread-count'); return a ? (n ? Number(n.textContent) : 0) : -1; })()`, name)
+}
+
+// makeChannel has p create an open channel and add members.
+func makeChannel(p *peer, id, name string, at nostr.Timestamp, members ...string) {
+	p.publishAt(at, 9007, "", nostr.Tag{"h", id}, nostr.Tag{"name", name}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
+	for _, m := range members {
+		p.publishAt(at, 9000, "", nostr.Tag{"h", id}, nostr.Tag{"p", m}, nostr.Tag{"role", "member"})
+	}
+}
+
+// TestBrowserUnreadCounts: counts are exact past the page's window (1 500
+// unread in one channel, 320 in another), thread replies are counted on
+// their thread, not in the channel, and a channel the person never
+// joined shows none.
+func TestBrowserUnreadCounts(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	shots := t.TempDir()
+	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
+	sk := nostr.GeneratePrivateKey()
+	uma, _ := nostr.GetPublicKey(sk)
+	bob := newPeer(t, base)
+	big, mid, other := "3c4d5e6f-0000-4000-8000-000000001500", "3c4d5e6f-0000-4000-8000-000000000320", "3c4d5e6f-0000-4000-8000-0000000000ff"
+	at := nostr.Now() - 3000
+	makeChannel(bob, big, "big", at, uma)
+	makeChannel(bob, mid, "mid", at, uma)
+	makeChannel(bob, other, "other", at)
+	for i := range 1500 {
+		bob.publishAt(at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("big ", i), nostr.Tag{"h", big})
+	}
+	var root nostr.Event
+	for i := range 320 {
+		ev := bob.publishAt(at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("mid ", i), nostr.Tag{"h", mid})
+		if i == 0 {
+			root = ev
+		}
+	}
+	for i := range 7 {
+		bob.publishAt(at+600, 9, fmt.Sprint("reply ", i), nostr.Tag{"h", mid}, nostr.Tag{"e", root.ID, "", "root"})
+	}
+	for i := range 40 {
+		bob.publishAt(at+1+nostr.Timestamp(i), 9, fmt.Sprint("other ", i), nostr.Tag{"h", other})
+	}
+
+	signInKey(t, ctx, base, sk)
+	waitJS(t, ctx, "the exact counts", fmt.Sprintf(`%s === 1500 && %s === 320`, unreadOf("big"), unreadOf("mid")))
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](unreadOf("other"))); n != 0 {
+		t.Errorf("channel other, never joined, shows %d unread; want none", n)
+	}
+	label, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#channel-list a[href$="`+big+`"]').getAttribute('aria-label')`))
+	if label != "channel big, 1500 unread" {
+		t.Errorf("big's label = %q; want %q", label, "channel big, 1500 unread")
+	}
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+	shot(t, ctx, shots, "unread-desktop")
+	do(t, ctx, "phone size", chromedp.EmulateViewport(390, 844), chromedp.Click(button("Show channels")))
+	shot(t, ctx, shots, "unread-phone")
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+
+	// Reading a channel clears its count; what comes after counts again,
+	// a thread reply does not.
+	openChannel(t, ctx, "big")
+	openChannel(t, ctx, "mid")
+	waitJS(t, ctx, "big read", unreadOf("big")+` === 0`)
+	bob.publish(9, "big after", nostr.Tag{"h", big})
+	bob.publish(9, "big after 2", nostr.Tag{"h", big})
+	bob.publish(9, "a reply in big", nostr.Tag{"h", big}, nostr.Tag{"e", root.ID, "", "root"})
+	waitJS(t, ctx, "two new in big", unreadOf("big")+` === 2`)
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// TestBrowserReadStateAcrossDevices: two browsers signed in with the same
+// key agree on what was read: one reads a channel, the other's count
+// goes to zero without a reload, and a third started afterwards starts
+// from the same place, not from zero.
+func TestBrowserReadStateAcrossDevices(t *testing.T) {
+	phone, _ := browser(t)
+	laptop, _ := browser(t)
+	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
+	sk := nostr.GeneratePrivateKey()
+	vic, _ := nostr.GetPublicKey(sk)
+	bob := newPeer(t, base)
+	ch := "4d5e6f70-0000-4000-8000-000000000010"
+	at := nostr.Now() - 100
+	makeChannel(bob, ch, "shared", at, vic)
+	makeChannel(bob, "4d5e6f70-0000-4000-8000-000000000011", "lobby", at, vic)
+	for i := range 12 {
+		bob.publishAt(at+1, 9, fmt.Sprint("news ", i), nostr.Tag{"h", ch})
+	}
+	signInKey(t, phone, base, sk)
+	signInKey(t, laptop, base, sk)
+	for _, ctx := range []context.Context{phone, laptop} {
+		waitJS(t, ctx, "12 unread", unreadOf("shared")+` === 12`)
+	}
+	openChannel(t, laptop, "shared")
+	waitJS(t, laptop, "the news", textIn("#feed article", "news 11"))
+	openChannel(t, laptop, "lobby")
+	waitJS(t, phone, "the other device's reading, live", unreadOf("shared")+` === 0`)
+	bob.publish(9, "one more", nostr.Tag{"h", ch})
+	for _, ctx := range []context.Context{phone, laptop} {
+		waitJS(t, ctx, "1 unread on both", unreadOf("shared")+` === 1`)
+	}
+	third, _ := browser(t)
+	signInKey(t, third, base, sk)
+	waitJS(t, third, "a new device starts where the others are", unreadOf("shared")+` === 1 && `+unreadOf("lobby")+` === 0`)
+	shot(t, third, t.TempDir(), "readstate-third-device")
+}
+
+// TestBrowserScrollBack: a long channel over three days opens at its
+// newest page; scrolling up loads older messages without moving what the
+// reader looks at, days are separated, times are absolute on hover, a
+// "New" line marks the first message since the last reading, and "Jump
+// to latest" goes back down.
+func TestBrowserScrollBack(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	shots := t.TempDir()
+	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000", "--max-age", "-1s")
+	sk := nostr.GeneratePrivateKey()
+	wen, _ := nostr.GetPublicKey(sk)
+	bob := newPeer(t, base)
+	long := "5e6f7081-0000-4000-8000-000000001500"
+	const total = 1500 // past the workspace-wide window of 1 000
+	start := nostr.Now() - 3*86400
+	makeChannel(bob, long, "long", start-10, wen)
+	makeChannel(bob, "5e6f7081-0000-4000-8000-000000000001", "side", start-10, wen)
+	var sent []string
+	for i := range total {
+		sent = append(sent, fmt.Sprintf("old %04d", i))
+		bob.publishAt(start+nostr.Timestamp(i*(3*86400-600)/total), 9, sent[i], nostr.Tag{"h", long})
+	}
+	signInKey(t, ctx, base, sk)
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+	openChannel(t, ctx, "long")
+	waitJS(t, ctx, "the newest page", textIn("#feed article", sent[total-1])+` && document.querySelectorAll('#feed article').length >= 100`)
+	atBottom, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`(() => { const f = document.getElementById('feed'); return f.scrollHeight - f.scrollTop - f.clientHeight < 40; })()`))
+	if !atBottom {
+		t.Errorf("the channel opened away from its newest message")
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed > .day-sep').length`)); n < 1 {
+		t.Errorf("%d day separators; want one per day shown", n)
+	}
+	title, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#feed article time').title`))
+	if !strings.ContainsAny(title, "0123456789") {
+		t.Errorf("a message's time has title %q; want the absolute time", title)
+	}
+
+	// Scroll up until everything is in; what the reader looked at stays put.
+	for round := 0; ; round++ {
+		before, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))
+		if before >= total {
+			break
+		}
+		if round > 20 {
+			t.Fatalf("after %d scrolls up %d of %d messages are in", round, before, total)
+		}
+		pos, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const f = document.getElementById('feed'); f.scrollTop = 0; const a = f.querySelector('article'); window.__anchor = a.dataset.id; return a.dataset.id + ' ' + a.getBoundingClientRect().top; })()`))
+		waitJS(t, ctx, "older messages", fmt.Sprintf(`document.querySelectorAll('#feed article').length > %d`, before))
+		settle(t, ctx)
+		after, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const a = document.querySelector('#feed article[data-id="' + window.__anchor + '"]'); return a.dataset.id + ' ' + a.getBoundingClientRect().top; })()`))
+		var id1, id2 string
+		var y1, y2 float64
+		fmt.Sscan(pos, &id1, &y1)
+		fmt.Sscan(after, &id2, &y2)
+		if d := y2 - y1; d > 2 || d < -2 {
+			t.Errorf("round %d: loading older moved the message in view by %.0f px", round, d)
+		}
+	}
+	got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedTexts))
+	if got != strings.Join(sent, "|") {
+		t.Errorf("the whole channel after scrolling back is not in send order")
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed > .day-sep').length`)); n < 3 {
+		t.Errorf("%d day separators over three days; want 3 or 4", n)
+	}
+	waitJS(t, ctx, "jump to latest", `!document.querySelector('.jump-latest').hidden`)
+	shot(t, ctx, shots, "history-desktop")
+	do(t, ctx, "jump", chromedp.Click(button("Jump to latest ↓")))
+	waitJS(t, ctx, "the newest in view", `(() => { const f = document.getElementById('feed'); return f.scrollHeight - f.scrollTop - f.clientHeight < 40; })()`)
+
+	// Leave, let five come, come back: the New line is above the first.
+	openChannel(t, ctx, "side")
+	waitJS(t, ctx, "the marker published", `window.buzz.reads.lastRead(`+fmt.Sprintf("%q", long)+`).at > 0`)
+	var fresh []nostr.Event
+	for i := range 5 {
+		fresh = append(fresh, bob.publish(9, fmt.Sprint("new ", i), nostr.Tag{"h", long}))
+	}
+	waitJS(t, ctx, "5 unread", unreadOf("long")+` === 5`)
+	openChannel(t, ctx, "long")
+	waitJS(t, ctx, "the New line above the first new message", fmt.Sprintf(`document.querySelector('#feed > .new-sep')?.nextElementSibling?.dataset.id === %q`, fresh[0].ID))
+	do(t, ctx, "phone size", chromedp.EmulateViewport(390, 844))
+	settle(t, ctx)
+	chromedp.Run(ctx, chromedp.Evaluate[bool](`(document.querySelector('#feed > .new-sep').scrollIntoView({block: 'center'}), true)`))
+	shot(t, ctx, shots, "history-phone")
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+	shot(t, ctx, shots, "history-new-desktop")
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// settle waits for the page to render two frames.
+func settle(t testing.TB, ctx context.Context) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.Evaluate[bool](`new Promise((r) => requestAnimationFrame(() => requestAnimationFrame(() => r(true))))`, chromedp.EvalAwaitPromise)); err != nil {
+		t.Fatalf("wait for the page to render: %v", err)
+	}
+}

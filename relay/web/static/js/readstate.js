@@ -1,0 +1,151 @@
+// Read state: a person's read marker for each channel is their own
+// NIP-78 event (kind 30078, d = "buzz:read:<channel>", content
+// {"t", "ids"}), kept by the relay and served only to its author, so
+// every device they sign in on agrees. Unread counts are exact: a NIP-45
+// COUNT per channel the person belongs to, since the marker, leaving out
+// thread replies (counted on their thread) and the person's own messages.
+
+import { K, messageKinds } from './store.js';
+import { tag, threadOf } from './event.js';
+
+export const readMarkerPrefix = 'buzz:read:';
+/** publishDelayMs gathers the marker moves of one reading into one event. */
+const publishDelayMs = 1500;
+/** recountDelayMs gathers a burst of live messages into one COUNT. */
+const recountDelayMs = 300;
+/** legacyKey is where read state lived before markers were events. */
+const legacyKey = 'buzz.read';
+
+export class ReadState {
+  /** app: {store, conn, signer, me}. */
+  constructor(app) {
+    this.app = app;
+    this.markers = new Map(); // channel → {t, ids, at: created_at of the marker event (0: not yet published)}
+    this.counts = new Map(); // channel → exact unread count
+    this.asked = new Map(); // channel → timer of a COUNT to come
+    this.publishing = new Map(); // channel → timer of a marker to publish
+    this.loaded = false;
+    this.entry = new Map(); // channel → its marker when the person opened it, for the "New" line
+    try {
+      const old = JSON.parse(localStorage.getItem(legacyKey) || '{}');
+      for (const [ch, r] of Object.entries(old)) if (r && typeof r.t === 'number' && Array.isArray(r.ids)) this.markers.set(ch, { t: r.t, ids: r.ids, at: 0 });
+    } catch { /* no usable legacy state */ }
+  }
+
+  /** start subscribes to the person's own markers; counts follow once they are in. */
+  start() {
+    this.app.conn.subscribe([{ kinds: [K.appData], authors: [this.app.me] }], {
+      onevent: (ev) => this.take(ev),
+      oneose: () => { this.loaded = true; this.recountAll(); },
+      // Refused (no AUTH from this signer): counts and marks go on from what this page knows.
+      onclosed: () => { if (!this.loaded) { this.loaded = true; this.recountAll(); } },
+    });
+  }
+
+  /** take reads one marker event (from this or another device). */
+  take(ev) {
+    const d = tag(ev, 'd') || '';
+    if (ev.pubkey !== this.app.me || !d.startsWith(readMarkerPrefix)) return;
+    const ch = d.slice(readMarkerPrefix.length);
+    let r;
+    try { r = JSON.parse(ev.content); } catch { return; }
+    if (!r || !Number.isInteger(r.t) || !Array.isArray(r.ids)) return;
+    const ids = r.ids.filter((x) => typeof x === 'string').slice(0, 100);
+    // Markers only move forward: the furthest read of any device wins.
+    const old = this.markers.get(ch);
+    if (old) {
+      old.at = Math.max(old.at, ev.created_at);
+      if (r.t < old.t || (r.t === old.t && ids.every((id) => old.ids.includes(id)))) return;
+    }
+    this.markers.set(ch, { t: r.t, ids, at: Math.max(old ? old.at : 0, ev.created_at) });
+    if (this.loaded) this.recount(ch);
+    this.app.store.changed();
+  }
+
+  /** lastRead is the marker of ch: the newest second read and the counted ids read in it. */
+  lastRead(ch) { return this.markers.get(ch) || { t: 0, ids: [], at: 0 }; }
+
+  /** joined reports whether the person belongs to ch (unread counts only there). */
+  joined(ch) {
+    const c = this.app.store.channels.get(ch);
+    return Boolean(c && c.members.has(this.app.me) && !this.app.store.gone(ch));
+  }
+
+  /** counted reports whether ev is what an unread count counts: a channel message, not a thread reply, not mine. */
+  counted(ev) { return messageKinds.includes(ev.kind) && ev.pubkey !== this.app.me && !threadOf(ev).root; }
+
+  /** unread is ch's unread count; one not yet known is asked for. */
+  unread(ch) {
+    if (!this.joined(ch)) return 0;
+    if (!this.counts.has(ch) && this.loaded && !this.asked.has(ch)) this.recount(ch);
+    return this.counts.get(ch) || 0;
+  }
+
+  /** enter notes that the person opens ch: the marker as it is then places the "New" line. */
+  enter(ch) { this.entry.delete(ch); }
+
+  /** entryMarker is ch's marker from before this opening, or null while the markers are not in. */
+  entryMarker(ch) { return this.entry.get(ch) || null; }
+
+  /** mark moves ch's marker to the newest message the page holds there (the channel is being read). */
+  mark(ch) {
+    if (!this.loaded) return; // the stored markers first: they place the "New" line
+    if (!this.entry.has(ch)) { const m = this.lastRead(ch); this.entry.set(ch, { t: m.t, ids: [...m.ids] }); }
+    const s = this.app.store;
+    let t = -1;
+    for (const id of s.messages.get(ch) || []) t = Math.max(t, s.events.get(id).created_at);
+    if (t < 0) return;
+    const ids = [];
+    for (const id of s.messages.get(ch)) {
+      const ev = s.events.get(id);
+      if (ev.created_at === t && this.counted(ev)) ids.push(ev.id);
+    }
+    const old = this.lastRead(ch);
+    if (this.counts.get(ch) !== 0) { this.counts.set(ch, 0); }
+    if (old.t > t || (old.t === t && ids.every((id) => old.ids.includes(id)))) return;
+    this.markers.set(ch, { t, ids, at: old.at });
+    clearTimeout(this.publishing.get(ch));
+    this.publishing.set(ch, setTimeout(() => this.publish(ch), publishDelayMs));
+  }
+
+  /** publish sends ch's marker; created_at moves on from the last so the relay keeps the newest. */
+  async publish(ch) {
+    this.publishing.delete(ch);
+    const m = this.markers.get(ch);
+    if (!m) return;
+    const created_at = Math.max(Math.floor(Date.now() / 1000), m.at + 1);
+    m.at = created_at;
+    try {
+      const ev = await this.app.signer.sign({ kind: K.appData, created_at, tags: [['d', readMarkerPrefix + ch]], content: JSON.stringify({ t: m.t, ids: m.ids }) });
+      await this.app.conn.publish(ev, { wait: true });
+    } catch { /* the next reading publishes again */ }
+  }
+
+  /** seen notes a live message: its channel's count is asked again. */
+  seen(ev) {
+    const ch = tag(ev, 'h');
+    if (ch && this.loaded && this.counted(ev) && ch !== this.app.current) this.recount(ch);
+  }
+
+  recountAll() {
+    for (const ch of this.app.store.channels.keys()) if (this.joined(ch)) this.recount(ch);
+  }
+
+  /** recount asks the relay how many counted messages ch has since the marker. */
+  recount(ch) {
+    clearTimeout(this.asked.get(ch));
+    this.asked.set(ch, setTimeout(async () => {
+      const m = this.lastRead(ch);
+      try {
+        const n = await this.app.conn.count({ kinds: messageKinds, '#h': [ch], since: m.t, top_level: true, exclude_authors: [this.app.me] });
+        const cur = this.lastRead(ch);
+        if (cur.t === m.t && ch !== this.app.current) this.counts.set(ch, Math.max(0, n - m.ids.length));
+        else if (ch === this.app.current) this.counts.set(ch, 0);
+        this.app.store.changed();
+      } catch {
+        if (!this.counts.has(ch)) this.counts.set(ch, 0); // asked again on the next message or reconnect
+      }
+      this.asked.delete(ch);
+    }, recountDelayMs));
+  }
+}
