@@ -11,6 +11,7 @@ import { ThreadView } from './thread.js';
 import { threadTags } from './event.js';
 import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
+import { humanize } from './errors.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -69,6 +70,7 @@ class App {
       const info = await fetch('/', { headers: { Accept: 'application/nostr+json' }, signal: ctl.signal }).then((r) => r.json());
       clearTimeout(timer);
       if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
+      if (Number.isInteger(info.limitation?.max_content_length)) this.maxEventBytes = info.limitation.max_content_length;
     } catch { /* without NIP-11 channel state is taken from any signer; the relay refuses forged state anyway */ }
     const add = (ev) => this.store.add(ev);
     this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers, K.channelTombstone] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
@@ -173,7 +175,7 @@ class App {
   /** send signs a template with the person's key and publishes it. */
   async send(tpl) {
     const ev = await this.signer.sign(tpl);
-    await this.conn.publish(ev);
+    await this.conn.publish(ev).catch((e) => { throw humanize(e); });
     this.store.add(ev);
     return ev;
   }
