@@ -12,6 +12,7 @@ import { threadTags } from './event.js';
 import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 import { humanize } from './errors.js';
+import { wireAccount } from './account.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -246,11 +247,12 @@ function wireChrome(app) {
     $('profile-name').value = p ? (p.display_name || p.name) : '';
     $('profile-npub').value = npub(app.me);
     $('profile-error').textContent = '';
+    wireAccount(app.signer);
     pd.showModal();
   });
   $('profile-close').addEventListener('click', () => pd.close());
   $('sign-out').addEventListener('click', () => {
-    if (app.signer.kind === 'key' && !window.confirm('Sign out? Without the nsec you saved, this account cannot be opened again.')) return;
+    if (app.signer.kind === 'key' && !window.confirm('Sign out? This browser forgets your key. Without a backup (Back up my key) or a sign-in link on another device, this account cannot be opened again.')) return;
     forget();
     location.hash = '';
     location.reload();
