@@ -287,7 +287,8 @@ func TestBrowserWorkspace(t *testing.T) {
 	waitJS(t, ctx, "the channel list", `getComputedStyle(document.getElementById('sidebar')).display !== 'none'`)
 	shot(t, ctx, shots, "channels-phone")
 	do(t, ctx, "close the channel list", chromedp.Click(button("Show channels")))
-	do(t, ctx, "open the thread on a phone", chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="Reply in thread"]`)))
+	// A tap focuses the message, which shows its actions (as a long press does).
+	do(t, ctx, "open the thread on a phone", chromedp.Focus(chromedp.Search(bobArt)), chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="Reply in thread"]`)))
 	waitJS(t, ctx, "the thread as a dialog", `document.getElementById('thread').getAttribute('role') === 'dialog' && document.getElementById('thread').getBoundingClientRect().width === 390`)
 	shot(t, ctx, shots, "thread-phone")
 	do(t, ctx, "close with Escape", chromedp.KeyEvent(kb.Escape))

@@ -1,7 +1,7 @@
 // A keyed list of messages: each message's element is rebuilt only when
 // what it shows changed, and never while it is being edited.
 
-import { messageView } from './message.js';
+import { messageView, continues } from './message.js';
 import { relTime } from './util.js';
 
 /** signature is what a message's rendering depends on. */
@@ -30,6 +30,7 @@ export function renderFeed(container, evs, app, cache, { inThread = false } = {}
     }
     item.el.setAttribute('aria-posinset', String(i + 1));
     item.el.setAttribute('aria-setsize', String(evs.length));
+    item.el.classList.toggle('grouped', continues(evs[i - 1], ev));
     const want = prev ? prev.nextSibling : container.firstChild;
     if (want !== item.el) container.insertBefore(item.el, want);
     prev = item.el;
