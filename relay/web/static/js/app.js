@@ -13,6 +13,7 @@ import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 import { humanize } from './errors.js';
 import { wireAccount } from './account.js';
+import { wireKeys } from './keys.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -296,6 +297,7 @@ async function main() {
   const app = new App(signer);
   window.buzz = app; // for the console
   wireChrome(app);
+  wireKeys(app);
   if (joined.length && !location.hash) history.replaceState(null, '', '#/c/' + joined[0]);
   await app.start();
   if (notice) notify(notice);
