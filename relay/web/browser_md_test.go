@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -20,7 +21,8 @@ const mdMessage = "Release **notes** for _today_, see [the docs](https://example
 // DOM nodes (bold, links that open in a new tab, lists, quote, table,
 // strikethrough), the code block has its language label and a copy
 // button that copies the code, and a javascript: link is inert text.
-// Screenshots at 1440×900 and 390×844.
+// A very long message shows folded until Show more. Screenshots at
+// 1440×900 and 390×844.
 func TestBrowserMarkdown(t *testing.T) {
 	ctx, consoleErrors := browser(t)
 	base := startBinary(t)
@@ -64,6 +66,14 @@ func TestBrowserMarkdown(t *testing.T) {
 	if got, err := chromedp.Run(ctx, chromedp.Evaluate[string](`window.copied`)); err != nil || got != "func main() {}\n" {
 		t.Errorf("copied %q, %v; want the code", got, err)
 	}
+	// A very long message shows folded until Show more.
+	pub(9, "start of a long log\n"+strings.Repeat("log line\n", 400)+"end of the long log", nostr.Tag{"h", id})
+	const long = `[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('start of a long log'))`
+	waitJS(t, ctx, "the long message folded", long+`?.querySelector('.msg-body.folded') != null && `+long+`.querySelector('.msg-body').getBoundingClientRect().height <= 400`)
+	do(t, ctx, "show more", chromedp.Click(chromedp.Search(`//article[contains(., "start of a long log")]//button[normalize-space(.)="Show more"]`)))
+	waitJS(t, ctx, "the whole message", `!`+long+`.querySelector('.msg-body.folded') && `+long+`.querySelector('.msg-body').getBoundingClientRect().height > 2000 && `+long+`.querySelector('.show-more').getAttribute('aria-expanded') === 'true'`)
+	do(t, ctx, "show less", chromedp.Click(chromedp.Search(`//article[contains(., "start of a long log")]//button[normalize-space(.)="Show less"]`)))
+	waitJS(t, ctx, "folded again", `!!`+long+`.querySelector(".msg-body.folded")`)
 	for _, vp := range [][2]int64{{1440, 900}, {390, 844}} {
 		do(t, ctx, "viewport", chromedp.EmulateViewport(vp[0], vp[1]))
 		shot(t, ctx, shots, fmt.Sprintf("markdown-%dx%d", vp[0], vp[1]))

@@ -10,6 +10,10 @@ import { workingEmoji, K } from './store.js';
 
 const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '🚀'];
 
+// A message longer than longLines lines or longChars characters shows
+// folded, with a Show more button.
+const longLines = 25, longChars = 3000;
+
 // groupSeconds is how close in time two messages of one author must be
 // to show as one group (the second without avatar and name).
 const groupSeconds = 5 * 60;
@@ -57,6 +61,18 @@ export function messageView(ev, app, { inThread = false } = {}) {
   const bodyBox = el('div', { class: 'msg-body' });
   bodyBox.append(body(text, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
   main.append(bodyBox);
+  // A very long message is folded to a screenful until asked for.
+  if (text.length > longChars || text.split('\n', longLines + 1).length > longLines) {
+    bodyBox.classList.add('folded');
+    bodyBox.id = labelID + '-body';
+    const more = el('button', { type: 'button', class: 'link show-more', 'aria-expanded': 'false', 'aria-controls': bodyBox.id, text: 'Show more' });
+    more.addEventListener('click', () => {
+      const open = bodyBox.classList.toggle('folded') === false;
+      more.setAttribute('aria-expanded', String(open));
+      more.textContent = open ? 'Show less' : 'Show more';
+    });
+    main.append(more);
+  }
 
   // The harness's reactions mean "an agent has this message": shown as a
   // live state, not as chips.
