@@ -163,7 +163,7 @@ class App {
     const name = this.store.name(this.me);
     $('me').hidden = false;
     $('me').textContent = initials(name);
-    $('me').setAttribute('aria-label', `Your profile (${name})`);
+    $('me').setAttribute('aria-label', `${initials(name)}: your profile and key (${name})`);
   }
 
   /** refused explains a relay that does not admit this key, and what to do. */
