@@ -391,9 +391,9 @@ func TestBrowserAuthImportedKey(t *testing.T) {
 	base := startBinary(t, "--owner", npub)
 
 	openSignIn(t, ctx, base)
-	do(t, ctx, "a wrong key", chromedp.SendKeys(labelled("Or sign in with your secret key (nsec)"), npub), chromedp.Click(button("Sign in with this key")))
+	do(t, ctx, "a wrong key", chromedp.SendKeys(labelled("Or sign in with your secret key (nsec1… or the 64 hex characters of owner.key)"), npub), chromedp.Click(button("Sign in with this key")))
 	waitJS(t, ctx, "the explanation", textIn("#signin-error", "that is an npub"))
-	do(t, ctx, "import the nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec)"), nsec), chromedp.Click(button("Sign in with this key")))
+	do(t, ctx, "import the nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec1… or the 64 hex characters of owner.key)"), nsec), chromedp.Click(button("Sign in with this key")))
 	waitJS(t, ctx, "the dialog to close", `!document.getElementById('signin').open`)
 	waitJS(t, ctx, "the relay to accept the AUTH", `document.getElementById('status').dataset.state === 'authenticated'`)
 	id := createChannel(t, ctx, "owners-only", false)
@@ -1024,7 +1024,8 @@ func TestBrowserChannelHistory(t *testing.T) {
 }
 
 // TestBrowserNotYetMember: a key the relay does not admit gets a clear
-// explanation with the npub to hand to the owner, not an empty page.
+// explanation with the npub to hand to the owner, not an empty page, in
+// a banner that can be dismissed.
 func TestBrowserNotYetMember(t *testing.T) {
 	ctx, _ := browser(t)
 	r, _ := ownerRelay(t)
@@ -1032,6 +1033,9 @@ func TestBrowserNotYetMember(t *testing.T) {
 	pk, _ := nostr.GetPublicKey(sk)
 	npub, _ := nip19.EncodePublicKey(pk)
 	waitJS(t, ctx, "the explanation", textIn("#notice", "not a member")+` && `+textIn("#notice", npub))
+	// The banner is dismissible.
+	do(t, ctx, "dismiss the banner", chromedp.Click(chromedp.Search(`//*[@id="notice"]//button[@aria-label="Dismiss"]`)))
+	waitJS(t, ctx, "the banner gone", `document.getElementById('notice').hidden`)
 }
 
 // TestBrowserOwnerCreatesInvite: the owner, signed in by the one-time

@@ -208,9 +208,18 @@ class App {
   flash(e) { $('status').textContent = String(e.message || e); }
 }
 
-/** notify adds a line to the banner above the channel. */
+/** notify adds a line to the banner above the channel; the banner's ✕ dismisses it. */
 function notify(text) {
   const n = $('notice');
+  if (!n.querySelector('.dismiss')) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'dismiss icon';
+    b.setAttribute('aria-label', 'Dismiss');
+    b.textContent = '✕';
+    b.addEventListener('click', () => { n.replaceChildren(); n.hidden = true; });
+    n.append(b);
+  }
   n.append(document.createElement('span'));
   n.lastChild.textContent = text;
   n.lastChild.className = 'banner-line';
