@@ -17,6 +17,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
+
+	"buzzbox/internal/workspace/nip98"
 )
 
 // The owner's sign-in link: `buzzbox up` mints a token with LoginToken and
@@ -279,4 +281,58 @@ func (r *Relay) serveLogin(w http.ResponseWriter, req *http.Request) {
 	}
 	r.log.Info("sign-in link used")
 	writeJSON(w, http.StatusOK, map[string]string{"nsec": nsec})
+}
+
+// loginLinkPath is where a signed-in browser mints a sign-in link for its
+// own key, to sign in on another device: POST {"nsec": "…"} under a NIP-98
+// token signed by that same key, for {"token": "…", "expires_in": s}. The
+// token is one of LoginToken's (sealed, one use, loginTTL); the page makes
+// <base>/#login=<token> of it, so the key travels in no URL. Only the
+// key's holder can mint a link for it, and only a relay member (or anyone
+// on an --open relay): the NIP-98 signer must be the key in the body.
+const loginLinkPath = "/login/new"
+
+func (r *Relay) serveLoginLink(w http.ResponseWriter, req *http.Request) {
+	w.Header().Set("Cache-Control", "no-store")
+	body, ok := readPost(w, req, maxLoginBody)
+	if !ok {
+		return
+	}
+	res, err := r.verifyPost(req, body, loginLinkPath, false)
+	if err != nil {
+		if errors.Is(err, nip98.ErrNoToken) {
+			w.Header().Set("WWW-Authenticate", nip98.Challenge(http.MethodPost))
+		}
+		writeError(w, http.StatusUnauthorized, "NIP-98: "+err.Error()+"; sign a kind 27235 event with the key the link is for, u = this relay's /login/new URL, method POST and a payload tag")
+		return
+	}
+	var in struct {
+		Nsec string `json:"nsec"`
+	}
+	if err := json.Unmarshal(body, &in); err != nil || in.Nsec == "" {
+		writeError(w, http.StatusBadRequest, `invalid: body must be {"nsec":"<the signer's secret key>"}`)
+		return
+	}
+	sk := in.Nsec
+	if prefix, v, err := nip19.Decode(in.Nsec); err == nil && prefix == "nsec" {
+		sk, _ = v.(string)
+	}
+	pk, err := nostr.GetPublicKey(sk)
+	if err != nil || !nostr.IsValid32ByteHex(sk) || pk != res.PubKey.Hex() {
+		writeError(w, http.StatusForbidden, "restricted: the key in the body is not the key that signed the request; a link can only be made for one's own key")
+		return
+	}
+	c := caller{pubkey: pk}
+	if r.banned(c) || !(r.cfg.Open || pk == r.owner || r.member(c)) {
+		writeError(w, http.StatusForbidden, "restricted: not a relay member")
+		return
+	}
+	token, err := r.LoginToken(sk)
+	if err != nil {
+		r.log.Error("mint sign-in link", "err", err)
+		writeError(w, http.StatusInternalServerError, "error: cannot make the sign-in link; try again")
+		return
+	}
+	r.log.Info("sign-in link minted by its key", "pubkey", pk)
+	writeJSON(w, http.StatusOK, map[string]any{"token": token, "expires_in": int(loginTTL / time.Second)})
 }

@@ -566,6 +566,8 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.serveBridge(w, req)
 	case req.URL.Path == loginPath:
 		r.serveLogin(w, req)
+	case req.URL.Path == loginLinkPath:
+		r.serveLoginLink(w, req)
 	case web.Serves(req.URL.Path):
 		r.web.ServeHTTP(w, req)
 	default:

@@ -291,7 +291,8 @@ func TestBrowserWorkspace(t *testing.T) {
 	waitJS(t, ctx, "the channel list", `getComputedStyle(document.getElementById('sidebar')).display !== 'none'`)
 	shot(t, ctx, shots, "channels-phone")
 	do(t, ctx, "close the channel list", chromedp.Click(button("Show channels")))
-	do(t, ctx, "open the thread on a phone", chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="Reply in thread"]`)))
+	// A tap focuses the message, which shows its actions (as a long press does).
+	do(t, ctx, "open the thread on a phone", chromedp.Focus(chromedp.Search(bobArt)), chromedp.Click(chromedp.Search(bobArt+`//button[@aria-label="Reply in thread"]`)))
 	waitJS(t, ctx, "the thread as a dialog", `document.getElementById('thread').getAttribute('role') === 'dialog' && document.getElementById('thread').getBoundingClientRect().width === 390`)
 	shot(t, ctx, shots, "thread-phone")
 	do(t, ctx, "close with Escape", chromedp.KeyEvent(kb.Escape))
@@ -394,9 +395,9 @@ func TestBrowserAuthImportedKey(t *testing.T) {
 	base := startBinary(t, "--owner", npub)
 
 	openSignIn(t, ctx, base)
-	do(t, ctx, "a wrong key", chromedp.SendKeys(labelled("Or sign in with your secret key (nsec)"), npub), chromedp.Click(button("Sign in with this key")))
+	do(t, ctx, "a wrong key", chromedp.SendKeys(labelled("Or sign in with your secret key (nsec1… or the 64 hex characters of owner.key)"), npub), chromedp.Click(button("Sign in with this key")))
 	waitJS(t, ctx, "the explanation", textIn("#signin-error", "that is an npub"))
-	do(t, ctx, "import the nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec)"), nsec), chromedp.Click(button("Sign in with this key")))
+	do(t, ctx, "import the nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec1… or the 64 hex characters of owner.key)"), nsec), chromedp.Click(button("Sign in with this key")))
 	waitJS(t, ctx, "the dialog to close", `!document.getElementById('signin').open`)
 	waitJS(t, ctx, "the relay to accept the AUTH", `document.getElementById('status').dataset.state === 'authenticated'`)
 	id := createChannel(t, ctx, "owners-only", false)
@@ -554,13 +555,16 @@ func TestAttackMessageMarkupIsText(t *testing.T) {
 		if first == "```" {
 			first = "</code></pre><img"
 		}
+		if strings.Contains(first, "](javascript:") {
+			first = "javascript:window.pwned='link' and x" // the link's text, inert
+		}
 		waitJS(t, ctx, "literal text of "+first, textIn(`#feed article .msg-body`, strings.Trim(first, "`")))
 	}
 	pwned, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`String(window.pwned)`))
 	if pwned != "undefined" {
 		t.Errorf("window.pwned = %q: event content ran as code", pwned)
 	}
-	for _, css := range []string{"#feed img", "#feed script", "#feed svg", `a[href^="javascript"]`, "#feed [onerror]", "#feed [onload]"} {
+	for _, css := range []string{"#feed img", "#feed script", "#feed svg", `a[href^="javascript"]`, `a[href*="script:"]`, "#feed [onerror]", "#feed [onload]"} {
 		n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](fmt.Sprintf(`document.querySelectorAll(%q).length`, css)))
 		if n != 0 {
 			t.Errorf("%d elements match %s: content became markup", n, css)
@@ -1076,7 +1080,8 @@ func TestBrowserChannelHistory(t *testing.T) {
 }
 
 // TestBrowserNotYetMember: a key the relay does not admit gets a clear
-// explanation with the npub to hand to the owner, not an empty page.
+// explanation with the npub to hand to the owner, not an empty page, in
+// a banner that can be dismissed.
 func TestBrowserNotYetMember(t *testing.T) {
 	ctx, _ := browser(t)
 	r, _ := ownerRelay(t)
@@ -1084,6 +1089,9 @@ func TestBrowserNotYetMember(t *testing.T) {
 	pk, _ := nostr.GetPublicKey(sk)
 	npub, _ := nip19.EncodePublicKey(pk)
 	waitJS(t, ctx, "the explanation", textIn("#notice", "not a member")+` && `+textIn("#notice", npub))
+	// The banner is dismissible.
+	do(t, ctx, "dismiss the banner", chromedp.Click(chromedp.Search(`//*[@id="notice"]//button[@aria-label="Dismiss"]`)))
+	waitJS(t, ctx, "the banner gone", `document.getElementById('notice').hidden`)
 }
 
 // TestBrowserOwnerCreatesInvite: the owner, signed in by the one-time

@@ -62,7 +62,7 @@ func TestBrowserOrderAfterReload(t *testing.T) {
 	}
 	ordered("typed, live", want, 50)
 	do(t, ctx, "reload", chromedp.Reload())
-	waitJS(t, ctx, "the 50 messages after the reload", fmt.Sprintf(`document.querySelectorAll('#feed article').length === 50`))
+	waitJS(t, ctx, "the 50 messages after the reload", `document.querySelectorAll('#feed article').length === 50`)
 	ordered("typed, after a reload", want, 50)
 
 	// Another client sends 320 into a second channel, 40 to a second.

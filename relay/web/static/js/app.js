@@ -14,6 +14,9 @@ import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 import { Outbox } from './outbox.js';
 import { NetBanner } from './netbanner.js';
 import { ReadState } from './readstate.js';
+import { humanize } from './errors.js';
+import { wireAccount } from './account.js';
+import { wireKeys } from './keys.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -60,6 +63,7 @@ class App {
       const info = await fetch('/', { headers: { Accept: 'application/nostr+json' }, signal: ctl.signal }).then((r) => r.json());
       clearTimeout(timer);
       if (typeof info.pubkey === 'string') this.store.relayPubkey = info.pubkey;
+      if (Number.isInteger(info.limitation?.max_content_length)) this.maxEventBytes = info.limitation.max_content_length;
     } catch { /* without NIP-11 channel state is taken from any signer; the relay refuses forged state anyway */ }
     const add = (ev, stored) => this.store.add(ev, stored);
     this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers, K.channelTombstone] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
@@ -158,7 +162,7 @@ class App {
     const name = this.store.name(this.me);
     $('me').hidden = false;
     $('me').textContent = initials(name);
-    $('me').setAttribute('aria-label', `Your profile (${name})`);
+    $('me').setAttribute('aria-label', `${initials(name)}: your profile and key (${name})`);
   }
 
   /** refused explains a relay that does not admit this key, and what to do. */
@@ -172,7 +176,7 @@ class App {
   /** send signs a template with the person's key and publishes it. */
   async send(tpl) {
     const ev = await this.signer.sign(tpl);
-    await this.conn.publish(ev);
+    await this.conn.publish(ev).catch((e) => { throw humanize(e); });
     this.store.add(ev);
     return ev;
   }
@@ -218,9 +222,18 @@ class App {
   flash(e) { $('status').textContent = String(e.message || e); }
 }
 
-/** notify adds a line to the banner above the channel. */
+/** notify adds a line to the banner above the channel; the banner's ✕ dismisses it. */
 function notify(text) {
   const n = $('notice');
+  if (!n.querySelector('.dismiss')) {
+    const b = document.createElement('button');
+    b.type = 'button';
+    b.className = 'dismiss icon';
+    b.setAttribute('aria-label', 'Dismiss');
+    b.textContent = '✕';
+    b.addEventListener('click', () => { n.replaceChildren(); n.hidden = true; });
+    n.append(b);
+  }
   n.append(document.createElement('span'));
   n.lastChild.textContent = text;
   n.lastChild.className = 'banner-line';
@@ -258,11 +271,12 @@ function wireChrome(app) {
     $('profile-name').value = p ? (p.display_name || p.name) : '';
     $('profile-npub').value = npub(app.me);
     $('profile-error').textContent = '';
+    wireAccount(app.signer);
     pd.showModal();
   });
   $('profile-close').addEventListener('click', () => pd.close());
   $('sign-out').addEventListener('click', () => {
-    if (app.signer.kind === 'key' && !window.confirm('Sign out? Without the nsec you saved, this account cannot be opened again.')) return;
+    if (app.signer.kind === 'key' && !window.confirm('Sign out? This browser forgets your key. Without a backup (Back up my key) or a sign-in link on another device, this account cannot be opened again.')) return;
     forget();
     location.hash = '';
     location.reload();
@@ -306,6 +320,7 @@ async function main() {
   const app = new App(signer);
   window.buzz = app; // for the console
   wireChrome(app);
+  wireKeys(app);
   if (joined.length && !location.hash) history.replaceState(null, '', '#/c/' + joined[0]);
   await app.start();
   if (notice) notify(notice);

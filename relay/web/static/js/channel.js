@@ -11,6 +11,7 @@ import { manage } from './nip86.js';
 import { query } from './bridge.js';
 import { messageKinds } from './store.js';
 import { JumpToLatest, firstNew, loadOlderPx, anchor, restore } from './history.js';
+import { humanError } from './errors.js';
 
 const $ = (id) => document.getElementById(id);
 /** windowStep is how many messages the feed shows at first and adds each time the reader nears its top: the DOM holds what was scrolled through, not the whole channel. */
@@ -76,7 +77,7 @@ export class ChannelView {
 
     const member = ch && (ch.members.has(this.app.me) || this.app.me === this.app.owner);
     const gone = s.gone(this.id);
-    const key = (gone ? 'g' : member ? 'm' : 'j') + name + forum;
+    const key = (gone ? 'g' : member ? 'm' : 'j') + name + forum + Boolean(ch) + Boolean(ch?.private) + this.app.loaded;
     if (this.composerFor !== key) {
       this.composerFor = key;
       if (gone) {
@@ -87,13 +88,19 @@ export class ChannelView {
           placeholder: forum ? 'Write a post' : `Message #${name}`,
           members: () => s.members(this.id),
           send: (text, pks) => this.app.post(this.id, text, pks, forum),
+          maxBytes: () => this.app.maxEventBytes || 0,
         });
         $('composer-slot').replaceChildren(c.form);
       } else {
+        // A private channel's metadata is hidden from non-members: a
+        // channel the page cannot see is offered no Join button either.
         const err = el('p', { class: 'error', role: 'alert' });
+        const closed = !ch || ch.private;
+        const why = !ch ? (this.app.loaded ? 'This channel is private or does not exist: ask one of its members to add you.' : 'Loading the channel…')
+          : ch.private ? 'This channel is private: ask one of its admins to add you.' : 'You are not a member of this channel yet.';
         $('composer-slot').replaceChildren(el('div', { class: 'join' },
-          el('p', { text: ch?.private ? 'This channel is private; ask an admin to add you.' : 'You are not a member of this channel yet.' }),
-          ch?.private ? null : el('button', { type: 'button', text: 'Join channel', onclick: () => this.app.send({ kind: 9021, tags: [['h', this.id]], content: '' }).catch((e) => { err.textContent = e.message; }) }),
+          el('p', { text: why }),
+          closed ? null : el('button', { type: 'button', text: 'Join channel', onclick: () => this.app.send({ kind: 9021, tags: [['h', this.id]], content: '' }).catch((e) => { err.textContent = e.message; }) }),
           err));
       }
     }
@@ -189,6 +196,16 @@ export class ChannelView {
         .map((pk) => el('option', { value: s.profiles.has(pk) ? s.name(pk) : npub(pk) })));
     };
     fill();
+    // Only what this person may do: channel admins add members and set
+    // the topic; the relay's owner and admins make invite links.
+    const controls = () => {
+      const admin = s.isAdmin(this.id, this.app.me) || this.app.relayAdmin === true;
+      $('add-member-form').hidden = !admin;
+      $('topic-form').hidden = !admin;
+      $('invite-form').hidden = this.app.relayAdmin !== true;
+      $('members-hint').hidden = admin;
+    };
+    controls();
     $('topic-input').value = ch.topic;
     $('members-dialog').showModal();
     // The relay's own member list, for its owner and admins (NIP-86);
@@ -196,9 +213,11 @@ export class ChannelView {
     if (this.app.notRelayAdmin) return;
     manage(this.app.signer, 'listallowedpubkeys').then((rows) => {
       if (!Array.isArray(rows)) return;
+      this.app.relayAdmin = true;
       for (const r of rows) if (r && /^[0-9a-f]{64}$/.test(r.pubkey)) this.relayMembers.add(r.pubkey);
       fill();
       this.listInvites();
+      controls();
     }).catch(() => { this.app.notRelayAdmin = true; });
   }
 
@@ -265,7 +284,7 @@ export class ChannelView {
       $('invite-link').select();
       this.listInvites();
     } catch (e) {
-      $('members-error').textContent = 'No invite: ' + e.message + ' (only the relay owner and its admins can invite)';
+      $('members-error').textContent = 'No invite: ' + humanError(e.message);
     }
   }
 

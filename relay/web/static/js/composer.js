@@ -7,12 +7,17 @@ import { el } from './util.js';
 
 let seq = 0;
 const maxOptions = 8;
+// eventOverheadBytes is a signed event without its content: id, pubkey,
+// sig, kind, created_at and the usual tags, serialised.
+const eventOverheadBytes = 600;
+const kb = (n) => `${Math.ceil(n / 1024)} KB`;
 
 /**
  * composer builds one composer. opts: label (accessible name), members()
- * → [{pk, name, role}], send(text, mentionPubkeys) → Promise.
+ * → [{pk, name, role}], send(text, mentionPubkeys) → Promise,
+ * maxBytes() → the relay's event size limit (0: unknown).
  */
-export function composer({ label, members, send, placeholder = '' }) {
+export function composer({ label, members, send, placeholder = '', maxBytes = () => 0 }) {
   const n = ++seq;
   const listID = `mention-list-${n}`;
   const area = el('textarea', {
@@ -81,9 +86,21 @@ export function composer({ label, members, send, placeholder = '' }) {
     area.style.height = Math.min(area.scrollHeight, 240) + 'px';
   };
 
+  // tooLong says why text cannot be sent, before it is: the relay counts
+  // the whole signed event, so the content's JSON plus the rest of it.
+  const tooLong = (text) => {
+    const limit = maxBytes();
+    if (!limit) return '';
+    const size = new TextEncoder().encode(JSON.stringify(text)).length + eventOverheadBytes;
+    if (size <= limit) return '';
+    return `Too long to send: this is ${kb(size)} and this relay takes at most ${kb(limit)} per message. Shorten it or split it into several messages.`;
+  };
+
   const submit = async () => {
     const text = area.value;
     if (!text.trim()) return;
+    const long = tooLong(text);
+    if (long) { error.textContent = long; return; }
     const pks = [];
     for (const [token, pk] of picked) if (text.includes(token) && !pks.includes(pk)) pks.push(pk);
     // An @Name typed out in full, without the list, counts when exactly one member has that name.
@@ -107,7 +124,7 @@ export function composer({ label, members, send, placeholder = '' }) {
     }
   };
 
-  area.addEventListener('input', () => { update(); grow(); });
+  area.addEventListener('input', () => { update(); grow(); error.textContent = tooLong(area.value); });
   area.addEventListener('click', update);
   area.addEventListener('blur', () => setTimeout(close, 100));
   // Enter is handled on keydown; a line break some input methods still

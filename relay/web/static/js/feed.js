@@ -1,7 +1,7 @@
 // A keyed list of messages: each message's element is rebuilt only when
 // what it shows changed, and never while it is being edited.
 
-import { messageView } from './message.js';
+import { messageView, continues } from './message.js';
 import { relTime, el } from './util.js';
 import { rows, anchor, restore } from './history.js';
 
@@ -38,6 +38,7 @@ export function renderFeed(container, evs, app, cache, { inThread = false, days 
   for (const [id, item] of cache) if (!wanted.has(id)) { item.el.remove(); cache.delete(id); }
   let prev = null;
   let pos = 0;
+  let prevEv = null;
   for (const row of list) {
     let item = cache.get(row.key);
     if (row.ev) {
@@ -52,9 +53,14 @@ export function renderFeed(container, evs, app, cache, { inThread = false, days 
       outboxState(item.el, app, ev.id);
       item.el.setAttribute('aria-posinset', String(++pos));
       item.el.setAttribute('aria-setsize', String(evs.length));
-    } else if (!item) {
-      item = { el: row.make(), sig: '' };
-      cache.set(row.key, item);
+      item.el.classList.toggle('grouped', continues(prevEv, ev));
+      prevEv = ev;
+    } else {
+      if (!item) {
+        item = { el: row.make(), sig: '' };
+        cache.set(row.key, item);
+      }
+      prevEv = null; // a day or "New" line starts a new group
     }
     const want = prev ? prev.nextSibling : container.firstChild;
     if (want !== item.el) container.insertBefore(item.el, want);

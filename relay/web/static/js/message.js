@@ -10,6 +10,21 @@ import { workingEmoji, K } from './store.js';
 
 const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '🚀'];
 
+// A message longer than longLines lines or longChars characters shows
+// folded, with a Show more button.
+const longLines = 25, longChars = 3000;
+
+// groupSeconds is how close in time two messages of one author must be
+// to show as one group (the second without avatar and name).
+const groupSeconds = 5 * 60;
+
+/** continues reports whether ev follows prev as part of one author's group. */
+export function continues(prev, ev) {
+  return Boolean(prev) && prev.pubkey === ev.pubkey && prev.kind === ev.kind && ev.kind !== K.diff &&
+    ev.created_at - prev.created_at >= 0 && ev.created_at - prev.created_at < groupSeconds &&
+    !isFailureNotice(prev) && !isFailureNotice(ev);
+}
+
 /** isFailureNotice reports whether ev is the harness's failure notice. */
 export function isFailureNotice(ev) { return ev.content.startsWith('⚠️ I could not process'); }
 
@@ -32,6 +47,7 @@ export function messageView(ev, app, { inThread = false } = {}) {
   const head = el('div', { class: 'msg-head' },
     el('span', { class: 'author', id: labelID, text: name }),
     agent ? el('span', { class: 'badge', text: 'agent', title: store.ownerOf(ev.pubkey) ? 'agent of ' + store.name(store.ownerOf(ev.pubkey)) : 'agent' }) : null,
+    agent && store.ownerOf(ev.pubkey) ? el('span', { class: 'owned', text: 'owned by ' + store.name(store.ownerOf(ev.pubkey)) }) : null,
     isFailureNotice(ev) ? el('span', { class: 'badge warn', text: 'notice' }) : null,
     el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
     edited ? el('span', { class: 'edited', text: '(edited)' }) : null);
@@ -45,6 +61,18 @@ export function messageView(ev, app, { inThread = false } = {}) {
   const bodyBox = el('div', { class: 'msg-body' });
   bodyBox.append(body(text, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
   main.append(bodyBox);
+  // A very long message is folded to a screenful until asked for.
+  if (text.length > longChars || text.split('\n', longLines + 1).length > longLines) {
+    bodyBox.classList.add('folded');
+    bodyBox.id = labelID + '-body';
+    const more = el('button', { type: 'button', class: 'link show-more', 'aria-expanded': 'false', 'aria-controls': bodyBox.id, text: 'Show more' });
+    more.addEventListener('click', () => {
+      const open = bodyBox.classList.toggle('folded') === false;
+      more.setAttribute('aria-expanded', String(open));
+      more.textContent = open ? 'Show less' : 'Show more';
+    });
+    main.append(more);
+  }
 
   // The harness's reactions mean "an agent has this message": shown as a
   // live state, not as chips.
@@ -83,7 +111,23 @@ export function messageView(ev, app, { inThread = false } = {}) {
   }
   main.append(actions, picker);
   art.append(main);
+  longPress(art, () => art.classList.toggle('show-actions'));
   return art;
+}
+
+// longPressMs is how long a finger rests on a message to show its
+// actions on a touch screen (where there is no hover).
+const longPressMs = 450;
+
+function longPress(target, then) {
+  let timer = 0;
+  const stop = () => { clearTimeout(timer); timer = 0; };
+  target.addEventListener('pointerdown', (e) => {
+    if (e.pointerType !== 'touch') return;
+    stop();
+    timer = setTimeout(() => { timer = 0; then(); }, longPressMs);
+  });
+  for (const ev of ['pointerup', 'pointercancel', 'pointermove', 'pointerleave']) target.addEventListener(ev, stop);
 }
 
 function startEdit(box, text, save) {

@@ -1,12 +1,12 @@
-// Message bodies: fenced code blocks, diffs, inline code, links and
-// nostr: mentions, built with text nodes only. Event content is untrusted
-// and never reaches innerHTML.
+// Message bodies: markdown (markdown.js) with code blocks labelled and
+// copyable, diffs line by line, bare links and nostr: mentions, built
+// with text nodes only. Event content is untrusted and never reaches
+// innerHTML.
 
 import { el } from './util.js';
 import { decode } from './bech32.js';
 import { hex } from './sha256.js';
-
-const fence = /^```([\w+-]*)[ \t]*\n([\s\S]*?)\n?```[ \t]*$/gm;
+import { parse, render } from './markdown.js';
 
 /** looksLikeDiff reports whether text reads as a unified diff. */
 export function looksLikeDiff(text) {
@@ -27,51 +27,85 @@ export function diffBlock(text) {
   return pre;
 }
 
-function codeBlock(lang, code) {
-  if (lang === 'diff' || lang === 'patch' || (!lang && looksLikeDiff(code))) return diffBlock(code);
-  const pre = el('pre', { class: 'code', tabindex: '0', 'aria-label': lang ? `Code (${lang})` : 'Code' });
-  pre.append(el('code', { text: code }));
-  return pre;
+// copyButton copies text to the clipboard and says so.
+function copyButton(text, what) {
+  const b = el('button', { type: 'button', class: 'copy', 'aria-label': 'Copy ' + what, text: 'Copy' });
+  b.addEventListener('click', async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      b.textContent = 'Copied';
+    } catch {
+      b.textContent = 'Select and copy by hand';
+    }
+    setTimeout(() => { b.textContent = 'Copy'; }, 2000);
+  });
+  return b;
 }
 
-const inline = /(`[^`\n]+`)|(https?:\/\/[^\s<>"'`]+[^\s<>"'`.,;:!?)\]])|(nostr:npub1[02-9ac-hj-np-z]{58})|(@[\p{L}\p{N}_.-]+)/gu;
+// codeBlock is a fenced or indented block: its language as a label, a
+// copy button, and the code (a diff shown line by line).
+function codeBlock(lang, code) {
+  const isDiff = lang === 'diff' || lang === 'patch' || (!lang && looksLikeDiff(code));
+  let pre;
+  if (isDiff) pre = diffBlock(code);
+  else {
+    pre = el('pre', { class: 'code', tabindex: '0', 'aria-label': lang ? `Code (${lang})` : 'Code' });
+    pre.append(el('code', { text: code.replace(/\n$/, '') }));
+  }
+  return el('div', { class: 'codeblock' },
+    el('div', { class: 'code-head' }, el('span', { class: 'lang', text: lang || (isDiff ? 'diff' : 'code') }), copyButton(code, lang ? lang + ' code' : 'code')),
+    pre);
+}
 
-function inlineNodes(text, ctx) {
-  const out = [];
+const bare = /(https?:\/\/[^\s<>"'`]+[^\s<>"'`.,;:!?)\]])|(nostr:npub1[02-9ac-hj-np-z]{58})|(@[\p{L}\p{N}_.-]+)/gu;
+const linkAttrs = { rel: 'noopener noreferrer nofollow', target: '_blank' };
+
+// textNodes turns plain text into nodes: bare links, nostr: mentions and
+// @names of people the message tags.
+function textNodes(text, ctx, parent) {
   let last = 0;
-  for (const m of text.matchAll(inline)) {
-    if (m.index > last) out.push(document.createTextNode(text.slice(last, m.index)));
+  for (const m of text.matchAll(bare)) {
+    if (m.index > last) parent.append(document.createTextNode(text.slice(last, m.index)));
     const s = m[0];
-    if (m[1]) out.push(el('code', { text: s.slice(1, -1) }));
-    else if (m[2]) out.push(el('a', { href: s, rel: 'noopener noreferrer nofollow', target: '_blank', text: s }));
-    else if (m[3]) {
+    if (m[1]) parent.append(el('a', { href: s, ...linkAttrs, text: s }));
+    else if (m[2]) {
       let pk = '';
       try { pk = hex(decode(s.slice(6)).bytes); } catch { /* not a key: shown as text */ }
-      out.push(pk ? el('span', { class: 'mention', text: '@' + ctx.name(pk) }) : document.createTextNode(s));
-    } else if (m[4]) {
+      parent.append(pk ? el('span', { class: 'mention', text: '@' + ctx.name(pk) }) : document.createTextNode(s));
+    } else if (m[3]) {
       const known = ctx.mentioned.some((pk) => '@' + ctx.name(pk) === s || s.startsWith('@' + ctx.name(pk)));
-      out.push(known ? el('span', { class: 'mention', text: s }) : document.createTextNode(s));
+      parent.append(known ? el('span', { class: 'mention', text: s }) : document.createTextNode(s));
     }
     last = m.index + s.length;
   }
-  if (last < text.length) out.push(document.createTextNode(text.slice(last)));
-  return out;
+  if (last < text.length) parent.append(document.createTextNode(text.slice(last)));
 }
 
-/** body renders message text into a fragment. ctx: {name(pk), mentioned: [pk]}; kind 40008 is a diff. */
-export function body(text, ctx, kind = 9) {
-  const frag = document.createDocumentFragment();
-  if (kind === 40008) { frag.append(diffBlock(text)); return frag; }
-  let last = 0;
-  const para = (s) => {
-    if (!s.trim()) return;
-    frag.append(el('p', {}, inlineNodes(s.replace(/^\n+|\n+$/g, ''), ctx)));
-  };
-  for (const m of text.matchAll(fence)) {
-    para(text.slice(last, m.index));
-    frag.append(codeBlock(m[1], m[2]));
-    last = m.index + m[0].length;
+// entity decodes a named character reference with the browser's own
+// table: the input is only ever &name; (letters and digits), parsed into
+// an inert document, never into the page.
+const entityCache = new Map();
+function entity(name) {
+  if (!/^[A-Za-z][A-Za-z0-9]{1,31}$/.test(name)) return null;
+  if (!entityCache.has(name)) {
+    const t = new DOMParser().parseFromString(`<p>&${name};</p>`, 'text/html').body.textContent;
+    entityCache.set(name, t === `&${name};` ? null : t);
   }
-  para(text.slice(last));
-  return frag;
+  return entityCache.get(name);
+}
+
+/** body renders message text (markdown) into a fragment. ctx: {name(pk), mentioned: [pk]}; kind 40008 is a diff. */
+export function body(text, ctx, kind = 9) {
+  if (kind === 40008) {
+    const frag = document.createDocumentFragment();
+    frag.append(diffBlock(text));
+    return frag;
+  }
+  return render(parse(text, { entity }), document, {
+    pre: true,
+    linkAttrs,
+    text: (s, parent) => textNodes(s, ctx, parent),
+    code: codeBlock,
+    table: (t) => el('div', { class: 'table-wrap', tabindex: '0', role: 'region', 'aria-label': 'Table' }, t),
+  });
 }
