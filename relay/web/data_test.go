@@ -228,7 +228,7 @@ func signInKey(t testing.TB, ctx context.Context, base, sk string) {
 	t.Helper()
 	nsec, _ := nip19.EncodePrivateKey(sk)
 	openSignIn(t, ctx, base)
-	do(t, ctx, "import the nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec)"), nsec), chromedp.Click(button("Sign in with this key")))
+	do(t, ctx, "import the nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec1… or the 64 hex characters of owner.key)"), nsec), chromedp.Click(button("Sign in with this key")))
 	waitJS(t, ctx, "the dialog to close", `!document.getElementById('signin').open`)
 }
 
@@ -262,8 +262,12 @@ func TestBrowserUnreadCounts(t *testing.T) {
 	makeChannel(bob, big, "big", at, uma)
 	makeChannel(bob, mid, "mid", at, uma)
 	makeChannel(bob, other, "other", at)
+	var bigRoot nostr.Event
 	for i := range 1500 {
-		bob.publishAt(at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("big ", i), nostr.Tag{"h", big})
+		ev := bob.publishAt(at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("big ", i), nostr.Tag{"h", big})
+		if i == 0 {
+			bigRoot = ev
+		}
 	}
 	var root nostr.Event
 	for i := range 320 {
@@ -301,7 +305,7 @@ func TestBrowserUnreadCounts(t *testing.T) {
 	waitJS(t, ctx, "big read", unreadOf("big")+` === 0`)
 	bob.publish(9, "big after", nostr.Tag{"h", big})
 	bob.publish(9, "big after 2", nostr.Tag{"h", big})
-	bob.publish(9, "a reply in big", nostr.Tag{"h", big}, nostr.Tag{"e", root.ID, "", "root"})
+	bob.publish(9, "a reply in big", nostr.Tag{"h", big}, nostr.Tag{"e", bigRoot.ID, "", "root"})
 	waitJS(t, ctx, "two new in big", unreadOf("big")+` === 2`)
 	for _, e := range consoleErrors() {
 		t.Errorf("browser console: %s", e)

@@ -35,10 +35,10 @@ export function rows(evs, { days = false, newID = '' } = {}) {
       if (k !== day) {
         day = k;
         const label = dayLabel(ev.created_at);
-        out.push({ key: 'day:' + k + ':' + label, make: () => el('div', { class: 'day-sep', role: 'separator', 'aria-label': label }, el('span', { text: label })) });
+        out.push({ key: 'day:' + k + ':' + label, make: () => el('div', { class: 'day-sep', 'aria-hidden': 'true' }, el('span', { text: label })) });
       }
     }
-    if (ev.id === newID) out.push({ key: 'new:' + ev.id, make: () => el('div', { class: 'new-sep', role: 'separator', 'aria-label': 'New messages since you last read' }, el('span', { text: 'New' })) });
+    if (ev.id === newID) out.push({ key: 'new:' + ev.id, make: () => el('div', { class: 'new-sep', 'aria-hidden': 'true' }, el('span', { text: 'New' })) });
     out.push({ key: ev.id, ev });
   }
   return out;
