@@ -10,7 +10,7 @@ import (
 // package belongs to the longest root its path falls under); one may
 // import another only along the arrows docs/README.md draws, listed in
 // allowedArrows.
-var identityRoots = []string{"agent", "harness", "harness/cli", "devmcp", "shimtools", "nostrgit", "relay"}
+var identityRoots = []string{"agent", "harness", "cli", "devmcp", "shimtools", "nostrgit", "relay"}
 
 // allowedArrows lists, per identity root, the packages of other
 // identities it may import, each with the reason: exactly the arrows of

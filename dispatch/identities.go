@@ -7,7 +7,7 @@ import (
 	"buzzbox/devmcp"
 	"buzzbox/dispatch/up"
 	"buzzbox/harness"
-	"buzzbox/harness/cli"
+	"buzzbox/cli"
 	"buzzbox/internal/proc"
 	"buzzbox/nostrgit"
 	"buzzbox/relay"

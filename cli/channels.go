@@ -173,10 +173,16 @@ func runChannelsCreate(in *inv) error {
 		return err
 	}
 	typ := in.p.str("type")
+	if typ == "" {
+		typ = workspace.ChannelTypeStream
+	}
 	if typ != workspace.ChannelTypeStream && typ != workspace.ChannelTypeForum {
 		return userErr("--type must be stream or forum, got %q", typ)
 	}
 	vis := in.p.str("visibility")
+	if vis == "" {
+		vis = workspace.VisibilityOpen
+	}
 	if vis != workspace.VisibilityOpen && vis != workspace.VisibilityPrivate {
 		return userErr("--visibility must be open or private, got %q", vis)
 	}

@@ -209,3 +209,21 @@ func TestListPages(t *testing.T) {
 		t.Fatalf("list --limit 600 gave %d events", len(some))
 	}
 }
+
+// TestChannelsCreateDefaults: with no --type or --visibility a channel is an
+// open stream, as the web client makes it; a bad value still names itself.
+func TestChannelsCreateDefaults(t *testing.T) {
+	w := newWorkspace(t)
+	var created struct {
+		relayclient.Result
+		ChannelID string `json:"channel_id"`
+	}
+	w.ok(t, &created, "", "channels", "create", "--name", "plain")
+	evs := w.r.all(t, nostr.Filter{Kinds: []int{workspace.KindCreateGroup}, Tags: nostr.TagMap{"h": {created.ChannelID}}})
+	if len(evs) != 1 || tagValue(evs[0], workspace.TagChannelType) != workspace.ChannelTypeStream || tagValue(evs[0], workspace.TagVisibility) != workspace.VisibilityOpen {
+		t.Fatalf("create without --type/--visibility = %v", evs)
+	}
+	if res := w.run(t, "", "channels", "create", "--name", "x", "--type", "board"); res.code != 1 || !strings.Contains(res.stderr, `--type must be stream or forum, got \"board\"`) {
+		t.Fatalf("bad --type = %+v", res)
+	}
+}
