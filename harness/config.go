@@ -139,6 +139,14 @@ func flagTable() []flagSpec {
 		{name: "state-dir", env: "BUZZ_ACP_STATE_DIR", kind: kString, usage: "where sessions and answered events are kept (default $XDG_STATE_HOME/buzzbox/acp)",
 			what: "an absolute path", allowed: "an absolute path"},
 		{name: "post-final-text", env: "BUZZ_ACP_POST_FINAL_TEXT", def: "true", kind: kBool, usage: "when a turn started by a mention or DM leaves nothing in the thread, post the agent's final text there (false: upstream's silence)"},
+		{name: "max-turn-tokens", env: "BUZZ_ACP_MAX_TURN_TOKENS", def: "0", kind: kInt, usage: "end a turn once it has used this many tokens; 0 no cap", unit: "tokens"},
+		{name: "max-day-tokens", env: "BUZZ_ACP_MAX_DAY_TOKENS", def: "0", kind: kInt, usage: "take no more turns once the agent has used this many tokens today (UTC); 0 no cap", unit: "tokens"},
+		{name: "max-turn-cost", env: "BUZZ_ACP_MAX_TURN_COST", kind: kString, usage: "end a turn once it has cost this many US dollars (the agent's own figure, else --price-per-mtok); empty no cap",
+			what: "an amount of dollars", allowed: "a positive decimal such as 0.50"},
+		{name: "max-day-cost", env: "BUZZ_ACP_MAX_DAY_COST", kind: kString, usage: "take no more turns once today's (UTC) turns have cost this many US dollars; empty no cap",
+			what: "an amount of dollars", allowed: "a positive decimal such as 20"},
+		{name: "price-per-mtok", env: "BUZZ_ACP_PRICE_PER_MTOK", kind: kString, usage: "US dollars per million input and output tokens, as IN,OUT (for cost caps when the agent reports no cost)",
+			what: "two prices", allowed: "IN,OUT such as 3,15"},
 	}
 	for i, r := range rows {
 		if r.kind == kEnum && r.usage == "" {
@@ -369,6 +377,10 @@ type Config struct {
 	Catchup    time.Duration
 	CatchupMax int
 	StateDir   string
+
+	// Budget caps the agent's usage per turn and per UTC day (budget.go);
+	// the zero value caps nothing.
+	Budget Budget
 }
 
 // ConfigError is a fatal configuration problem; Hint, when set, says what
@@ -772,6 +784,11 @@ func (p *plan) run() (*Config, error) {
 	c.Agents = p.ints["agents"]
 	c.ContextLimit = p.ints["context-message-limit"]
 	c.MaxTurnsPerSession = p.ints["max-turns-per-session"]
+	b, err := p.budget()
+	if err != nil {
+		return nil, err
+	}
+	c.Budget = b
 	c.Catchup = time.Duration(p.ints["catchup"]) * time.Second
 	c.CatchupMax = p.ints["catchup-max"]
 	c.StateDir = strings.TrimSpace(p.str("state-dir"))

@@ -99,6 +99,7 @@ type Agent struct {
 	runID      string                    // goose active run id of the running prompt
 	usage      map[string]*UsageSnapshot // latest usage report per session; nil until the first
 	usageSeq   uint64                    // usage reports received
+	usageCh    chan struct{}             // closed at the next usage report (UsageChanged); nil until asked for
 	catalog    Catalog                   // models offered by the first session/new; nil until then
 	text       *turnText                 // the running prompt's agent text; nil outside a prompt
 	// idle takes the stop reason of a v2 agent's idle state_update for
