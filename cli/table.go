@@ -210,8 +210,8 @@ func commands() []command {
 				str("until", "TIME", "only events before TIME: unix seconds, RFC 3339, or a duration from now like 720h")},
 			Example: "BUZZ_AUTH_TAG=$(buzz agents attest --agent " + examplePubkey + " --until 720h)", Run: runAgentsAttest},
 		{Group: "agents", Name: "usage", Summary: "your agents' token use and cost per UTC day, from the turn metrics (NIP-AM kind 44200) they encrypt to you",
-			Usage: "[--agent HEX|NPUB] [--days N]",
-			Flags: []flagSpec{str("agent", "HEX|NPUB", "only this agent"), str("days", "N", "today and the N-1 days before (default 1, at most 31)")},
+			Usage:   "[--agent HEX|NPUB] [--days N]",
+			Flags:   []flagSpec{str("agent", "HEX|NPUB", "only this agent"), str("days", "N", "today and the N-1 days before (default 1, at most 31)")},
 			Example: "buzz agents usage --days 7", Run: runAgentsUsage},
 
 		{Group: "mem", Name: "ls", Summary: "list your memory slugs (NIP-AE), core excluded", Usage: "[--owner HEX] [--agent HEX]",
