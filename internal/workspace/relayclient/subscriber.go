@@ -464,20 +464,15 @@ func (s *Subscriber) closed(ctx context.Context, ws *Conn, sid, reason string) e
 	return nil
 }
 
-// rateHint reads "retry in N s" from a rate-limit reason; hints under
-// rateGateMinHint, or none, become rateGateDefault, and none exceeds
-// rateGateMax.
+// rateHint reads a rate-limit reason's "retry in N s" hint (retryIn);
+// hints under rateGateMinHint, or none, become rateGateDefault, and none
+// exceeds rateGateMax.
 func rateHint(reason string) time.Duration {
-	if i := strings.Index(reason, "retry in "); i >= 0 {
-		f := strings.Fields(reason[i+len("retry in "):])
-		if len(f) > 0 {
-			n, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "s"), 64)
-			if err == nil && n >= rateGateMinHint.Seconds() {
-				return time.Duration(min(n, rateGateMax.Seconds()) * float64(time.Second))
-			}
-		}
+	d, ok := retryIn(reason)
+	if !ok || d < rateGateMinHint {
+		return rateGateDefault
 	}
-	return rateGateDefault
+	return min(d, rateGateMax)
 }
 
 // armGate closes the rate-limit gate for reason's hint ±20 % (harness.md §4.6).
