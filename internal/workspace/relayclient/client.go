@@ -407,10 +407,11 @@ func (r *request) refusedForAuth(ctx context.Context, key bool) (bool, *attempt)
 	return true, nil
 }
 
-// closed handles a CLOSED of the request's subscription: it goes on
+// refused handles a refusal of the request (a CLOSED of its subscription,
+// an OK false for its event), what naming it in the error: it goes on
 // (nil, true) after an auth-required: refusal a login can fix; otherwise
 // the refusal is the request's final error.
-func (r *request) closed(ctx context.Context, reason string, key bool, what string) (*attempt, bool) {
+func (r *request) refused(ctx context.Context, reason string, key bool, what string) (*attempt, bool) {
 	if authRefusal(reason) {
 		if goesOn, ae := r.refusedForAuth(ctx, key); goesOn || ae != nil {
 			return ae, ae == nil
@@ -491,7 +492,7 @@ func (c *Client) wsQueryOnce(ctx context.Context, filters []Filter, fn func(*nos
 			if e.SubscriptionID != sub {
 				continue
 			}
-			if ae, goesOn := r.closed(ctx, e.Reason, c.opt.Key != nil, "query"); !goesOn {
+			if ae, goesOn := r.refused(ctx, e.Reason, c.opt.Key != nil, "query"); !goesOn {
 				return ae
 			}
 		}
@@ -537,7 +538,7 @@ func (c *Client) wsCountOnce(ctx context.Context, filters []Filter) (int64, *att
 			if e.SubscriptionID != sub {
 				continue
 			}
-			if ae, goesOn := r.closed(ctx, e.Reason, c.opt.Key != nil, "count"); !goesOn {
+			if ae, goesOn := r.refused(ctx, e.Reason, c.opt.Key != nil, "count"); !goesOn {
 				return 0, ae
 			}
 		}
@@ -593,18 +594,9 @@ func (c *Client) wsPublishOnce(ctx context.Context, ev *nostr.Event) (Result, *a
 			// to all zero listeners.
 			return Result{EventID: ev.ID, Accepted: true, Message: ok.Reason}, nil
 		}
-		if authRefusal(ok.Reason) {
-			if goesOn, ae := r.refusedForAuth(ctx, c.opt.Key != nil); goesOn || ae != nil {
-				if ae != nil {
-					return Result{}, ae
-				}
-				continue
-			}
+		if ae, goesOn := r.refused(ctx, ok.Reason, c.opt.Key != nil, "event"); !goesOn {
+			return Result{}, ae
 		}
-		if authRefusal(ok.Reason) || strings.HasPrefix(ok.Reason, "restricted:") {
-			return Result{}, fatal(authErr("relay refused the event: %s", ok.Reason))
-		}
-		return Result{}, fatal(relayErr(http.StatusBadRequest, ok.Reason, false))
 	}
 }
 
