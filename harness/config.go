@@ -762,7 +762,7 @@ func (p *plan) run() (*Config, error) {
 
 	if c.Subscribe != "config" {
 		for _, ch := range p.list("channels") {
-			if !isUUID(ch) {
+			if !workspace.IsUUID(ch) {
 				warn("--channels: %q is not a UUID; ignored", ch)
 				continue
 			}
@@ -1003,27 +1003,6 @@ func truncRunes(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
-}
-
-// isUUID reports whether s is a hyphenated UUID (any case).
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // readCapped reads a whole file of at most limit bytes.

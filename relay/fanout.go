@@ -636,7 +636,7 @@ func (r *Relay) applyInviteRecord(ev *nostr.Event) {
 // members it drops.
 func (r *Relay) applyChannelState(ev *nostr.Event) {
 	id := ev.Tags.GetD()
-	if !isUUID(id) {
+	if !workspace.IsChannelID(id) {
 		return
 	}
 	var gone []string
