@@ -363,10 +363,11 @@ func (s *Subscriber) handle(ctx context.Context, ws *Conn, env nostr.Envelope) e
 	return nil
 }
 
-// event delivers one event of subscription sid.
+// event delivers one event of subscription sid, when its id hashes its
+// content and its signature is its author's (nostrkey.CheckEvent).
 func (s *Subscriber) event(ctx context.Context, ws *Conn, sid string, ev *nostr.Event) {
-	if ok, _ := ev.CheckSignature(); !ok {
-		s.log.Warn("dropped event with a bad signature", "event_id", ev.ID)
+	if !nostrkey.CheckEvent(ev) {
+		s.log.Warn("dropped event with a bad id or signature", "event_id", ev.ID)
 		return
 	}
 	s.mu.Lock()
