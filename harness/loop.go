@@ -805,7 +805,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 // membership handles 44100/44101 (§5.1).
 func (h *harness) membership(ctx context.Context, ev *Event) {
 	ch := channelOf(&ev.Event)
-	if !isUUID(ch) || !h.memberSeen.Add(ev.ID) {
+	if !workspace.IsUUID(ch) || !h.memberSeen.Add(ev.ID) {
 		return
 	}
 	if int64(ev.CreatedAt) < h.memberTime[ch] {
