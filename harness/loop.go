@@ -67,6 +67,10 @@ type turnHandle struct {
 	// resume is the session the turn loads when its slot holds none for
 	// the channel ("" starts a new one); fixed at start by the loop.
 	resume string
+	// track publishes the turn's status (turnstatus.go); stoppedBy is the
+	// pubkey whose stop or cancel ended it, set before signal is closed.
+	track     *turnTrack
+	stoppedBy string
 }
 
 func (t *turnHandle) cancel(reason string) {
@@ -202,6 +206,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	if busy && h.cfg.Handling == "steer" && cs.steering == nil && cs.turn.agent != nil && cs.turn.session != "" &&
 		(cs.turn.agent.Steering() || cs.turn.agent.HasRun()) {
 		h.reacts.add(ctx, ev, emojiSeen)
+		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnQueued})
 		cs.steering = ev
 		t := cs.turn
 		go func() { // one steer request; ends with its reply or timeout
@@ -212,6 +217,11 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	}
 	h.push(cs, ev)
 	h.reacts.add(ctx, ev, emojiSeen)
+	if busy {
+		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnQueued})
+	} else {
+		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnSeen})
+	}
 	h.log.Debug("event queued", "channel", cs.id, "event_id", ev.ID, "busy", busy)
 	if !busy {
 		return true
@@ -250,6 +260,7 @@ func (h *harness) steerDone(cs *chanState, t *turnHandle, ev *Event, ok, fallbac
 	case ok:
 		h.log.Info("steered event into running turn", "channel", cs.id, "event_id", ev.ID)
 		t.extra = append(t.extra, ev)
+		t.track.add(ev)
 		t.deadline = time.Now().Add(h.cfg.MaxTurn)
 	case fallback:
 		h.push(cs, ev)
@@ -341,6 +352,7 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 		t.resume = h.store.resumable(cs.id, s.idx, s.agent.Name())
 	}
 	cs.turn = t
+	t.track = h.status.start(cs.id, t)
 	s.busy = true
 	h.lastWork = time.Now()
 	gen := h.gens[cs.id]
@@ -398,6 +410,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	h.lastWork = time.Now()
 	finished := append(append([]*Event{}, t.batch...), t.extra...)
 	log := h.log.With("channel", cs.id, "result", out.Result.String(), "stop", string(out.Stop))
+	h.turnEndStatus(cs.id, t, out)
 	if cs.turn != t {
 		h.turnEnded(cs.id, t, out)
 		log.Warn("turn ended after the in-flight backstop released its channel", "err", out.Err)
@@ -717,6 +730,7 @@ func (h *harness) deadLetter(ctx context.Context, cs *chanState, batch []*Event,
 		return
 	}
 	h.log.Error("batch dead-lettered", "channel", cs.id, "events", len(batch), "why", why)
+	h.status.state(cs.id, batch, turnStatusContent{State: turnFailed, Cause: why})
 	h.notice(ctx, cs, batch, "⚠️ I could not process this message: "+why+". Please send it again.")
 }
 
@@ -781,6 +795,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 			h.log.Warn("!cancel with no turn running", "channel", ev.Channel)
 			return
 		}
+		cs.turn.stoppedBy = ev.PubKey
 		cs.turn.cancel("cancel")
 	case "!rotate":
 		h.renewSessions(ev.Channel)
