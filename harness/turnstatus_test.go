@@ -5,7 +5,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"sync/atomic"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,10 +124,11 @@ func TestTurnStatusAndStop(t *testing.T) {
 	if err := os.Symlink(testexe.Path(t), filepath.Join(bin, "buzz")); err != nil {
 		t.Fatal(err)
 	}
-	var calls atomic.Int32
 	llm := llmtest.New(t)
 	llm.SetHandler(func(req map[string]any) llmtest.Reply {
-		if calls.Add(1) == 1 {
+		msgs, _ := req["messages"].([]any)
+		last, _ := json.Marshal(msgs[len(msgs)-1])
+		if !lastIsTool(req) && strings.Contains(string(last), "sleep on it") {
 			args, _ := json.Marshal(map[string]any{"command": "sleep 60"})
 			return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
 		}
@@ -187,4 +189,19 @@ func TestTurnStatusAndStop(t *testing.T) {
 	second := w.mention("say done")
 	awaitState(t, statuses, second.ID, turnWorking, 60*time.Second)
 	awaitState(t, statuses, second.ID, turnDone, 60*time.Second)
+
+	// The same from the CLI: `buzz turns stop --event ID`, as the owner.
+	third := w.mention("sleep on it again")
+	for s := awaitState(t, statuses, third.ID, turnWorking, 60*time.Second); s.Step == ""; {
+		s = awaitState(t, statuses, third.ID, turnWorking, 60*time.Second)
+	}
+	sk, _ := w.owner.AppendHex(nil)
+	cmd := exec.Command(filepath.Join(bin, "buzz"), "turns", "stop", "--event", third.ID)
+	cmd.Env = append(os.Environ(), workspace.EnvRelayURL+"="+w.relay.URL(), workspace.EnvPrivateKey+"="+string(sk))
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("buzz turns stop: %v\n%s", err, out)
+	}
+	if s := awaitState(t, statuses, third.ID, turnCancelled, 10*time.Second); s.By != w.owner.Public().Hex() {
+		t.Errorf("CLI stop: cancelled by %q; want the owner", s.By)
+	}
 }
