@@ -99,6 +99,8 @@ type timing struct {
 	obsPerWindow int
 	// firstWord replaces firstWordNotice.
 	firstWord time.Duration
+	// noStatus publishes no turn status (the load benchmark's baseline).
+	noStatus bool
 }
 
 // harness is one running buzz-acp. Queue, slot and channel state belong to
@@ -224,6 +226,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.threads = newThreadSet()
 	h.reacts = newReactions(h.io, cfg.Secret, log)
 	h.status = newStatusPub(h)
+	h.status.off = t.noStatus
 	h.siblings = &siblingCache{io: h.io, m: map[string]*nipoa.Tag{}}
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)

@@ -220,7 +220,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	if busy {
 		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnQueued})
 	} else {
-		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnSeen})
+		h.status.seen(cs.id, ev)
 	}
 	h.log.Debug("event queued", "channel", cs.id, "event_id", ev.ID, "busy", busy)
 	if !busy {

@@ -22,8 +22,8 @@ import (
 // the turn handles. The detail (tool input and output, the agent's text)
 // stays in the owner's encrypted observer frames.
 //
-// A message goes queued (behind a running turn) or seen (taken, about to
-// run) → working (startedAt, and the title of the agent's current tool
+// A message goes queued (behind a running turn) or seen (taken, waiting
+// for a free agent; statusSeenHold) → working (startedAt, and the title of the agent's current tool
 // call as step) → done, failed (cause) or cancelled (by). A steer or an
 // interrupt puts it back to queued; a retry after a failure starts it
 // working again.
@@ -45,6 +45,14 @@ const (
 // interval waits for its end, and only the latest waiting step goes.
 // States are never held back.
 const statusStepEvery = 250 * time.Millisecond
+
+// statusSeenHold is how long seen waits before it is sent: a message
+// whose turn starts within it (an idle agent takes it at once) goes
+// straight to working, and its readers' relay is spared one event per
+// mention (BenchmarkTurnStatusRelayLoad); seen is shown when it lasts,
+// while the message waits for a free agent. Well inside the 200 ms a
+// mention may take to show a card.
+const statusSeenHold = 50 * time.Millisecond
 
 // statusQueueLen bounds the status events waiting to be signed and sent.
 // Past it an event is dropped, never waited for: the loop that makes
@@ -75,13 +83,15 @@ type turnStatusContent struct {
 type statusPub struct {
 	h     *harness
 	queue chan *nostr.Event
+	off   bool // publishes nothing (timing.noStatus)
 
 	mu        sync.Mutex
 	bySession map[string]*turnTrack // session → the running turn
+	held      map[string]*time.Timer // message id → its seen, held (statusSeenHold)
 }
 
 func newStatusPub(h *harness) *statusPub {
-	return &statusPub{h: h, queue: make(chan *nostr.Event, statusQueueLen), bySession: map[string]*turnTrack{}}
+	return &statusPub{h: h, queue: make(chan *nostr.Event, statusQueueLen), bySession: map[string]*turnTrack{}, held: map[string]*time.Timer{}}
 }
 
 // run publishes queued events until ctx ends.
@@ -105,7 +115,7 @@ func (p *statusPub) run(ctx context.Context) {
 
 // send queues one status of ids in channel; must marks a state (not a step).
 func (p *statusPub) send(channel string, ids []string, c turnStatusContent, must bool) {
-	if p == nil || channel == "" || len(ids) == 0 {
+	if p == nil || p.off || channel == "" || len(ids) == 0 {
 		return
 	}
 	c.At = time.Now().UnixMilli()
@@ -127,9 +137,49 @@ func (p *statusPub) send(channel string, ids []string, c turnStatusContent, must
 	}
 }
 
-// state publishes state for evs (queued, seen, or a final one).
+// state publishes state for evs (queued, or a final one); a state drops
+// the seen held for each of them.
 func (p *statusPub) state(channel string, evs []*Event, c turnStatusContent) {
+	p.unhold(eventIDs(evs))
 	p.send(channel, eventIDs(evs), c, true)
+}
+
+// seen publishes seen for ev after statusSeenHold, unless another state
+// of ev comes first.
+func (p *statusPub) seen(channel string, ev *Event) {
+	if p == nil || p.off {
+		return
+	}
+	id := ev.ID
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.held[id] != nil {
+		return
+	}
+	p.held[id] = time.AfterFunc(statusSeenHold, func() { // one held seen; stopped by unhold
+		p.mu.Lock()
+		_, still := p.held[id]
+		delete(p.held, id)
+		p.mu.Unlock()
+		if still {
+			p.send(channel, []string{id}, turnStatusContent{State: turnSeen}, true)
+		}
+	})
+}
+
+// unhold drops the seen held for ids.
+func (p *statusPub) unhold(ids []string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, id := range ids {
+		if t := p.held[id]; t != nil {
+			t.Stop()
+			delete(p.held, id)
+		}
+	}
 }
 
 // turnTrack is one running turn's status: its messages and the rate
@@ -156,6 +206,7 @@ func (p *statusPub) start(channel string, t *turnHandle) *turnTrack {
 	}
 	tr := &turnTrack{p: p, channel: channel, turn: t.turnID, started: t.startedAt,
 		ids: eventIDs(append(append([]*Event{}, t.parked...), t.batch...))}
+	p.unhold(tr.ids)
 	tr.mu.Lock()
 	tr.publish("", true)
 	tr.mu.Unlock()
@@ -191,6 +242,7 @@ func (tr *turnTrack) add(ev *Event) {
 		return
 	}
 	tr.ids = append(tr.ids, ev.ID)
+	tr.p.unhold([]string{ev.ID})
 	tr.publish(tr.step, true)
 }
 

@@ -52,10 +52,10 @@ func (w *world) memberConn(t testing.TB, key *nostrkey.Secret) *nostr.Relay {
 	return rel
 }
 
-// watchStatus subscribes rel to the channel's turn status events.
-func (w *world) watchStatus(t testing.TB, rel *nostr.Relay) <-chan seenStatus {
+// watchStatus subscribes rel to the turn status events of channels.
+func (w *world) watchStatus(t testing.TB, rel *nostr.Relay, channels ...string) <-chan seenStatus {
 	t.Helper()
-	sub, err := rel.Subscribe(context.Background(), nostr.Filters{{Kinds: []int{workspace.KindTurnStatus}, Tags: nostr.TagMap{"h": {w.channel}}}})
+	sub, err := rel.Subscribe(context.Background(), nostr.Filters{{Kinds: []int{workspace.KindTurnStatus}, Tags: nostr.TagMap{"h": channels}}})
 	if err != nil {
 		t.Fatalf("subscribe to turn status: %v", err)
 	}
@@ -109,12 +109,13 @@ func stopEvent(t testing.TB, key *nostrkey.Secret, channel, id string) nostr.Eve
 }
 
 // TestTurnStatusAndStop runs the real agent (the built buzz-agent, a
-// scripted model whose tool call sleeps): a plain channel member sees the
-// mention go seen → working → working with the tool call's title as the
-// step; the member's own stop is ignored (TestAttack: a member is neither
-// the owner nor an admin); the owner's stop cancels the turn within 1 s
-// and the card names the owner. A second mention the model answers at
-// once ends done.
+// scripted model whose tool call sleeps, one agent process): a plain
+// channel member sees the mention go working, then working with the tool
+// call's title as the step; a mention in another channel meanwhile is
+// seen (no agent is free). The member's own stop is ignored (the attack:
+// a member is neither the owner nor an admin); the owner's stop cancels
+// the turn within 1 s and names the owner; the other channel's mention
+// then runs and ends done. A third is stopped from the CLI.
 func TestTurnStatusAndStop(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the real binary")
@@ -139,12 +140,13 @@ func TestTurnStatusAndStop(t *testing.T) {
 		"PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	w.runHarness(t, env, timing{})
 
+	other := "6f1c2d4e-1111-4000-8000-0000000000cd"
+	w.addChannel(other, "other")
 	member := w.memberConn(t, w.stranger)
-	statuses := w.watchStatus(t, member)
+	statuses := w.watchStatus(t, member, w.channel, other)
 	owner := w.memberConn(t, w.owner)
 
 	mention := w.mention("sleep on it")
-	awaitState(t, statuses, mention.ID, turnSeen, 30*time.Second)
 	working := awaitState(t, statuses, mention.ID, turnWorking, 60*time.Second)
 	if working.StartedAt == 0 || working.Owner != w.owner.Public().Hex() {
 		t.Errorf("working status = %+v; want startedAt and the owner", working.turnStatusContent)
@@ -156,6 +158,9 @@ func TestTurnStatusAndStop(t *testing.T) {
 		t.Errorf("step = %q; want the tool call's title", working.Step)
 	}
 
+	second := w.publish(&nostr.Event{Kind: 9, Content: "say done", Tags: nostr.Tags{{"h", other}, {"p", w.agent.Public().Hex()}}})
+	awaitState(t, statuses, second.ID, turnSeen, 30*time.Second)
+
 	// A plain member's stop is not obeyed.
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -166,7 +171,7 @@ func TestTurnStatusAndStop(t *testing.T) {
 	for waiting := true; waiting; {
 		select {
 		case s := <-statuses:
-			if s.State == turnCancelled {
+			if s.State == turnCancelled || s.ids[0] == second.ID && s.State == turnWorking {
 				t.Fatalf("a plain member's stop cancelled the turn (%+v)", s.turnStatusContent)
 			}
 		case <-quiet.C:
@@ -186,7 +191,6 @@ func TestTurnStatusAndStop(t *testing.T) {
 		t.Errorf("cancelled by %q; want the owner", done.By)
 	}
 
-	second := w.mention("say done")
 	awaitState(t, statuses, second.ID, turnWorking, 60*time.Second)
 	awaitState(t, statuses, second.ID, turnDone, 60*time.Second)
 
