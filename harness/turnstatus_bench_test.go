@@ -86,8 +86,9 @@ func statusLoadRun(b *testing.B, status bool) float64 {
 	}
 	env := w.harnessEnv("echo")
 	env.Stderr = nil
+	// Typing stays on, as buzz-acp and buzzbox up run by default.
 	cfg := []string{"--relay-url", url, "--agent-owner", w.owner.Public().Hex(), "--agent-command", env.Exe,
-		"--mcp-command", "", "--no-presence", "--no-typing", "--agents", "20", "--multiple-event-handling", "queue"}
+		"--mcp-command", "", "--no-presence", "--agents", "20", "--multiple-event-handling", "queue"}
 	c, err := LoadConfig(cfg, env)
 	if err != nil {
 		b.Fatal(err)

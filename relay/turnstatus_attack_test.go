@@ -70,3 +70,28 @@ func TestAttackTurnStatusOfPrivateChannel(t *testing.T) {
 	case <-time.After(time.Second):
 	}
 }
+
+// TestAttackForgedSignatureRefused: the built relay, whose signature
+// check parses each author's key once, still refuses an event signed by
+// another key, or with its id or content changed, stored or ephemeral,
+// also after the author's key is in its cache.
+func TestAttackForgedSignatureRefused(t *testing.T) {
+	alice, mallory := newKey(t), newKey(t)
+	b := runBinary(t, t.TempDir(), "--owner", alice.pk, "--allow", mallory.pk)
+	ca, cm := login(t, b.url, alice), login(t, b.url, mallory)
+	mustPublish(t, ca, signed(t, alice, 1, "warms the key cache"))
+	for _, kind := range []int{1, workspace.KindTurnStatus} {
+		real := signed(t, mallory, kind, "mallory's")
+		forged := real
+		forged.PubKey = alice.pk
+		forged.ID = forged.GetID()
+		if msg := refused(t, cm, forged); !strings.HasSuffix(msg, "invalid: signature is invalid") {
+			t.Errorf("kind %d under alice's key with mallory's signature refused with %q", kind, msg)
+		}
+		changed := real
+		changed.Content = "not mallory's"
+		if msg := refused(t, cm, changed); !strings.HasSuffix(msg, "invalid: id is computed incorrectly") {
+			t.Errorf("kind %d with its content changed refused with %q", kind, msg)
+		}
+	}
+}

@@ -42,7 +42,7 @@ func TestTurnsModule(t *testing.T) {
 		ev(`{"state":"working","at":3000,"startedAt":2000,"turn":"t1","owner":"`+owner+`"}`, msg),
 		ev(`{"state":"thinking","at":9000}`, msg), // no such state
 		ev(`not json`, msg),
-		ev(`{"state":"done","at":9000}`),           // names no message
+		ev(`{"state":"done","at":9000}`), // names no message
 		ev(`{"state":"cancelled","at":4000,"by":"`+owner+`"}`, other),
 	}
 	dir, _ := filepath.Abs(filepath.Join("static", "js"))
