@@ -96,6 +96,9 @@ func commands() []command {
 			Usage: "--event ID --direction up|down", Flags: []flagSpec{fEvent(), str("direction", "up|down", "vote direction")},
 			Example: "buzz messages vote --event " + exampleEvent + " --direction up", Run: runVote},
 
+		{Group: "turns", Name: "stop", Summary: "stop the agent's turn on a message (the agent's owner or a channel admin)",
+			Usage: "--event ID", Flags: []flagSpec{fEvent()},
+			Example: "buzz turns stop --event " + exampleEvent, Run: runTurnStop},
 		{Group: "reactions", Name: "add", Summary: "react to an event", Usage: "--event ID --emoji E [--emoji-url URL]",
 			Flags:   []flagSpec{fEvent(), str("emoji", "E", "emoji, or custom shortcode with --emoji-url"), str("emoji-url", "URL", "image of a custom emoji")},
 			Example: "buzz reactions add --event " + exampleEvent + " --emoji 👍", Run: runReactAdd},

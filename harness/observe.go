@@ -59,6 +59,7 @@ func (h *harness) applyControl(ctx context.Context, req observer.ControlRequest)
 			h.answerControl(req, observer.StatusNoActiveTurn, "")
 			return
 		}
+		cs.turn.stoppedBy = h.cfg.Owner
 		cs.turn.cancel("cancel")
 		h.answerControl(req, observer.StatusSent, "")
 		return

@@ -80,6 +80,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	sc.Session = sid
 	h.obs.Emit(observer.FrameSessionResolved, sc, map[string]any{"isNewSession": newSession})
 	h.do(func() { t.session = sid })
+	t.track.bind(sid)
 	log = log.With("session", sid)
 	// Every way out of the turn from here reports the usage it caused (§10 step 7).
 	mark := a.UsageMark()

@@ -54,6 +54,9 @@ type Spec struct {
 	// TapWrite and TapRead, when set, see the raw ACP traffic to and from
 	// the agent; nil records nothing.
 	TapWrite, TapRead Tap
+	// OnToolCall, when set, sees each tool_call and tool_call_update
+	// the agent sends, on the connection's goroutine: it must not block.
+	OnToolCall func(session string, u acp.Update)
 }
 
 // Tap sees a byte stream as it passes. Feed is called by one goroutine at
@@ -70,6 +73,8 @@ type Agent struct {
 	done   chan struct{} // closed once the connection has ended
 	exited chan struct{} // closed once the process has been waited for
 	stdin  *os.File      // write end of the agent's stdin pipe
+	// onToolCall is Spec.OnToolCall.
+	onToolCall func(session string, u acp.Update)
 
 	// stdinTimedOut is set when a write to stdin timed out; the
 	// connection then ends and turns report TurnWriteTimeout.
@@ -208,7 +213,7 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (*Agent, error) {
 	}
 	stdin, stdout := child.Stdin, child.Stdout
 	a := &Agent{child: child, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
-		log: log.With("pid", child.Pid())}
+		log: log.With("pid", child.Pid()), onToolCall: s.OnToolCall}
 	var w io.Writer = stdin
 	if s.TapWrite != nil {
 		w = &tapWriter{f: stdin, tap: s.TapWrite}
@@ -459,6 +464,9 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		}
 		switch p.Update.SessionUpdate {
 		case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk, acp.UpdateToolCall, acp.UpdateToolCallUpdate:
+			if a.onToolCall != nil && (p.Update.SessionUpdate == acp.UpdateToolCall || p.Update.SessionUpdate == acp.UpdateToolCallUpdate) {
+				a.onToolCall(p.SessionID, p.Update)
+			}
 			a.mu.Lock()
 			if tt := a.text; tt != nil && tt.session == p.SessionID {
 				tt.spoke = true

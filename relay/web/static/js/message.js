@@ -7,6 +7,7 @@ import { el, relTime, fullTime, initials, hue } from './util.js';
 import { body } from './render.js';
 import { tags } from './event.js';
 import { workingEmoji, K } from './store.js';
+import { turnCards } from './turncard.js';
 
 const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '🚀'];
 
@@ -75,10 +76,13 @@ export function messageView(ev, app, { inThread = false } = {}) {
   }
 
   // The harness's reactions mean "an agent has this message": shown as a
-  // live state, not as chips.
+  // live state, not as chips. Its turn status, when it sends one, is the
+  // turn card instead.
   const reactions = store.reactionsOf(ev.id);
   const working = reactions.filter((r) => workingEmoji[r.emoji] && [...r.pubkeys.keys()].some((pk) => pk !== app.me));
-  if (working.length) {
+  const cards = turnCards(ev, app);
+  if (cards) main.append(cards);
+  else if (working.length) {
     const who = [...new Set(working.flatMap((r) => [...r.pubkeys.keys()]))].map((pk) => store.name(pk)).join(', ');
     const typing = working.some((r) => workingEmoji[r.emoji] === 'working');
     main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${typing ? 'is working on this…' : 'has seen this…'}`));
