@@ -43,6 +43,10 @@ func (h *harness) intake(ctx context.Context) {
 			}
 			continue
 		}
+		if re.Sub == approvalSub {
+			h.approvalAnswer(ctx, re.Ev)
+			continue
+		}
 		if re.Sub == observer.ControlSub {
 			h.observerControl(ctx, re.Ev)
 			continue

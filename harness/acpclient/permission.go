@@ -28,21 +28,16 @@ type PermissionAsk struct {
 	// content, rawInput), as the agent sent it.
 	ToolCall json.RawMessage
 	Options  []acp.PermissionOption
-	// Meta is the request's _meta, as sent; nil when absent.
-	Meta json.RawMessage
-}
-
-// permissionParams is session/request_permission as the client reads it.
-type permissionParams struct {
-	acp.PermissionRequest
-	Meta json.RawMessage `json:"_meta,omitempty"`
+	// Rule is the buzz-agent approval rule that raised the request
+	// (_meta.buzzApprovalRule); "" when the agent asked of its own accord.
+	Rule string
 }
 
 // permission answers a session/request_permission: through Spec.Ask when
 // set, alone otherwise. A request during a cancel is answered "cancelled"
 // (spec §9.7).
 func (a *Agent) permission(ctx context.Context, params json.RawMessage) (any, error) {
-	var p permissionParams
+	var p acp.PermissionRequest
 	if err := json.Unmarshal(params, &p); err != nil {
 		a.log.Error("permission request", "err", err)
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "decode permission request: %v", err)
@@ -57,6 +52,10 @@ func (a *Agent) permission(ctx context.Context, params json.RawMessage) (any, er
 		a.mu.Unlock()
 		return a.decideAlone(params)
 	}
+	rule := ""
+	if p.Meta != nil {
+		rule = p.Meta.Rule
+	}
 	actx, cancel := context.WithTimeout(ctx, a.askTimeout)
 	defer cancel()
 	if a.asks == nil {
@@ -67,7 +66,7 @@ func (a *Agent) permission(ctx context.Context, params json.RawMessage) (any, er
 	a.asks[seq] = cancel
 	a.asking.Add(1)
 	a.mu.Unlock()
-	id, err := a.ask(actx, PermissionAsk{SessionID: p.SessionID, ToolCall: p.ToolCall, Options: p.Options, Meta: p.Meta})
+	id, err := a.ask(actx, PermissionAsk{SessionID: p.SessionID, ToolCall: p.ToolCall, Options: p.Options, Rule: rule})
 	a.mu.Lock()
 	delete(a.asks, seq)
 	a.asking.Add(-1)
