@@ -242,6 +242,7 @@ func (h *harness) ask(ctx context.Context, req acpclient.PermissionAsk) (string,
 	select {
 	case a := <-p.answer:
 		log.Info("permission request answered", "request", ev.ID, "option", a.option, "by", a.by)
+		h.closeApproval(ev, sc.channel, workspace.ApprovalAnswered, req.Options, a.option, a.by)
 		return a.option, nil
 	case <-ctx.Done():
 	}
@@ -249,7 +250,7 @@ func (h *harness) ask(ctx context.Context, req acpclient.PermissionAsk) (string,
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		reason = workspace.ApprovalTimeout
 	}
-	h.closeApproval(ev, sc.channel, reason)
+	h.closeApproval(ev, sc.channel, reason, req.Options, rejectOf(req.Options), "")
 	if reason == workspace.ApprovalTimeout {
 		what := tc.title
 		if tc.command != "" {
@@ -331,19 +332,45 @@ func (h *harness) approvalRequest(sc approvalScope, tc toolCallInfo, req acpclie
 	return ev
 }
 
-// closeApproval publishes, as the agent, the deny that closes a request
-// nobody answered, so that every client shows it closed and why.
-func (h *harness) closeApproval(req *nostr.Event, channel, reason string) {
-	ev := &nostr.Event{Kind: workspace.KindApprovalDeny, CreatedAt: nostr.Now(), Content: "",
-		Tags: nostr.Tags{{"h", channel}, {"e", req.ID}, {workspace.TagApprovalReason, reason}}}
+// closeApproval publishes, as the agent, the answer that closes a request:
+// the one a person gave (by), or the rejection of one nobody answered.
+// Clients take a request's state from this event alone, since only the
+// agent's own answer is known to have been accepted.
+func (h *harness) closeApproval(req *nostr.Event, channel, reason string, opts []acp.PermissionOption, option, by string) {
+	kind := workspace.KindApprovalDeny
+	for _, o := range opts {
+		if o.OptionID == option && strings.HasPrefix(o.Kind, "allow_") {
+			kind = workspace.KindApprovalGrant
+		}
+	}
+	tags := nostr.Tags{{"h", channel}, {"e", req.ID}, {workspace.TagApprovalReason, reason}}
+	if option != "" {
+		tags = append(tags, nostr.Tag{workspace.TagApprovalOption, option})
+	}
+	if by != "" {
+		tags = append(tags, nostr.Tag{workspace.TagApprovalBy, by})
+	}
+	ev := &nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Tags: tags}
 	if err := h.cfg.Secret.SignEvent(ev); err != nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), httpTimeout)
 	defer cancel()
 	if _, err := h.io.Publish(ctx, ev); err != nil {
-		h.log.Warn("closing deny not published", "request", req.ID, "err", err)
+		h.log.Warn("closing answer not published", "request", req.ID, "err", err)
 	}
+}
+
+// rejectOf is the reject_once option's id, else reject_always's, else "".
+func rejectOf(opts []acp.PermissionOption) string {
+	for _, want := range []string{"reject_once", "reject_always"} {
+		for _, o := range opts {
+			if o.Kind == want {
+				return o.OptionID
+			}
+		}
+	}
+	return ""
 }
 
 // approvalAnswer takes a grant or deny heard on approvalSub. The first one

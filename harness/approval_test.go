@@ -95,6 +95,13 @@ func TestApprovalGoesToPeople(t *testing.T) {
 	if got := permissionAnswers(w)[0]; !strings.HasPrefix(got, "aa") {
 		t.Errorf("the agent was answered %q; want aa (the owner's choice)", got)
 	}
+	waitFor(t, "the agent's closing grant", 15*time.Second, func() bool {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindApprovalGrant}, Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {req.ID}}})
+		return len(evs) == 1 && evs[0].Tags.Find(workspace.TagApprovalBy)[1] == w.owner.Public().Hex() &&
+			evs[0].Tags.Find(workspace.TagApprovalOption)[1] == "aa" && evs[0].Tags.Find(workspace.TagApprovalReason)[1] == workspace.ApprovalAnswered
+	})
 }
 
 // TestApprovalChannelAdminAnswers: an admin of the channel may answer; a

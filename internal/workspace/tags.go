@@ -92,16 +92,19 @@ const (
 	// TagApprovalExpires is the unix time at which an unanswered request
 	// is rejected.
 	TagApprovalExpires = "expires"
-	// TagApprovalReason is why the harness closed a request itself, on
-	// the KindApprovalDeny it signs as the agent: ApprovalTimeout or
-	// ApprovalCancelled.
+	// TagApprovalReason is on the answer the harness signs as the agent
+	// to close a request (the state clients show): ApprovalAnswered,
+	// ApprovalTimeout or ApprovalCancelled.
 	TagApprovalReason = "reason"
+	// TagApprovalBy names, on that closing answer, who answered.
+	TagApprovalBy = "by"
 	// TagApprovalRule is the buzz-agent approval rule the command matched.
 	TagApprovalRule = "rule"
 )
 
 // Values of TagApprovalReason.
 const (
+	ApprovalAnswered  = "answered"
 	ApprovalTimeout   = "timeout"
 	ApprovalCancelled = "cancelled"
 )
