@@ -168,6 +168,15 @@ func commands() []command {
 			Flags:   []flagSpec{fSince(), str("limit", "N", "how many (default 20, at most 50)"), str("types", "LIST", "comma-separated feed types")},
 			Example: "buzz feed get --types needs_action", Run: runFeed},
 
+		{Group: "approvals", Name: "list", Summary: "agents' permission requests nobody has answered yet (kind 46010), newest first",
+			Usage: "[--channel UUID]", Flags: []flagSpec{fChannel()}, Example: "buzz approvals list --channel " + exampleChannel, Run: runApprovalsList},
+		{Group: "approvals", Name: "answer", Summary: "answer an agent's permission request (kind 46030 allows, 46031 rejects); its owner or a channel admin only",
+			Usage: "--request ID --allow-once|--allow-always|--reject|--option ID",
+			Flags: []flagSpec{str("request", "ID", "the request's event id"), boolean("allow-once", "allow this one call"),
+				boolean("allow-always", "allow such calls for the rest of the agent's session"), boolean("reject", "refuse it"),
+				str("option", "ID", "the agent's option id, as list shows it")},
+			Example: "buzz approvals answer --request " + exampleEvent + " --allow-once", Run: runApprovalsAnswer},
+
 		{Group: "workflows", Name: "list", Summary: "workflow definitions (kind 30620) of a channel", Usage: "--channel UUID",
 			Flags: []flagSpec{fChannel()}, Example: "buzz workflows list --channel " + exampleChannel, Run: runWorkflowsList},
 		{Group: "workflows", Name: "get", Summary: "one workflow definition, or null", Usage: "--workflow UUID",

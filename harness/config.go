@@ -122,6 +122,8 @@ func flagTable() []flagSpec {
 		{name: "session-title", env: "BUZZ_ACP_SESSION_TITLE", kind: kString, usage: "session title shown by the agent"},
 		{name: "permission-mode", env: "BUZZ_ACP_PERMISSION_MODE", def: "bypass-permissions", kind: kEnum,
 			values: permissionNames, aliases: map[string]string{"acceptEdits": "accept-edits", "bypassPermissions": "bypass-permissions", "dontAsk": "dont-ask"}},
+		{name: "approval-timeout", env: "BUZZ_ACP_APPROVAL_TIMEOUT_SECS", def: "600", kind: kInt, usage: "seconds a permission request waits for the owner or a channel admin; then it is rejected",
+			min: 1, max: int(maxTurnCeiling / time.Second), unit: secs, maxSay: "7 days"},
 		{name: "respond-to", env: "BUZZ_ACP_RESPOND_TO", def: "owner-only", kind: kEnum,
 			values: respondToModes},
 		{name: "respond-to-allowlist", env: "BUZZ_ACP_RESPOND_TO_ALLOWLIST", kind: kList, usage: "pubkeys (64 hex) for --respond-to allowlist",
@@ -345,21 +347,24 @@ type Config struct {
 	// NotConfigured, set by a launcher (buzzbox up) whose agent has no
 	// model provider, says what to set; the harness then starts no agent,
 	// shows as "not configured" and answers every message with it.
-	NotConfigured       string
-	ConfigPath          string
-	Rules               []*Rule
-	Dedup               string
-	Handling            string
-	NoIgnoreSelf        bool
-	ContextLimit        int
-	MaxTurnsPerSession  int
-	NoPresence          bool
-	NoTyping            bool
-	Memory              bool
-	BasePrompt          string // empty = none
-	Model               string
-	SessionTitle        string
-	PermissionMode      string // kebab-case
+	NotConfigured      string
+	ConfigPath         string
+	Rules              []*Rule
+	Dedup              string
+	Handling           string
+	NoIgnoreSelf       bool
+	ContextLimit       int
+	MaxTurnsPerSession int
+	NoPresence         bool
+	NoTyping           bool
+	Memory             bool
+	BasePrompt         string // empty = none
+	Model              string
+	SessionTitle       string
+	PermissionMode     string // kebab-case
+	// ApprovalTimeout is how long a permission request waits for a
+	// person (--approval-timeout); then it is rejected.
+	ApprovalTimeout     time.Duration
 	RespondTo           string
 	Allowlist           map[string]bool
 	TeamInstructions    string
@@ -792,6 +797,7 @@ func (p *plan) run() (*Config, error) {
 	c.Budget = b
 	c.Catchup = time.Duration(p.ints["catchup"]) * time.Second
 	c.CatchupMax = p.ints["catchup-max"]
+	c.ApprovalTimeout = time.Duration(p.ints["approval-timeout"]) * time.Second
 	c.StateDir = strings.TrimSpace(p.str("state-dir"))
 	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
 		return nil, p.row("state-dir").flagErr(c.StateDir, "not absolute")

@@ -158,6 +158,8 @@ type harness struct {
 	siblings *siblingCache
 	profiles *profileCache
 	threads  *threadSet // the threads the agent is in (--follow-threads)
+	// approvals routes the agent's permission requests to people.
+	approvals *approvals
 	// ownNotices holds the ids of notices posted as the agent (reply.go).
 	ownNotices noticeIDs
 	// store is what survives a restart: sessions, pending and answered
@@ -231,6 +233,8 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)
 	h.spec.OnToolCall = h.status.toolCall
+	h.approvals = newApprovals()
+	h.spec.Ask, h.spec.AskTimeout = h.ask, cfg.ApprovalTimeout
 	cli, dropCLI := buzzCLI(env, log)
 	defer dropCLI()
 	if cli != "" {
@@ -350,6 +354,8 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.rc.Subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{workspace.KindMemberAdded, workspace.KindMemberRemoved},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: watermark, Member: true})
 	h.rc.Subscribe(ctx, stopSub, stopFilter(), relayclient.SubOptions{Floor: time.Now().Unix()})
+	h.rc.Subscribe(ctx, approvalSub, nostr.Filter{Kinds: []int{workspace.KindApprovalGrant, workspace.KindApprovalDeny},
+		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 	if h.obsPub != nil {
 		h.rc.Subscribe(ctx, observer.ControlSub, nostr.Filter{Kinds: []int{workspace.KindObserverFrame},
 			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})

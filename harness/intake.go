@@ -47,6 +47,10 @@ func (h *harness) intake(ctx context.Context) {
 			h.stopRequest(ctx, re.Ev)
 			continue
 		}
+		if re.Sub == approvalSub {
+			h.approvalAnswer(ctx, re.Ev)
+			continue
+		}
 		if re.Sub == observer.ControlSub {
 			h.observerControl(ctx, re.Ev)
 			continue

@@ -77,6 +77,8 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	}
 	sid := ss.id
 	session.Store(&sid)
+	h.approvals.bind(sid, channel, t.batch[len(t.batch)-1]) // its permission requests go in this thread
+	defer h.approvals.unbind(sid)
 	sc.Session = sid
 	h.obs.Emit(observer.FrameSessionResolved, sc, map[string]any{"isNewSession": newSession})
 	h.do(func() { t.session = sid })

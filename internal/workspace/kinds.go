@@ -121,14 +121,17 @@ const (
 	// KindForumComment answers a forum post (e = the post).
 	KindForumComment = 45003
 	// KindApprovalRequest asks a person to approve a workflow step, a
-	// default wake kind.
+	// default wake kind; an agent's harness publishes one in the thread it
+	// works in when the agent asks before acting (TagApprovalTool …).
 	KindApprovalRequest = 46010
 	// KindWorkflowTrigger runs a workflow by hand: d = workflow UUID,
 	// content = inputs.
 	KindWorkflowTrigger = 46020
 	// KindApprovalGrant approves a waiting workflow step: d = hex
-	// SHA-256 of the approval token.
+	// SHA-256 of the approval token; or an agent's permission request:
+	// e = the request, TagApprovalOption = the option chosen.
 	KindApprovalGrant = 46030
-	// KindApprovalDeny denies a waiting workflow step.
+	// KindApprovalDeny denies a waiting workflow step, or an agent's
+	// permission request (as KindApprovalGrant).
 	KindApprovalDeny = 46031
 )
