@@ -392,6 +392,9 @@ func hasUpload(m *blobMeta, up blobUpload) bool {
 }
 
 func mb(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%d KB", n>>10)
+	}
 	if n%(1<<20) == 0 {
 		return fmt.Sprintf("%d MB", n>>20)
 	}
