@@ -53,7 +53,7 @@ export class Store {
     this.agents = new Map(); // agent pubkey → owner pubkey, from verified NIP-OA auth tags
     this.turns = new TurnBook(); // message id → agent → newest turn status
     this.approvals = new Map(); // message id → Set of approval request ids naming it (e)
-    this.answered = new Set(); // approval request ids a grant or denial names (e)
+    this.approvalAnswered = new Set(); // approval request ids a grant or denial names (e)
     this.attested = new Set(); // auth tags already checked, as pubkey|tag
     this.relayPubkey = '';
     this.me = '';
@@ -155,7 +155,7 @@ export class Store {
         }
         break;
       case K.approvalGrant: case K.approvalDeny:
-        for (const id of tags(ev, 'e')) this.answered.add(id);
+        for (const id of tags(ev, 'e')) this.approvalAnswered.add(id);
         break;
       case K.canvas: {
         const ch = tag(ev, 'h');
@@ -212,7 +212,7 @@ export class Store {
   waitingApproval(id, agent) {
     for (const rid of this.approvals.get(id) || []) {
       const req = this.events.get(rid);
-      if (req && req.pubkey === agent && !this.answered.has(rid) && !this.deleted(req)) return true;
+      if (req && req.pubkey === agent && !this.approvalAnswered.has(rid) && !this.deleted(req)) return true;
     }
     return false;
   }
