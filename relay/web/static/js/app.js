@@ -8,7 +8,7 @@ import { signIn } from './signin.js';
 import { renderChannels, newChannelTemplate } from './channels.js';
 import { ChannelView } from './channel.js';
 import { ThreadView } from './thread.js';
-import { channelTag, threadTags } from './event.js';
+import { channelTag, threadTags, tag, threadOf } from './event.js';
 import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 import { Outbox } from './outbox.js';
@@ -17,10 +17,10 @@ import { ReadState } from './readstate.js';
 import { humanize } from './errors.js';
 import { wireAccount } from './account.js';
 import { wireKeys } from './keys.js';
+import { tickTurnCards } from './turncard.js';
 import { NotifyPrefs } from './prefs.js';
 import { Alerts } from './alerts.js';
 import { Presence } from './presence.js';
-import { tag, threadOf } from './event.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -101,7 +101,8 @@ class App {
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
       onevent: (ev, stored) => this.intake(ev, stored), oneose: () => { this.loaded = true; this.store.changed(); },
     });
-    this.conn.subscribe([{ kinds: [K.presence, K.typing], since: Math.floor(Date.now() / 1000) }], { onevent: (ev) => this.store.ephemeral(ev) });
+    this.conn.subscribe([{ kinds: [K.presence, K.typing, K.turnStatus], since: Math.floor(Date.now() / 1000) }], { onevent: (ev) => this.store.ephemeral(ev) });
+    this.conn.subscribe([{ kinds: [K.approvalRequest, K.approvalGrant, K.approvalDeny], limit: 500 }], { onevent: add });
     this.reads.start((ev) => this.prefs.take(ev));
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });
     for (const it of this.outbox.items) this.store.add(it.ev); // written before a reload, still on its way
@@ -115,6 +116,7 @@ class App {
     this.route();
     setInterval(() => this.store.changed(), 30000); // relative times move on
     setInterval(() => { if (this.store.typing.size) this.store.changed(); }, 2000); // typing lines expire
+    setInterval(() => tickTurnCards(document), 1000); // a working turn's time moves on
   }
 
   /**
@@ -260,6 +262,9 @@ class App {
     const ch = ev.tags.find((t) => t[0] === 'h')?.[1];
     return this.send({ kind: K.tombstone, tags: [['h', ch], ['e', ev.id]], content: '' }).catch((e) => this.flash(e));
   }
+  // A stop request for the agent's turn on ev: the harness obeys the
+  // agent's owner and the channel's admins, and its card names who stopped.
+  stopTurn(ev) { return this.send({ kind: K.turnStop, tags: [...channelTag(ev), ['e', ev.id]], content: '' }).catch((e) => this.flash(e)); }
   openThread(ev) { this.thread.open(ev); }
   flash(e) { $('status').textContent = String(e.message || e); }
 }

@@ -7,6 +7,7 @@ import { el, relTime, fullTime, initials, hue } from './util.js';
 import { body } from './render.js';
 import { tags } from './event.js';
 import { workingEmoji, K } from './store.js';
+import { turnCards } from './turncard.js';
 
 const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '🚀'];
 
@@ -77,10 +78,13 @@ export function messageView(ev, app, { inThread = false } = {}) {
   }
 
   // The harness's reactions mean "an agent has this message": shown as a
-  // live state, not as chips.
+  // live state, not as chips. Its turn status, when it sends one, is the
+  // turn card instead.
   const reactions = store.reactionsOf(ev.id);
   const working = store.working(ev);
-  if (working.who.length) {
+  const cards = turnCards(ev, app);
+  if (cards) main.append(cards);
+  else if (working.who.length) {
     const who = working.who.map((pk) => store.name(pk)).join(', ');
     main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${working.busy ? 'is working on this…' : 'has seen this…'}`));
   }

@@ -3,12 +3,14 @@
 // Views subscribe and re-render on change; changes are batched per frame.
 
 import { tag, tags, threadOf, attestedOwner } from './event.js';
+import { TurnBook, turnKinds } from './turns.js';
 
 export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
-  presence: 20001, typing: 20002, appData: 30078,
+  presence: 20001, typing: 20002, appData: 30078, turnStatus: turnKinds.status, turnStop: turnKinds.stop,
+  approvalRequest: turnKinds.approvalRequest, approvalGrant: turnKinds.approvalGrant, approvalDeny: turnKinds.approvalDeny,
 };
 
 /** typingShownMs is how long a typing event (sent every 3 s while a turn runs or a person types) keeps its line. */
@@ -51,6 +53,9 @@ export class Store {
     this.spoke = new Map();
     this.presence = new Map(); // pubkey → {status: online, away or offline, at (ms)}
     this.agents = new Map(); // agent pubkey → owner pubkey, from verified NIP-OA auth tags
+    this.turns = new TurnBook(); // message id → agent → newest turn status
+    this.approvals = new Map(); // message id → Set of approval request ids naming it (e)
+    this.approvalAnswered = new Set(); // approval request ids a grant or denial names (e)
     this.attested = new Set(); // auth tags already checked, as pubkey|tag
     this.relayPubkey = '';
     this.me = '';
@@ -149,6 +154,15 @@ export class Store {
         this.reactions.get(target).set(ev.id, ev);
         break;
       }
+      case K.approvalRequest:
+        for (const id of tags(ev, 'e')) {
+          if (!this.approvals.has(id)) this.approvals.set(id, new Set());
+          this.approvals.get(id).add(ev.id);
+        }
+        break;
+      case K.approvalGrant: case K.approvalDeny:
+        for (const id of tags(ev, 'e')) this.approvalAnswered.add(id);
+        break;
       case K.canvas: {
         const ch = tag(ev, 'h');
         const old = this.canvas.get(ch);
@@ -196,6 +210,19 @@ export class Store {
     if (owner) this.agents.set(ev.pubkey, owner);
   }
 
+  /**
+   * waitingApproval reports whether agent asked for an approval on
+   * message id (an approval request e-tagging it) that no grant or denial
+   * answers yet, nor its author withdrew.
+   */
+  waitingApproval(id, agent) {
+    for (const rid of this.approvals.get(id) || []) {
+      const req = this.events.get(rid);
+      if (req && req.pubkey === agent && !this.approvalAnswered.has(rid) && !this.deleted(req)) return true;
+    }
+    return false;
+  }
+
   /** ownerOf returns the attested owner of an agent key, or ''. */
   ownerOf(pk) { return this.agents.get(pk) || ''; }
 
@@ -211,6 +238,8 @@ export class Store {
       const old = this.presence.get(ev.pubkey);
       if (old && old.created_at > ev.created_at) return;
       this.presence.set(ev.pubkey, { status: presenceStates.has(ev.content) ? ev.content : 'offline', at: now, created_at: ev.created_at });
+    } else if (ev.kind === K.turnStatus) {
+      if (!this.turns.add(ev)) return;
     } else return;
     this.changed();
   }
