@@ -259,3 +259,116 @@ func TestBrowserNotifySettingSyncs(t *testing.T) {
 		t.Errorf("browser console: %s", e)
 	}
 }
+
+// TestBrowserTypingAndPresence: two people in two browsers. Each sees the
+// other online (member list, a dot on their avatar); Ana's typing shows
+// in Bo's channel, at most one typing event every 3 s, and ends the
+// moment her message arrives (not seconds later); typing in a thread
+// shows in that thread, not in the channel; a hidden tab turns to away
+// and back to online when it shows again.
+func TestBrowserTypingAndPresence(t *testing.T) {
+	anaCtx, anaErrors := browser(t)
+	boCtx, boErrors := browser(t)
+	shots := t.TempDir()
+	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
+	anaSK := signInNew(t, anaCtx, base, "Ana")
+	boSK := signInNew(t, boCtx, base, "Bo")
+	ana, _ := nostr.GetPublicKey(anaSK)
+	bo, _ := nostr.GetPublicKey(boSK)
+	authenticated(t, anaCtx)
+	authenticated(t, boCtx)
+	cy := newPeer(t, base)
+	team := "708192a3-0000-4000-8000-000000000001"
+	makeChannel(cy, team, "team", nostr.Now()-60, ana, bo)
+	// A third client counts Ana's typing events, as any member could.
+	watch, err := cy.rel.Subscribe(cy.ctx, nostr.Filters{{Kinds: []int{20002}, Authors: []string{ana}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	typed := func(d time.Duration) (n int) {
+		deadline := time.After(d)
+		for {
+			select {
+			case ev := <-watch.Events:
+				if ev.Tags.FindWithValue("h", team) == nil {
+					t.Errorf("Ana's typing event %v lacks the channel's h tag", ev.Tags)
+				}
+				n++
+			case <-deadline:
+				return n
+			}
+		}
+	}
+	for _, ctx := range []context.Context{anaCtx, boCtx} {
+		openChannel(t, ctx, "team")
+	}
+	post(t, anaCtx, "team", "hello Bo")
+	waitJS(t, boCtx, "Ana's message", textIn("#feed article", "hello Bo"))
+	// Presence is not stored: Bo, who came second, learns of Ana at once
+	// because her page answers his, not at her next minute.
+	within(t, boCtx, 15*time.Second, "Ana online, a dot on her avatar", `[...document.querySelectorAll('#feed article')].some((a) => a.textContent.includes('hello Bo') && a.querySelector('.avatar .presence-dot.online'))`)
+	do(t, boCtx, "open the members", chromedp.Click(button("Members")))
+	member := func(pk, status string) string {
+		return fmt.Sprintf(`document.querySelector('#members-list li[data-pk=%q] .presence-word')?.textContent === %q`, pk, status)
+	}
+	waitJS(t, boCtx, "Ana online in the member list", member(ana, "online"))
+	do(t, boCtx, "desktop size", chromedp.EmulateViewport(1440, 900))
+	shot(t, boCtx, shots, "members-presence-desktop")
+	do(t, boCtx, "phone size", chromedp.EmulateViewport(390, 844))
+	shot(t, boCtx, shots, "members-presence-phone")
+	do(t, boCtx, "desktop size", chromedp.EmulateViewport(1440, 900), chromedp.Click(chromedp.ID("members-close")))
+
+	// Ana types for about 4 s: Bo sees it; at most two events go out.
+	typed(200 * time.Millisecond) // drain
+	do(t, anaCtx, "start typing", chromedp.SendKeys(labelled("Message #team"), "I am wri"))
+	waitJS(t, boCtx, "Ana is typing", `document.getElementById('typing').textContent === 'Ana is typing…'`)
+	shot(t, boCtx, shots, "typing-desktop")
+	stop := make(chan struct{})
+	go func() { // keeps typing for 4 s; ends then
+		defer close(stop)
+		for range 8 {
+			chromedp.Do(anaCtx, chromedp.SendKeys(labelled("Message #team"), "t"))
+			time.Sleep(500 * time.Millisecond)
+		}
+	}()
+	n := typed(4500 * time.Millisecond)
+	<-stop
+	if n < 1 || n > 2 {
+		t.Errorf("Ana sent %d typing events while typing for 4 s; want 1 or 2 (one per 3 s)", n)
+	}
+	// Sent: the line ends with the message, and nothing more is typed.
+	do(t, anaCtx, "send", chromedp.KeyEvent("\r"))
+	waitJS(t, boCtx, "the message", textIn("#feed article", "I am wri"))
+	within(t, boCtx, 1500*time.Millisecond, "the typing line ended by the message", `document.getElementById('typing').textContent === ''`)
+	if n := typed(3500 * time.Millisecond); n != 0 {
+		t.Errorf("Ana's page sent %d typing events after her message was sent", n)
+	}
+
+	// Typing in a thread shows in that thread.
+	hello, _ := chromedp.Run(anaCtx, chromedp.Evaluate[string](`[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('hello Bo')).dataset.id`))
+	for _, ctx := range []context.Context{anaCtx, boCtx} {
+		art := fmt.Sprintf(`//article[@data-id=%q]`, hello)
+		do(t, ctx, "open the thread", chromedp.Focus(chromedp.Search(art)), chromedp.Click(chromedp.Search(art+`//button[@aria-label="Reply in thread"]`)))
+		waitJS(t, ctx, "the thread", `!document.getElementById('thread').hidden`)
+	}
+	do(t, anaCtx, "type in the thread", chromedp.SendKeys(labelled("Thread reply"), "a thought"))
+	waitJS(t, boCtx, "Ana typing in the thread", `document.getElementById('thread-typing').textContent === 'Ana is typing…'`)
+	if line, _ := chromedp.Run(boCtx, chromedp.Evaluate[string](`document.getElementById('typing').textContent`)); line != "" {
+		t.Errorf("the channel's typing line says %q while Ana types in a thread", line)
+	}
+	shot(t, boCtx, shots, "thread-typing-desktop")
+
+	// Away while hidden, online again when shown.
+	do(t, anaCtx, "a short away delay", chromedp.Evaluate[chromedp.Void](`window.buzz.presence.awayAfterMs = 300`))
+	setWindow(t, anaCtx, true)
+	do(t, boCtx, "close the thread, open the members", chromedp.Click(button("Close thread")), chromedp.Click(button("Members")))
+	waitJS(t, boCtx, "Ana away", member(ana, "away"))
+	setWindow(t, anaCtx, false)
+	waitJS(t, boCtx, "Ana online again", member(ana, "online"))
+	waitJS(t, anaCtx, "Bo online in Ana's page", `window.buzz.store.status(`+fmt.Sprintf("%q", bo)+`) === 'online'`)
+	for _, e := range append(anaErrors(), boErrors()...) {
+		if !strings.Contains(e, "403") { // the members dialog asks NIP-86 once whether Bo manages the relay
+			t.Errorf("browser console: %s", e)
+		}
+	}
+}

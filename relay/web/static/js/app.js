@@ -79,6 +79,7 @@ class App {
     this.conn = new RelayConn(url, this.signer, (state, detail = '') => {
       this.banner.status(state);
       if ((state === 'connected' || state === 'authenticated') && this.reads.loaded) this.reads.recountAll();
+      if (state === 'authenticated' || (state === 'connected' && !this.presence.said)) this.presence.again();
       if (state === 'closed') {
         if (/not a relay member|only serves authenticated members|banned/.test(detail)) this.refused(detail);
         return;
@@ -101,7 +102,9 @@ class App {
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
       onevent: (ev, stored) => this.intake(ev, stored), oneose: () => { this.loaded = true; this.store.changed(); },
     });
-    this.conn.subscribe([{ kinds: [K.presence, K.typing, K.turnStatus], since: Math.floor(Date.now() / 1000) }], { onevent: (ev) => this.store.ephemeral(ev) });
+    this.conn.subscribe([{ kinds: [K.presence, K.typing, K.turnStatus], since: Math.floor(Date.now() / 1000) }], {
+      onevent: (ev) => { const known = this.store.status(ev.pubkey) !== ''; this.store.ephemeral(ev); this.presence.heard(ev, known); },
+    });
     this.conn.subscribe([{ kinds: [K.approvalRequest, K.approvalGrant, K.approvalDeny], limit: 500 }], { onevent: add });
     this.reads.start((ev) => this.prefs.take(ev));
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });
