@@ -8,9 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/agent/llm/llmtest"
+
 	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -90,7 +93,7 @@ func within(t testing.TB, ctx context.Context, d time.Duration, what, expr strin
 // mentionsOf is a JS expression: the mention badge the channel list
 // shows for the channel named name (0 for none).
 func mentionsOf(name string) string {
-	return fmt.Sprintf(`(() => { const a = [...document.querySelectorAll('#channel-list a')].find((a) => a.querySelector('.chan-name')?.textContent === %q); const n = a?.querySelector('.mention-count'); return a ? (n ? Number(n.textContent.slice(1)) : 0) : -1; })()`, name)
+	return fmt.Sprintf(`(() => { const a = [...document.querySelectorAll('#channel-list a')].find((a) => a.querySelector('.chan-name')?.textContent === %q); const n = a?.parentElement.querySelector('.mention-count'); return a ? (n ? Number(n.textContent.slice(1)) : 0) : -1; })()`, name)
 }
 
 // faviconBadge is a JS promise: the favicon's count and whether its
@@ -370,5 +373,38 @@ func TestBrowserTypingAndPresence(t *testing.T) {
 		if !strings.Contains(e, "403") { // the members dialog asks NIP-86 once whether Bo manages the relay
 			t.Errorf("browser console: %s", e)
 		}
+	}
+}
+
+// TestBrowserAgentTypingEndsWithReply: in the built `buzzbox up`, the
+// agent's model takes a few seconds, so the harness's typing events
+// (every 3 s) show "agent is typing…"; the moment the agent's reply
+// arrives the line is gone, and so is the working line on the message,
+// instead of lingering the seven seconds a typing event is shown for.
+func TestBrowserAgentTypingEndsWithReply(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs buzzbox up and a browser")
+	}
+	model := llmtest.New(t)
+	model.SetHandler(func(map[string]any) llmtest.Reply {
+		time.Sleep(4 * time.Second) // a model thinking: the harness types meanwhile
+		return llmtest.Reply{Text: agentReply}
+	})
+	w := startUp(t, model)
+	ctx, consoleErrors := browser(t)
+	openURL(t, ctx, "open the sign-in link", w.link)
+	authenticated(t, ctx)
+	do(t, ctx, "open #general", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, w.channel)))
+	waitJS(t, ctx, "the channel view", textIn("#channel-name", "general"))
+	do(t, ctx, "start a mention", chromedp.SendKeys(labelled("Message #general"), "@ag"))
+	waitJS(t, ctx, "the agent in the mention list", `[...document.querySelectorAll('[role=option]')].some((o) => o.textContent.includes('agent'))`)
+	do(t, ctx, "pick it and send", chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(labelled("Message #general"), "ping"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ctx, "the agent typing", `/is typing…$/.test(document.getElementById('typing').textContent)`)
+	shot(t, ctx, t.TempDir(), "agent-typing-desktop")
+	waitJS(t, ctx, "the agent's reply", `window.buzz.store.channelMessages(`+fmt.Sprintf("%q", w.channel)+`).some((e) => e.content === `+fmt.Sprintf("%q", agentReply)+`)`)
+	within(t, ctx, 1500*time.Millisecond, "the typing and working lines gone with the reply",
+		`document.getElementById('typing').textContent === '' && !document.querySelector('#feed .working')`)
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
 	}
 }

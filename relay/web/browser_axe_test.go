@@ -77,6 +77,13 @@ func TestBrowserAccessibility(t *testing.T) {
 	post(t, ctx, "general", "hello all")
 	waitJS(t, ctx, "the messages", `document.querySelectorAll('#feed article').length === 3`)
 	axeCheck(t, ctx, src, "channel")
+	// A mention waiting in another channel: its badge, the title, the favicon.
+	nia, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`window.buzz.me`))
+	createChannel(t, ctx, "side", false)
+	pub(9, "@Nia over here", nostr.Tag{"h", id}, nostr.Tag{"p", nia})
+	waitJS(t, ctx, "the mention badge", mentionsOf("general")+` === 1`)
+	axeCheck(t, ctx, src, "channel list with a mention")
+	openChannel(t, ctx, "general")
 	for _, d := range []struct{ view, open, close string }{
 		{"members", `document.getElementById('members-btn').click()`, `document.getElementById('members-dialog').close()`},
 		{"profile", `document.getElementById('me').click()`, `document.getElementById('profile-dialog').close()`},

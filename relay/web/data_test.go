@@ -235,7 +235,7 @@ func signInKey(t testing.TB, ctx context.Context, base, sk string) {
 // unreadOf is a JS expression: the unread count the channel list shows
 // for the channel named name (0 for none).
 func unreadOf(name string) string {
-	return fmt.Sprintf(`(() => { const a = [...document.querySelectorAll('#channel-list a')].find((a) => a.querySelector('.chan-name')?.textContent === %q); const n = a?.querySelector('.unread-count'); return a ? (n ? Number(n.textContent) : 0) : -1; })()`, name)
+	return fmt.Sprintf(`(() => { const a = [...document.querySelectorAll('#channel-list a')].find((a) => a.querySelector('.chan-name')?.textContent === %q); const n = a?.parentElement.querySelector('.unread-count'); return a ? (n ? Number(n.textContent) : 0) : -1; })()`, name)
 }
 
 // makeChannel has p create an open channel and add members.

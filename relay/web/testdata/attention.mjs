@@ -73,10 +73,10 @@ eq('typing expires', s.typingIn(ch, { now: t0 + typingShownMs + 1 }), []);
 s.ephemeral(ev(ana, K.typing, [['h', ch]], '', 1999), t0 + 20000);
 s.add(ev(ana, 9, [['h', ch]], 'done', 2000), false);
 eq('a reply ends its typing at once', s.typingIn(ch, { now: t0 + 20101 }), []);
-s.ephemeral(ev(ana, K.typing, [['h', ch]], '', 2000), t0 + 20200);
+s.ephemeral(ev(ana, K.typing, [['h', ch]], '', 1999), t0 + 20200);
 eq('a typing event made before it, arriving after, does not bring it back', s.typingIn(ch, { now: t0 + 20201 }), []);
-s.ephemeral(ev(ana, K.typing, [['h', ch]], '', 2001), t0 + 20300);
-eq('typing again later shows', s.typingIn(ch, { now: t0 + 20301 }), [ana]);
+s.ephemeral(ev(ana, K.typing, [['h', ch]], '', 2000), t0 + 20300);
+eq('typing on in the same second shows', s.typingIn(ch, { now: t0 + 20301 }), [ana]);
 
 // Presence: online, away, offline and stale.
 s.ephemeral(ev(ana, K.presence, [], 'online', 10), t0);

@@ -128,6 +128,9 @@ export class ChannelView {
       evs = evs.slice(-this.shown);
     }
     renderFeed($('feed'), evs, this.app, this.cache, { days: true, newID });
+    // A feed holds articles (WAI-ARIA); an empty channel's is a plain region until its first message.
+    const role = evs.length ? 'feed' : 'region';
+    if ($('feed').getAttribute('role') !== role) $('feed').setAttribute('role', role);
     // The button above the feed comes and goes as pages load; what the reader looks at stays put
     // (after the feed: older messages above give the scroll room to do so).
     const loading = this.app.loadingOlder === this.id;

@@ -25,15 +25,19 @@ export function renderChannels(list, app) {
     const sigil = c.type === 'forum' ? '≡' : '#';
     const label = `${c.type === 'forum' ? 'forum' : 'channel'} ${c.name}${c.private ? ', private' : ''}${muted ? ', muted' : ''}` +
       `${unread ? `, ${unread} unread` : ''}${mentions ? `, ${mentions} ${mentions === 1 ? 'mention' : 'mentions'}` : ''}`;
-    return el('li', {},
+    // The counts sit beside the link, not in it: the link's name says
+    // them in words, and its visible text stays what the name starts with.
+    const counts = unread || mentions ? el('span', { class: 'chan-counts', 'aria-hidden': 'true' },
+      unread ? el('span', { class: 'unread-count', text: String(unread) }) : null,
+      mentions ? el('span', { class: 'mention-count', text: '@' + mentions }) : null) : null;
+    return el('li', { class: 'chan-item' },
       el('a', {
         href: '#/c/' + c.id, class: 'chan' + (unread || mentions ? ' unread' : '') + (muted ? ' muted' : ''), 'aria-label': label,
         'aria-current': c.id === app.current ? 'page' : false,
       },
       el('span', { class: 'sigil', 'aria-hidden': 'true', text: c.private ? '🔒' : sigil }),
-      el('span', { class: 'chan-name', text: c.name }),
-      unread ? el('span', { class: 'unread-count', 'aria-hidden': 'true', text: String(unread) }) : null,
-      mentions ? el('span', { class: 'mention-count', 'aria-hidden': 'true', text: '@' + mentions }) : null));
+      el('span', { class: 'chan-name', text: c.name })),
+      counts);
   });
   if (items.length === 0) items.push(el('li', { class: 'empty', text: 'No channels yet. Create one.' }));
   list.replaceChildren(...items);

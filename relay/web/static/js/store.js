@@ -48,8 +48,9 @@ export class Store {
     this.typing = new Map(); // channel → Map pubkey → {at: local time (ms) of the last typing event, root: its thread or ''}
     // channel|pubkey → created_at of their newest live message there. The
     // message ends its author's typing line at once, and a typing event
-    // made no later (on its way from another connection: the harness
-    // types while the agent replies through the CLI) does not bring it back.
+    // made in an earlier second (on its way from another connection: the
+    // harness types while the agent replies through the CLI) does not
+    // bring it back. One of the same second may: a person typing on.
     this.spoke = new Map();
     this.presence = new Map(); // pubkey → {status: online, away or offline, at (ms)}
     this.agents = new Map(); // agent pubkey → owner pubkey, from verified NIP-OA auth tags
@@ -231,7 +232,7 @@ export class Store {
     if (ev.kind === K.typing) {
       const ch = tag(ev, 'h');
       if (!ch || ev.pubkey === this.me) return;
-      if (ev.created_at <= (this.spoke.get(ch + '|' + ev.pubkey) ?? -1)) return;
+      if (ev.created_at < (this.spoke.get(ch + '|' + ev.pubkey) ?? -1)) return;
       if (!this.typing.has(ch)) this.typing.set(ch, new Map());
       this.typing.get(ch).set(ev.pubkey, { at: now, root: threadOf(ev).root });
     } else if (ev.kind === K.presence) {
