@@ -34,7 +34,8 @@ func TestAttackReadMarkersStayWithTheirAuthor(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-live.EndOfStoredEvents
-	fresh := marker(chanB)
+	// A notification setting (what Alice muted) is kept the same way.
+	fresh := signed(t, alice, workspace.KindAppData, `{"level":"mute"}`, nostr.Tag{"d", workspace.NotifyPrefix + chanB})
 	mustPublish(t, ca, fresh)
 
 	for name, f := range map[string]nostr.Filter{
@@ -54,7 +55,7 @@ func TestAttackReadMarkersStayWithTheirAuthor(t *testing.T) {
 		}
 		for _, path := range []string{"/query", "/count"} {
 			status, body := post(t, mallory, b.http()+path, "", jsonOf(t, []nostr.Filter{f}))
-			if status != 200 || strings.Contains(body, workspace.ReadMarkerPrefix) || (path == "/count" && name != "everything" && !strings.Contains(body, `"count":0`)) {
+			if status != 200 || strings.Contains(body, workspace.ReadMarkerPrefix) || strings.Contains(body, workspace.NotifyPrefix) || (path == "/count" && name != "everything" && !strings.Contains(body, `"count":0`)) {
 				t.Errorf("%s %s: %d %s; want no marker", path, name, status, body)
 			}
 		}

@@ -41,6 +41,11 @@ const (
 // would count}.
 const ReadMarkerPrefix = "buzz:read:"
 
+// NotifyPrefix starts the d tag of a person's notification setting for a
+// channel (KindAppData): the channel id follows. The content is JSON
+// {"level": "all" | "mentions" | "mute"}; the newest event wins.
+const NotifyPrefix = "buzz:notify:"
+
 // Values of the channel metadata tags.
 const (
 	// ChannelTypeStream is a chat channel, the default.
