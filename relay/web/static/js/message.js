@@ -7,6 +7,7 @@ import { el, relTime, fullTime, initials, hue } from './util.js';
 import { body } from './render.js';
 import { tags } from './event.js';
 import { workingEmoji, K } from './store.js';
+import { approvalCard, approvalNotice, isPermissionRequest } from './approval.js';
 
 const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '🚀'];
 
@@ -59,7 +60,7 @@ export function messageView(ev, app, { inThread = false } = {}) {
     if (t('description')) main.append(el('p', { class: 'diff-desc', text: t('description') }));
   }
   const bodyBox = el('div', { class: 'msg-body' });
-  bodyBox.append(body(text, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
+  bodyBox.append(isPermissionRequest(ev) ? approvalCard(ev, app) : body(text, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
   main.append(bodyBox);
   // A very long message is folded to a screenful until asked for.
   if (text.length > longChars || text.split('\n', longLines + 1).length > longLines) {
@@ -95,6 +96,8 @@ export function messageView(ev, app, { inThread = false } = {}) {
   }
   if (chips.childElementCount) main.append(chips);
 
+  const waiting = !inThread && app.openThread ? approvalNotice(store, ev, app.openThread.bind(app)) : null;
+  if (waiting) main.append(waiting);
   if (!inThread && ev.kind !== K.forumComment) {
     const n = store.replies(ev.tags.find((t) => t[0] === 'h')?.[1] || '', ev.id);
     if (n) main.append(el('button', { type: 'button', class: 'replies link', onclick: () => app.openThread(ev), text: `${n} ${n === 1 ? 'reply' : 'replies'}` }));

@@ -8,8 +8,11 @@ export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
-  presence: 20001, typing: 20002, appData: 30078,
+  presence: 20001, typing: 20002, appData: 30078, approvalRequest: 46010, approvalGrant: 46030, approvalDeny: 46031,
 };
+
+/** approvalKinds are an agent's permission requests and their answers. */
+export const approvalKinds = [K.approvalRequest, K.approvalGrant, K.approvalDeny];
 
 /** typingShownMs is how long a typing event (sent every 3 s while a turn runs) keeps its line. */
 export const typingShownMs = 7000;
@@ -33,6 +36,7 @@ export class Store {
     this.reactions = new Map(); // target → Map reaction id → event
     this.canvas = new Map(); // channel → newest canvas event
     this.editsAll = new Map(); // target → edit events
+    this.answers = new Map(); // permission request → the grants and denies naming it
     // id → the relay's order, to order events of the same second: what a
     // REQ brings stored comes newest stored first and counts down from 0,
     // what comes live (or is sent from here) counts up. Never the id.
@@ -142,8 +146,17 @@ export class Store {
         if (!old || old.created_at <= ev.created_at) this.canvas.set(ch, ev);
         break;
       }
+      case K.approvalGrant: case K.approvalDeny: {
+        const target = tag(ev, 'e');
+        if (!target) return false;
+        if (!this.answers.has(target)) this.answers.set(target, []);
+        this.answers.get(target).push(ev);
+        break;
+      }
       default:
-        if (messageKinds.includes(ev.kind)) {
+        // An agent's permission request (it names options) shows among
+        // the messages, as a card; a workflow step's does not.
+        if (messageKinds.includes(ev.kind) || (ev.kind === K.approvalRequest && ev.tags.some((t) => t[0] === 'option'))) {
           const ch = tag(ev, 'h');
           if (!ch) return false;
           if (!this.messages.has(ch)) this.messages.set(ch, new Set());
@@ -176,6 +189,9 @@ export class Store {
     const owner = attestedOwner(ev);
     if (owner) this.agents.set(ev.pubkey, owner);
   }
+
+  /** answersOf lists the grants and denies that name request id. */
+  answersOf(id) { return this.answers.get(id) || []; }
 
   /** ownerOf returns the attested owner of an agent key, or ''. */
   ownerOf(pk) { return this.agents.get(pk) || ''; }
