@@ -76,7 +76,10 @@ func TestApprovalRuleEndToEnd(t *testing.T) {
 	env := w.agentEnv(t, "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
 		"OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL="+llm.URL, "HOME="+t.TempDir(), "BUZZ_AGENT_APPROVAL_RULES="+rules)
 	stop := w.runHarness(t, env, timing{}, "--approval-timeout", "120")
-	ran := func(ev *nostr.Event) bool { _, err := os.Stat(filepath.Join(env.Dir, "approved-"+ev.ID[:12])); return err == nil }
+	ran := func(ev *nostr.Event) bool {
+		_, err := os.Stat(filepath.Join(env.Dir, "approved-"+ev.ID[:12]))
+		return err == nil
+	}
 
 	// Allowed once by the owner, through the CLI.
 	a := w.mention("touch it")
