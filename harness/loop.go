@@ -67,6 +67,14 @@ type turnHandle struct {
 	// resume is the session the turn loads when its slot holds none for
 	// the channel ("" starts a new one); fixed at start by the loop.
 	resume string
+	// daySpent is the day's spend when the turn started; budget, set with
+	// the cancel reason reasonBudget, names the cap the turn reached.
+	daySpent spend
+	budget   string
+	// track publishes the turn's status (turnstatus.go); stoppedBy is the
+	// pubkey whose stop or cancel ended it, set before signal is closed.
+	track     *turnTrack
+	stoppedBy string
 }
 
 func (t *turnHandle) cancel(reason string) {
@@ -202,6 +210,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	if busy && h.cfg.Handling == "steer" && cs.steering == nil && cs.turn.agent != nil && cs.turn.session != "" &&
 		(cs.turn.agent.Steering() || cs.turn.agent.HasRun()) {
 		h.reacts.add(ctx, ev, emojiSeen)
+		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnQueued})
 		cs.steering = ev
 		t := cs.turn
 		go func() { // one steer request; ends with its reply or timeout
@@ -212,6 +221,11 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	}
 	h.push(cs, ev)
 	h.reacts.add(ctx, ev, emojiSeen)
+	if busy {
+		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnQueued})
+	} else {
+		h.status.seen(cs.id, ev)
+	}
 	h.log.Debug("event queued", "channel", cs.id, "event_id", ev.ID, "busy", busy)
 	if !busy {
 		return true
@@ -250,6 +264,7 @@ func (h *harness) steerDone(cs *chanState, t *turnHandle, ev *Event, ok, fallbac
 	case ok:
 		h.log.Info("steered event into running turn", "channel", cs.id, "event_id", ev.ID)
 		t.extra = append(t.extra, ev)
+		t.track.add(ev)
 		t.deadline = time.Now().Add(h.cfg.MaxTurn)
 	case fallback:
 		h.push(cs, ev)
@@ -278,6 +293,9 @@ func (h *harness) dispatch(ctx context.Context) {
 		}
 		if best == nil {
 			return
+		}
+		if h.cfg.Budget.On() && h.overBudget(ctx, best) {
+			continue
 		}
 		s := h.claim(best.id)
 		if s == nil {
@@ -332,7 +350,7 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 	sort.SliceStable(batch, func(i, j int) bool { return batch[i].CreatedAt < batch[j].CreatedAt })
 	t := &turnHandle{slot: s, batch: batch, parked: parked, signal: make(chan struct{}),
 		agent: s.agent, deadline: time.Now().Add(h.cfg.MaxTurn),
-		turnID: newTurnID(), startedAt: time.Now(), model: h.models[cs.id]}
+		turnID: newTurnID(), startedAt: time.Now(), model: h.models[cs.id], daySpent: h.store.daySpend(budgetDay(time.Now()))}
 	if req, ok := h.switchAcks[cs.id]; ok {
 		t.switchAck = &req
 		delete(h.switchAcks, cs.id)
@@ -341,6 +359,7 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 		t.resume = h.store.resumable(cs.id, s.idx, s.agent.Name())
 	}
 	cs.turn = t
+	t.track = h.status.start(cs.id, t)
 	s.busy = true
 	h.lastWork = time.Now()
 	gen := h.gens[cs.id]
@@ -389,6 +408,7 @@ type turnOutcome struct {
 	guard     bool
 	finalText string
 	textCut   bool
+	spent     spend // what the turn cost, by the agent's usage reports
 }
 
 // turnDone applies §9.9.
@@ -396,8 +416,10 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	s := t.slot
 	s.busy = false
 	h.lastWork = time.Now()
+	h.store.addSpend(budgetDay(time.Now()), out.spent)
 	finished := append(append([]*Event{}, t.batch...), t.extra...)
 	log := h.log.With("channel", cs.id, "result", out.Result.String(), "stop", string(out.Stop))
+	h.turnEndStatus(cs.id, t, out)
 	if cs.turn != t {
 		h.turnEnded(cs.id, t, out)
 		log.Warn("turn ended after the in-flight backstop released its channel", "err", out.Err)
@@ -472,6 +494,9 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			if t.reason == observer.ReasonSwitchModel {
 				cs.reason = "interrupt" // spec §7.5: re-run like an interrupted batch
 			}
+		case reasonBudget:
+			h.reacts.clear(ctx, append(finished, t.parked...))
+			h.notice(ctx, cs, append(append([]*Event{}, t.parked...), t.batch...), "⛔ I stopped here: "+t.budget+".")
 		default:
 			h.reacts.clear(ctx, append(finished, t.parked...))
 		}
@@ -717,6 +742,7 @@ func (h *harness) deadLetter(ctx context.Context, cs *chanState, batch []*Event,
 		return
 	}
 	h.log.Error("batch dead-lettered", "channel", cs.id, "events", len(batch), "why", why)
+	h.status.state(cs.id, batch, turnStatusContent{State: turnFailed, Cause: why})
 	h.notice(ctx, cs, batch, "⚠️ I could not process this message: "+why+". Please send it again.")
 }
 
@@ -781,6 +807,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 			h.log.Warn("!cancel with no turn running", "channel", ev.Channel)
 			return
 		}
+		cs.turn.stoppedBy = ev.PubKey
 		cs.turn.cancel("cancel")
 	case "!rotate":
 		h.renewSessions(ev.Channel)
@@ -793,7 +820,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 // membership handles 44100/44101 (§5.1).
 func (h *harness) membership(ctx context.Context, ev *Event) {
 	ch := channelOf(&ev.Event)
-	if !isUUID(ch) || !h.memberSeen.Add(ev.ID) {
+	if !workspace.IsUUID(ch) || !h.memberSeen.Add(ev.ID) {
 		return
 	}
 	if int64(ev.CreatedAt) < h.memberTime[ch] {

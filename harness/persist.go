@@ -43,6 +43,8 @@ type harnessState struct {
 	// channel with no entry catches up from there.
 	StartedAt int64                   `json:"startedAt"`
 	Channels  map[string]*channelMemo `json:"channels"`
+	// Spend is the agent's usage on the current UTC day, for budgets.
+	Spend *daySpendMemo `json:"spend,omitempty"`
 }
 
 // channelMemo is what the harness remembers of one channel.
@@ -111,6 +113,7 @@ func openStateStore(dir, relayURL, agentHex string, log *slog.Logger) *stateStor
 		log.Warn("harness state is for another relay or key; starting without it", "path", s.path)
 	default:
 		s.st.Channels = st.Channels
+		s.st.Spend = st.Spend
 		s.prev = st.StartedAt
 	}
 	s.carried = map[string]map[string]bool{}

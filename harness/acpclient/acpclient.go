@@ -54,6 +54,9 @@ type Spec struct {
 	// TapWrite and TapRead, when set, see the raw ACP traffic to and from
 	// the agent; nil records nothing.
 	TapWrite, TapRead Tap
+	// OnToolCall, when set, sees each tool_call and tool_call_update
+	// the agent sends, on the connection's goroutine: it must not block.
+	OnToolCall func(session string, u acp.Update)
 	// Ask, when set, answers the agent's session/request_permission
 	// (a person decides): it returns the optionId chosen. While it waits
 	// the turn's idle timeout does not fire. Its context ends when the
@@ -80,6 +83,8 @@ type Agent struct {
 	done   chan struct{} // closed once the connection has ended
 	exited chan struct{} // closed once the process has been waited for
 	stdin  *os.File      // write end of the agent's stdin pipe
+	// onToolCall is Spec.OnToolCall.
+	onToolCall func(session string, u acp.Update)
 
 	// stdinTimedOut is set when a write to stdin timed out; the
 	// connection then ends and turns report TurnWriteTimeout.
@@ -115,6 +120,7 @@ type Agent struct {
 	runID      string                    // goose active run id of the running prompt
 	usage      map[string]*UsageSnapshot // latest usage report per session; nil until the first
 	usageSeq   uint64                    // usage reports received
+	usageCh    chan struct{}             // closed at the next usage report (UsageChanged); nil until asked for
 	catalog    Catalog                   // models offered by the first session/new; nil until then
 	text       *turnText                 // the running prompt's agent text; nil outside a prompt
 	// idle takes the stop reason of a v2 agent's idle state_update for
@@ -223,7 +229,7 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (*Agent, error) {
 	}
 	stdin, stdout := child.Stdin, child.Stdout
 	a := &Agent{child: child, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
-		log: log.With("pid", child.Pid()), ask: s.Ask, askTimeout: orDefault(s.AskTimeout, DefaultAskTimeout)}
+		log: log.With("pid", child.Pid()), onToolCall: s.OnToolCall, ask: s.Ask, askTimeout: orDefault(s.AskTimeout, DefaultAskTimeout)}
 	var w io.Writer = stdin
 	if s.TapWrite != nil {
 		w = &tapWriter{f: stdin, tap: s.TapWrite}
@@ -474,6 +480,9 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		}
 		switch p.Update.SessionUpdate {
 		case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk, acp.UpdateToolCall, acp.UpdateToolCallUpdate:
+			if a.onToolCall != nil && (p.Update.SessionUpdate == acp.UpdateToolCall || p.Update.SessionUpdate == acp.UpdateToolCallUpdate) {
+				a.onToolCall(p.SessionID, p.Update)
+			}
 			a.mu.Lock()
 			if tt := a.text; tt != nil && tt.session == p.SessionID {
 				tt.spoke = true

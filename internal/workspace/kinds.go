@@ -39,6 +39,15 @@ const (
 	KindPresence = 20001
 	// KindTyping is a typing indicator in a channel (ephemeral).
 	KindTyping = 20002
+	// KindTurnStatus is a harness's coarse status of one turn (ephemeral):
+	// h = channel, e = each message the turn handles, content = JSON
+	// {state, at, startedAt, step, cause, by, owner, turn}; every reader
+	// of the channel may see it. The detail stays in observer frames.
+	KindTurnStatus = 20100
+	// KindTurnStop asks the harness handling a message to stop its turn
+	// (ephemeral): h = channel, e = the message. The harness obeys its
+	// owner and the channel's admins only.
+	KindTurnStop = 20101
 	// KindAuth is the NIP-42 AUTH event a client answers a relay's
 	// challenge with; it travels in AUTH messages only.
 	KindAuth = 22242

@@ -57,7 +57,7 @@ func TestBrowserApprovesCommand(t *testing.T) {
 	rules := filepath.Join(t.TempDir(), "rules")
 	os.WriteFile(rules, []byte("touch\n"), 0o600)
 	work := t.TempDir()
-	link, channel := startUp(t, work, model.URL, "BUZZ_AGENT_APPROVAL_RULES="+rules,
+	link, channel := startUpIn(t, work, model.URL, "BUZZ_AGENT_APPROVAL_RULES="+rules,
 		fmt.Sprintf("BUZZ_ACP_APPROVAL_TIMEOUT_SECS=%d", int(approvalTimeout/time.Second)))
 	ran := func(id string) bool { _, err := os.Stat(filepath.Join(work, "approved-"+id[:12])); return err == nil }
 
@@ -133,10 +133,10 @@ func TestBrowserApprovesCommand(t *testing.T) {
 	}
 }
 
-// startUp runs the built `buzzbox up` in dir against the scripted model at
+// startUpIn runs the built `buzzbox up` in dir against the scripted model at
 // modelURL, with extra environment, until the test ends; it returns the
 // owner's sign-in link and the general channel's id.
-func startUp(t *testing.T, dir, modelURL string, extra ...string) (link, channel string) {
+func startUpIn(t *testing.T, dir, modelURL string, extra ...string) (link, channel string) {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
