@@ -4,10 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,6 +77,23 @@ func TestBrowserApprovesClaudeCommand(t *testing.T) {
 			t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test claude-agent-acp", p)
 		}
 	}
+	model := llmtest.New(t)
+	model.SetHandler(claudeTouchModel())
+	home := t.TempDir()
+	approveInBrowser(t, []string{"--agent-command", node, "--agent-args", script}, []string{"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "ANTHROPIC_BASE_URL=" + model.URL, "ANTHROPIC_API_KEY=sk-ant-test",
+		"IS_SANDBOX=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		"DISABLE_ERROR_REPORTING=1", "ANTHROPIC_MODEL=claude-test", "ANTHROPIC_SMALL_FAST_MODEL=claude-test"}, "allow-once", "reject")
+}
+
+// approveInBrowser runs the built buzz-acp with the agent flags and
+// environment given, as the agent of Alice, who signs in in a real
+// browser and makes #general; the agent joins it. Alice mentions it
+// twice; its model touches a file named for each mention, which the
+// agent asks permission for: Alice presses allow on the first card (the
+// file appears) and reject on the second (it does not).
+func approveInBrowser(t *testing.T, agentFlags, agentEnv []string, allow, reject string) {
+	t.Helper()
 	ctx, consoleErrors := browser(t)
 	base := startBinary(t)
 	wsURL := "ws" + strings.TrimPrefix(base, "http")
@@ -81,22 +102,17 @@ func TestBrowserApprovesClaudeCommand(t *testing.T) {
 	channel := createChannel(t, ctx, "general", false)
 
 	agent := newPeer(t, wsURL)
-	agent.publish(0, `{"name":"claude","bot":true}`)
+	agent.publish(0, `{"name":"agent","bot":true}`)
 	agent.publish(9021, "", nostr.Tag{"h", channel})
 	waitJS(t, ctx, "the agent in the channel", fmt.Sprintf(`window.buzz.store.channels.get(%q).members.has(%q)`, channel, agent.pk))
 
-	model := llmtest.New(t)
-	model.SetHandler(claudeTouchModel())
-	work, home := t.TempDir(), t.TempDir()
+	work := t.TempDir()
 	hctx, cancel := context.WithCancel(context.Background())
-	h := exec.CommandContext(hctx, testexe.Link(t, "buzz-acp"), "--relay-url", wsURL, "--agent-owner", alice,
-		"--agent-command", node, "--agent-args", script, "--mcp-command", "", "--no-presence",
-		"--permission-mode", "default", "--approval-timeout", "120", "--idle-timeout", "150", "--max-turn-duration", "300")
+	args := append([]string{"--relay-url", wsURL, "--agent-owner", alice, "--mcp-command", "", "--no-presence",
+		"--permission-mode", "default", "--approval-timeout", "120", "--idle-timeout", "150", "--max-turn-duration", "300"}, agentFlags...)
+	h := exec.CommandContext(hctx, testexe.Link(t, "buzz-acp"), args...)
 	h.Dir = work
-	h.Env = []string{"BUZZ_PRIVATE_KEY=" + agent.sk, "PATH=" + os.Getenv("PATH"), "HOME=" + home,
-		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "ANTHROPIC_BASE_URL=" + model.URL, "ANTHROPIC_API_KEY=sk-ant-test",
-		"IS_SANDBOX=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
-		"DISABLE_ERROR_REPORTING=1", "ANTHROPIC_MODEL=claude-test", "ANTHROPIC_SMALL_FAST_MODEL=claude-test"}
+	h.Env = append([]string{"BUZZ_PRIVATE_KEY=" + agent.sk, "PATH=" + os.Getenv("PATH")}, agentEnv...)
 	h.Stderr = t.Output()
 	if err := h.Start(); err != nil {
 		t.Fatal(err)
@@ -135,7 +151,7 @@ func TestBrowserApprovesClaudeCommand(t *testing.T) {
 	}
 
 	a := mention("touch one, please")
-	answer(a, "allow-once")
+	answer(a, allow)
 	deadline := time.Now().Add(waitLimit)
 	for !ran(a) && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
@@ -147,7 +163,7 @@ func TestBrowserApprovesClaudeCommand(t *testing.T) {
 	// next mention, which would otherwise steer into it.
 	waitJS(t, ctx, "the first turn's reply", fmt.Sprintf(`!!document.querySelector('#feed article[data-id=%q] .replies')`, a))
 	b := mention("touch two, please")
-	answer(b, "reject")
+	answer(b, reject)
 	time.Sleep(2 * time.Second)
 	if ran(b) {
 		t.Error("the rejected command ran")
@@ -155,4 +171,118 @@ func TestBrowserApprovesClaudeCommand(t *testing.T) {
 	for _, e := range consoleErrors() {
 		t.Errorf("browser console: %s", e)
 	}
+}
+
+// escalatingCodexModel is a loopback OpenAI Responses API (streamed) for
+// codex: for the newest user message with a reply anchor it has not
+// handled it runs `touch approved-<first 12 of the event id>` through
+// exec_command, asking to leave the sandbox (sandbox_permissions
+// require_escalated), which codex under approval_policy on-request asks
+// its client about; otherwise it answers "done".
+type escalatingCodexModel struct {
+	mu   sync.Mutex
+	done map[string]bool
+	n    int
+}
+
+func (m *escalatingCodexModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	if !strings.HasSuffix(r.URL.Path, "/responses") {
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Input []json.RawMessage `json:"input"`
+	}
+	json.Unmarshal(b, &req)
+	m.mu.Lock()
+	m.n++
+	id := fmt.Sprintf("resp_%d", m.n)
+	cmd := ""
+	for i := len(req.Input) - 1; i >= 0; i-- {
+		item := string(req.Input[i])
+		if strings.Contains(item, `"function_call_output"`) {
+			break
+		}
+		if strings.Contains(item, `"role":"user"`) {
+			if all := touchAnchorRE.FindAllStringSubmatch(item, -1); len(all) > 0 && !m.done[all[len(all)-1][1]] {
+				ev := all[len(all)-1][1]
+				m.done[ev] = true
+				cmd = "touch approved-" + ev[:12]
+			}
+			break
+		}
+	}
+	m.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(typ string, v map[string]any) {
+		v["type"] = typ
+		data, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, data)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	send("response.created", map[string]any{"response": map[string]any{"id": id, "status": "in_progress"}})
+	if cmd != "" {
+		args, _ := json.Marshal(map[string]any{"cmd": cmd, "sandbox_permissions": "require_escalated", "justification": "Alice asked for this file."})
+		item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": "", "status": "in_progress"}
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
+		item["arguments"], item["status"] = string(args), "completed"
+		send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	} else {
+		msg := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": msg})
+		send("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
+	}
+	send("response.completed", map[string]any{"response": map[string]any{"id": id, "status": "completed",
+		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}})
+}
+
+// TestBrowserApprovesCodexCommand: codex-acp under approval_policy
+// on-request, under the built buzz-acp, asks before a command leaves its
+// sandbox; Alice allows one from the card in a real browser (the file
+// appears) and rejects the next (it does not).
+func TestBrowserApprovesCodexCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs codex-acp and a browser")
+	}
+	modules, _ := testexe.NodeModules(t)
+	codex := filepath.Join(modules, "@zed-industries", "codex-acp-linux-x64", "bin", "codex-acp")
+	if _, err := os.Stat(codex); err != nil {
+		t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test codex-acp", codex)
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("SKIP(loud): bubblewrap (bwrap) is missing and codex's Linux sandbox needs it; apt-get install bubblewrap")
+	}
+	srv := httptest.NewServer(&escalatingCodexModel{done: map[string]bool{}})
+	t.Cleanup(srv.Close)
+	// codex refuses a TMPDIR under the system temp dir for its sandbox
+	// helper, and may still write there as the test ends.
+	home, err := os.MkdirTemp("", "buzzbox-codex-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+	os.MkdirAll(filepath.Join(home, "tmp"), 0o700)
+	config := `approval_policy = "on-request"
+model_provider = "fake"
+model = "fake-model"
+sandbox_mode = "workspace-write"
+
+[model_providers.fake]
+name = "fake"
+base_url = "` + srv.URL + `/v1"
+wire_api = "responses"
+env_key = "FAKE_KEY"
+`
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	approveInBrowser(t, []string{"--agent-command", codex}, []string{"HOME=" + home, "FAKE_KEY=x", "TMPDIR=" + filepath.Join(home, "tmp")},
+		"approved", "abort")
 }
