@@ -102,6 +102,16 @@ func TestApprovalRuleEndToEnd(t *testing.T) {
 	if ran(a) {
 		t.Fatal("the command ran before anyone allowed it")
 	}
+	// Two answers at once, or an option the request does not offer, are
+	// refused by the CLI before anything is sent.
+	for _, bad := range [][]string{{"--allow-once", "--reject"}, {"--option", "yes-please"}, {}} {
+		sk, _ := w.owner.AppendHex(nil)
+		cmd := exec.Command(testexe.Path(t), append([]string{"buzz", "approvals", "answer", "--request", req.ID}, bad...)...)
+		cmd.Env = append(os.Environ(), "BUZZ_RELAY_URL="+w.relay.URL(), "BUZZ_PRIVATE_KEY="+string(sk))
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "option") {
+			t.Errorf("buzz approvals answer %v: %v\n%s; want a refusal naming the options", bad, err, out)
+		}
+	}
 	buzzAs(t, w, w.owner, false, "approvals", "answer", "--request", req.ID, "--allow-once")
 	waitFor(t, "the allowed command to run", 30*time.Second, func() bool {
 		if ran(a) {
