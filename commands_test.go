@@ -3,10 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+
+	"buzzbox/internal/testexe"
 )
 
 // commandDocs are the pages whose commands a reader copies: each `go test`
@@ -361,5 +364,151 @@ func TestGoTestCommandChecker(t *testing.T) {
 	cmds := docCommands("x.md", "a `go test ./relay -run xxx\n-bench Fanout` b\n\n    cd relay; go test ./cli -bench . # note\n")
 	if len(cmds) != 2 || cmds[0].text != "go test ./cli -bench ." || cmds[1].text != "go test ./relay -run xxx -bench Fanout" || cmds[1].where != "x.md:1" {
 		t.Errorf("docCommands = %+v; want the indented command and the span across lines", cmds)
+	}
+}
+
+// toolNames are the identities a documented command may start with.
+var toolNames = map[string]bool{"buzzbox": true, "buzz": true, "buzz-relay": true, "buzz-acp": true, "buzz-agent": true,
+	"buzz-dev-mcp": true, "rg": true, "tree": true, "git-credential-nostr": true, "git-sign-nostr": true}
+
+// toolCommand is a documented command of one of buzzbox's tools: the
+// words that select it (tool, then for buzz its group and command, for
+// buzzbox its subcommand) and the --flags it passes.
+type toolCommand struct {
+	where string
+	path  []string
+	flags []string
+}
+
+// placeholder is a word standing for a value (DIR, <uuid>, NAME, …).
+var placeholder = regexp.MustCompile(`^(<.*>|[A-Z][A-Z_]*|…|\.\.\.)$`)
+
+// docToolCommands returns the tool commands in text's indented lines and
+// backtick spans; alternatives spelled a|b|c become one command each.
+func docToolCommands(rel, text string) []toolCommand {
+	var out []toolCommand
+	scan := func(line int, s string) {
+		words := shellWords(s)
+		for i := 0; i < len(words); i++ {
+			w := strings.TrimPrefix(words[i], "./")
+			if !toolNames[w] || i > 0 && strings.HasPrefix(words[i-1], "-") {
+				continue
+			}
+			var rest []string
+			for _, r := range words[i+1:] {
+				if r == "|" || r == ";" || r == "&&" || r == "#" || r == "\\" || strings.HasPrefix(r, "#") {
+					break
+				}
+				rest = append(rest, r)
+			}
+			depth := map[string]int{"buzz": 2, "buzzbox": 1}[w]
+			paths := [][]string{{w}}
+			var flags []string
+			for _, r := range rest {
+				r = strings.Trim(r, "[]…,.")
+				switch {
+				case strings.HasPrefix(r, "--"):
+					name, _, _ := strings.Cut(r, "=")
+					flags = append(flags, name)
+					depth = 0
+				case depth > 0 && !placeholder.MatchString(r) && regexp.MustCompile(`^[a-z][a-z|-]*$`).MatchString(r):
+					var next [][]string
+					for _, p := range paths {
+						for _, alt := range strings.Split(r, "|") {
+							next = append(next, append(append([]string(nil), p...), alt))
+						}
+					}
+					paths = next
+					depth--
+				default:
+					depth = 0
+				}
+			}
+			for _, p := range paths {
+				out = append(out, toolCommand{fmt.Sprintf("%s:%d", rel, line), p, flags})
+			}
+			i += len(rest)
+		}
+	}
+	for i, l := range strings.Split(text, "\n") {
+		if strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "\t") {
+			scan(i+1, l)
+		}
+	}
+	for i := 0; i < len(text); {
+		open := strings.IndexByte(text[i:], '`')
+		if open < 0 {
+			break
+		}
+		open += i
+		closing := strings.IndexByte(text[open+1:], '`')
+		if closing < 0 {
+			break
+		}
+		closing += open + 1
+		scan(strings.Count(text[:open], "\n")+1, strings.ReplaceAll(text[open+1:closing], "\n", " "))
+		i = closing + 1
+	}
+	return out
+}
+
+// TestDocumentedToolCommandsExist runs `--help` of every tool command
+// README.md, BENCHMARKS.md and DEVELOPERS.md give (the group and command for buzz, the subcommand for
+// buzzbox) on the built executable: each must exist and list every flag
+// the command passes.
+func TestDocumentedToolCommandsExist(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the built executable")
+	}
+	var cmds []toolCommand
+	for _, doc := range commandDocs {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, docToolCommands(doc, string(b))...)
+	}
+	if len(cmds) < minToolCommands {
+		t.Fatalf("found %d tool commands in %v; want at least %d (did the scan stop seeing them?)", len(cmds), commandDocs, minToolCommands)
+	}
+	helps := map[string]string{}
+	for _, c := range cmds {
+		key := strings.Join(c.path, " ")
+		help, ok := helps[key]
+		if !ok {
+			exe := testexe.Path(t)
+			args := c.path[1:]
+			if c.path[0] != "buzzbox" {
+				exe = testexe.Link(t, c.path[0])
+			}
+			stdout, stderr, code := testexe.Run(t, exec.Command(exe, append(args, "--help")...))
+			if code != 0 {
+				t.Errorf("%s: %s --help: exit %d, %s; the command README gives does not exist", c.where, key, code, strings.TrimSpace(stderr))
+			}
+			help = stdout
+			helps[key] = help
+		}
+		for _, f := range c.flags {
+			if !regexp.MustCompile(`(^|[\s\[,])` + regexp.QuoteMeta(f) + `\b`).MatchString(help) {
+				t.Errorf("%s: %s %s: --help does not list %s", c.where, key, f, f)
+			}
+		}
+	}
+}
+
+// minToolCommands is a floor on the tool commands commandDocs give.
+const minToolCommands = 20
+
+// TestToolCommandScanner: alternatives expand, a podman image name is no
+// command, comments end one, and flags in brackets count.
+func TestToolCommandScanner(t *testing.T) {
+	got := docToolCommands("x.md", "`buzz members add|remove\n--pubkey …` and\n\n    podman run --rm buzzbox buzz-relay --open --listen 0.0.0.0:3000   # note --x\n`buzzbox install [--force] DIR`\n")
+	want := []string{"x.md:4 buzz-relay [--open --listen]", "x.md:1 buzz members add [--pubkey]", "x.md:1 buzz members remove [--pubkey]", "x.md:5 buzzbox install [--force]"}
+	var have []string
+	for _, c := range got {
+		have = append(have, fmt.Sprintf("%s %s %v", c.where, strings.Join(c.path, " "), c.flags))
+	}
+	if strings.Join(have, "\n") != strings.Join(want, "\n") {
+		t.Errorf("docToolCommands =\n%s\nwant\n%s", strings.Join(have, "\n"), strings.Join(want, "\n"))
 	}
 }
