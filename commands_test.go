@@ -64,13 +64,19 @@ func docCommands(rel, text string) []goTestCommand {
 			s = s[end:]
 		}
 	}
-	lines := strings.Split(text, "\n")
-	for i, l := range lines {
+	codeSpans(text, add)
+	return out
+}
+
+// codeSpans calls fn with the code of text a reader may copy: each
+// indented line, then each backtick span with its newlines folded (a span
+// may break across lines), with the line where it starts.
+func codeSpans(text string, fn func(line int, code string)) {
+	for i, l := range strings.Split(text, "\n") {
 		if strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "\t") {
-			add(i+1, l)
+			fn(i+1, l)
 		}
 	}
-	// Backtick spans, newlines folded: a span's line is where it opens.
 	for i := 0; i < len(text); {
 		open := strings.IndexByte(text[i:], '`')
 		if open < 0 {
@@ -82,12 +88,9 @@ func docCommands(rel, text string) []goTestCommand {
 			break
 		}
 		closing += open + 1
-		if span := text[open+1 : closing]; strings.Contains(span, "go test ") {
-			add(strings.Count(text[:open], "\n")+1, strings.ReplaceAll(span, "\n", " "))
-		}
+		fn(strings.Count(text[:open], "\n")+1, strings.ReplaceAll(text[open+1:closing], "\n", " "))
 		i = closing + 1
 	}
-	return out
 }
 
 // shellWords splits a command as sh would, for the quoting the docs use
@@ -430,25 +433,7 @@ func docToolCommands(rel, text string) []toolCommand {
 			i += len(rest)
 		}
 	}
-	for i, l := range strings.Split(text, "\n") {
-		if strings.HasPrefix(l, "    ") || strings.HasPrefix(l, "\t") {
-			scan(i+1, l)
-		}
-	}
-	for i := 0; i < len(text); {
-		open := strings.IndexByte(text[i:], '`')
-		if open < 0 {
-			break
-		}
-		open += i
-		closing := strings.IndexByte(text[open+1:], '`')
-		if closing < 0 {
-			break
-		}
-		closing += open + 1
-		scan(strings.Count(text[:open], "\n")+1, strings.ReplaceAll(text[open+1:closing], "\n", " "))
-		i = closing + 1
-	}
+	codeSpans(text, scan)
 	return out
 }
 

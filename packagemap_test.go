@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"reflect"
 	"runtime"
 	"slices"
@@ -88,23 +87,10 @@ func TestPackageMapMatchesTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows := packageMap(t, string(page))
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Imports \",\"}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	imports := map[string][]string{} // package → its buzzbox imports, module-relative
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkg, list, _ := strings.Cut(line, "|")
-		if pkg == "buzzbox" {
-			pkg = ""
-		} else if pkg = strings.TrimPrefix(pkg, "buzzbox/"); strings.HasPrefix(pkg, "third_party/") {
-			continue
-		}
-		imports[pkg] = []string{}
-		for _, imp := range strings.Split(list, ",") {
-			if rel, ok := strings.CutPrefix(imp, "buzzbox/"); ok {
-				imports[pkg] = append(imports[pkg], rel)
-			}
+	imports := buzzboxPackages(t, "Imports") // package → its buzzbox imports
+	for p := range imports {
+		if strings.HasPrefix(p, "third_party/") {
+			delete(imports, p)
 		}
 	}
 	rowOf := map[string]mapRow{}
