@@ -98,8 +98,9 @@ say "every benchmark, once"
 # So that none rots, and the commands BENCHMARKS.md gives keep working:
 # each package with benchmarks runs them all once. -short takes the long
 # ones' short paths (BenchmarkInstances publishes for 1 s, not 20;
-# BenchmarkBusyChannelBurst sends 1 000 mentions, not 10 000); -run '^$'
-# runs no test again. About a minute on two cores.
+# BenchmarkBusyChannelBurst sends 1 000 mentions, not 10 000;
+# BenchmarkTurnStatusRelayLoad loads the relay for 1 s, not 10, once);
+# -run '^$' runs no test again. About a minute on two cores.
 benches=$(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=third_party '^func Benchmark' . |
 	xargs -n1 dirname | sort -u)
 [ -n "$benches" ] || { echo "no benchmarks found" >&2; exit 1; }
