@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"cmp"
 	"context"
 	"strconv"
 	"strings"
@@ -105,6 +106,7 @@ type liveState struct {
 	paused bool
 	day    string
 	spent  spend
+	model  string // the model the agent last reported using
 }
 
 type liveBox struct {
@@ -140,8 +142,8 @@ func (h *harness) presenceNow() {
 // model (when one is set) and the day's usage.
 func (h *harness) presenceTags(l liveState) nostr.Tags {
 	tags := nostr.Tags{}
-	if h.cfg.Model != "" {
-		tags = append(tags, nostr.Tag{workspace.TagPresenceModel, h.cfg.Model})
+	if model := cmp.Or(h.cfg.Model, l.model); model != "" {
+		tags = append(tags, nostr.Tag{workspace.TagPresenceModel, model})
 	}
 	if l.day == budgetDay(time.Now()) && l.spent.Tokens > 0 {
 		t := nostr.Tag{workspace.TagPresenceUsage, strconv.FormatInt(l.spent.Tokens, 10)}

@@ -30,8 +30,9 @@ type upWorkspace struct {
 }
 
 // startUp runs the built `buzzbox up` in a new directory against model,
-// stopped by Ctrl-C at the test's end.
-func startUp(t *testing.T, model *llmtest.Server) upWorkspace {
+// stopped by Ctrl-C at the test's end; env entries add to or override its
+// environment (presence is off unless env turns it on).
+func startUp(t *testing.T, model *llmtest.Server, env ...string) upWorkspace {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -45,6 +46,7 @@ func startUp(t *testing.T, model *llmtest.Server) upWorkspace {
 	up.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
 		"OPENAI_COMPAT_BASE_URL=" + model.URL, "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
 		"PATH=" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	up.Env = append(up.Env, env...)
 	up.Stderr = t.Output()
 	out, err := up.StdoutPipe()
 	if err != nil {
