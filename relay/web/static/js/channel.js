@@ -87,8 +87,9 @@ export class ChannelView {
           label: forum ? `New post in ${name}` : `Message ${forum ? '' : '#'}${name}`,
           placeholder: forum ? 'Write a post' : `Message #${name}`,
           members: () => s.members(this.id),
-          send: (text, pks) => this.app.post(this.id, text, pks, forum),
+          send: (text, pks, files) => this.app.post(this.id, text, pks, forum, files),
           maxBytes: () => this.app.maxEventBytes || 0,
+          attach: { signer: () => this.app.signer, channel: () => this.id },
         });
         $('composer-slot').replaceChildren(c.form);
       } else {

@@ -4,6 +4,7 @@
 // Escape to close).
 
 import { el } from './util.js';
+import { attacher } from './files.js';
 
 let seq = 0;
 const maxOptions = 8;
@@ -15,9 +16,11 @@ const kb = (n) => `${Math.ceil(n / 1024)} KB`;
 /**
  * composer builds one composer. opts: label (accessible name), members()
  * → [{pk, name, role}], send(text, mentionPubkeys) → Promise,
- * maxBytes() → the relay's event size limit (0: unknown).
+ * maxBytes() → the relay's event size limit (0: unknown); attach:
+ * {signer(), channel()} adds files (button, paste, drop; files.js), and
+ * send then gets the imeta tags as a third argument.
  */
-export function composer({ label, members, send, placeholder = '', maxBytes = () => 0 }) {
+export function composer({ label, members, send, placeholder = '', maxBytes = () => 0, attach = null }) {
   const n = ++seq;
   const listID = `mention-list-${n}`;
   const area = el('textarea', {
@@ -27,7 +30,9 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
   const list = el('ul', { id: listID, class: 'mentions', role: 'listbox', 'aria-label': 'Channel members', hidden: true });
   const error = el('p', { class: 'composer-error', role: 'alert' });
   const button = el('button', { type: 'submit', class: 'send', text: 'Send' });
-  const form = el('form', { class: 'composer' }, el('div', { class: 'composer-row' }, area, button), list, error);
+  const files = attach ? attacher(attach) : null;
+  const form = el('form', { class: 'composer' }, el('div', { class: 'composer-row' }, files?.button, files?.input, area, button), files?.list, list, error);
+  files?.bind(area, form);
   const picked = new Map(); // "@Name" → pubkey
   let options = [];
   let active = -1;
@@ -97,8 +102,8 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
   };
 
   const submit = async () => {
-    const text = area.value;
-    if (!text.trim()) return;
+    let text = area.value;
+    if (!text.trim() && !files?.has()) return;
     const long = tooLong(text);
     if (long) { error.textContent = long; return; }
     const pks = [];
@@ -112,7 +117,13 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
     button.disabled = true;
     error.textContent = '';
     try {
-      await send(text, pks);
+      if (files?.has()) {
+        const { tags, urls } = await files.take();
+        await send([text.trim(), ...urls].filter(Boolean).join('\n'), pks, tags);
+        files.clear();
+      } else {
+        await send(text, pks);
+      }
       area.value = '';
       picked.clear();
       grow();

@@ -1,0 +1,75 @@
+package web_test
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// TestBrowserFilesLive: Ann attaches an image with the button, a log by
+// dropping it and a note by pasting it, watches the progress bars, and
+// sends; Ben, in a second browser, sees the image's thumbnail appear live,
+// opens it in the lightbox at full size, and sees the other files as
+// cards with name, size and type.
+func TestBrowserFilesLive(t *testing.T) {
+	ann, annErrors := browser(t)
+	ben, benErrors := browser(t)
+	base := startBinary(t)
+	shots := t.TempDir()
+	signInNew(t, ann, base, "Ann")
+	createChannel(t, ann, "pics", false)
+	signInNew(t, ben, base, "Ben")
+	waitJS(t, ben, "#pics listed", textIn("nav a", "pics"))
+	openChannel(t, ben, "pics")
+	do(t, ben, "Ben joins", chromedp.Click(button("Join channel")))
+	waitJS(t, ben, "Ben's composer", `document.querySelector('#composer-slot textarea') !== null`)
+
+	img := image.NewNRGBA(image.Rect(0, 0, 1200, 800))
+	for y := range 800 {
+		for x := range 1200 {
+			img.Set(x, y, color.NRGBA{uint8(x / 5), uint8(y / 4), 160, 255})
+		}
+	}
+	var buf bytes.Buffer
+	png.Encode(&buf, img)
+	pic := filepath.Join(t.TempDir(), "graph.png")
+	os.WriteFile(pic, buf.Bytes(), 0o644)
+
+	do(t, ann, "Ann picks the image", chromedp.SetUploadFiles(chromedp.CSS(`#composer-slot input[type=file]`), []string{pic}))
+	do(t, ann, "Ann drops a log and pastes a note", chromedp.Evaluate[chromedp.Void](`(() => {
+		const form = document.querySelector('#composer-slot form');
+		const drop = new DataTransfer();
+		drop.items.add(new File(['ok 1\nok 2\nFAIL 3\n'], 'build.log', { type: 'text/plain' }));
+		form.dispatchEvent(new DragEvent('drop', { dataTransfer: drop, bubbles: true, cancelable: true }));
+		const paste = new DataTransfer();
+		paste.items.add(new File(['remember the milk'], 'note.txt', { type: 'text/plain' }));
+		form.querySelector('textarea').dispatchEvent(new ClipboardEvent('paste', { clipboardData: paste, bubbles: true, cancelable: true }));
+	})()`))
+	waitJS(t, ann, "three uploads done", `document.querySelectorAll('#composer-slot .pending-file.done').length === 3 &&
+		[...document.querySelectorAll('#composer-slot .pending-file progress')].every((p) => p.value === 1)`)
+	shot(t, ann, shots, "files-uploaded")
+	do(t, ann, "Ann sends", chromedp.SendKeys(labelled("Message #pics"), "the build graph"), chromedp.KeyEvent(kb.Enter))
+	const thumb = `[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('the build graph'))?.querySelector('img.attachment-thumb')`
+	waitJS(t, ann, "Ann's thumbnail", thumb+`?.complete && `+thumb+`.naturalWidth === 320`)
+	waitJS(t, ann, "the composer cleared", `document.querySelectorAll('#composer-slot .pending-file').length === 0`)
+
+	waitJS(t, ben, "Ben sees the thumbnail live", thumb+`?.complete && `+thumb+`.naturalWidth === 320 && `+thumb+`.src.startsWith('blob:')`)
+	waitJS(t, ben, "Ben sees the files as cards", textIn(`#feed .file-card`, "build.log")+` && `+textIn(`#feed .file-card`, "note.txt")+` && `+textIn(`#feed .file-card`, "17 B · text/plain"))
+	waitJS(t, ben, "no URL in the text", `![...document.querySelectorAll('#feed .msg-body')].some((b) => b.textContent.includes('/upload') || /[0-9a-f]{64}/.test(b.textContent))`)
+	shot(t, ben, shots, "files-second-browser")
+	do(t, ben, "Ben opens the image", chromedp.Click(button("Open image graph.png")))
+	waitJS(t, ben, "the lightbox at full size", `document.querySelector('dialog.lightbox')?.open && document.querySelector('.lightbox-image').naturalWidth === 1200`)
+	shot(t, ben, shots, "files-lightbox")
+	do(t, ben, "Escape closes it", chromedp.KeyEvent(kb.Escape))
+	waitJS(t, ben, "the lightbox gone", `!document.querySelector('dialog.lightbox')`)
+	for _, e := range append(annErrors(), benErrors()...) {
+		t.Errorf("browser console: %s", e)
+	}
+}
