@@ -69,6 +69,10 @@ const (
 	// maxBlobAuthHeader bounds the Authorization header of a blob request
 	// (a base64 event), as the bridge bounds events.
 	maxBlobAuthHeader = 16 << 10
+	// staleUpload is how long a temporary upload file must have gone
+	// unwritten to be taken as left by a killed process and removed at
+	// start; a live upload writes to its file all the time.
+	staleUpload = 24 * time.Hour
 )
 
 // blobTypes that are served inline (shown by the browser): raster images,
@@ -633,6 +637,14 @@ func openBlobs(cfg Config) (blobStore, error) {
 	}
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return blobStore{}, fmt.Errorf("buzz-relay: create blob dir: %w", err)
+	}
+	// Temporary files an instance killed mid-upload left. Another
+	// instance sharing the directory may be writing younger ones.
+	left, _ := filepath.Glob(filepath.Join(b.dir, ".*-*"))
+	for _, p := range left {
+		if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) > staleUpload {
+			os.Remove(p)
+		}
 	}
 	return b, nil
 }
