@@ -298,8 +298,9 @@ type AgentCapabilitiesV2 struct {
 
 // AgentCapabilitiesV1 is v1's agentCapabilities as a client reads them.
 type AgentCapabilitiesV1 struct {
-	LoadSession         bool            `json:"loadSession"`
-	SessionCapabilities *SessionMarkers `json:"sessionCapabilities"`
+	LoadSession         bool               `json:"loadSession"`
+	SessionCapabilities *SessionMarkers    `json:"sessionCapabilities"`
+	PromptCapabilities  PromptCapabilities `json:"promptCapabilities"`
 }
 
 // SessionMarkers are optional session methods as markers a client tests
