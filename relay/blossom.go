@@ -361,17 +361,23 @@ func (r *Relay) serveUpload(w http.ResponseWriter, req *http.Request) {
 		blobError(w, http.StatusInternalServerError, "cannot store the blob")
 		return
 	}
+	// The same hash is the same bytes: a rename over a blob stored
+	// before changes nothing a reader could see.
+	if err := os.Rename(tmp.Name(), r.blobs.path(hash)); err != nil {
+		r.log.Error("blob upload", "err", err)
+		blobError(w, http.StatusInternalServerError, "cannot store the blob")
+		return
+	}
+	fresh := &blobMeta{Type: detectBlobType(head.b), Size: n}
+	if _, err := r.blobs.meta(hash); err != nil {
+		// Made outside the lock: decoding an image takes a while.
+		fresh.Dim, fresh.ThumbType = makeThumb(r.blobs.path(hash), r.blobs.thumbPath(hash), fresh.Type, r.log)
+	}
 	r.blobMu.Lock()
 	defer r.blobMu.Unlock()
 	m, err := r.blobs.meta(hash)
-	if err != nil || m.Size != n {
-		if err := os.Rename(tmp.Name(), r.blobs.path(hash)); err != nil {
-			r.log.Error("blob upload", "err", err)
-			blobError(w, http.StatusInternalServerError, "cannot store the blob")
-			return
-		}
-		m = &blobMeta{Type: detectBlobType(head.b), Size: n}
-		m.Dim, m.ThumbType = makeThumb(r.blobs.path(hash), r.blobs.thumbPath(hash), m.Type, r.log)
+	if err != nil {
+		m = fresh
 	}
 	up := blobUpload{Pubkey: c.pubkey, Channel: channel, Uploaded: r.cfg.Now().Unix()}
 	if !hasUpload(m, up) {

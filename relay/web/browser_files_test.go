@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"image"
 	"image/color"
 	"image/png"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
+	"github.com/nbd-wtf/go-nostr"
 )
 
 // TestBrowserFilesLive: Ann attaches an image with the button, a log by
@@ -21,10 +24,11 @@ import (
 func TestBrowserFilesLive(t *testing.T) {
 	ann, annErrors := browser(t)
 	ben, benErrors := browser(t)
+	benSent := watchOutbound(t, ben)
 	base := startBinary(t)
 	shots := t.TempDir()
 	signInNew(t, ann, base, "Ann")
-	createChannel(t, ann, "pics", false)
+	id := createChannel(t, ann, "pics", false)
 	signInNew(t, ben, base, "Ben")
 	waitJS(t, ben, "#pics listed", textIn("nav a", "pics"))
 	openChannel(t, ben, "pics")
@@ -69,6 +73,21 @@ func TestBrowserFilesLive(t *testing.T) {
 	shot(t, ben, shots, "files-lightbox")
 	do(t, ben, "Escape closes it", chromedp.KeyEvent(kb.Escape))
 	waitJS(t, ben, "the lightbox gone", `!document.querySelector('dialog.lightbox')`)
+
+	// A message whose imeta names another host: the page fetches the
+	// file from its own relay by hash, never from the named URLs.
+	sum := sha256.Sum256(buf.Bytes())
+	hash := hex.EncodeToString(sum[:])
+	mal := newPeer(t, base)
+	mal.publish(0, `{"name":"Mal"}`)
+	mal.publish(9021, "", nostr.Tag{"h", id})
+	mal.publish(9, "same picture", nostr.Tag{"h", id}, nostr.Tag{"imeta", "url https://evil.example/" + hash + ".png", "m image/png", "x " + hash,
+		"dim 1200x800", "thumb https://evil.example/t.png", "alt again.png"})
+	const again = `[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('same picture'))?.querySelector('img.attachment-thumb')`
+	waitJS(t, ben, "the other message's thumbnail, from this relay", again+`?.complete && `+again+`.naturalWidth === 320`)
+	if s := benSent.find("evil.example"); s != "" {
+		t.Errorf("the page fetched a URL a message named: %s", s)
+	}
 	for _, e := range append(annErrors(), benErrors()...) {
 		t.Errorf("browser console: %s", e)
 	}
