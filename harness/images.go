@@ -37,10 +37,13 @@ const (
 	// maxPromptImages bounds the images of one prompt: a screenshot or
 	// a few; more cost input tokens without helping the agent.
 	maxPromptImages = 4
-	// maxPromptImageBytes bounds one image: 5 MB is the per-image limit
-	// of the model APIs that take images (Anthropic's), so a bigger one
-	// would fail the turn.
-	maxPromptImageBytes = 5 << 20
+	// maxPromptImageBytes bounds one image, and maxPromptImagesBytes all
+	// of a prompt's: the prompt is one JSON-RPC line, 4/3 of this in
+	// base64, and buzz-agent reads lines of at most 4 MB by default (a
+	// model API's own per-image limit, Anthropic's 5 MB, is higher). A
+	// bigger image stays a link in the text.
+	maxPromptImageBytes  = 2 << 20
+	maxPromptImagesBytes = 5 << 19 // 2.5 MB
 	// imageFetchTimeout bounds fetching one image from the relay.
 	imageFetchTimeout = 20 * time.Second
 	// imageAuthTTL is how long the fetch authorization holds.
@@ -96,12 +99,17 @@ func (h *harness) imageBlocks(ctx context.Context, a *acpclient.Agent, evs []*Ev
 		return nil
 	}
 	var blocks []acp.ContentBlock
+	total := 0
 	for _, img := range eventImages(evs) {
 		data, err := h.fetchImage(ctx, img)
+		if err == nil && total+len(data) > maxPromptImagesBytes {
+			err = fmt.Errorf("the prompt's images would pass %d bytes", maxPromptImagesBytes)
+		}
 		if err != nil {
 			h.log.Warn("attached image not passed to the agent", "sha256", img.hash, "err", err)
 			continue
 		}
+		total += len(data)
 		blocks = append(blocks, acp.ContentBlock{Type: "image", MimeType: img.mime, Data: base64.StdEncoding.EncodeToString(data)})
 	}
 	return blocks
