@@ -16,6 +16,7 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"buzzbox/agent/llm/llmtest"
 	"buzzbox/internal/acp"
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
@@ -104,4 +105,30 @@ func TestPromptImages(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEndToEndImage runs relay → harness → buzz-agent → model: a PNG
+// attached to a mention reaches the model's request as an image.
+func TestEndToEndImage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	var buf bytes.Buffer
+	png.Encode(&buf, image.NewGray(image.Rect(0, 0, 40, 30)))
+	w := newWorld(t)
+	hash := w.uploadBlob(t, buf.Bytes())
+	model := llmtest.New(t, llmtest.Reply{Text: "a grey rectangle"})
+	env := w.agentEnv(t, "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
+		"OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL="+model.URL, "HOME="+t.TempDir())
+	w.runHarness(t, env, timing{}, "--mcp-command", "")
+	w.mention("what is this?", nostr.Tag{"imeta", "url " + w.relay.HTTPURL() + "/" + hash + ".png", "m image/png", "x " + hash})
+	want := "data:image/png;base64," + base64.StdEncoding.EncodeToString(buf.Bytes())
+	waitFor(t, "the model's request with the image", 60*time.Second, func() bool {
+		for _, b := range model.Bodies() {
+			if bytes.Contains(b, []byte(want)) && bytes.Contains(b, []byte("what is this?")) {
+				return true
+			}
+		}
+		return false
+	})
 }

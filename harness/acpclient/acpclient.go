@@ -328,6 +328,9 @@ func readInitialize(raw json.RawMessage) (initReply, error) {
 			break
 		}
 	}
+	if p := res.Capabilities.Prompt; r.protocol >= 2 && p != nil {
+		r.images = r.images || present(p.Image)
+	}
 	if caps != nil {
 		r.closeable = r.closeable || present(caps.Close)
 		r.systemPrompt = present(caps.SystemPrompt)
