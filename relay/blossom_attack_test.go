@@ -205,6 +205,25 @@ func TestBlossomAttacks(t *testing.T) {
 		t.Errorf("traversal delete removed a file: %v", err)
 	}
 
+	// Listing shows only what the caller may read.
+	list := func(k testKey, of string) string {
+		t.Helper()
+		st, _, b := blobDo(t, "GET", base+"/list/"+of, blobAuthHeader(t, k, "list", time.Hour, nil), nil, -1)
+		if st != 200 {
+			t.Fatalf("list = %d %s", st, b)
+		}
+		return string(b)
+	}
+	if got := list(alice, owner.pk); strings.Contains(got, ih) {
+		t.Errorf("alice's listing of the owner's blobs names the private one: %s", got)
+	}
+	if got := list(owner, owner.pk); !strings.Contains(got, ih) {
+		t.Errorf("the owner's own listing lacks the image: %s", got)
+	}
+	if st, _, _ := blobDo(t, "GET", base+"/list/"+owner.pk, blobAuthHeader(t, mallory, "list", time.Hour, nil), nil, -1); st != 403 {
+		t.Errorf("a non-member's listing = %d; want 403", st)
+	}
+
 	// Deletion: only the uploader, the owner or an admin.
 	if st, _, b := blobDo(t, "DELETE", base+"/"+ih, blobAuthHeader(t, alice, "delete", time.Hour, nil, ih), nil, -1); st != 403 {
 		t.Errorf("DELETE by someone else = %d %s; want 403", st, b)
