@@ -25,6 +25,7 @@ import (
 // Blossom (BUD-01/02) on the relay's HTTP listener, for its members:
 //
 //	PUT    /upload          store a blob (kind 24242 auth, t=upload, x=hash)
+//	HEAD   /upload          BUD-06: would this upload (X-Content-Length, X-SHA-256) be taken?
 //	GET    /<sha256>[.ext]  fetch a blob (auth when the relay is not open or the blob is a private channel's)
 //	HEAD   /<sha256>[.ext]  the same headers without the body
 //	DELETE /<sha256>        drop your upload of it (t=delete, x=hash); the owner or an admin drops the blob
@@ -192,12 +193,15 @@ func (r *Relay) serveBlossom(w http.ResponseWriter, req *http.Request) {
 	p := req.URL.Path
 	switch {
 	case p == "/upload":
-		if req.Method != http.MethodPut {
-			w.Header().Set("Allow", "PUT")
+		switch req.Method {
+		case http.MethodPut:
+			r.serveUpload(w, req)
+		case http.MethodHead:
+			r.serveUploadCheck(w, req)
+		default:
+			w.Header().Set("Allow", "PUT, HEAD")
 			blobError(w, http.StatusMethodNotAllowed, "use PUT /upload")
-			return
 		}
-		r.serveUpload(w, req)
 	case thumbPathRE.MatchString(p):
 		r.serveBlob(w, req, thumbPathRE.FindStringSubmatch(p)[1], true)
 	case listPathRE.MatchString(p):
@@ -310,23 +314,61 @@ func (r *Relay) channelWritable(c caller, id string) bool {
 	return ok && !ch.deleted
 }
 
-func (r *Relay) serveUpload(w http.ResponseWriter, req *http.Request) {
+// uploadAuth checks an upload's authorization and channel, writing the
+// refusal when there is one.
+func (r *Relay) uploadAuth(w http.ResponseWriter, req *http.Request) (caller, *nostr.Event, string, bool) {
 	c, ev, status, msg := r.blobAuth(req, "upload", false)
 	if status != 0 {
 		blobError(w, status, msg)
-		return
+		return caller{}, nil, "", false
 	}
 	if ev == nil {
 		blobError(w, http.StatusUnauthorized, "upload needs a kind 24242 authorization (t upload, x the blob's sha256)")
-		return
+		return caller{}, nil, "", false
 	}
 	channel, _ := tagValue(ev, "h")
 	if channel != "" && !r.channelWritable(c, channel) {
 		blobError(w, http.StatusForbidden, "restricted: not a member of channel "+channel)
+		return caller{}, nil, "", false
+	}
+	return c, ev, channel, true
+}
+
+func (r *Relay) tooBig() string {
+	return fmt.Sprintf("blob too large: the limit is %s (%d bytes, --max-blob-bytes)", mb(r.blobs.max), r.blobs.max)
+}
+
+// serveUploadCheck answers BUD-06's HEAD /upload: whether an upload of
+// X-Content-Length bytes hashing to X-SHA-256, with this authorization,
+// would be taken (200), or why not (the status and X-Reason).
+func (r *Relay) serveUploadCheck(w http.ResponseWriter, req *http.Request) {
+	n, err := strconv.ParseInt(req.Header.Get("X-Content-Length"), 10, 64)
+	if err != nil || n < 0 {
+		blobError(w, http.StatusLengthRequired, "X-Content-Length: want the blob's size in bytes")
+		return
+	}
+	if n > r.blobs.max {
+		blobError(w, http.StatusRequestEntityTooLarge, r.tooBig())
+		return
+	}
+	_, ev, _, ok := r.uploadAuth(w, req)
+	if !ok {
+		return
+	}
+	if h := strings.ToLower(req.Header.Get("X-SHA-256")); h != "" && (!hashRE.MatchString(h) || !namesHash(ev, h)) {
+		blobError(w, http.StatusUnauthorized, "authorization: no x tag names X-SHA-256 "+h)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (r *Relay) serveUpload(w http.ResponseWriter, req *http.Request) {
+	c, ev, channel, ok := r.uploadAuth(w, req)
+	if !ok {
 		return
 	}
 	limit := r.blobs.max
-	tooBig := fmt.Sprintf("blob too large: the limit is %s (%d bytes, --max-blob-bytes)", mb(limit), limit)
+	tooBig := r.tooBig()
 	if req.ContentLength > limit {
 		w.Header().Set("Connection", "close")
 		blobError(w, http.StatusRequestEntityTooLarge, tooBig)

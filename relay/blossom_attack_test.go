@@ -312,6 +312,39 @@ func TestBlossomUploadLimits(t *testing.T) {
 		t.Errorf("stored blob: %v %v", fi, err)
 	}
 
+	// BUD-06's preflight says so before any byte is sent.
+	check := func(length, sha, auth string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(testCtx(t), "HEAD", base+"/upload", nil)
+		req.Header.Set("X-Content-Length", length)
+		req.Header.Set("X-SHA-256", sha)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("X-Reason")
+	}
+	okAuth := blobAuthHeader(t, owner, "upload", time.Hour, nil, hash)
+	if st, why := check("62914560", hash, okAuth); st != 413 || !strings.Contains(why, "50 MB") {
+		t.Errorf("HEAD /upload of 60 MB = %d %q; want 413 naming the limit", st, why)
+	}
+	if st, _ := check("1000", hash, okAuth); st != 200 {
+		t.Errorf("HEAD /upload of 1000 bytes = %d; want 200", st)
+	}
+	if st, _ := check("1000", hash, ""); st != 401 {
+		t.Errorf("HEAD /upload without auth = %d; want 401", st)
+	}
+	if st, _ := check("1000", sha([]byte("other")), okAuth); st != 401 {
+		t.Errorf("HEAD /upload for a hash the auth does not name = %d; want 401", st)
+	}
+	if st, _ := check("", hash, okAuth); st != 411 {
+		t.Errorf("HEAD /upload without X-Content-Length = %d; want 411", st)
+	}
+
 	// 60 MB: refused from its Content-Length, and without one mid-stream.
 	const big = 60 << 20
 	for _, length := range []int64{big, -1} {

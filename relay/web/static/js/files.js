@@ -58,6 +58,10 @@ export async function upload(signer, file, channel, onProgress = () => {}) {
   const tags = [['x', hash]];
   if (channel) tags.push(['h', channel]);
   const auth = await mediaAuth(signer, 'upload', tags, 'Upload ' + file.name);
+  // BUD-06's preflight: a file the relay would refuse (too big, a channel
+  // the person is not in) is not sent at all, and the reason is the relay's.
+  const pre = await fetch('/upload', { method: 'HEAD', headers: { Authorization: auth, 'X-Content-Length': String(file.size), 'X-SHA-256': hash } });
+  if (!pre.ok) throw new Error(pre.headers.get('X-Reason') || `HTTP ${pre.status}`);
   return new Promise((resolve, reject) => {
     const xhr = new XMLHttpRequest();
     xhr.open('PUT', '/upload');
