@@ -99,6 +99,9 @@ func commands() []command {
 			Usage: "--event ID --direction up|down", Flags: []flagSpec{fEvent(), str("direction", "up|down", "vote direction")},
 			Example: "buzz messages vote --event " + exampleEvent + " --direction up", Run: runVote},
 
+		{Group: "turns", Name: "stop", Summary: "stop the agent's turn on a message (the agent's owner or a channel admin)",
+			Usage: "--event ID", Flags: []flagSpec{fEvent()},
+			Example: "buzz turns stop --event " + exampleEvent, Run: runTurnStop},
 		{Group: "reactions", Name: "add", Summary: "react to an event", Usage: "--event ID --emoji E [--emoji-url URL]",
 			Flags:   []flagSpec{fEvent(), str("emoji", "E", "emoji, or custom shortcode with --emoji-url"), str("emoji-url", "URL", "image of a custom emoji")},
 			Example: "buzz reactions add --event " + exampleEvent + " --emoji 👍", Run: runReactAdd},
@@ -167,6 +170,15 @@ func commands() []command {
 			Usage:   "[--since TS] [--limit N] [--types mentions,needs_action,activity,agent_activity]",
 			Flags:   []flagSpec{fSince(), str("limit", "N", "how many (default 20, at most 50)"), str("types", "LIST", "comma-separated feed types")},
 			Example: "buzz feed get --types needs_action", Run: runFeed},
+
+		{Group: "approvals", Name: "list", Summary: "agents' permission requests nobody has answered yet (kind 46010), newest first",
+			Usage: "[--channel UUID]", Flags: []flagSpec{fChannel()}, Example: "buzz approvals list --channel " + exampleChannel, Run: runApprovalsList},
+		{Group: "approvals", Name: "answer", Summary: "answer an agent's permission request (kind 46030 allows, 46031 rejects); its owner or a channel admin only",
+			Usage: "--request ID --allow-once|--allow-always|--reject|--option ID",
+			Flags: []flagSpec{str("request", "ID", "the request's event id"), boolean("allow-once", "allow this one call"),
+				boolean("allow-always", "allow such calls for the rest of the agent's session"), boolean("reject", "refuse it"),
+				str("option", "ID", "the agent's option id, as list shows it")},
+			Example: "buzz approvals answer --request " + exampleEvent + " --allow-once", Run: runApprovalsAnswer},
 
 		{Group: "workflows", Name: "list", Summary: "workflow definitions (kind 30620) of a channel", Usage: "--channel UUID",
 			Flags: []flagSpec{fChannel()}, Example: "buzz workflows list --channel " + exampleChannel, Run: runWorkflowsList},

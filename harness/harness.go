@@ -99,6 +99,8 @@ type timing struct {
 	obsPerWindow int
 	// firstWord replaces firstWordNotice.
 	firstWord time.Duration
+	// noStatus publishes no turn status (the load benchmark's baseline).
+	noStatus bool
 }
 
 // harness is one running buzz-acp. Queue, slot and channel state belong to
@@ -143,6 +145,7 @@ type harness struct {
 	obs    *observer.Bus       // observer frames (§15); always recorded
 	obsPub *observer.Publisher // publishes them; nil without --relay-observer or an owner
 	reacts *reactions
+	status *statusPub     // turn status events (turnstatus.go)
 	pubs   sync.WaitGroup // NIP-AM metrics being published; shutdown waits
 	// spawns counts agent starts under way; shutdown waits for them and
 	// stops what they started. halt, closed by shutdown, ends the ones
@@ -155,6 +158,8 @@ type harness struct {
 	siblings *siblingCache
 	profiles *profileCache
 	threads  *threadSet // the threads the agent is in (--follow-threads)
+	// approvals routes the agent's permission requests to people.
+	approvals *approvals
 	// ownNotices holds the ids of notices posted as the agent (reply.go).
 	ownNotices noticeIDs
 	// store is what survives a restart: sessions, pending and answered
@@ -222,9 +227,14 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.chans = &channelCache{io: h.io, agent: cfg.AgentHex, m: map[string]channelInfo{}}
 	h.threads = newThreadSet()
 	h.reacts = newReactions(h.io, cfg.Secret, log)
+	h.status = newStatusPub(h)
+	h.status.off = t.noStatus
 	h.siblings = &siblingCache{io: h.io, m: map[string]*nipoa.Tag{}}
 	h.profiles = &profileCache{io: h.io, m: map[string]cachedProfile{}}
 	h.spec = agentSpecFor(cfg, env, version)
+	h.spec.OnToolCall = h.status.toolCall
+	h.approvals = newApprovals()
+	h.spec.Ask, h.spec.AskTimeout = h.ask, cfg.ApprovalTimeout
 	cli, dropCLI := buzzCLI(env, log)
 	defer dropCLI()
 	if cli != "" {
@@ -296,6 +306,11 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		log.Warn("the relay's NIP-11 document could not be read; reads and writes go over the websocket", "err", err)
 	}
 	log.Info("relay reads", "http_bridge", h.io.Bridge())
+	bg.Add(1)
+	go func() { // ends with ctx
+		defer bg.Done()
+		h.status.run(ctx)
+	}()
 	if h.obsPub != nil {
 		bg.Add(1)
 		go func() { // ends with ctx, or after shutdown's stop has flushed it
@@ -338,6 +353,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.store.save()
 	h.rc.Subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{workspace.KindMemberAdded, workspace.KindMemberRemoved},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: watermark, Member: true})
+	h.rc.Subscribe(ctx, stopSub, stopFilter(), relayclient.SubOptions{Floor: time.Now().Unix()})
+	h.rc.Subscribe(ctx, approvalSub, nostr.Filter{Kinds: []int{workspace.KindApprovalGrant, workspace.KindApprovalDeny},
+		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 	if h.obsPub != nil {
 		h.rc.Subscribe(ctx, observer.ControlSub, nostr.Filter{Kinds: []int{workspace.KindObserverFrame},
 			Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})

@@ -33,7 +33,7 @@ func (h *harness) intake(ctx context.Context) {
 		ev := &Event{Event: *re.Ev, Received: time.Now(), Stored: re.Stored}
 		if ev.Kind == workspace.KindMemberAdded || ev.Kind == workspace.KindMemberRemoved {
 			if re.Sub == "membership-notif" {
-				if ch := channelOf(&ev.Event); ev.Kind == workspace.KindMemberAdded && isUUID(ch) {
+				if ch := channelOf(&ev.Event); ev.Kind == workspace.KindMemberAdded && workspace.IsUUID(ch) {
 					// Its type and members decide the subscription (a DM
 					// channel hears every message): read them as they are now.
 					h.chans.forget(ch)
@@ -41,6 +41,14 @@ func (h *harness) intake(ctx context.Context) {
 				}
 				h.do(func() { h.membership(ctx, ev) })
 			}
+			continue
+		}
+		if re.Sub == stopSub {
+			h.stopRequest(ctx, re.Ev)
+			continue
+		}
+		if re.Sub == approvalSub {
+			h.approvalAnswer(ctx, re.Ev)
 			continue
 		}
 		if re.Sub == observer.ControlSub {

@@ -71,6 +71,10 @@ type turnHandle struct {
 	// the cancel reason reasonBudget, names the cap the turn reached.
 	daySpent spend
 	budget   string
+	// track publishes the turn's status (turnstatus.go); stoppedBy is the
+	// pubkey whose stop or cancel ended it, set before signal is closed.
+	track     *turnTrack
+	stoppedBy string
 }
 
 func (t *turnHandle) cancel(reason string) {
@@ -206,6 +210,7 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	if busy && h.cfg.Handling == "steer" && cs.steering == nil && cs.turn.agent != nil && cs.turn.session != "" &&
 		(cs.turn.agent.Steering() || cs.turn.agent.HasRun()) {
 		h.reacts.add(ctx, ev, emojiSeen)
+		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnQueued})
 		cs.steering = ev
 		t := cs.turn
 		go func() { // one steer request; ends with its reply or timeout
@@ -216,6 +221,11 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	}
 	h.push(cs, ev)
 	h.reacts.add(ctx, ev, emojiSeen)
+	if busy {
+		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnQueued})
+	} else {
+		h.status.seen(cs.id, ev)
+	}
 	h.log.Debug("event queued", "channel", cs.id, "event_id", ev.ID, "busy", busy)
 	if !busy {
 		return true
@@ -254,6 +264,7 @@ func (h *harness) steerDone(cs *chanState, t *turnHandle, ev *Event, ok, fallbac
 	case ok:
 		h.log.Info("steered event into running turn", "channel", cs.id, "event_id", ev.ID)
 		t.extra = append(t.extra, ev)
+		t.track.add(ev)
 		t.deadline = time.Now().Add(h.cfg.MaxTurn)
 	case fallback:
 		h.push(cs, ev)
@@ -348,6 +359,7 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 		t.resume = h.store.resumable(cs.id, s.idx, s.agent.Name())
 	}
 	cs.turn = t
+	t.track = h.status.start(cs.id, t)
 	s.busy = true
 	h.lastWork = time.Now()
 	gen := h.gens[cs.id]
@@ -407,6 +419,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	h.store.addSpend(budgetDay(time.Now()), out.spent)
 	finished := append(append([]*Event{}, t.batch...), t.extra...)
 	log := h.log.With("channel", cs.id, "result", out.Result.String(), "stop", string(out.Stop))
+	h.turnEndStatus(cs.id, t, out)
 	if cs.turn != t {
 		h.turnEnded(cs.id, t, out)
 		log.Warn("turn ended after the in-flight backstop released its channel", "err", out.Err)
@@ -729,6 +742,7 @@ func (h *harness) deadLetter(ctx context.Context, cs *chanState, batch []*Event,
 		return
 	}
 	h.log.Error("batch dead-lettered", "channel", cs.id, "events", len(batch), "why", why)
+	h.status.state(cs.id, batch, turnStatusContent{State: turnFailed, Cause: why})
 	h.notice(ctx, cs, batch, "⚠️ I could not process this message: "+why+". Please send it again.")
 }
 
@@ -793,6 +807,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 			h.log.Warn("!cancel with no turn running", "channel", ev.Channel)
 			return
 		}
+		cs.turn.stoppedBy = ev.PubKey
 		cs.turn.cancel("cancel")
 	case "!rotate":
 		h.renewSessions(ev.Channel)
@@ -805,7 +820,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 // membership handles 44100/44101 (§5.1).
 func (h *harness) membership(ctx context.Context, ev *Event) {
 	ch := channelOf(&ev.Event)
-	if !isUUID(ch) || !h.memberSeen.Add(ev.ID) {
+	if !workspace.IsUUID(ch) || !h.memberSeen.Add(ev.ID) {
 		return
 	}
 	if int64(ev.CreatedAt) < h.memberTime[ch] {

@@ -77,9 +77,12 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	}
 	sid := ss.id
 	session.Store(&sid)
+	h.approvals.bind(sid, channel, t.batch[len(t.batch)-1]) // its permission requests go in this thread
+	defer h.approvals.unbind(sid)
 	sc.Session = sid
 	h.obs.Emit(observer.FrameSessionResolved, sc, map[string]any{"isNewSession": newSession})
 	h.do(func() { t.session = sid })
+	t.track.bind(sid)
 	log = log.With("session", sid)
 	// Every way out of the turn from here reports the usage it caused (§10 step 7).
 	mark := a.UsageMark()

@@ -104,6 +104,7 @@ type Config struct {
 // (or Start).
 type Relay struct {
 	cfg     Config
+	keys    parsedKeys // authors' keys, parsed once (verify.go)
 	log     *slog.Logger
 	store   eventstore.Store
 	secret  string // the relay's signing key, hex

@@ -165,12 +165,13 @@ func (r *Relay) handleMessage(ctx context.Context, c *conn, msg []byte) {
 // receive runs a client's EVENT through the checks and the write
 // pipeline and returns the OK flag and reason.
 func (r *Relay) receive(ctx context.Context, c *conn, ev *nostr.Event) (bool, string) {
-	if !ev.CheckID() {
+	idOK, sigOK, err := r.verifyEvent(ev)
+	switch {
+	case !idOK:
 		return false, "invalid: id is computed incorrectly"
-	}
-	if ok, err := ev.CheckSignature(); err != nil {
+	case err != nil:
 		return false, "error: failed to verify signature"
-	} else if !ok {
+	case !sigOK:
 		return false, "invalid: signature is invalid"
 	}
 	// NIP-70: a protected event only from its authenticated author.

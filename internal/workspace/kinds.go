@@ -39,6 +39,15 @@ const (
 	KindPresence = 20001
 	// KindTyping is a typing indicator in a channel (ephemeral).
 	KindTyping = 20002
+	// KindTurnStatus is a harness's coarse status of one turn (ephemeral):
+	// h = channel, e = each message the turn handles, content = JSON
+	// {state, at, startedAt, step, cause, by, owner, turn}; every reader
+	// of the channel may see it. The detail stays in observer frames.
+	KindTurnStatus = 20100
+	// KindTurnStop asks the harness handling a message to stop its turn
+	// (ephemeral): h = channel, e = the message. The harness obeys its
+	// owner and the channel's admins only.
+	KindTurnStop = 20101
 	// KindAuth is the NIP-42 AUTH event a client answers a relay's
 	// challenge with; it travels in AUTH messages only.
 	KindAuth = 22242
@@ -112,14 +121,17 @@ const (
 	// KindForumComment answers a forum post (e = the post).
 	KindForumComment = 45003
 	// KindApprovalRequest asks a person to approve a workflow step, a
-	// default wake kind.
+	// default wake kind; an agent's harness publishes one in the thread it
+	// works in when the agent asks before acting (TagApprovalTool …).
 	KindApprovalRequest = 46010
 	// KindWorkflowTrigger runs a workflow by hand: d = workflow UUID,
 	// content = inputs.
 	KindWorkflowTrigger = 46020
 	// KindApprovalGrant approves a waiting workflow step: d = hex
-	// SHA-256 of the approval token.
+	// SHA-256 of the approval token; or an agent's permission request:
+	// e = the request, TagApprovalOption = the option chosen.
 	KindApprovalGrant = 46030
-	// KindApprovalDeny denies a waiting workflow step.
+	// KindApprovalDeny denies a waiting workflow step, or an agent's
+	// permission request (as KindApprovalGrant).
 	KindApprovalDeny = 46031
 )

@@ -16,11 +16,13 @@ const kb = (n) => `${Math.ceil(n / 1024)} KB`;
 /**
  * composer builds one composer. opts: label (accessible name), members()
  * → [{pk, name, role}], send(text, mentionPubkeys) → Promise,
- * maxBytes() → the relay's event size limit (0: unknown); attach:
- * {signer(), channel()} adds files (button, paste, drop; files.js), and
- * send then gets the imeta tags as a third argument.
+ * maxBytes() → the relay's event size limit (0: unknown), typing() on
+ * each keystroke that leaves text in the box, stopTyping() once the text
+ * is sent or the box is left; attach: {signer(), channel()} adds files
+ * (button, paste, drop; files.js), and send then gets the imeta tags as a
+ * third argument.
  */
-export function composer({ label, members, send, placeholder = '', maxBytes = () => 0, attach = null }) {
+export function composer({ label, members, send, placeholder = '', maxBytes = () => 0, typing = () => {}, stopTyping = () => {}, attach = null }) {
   const n = ++seq;
   const listID = `mention-list-${n}`;
   const area = el('textarea', {
@@ -102,7 +104,7 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
   };
 
   const submit = async () => {
-    let text = area.value;
+    const text = area.value;
     if (!text.trim() && !files?.has()) return;
     const long = tooLong(text);
     if (long) { error.textContent = long; return; }
@@ -116,6 +118,7 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
     }
     button.disabled = true;
     error.textContent = '';
+    stopTyping();
     try {
       if (files?.has()) {
         const { tags, urls } = await files.take();
@@ -135,9 +138,9 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
     }
   };
 
-  area.addEventListener('input', () => { update(); grow(); error.textContent = tooLong(area.value); });
+  area.addEventListener('input', () => { update(); grow(); error.textContent = tooLong(area.value); if (area.value.trim()) typing(); });
   area.addEventListener('click', update);
-  area.addEventListener('blur', () => setTimeout(close, 100));
+  area.addEventListener('blur', () => { stopTyping(); setTimeout(close, 100); });
   // Enter is handled on keydown; a line break some input methods still
   // deliver after it (a separate keypress) is dropped.
   let swallow = false;

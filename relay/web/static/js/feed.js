@@ -10,7 +10,9 @@ function signature(ev, app, inThread) {
   const s = app.store;
   const rs = s.reactionsOf(ev.id).map((r) => r.emoji + r.count + (r.mine ? '*' : '') + [...r.pubkeys.keys()].join()).join('|');
   const ch = ev.tags.find((t) => t[0] === 'h')?.[1] || '';
-  return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at)].join('\u0000');
+  const w = s.working(ev);
+  return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at),
+    s.status(ev.pubkey), w.who.join() + w.busy].join('\u0000');
 }
 
 /** outboxState marks a message the relay has not taken yet, or refused. */

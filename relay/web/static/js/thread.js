@@ -3,7 +3,7 @@
 
 import { renderFeed } from './feed.js';
 import { composer } from './composer.js';
-import { el } from './util.js';
+import { el, typingLine } from './util.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -31,6 +31,8 @@ export class ThreadView {
       members: () => this.app.store.members(this.app.current),
       send: (text, pks, files) => this.app.reply(this.root, text, pks, files),
       attach: { signer: () => this.app.signer, channel: () => this.root.tags.find((t) => t[0] === 'h')?.[1] || this.app.current },
+      typing: () => this.root && this.app.presence.typing(this.app.current, this.root),
+      stopTyping: () => this.app.presence.stopTyping(),
     });
     $('thread-composer').replaceChildren(c.form);
     // On a phone the thread covers the channel: a modal dialog (WAI-ARIA
@@ -60,5 +62,7 @@ export class ThreadView {
     const root = s.deleted(this.root) ? [] : [this.root];
     renderFeed(feed.querySelector('.thread-root'), root, this.app, this.rootCache, { inThread: true });
     renderFeed(feed.querySelector('.thread-replies'), s.channelMessages(this.app.current, { root: this.root.id }), this.app, this.cache, { inThread: true });
+    const typing = typingLine(s.typingIn(this.app.current, { root: this.root.id }).map((pk) => s.name(pk)));
+    if ($('thread-typing').textContent !== typing) $('thread-typing').textContent = typing;
   }
 }

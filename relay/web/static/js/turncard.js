@@ -1,0 +1,49 @@
+// The turn card under a message an agent is handling: its state, the
+// time it has worked (ticking), the current step, a Stop button for the
+// agent's owner and the channel's admins, and the final line once the
+// turn ended. Built from turns.js's statuses; the tick updates the time
+// in place, without a re-render.
+
+import { el } from './util.js';
+import { describe, elapsed, finalStates, mayStop } from './turns.js';
+
+/**
+ * turnCards renders the cards of message ev, or null when no agent said
+ * anything about it. app: {store, me, stopTurn(ev)}.
+ */
+export function turnCards(ev, app) {
+  const { store } = app;
+  const list = store.turns.of(ev.id);
+  if (!list.length) return null;
+  const ch = ev.tags.find((t) => t[0] === 'h')?.[1] || '';
+  const box = el('div', { class: 'turn-cards' });
+  for (const st of list) {
+    const final = finalStates.has(st.state);
+    const waiting = st.state === 'working' && store.waitingApproval(ev.id, st.agent);
+    const state = waiting ? 'approval' : st.state;
+    const card = el('div', { class: 'turn-card state-' + state, role: 'status', 'data-state': state, 'data-agent': st.agent });
+    const line = el('p', { class: 'turn-line' });
+    if (!final) line.append(el('span', { class: 'dots', 'aria-hidden': 'true' }));
+    line.append(el('span', { class: 'turn-what', text: describe(st, (pk) => store.name(pk), waiting) }));
+    if (st.state === 'working' && st.startedAt) {
+      line.append(' · ', el('time', { class: 'turn-elapsed', 'data-started': String(st.startedAt), text: elapsed(Date.now() - st.startedAt) }));
+    }
+    card.append(line);
+    if (st.state === 'working' && st.step) card.append(el('p', { class: 'turn-step', text: st.step }));
+    const owner = store.ownerOf(st.agent);
+    if (mayStop(st, app.me, owner, store.isAdmin(ch, app.me))) {
+      card.append(el('button', { type: 'button', class: 'turn-stop', text: 'Stop', 'aria-label': 'Stop ' + store.name(st.agent) + "'s turn",
+        onclick: (e) => { e.currentTarget.disabled = true; app.stopTurn(ev); } }));
+    }
+    box.append(card);
+  }
+  return box;
+}
+
+/** tickTurnCards moves the working time of every card under root on. */
+export function tickTurnCards(root, now = Date.now()) {
+  for (const t of root.querySelectorAll('.turn-elapsed[data-started]')) {
+    const s = elapsed(now - Number(t.dataset.started));
+    if (t.textContent !== s) t.textContent = s;
+  }
+}

@@ -1,0 +1,264 @@
+package web_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/testexe"
+
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
+)
+
+// upWorkspace is a running `buzzbox up`: its address, the owner's sign-in
+// link and the general channel.
+type upWorkspace struct {
+	addr, link, channel string
+}
+
+// startUp runs the built `buzzbox up` in a new directory against model,
+// stopped by Ctrl-C at the test's end.
+func startUp(t *testing.T, model *llmtest.Server) upWorkspace {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := upWorkspace{addr: ln.Addr().String()}
+	ln.Close()
+	home := t.TempDir()
+	up := exec.Command(testexe.Path(t), "up", "--listen", w.addr)
+	up.Dir = t.TempDir()
+	up.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
+		"OPENAI_COMPAT_BASE_URL=" + model.URL, "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"PATH=" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	up.Stderr = t.Output()
+	out, err := up.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		up.Process.Signal(syscall.SIGINT)
+		done := make(chan struct{})
+		go func() { up.Wait(); close(done) }() // ends when up exits
+		select {
+		case <-done:
+		case <-time.After(60 * time.Second):
+			up.Process.Kill()
+			<-done
+		}
+	})
+	found := make(chan struct{})
+	go func() { // reads up's stdout until it exits
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			l := sc.Text()
+			if m := channelRE.FindStringSubmatch(l); m != nil && w.channel == "" {
+				w.channel = m[1]
+			}
+			if m := loginLinkRE.FindString(l); m != "" && w.link == "" {
+				w.link = m
+			}
+			if w.link != "" && w.channel != "" && found != nil {
+				close(found)
+				found = nil
+			}
+		}
+	}()
+	select {
+	case <-found:
+	case <-time.After(waitLimit):
+		t.Fatal("buzzbox up printed no sign-in link and channel")
+	}
+	return w
+}
+
+// sleepyModel is a scripted model whose first answer to a prompt holding
+// "sleep" is a shell call that sleeps; everything else ends the turn.
+func sleepyModel(t *testing.T) *llmtest.Server {
+	model := llmtest.New(t)
+	model.SetHandler(func(req map[string]any) llmtest.Reply {
+		msgs, _ := req["messages"].([]any)
+		last, _ := json.Marshal(msgs[len(msgs)-1])
+		if !strings.Contains(string(last), `"tool"`) && strings.Contains(string(last), "sleep") {
+			args, _ := json.Marshal(map[string]any{"command": "sleep 60"})
+			return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+		}
+		return llmtest.Reply{Text: "done sleeping"}
+	})
+	return model
+}
+
+// recordCards makes the page keep every turn card state it shows, in
+// order, in window.turnStates (a state once per change).
+const recordCards = `(() => {
+  window.turnStates = [];
+  const note = () => {
+    for (const c of document.querySelectorAll('#feed .turn-card')) {
+      const s = c.dataset.state;
+      if (window.turnStates[window.turnStates.length - 1] !== s) window.turnStates.push(s);
+    }
+  };
+  new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true });
+})()`
+
+// TestBrowserTurnCard runs the built `buzzbox up` with two people in
+// #general: the owner (sign-in link) and a member the owner invited. The
+// owner mentions the agent, whose model runs a long shell command; in the
+// member's browser the message's card goes working, then working with the
+// tool call as its step and the time ticking, with no Stop button for a plain
+// member; the owner presses Stop and the member's card says the owner
+// stopped it.
+func TestBrowserTurnCard(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs buzzbox up and two browsers")
+	}
+	model := sleepyModel(t)
+	w := startUp(t, model)
+	owner, ownerErrors := browser(t)
+	openURL(t, owner, "open the sign-in link", w.link)
+	waitJS(t, owner, "signed in as the owner", `document.getElementById('status').dataset.state === 'authenticated'`)
+	do(t, owner, "open #general", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, w.channel)))
+	waitJS(t, owner, "the channel view", textIn("#channel-name", "general"))
+	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
+	do(t, owner, "create an invite", chromedp.Click(button("Create invite link")))
+	waitJS(t, owner, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
+	link, err := chromedp.Run(owner, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	do(t, owner, "close the members dialog", chromedp.KeyEvent(kb.Escape))
+
+	member, memberErrors := browser(t)
+	openURL(t, member, "open the invite", link)
+	waitJS(t, member, "the invited sign-in", `document.getElementById('signin').open`)
+	do(t, member, "create a key", chromedp.SendKeys(labelled("Your name"), "Hedy"), chromedp.Click(button("Create a new key")))
+	waitJS(t, member, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)
+	do(t, member, "saved", chromedp.Click(button("I have saved it")))
+	waitJS(t, member, "the channel", textIn("#channel-name", "general"))
+	do(t, member, "record the cards", chromedp.Evaluate[chromedp.Void](recordCards))
+	received := watchStatusFrames(member)
+
+	do(t, owner, "start a mention", chromedp.SendKeys(labelled("Message #general"), "@ag"))
+	waitJS(t, owner, "the agent in the mention list", `[...document.querySelectorAll('[role=option]')].some((o) => o.textContent.includes('agent'))`)
+	do(t, owner, "pick it and send", chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(labelled("Message #general"), "please sleep on it"), chromedp.KeyEvent(kb.Enter))
+
+	card := `[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('please sleep on it'))?.querySelector('.turn-card')`
+	waitJS(t, member, "the card working on the tool call", fmt.Sprintf(`(() => { const c = %s; return c && c.dataset.state === 'working' && c.querySelector('.turn-step')?.textContent === 'buzz-dev-mcp__shell'; })()`, card))
+	first, err := chromedp.Run(member, chromedp.Evaluate[string](card+`.querySelector('.turn-elapsed').textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJS(t, member, "the time ticking", fmt.Sprintf(`%s.querySelector('.turn-elapsed').textContent !== %q`, card, first))
+	if has, _ := chromedp.Run(member, chromedp.Evaluate[bool](card+`.querySelector('.turn-stop') !== null`)); has {
+		t.Errorf("a plain member is offered Stop")
+	}
+	stop := fmt.Sprintf(`(() => { const b = %s?.querySelector('.turn-stop'); if (b) b.click(); return !!b; })()`, card)
+	waitJS(t, owner, "the owner's Stop pressed", stop)
+	waitJS(t, member, "the card stopped by the owner", fmt.Sprintf(`(() => { const c = %s; return c && c.dataset.state === 'cancelled' && c.textContent.includes('stopped by owner'); })()`, card))
+	// The page drew working and cancelled, and got nothing else: an idle
+	// agent takes the message at once, so the harness holds back seen.
+	states, err := chromedp.Run(member, chromedp.Evaluate[[]string](`window.turnStates`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(states, " "); !strings.HasPrefix(got, "working") || !strings.HasSuffix(got, "working cancelled") {
+		t.Errorf("the member's card showed %q; want working → cancelled", got)
+	}
+	id, err := chromedp.Run(member, chromedp.Evaluate[string](`[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('please sleep on it')).dataset.id`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wire []string
+	for _, f := range received.of(id) {
+		if len(wire) == 0 || wire[len(wire)-1] != f.State {
+			wire = append(wire, f.State)
+		}
+	}
+	if got := strings.Join(wire, " "); got != "working cancelled" {
+		t.Errorf("the member's browser received %q; want working cancelled", got)
+	}
+	for _, e := range append(ownerErrors(), memberErrors()...) {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// statusFrame is one turn status event a page received.
+type statusFrame struct {
+	State, Step string
+	ids         []string
+	at          time.Time
+}
+
+// statusFrames collects the turn status events a page's websocket gets.
+type statusFrames struct {
+	mu  sync.Mutex
+	all []statusFrame
+}
+
+// of lists the frames naming message id, in arrival order.
+func (s *statusFrames) of(id string) []statusFrame {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []statusFrame
+	for _, f := range s.all {
+		for _, e := range f.ids {
+			if e == id {
+				out = append(out, f)
+			}
+		}
+	}
+	return out
+}
+
+func watchStatusFrames(ctx context.Context) *statusFrames {
+	s := &statusFrames{}
+	frames := chromedp.Events(ctx, network.WebSocketFrameReceived)
+	go func() { // ends when ctx ends
+		for ev, err := range frames {
+			if err != nil {
+				return
+			}
+			if ev.Response == nil {
+				continue
+			}
+			var msg []json.RawMessage
+			var e struct {
+				Kind    int        `json:"kind"`
+				Content string     `json:"content"`
+				Tags    [][]string `json:"tags"`
+			}
+			if json.Unmarshal([]byte(ev.Response.PayloadData), &msg) != nil || len(msg) != 3 || string(msg[0]) != `"EVENT"` ||
+				json.Unmarshal(msg[2], &e) != nil || e.Kind != 20100 {
+				continue
+			}
+			f := statusFrame{at: time.Now()}
+			json.Unmarshal([]byte(e.Content), &f)
+			for _, tg := range e.Tags {
+				if len(tg) >= 2 && tg[0] == "e" {
+					f.ids = append(f.ids, tg[1])
+				}
+			}
+			s.mu.Lock()
+			s.all = append(s.all, f)
+			s.mu.Unlock()
+		}
+	}()
+	return s
+}
