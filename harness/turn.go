@@ -580,7 +580,7 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 			spent = h.reportUsage(ctx, a, ss, heartbeatKey, start, mark, o) // before the slot is released
 		}
 		h.do(func() {
-			h.store.addSpend(budgetDay(time.Now()), spent)
+			h.addSpend(spent)
 			s.busy = false
 			h.heartbeat = false
 			switch o.Result {
