@@ -165,7 +165,7 @@ func joinPrompt(blocks []acp.ContentBlock) (string, []llm.Image, error) {
 		case "resource_link":
 			parts = append(parts, "[resource: "+b.URI+"]")
 		case "image":
-			if !promptImageTypes[b.MimeType] {
+			if !promptImageType(b.MimeType) {
 				return "", nil, invalid("image block: type %q, want image/png, image/jpeg, image/gif or image/webp", b.MimeType)
 			}
 			if _, err := base64.StdEncoding.DecodeString(b.Data); err != nil || b.Data == "" {
@@ -182,9 +182,15 @@ func joinPrompt(blocks []acp.ContentBlock) (string, []llm.Image, error) {
 	return strings.Join(parts, "\n"), images, nil
 }
 
-// promptImageTypes are the image types prompts may carry: those every
-// provider's API takes.
-var promptImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+// promptImageType reports whether prompts may carry images of type m:
+// those every provider's API takes.
+func promptImageType(m string) bool {
+	switch m {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
 
 // promptSession decodes a session/prompt request and finds its session,
 // for either protocol version's handler.

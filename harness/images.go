@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -50,10 +49,20 @@ const (
 	imageAuthTTL = 5 * time.Minute
 )
 
-// promptImageTypes are the image types model APIs take.
-var promptImageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true}
+// promptImageType reports whether model APIs take images of type m.
+func promptImageType(m string) bool {
+	switch m {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
+}
 
-var imageHashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// isImageHash reports whether s is a sha256 in lowercase hex.
+func isImageHash(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size && strings.ToLower(s) == s
+}
 
 // promptImage is one image named by an imeta tag.
 type promptImage struct{ hash, mime string }
@@ -77,7 +86,7 @@ func eventImages(evs []*Event) []promptImage {
 				}
 			}
 			h, m := strings.ToLower(f["x"]), f["m"]
-			if !imageHashRE.MatchString(h) || !promptImageTypes[m] || seen[h] {
+			if !isImageHash(h) || !promptImageType(m) || seen[h] {
 				continue
 			}
 			if n, err := strconv.ParseInt(f["size"], 10, 64); err == nil && n > maxPromptImageBytes {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -76,26 +75,68 @@ const (
 	staleUpload = 24 * time.Hour
 )
 
-// blobTypes that are served inline (shown by the browser): raster images,
-// audio, video and plain text, none of which runs script. Anything else is
-// served as an attachment.
-var inlineBlobTypes = map[string]bool{
-	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true, "image/bmp": true,
-	"audio/mpeg": true, "audio/ogg": true, "audio/wave": true, "audio/aiff": true,
-	"video/mp4": true, "video/webm": true, "video/avi": true,
-	"text/plain; charset=utf-8": true,
+// inlineBlobType reports whether a blob of type typ is served inline
+// (shown by the browser): raster images, audio, video and plain text,
+// none of which runs script. Anything else is served as an attachment.
+func inlineBlobType(typ string) bool {
+	switch typ {
+	case "image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp",
+		"audio/mpeg", "audio/ogg", "audio/wave", "audio/aiff",
+		"video/mp4", "video/webm", "video/avi",
+		"text/plain; charset=utf-8":
+		return true
+	}
+	return false
 }
 
-var (
-	blobPathRE  = regexp.MustCompile(`^/([0-9a-f]{64})(\.[a-z0-9]{1,10})?$`)
-	thumbPathRE = regexp.MustCompile(`^/thumb/([0-9a-f]{64})$`)
-	listPathRE  = regexp.MustCompile(`^/list/([0-9a-f]{64})$`)
-	hashRE      = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
+// isHash reports whether s is a sha256 in lowercase hex.
+func isHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// blobPathHash reads /<sha256>[.ext] (ext: 1 to 10 of a-z0-9).
+func blobPathHash(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, "/")
+	if !ok {
+		return "", false
+	}
+	h, ext, dotted := strings.Cut(rest, ".")
+	if !isHash(h) {
+		return "", false
+	}
+	if dotted {
+		if len(ext) < 1 || len(ext) > 10 {
+			return "", false
+		}
+		for i := 0; i < len(ext); i++ {
+			if c := ext[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+				return "", false
+			}
+		}
+	}
+	return h, true
+}
+
+// prefixedHash reads prefix<sha256>, as /thumb/ and /list/ take it.
+func prefixedHash(p, prefix string) (string, bool) {
+	h, ok := strings.CutPrefix(p, prefix)
+	return h, ok && isHash(h)
+}
 
 // isBlobPath reports whether p is one of the Blossom routes.
 func isBlobPath(p string) bool {
-	return p == "/upload" || blobPathRE.MatchString(p) || thumbPathRE.MatchString(p) || listPathRE.MatchString(p)
+	_, blob := blobPathHash(p)
+	_, thumb := prefixedHash(p, "/thumb/")
+	_, list := prefixedHash(p, "/list/")
+	return p == "/upload" || blob || thumb || list
 }
 
 // blobUpload is one upload of a blob: who, for which channel ("" for the
@@ -202,12 +243,14 @@ func (r *Relay) serveBlossom(w http.ResponseWriter, req *http.Request) {
 			w.Header().Set("Allow", "PUT, HEAD")
 			blobError(w, http.StatusMethodNotAllowed, "use PUT /upload")
 		}
-	case thumbPathRE.MatchString(p):
-		r.serveBlob(w, req, thumbPathRE.FindStringSubmatch(p)[1], true)
-	case listPathRE.MatchString(p):
-		r.serveList(w, req, listPathRE.FindStringSubmatch(p)[1])
+	case strings.HasPrefix(p, "/thumb/"):
+		hash, _ := prefixedHash(p, "/thumb/")
+		r.serveBlob(w, req, hash, true)
+	case strings.HasPrefix(p, "/list/"):
+		pubkey, _ := prefixedHash(p, "/list/")
+		r.serveList(w, req, pubkey)
 	default:
-		hash := blobPathRE.FindStringSubmatch(p)[1]
+		hash, _ := blobPathHash(p)
 		switch req.Method {
 		case http.MethodGet, http.MethodHead:
 			r.serveBlob(w, req, hash, false)
@@ -355,7 +398,7 @@ func (r *Relay) serveUploadCheck(w http.ResponseWriter, req *http.Request) {
 	if !ok {
 		return
 	}
-	if h := strings.ToLower(req.Header.Get("X-SHA-256")); h != "" && (!hashRE.MatchString(h) || !namesHash(ev, h)) {
+	if h := strings.ToLower(req.Header.Get("X-SHA-256")); h != "" && (!isHash(h) || !namesHash(ev, h)) {
 		blobError(w, http.StatusUnauthorized, "authorization: no x tag names X-SHA-256 "+h)
 		return
 	}
@@ -580,7 +623,7 @@ func (r *Relay) serveBlob(w http.ResponseWriter, req *http.Request, hash string,
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
 	h.Set("Cache-Control", "private, max-age=31536000, immutable")
 	h.Set("Vary", "Authorization")
-	if !inlineBlobTypes[typ] {
+	if !inlineBlobType(typ) {
 		h.Set("Content-Disposition", `attachment; filename="`+hash+blobExt(typ)+`"`)
 	}
 	st, _ := f.Stat()
@@ -657,7 +700,7 @@ func (r *Relay) serveList(w http.ResponseWriter, req *http.Request, pubkey strin
 	out := []blobDescriptor{}
 	for _, n := range names {
 		hash := strings.TrimSuffix(filepath.Base(n), ".json")
-		if !hashRE.MatchString(hash) {
+		if !isHash(hash) {
 			continue
 		}
 		m, err := r.blobs.meta(hash)
