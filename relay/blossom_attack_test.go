@@ -367,3 +367,20 @@ func TestBlossomUploadLimits(t *testing.T) {
 		t.Errorf("temporary files left: %v", left)
 	}
 }
+
+// TestBlossomSharedBlobDir: two relays on one --blob-dir serve each
+// other's uploads.
+func TestBlossomSharedBlobDir(t *testing.T) {
+	owner := newKey(t)
+	dir := t.TempDir()
+	a := startRelay(t, Config{Owner: owner.pk, BlobDir: dir})
+	b := startRelay(t, Config{Owner: owner.pk, BlobDir: dir})
+	body := []byte("shared between instances")
+	h := sha(body)
+	if st, _, got := blobDo(t, "PUT", a.HTTPURL()+"/upload", blobAuthHeader(t, owner, "upload", time.Hour, nil, h), bytes.NewReader(body), int64(len(body))); st != 200 {
+		t.Fatalf("upload through a = %d %s", st, got)
+	}
+	if st, _, got := blobDo(t, "GET", b.HTTPURL()+"/"+h, blobAuthHeader(t, owner, "get", time.Hour, nil, h), nil, -1); st != 200 || !bytes.Equal(got, body) {
+		t.Errorf("GET through b = %d %q; want the blob uploaded through a", st, got)
+	}
+}
