@@ -237,6 +237,22 @@ func TestBlossomAttacks(t *testing.T) {
 	if st, _, _ := get(owner, "/"+ih); st != 404 {
 		t.Errorf("GET after delete = %d; want 404", st)
 	}
+
+	// A banned key reads none of the relay's files any more, its own
+	// uploads included, and uploads nothing.
+	htmlHash := sha([]byte("<!DOCTYPE html><html><script>alert(document.domain)</script></html>"))
+	if st, _, _ := blobDo(t, "GET", base+"/"+htmlHash, blobAuthHeader(t, alice, "get", time.Hour, nil, htmlHash), nil, -1); st != 200 {
+		t.Fatalf("alice's own upload = %d before her removal", st)
+	}
+	if st, rep := manage(t, base, owner, "banpubkey", alice.pk, "gone"); st != 200 || rep.Error != "" {
+		t.Fatalf("banpubkey = %d %+v", st, rep)
+	}
+	if st, _, _ := blobDo(t, "GET", base+"/"+htmlHash, blobAuthHeader(t, alice, "get", time.Hour, nil, htmlHash), nil, -1); st != 403 {
+		t.Errorf("a banned key's GET of its own upload = %d; want 403", st)
+	}
+	if st, _ := put(alice, []byte("after"), blobAuthHeader(t, alice, "upload", time.Hour, nil, sha([]byte("after")))); st != 403 {
+		t.Errorf("a banned key's upload = %d; want 403", st)
+	}
 }
 
 // forgeAuth swaps the pubkey of a signed authorization header for pk,
