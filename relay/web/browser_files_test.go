@@ -102,6 +102,19 @@ func TestBrowserFilesLive(t *testing.T) {
 	if s := benSent.find("evil.example"); s != "" {
 		t.Errorf("the page fetched a URL a message named: %s", s)
 	}
+	// A file in a thread reply, from the thread's own composer.
+	do(t, ben, "Ben opens the thread", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('the build graph')).querySelector('button[aria-label="Reply in thread"]').click()`))
+	waitJS(t, ben, "the thread composer", `document.querySelector('#thread-composer input[type=file]') !== null`)
+	do(t, ben, "Ben drops a file in the thread", chromedp.Evaluate[chromedp.Void](`(() => {
+		const drop = new DataTransfer();
+		drop.items.add(new File(['fixed in 1f3a'], 'fix.txt', { type: 'text/plain' }));
+		document.querySelector('#thread-composer form').dispatchEvent(new DragEvent('drop', { dataTransfer: drop, bubbles: true, cancelable: true }));
+	})()`))
+	waitJS(t, ben, "the thread upload done", `document.querySelectorAll('#thread-composer .pending-file.done').length === 1`)
+	do(t, ben, "Ben replies", chromedp.SendKeys(labelled("Thread reply"), "see the fix"), chromedp.KeyEvent(kb.Enter))
+	waitJS(t, ann, "Ann sees one reply", `(() => { const b = [...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('the build graph'))?.querySelector('.replies'); return b && b.textContent.includes('1 reply'); })()`)
+	waitJS(t, ben, "the reply's file card in the thread", textIn(`#thread .file-card`, "fix.txt"))
+
 	for _, e := range append(annErrors(), benErrors()...) {
 		if !strings.Contains(e, "413") { // the refused preflight is logged by the browser
 			t.Errorf("browser console: %s", e)
