@@ -127,6 +127,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	in := &promptInput{Batch: t.batch, Parked: t.parked, Reason: reason, Channel: info, Profiles: profiles,
 		Context: cs, Agent: h.cfg.AgentHex, Owner: h.cfg.Owner, Legacy: ss.legacy}
 	blocks := formatPrompt(in)
+	blocks = append(blocks, h.imageBlocks(ctx, a, t.batch)...)
 
 	for _, e := range t.batch {
 		h.reacts.add(ctx, e, emojiWorking)

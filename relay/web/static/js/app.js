@@ -242,15 +242,15 @@ class App {
     return ev;
   }
 
-  post(ch, text, pks, forum) {
-    const tags = [['h', ch], ...pks.map((pk) => ['p', pk])];
+  post(ch, text, pks, forum, files = []) {
+    const tags = [['h', ch], ...pks.map((pk) => ['p', pk]), ...files];
     return this.queue({ kind: forum ? K.forumPost : K.stream, tags, content: text });
   }
 
-  reply(parent, text, pks) {
+  reply(parent, text, pks, files = []) {
     const ch = parent.tags.find((t) => t[0] === 'h')?.[1] || this.current;
     const forum = parent.kind === K.forumPost || parent.kind === K.forumComment;
-    const tags = [['h', ch], ...threadTags(parent), ...pks.map((pk) => ['p', pk])];
+    const tags = [['h', ch], ...threadTags(parent), ...pks.map((pk) => ['p', pk]), ...files];
     return this.queue({ kind: forum ? K.forumComment : K.stream, tags, content: text });
   }
 
