@@ -28,7 +28,8 @@ func touchModel() func(map[string]any) llmtest.Reply {
 		if lastIsTool(req) {
 			return llmtest.Reply{Text: "finished"}
 		}
-		body, _ := json.Marshal(req["messages"])
+		msgs, _ := req["messages"].([]any)
+		body, _ := json.Marshal(msgs[len(msgs)-1]) // the session's history holds the earlier prompts' anchors
 		_, ev, ok := findAnchor(anchor, string(body))
 		if !ok {
 			return llmtest.Reply{Text: "no anchor found"}
@@ -125,7 +126,7 @@ func TestApprovalRuleEndToEnd(t *testing.T) {
 		Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {req.ID}}}, nil)
 	waitFor(t, "the model to hear of the rejection", 30*time.Second, func() bool {
 		for _, body := range llm.Bodies() {
-			if strings.Contains(string(body), "Not run: the command") && strings.Contains(string(body), b.ID[:12]) {
+			if strings.Contains(string(body), `Not run: the command \"touch approved-`+b.ID[:12]) {
 				return true
 			}
 		}
@@ -145,7 +146,7 @@ func TestApprovalRuleEndToEnd(t *testing.T) {
 	})
 	waitFor(t, "the model to hear of the rejection", 30*time.Second, func() bool {
 		for _, body := range llm.Bodies() {
-			if strings.Contains(string(body), "Not run: the command") && strings.Contains(string(body), c.ID[:12]) {
+			if strings.Contains(string(body), `Not run: the command \"touch approved-`+c.ID[:12]) {
 				return true
 			}
 		}

@@ -16,7 +16,7 @@ import (
 func waitApproval(t *testing.T, w *world, ev *nostr.Event) *nostr.Event {
 	t.Helper()
 	var req *nostr.Event
-	waitFor(t, "the permission request", 20*time.Second, func() bool {
+	waitFor(t, "the permission request", 90*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindApprovalRequest}, Authors: []string{w.agent.Public().Hex()},

@@ -119,6 +119,7 @@ type Agent struct {
 	mu         sync.Mutex
 	cancelling bool                          // answer permission requests "cancelled"
 	asks       map[uint64]context.CancelFunc // Ask calls waiting; a cancel ends them
+	toolCalls  map[string]*toolCallSeen      // session|toolCallId → what its updates said, for permission requests
 	askSeq     uint64
 	runID      string                    // goose active run id of the running prompt
 	usage      map[string]*UsageSnapshot // latest usage report per session; nil until the first
@@ -486,6 +487,9 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		}
 		if p.Update.SessionUpdate != acp.UpdateKeepalive {
 			a.touch()
+		}
+		if p.Update.SessionUpdate == acp.UpdateToolCall || p.Update.SessionUpdate == acp.UpdateToolCallUpdate {
+			a.noteToolCall(p.SessionID, req.Params)
 		}
 		switch p.Update.SessionUpdate {
 		case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk, acp.UpdateToolCall, acp.UpdateToolCallUpdate:

@@ -220,6 +220,16 @@ type PermissionRequest struct {
 	ToolCall  json.RawMessage    `json:"toolCall,omitempty"`
 	Options   []PermissionOption `json:"options"`
 	Meta      *PermissionMeta    `json:"_meta,omitempty"`
+	// Title and Subject are v2's form: what is asked, and the tool call
+	// under subject.toolCall rather than at the top.
+	Title   string             `json:"title,omitempty"`
+	Subject *PermissionSubject `json:"subject,omitempty"`
+}
+
+// PermissionSubject is what a v2 permission request is about.
+type PermissionSubject struct {
+	Type     string          `json:"type"`
+	ToolCall json.RawMessage `json:"toolCall,omitempty"`
 }
 
 // PermissionMeta is a permission request's _meta. Rule is set by

@@ -1,7 +1,7 @@
 // The page's entry: sign-in, the relay connection, the store, and the
 // views wired together. Routes live in the fragment: #/c/<channel id>.
 
-import { Store, K, messageKinds, onlineShownMs } from './store.js';
+import { Store, K, messageKinds, onlineShownMs, approvalKinds } from './store.js';
 import { RelayConn } from './relay.js';
 import { restore, forget, npub } from './signer.js';
 import { signIn } from './signin.js';
@@ -166,7 +166,7 @@ class App {
       });
       return close;
     };
-    const kinds = [...messageKinds, K.edit, K.tombstone, K.canvas];
+    const kinds = [...messageKinds, K.edit, K.tombstone, K.canvas, ...approvalKinds];
     closers.push(page({ kinds, '#h': [id], limit: historyPage }));
     this.olderPage = () => {
       if (!this.older || this.older.id !== id) return;
@@ -259,6 +259,11 @@ class App {
   // only to who may read the channel.
   react(ev, emoji) { return this.send({ kind: K.reaction, tags: [...channelTag(ev), ['e', ev.id]], content: emoji }).catch((e) => this.flash(e)); }
   unreact(ev, reactionID) { return this.send({ kind: K.deletion, tags: [...channelTag(ev), ['e', reactionID]], content: '' }).catch((e) => this.flash(e)); }
+  /** answerApproval answers an agent's permission request with one of its options; the agent's harness accepts it from its owner or a channel admin. */
+  answerApproval(req, option) {
+    const kind = option.kind.startsWith('allow_') ? K.approvalGrant : K.approvalDeny;
+    return this.send({ kind, tags: [...channelTag(req), ['e', req.id], ['p', req.pubkey], ['option', option.id]], content: '' });
+  }
   edit(ev, text) {
     const ch = ev.tags.find((t) => t[0] === 'h')?.[1];
     return this.queue({ kind: K.edit, tags: [['h', ch], ['e', ev.id]], content: text });

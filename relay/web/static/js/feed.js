@@ -4,6 +4,7 @@
 import { messageView, continues } from './message.js';
 import { relTime, el } from './util.js';
 import { rows, anchor, restore } from './history.js';
+import { approvalSignature } from './approval.js';
 
 /** signature is what a message's rendering depends on. */
 function signature(ev, app, inThread) {
@@ -12,7 +13,7 @@ function signature(ev, app, inThread) {
   const ch = ev.tags.find((t) => t[0] === 'h')?.[1] || '';
   const w = s.working(ev);
   return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at),
-    s.status(ev.pubkey), w.who.join() + w.busy].join('\u0000');
+    s.status(ev.pubkey), w.who.join() + w.busy, approvalSignature(s, ev, app.me)].join('\u0000');
 }
 
 /** outboxState marks a message the relay has not taken yet, or refused. */

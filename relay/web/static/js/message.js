@@ -8,6 +8,7 @@ import { body } from './render.js';
 import { tags } from './event.js';
 import { workingEmoji, K } from './store.js';
 import { attachments, attachmentsView, withoutURLs } from './files.js';
+import { approvalCard, approvalNotice, isPermissionRequest } from './approval.js';
 import { turnCards } from './turncard.js';
 
 const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '🚀'];
@@ -65,7 +66,8 @@ export function messageView(ev, app, { inThread = false } = {}) {
   const files = attachments(ev);
   const shown = files.length ? withoutURLs(text, files) : text;
   const bodyBox = el('div', { class: 'msg-body' });
-  if (shown || !files.length) bodyBox.append(body(shown, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
+  if (isPermissionRequest(ev)) bodyBox.append(approvalCard(ev, app));
+  else if (shown || !files.length) bodyBox.append(body(shown, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
   main.append(bodyBox);
   if (files.length) main.append(attachmentsView(files, app.signer));
   // A very long message is folded to a screenful until asked for.
@@ -104,6 +106,8 @@ export function messageView(ev, app, { inThread = false } = {}) {
   }
   if (chips.childElementCount) main.append(chips);
 
+  const waiting = !inThread && app.openThread ? approvalNotice(store, ev, app.openThread.bind(app)) : null;
+  if (waiting) main.append(waiting);
   if (!inThread && ev.kind !== K.forumComment) {
     const n = store.replies(ev.tags.find((t) => t[0] === 'h')?.[1] || '', ev.id);
     if (n) main.append(el('button', { type: 'button', class: 'replies link', onclick: () => app.openThread(ev), text: `${n} ${n === 1 ? 'reply' : 'replies'}` }));

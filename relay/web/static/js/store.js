@@ -13,6 +13,9 @@ export const K = {
   approvalRequest: turnKinds.approvalRequest, approvalGrant: turnKinds.approvalGrant, approvalDeny: turnKinds.approvalDeny,
 };
 
+/** approvalKinds are an agent's permission requests and their answers. */
+export const approvalKinds = [K.approvalRequest, K.approvalGrant, K.approvalDeny];
+
 /** typingShownMs is how long a typing event (sent every 3 s while a turn runs or a person types) keeps its line. */
 export const typingShownMs = 7000;
 /** onlineShownMs is how long a presence "online" or "away" (sent every 60 s) counts. */
@@ -49,6 +52,7 @@ export class Store {
     this.reactions = new Map(); // target → Map reaction id → event
     this.canvas = new Map(); // channel → newest canvas event
     this.editsAll = new Map(); // target → edit events
+    this.answers = new Map(); // permission request → the grants and denies naming it
     // id → the relay's order, to order events of the same second: what a
     // REQ brings stored comes newest stored first and counts down from 0,
     // what comes live (or is sent from here) counts up. Never the id.
@@ -160,14 +164,12 @@ export class Store {
         this.reactions.get(target).set(ev.id, ev);
         break;
       }
-      case K.approvalRequest:
-        for (const id of tags(ev, 'e')) {
-          if (!this.approvals.has(id)) this.approvals.set(id, new Set());
-          this.approvals.get(id).add(ev.id);
-        }
-        break;
       case K.approvalGrant: case K.approvalDeny:
-        for (const id of tags(ev, 'e')) this.approvalAnswered.add(id);
+        for (const id of tags(ev, 'e')) {
+          this.approvalAnswered.add(id);
+          if (!this.answers.has(id)) this.answers.set(id, []);
+          this.answers.get(id).push(ev);
+        }
         break;
       case K.canvas: {
         const ch = tag(ev, 'h');
@@ -175,8 +177,17 @@ export class Store {
         if (!old || old.created_at <= ev.created_at) this.canvas.set(ch, ev);
         break;
       }
+      case K.approvalRequest:
+        for (const id of tags(ev, 'e')) {
+          if (!this.approvals.has(id)) this.approvals.set(id, new Set());
+          this.approvals.get(id).add(ev.id);
+        }
+        if (!ev.tags.some((t) => t[0] === 'option')) break;
+        // An agent's permission request (it names options) shows among
+        // the messages, as a card; a workflow step's does not.
+        // falls through
       default:
-        if (messageKinds.includes(ev.kind)) {
+        if (messageKinds.includes(ev.kind) || ev.kind === K.approvalRequest) {
           const ch = tag(ev, 'h');
           if (!ch) return false;
           if (!this.messages.has(ch)) this.messages.set(ch, new Set());
@@ -216,6 +227,9 @@ export class Store {
     if (owner) this.agents.set(ev.pubkey, owner);
   }
 
+  /** answersOf lists the grants and denies that name request id. */
+  answersOf(id) { return this.answers.get(id) || []; }
+
   /**
    * waitingApproval reports whether agent asked for an approval on
    * message id (an approval request e-tagging it) that no grant or denial
@@ -224,9 +238,19 @@ export class Store {
   waitingApproval(id, agent) {
     for (const rid of this.approvals.get(id) || []) {
       const req = this.events.get(rid);
-      if (req && req.pubkey === agent && !this.approvalAnswered.has(rid) && !this.deleted(req)) return true;
+      if (req && req.pubkey === agent && !this.approvalClosed(req) && !this.deleted(req)) return true;
     }
     return false;
+  }
+
+  /**
+   * approvalClosed reports whether request req is answered. An agent's
+   * permission request (it names options) is closed only by the answer
+   * its harness signs as the agent: anyone may sign a grant naming it.
+   */
+  approvalClosed(req) {
+    if (!req.tags.some((t) => t[0] === 'option')) return this.approvalAnswered.has(req.id);
+    return this.answersOf(req.id).some((a) => a.pubkey === req.pubkey);
   }
 
   /** ownerOf returns the attested owner of an agent key, or ''. */
