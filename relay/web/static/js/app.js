@@ -81,6 +81,7 @@ class App {
     this.conn = new RelayConn(url, this.signer, (state, detail = '') => {
       this.banner.status(state);
       if ((state === 'connected' || state === 'authenticated') && this.reads.loaded) this.reads.recountAll();
+      if (state === 'authenticated' || (state === 'connected' && !this.presence.said)) this.presence.again();
       if (state === 'closed') {
         if (/not a relay member|only serves authenticated members|banned/.test(detail)) this.refused(detail);
         return;
@@ -105,8 +106,13 @@ class App {
     });
     const now = Math.floor(Date.now() / 1000);
     // The relay hands out each key's latest presence of the last 150 s with a REQ's stored events.
-    this.conn.subscribe([{ kinds: [K.presence], since: now - Math.floor(onlineShownMs / 1000) }, { kinds: [K.typing, K.turnStatus], since: now }],
-      { onevent: (ev, stored) => this.store.ephemeral(ev, Date.now(), stored) });
+    this.conn.subscribe([{ kinds: [K.presence], since: now - Math.floor(onlineShownMs / 1000) }, { kinds: [K.typing, K.turnStatus], since: now }], {
+      onevent: (ev, stored) => {
+        const known = this.store.status(ev.pubkey) !== '';
+        this.store.ephemeral(ev, Date.now(), stored);
+        if (!stored) this.presence.heard(ev, known); // a newcomer's arrival is answered with ours
+      },
+    });
     this.conn.subscribe([{ kinds: [K.approvalRequest, K.approvalGrant, K.approvalDeny], limit: 500 }], { onevent: add });
     this.reads.start((ev) => this.prefs.take(ev));
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });

@@ -20,6 +20,8 @@ export const approvalKinds = [K.approvalRequest, K.approvalGrant, K.approvalDeny
 export const typingShownMs = 7000;
 /** onlineShownMs is how long a presence "online" or "away" (sent every 60 s) counts. */
 export const onlineShownMs = 150000;
+/** hiddenRenderMs is how soon a hidden tab re-renders after a change. */
+const hiddenRenderMs = 200;
 /** presenceStates are the kind 20001 contents shown (an agent's harness says paused or not configured); anything else reads as offline. */
 const presenceStates = new Set(['online', 'away', 'paused', 'not configured']);
 
@@ -82,10 +84,14 @@ export class Store {
   changed() {
     if (this.queued) return;
     this.queued = true;
-    requestAnimationFrame(() => {
+    const run = () => {
       this.queued = false;
       for (const fn of this.listeners) fn();
-    });
+    };
+    // A hidden tab gets no animation frames; its title and favicon still
+    // follow what arrives (the browser runs its timers at most once a second).
+    if (typeof document !== 'undefined' && document.visibilityState === 'hidden') setTimeout(run, hiddenRenderMs);
+    else requestAnimationFrame(run);
   }
 
   channel(id) {
