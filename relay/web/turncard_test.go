@@ -27,11 +27,12 @@ import (
 // link and the general channel.
 type upWorkspace struct {
 	addr, link, channel string
+	home                string // HOME, with the state dir under home/state
 }
 
 // startUp runs the built `buzzbox up` in a new directory against model,
 // stopped by Ctrl-C at the test's end.
-func startUp(t *testing.T, model *llmtest.Server) upWorkspace {
+func startUp(t testing.TB, model *llmtest.Server) upWorkspace {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,6 +41,7 @@ func startUp(t *testing.T, model *llmtest.Server) upWorkspace {
 	w := upWorkspace{addr: ln.Addr().String()}
 	ln.Close()
 	home := t.TempDir()
+	w.home = home
 	up := exec.Command(testexe.Path(t), "up", "--listen", w.addr)
 	up.Dir = t.TempDir()
 	up.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
