@@ -208,4 +208,20 @@ func TestTurnStatusAndStop(t *testing.T) {
 	if s := awaitState(t, statuses, third.ID, turnCancelled, 10*time.Second); s.By != w.owner.Public().Hex() {
 		t.Errorf("CLI stop: cancelled by %q; want the owner", s.By)
 	}
+
+	// A channel admin who is not the agent's owner may stop it too.
+	w.publish(&nostr.Event{Kind: 9000, Tags: nostr.Tags{{"h", w.channel}, {"p", w.sibling.Public().Hex(), "", "admin"}}})
+	admin := w.memberConn(t, w.sibling)
+	fourth := w.mention("sleep on it once more")
+	for s := awaitState(t, statuses, fourth.ID, turnWorking, 60*time.Second); s.Step == ""; {
+		s = awaitState(t, statuses, fourth.ID, turnWorking, 60*time.Second)
+	}
+	sent = time.Now()
+	if err := admin.Publish(ctx, stopEvent(t, w.sibling, w.channel, fourth.ID)); err != nil {
+		t.Fatalf("admin's stop refused by the relay: %v", err)
+	}
+	s := awaitState(t, statuses, fourth.ID, turnCancelled, 10*time.Second)
+	if s.By != w.sibling.Public().Hex() || s.at.Sub(sent) > time.Second {
+		t.Errorf("admin's stop: cancelled by %q after %v; want the admin within 1s", s.By, s.at.Sub(sent))
+	}
 }
