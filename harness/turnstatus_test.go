@@ -225,3 +225,39 @@ func TestTurnStatusAndStop(t *testing.T) {
 		t.Errorf("admin's stop: cancelled by %q after %v; want the admin within 1s", s.By, s.at.Sub(sent))
 	}
 }
+
+// TestTurnStatusFailed: a model that refuses the request (HTTP 400) ends
+// the turn failed, and the status carries the cause a person can act on.
+func TestTurnStatusFailed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetHandler(func(map[string]any) llmtest.Reply {
+		return llmtest.Reply{Status: 400, Body: `{"error":{"message":"model m does not exist","type":"invalid_request_error"}}`}
+	})
+	env := w.agentEnv(t, "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
+		"OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL="+llm.URL, "HOME="+t.TempDir())
+	w.runHarness(t, env, timing{})
+	statuses := w.watchStatus(t, w.memberConn(t, w.stranger), w.channel)
+	mention := w.mention("hello")
+	awaitState(t, statuses, mention.ID, turnWorking, 60*time.Second)
+	timer := time.NewTimer(60 * time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case s := <-statuses:
+			if s.ids[0] != mention.ID || s.State != turnFailed {
+				continue
+			}
+			if s.Cause == "" {
+				t.Errorf("failed without a cause: %+v", s.turnStatusContent)
+			}
+			t.Logf("cause: %s", s.Cause)
+			return
+		case <-timer.C:
+			t.Fatal("no failed status within 60s")
+		}
+	}
+}
