@@ -86,7 +86,7 @@ type statusPub struct {
 	off   bool // publishes nothing (timing.noStatus)
 
 	mu        sync.Mutex
-	bySession map[string]*turnTrack // session → the running turn
+	bySession map[string]*turnTrack  // session → the running turn
 	held      map[string]*time.Timer // message id → its seen, held (statusSeenHold)
 }
 
