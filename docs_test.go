@@ -32,7 +32,7 @@ const citeLookback = 60
 // the citing file; the longest matching prefix wins.
 var packageSpec = map[string]string{
 	"harness/":           "harness.md",
-	"cli/":       "nostrgit-cli.md",
+	"cli/":               "nostrgit-cli.md",
 	"nostrgit/":          "nostrgit-cli.md",
 	"internal/nostrkey/": "nostrgit-cli.md",
 	"devmcp/":            "devmcp.md",

@@ -88,6 +88,10 @@ type Options struct {
 	PromptCaching     bool
 	Stream            bool
 
+	// ApprovalRules are the shell commands that need a person's approval
+	// (BUZZ_AGENT_APPROVAL_RULES); nil none.
+	ApprovalRules []approvalRule
+
 	// StateDir is where sessions are kept for session/load (one file each);
 	// empty keeps them in memory only.
 	StateDir string
@@ -272,6 +276,13 @@ func parseOptions(env proc.Env) (Options, error) {
 		}
 	case !filepath.IsAbs(o.StateDir):
 		return o, cfgErr("%s=%s must be an absolute path", workspace.EnvAgentStateDir, o.StateDir)
+	}
+	if file := r.str(envApprovalRules); file != "" {
+		rules, err := loadApprovalRules(file)
+		if err != nil {
+			return o, err
+		}
+		o.ApprovalRules = rules
 	}
 	if raw, ok := env.LookupEnv(envHookServers); ok {
 		o.HookServers = parseHookServers(raw)

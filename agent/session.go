@@ -50,6 +50,9 @@ type Session struct {
 	// right behind a prompt must not be lost in the gap.
 	queued       int
 	cancelQueued bool
+	// allowed holds the approval rules a person allowed for the rest of
+	// the session.
+	allowed map[string]bool
 }
 
 // usageTotals accumulates provider usage across the session.

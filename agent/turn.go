@@ -297,6 +297,18 @@ func (t *turn) execute(ctx context.Context, calls []llm.ToolCall) bool {
 				return
 			}
 			c := calls[i]
+			if cmd := t.s.shellCommand(c); cmd != "" {
+				if rule := matchRule(opts.ApprovalRules, cmd); rule != "" {
+					if ok, why := t.s.approve(ctx, c, cmd, rule); !ok {
+						mu.Lock()
+						defer mu.Unlock()
+						if !results[i].done {
+							failed(i, rejectedText(cmd, rule, why))
+						}
+						return
+					}
+				}
+			}
 			t.s.update(acp.Update{SessionUpdate: acp.UpdateToolCallUpdate, ToolCallID: c.ID, Status: acp.StatusInProgress})
 			res, err := t.s.reg.Call(ctx, c.Name, c.Args, opts.ToolTimeout)
 			mu.Lock()

@@ -3,8 +3,6 @@ package cli
 import (
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/relayclient"
-	"crypto/rand"
-	"encoding/hex"
 	"sort"
 	"strconv"
 	"strings"
@@ -186,7 +184,7 @@ func runChannelsCreate(in *inv) error {
 	if vis != workspace.VisibilityOpen && vis != workspace.VisibilityPrivate {
 		return userErr("--visibility must be open or private, got %q", vis)
 	}
-	id, err := newUUID()
+	id, err := workspace.NewUUID()
 	if err != nil {
 		return otherErr("make channel id: %v", err)
 	}
@@ -300,16 +298,4 @@ func runChannelsSearch(in *inv) error {
 		return out[i].ChannelID < out[j].ChannelID
 	})
 	return writeJSON(in.out, out)
-}
-
-// newUUID returns a random UUID v4.
-func newUUID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
 }

@@ -55,7 +55,13 @@
 // reads run history from GET /workflow-runs, which buzz-relay does not
 // serve.
 //
-// The package does not upload files (Blossom), speak NIP-17 DMs, or
+// Files: messages send --file uploads each file to the relay's Blossom
+// routes (a kind 24242 authorization naming its hash and the channel),
+// then sends the message with a NIP-92 imeta tag per file (url, m, x,
+// size, dim, thumb, alt) and the URLs appended to the text; files get
+// downloads one by hash or URL and checks the hash.
+//
+// The package does not speak NIP-17 DMs, or
 // implement the repository and issue commands of upstream's CLI;
 // NOSTR_PRIVATE_KEY is not read.
 package cli

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -135,17 +136,7 @@ func writeJSON(w io.Writer, v any) error {
 // parseUUID checks a channel id and returns it lower-cased.
 func parseUUID(s string) (string, error) {
 	l := strings.ToLower(strings.TrimSpace(s))
-	ok := len(l) == 36
-	for i := 0; ok && i < len(l); i++ {
-		c := l[i]
-		switch i {
-		case 8, 13, 18, 23:
-			ok = c == '-'
-		default:
-			ok = c >= '0' && c <= '9' || c >= 'a' && c <= 'f'
-		}
-	}
-	if !ok {
+	if !workspace.IsChannelID(l) {
 		return "", userErr("invalid UUID: %q", s)
 	}
 	return l, nil

@@ -261,13 +261,11 @@ func memParties(in *inv, allowAgent bool) (memParty, error) {
 	return p, nil
 }
 
-// memOpen validates an engram (signature, author, one d, one p = owner),
-// decrypts it and checks its slug re-derives to its d tag.
+// open validates an engram the relay client returned, its id and
+// signature checked there (author, one d, one p = owner), decrypts it and
+// checks its slug re-derives to its d tag.
 func (p memParty) open(ev *nostr.Event) (memBody, bool) {
 	if ev.Kind != workspace.KindEngram || ev.PubKey != p.agent {
-		return memBody{}, false
-	}
-	if !nostrkey.CheckEvent(ev) {
 		return memBody{}, false
 	}
 	var ds, ps []string

@@ -38,14 +38,14 @@ func runSend(in *inv) error {
 		}
 		kind = k
 	}
-	if len(in.p.list("file")) > 0 {
-		return userErr("--file uploads (Blossom) are not supported by this build; link the file in the text instead")
+	files := in.p.list("file")
+	content := ""
+	if in.p.has("content") || len(files) == 0 {
+		if content, err = readText(in, "content", maxContentBytes); err != nil {
+			return err
+		}
 	}
-	content, err := readText(in, "content", maxContentBytes)
-	if err != nil {
-		return err
-	}
-	if strings.TrimSpace(content) == "" {
+	if strings.TrimSpace(content) == "" && len(files) == 0 {
 		return userErr("refusing to send an empty message (content is empty or whitespace only); pass text with --content, or pipe it with --content -")
 	}
 	replyTo := ""
@@ -65,6 +65,14 @@ func runSend(in *inv) error {
 		return err
 	}
 	ev := &nostr.Event{Kind: kind, Content: content, Tags: nostr.Tags{{"h", ch}}}
+	if len(files) > 0 {
+		tags, urls, err := attachFiles(in, ch, files)
+		if err != nil {
+			return err
+		}
+		ev.Tags = append(ev.Tags, tags...)
+		ev.Content = strings.TrimSpace(strings.Join(append([]string{content}, urls...), "\n"))
+	}
 	if replyTo != "" {
 		parent, err := fetchOne(in, replyTo)
 		if err != nil {

@@ -113,12 +113,7 @@ func run(args []string, mkEnv func() proc.Env) int {
 			return ExitOK
 		}
 		if sub, ok := lookupSubcommand(rest[0]); ok {
-			env := mkEnv()
-			fixExe(&env, argv0)
-			if !sub.Sync {
-				installRoots(env, selfName+" "+sub.Name)
-			}
-			return sub.Main(context.Background(), rest[1:], env)
+			return start(sub.Identity, selfName+" "+sub.Name, argv0, rest[1:], mkEnv())
 		}
 		name = strings.ToLower(rest[0])
 		rest = rest[1:]
@@ -132,11 +127,17 @@ func run(args []string, mkEnv func() proc.Env) int {
 		fmt.Fprintln(env.Out(), selfName, Version())
 		return ExitOK
 	}
+	return start(id, id.Name, argv0, rest, env)
+}
+
+// start runs id, called name in messages, with args: the executable's
+// path made absolute in env, and the embedded CA roots unless id is Sync.
+func start(id Identity, name, argv0 string, args []string, env proc.Env) int {
 	fixExe(&env, argv0)
 	if !id.Sync {
-		installRoots(env, id.Name)
+		installRoots(env, name)
 	}
-	return id.Main(context.Background(), rest, env)
+	return id.Main(context.Background(), args, env)
 }
 
 // installRoots gives a long-running identity, which may speak HTTPS (LLM

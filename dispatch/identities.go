@@ -4,10 +4,10 @@ import (
 	"context"
 
 	"buzzbox/agent"
+	"buzzbox/cli"
 	"buzzbox/devmcp"
 	"buzzbox/dispatch/up"
 	"buzzbox/harness"
-	"buzzbox/cli"
 	"buzzbox/internal/proc"
 	"buzzbox/nostrgit"
 	"buzzbox/relay"
@@ -50,25 +50,19 @@ func Identities() []Identity {
 // a link called NAME, so `buzzbox install` lays no link for it and a link
 // of that name is no tool.
 type Subcommand struct {
-	// Name is the first argument to buzzbox that selects it, exactly.
-	Name string
+	// Identity is the subcommand as a tool: Name is the first argument to
+	// buzzbox that selects it, exactly; Sync false gives it the embedded
+	// CA roots; Main gets the arguments after its name.
+	Identity
 	// Args is what follows the name in --help's usage line.
 	Args string
-	// Summary is the one line --help shows.
-	Summary string
-	// Sync is as for Identity: false gives the subcommand the embedded CA
-	// roots.
-	Sync bool
-	// Main runs the subcommand with args (its name excluded) and returns
-	// the exit code.
-	Main func(ctx context.Context, args []string, env proc.Env) int
 }
 
 // Subcommands returns buzzbox's own subcommands in the order --help lists
 // them, built on each call as Identities is.
 func Subcommands() []Subcommand {
 	return []Subcommand{
-		{Name: "install", Args: "[--force] [--copy] DIR", Summary: "lay one link per tool in DIR", Sync: true, Main: install},
-		{Name: "up", Args: "[--listen ADDRESS] [--public-url URL] [--dir DIR]", Summary: "start a local workspace: relay, harness, agent", Main: up.Main},
+		{Identity{Name: "install", Summary: "lay one link per tool in DIR", Sync: true, Main: install}, "[--force] [--copy] DIR"},
+		{Identity{Name: "up", Summary: "start a local workspace: relay, harness, agent", Main: up.Main}, "[--listen ADDRESS] [--public-url URL] [--dir DIR]"},
 	}
 }

@@ -69,6 +69,7 @@ var (
 // usage is its values.
 func flagTable() []flagSpec {
 	const secs = "seconds"
+	seconds := func(d time.Duration) string { return strconv.Itoa(int(d / time.Second)) }
 	rows := []flagSpec{
 		{name: "relay-url", env: workspace.EnvRelayURL, def: "ws://localhost:3000", kind: kString, usage: "relay websocket URL",
 			what: "a ws:// or wss:// URL", allowed: "ws://host:port or wss://host"},
@@ -78,9 +79,9 @@ func flagTable() []flagSpec {
 			allowed: "a program name or path", hint: "set --agent-command (for example buzz-agent)"},
 		{name: "agent-args", env: workspace.EnvACPAgentArgs, kind: kList, usage: "agent arguments, comma-separated"},
 		{name: "mcp-command", env: "BUZZ_ACP_MCP_COMMAND", def: "buzz-dev-mcp", kind: kString, usage: "MCP sidecar for each session (buzz-dev-mcp runs this executable; empty: none)"},
-		{name: "idle-timeout", env: "BUZZ_ACP_IDLE_TIMEOUT", def: "900", kind: kInt, usage: "seconds without agent output before a turn is cancelled",
+		{name: "idle-timeout", env: "BUZZ_ACP_IDLE_TIMEOUT", def: seconds(defaultIdleTimeout), kind: kInt, usage: "seconds without agent output before a turn is cancelled",
 			max: int(maxTurnCeiling / time.Second), unit: secs, maxSay: "7 days"},
-		{name: "max-turn-duration", env: "BUZZ_ACP_MAX_TURN_DURATION", def: "7200", kind: kInt, usage: "hard cap on one turn, seconds",
+		{name: "max-turn-duration", env: "BUZZ_ACP_MAX_TURN_DURATION", def: seconds(defaultMaxTurn), kind: kInt, usage: "hard cap on one turn, seconds",
 			max: int(maxTurnCeiling / time.Second), unit: secs, maxSay: "7 days"},
 		{name: "turn-timeout", env: "BUZZ_ACP_TURN_TIMEOUT", kind: kInt, usage: "deprecated alias of --idle-timeout", hidden: true,
 			max: int(maxTurnCeiling / time.Second), unit: secs, maxSay: "7 days"},
@@ -90,7 +91,7 @@ func flagTable() []flagSpec {
 			min: 1, max: maxAgents},
 		{name: "heartbeat-interval", env: "BUZZ_ACP_HEARTBEAT_INTERVAL", def: "0", kind: kInt, usage: "seconds between heartbeat turns; 0 off, else >= 10",
 			min: int(minHeartbeat / time.Second), max: int(maxHeartbeat / time.Second), zeroOff: true, capMax: true, unit: secs},
-		{name: "turn-liveness-secs", env: "BUZZ_ACP_TURN_LIVENESS_SECS", def: "10", kind: kInt, usage: "observer liveness pings; 0 off, else >= 5",
+		{name: "turn-liveness-secs", env: "BUZZ_ACP_TURN_LIVENESS_SECS", def: seconds(defaultTurnLiveness), kind: kInt, usage: "observer liveness pings; 0 off, else >= 5",
 			min: int(minTurnLiveness / time.Second), max: int(maxHeartbeat / time.Second), zeroOff: true, capMax: true, unit: secs},
 		{name: "heartbeat-prompt", env: "BUZZ_ACP_HEARTBEAT_PROMPT", kind: kString, usage: "heartbeat prompt text"},
 		{name: "heartbeat-prompt-file", env: "BUZZ_ACP_HEARTBEAT_PROMPT_FILE", kind: kString, usage: "file holding the heartbeat prompt"},
@@ -108,7 +109,7 @@ func flagTable() []flagSpec {
 		{name: "multiple-event-handling", env: "BUZZ_ACP_MULTIPLE_EVENT_HANDLING", def: "steer", kind: kEnum,
 			values: handlingModes},
 		{name: "no-ignore-self", env: "BUZZ_ACP_NO_IGNORE_SELF", def: "false", kind: kBool, usage: "process the agent's own events"},
-		{name: "context-message-limit", env: "BUZZ_ACP_CONTEXT_MESSAGE_LIMIT", def: "12", kind: kInt, usage: "thread/DM messages in the prompt, 0..100",
+		{name: "context-message-limit", env: "BUZZ_ACP_CONTEXT_MESSAGE_LIMIT", def: strconv.Itoa(defaultContextLimit), kind: kInt, usage: "thread/DM messages in the prompt, 0..100",
 			max: maxContextLimit, unit: "messages"},
 		{name: "max-turns-per-session", env: "BUZZ_ACP_MAX_TURNS_PER_SESSION", def: "0", kind: kInt, usage: "rotate a session after this many turns; 0 never"},
 		{name: "no-presence", env: "BUZZ_ACP_NO_PRESENCE", def: "false", kind: kBool, usage: "do not publish presence"},
@@ -121,6 +122,8 @@ func flagTable() []flagSpec {
 		{name: "session-title", env: "BUZZ_ACP_SESSION_TITLE", kind: kString, usage: "session title shown by the agent"},
 		{name: "permission-mode", env: "BUZZ_ACP_PERMISSION_MODE", def: "bypass-permissions", kind: kEnum,
 			values: permissionNames, aliases: map[string]string{"acceptEdits": "accept-edits", "bypassPermissions": "bypass-permissions", "dontAsk": "dont-ask"}},
+		{name: "approval-timeout", env: "BUZZ_ACP_APPROVAL_TIMEOUT_SECS", def: "600", kind: kInt, usage: "seconds a permission request waits for the owner or a channel admin; then it is rejected",
+			min: 1, max: int(maxTurnCeiling / time.Second), unit: secs, maxSay: "7 days"},
 		{name: "respond-to", env: "BUZZ_ACP_RESPOND_TO", def: "owner-only", kind: kEnum,
 			values: respondToModes},
 		{name: "respond-to-allowlist", env: "BUZZ_ACP_RESPOND_TO_ALLOWLIST", kind: kList, usage: "pubkeys (64 hex) for --respond-to allowlist",
@@ -139,6 +142,14 @@ func flagTable() []flagSpec {
 		{name: "state-dir", env: "BUZZ_ACP_STATE_DIR", kind: kString, usage: "where sessions and answered events are kept (default $XDG_STATE_HOME/buzzbox/acp)",
 			what: "an absolute path", allowed: "an absolute path"},
 		{name: "post-final-text", env: "BUZZ_ACP_POST_FINAL_TEXT", def: "true", kind: kBool, usage: "when a turn started by a mention or DM leaves nothing in the thread, post the agent's final text there (false: upstream's silence)"},
+		{name: "max-turn-tokens", env: "BUZZ_ACP_MAX_TURN_TOKENS", def: "0", kind: kInt, usage: "end a turn once it has used this many tokens; 0 no cap", unit: "tokens"},
+		{name: "max-day-tokens", env: "BUZZ_ACP_MAX_DAY_TOKENS", def: "0", kind: kInt, usage: "take no more turns once the agent has used this many tokens today (UTC); 0 no cap", unit: "tokens"},
+		{name: "max-turn-cost", env: "BUZZ_ACP_MAX_TURN_COST", kind: kString, usage: "end a turn once it has cost this many US dollars (the agent's own figure, else --price-per-mtok); empty no cap",
+			what: "an amount of dollars", allowed: "a positive decimal such as 0.50"},
+		{name: "max-day-cost", env: "BUZZ_ACP_MAX_DAY_COST", kind: kString, usage: "take no more turns once today's (UTC) turns have cost this many US dollars; empty no cap",
+			what: "an amount of dollars", allowed: "a positive decimal such as 20"},
+		{name: "price-per-mtok", env: "BUZZ_ACP_PRICE_PER_MTOK", kind: kString, usage: "US dollars per million input and output tokens, as IN,OUT (for cost caps when the agent reports no cost)",
+			what: "two prices", allowed: "IN,OUT such as 3,15"},
 	}
 	for i, r := range rows {
 		if r.kind == kEnum && r.usage == "" {
@@ -336,21 +347,24 @@ type Config struct {
 	// NotConfigured, set by a launcher (buzzbox up) whose agent has no
 	// model provider, says what to set; the harness then starts no agent,
 	// shows as "not configured" and answers every message with it.
-	NotConfigured       string
-	ConfigPath          string
-	Rules               []*Rule
-	Dedup               string
-	Handling            string
-	NoIgnoreSelf        bool
-	ContextLimit        int
-	MaxTurnsPerSession  int
-	NoPresence          bool
-	NoTyping            bool
-	Memory              bool
-	BasePrompt          string // empty = none
-	Model               string
-	SessionTitle        string
-	PermissionMode      string // kebab-case
+	NotConfigured      string
+	ConfigPath         string
+	Rules              []*Rule
+	Dedup              string
+	Handling           string
+	NoIgnoreSelf       bool
+	ContextLimit       int
+	MaxTurnsPerSession int
+	NoPresence         bool
+	NoTyping           bool
+	Memory             bool
+	BasePrompt         string // empty = none
+	Model              string
+	SessionTitle       string
+	PermissionMode     string // kebab-case
+	// ApprovalTimeout is how long a permission request waits for a
+	// person (--approval-timeout); then it is rejected.
+	ApprovalTimeout     time.Duration
 	RespondTo           string
 	Allowlist           map[string]bool
 	TeamInstructions    string
@@ -369,6 +383,10 @@ type Config struct {
 	Catchup    time.Duration
 	CatchupMax int
 	StateDir   string
+
+	// Budget caps the agent's usage per turn and per UTC day (budget.go);
+	// the zero value caps nothing.
+	Budget Budget
 }
 
 // ConfigError is a fatal configuration problem; Hint, when set, says what
@@ -761,7 +779,7 @@ func (p *plan) run() (*Config, error) {
 
 	if c.Subscribe != "config" {
 		for _, ch := range p.list("channels") {
-			if !isUUID(ch) {
+			if !workspace.IsUUID(ch) {
 				warn("--channels: %q is not a UUID; ignored", ch)
 				continue
 			}
@@ -772,8 +790,14 @@ func (p *plan) run() (*Config, error) {
 	c.Agents = p.ints["agents"]
 	c.ContextLimit = p.ints["context-message-limit"]
 	c.MaxTurnsPerSession = p.ints["max-turns-per-session"]
+	b, err := p.budget()
+	if err != nil {
+		return nil, err
+	}
+	c.Budget = b
 	c.Catchup = time.Duration(p.ints["catchup"]) * time.Second
 	c.CatchupMax = p.ints["catchup-max"]
+	c.ApprovalTimeout = time.Duration(p.ints["approval-timeout"]) * time.Second
 	c.StateDir = strings.TrimSpace(p.str("state-dir"))
 	if c.StateDir != "" && !filepath.IsAbs(c.StateDir) {
 		return nil, p.row("state-dir").flagErr(c.StateDir, "not absolute")
@@ -1002,27 +1026,6 @@ func truncRunes(s string, n int) string {
 		return s
 	}
 	return string(r[:n])
-}
-
-// isUUID reports whether s is a hyphenated UUID (any case).
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // readCapped reads a whole file of at most limit bytes.

@@ -127,6 +127,19 @@ func TestConfigTimeouts(t *testing.T) {
 	}
 }
 
+// TestDefaultsAreTheNamedConstants: the flag table's defaults are the
+// constants of limits.go, not copies of their numbers.
+func TestDefaultsAreTheNamedConstants(t *testing.T) {
+	c, err := LoadConfig(nil, testEnv())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.IdleTimeout != defaultIdleTimeout || c.MaxTurn != defaultMaxTurn || c.TurnLiveness != defaultTurnLiveness || c.ContextLimit != defaultContextLimit {
+		t.Errorf("defaults: idle %v, turn %v, liveness %v, context %d; want %v, %v, %v, %d",
+			c.IdleTimeout, c.MaxTurn, c.TurnLiveness, c.ContextLimit, defaultIdleTimeout, defaultMaxTurn, defaultTurnLiveness, defaultContextLimit)
+	}
+}
+
 func TestFlagBeatsEnv(t *testing.T) {
 	c, err := LoadConfig([]string{"--agents", "3"}, testEnv("BUZZ_ACP_AGENTS=5", "BUZZ_ACP_CONTEXT_MESSAGE_LIMIT=7", "BUZZ_ACP_NO_TYPING=true"))
 	if err != nil {

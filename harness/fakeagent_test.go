@@ -76,6 +76,23 @@ func fakeAgent(mode string) int {
 	out := os.Stdout
 	var deaf atomic.Bool
 	turns := map[string]int64{} // usage-reporting turns per session
+	// reportUsage adds fakeTurnUsage to the session's counters and says so,
+	// when envFakeUsage asks for usage reports.
+	reportUsage := func(session string) {
+		model := os.Getenv(envFakeUsage)
+		if model == "" {
+			return
+		}
+		mu.Lock()
+		turns[session]++
+		n := turns[session]
+		mu.Unlock()
+		u := fakeTurnUsage
+		conn.Notify("_goose/unstable/session/update", map[string]any{"sessionId": session,
+			"update": map[string]any{"sessionUpdate": "usage_update", "accumulatedInputTokens": n * u.input,
+				"accumulatedOutputTokens": n * u.output, "accumulatedTotalTokens": n * u.total,
+				"accumulatedCachedInputTokens": n * u.cached, "accumulatedCost": float64(n) * u.cost, "model": model}})
+	}
 	handler := func(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		fakeLog(req.Method, req.Params, "")
 		switch req.Method {
@@ -147,6 +164,7 @@ func fakeAgent(mode string) int {
 					os.Exit(3)
 				}
 			case "hang":
+				reportUsage(p.SessionID) // when asked to: a turn that spends, then waits
 				<-pctx.Done()
 				return map[string]any{"stopReason": "cancelled"}, nil
 			case "oversize":
@@ -210,17 +228,7 @@ func fakeAgent(mode string) int {
 			}
 			conn.Notify("session/update", map[string]any{"sessionId": p.SessionID,
 				"update": map[string]any{"sessionUpdate": "agent_message_chunk", "content": map[string]any{"type": "text", "text": "ok"}}})
-			if model := os.Getenv(envFakeUsage); model != "" {
-				mu.Lock()
-				turns[p.SessionID]++
-				n := turns[p.SessionID]
-				mu.Unlock()
-				u := fakeTurnUsage
-				conn.Notify("_goose/unstable/session/update", map[string]any{"sessionId": p.SessionID,
-					"update": map[string]any{"sessionUpdate": "usage_update", "accumulatedInputTokens": n * u.input,
-						"accumulatedOutputTokens": n * u.output, "accumulatedTotalTokens": n * u.total,
-						"accumulatedCachedInputTokens": n * u.cached, "accumulatedCost": float64(n) * u.cost, "model": model}})
-			}
+			reportUsage(p.SessionID)
 			var perm struct {
 				Outcome struct {
 					Outcome  string `json:"outcome"`

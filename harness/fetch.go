@@ -77,7 +77,7 @@ func discover(ctx context.Context, io *relayclient.Client, agent string) ([]chan
 	pair := map[string]bool{} // the channel's members are the agent and one other
 	for _, ev := range members {
 		d := strings.ToLower(ev.Tags.GetD())
-		if isUUID(d) && !seen[d] {
+		if workspace.IsUUID(d) && !seen[d] {
 			seen[d] = true
 			ids = append(ids, d)
 			pair[d] = agentAndOne(ev, agent)

@@ -33,7 +33,7 @@ func (h *harness) intake(ctx context.Context) {
 		ev := &Event{Event: *re.Ev, Received: time.Now(), Stored: re.Stored}
 		if ev.Kind == workspace.KindMemberAdded || ev.Kind == workspace.KindMemberRemoved {
 			if re.Sub == "membership-notif" {
-				if ch := channelOf(&ev.Event); ev.Kind == workspace.KindMemberAdded && isUUID(ch) {
+				if ch := channelOf(&ev.Event); ev.Kind == workspace.KindMemberAdded && workspace.IsUUID(ch) {
 					// Its type and members decide the subscription (a DM
 					// channel hears every message): read them as they are now.
 					h.chans.forget(ch)
@@ -45,6 +45,14 @@ func (h *harness) intake(ctx context.Context) {
 		}
 		if re.Sub == stopSub {
 			h.stopRequest(ctx, re.Ev)
+			continue
+		}
+		if re.Sub == controlSub {
+			h.agentControl(ctx, re.Ev)
+			continue
+		}
+		if re.Sub == approvalSub {
+			h.approvalAnswer(ctx, re.Ev)
 			continue
 		}
 		if re.Sub == observer.ControlSub {
@@ -113,6 +121,7 @@ func (h *harness) flushCatchup(ctx context.Context, channel string) {
 	delete(h.catchBuf, channel)
 	h.log.Debug("channel replay done", "channel", channel, "stored", len(evs))
 	if len(evs) == 0 {
+		h.do(func() { h.store.replayed(channel, nil) })
 		return
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].CreatedAt < evs[j].CreatedAt })
@@ -126,15 +135,16 @@ func (h *harness) flushCatchup(ctx context.Context, channel string) {
 		evs = evs[len(evs)-h.cfg.CatchupMax:]
 	}
 	h.do(func() {
-		n := 0
+		var taken []*Event
 		for _, ev := range evs {
 			if h.accept(ctx, ev) {
-				n++
+				taken = append(taken, ev)
 			}
 		}
-		if n > 0 {
-			h.log.Info("caught up", "channel", channel, "events", n)
+		if len(taken) > 0 {
+			h.log.Info("caught up", "channel", channel, "events", len(taken))
 		}
+		h.store.replayed(channel, taken)
 	})
 }
 

@@ -67,6 +67,10 @@ type turnHandle struct {
 	// resume is the session the turn loads when its slot holds none for
 	// the channel ("" starts a new one); fixed at start by the loop.
 	resume string
+	// daySpent is the day's spend when the turn started; budget, set with
+	// the cancel reason reasonBudget, names the cap the turn reached.
+	daySpent spend
+	budget   string
 	// track publishes the turn's status (turnstatus.go); stoppedBy is the
 	// pubkey whose stop or cancel ended it, set before signal is closed.
 	track     *turnTrack
@@ -276,6 +280,9 @@ func (h *harness) dispatch(ctx context.Context) {
 		return
 	}
 	h.recheckCarried(ctx)
+	if h.holdPaused(ctx) {
+		return
+	}
 	now := time.Now()
 	for {
 		var best *chanState
@@ -289,6 +296,9 @@ func (h *harness) dispatch(ctx context.Context) {
 		}
 		if best == nil {
 			return
+		}
+		if h.cfg.Budget.On() && h.overBudget(ctx, best) {
+			continue
 		}
 		s := h.claim(best.id)
 		if s == nil {
@@ -343,7 +353,7 @@ func (h *harness) startTurn(ctx context.Context, s *slot, cs *chanState) {
 	sort.SliceStable(batch, func(i, j int) bool { return batch[i].CreatedAt < batch[j].CreatedAt })
 	t := &turnHandle{slot: s, batch: batch, parked: parked, signal: make(chan struct{}),
 		agent: s.agent, deadline: time.Now().Add(h.cfg.MaxTurn),
-		turnID: newTurnID(), startedAt: time.Now(), model: h.models[cs.id]}
+		turnID: newTurnID(), startedAt: time.Now(), model: h.models[cs.id], daySpent: h.store.daySpend(budgetDay(time.Now()))}
 	if req, ok := h.switchAcks[cs.id]; ok {
 		t.switchAck = &req
 		delete(h.switchAcks, cs.id)
@@ -401,6 +411,7 @@ type turnOutcome struct {
 	guard     bool
 	finalText string
 	textCut   bool
+	spent     spend // what the turn cost, by the agent's usage reports
 }
 
 // turnDone applies §9.9.
@@ -408,6 +419,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	s := t.slot
 	s.busy = false
 	h.lastWork = time.Now()
+	h.addSpend(out.spent)
 	finished := append(append([]*Event{}, t.batch...), t.extra...)
 	log := h.log.With("channel", cs.id, "result", out.Result.String(), "stop", string(out.Stop))
 	h.turnEndStatus(cs.id, t, out)
@@ -485,6 +497,9 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 			if t.reason == observer.ReasonSwitchModel {
 				cs.reason = "interrupt" // spec §7.5: re-run like an interrupted batch
 			}
+		case reasonBudget:
+			h.reacts.clear(ctx, append(finished, t.parked...))
+			h.notice(ctx, cs, append(append([]*Event{}, t.parked...), t.batch...), "⛔ I stopped here: "+t.budget+".")
 		default:
 			h.reacts.clear(ctx, append(finished, t.parked...))
 		}
@@ -808,7 +823,7 @@ func (h *harness) control(ctx context.Context, cmd string, ev *Event) {
 // membership handles 44100/44101 (§5.1).
 func (h *harness) membership(ctx context.Context, ev *Event) {
 	ch := channelOf(&ev.Event)
-	if !isUUID(ch) || !h.memberSeen.Add(ev.ID) {
+	if !workspace.IsUUID(ch) || !h.memberSeen.Add(ev.ID) {
 		return
 	}
 	if int64(ev.CreatedAt) < h.memberTime[ch] {

@@ -110,18 +110,20 @@ func metricStop(o acpclient.Outcome) string {
 }
 
 // reportUsage publishes the NIP-AM metric of a turn on ss that started at
-// start, when the agent reported usage after mark and an owner is known.
+// start, when the agent reported usage after mark and an owner is known,
+// and returns what the turn spent (zero when nothing was reported).
 // channel is "" for a heartbeat. It runs on the turn's goroutine, which
 // owns ss; the publish itself runs in the background.
-func (h *harness) reportUsage(ctx context.Context, a *acpclient.Agent, ss *sessionState, channel string, start time.Time, mark uint64, o acpclient.Outcome) {
+func (h *harness) reportUsage(ctx context.Context, a *acpclient.Agent, ss *sessionState, channel string, start time.Time, mark uint64, o acpclient.Outcome) spend {
 	u := a.UsageSince(ss.id, mark)
 	if u == nil {
-		return
+		return spend{}
 	}
 	turn, reliable := delta(u.Counters, ss.usage)
 	ss.usage = &u.Counters
+	spent := h.cfg.Budget.spendOf(turn)
 	if h.cfg.Owner == "" {
-		return
+		return spent
 	}
 	ss.metricSeq++
 	end := time.Now()
@@ -140,7 +142,7 @@ func (h *harness) reportUsage(ctx context.Context, a *acpclient.Agent, ss *sessi
 	ev, err := h.metricEvent(m, end)
 	if err != nil {
 		h.log.Warn("turn metric not published", "session", ss.id, "err", err)
-		return
+		return spent
 	}
 	h.pubs.Add(1)
 	go func() { // one publish, bounded by httpTimeout; shutdown waits for it
@@ -153,6 +155,7 @@ func (h *harness) reportUsage(ctx context.Context, a *acpclient.Agent, ss *sessi
 		}
 		h.log.Debug("turn metric published", "session", m.SessionID, "event_id", ev.ID)
 	}()
+	return spent
 }
 
 // metricEvent signs the kind 44200 event carrying m, encrypted to the owner.

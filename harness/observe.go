@@ -9,6 +9,7 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/harness/observer"
+	"buzzbox/internal/workspace"
 )
 
 // The owner's observer controls (spec §15; the wire and its vetting are
@@ -47,7 +48,7 @@ func (h *harness) applyControl(ctx context.Context, req observer.ControlRequest)
 		h.answerControl(req, observer.StatusError, fmt.Sprintf("unknown control type %q", req.Type))
 		return
 	}
-	if !isUUID(req.ChannelID) {
+	if !workspace.IsUUID(req.ChannelID) {
 		h.answerControl(req, observer.StatusError, fmt.Sprintf("channelId %q is not a channel UUID", req.ChannelID))
 		return
 	}

@@ -117,15 +117,11 @@ func (r *restartRig) lastRequest() string {
 	return string(b[len(b)-1])
 }
 
-// waitReply waits until the agent has replied in ev's thread.
+// waitReply waits until the agent has replied in ev's thread (a reply
+// stored already counts: the subscription brings stored events first).
 func (r *restartRig) waitReply(ev *nostr.Event) {
 	r.t.Helper()
-	waitFor(r.t, "the agent's reply to "+ev.Content, 60*time.Second, func() bool {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		evs, _ := r.w.io.Query(ctx, nostr.Filter{Kinds: []int{9}, Authors: []string{r.w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {ev.ID}}})
-		return len(evs) > 0
-	})
+	r.w.awaitAgentReply(r.t, "the agent's reply to "+ev.Content, 60*time.Second, ev.ID, nil)
 }
 
 // waitAsked waits until the model has been asked about ev.

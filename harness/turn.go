@@ -77,6 +77,8 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	}
 	sid := ss.id
 	session.Store(&sid)
+	h.approvals.bind(sid, channel, t.batch[len(t.batch)-1]) // its permission requests go in this thread
+	defer h.approvals.unbind(sid)
 	sc.Session = sid
 	h.obs.Emit(observer.FrameSessionResolved, sc, map[string]any{"isNewSession": newSession})
 	h.do(func() { t.session = sid })
@@ -84,7 +86,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	log = log.With("session", sid)
 	// Every way out of the turn from here reports the usage it caused (§10 step 7).
 	mark := a.UsageMark()
-	defer func() { h.reportUsage(ctx, a, ss, channel, start, mark, out.Outcome) }()
+	defer func() { out.spent = h.reportUsage(ctx, a, ss, channel, start, mark, out.Outcome) }()
 
 	if newSession && h.cfg.InitialMessage != "" {
 		text := h.cfg.InitialMessage
@@ -142,9 +144,22 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 		defer close(watched)
 		h.watchFirstWord(wctx, channel, t, a, sid)
 	}()
+	var budgetBase *acpclient.UsageCounters
+	if ss.usage != nil {
+		c := *ss.usage
+		budgetBase = &c
+	}
+	budgeted := make(chan struct{})
+	go func() { // the budget watch; ends with the prompt (stopWatch)
+		defer close(budgeted)
+		if h.cfg.Budget.On() {
+			h.watchBudget(wctx, channel, t, a, sid, mark, budgetBase, t.daySpent)
+		}
+	}()
 	o := a.Prompt(ctx, sid, blocks, h.cfg.IdleTimeout, deadline, t.signal)
 	stopWatch()
 	<-watched
+	<-budgeted
 	out = turnOutcome{Outcome: o, newSession: newSession, stage: "prompt"}
 	if h.cfg.PostFinalText && o.Result == acpclient.TurnOK && (info.isDM() || anyMentions(t.batch, h.cfg.AgentHex)) {
 		out.guard = true
@@ -547,6 +562,7 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 			ss, err = h.newSession(ctx, a, nil, true, h.cfg.Model, observer.Scope{Slot: s.idx}, "")
 		}
 		var o acpclient.Outcome
+		var spent spend
 		if err != nil {
 			o = sessionFailure(a, err).Outcome
 		} else {
@@ -560,9 +576,10 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 				text = "[Base]\n" + strings.TrimSpace(h.cfg.BasePrompt) + "\n\n" + text
 			}
 			o = a.Prompt(ctx, ss.id, []acp.ContentBlock{acp.TextBlock(text)}, h.cfg.IdleTimeout, time.Now().Add(h.cfg.MaxTurn), nil)
-			h.reportUsage(ctx, a, ss, heartbeatKey, start, mark, o) // before the slot is released
+			spent = h.reportUsage(ctx, a, ss, heartbeatKey, start, mark, o) // before the slot is released
 		}
 		h.do(func() {
+			h.addSpend(spent)
 			s.busy = false
 			h.heartbeat = false
 			switch o.Result {

@@ -24,11 +24,16 @@ import (
 // to the relay's load: the built buzz-relay as a process of its own, the
 // harness with 20 fake agents that answer at once over 20 channels, and
 // mentions at 200/s for statusLoadSeconds, once with turn status and once
-// without (timing.noStatus), each on a fresh relay. It reports the
+// without (timing.noStatus), each on a fresh relay, twice (under -short,
+// as the test command runs every benchmark once, for shortLoadSeconds,
+// once). It reports the
 // relay's CPU time per mention in both runs and the difference in
 // percent (goal ≤ 10). Run with -benchtime=1x.
 func BenchmarkTurnStatusRelayLoad(b *testing.B) {
-	const rounds = 2 // alternating, to spread the machine's noise over both
+	rounds := 2 // alternating, to spread the machine's noise over both
+	if testing.Short() {
+		rounds = 1
+	}
 	var on, off []float64
 	for range rounds {
 		off = append(off, statusLoadRun(b, false))
@@ -49,6 +54,7 @@ func BenchmarkTurnStatusRelayLoad(b *testing.B) {
 const (
 	statusLoadRate    = 200 // mentions a second
 	statusLoadSeconds = 10
+	shortLoadSeconds  = 1
 	statusLoadChans   = 20
 )
 
@@ -105,7 +111,11 @@ func statusLoadRun(b *testing.B, status bool) float64 {
 	waitFor(b, "warm-up prompts", 60*time.Second, func() bool { return len(w.prompts()) >= statusLoadChans })
 	time.Sleep(time.Second) // the warm-up turns' reactions and statuses settle
 	before := cpuMicros(b, pid)
-	n := statusLoadRate * statusLoadSeconds
+	seconds := statusLoadSeconds
+	if testing.Short() {
+		seconds = shortLoadSeconds
+	}
+	n := statusLoadRate * seconds
 	tick := time.NewTicker(time.Second / statusLoadRate)
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)

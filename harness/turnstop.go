@@ -50,7 +50,7 @@ func (h *harness) stopRequest(ctx context.Context, ev *nostr.Event) {
 		}
 	}
 	log := h.log.With("channel", channel, "event_id", target, "by", ev.PubKey)
-	if !isUUID(channel) || !nostr.IsValid32ByteHex(target) || ev.PubKey == h.cfg.AgentHex {
+	if !workspace.IsChannelID(channel) || !nostr.IsValid32ByteHex(target) || ev.PubKey == h.cfg.AgentHex {
 		return
 	}
 	if age := time.Since(ev.CreatedAt.Time()); age > stopMaxAge {

@@ -83,18 +83,26 @@ func (r *Relay) expect(req *http.Request, pathURL func(base string, req *http.Re
 	return want
 }
 
+// verifier checks the NIP-98 tokens of the bridge and NIP-86: each is
+// good once, in this process (r.seen) and, with --db, across the
+// instances sharing the database (claimShared).
+func (r *Relay) verifier() nip98.Verifier {
+	v := nip98.Verifier{Now: r.cfg.Now, Seen: r.seen}
+	if r.fan != nil {
+		v.Shared = r.claimShared
+	}
+	return v
+}
+
 // authenticate checks the NIP-98 token of a bridge request and the
 // relay's access rules, returning the caller and the owner attestation
 // it presented (nil when none). A request with a body must carry a
 // payload tag hashing it.
 func (r *Relay) authenticate(req *http.Request, body []byte) (caller, *nipoa.Tag, *bridgeError) {
-	v := nip98.Verifier{Now: r.cfg.Now, Seen: r.seen}
+	v := r.verifier()
 	want := r.expect(req, nip98.PathURL)
 	want.Method, want.Body, want.RequirePayload = req.Method, body, len(body) > 0
 	res, err := v.Request(req, want)
-	if err == nil && !r.claimShared(req.Context(), res.Event) {
-		err = nip98.ErrReplay
-	}
 	if err != nil {
 		if r.cfg.Open && errors.Is(err, nip98.ErrNoToken) {
 			return caller{}, nil, nil

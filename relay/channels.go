@@ -85,26 +85,6 @@ type channels struct {
 
 func newChannels() *channels { return &channels{byID: make(map[string]*channel)} }
 
-// isUUID accepts the lower-case hyphenated form 8-4-4-4-12.
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i, c := range s {
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-				return false
-			}
-		}
-	}
-	return true
-}
-
 func isStateKind(kind int) bool {
 	return kind >= workspace.KindGroupMetadata && kind <= workspace.KindGroupRoles || kind == workspace.KindChannelTombstone
 }
@@ -187,7 +167,7 @@ func (r *Relay) channelReadable(c caller, ev *nostr.Event) bool {
 
 func (r *Relay) channelReadableIn(c caller, ev *nostr.Event, id string) bool {
 	unknown := false
-	if r.fan != nil && isUUID(id) {
+	if r.fan != nil && workspace.IsChannelID(id) {
 		if _, ok := r.chans.get(id); !ok {
 			// Made on another instance a moment ago: its notification
 			// may not be here yet, but the store has it. Should the
@@ -232,7 +212,7 @@ func (r *Relay) admin(id, pubkey string) bool {
 func (r *Relay) checkChannelWrite(ctx context.Context, c caller, ev *nostr.Event) string {
 	msg := r.checkChannelWriteOnce(ctx, c, ev)
 	if msg != "" && r.fan != nil {
-		if id := channelOf(ev); isUUID(id) {
+		if id := channelOf(ev); workspace.IsChannelID(id) {
 			// Under the channel's lock: the store replaces a 39000 by
 			// deleting the old one first, and a command in progress on
 			// another instance holds the lock until its state is written.
@@ -259,7 +239,7 @@ func (r *Relay) checkChannelWriteOnce(ctx context.Context, c caller, ev *nostr.E
 		}
 		return ""
 	}
-	if !isUUID(id) {
+	if !workspace.IsChannelID(id) {
 		return "invalid: h tag must be a lower-case channel UUID"
 	}
 	ch, exists := r.chans.get(id)

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"buzzbox/internal/testexe"
+	"buzzbox/internal/workspace"
 )
 
 // TestBuzzCLI drives the relay with the buzz CLI of this same binary, over
@@ -36,7 +37,7 @@ func TestBuzzCLI(t *testing.T) {
 		ChannelID string `json:"channel_id"`
 	}
 	json.Unmarshal([]byte(must(owner, "channels", "create", "--name", "eng", "--type", "stream", "--visibility", "private")), &created)
-	if !isUUID(created.ChannelID) {
+	if !workspace.IsChannelID(created.ChannelID) {
 		t.Fatalf("channels create gave channel_id %q", created.ChannelID)
 	}
 	ch := created.ChannelID

@@ -149,19 +149,6 @@ func (c *conn) endAll() []string {
 	return ids
 }
 
-// matching reports whether one of the filters of a subscription matches
-// ev.
-func (c *conn) matching(ev *nostr.Event) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, s := range c.subs {
-		if s.matches(ev) {
-			return true
-		}
-	}
-	return false
-}
-
 func (s *subscription) matches(ev *nostr.Event) bool {
 	for _, f := range s.filters {
 		if f.Matches(ev) {
@@ -171,17 +158,39 @@ func (s *subscription) matches(ev *nostr.Event) bool {
 	return false
 }
 
-// deliver returns the ids of the live subscriptions ev matches and keeps
-// ev for those still sending stored events.
-func (c *conn) deliver(ev *nostr.Event) []string {
+// match is a subscription whose filters matched an event.
+type match struct {
+	id string
+	s  *subscription
+}
+
+// matched returns the subscriptions one of whose filters matches ev
+// (nil when none, the common case, without allocating).
+func (c *conn) matched(ev *nostr.Event) []match {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var ms []match
+	for id, s := range c.subs {
+		if s.matches(ev) {
+			ms = append(ms, match{id, s})
+		}
+	}
+	return ms
+}
+
+// deliver hands ev to the subscriptions ms that matched it, when each is
+// still the one open under its id: it returns the ids of the live ones
+// and keeps ev for those still sending stored events. The filters are not
+// matched again.
+func (c *conn) deliver(ev *nostr.Event, ms []match) []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var ids []string
-	for id, s := range c.subs {
-		switch {
-		case !s.matches(ev):
+	for _, m := range ms {
+		switch s := m.s; {
+		case c.subs[m.id] != s:
 		case s.live:
-			ids = append(ids, id)
+			ids = append(ids, m.id)
 		case len(s.pending) < maxPendingLive:
 			s.pending = append(s.pending, ev)
 		}

@@ -6,7 +6,8 @@
 //	           [--owner PUBKEY] [--admin PUBKEY]… [--allow PUBKEY]… [--allow-file FILE] [--open]
 //	           [--public-url ws(s)://host]… [--max-event-bytes N] [--max-filters N]
 //	           [--max-subscriptions N] [--rate N] [--burst N] [--max-future 15m]
-//	           [--max-age 26280h] [--log-level L] [--log-json]
+//	           [--max-age 26280h] [--blob-dir DIR] [--max-blob-bytes N]
+//	           [--log-level L] [--log-json]
 //
 // # Description
 //
@@ -67,9 +68,17 @@
 //   - POST /invite redeems an invite for the key that signs its NIP-98
 //     token; POST /login trades a one-time sign-in token (LoginToken) for
 //     the key it was minted for.
+//   - Blossom (BUD-01/02) for members: PUT /upload, GET/HEAD/DELETE
+//     /<sha256>, GET /list/<pubkey>, with kind 24242 authorization; blobs
+//     streamed to --blob-dir (default <data>/blobs), at most
+//     --max-blob-bytes (50 MB), typed from their content, thumbnails for
+//     images at /thumb/<sha256>; a blob uploaded with a channel's h tag is
+//     served only to those who may read the channel; nothing is served so
+//     that it can run script in the web origin. See blossom.go.
 //   - The web client at / (package web).
 //
-// It does not federate, mirror other relays or serve Blossom uploads.
+// It does not federate or mirror other relays, and keeps blobs on a
+// filesystem (a shared --blob-dir), not in S3.
 //
 // # Library use
 //

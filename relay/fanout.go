@@ -494,22 +494,20 @@ func (f *fanout) claimInvite(ctx context.Context, key, pk string, at int64) erro
 	return nil
 }
 
-// claimShared reports whether ev, a NIP-98 token this instance has just
-// accepted, was not used on another instance: its id is claimed in the
+// claimShared reports whether id, a NIP-98 token this instance has just
+// accepted, was not used on another instance: it is claimed in the
 // database, and claims older than replayWindow are swept now and then.
-// Without --db it reports true (the in-process cache has judged it).
-func (r *Relay) claimShared(ctx context.Context, ev *nostr.Event) bool {
+// It is the Shared claim of r.verifier; without --db that is nil (the
+// in-process cache judges alone).
+func (r *Relay) claimShared(ctx context.Context, id string) bool {
 	f := r.fan
-	if f == nil || ev == nil {
-		return true
-	}
 	ctx, cancel := context.WithTimeout(ctx, fanoutFetchTimeout)
 	defer cancel()
 	now := time.Now().Unix()
 	if f.claims.Add(1)%tokenSweepEvery == 0 {
 		f.pg.DB.ExecContext(ctx, `DELETE FROM buzz_nip98_seen WHERE at < $1`, now-int64(replayWindow/time.Second))
 	}
-	res, err := f.pg.DB.ExecContext(ctx, `INSERT INTO buzz_nip98_seen (id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, ev.ID, now)
+	res, err := f.pg.DB.ExecContext(ctx, `INSERT INTO buzz_nip98_seen (id, at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, id, now)
 	if err != nil {
 		f.log.Error("claim NIP-98 token", "err", err)
 		return false // refuse rather than let a replay through
@@ -638,7 +636,7 @@ func (r *Relay) applyInviteRecord(ev *nostr.Event) {
 // members it drops.
 func (r *Relay) applyChannelState(ev *nostr.Event) {
 	id := ev.Tags.GetD()
-	if !isUUID(id) {
+	if !workspace.IsChannelID(id) {
 		return
 	}
 	var gone []string

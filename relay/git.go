@@ -236,7 +236,7 @@ func (r *Relay) checkRepoAnnouncement(ev *nostr.Event) string {
 		return ""
 	}
 	for _, id := range tagValues(ev, workspace.TagRepoChannel) {
-		if !isUUID(id) {
+		if !workspace.IsChannelID(id) {
 			return "invalid: " + workspace.TagRepoChannel + " must be a lower-case channel UUID, got " + strconv.Quote(id)
 		}
 		if ch, ok := r.chans.get(id); !ok || ch.deleted {
@@ -270,7 +270,7 @@ func (r *Relay) repoChannel(ctx context.Context, rt gitRoute) string {
 	}
 	ch := ""
 	for ev := range res {
-		if v, ok := tagValue(ev, workspace.TagRepoChannel); ok && isUUID(v) && r.sharedWith(ev, v) {
+		if v, ok := tagValue(ev, workspace.TagRepoChannel); ok && workspace.IsChannelID(v) && r.sharedWith(ev, v) {
 			ch = v
 		}
 	}

@@ -135,7 +135,7 @@ func parseInviteParams(params []json.RawMessage) ([]string, time.Duration, error
 	chans := make([]string, 0, len(p.Channels))
 	seen := make(map[string]bool)
 	for _, id := range p.Channels {
-		if !isUUID(id) {
+		if !workspace.IsChannelID(id) {
 			return nil, 0, fmt.Errorf("createinvite: channel %.40q is not a lower-case channel UUID", id)
 		}
 		if !seen[id] {

@@ -51,6 +51,8 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	fs.StringVar(&cfg.DB, "db", "", "postgres://… `url`: keep events in PostgreSQL instead of the embedded store")
 	fs.StringVar(&cfg.KeyFile, "relay-key-file", "", "`file` holding the relay's signing key (64 hex characters); must exist; instances sharing one --db need the same file (default: made in the data dir)")
 	fs.StringVar(&cfg.GitDir, "git-dir", "", "`dir` of hosted git repositories (default: the data dir's git/; with --db, git hosting needs it, on storage every instance shares)")
+	fs.StringVar(&cfg.BlobDir, "blob-dir", "", "`dir` of uploaded files (Blossom blobs); instances sharing one --db should share one (default: the data dir's blobs/)")
+	fs.Int64Var(&cfg.MaxBlobBytes, "max-blob-bytes", DefaultMaxBlobBytes, "largest accepted upload, in `bytes`")
 	fs.BoolVar(&cfg.SyncWrites, "sync", false, "fsync every write to the embedded store (survives power loss, slower)")
 	fs.StringVar(&cfg.Owner, "owner", "", "owner `pubkey` (hex or npub): a member who administers every channel")
 	fs.Var(&allow, "allow", "member `pubkey` (hex or npub); repeat or separate with commas")
@@ -68,7 +70,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	page := &usage.Page{Name: "buzz-relay", Flags: fs,
 		About: "Nostr relay for a buzz workspace: persistent, NIP-42 authenticated, with\n" +
 			"channels, NIP-86 membership, an HTTP bridge (/query, /events), git hosting\n" +
-			"(/git/) and the web client at /. Every setting is a flag; it reads no\n" +
+			"(/git/), Blossom file uploads (/upload, /<sha256>) and the web client at /. Every setting is a flag; it reads no\n" +
 			"environment variables. At least one of --owner, --allow, --allow-file or\n" +
 			"--open is required, so that someone can use it.",
 		Examples: []string{
@@ -104,7 +106,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	if !filepath.IsAbs(cfg.DataDir) && env.Dir != "" {
 		cfg.DataDir = filepath.Join(env.Dir, cfg.DataDir)
 	}
-	for _, p := range []*string{&cfg.AllowFile, &cfg.KeyFile, &cfg.GitDir} {
+	for _, p := range []*string{&cfg.AllowFile, &cfg.KeyFile, &cfg.GitDir, &cfg.BlobDir} {
 		if *p != "" && !filepath.IsAbs(*p) && env.Dir != "" {
 			*p = filepath.Join(env.Dir, *p)
 		}

@@ -3,6 +3,8 @@ package relay
 import (
 	"encoding/json"
 	"testing"
+
+	"buzzbox/internal/workspace"
 )
 
 // FuzzManagementRequest feeds arbitrary NIP-86 bodies to the request
@@ -33,7 +35,7 @@ func FuzzManagementRequest(f *testing.F) {
 		}
 		seen := map[string]bool{}
 		for _, id := range chans {
-			if !isUUID(id) || seen[id] {
+			if !workspace.IsChannelID(id) || seen[id] {
 				t.Fatalf("parseInviteParams(%s) gave channel %q (repeat %v)", body, id, seen[id])
 			}
 			seen[id] = true

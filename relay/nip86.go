@@ -95,7 +95,7 @@ func readPost(w http.ResponseWriter, req *http.Request, limit int) ([]byte, bool
 // its ws(s) URL, which NIP-86 clients also sign), the payload tag must
 // hash body, and the token is good once.
 func (r *Relay) verifyPost(req *http.Request, body []byte, path string, wsToo bool) (nip98.Result, error) {
-	v := nip98.Verifier{Now: r.cfg.Now, Seen: r.seen}
+	v := r.verifier()
 	at := func(base string, _ *http.Request) string { return base + path }
 	want := r.expect(req, at)
 	want.Method, want.Body, want.RequirePayload = http.MethodPost, body, true
@@ -108,9 +108,6 @@ func (r *Relay) verifyPost(req *http.Request, body []byte, path string, wsToo bo
 			}
 			res, err = v.Request(req, want)
 		}
-	}
-	if err == nil && !r.claimShared(req.Context(), res.Event) {
-		err = nip98.ErrReplay
 	}
 	return res, err
 }

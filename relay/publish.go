@@ -141,14 +141,15 @@ func (r *Relay) broadcast(ev *nostr.Event) int {
 	var raw []byte
 	n := 0
 	for _, c := range conns {
-		if !c.matching(ev) {
+		ms := c.matched(ev)
+		if len(ms) == 0 {
 			continue
 		}
 		pk, owner := c.identity()
 		if !r.canRead(caller{pk, owner}, ev) {
 			continue
 		}
-		ids := c.deliver(ev)
+		ids := c.deliver(ev, ms)
 		if len(ids) == 0 {
 			continue
 		}

@@ -8,6 +8,8 @@ import (
 	"sync"
 
 	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/workspace"
 )
 
 // Events that refer to other events (reactions, deletions, edits,
@@ -154,7 +156,7 @@ func (r *Relay) refChannelsDepth(ctx context.Context, ev *nostr.Event, depth int
 func (r *Relay) checkRefs(ctx context.Context, ev *nostr.Event) string {
 	chans := r.refChannels(ctx, ev)
 	for _, id := range chans {
-		if _, ok := r.chans.get(id); !ok && r.fan != nil && isUUID(id) {
+		if _, ok := r.chans.get(id); !ok && r.fan != nil && workspace.IsChannelID(id) {
 			r.refreshChannel(ctx, id) // made on another instance a moment ago
 		}
 		if ch, ok := r.chans.get(id); (!ok || ch.private) && ch.members[ev.PubKey] == "" && (r.owner == "" || ev.PubKey != r.owner) {

@@ -84,6 +84,11 @@ type Config struct {
 	// events survive a power cut, not only a crash of the process. False
 	// leaves flushing to the OS: a kill -9 loses nothing, a power cut may.
 	SyncWrites bool
+	// BlobDir is the directory of Blossom blobs (blossom.go). Empty is
+	// DataDir/blobs; instances sharing a database should share one.
+	BlobDir string
+	// MaxBlobBytes bounds one uploaded blob; zero is DefaultMaxBlobBytes.
+	MaxBlobBytes int64
 	// Git is the git executable serving /git/; empty looks up "git" on
 	// PATH when a request comes.
 	Git string
@@ -115,6 +120,8 @@ type Relay struct {
 	web     *web.Handler // the browser client at /
 	logins  logins       // the owner's one-time sign-in links
 	refs    refCache     // channels of events others refer to (refs.go)
+	blobs   blobStore    // Blossom blobs (blossom.go)
+	blobMu  sync.Mutex   // serialises blob metadata updates
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -165,6 +172,9 @@ func New(cfg Config) (*Relay, error) {
 	if err := r.loadMembers(); err != nil {
 		return nil, err
 	}
+	if r.blobs, err = openBlobs(cfg); err != nil {
+		return nil, err
+	}
 	if len(cfg.OtherURLs) > 0 && cfg.PublicURL == "" {
 		return nil, errors.New("buzz-relay: other public URLs need a primary one: set PublicURL (--public-url) first")
 	}
@@ -197,6 +207,9 @@ func New(cfg Config) (*Relay, error) {
 			return nil, err
 		}
 		store = pgStore{pg}
+		if cfg.BlobDir == "" {
+			r.log.Warn("uploaded files stay on this instance: with --db, give all instances one shared --blob-dir")
+		}
 		if cfg.GitDir == "" {
 			r.log.Warn("git hosting is off: with --db every instance would keep repositories of its own; give all instances one shared --git-dir to serve /git/")
 		}
@@ -550,7 +563,7 @@ func (r *Relay) closeConns() {
 
 // ServeHTTP routes one request: websocket upgrades and NIP-11 to the
 // relay, NIP-86 management calls and /invite to membership, /query /count
-// /events to the bridge, /git/ to git, / and /static/ to the web client.
+// /events to the bridge, /git/ to git, Blossom's paths to blossom.go, / and /static/ to the web client.
 func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 	switch {
 	case strings.EqualFold(req.Header.Get("Upgrade"), "websocket"):
@@ -565,6 +578,8 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.serveGit(w, req)
 	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
 		r.serveBridge(w, req)
+	case isBlobPath(req.URL.Path):
+		r.serveBlossom(w, req)
 	case req.URL.Path == loginPath:
 		r.serveLogin(w, req)
 	case req.URL.Path == loginLinkPath:

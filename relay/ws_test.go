@@ -182,7 +182,7 @@ func TestLiveEventWaitsForStoredOnes(t *testing.T) {
 	c := &conn{ctx: t.Context(), out: make(chan []byte, 1)}
 	c.subscribe("s", nostr.Filters{{Kinds: []int{1}}})
 	ev := &nostr.Event{ID: "e1", Kind: 1}
-	if ids := c.deliver(ev); len(ids) != 0 {
+	if ids := c.deliver(ev, c.matched(ev)); len(ids) != 0 {
 		t.Fatalf("deliver during the stored phase sent to %v; want it kept", ids)
 	}
 	if p, later := c.goLive(c.ctx, "s", eoseMsg("s")); len(p) != 1 || p[0] != ev || later {
@@ -191,11 +191,22 @@ func TestLiveEventWaitsForStoredOnes(t *testing.T) {
 	if got := string(<-c.out); got != `["EOSE","s"]` {
 		t.Errorf("queued %s; want the EOSE first", got)
 	}
-	if ids := c.deliver(&nostr.Event{ID: "e2", Kind: 1}); len(ids) != 1 || ids[0] != "s" {
+	e2 := &nostr.Event{ID: "e2", Kind: 1}
+	ms := c.matched(e2)
+	if ids := c.deliver(e2, ms); len(ids) != 1 || ids[0] != "s" {
 		t.Errorf("deliver when live = %v; want [s]", ids)
 	}
-	if ids := c.deliver(&nostr.Event{ID: "e3", Kind: 7}); len(ids) != 0 {
-		t.Errorf("deliver of a non-matching event = %v; want none", ids)
+	if e3 := (&nostr.Event{ID: "e3", Kind: 7}); c.matched(e3) != nil {
+		t.Errorf("matched a non-matching event to %v; want none", c.matched(e3))
+	}
+	// A subscription replaced under the same id between the match and the
+	// delivery (a new REQ "s" for other kinds) does not get the event.
+	c.subscribe("s", nostr.Filters{{Kinds: []int{7}}})
+	if ids := c.deliver(e2, ms); len(ids) != 0 {
+		t.Errorf("deliver to a subscription replaced since the match = %v; want none", ids)
+	}
+	if p, _ := c.goLive(c.ctx, "s", eoseMsg("s")); len(p) != 0 {
+		t.Errorf("the replacing subscription kept %v; want nothing: it does not match", p)
 	}
 }
 

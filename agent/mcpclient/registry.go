@@ -364,6 +364,14 @@ func (r *Registry) Tools() []ToolInfo {
 	return out
 }
 
+// Bare is the name qname's server gives the tool, "" when it is unknown.
+func (r *Registry) Bare(qname string) string {
+	if t := r.byQName[qname]; t != nil {
+		return t.bare
+	}
+	return ""
+}
+
 // Has reports whether qname is a registered, non-hook tool.
 func (r *Registry) Has(qname string) bool {
 	t := r.byQName[qname]

@@ -83,21 +83,3 @@ func TestUpMigratesLegacyStateDir(t *testing.T) {
 		t.Errorf("no HOME: %v; want an error naming XDG_STATE_HOME", err)
 	}
 }
-
-// TestIsUUID: the channel id kept in the state dir is used only when it
-// is a hyphenated UUID.
-func TestIsUUID(t *testing.T) {
-	for s, want := range map[string]bool{
-		newUUID():                                true,
-		"0F8FAD5B-D9CB-469F-A165-70867728950E":   true,
-		"0f8fad5b-d9cb-469f-a165-70867728950":    false,
-		"0f8fad5bxd9cb-469f-a165-70867728950e":   false,
-		"0f8fad5b-d9cb-469f-a165-70867728950g":   false,
-		"0f8fad5b-d9cb-469f-a165-70867728950e\n": false,
-		"":                                       false,
-	} {
-		if got := isUUID(s); got != want {
-			t.Errorf("isUUID(%q) = %v; want %v", s, got, want)
-		}
-	}
-}

@@ -22,8 +22,6 @@ package up
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
@@ -176,14 +174,6 @@ func loadOrCreateKey(path string) (*nostrkey.Secret, bool, error) {
 	return s, true, nil
 }
 
-func newUUID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	return fmt.Sprintf("%x-%x-%x-%x-%x", b[0:4], b[4:6], b[6:8], b[8:10], b[10:16])
-}
-
 func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string, public []string, notConfigured string, out io.Writer) error {
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return fmt.Errorf("buzzbox up: create %s: %w", base, err)
@@ -306,15 +296,6 @@ func upNames(public []string, addr net.Addr) upURLs {
 	return upURLs{public: append(ws, local), dial: local, shown: ws[0]}
 }
 
-// isUUID reports whether s is a hyphenated UUID (any case).
-func isUUID(s string) bool {
-	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
-		return false
-	}
-	_, err := hex.DecodeString(s[:8] + s[9:13] + s[14:18] + s[19:23] + s[24:])
-	return err == nil
-}
-
 // wsScheme spells an http(s):// URL as ws(s)://; others are kept.
 func wsScheme(u string) string {
 	u = strings.TrimRight(strings.TrimSpace(u), "/")
@@ -365,7 +346,7 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nos
 	}
 	idPath := filepath.Join(base, upChannel)
 	id := ""
-	if b, err := os.ReadFile(idPath); err == nil && isUUID(strings.TrimSpace(string(b))) {
+	if b, err := os.ReadFile(idPath); err == nil && workspace.IsUUID(strings.TrimSpace(string(b))) {
 		id = strings.TrimSpace(string(b))
 		evs, err := conn.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": {id}}, Limit: 1})
 		if err != nil || len(evs) == 0 {
@@ -373,7 +354,9 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nos
 		}
 	}
 	if id == "" {
-		id = newUUID()
+		if id, err = workspace.NewUUID(); err != nil {
+			return "", fmt.Errorf("buzzbox up: create channel: %w", err)
+		}
 		if err := publish(owner, &nostr.Event{Kind: workspace.KindCreateGroup, Tags: nostr.Tags{{"h", id}, {workspace.TagName, upChannelTag},
 			{workspace.TagVisibility, workspace.VisibilityOpen}, {workspace.TagChannelType, workspace.ChannelTypeStream}, {workspace.TagAbout, "where the owner and the agent talk"}}}); err != nil {
 			return "", fmt.Errorf("buzzbox up: create channel: %w", err)

@@ -44,7 +44,6 @@ func TestUp(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the real binary")
 	}
-	exe := testexe.Path(t)
 	llm := llmtest.New(t)
 	var anchor = regexp.MustCompile(`buzz messages send --channel ([0-9a-f-]{36}) --reply-to ([0-9a-f]{64})`)
 	toolOut := make(chan string, 1)
@@ -67,12 +66,8 @@ func TestUp(t *testing.T) {
 		attack, _ := json.Marshal(map[string]string{"command": upAttack})
 		return llmtest.Reply{Calls: []llmtest.Call{{ID: "c1", Name: "buzz-dev-mcp__shell", Args: string(args)}, {ID: "c2", Name: "buzz-dev-mcp__shell", Args: string(attack)}}}
 	})
-	bin := t.TempDir()
-	os.Symlink(exe, filepath.Join(bin, "buzz"))
-	dir := t.TempDir()
-	home := t.TempDir()
-	environ := []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=" + upProviderKey, "OPENAI_COMPAT_MODEL=m",
-		"OPENAI_COMPAT_BASE_URL=" + llm.URL, "HOME=" + home, "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	u := newUpEnv(t, llm, upProviderKey)
+	exe, dir, environ := u.exe, u.dir, u.environ
 	state, err := statedir.ForWorkspace(proc.Env{Environ: environ}.Getenv, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -105,28 +100,16 @@ func TestUp(t *testing.T) {
 		}
 	}
 	lines, stop := runUp()
-	var send, get, npub string
+	var npub string
 	var printed []string
-	deadline := time.After(60 * time.Second)
-	for send == "" || get == "" {
-		select {
-		case l := <-lines:
-			l = strings.TrimSpace(l)
-			if l != "" {
-				printed = append(printed, l)
-			}
-			switch {
-			case strings.Contains(l, " messages send "):
-				send = l
-			case strings.Contains(l, " messages get "):
-				get = l
-			case strings.HasPrefix(l, "Relay ws://"):
-				npub = l[strings.LastIndex(l, " ")+1:]
-			}
-		case <-deadline:
-			t.Fatal("up printed no commands")
+	send, get := awaitCommands(t, lines, func(l string) {
+		if l != "" {
+			printed = append(printed, l)
 		}
-	}
+		if strings.HasPrefix(l, "Relay ws://") {
+			npub = l[strings.LastIndex(l, " ")+1:]
+		}
+	})
 	// The web link comes first, then the CLI; replies are read compactly.
 	if len(printed) < 2 || !strings.HasPrefix(printed[1], "http://127.0.0.1:") || !strings.HasSuffix(printed[1], "/") {
 		t.Errorf("up printed %q first; want the web link on the second line", printed[:min(len(printed), 2)])
@@ -232,52 +215,9 @@ func TestUpTellsRefusedKey(t *testing.T) {
 	const key = "sk-wrong-0123456789abcdef"
 	llm := llmtest.New(t)
 	llm.SetFallback(llmtest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided: ` + key + `"}}`})
-	exe := testexe.Path(t)
-	bin := t.TempDir()
-	os.Symlink(exe, filepath.Join(bin, "buzz"))
-	dir := t.TempDir()
-	cmd := exec.Command(exe, "up", "--listen", "127.0.0.1:0")
-	cmd.Dir = dir
-	cmd.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=" + key, "OPENAI_COMPAT_MODEL=m",
-		"OPENAI_COMPAT_BASE_URL=" + llm.URL, "HOME=" + t.TempDir(), "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
-	cmd.Stderr = t.Output()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-	})
-	lines := make(chan string, 100)
-	go func() { // ends when up closes stdout
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- strings.TrimSpace(sc.Text())
-		}
-		close(lines)
-	}()
-	var send, get string
-	deadline := time.After(60 * time.Second)
-	for send == "" || get == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				t.Fatal("up ended before printing its commands")
-			}
-			switch {
-			case strings.Contains(l, " messages send "):
-				send = l
-			case strings.Contains(l, " messages get "):
-				get = l
-			}
-		case <-deadline:
-			t.Fatal("up printed no commands")
-		}
-	}
+	u := newUpEnv(t, llm, key)
+	dir := u.dir
+	send, get := awaitCommands(t, u.start(t, "--listen", "127.0.0.1:0"), nil)
 	sh := func(line string) string { return runPrinted(t, dir, line) }
 	sh(send)
 	var out string
@@ -332,67 +272,18 @@ func TestUpPublicURLBehindRemappedPort(t *testing.T) {
 	port := fwd.Addr().(*net.TCPAddr).Port
 	public := "http://localhost:" + strconv.Itoa(port)
 
-	exe := testexe.Path(t)
-	bin := t.TempDir()
-	os.Symlink(exe, filepath.Join(bin, "buzz"))
-	dir := t.TempDir()
-	cmd := exec.Command(exe, "up", "--listen", "127.0.0.1:0", "--public-url", "ws://localhost:"+strconv.Itoa(port))
-	cmd.Dir = dir
-	cmd.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
-		"OPENAI_COMPAT_BASE_URL=" + llm.URL, "HOME=" + t.TempDir(), "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		waited := make(chan struct{})
-		go func() { cmd.Wait(); close(waited) }() // ends when up exits
-		select {
-		case <-waited:
-		case <-time.After(30 * time.Second):
-			t.Errorf("up did not stop on SIGINT; killed")
-			cmd.Process.Kill()
-			<-waited
+	u := newUpEnv(t, llm, "k")
+	dir := u.dir
+	var web string
+	send, get := awaitCommands(t, u.start(t, "--listen", "127.0.0.1:0", "--public-url", "ws://localhost:"+strconv.Itoa(port)), func(l string) {
+		switch {
+		case strings.HasPrefix(l, "http://") && web == "":
+			web = l
+		case strings.HasPrefix(l, "Listening on "):
+			addr, _, _ := strings.Cut(strings.TrimPrefix(l, "Listening on "), ";")
+			target.Store(addr)
 		}
 	})
-	lines := make(chan string, 100)
-	go func() { // ends when up closes stdout
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			lines <- strings.TrimSpace(sc.Text())
-		}
-		close(lines)
-	}()
-	var send, get, web string
-	deadline := time.After(60 * time.Second)
-	for send == "" || get == "" {
-		select {
-		case l, ok := <-lines:
-			if !ok {
-				cmd.Wait()
-				t.Fatalf("up ended before printing its commands; stderr:\n%s", stderr.String())
-			}
-			switch {
-			case strings.HasPrefix(l, "http://") && web == "":
-				web = l
-			case strings.HasPrefix(l, "Listening on "):
-				addr, _, _ := strings.Cut(strings.TrimPrefix(l, "Listening on "), ";")
-				target.Store(addr)
-			case strings.Contains(l, " messages send "):
-				send = l
-			case strings.Contains(l, " messages get "):
-				get = l
-			}
-		case <-deadline:
-			t.Fatal("up printed no commands")
-		}
-	}
 	if target.Load() == nil {
 		t.Fatal("up did not say where it listens")
 	}
@@ -445,6 +336,94 @@ func TestUpSetupRefusedEndsNotHangs(t *testing.T) {
 	case <-time.After(2 * connectTimeout):
 		t.Fatal("ensureGeneral hung after the relay refused its login")
 	}
+}
+
+// upEnv is what a test runs `buzzbox up` with: the executable, a fresh
+// working directory, and an environment naming llm as an
+// OpenAI-compatible provider with key, a fresh HOME, presence off, and
+// first on PATH a directory with a `buzz` link to the executable (the
+// printed commands run `buzz`).
+type upEnv struct {
+	exe, dir string
+	environ  []string
+}
+
+func newUpEnv(t *testing.T, llm *llmtest.Server, key string) upEnv {
+	t.Helper()
+	exe := testexe.Path(t)
+	bin := t.TempDir()
+	if err := os.Symlink(exe, filepath.Join(bin, "buzz")); err != nil {
+		t.Fatal(err)
+	}
+	return upEnv{exe: exe, dir: t.TempDir(), environ: []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat",
+		"OPENAI_COMPAT_API_KEY=" + key, "OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL=" + llm.URL,
+		"HOME=" + t.TempDir(), "PATH=" + bin + ":" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}}
+}
+
+// start runs `buzzbox up args...` as a process in u.dir and returns its
+// stdout's lines; at test end it is sent SIGINT and, still running 30 s
+// later, killed (an error).
+func (u upEnv) start(t *testing.T, args ...string) <-chan string {
+	t.Helper()
+	cmd := exec.Command(u.exe, append([]string{"up"}, args...)...)
+	cmd.Dir, cmd.Env, cmd.Stderr = u.dir, u.environ, t.Output()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Signal(os.Interrupt)
+		waited := make(chan struct{})
+		go func() { cmd.Wait(); close(waited) }() // ends when up exits
+		select {
+		case <-waited:
+		case <-time.After(30 * time.Second):
+			t.Errorf("up did not stop on SIGINT; killed")
+			cmd.Process.Kill()
+			<-waited
+		}
+	})
+	lines := make(chan string, 100)
+	go func() { // ends when up closes stdout
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	return lines
+}
+
+// awaitCommands reads up's printed lines until its send and read commands
+// have come, handing each line, trimmed, to each (nil: none) first; it
+// fails t when up ends before or prints none within a minute.
+func awaitCommands(t *testing.T, lines <-chan string, each func(string)) (send, get string) {
+	t.Helper()
+	deadline := time.After(60 * time.Second)
+	for send == "" || get == "" {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				t.Fatal("up ended before printing its commands")
+			}
+			l = strings.TrimSpace(l)
+			if each != nil {
+				each(l)
+			}
+			switch {
+			case strings.Contains(l, " messages send "):
+				send = l
+			case strings.Contains(l, " messages get "):
+				get = l
+			}
+		case <-deadline:
+			t.Fatal("up printed no commands")
+		}
+	}
+	return send, get
 }
 
 // runPrinted runs a command line up printed, as a person would paste it

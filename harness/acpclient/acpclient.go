@@ -57,6 +57,16 @@ type Spec struct {
 	// OnToolCall, when set, sees each tool_call and tool_call_update
 	// the agent sends, on the connection's goroutine: it must not block.
 	OnToolCall func(session string, u acp.Update)
+	// Ask, when set, answers the agent's session/request_permission
+	// (a person decides): it returns the optionId chosen. While it waits
+	// the turn's idle timeout does not fire. Its context ends when the
+	// turn is cancelled or AskTimeout passes; an error, that end or an
+	// option the agent did not offer answers with the agent's reject
+	// option, never an allow. ErrDecideAlone makes the client answer as
+	// it does without Ask. Nil answers alone (allow_once).
+	Ask func(ctx context.Context, req PermissionAsk) (string, error)
+	// AskTimeout bounds one Ask; zero is DefaultAskTimeout.
+	AskTimeout time.Duration
 }
 
 // Tap sees a byte stream as it passes. Feed is called by one goroutine at
@@ -99,11 +109,18 @@ type Agent struct {
 	activity   chan struct{} // a message arrived from the agent
 	lastOutput atomic.Int64  // unix nanos of the last message
 
+	ask        func(context.Context, PermissionAsk) (string, error) // Spec.Ask
+	askTimeout time.Duration
+	asking     atomic.Int32 // permission requests waiting on Ask: the idle timer waits too
+
 	mu         sync.Mutex
-	cancelling bool                      // answer permission requests "cancelled"
+	cancelling bool                          // answer permission requests "cancelled"
+	asks       map[uint64]context.CancelFunc // Ask calls waiting; a cancel ends them
+	askSeq     uint64
 	runID      string                    // goose active run id of the running prompt
 	usage      map[string]*UsageSnapshot // latest usage report per session; nil until the first
 	usageSeq   uint64                    // usage reports received
+	usageCh    chan struct{}             // closed at the next usage report (UsageChanged); nil until asked for
 	catalog    Catalog                   // models offered by the first session/new; nil until then
 	text       *turnText                 // the running prompt's agent text; nil outside a prompt
 	// idle takes the stop reason of a v2 agent's idle state_update for
@@ -212,7 +229,7 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (*Agent, error) {
 	}
 	stdin, stdout := child.Stdin, child.Stdout
 	a := &Agent{child: child, stdin: stdin, done: make(chan struct{}), exited: make(chan struct{}), activity: make(chan struct{}, 1),
-		log: log.With("pid", child.Pid()), onToolCall: s.OnToolCall}
+		log: log.With("pid", child.Pid()), onToolCall: s.OnToolCall, ask: s.Ask, askTimeout: orDefault(s.AskTimeout, DefaultAskTimeout)}
 	var w io.Writer = stdin
 	if s.TapWrite != nil {
 		w = &tapWriter{f: stdin, tap: s.TapWrite}
@@ -516,18 +533,7 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		a.noteUsage(req.Params)
 		return nil, nil
 	case acp.MethodPermission:
-		a.mu.Lock()
-		cancelling := a.cancelling
-		a.mu.Unlock()
-		if cancelling {
-			return acp.PermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "cancelled"}}, nil
-		}
-		id, err := choosePermission(req.Params)
-		if err != nil {
-			a.log.Error("permission request", "err", err)
-			return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "%v", err)
-		}
-		return acp.PermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "selected", OptionID: id}}, nil
+		return a.permission(ctx, req.Params)
 	}
 	if req.IsNotification() {
 		return nil, nil
@@ -680,9 +686,7 @@ func (a *Agent) Prompt(ctx context.Context, sessionID string, blocks []acp.Conte
 	}
 	// drain sends session/cancel and waits for the prompt's reply.
 	drain := func(why Result, deadline time.Time, window time.Duration) Outcome {
-		a.mu.Lock()
-		a.cancelling = true
-		a.mu.Unlock()
+		a.cancelAsks()
 		// A hung agent may have stopped reading stdin; the drain timers must
 		// still fire, so the notification is written on its own goroutine
 		// (the stdin write timeout, or Kill closing stdin, ends a blocked
@@ -747,6 +751,11 @@ func (a *Agent) Prompt(ctx context.Context, sessionID string, blocks []acp.Conte
 			}
 			idleT.Reset(idle)
 		case <-idleT.C:
+			if a.asking.Load() > 0 {
+				// A person is being asked: waiting for them is activity.
+				idleT.Reset(idle)
+				continue
+			}
 			a.log.Warn("idle timeout; cancelling turn", "session", sessionID, "idle", idle)
 			return drain(TurnIdle, later(hard, time.Now().Add(timeoutDrain)), timeoutDrain)
 		case <-hardT.C:

@@ -7,5 +7,11 @@ import (
 	"buzzbox/internal/leakcheck"
 )
 
-// TestMain fails the run when goroutines outlive the tests.
-func TestMain(m *testing.M) { os.Exit(leakcheck.AfterAll(m.Run())) }
+// TestMain fails the run when goroutines outlive the tests; with
+// envAskAgent set the test binary is the permission-asking agent instead.
+func TestMain(m *testing.M) {
+	if os.Getenv(envAskAgent) != "" {
+		os.Exit(askAgent())
+	}
+	os.Exit(leakcheck.AfterAll(m.Run()))
+}

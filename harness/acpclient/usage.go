@@ -58,6 +58,10 @@ func (a *Agent) noteUsage(params json.RawMessage) {
 		a.usage = map[string]*UsageSnapshot{}
 	}
 	a.usageSeq++
+	if a.usageCh != nil {
+		close(a.usageCh)
+		a.usageCh = nil
+	}
 	a.usage[p.SessionID] = &UsageSnapshot{
 		Counters: UsageCounters{InputTokens: u.Input, OutputTokens: u.Output, TotalTokens: u.Total, CostUSD: u.Cost, CacheReadTokens: u.Cached},
 		Model:    model, seq: a.usageSeq,
@@ -81,4 +85,15 @@ func (a *Agent) UsageSince(sessionID string, mark uint64) *UsageSnapshot {
 		return u
 	}
 	return nil
+}
+
+// UsageChanged returns a channel closed when the next usage report
+// arrives, for a caller that watches usage during a turn (budgets).
+func (a *Agent) UsageChanged() <-chan struct{} {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.usageCh == nil {
+		a.usageCh = make(chan struct{})
+	}
+	return a.usageCh
 }

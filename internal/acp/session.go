@@ -219,6 +219,14 @@ type PermissionRequest struct {
 	SessionID string             `json:"sessionId"`
 	ToolCall  json.RawMessage    `json:"toolCall,omitempty"`
 	Options   []PermissionOption `json:"options"`
+	Meta      *PermissionMeta    `json:"_meta,omitempty"`
+}
+
+// PermissionMeta is a permission request's _meta. Rule is set by
+// buzz-agent when one of its approval rules (not the agent's own
+// judgement) raised the request: the pattern the command matched.
+type PermissionMeta struct {
+	Rule string `json:"buzzApprovalRule,omitempty"`
 }
 
 // PermissionOption is one answer a permission request offers. Kind is

@@ -11,6 +11,11 @@ import (
 // parked is a function a leaked goroutine is found in by name.
 func parked(release <-chan struct{}) { <-release }
 
+// startParked starts parked the way a library starts its ticker.
+//
+//go:noinline
+func startParked(release <-chan struct{}) { go parked(release) }
+
 func TestLeakedFindsAGoroutineLeftRunning(t *testing.T) {
 	before := Now()
 	release := make(chan struct{})
@@ -129,6 +134,7 @@ func (f *fakeT) Failed() bool      { return false }
 func (f *fakeT) Errorf(format string, args ...any) {
 	f.errors += fmt.Sprintf(format, args...)
 }
+func (f *fakeT) Fatalf(format string, args ...any) { f.Errorf(format, args...) }
 func (f *fakeT) cleanup() {
 	for i := len(f.cleanups) - 1; i >= 0; i-- {
 		f.cleanups[i]()
@@ -148,5 +154,31 @@ func TestCheckCountsTheFirstCallOnly(t *testing.T) {
 	ft.cleanup()
 	if !strings.Contains(ft.errors, "leakcheck.parked") {
 		t.Errorf("Check reported %q; want the goroutine started between the calls", ft.errors)
+	}
+}
+
+func TestUnstoppablePassesOverOnlyTheGoroutinesItMarked(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	before := Now()
+	var ft fakeT
+	Unstoppable(&ft, "buzzbox/internal/leakcheck.startParked", "a library's ticker", func() { startParked(release) })
+	if ft.errors != "" {
+		t.Fatalf("Unstoppable failed: %s", ft.errors)
+	}
+	if got := leaked(before, 0); len(got) != 0 {
+		t.Errorf("leaked = %s; want none: the one goroutine started is marked", Format(got))
+	}
+	startParked(release) // the same creator, not marked
+	if got := leaked(before, 0); len(got) != 1 {
+		t.Errorf("leaked = %d goroutines; want the unmarked one:\n%s", len(got), Format(got))
+	}
+}
+
+func TestUnstoppableFailsWhenNothingNeedsIt(t *testing.T) {
+	var ft fakeT
+	Unstoppable(&ft, "buzzbox/internal/leakcheck.startParked", "a library's ticker", func() {})
+	if !strings.Contains(ft.errors, "drop the exemption") {
+		t.Errorf("Unstoppable with nothing started: errors %q; want a failure saying to drop the exemption", ft.errors)
 	}
 }

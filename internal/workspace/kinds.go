@@ -48,6 +48,10 @@ const (
 	// (ephemeral): h = channel, e = the message. The harness obeys its
 	// owner and the channel's admins only.
 	KindTurnStop = 20101
+	// KindAgentControl asks an agent's harness to pause or resume
+	// (ephemeral): p = the agent, content "pause" or "resume". The harness
+	// obeys the agent's owner only, and says its state in its presence.
+	KindAgentControl = 20102
 	// KindAuth is the NIP-42 AUTH event a client answers a relay's
 	// challenge with; it travels in AUTH messages only.
 	KindAuth = 22242
@@ -121,14 +125,17 @@ const (
 	// KindForumComment answers a forum post (e = the post).
 	KindForumComment = 45003
 	// KindApprovalRequest asks a person to approve a workflow step, a
-	// default wake kind.
+	// default wake kind; an agent's harness publishes one in the thread it
+	// works in when the agent asks before acting (TagApprovalTool …).
 	KindApprovalRequest = 46010
 	// KindWorkflowTrigger runs a workflow by hand: d = workflow UUID,
 	// content = inputs.
 	KindWorkflowTrigger = 46020
 	// KindApprovalGrant approves a waiting workflow step: d = hex
-	// SHA-256 of the approval token.
+	// SHA-256 of the approval token; or an agent's permission request:
+	// e = the request, TagApprovalOption = the option chosen.
 	KindApprovalGrant = 46030
-	// KindApprovalDeny denies a waiting workflow step.
+	// KindApprovalDeny denies a waiting workflow step, or an agent's
+	// permission request (as KindApprovalGrant).
 	KindApprovalDeny = 46031
 )

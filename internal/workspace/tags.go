@@ -69,3 +69,52 @@ const (
 // names the channel the repository is shared with; the announcer must
 // administer that channel.
 const TagRepoChannel = "buzz-channel"
+
+// Tags of a permission request: an agent's harness publishes a
+// KindApprovalRequest in the thread of the message it is handling when the
+// agent asks before acting (ACP session/request_permission); the agent's
+// owner or a channel admin answers with a KindApprovalGrant or
+// KindApprovalDeny (e = the request, h = its channel, p = the agent,
+// TagApprovalOption = the option chosen). Requests and answers carry h, so
+// only the channel's members read them.
+const (
+	// TagApprovalTool is the title of the tool call asking.
+	TagApprovalTool = "tool"
+	// TagApprovalCommand is the command the tool would run, truncated.
+	TagApprovalCommand = "command"
+	// TagApprovalDiff is ["diff", path, text]: a change the tool would
+	// make, truncated.
+	TagApprovalDiff = "diff"
+	// TagApprovalOption is ["option", id, kind, name] on a request, one
+	// per option the agent offers (ACP kinds allow_once, allow_always,
+	// reject_once, reject_always); ["option", id] on an answer.
+	TagApprovalOption = "option"
+	// TagApprovalExpires is the unix time at which an unanswered request
+	// is rejected.
+	TagApprovalExpires = "expires"
+	// TagApprovalReason is on the answer the harness signs as the agent
+	// to close a request (the state clients show): ApprovalAnswered,
+	// ApprovalTimeout or ApprovalCancelled.
+	TagApprovalReason = "reason"
+	// TagApprovalBy names, on that closing answer, who answered.
+	TagApprovalBy = "by"
+	// TagApprovalRule is the buzz-agent approval rule the command matched.
+	TagApprovalRule = "rule"
+)
+
+// Tags of an agent harness's presence (KindPresence), for clients'
+// agents panels.
+const (
+	// TagPresenceModel is the model the agent runs, when configured.
+	TagPresenceModel = "model"
+	// TagPresenceUsage is ["usage", tokens today (UTC), dollars today when
+	// known].
+	TagPresenceUsage = "usage"
+)
+
+// Values of TagApprovalReason.
+const (
+	ApprovalAnswered  = "answered"
+	ApprovalTimeout   = "timeout"
+	ApprovalCancelled = "cancelled"
+)

@@ -36,21 +36,27 @@ func startBinary(t testing.TB, args ...string) string {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); cmd.Wait() })
-	ready := make(chan struct{})
+	// ready closes at the relay's "listening" line (or its end); only the
+	// reader below touches it. The reader is done before cmd.Wait, which
+	// must not run before every read of the pipe has completed, and
+	// before the test ends, which its t.Log must not outlive.
+	ready, read := make(chan struct{}), make(chan struct{})
 	go func() { // ends when the relay's stderr closes
+		defer close(read)
+		listening := false
 		sc := bufio.NewScanner(stderr)
 		for sc.Scan() {
 			t.Log(sc.Text())
-			if strings.Contains(sc.Text(), "listening") {
+			if !listening && strings.Contains(sc.Text(), "listening") {
+				listening = true
 				close(ready)
-				ready = nil
 			}
 		}
-		if ready != nil {
+		if !listening {
 			close(ready)
 		}
 	}()
+	t.Cleanup(func() { cancel(); <-read; cmd.Wait() })
 	select {
 	case <-ready:
 	case <-time.After(30 * time.Second):

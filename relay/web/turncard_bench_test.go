@@ -20,8 +20,9 @@ import (
 )
 
 // turnBenchMentions is how many mentions BenchmarkTurnCard sends, one
-// turn at a time: enough for a p99 that means something.
-const turnBenchMentions = 100
+// turn at a time: enough for a p99 that means something; under -short
+// (the test command runs every benchmark once) shortTurnBenchMentions.
+const turnBenchMentions, shortTurnBenchMentions = 100, 10
 
 // cardScript records, in the page, when each message's turn card first
 // shows and when it first shows a step (wall-clock milliseconds, which
@@ -99,10 +100,14 @@ func BenchmarkTurnCard(b *testing.B) {
 	if err := rel.Auth(rctx, func(ev *nostr.Event) error { return ev.Sign(string(sk)) }); err != nil {
 		b.Fatalf("auth as the owner: %v", err)
 	}
+	mentions := turnBenchMentions
+	if testing.Short() {
+		mentions = shortTurnBenchMentions
+	}
 	sent := map[string]time.Time{} // message id → publish start
 	ids := map[string]string{}     // message id → stamp
 	b.ResetTimer()
-	for i := range turnBenchMentions {
+	for i := range mentions {
 		s := "bench-" + strconv.Itoa(i) + "-x"
 		ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Content: "run a tool " + s,
 			Tags: nostr.Tags{{"h", w.channel}, {"p", agent.Public().Hex()}}}
@@ -145,8 +150,8 @@ func BenchmarkTurnCard(b *testing.B) {
 			b.Logf("no step drawn for %s; received %v; tool at %s", ids[id], got, toolAt[ids[id]].Format("05.000"))
 		}
 	}
-	if len(cardMs) != turnBenchMentions || len(stepMs) != turnBenchMentions {
-		b.Fatalf("cards seen for %d and steps for %d of %d turns", len(cardMs), len(stepMs), turnBenchMentions)
+	if len(cardMs) != mentions || len(stepMs) != mentions {
+		b.Fatalf("cards seen for %d and steps for %d of %d turns", len(cardMs), len(stepMs), mentions)
 	}
 	slices.Sort(cardMs)
 	slices.Sort(stepMs)

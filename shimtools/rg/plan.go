@@ -38,14 +38,17 @@ type plan struct {
 	walk        walk.Options
 
 	matcher *search.Matcher
+	// printer is the output's mode and shape; for --files only its Mode
+	// (quiet or not) and Null apply.
 	printer printer.Options
 	config  search.Config
 	// walkMode is the binary policy of files found by walking, and
 	// explicitMode that of files named on the command line and stdin.
 	walkMode, explicitMode search.BinaryMode
-
-	quiet, json, null bool
 }
+
+// quiet is -q: print nothing and stop at the first match.
+func (p *plan) quiet() bool { return p.printer.Mode == printer.Quiet }
 
 // newPlan derives the plan from o. warnings are the global excludes
 // file's lines that do not parse, to be printed (before any error)
@@ -64,9 +67,7 @@ func newPlan(o *options, env proc.Env) (p *plan, warnings []error, err error) {
 	p = &plan{
 		useStdin:    len(o.paths) == 0 && !o.files && stdinReadable(env.Stdin),
 		defaultPath: len(o.paths) == 0,
-		quiet:       o.quiet,
-		json:        o.json,
-		null:        o.null,
+		printer:     printer.Options{Mode: printerMode(o), Null: o.null},
 	}
 	if err := p.planWalk(o, env); err != nil {
 		return nil, nil, err

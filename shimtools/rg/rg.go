@@ -224,7 +224,7 @@ func (p *plan) search(ctx context.Context, env proc.Env, out *bufio.Writer, r *r
 			return cont
 		}, walkErr)
 	}
-	if p.json && !p.quiet {
+	if p.printer.Mode == printer.JSON {
 		pw.Write(pr.Summary(time.Since(started)))
 	}
 	if p.defaultPath && !p.useStdin && sr.searched.Load() == 0 {
@@ -236,7 +236,7 @@ func (p *plan) search(ctx context.Context, env proc.Env, out *bufio.Writer, r *r
 		fmt.Fprintf(env.Err(), "rg: write stdout: %v\n", err)
 		return 2
 	}
-	return exitCode(sr.matched.Load(), p.quiet, r.errored.Load())
+	return exitCode(sr.matched.Load(), p.quiet(), r.errored.Load())
 }
 
 // one searches one file (or stdin) with worker wi and says whether the
@@ -260,7 +260,7 @@ func (sr *searchRun) one(path string, explicit bool, wi int, rd io.Reader, size 
 	}
 	if ok {
 		sr.matched.Store(true)
-		if sr.p.quiet {
+		if sr.p.quiet() {
 			sr.quit.Store(true)
 			return false
 		}
@@ -292,21 +292,21 @@ func listFiles(ctx context.Context, p *plan, out *bufio.Writer, walkErr walk.Err
 	var mu sync.Mutex
 	var any atomic.Bool
 	term := byte('\n')
-	if p.null {
+	if p.printer.Null {
 		term = 0
 	}
 	walk.Walk(ctx, p.walk, func(e walk.Entry, _ int) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		any.Store(true)
-		if p.quiet {
+		if p.quiet() {
 			return false
 		}
 		out.WriteString(e.Path)
 		// A write error is the flush's to report (Run).
 		return out.WriteByte(term) == nil
 	}, walkErr)
-	return exitCode(any.Load(), p.quiet, errored.Load())
+	return exitCode(any.Load(), p.quiet(), errored.Load())
 }
 
 // abs resolves p against dir; relative paths stay relative when dir is the

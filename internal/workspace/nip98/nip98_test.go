@@ -1,6 +1,7 @@
 package nip98
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -192,6 +193,50 @@ func TestReplay(t *testing.T) {
 		if _, err := git.Verify(h, Expect{URL: u}); err != nil {
 			t.Errorf("git-style Verify #%d = %v", i, err)
 		}
+	}
+}
+
+// TestSharedClaim is the claim several servers share: two verifiers with
+// their own caches and one Shared store accept a token once between them,
+// Request hands Shared the request's context, and a token refused
+// earlier never reaches Shared.
+func TestSharedClaim(t *testing.T) {
+	const u = "http://127.0.0.1/query"
+	var mu sync.Mutex
+	store := map[string]bool{}
+	type ctxKey struct{}
+	var sawCtx bool
+	shared := func(ctx context.Context, id string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		sawCtx = sawCtx || ctx.Value(ctxKey{}) != nil
+		if store[id] {
+			return false
+		}
+		store[id] = true
+		return true
+	}
+	a := Verifier{Now: at(t0), Seen: NewSeenCache(0, 0), Shared: shared}
+	b := Verifier{Now: at(t0), Seen: NewSeenCache(0, 0), Shared: shared}
+	h, _ := Header(key(t, k3), u, "POST", Options{Now: t0, Nonce: true})
+	req := httptest.NewRequest("POST", u, nil).WithContext(context.WithValue(context.Background(), ctxKey{}, true))
+	req.Header.Set("Authorization", h)
+	if _, err := a.Request(req, Expect{URL: u, Method: "POST"}); err != nil {
+		t.Fatalf("first server: %v", err)
+	}
+	if !sawCtx {
+		t.Error("Shared did not get the request's context")
+	}
+	_, err := b.Verify(h, Expect{URL: u, Method: "POST"})
+	if !errors.Is(err, ErrReplay) || !strings.Contains(err.Error(), "another server") {
+		t.Errorf("second server = %v; want a replay used on another server", err)
+	}
+	h2, _ := Header(key(t, k3), u, "POST", Options{Now: t0, Nonce: true})
+	if _, err := a.Verify(h2, Expect{URL: u, Method: "GET"}); !errors.Is(err, ErrMethod) {
+		t.Fatalf("Verify(wrong method) = %v", err)
+	}
+	if len(store) != 1 {
+		t.Errorf("shared store holds %d ids; want 1: a refused token is not claimed", len(store))
 	}
 }
 

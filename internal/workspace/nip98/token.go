@@ -1,7 +1,6 @@
 package nip98
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -9,6 +8,7 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -59,7 +59,7 @@ func Event(key *nostrkey.Secret, url, method string, opt Options) (*nostr.Event,
 		evt.Tags = append(evt.Tags, nostr.Tag{tagPayload, hex.EncodeToString(sum[:])})
 	}
 	if opt.Nonce {
-		n, err := uuid4()
+		n, err := workspace.NewUUID()
 		if err != nil {
 			return nil, fmt.Errorf("nip98: make nonce: %w", err)
 		}
@@ -110,14 +110,3 @@ func Challenge(method string) string {
 // scheme it knows; without a Basic challenge next to the Nostr one, git 2.39
 // gets a token from the helper and never sends it.
 const BasicChallenge = `Basic realm="buzz"`
-
-func uuid4() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", err
-	}
-	b[6] = b[6]&0x0f | 0x40 // version 4
-	b[8] = b[8]&0x3f | 0x80 // RFC 4122 variant
-	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
-}

@@ -1,6 +1,7 @@
 package nip98
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -40,6 +41,12 @@ type Verifier struct {
 	// Seen refuses a second use of an event id. Nil disables replay
 	// detection (git routes, which reuse one token for GET and POST).
 	Seen *SeenCache
+	// Shared, when set, claims an id Seen has let through in a store that
+	// several servers share (a database), so a token used on one is a
+	// replay on the others; false refuses it as ErrReplay. Request passes
+	// it the request's context, Verify and Check context.Background. Nil
+	// claims in Seen only.
+	Shared func(ctx context.Context, id string) bool
 }
 
 // Expect is what a request must match.
@@ -72,7 +79,11 @@ type Result struct {
 
 // Request verifies the Authorization header of r against want.
 func (v *Verifier) Request(r *http.Request, want Expect) (Result, error) {
-	return v.Verify(r.Header.Get("Authorization"), want)
+	evt, err := ParseHeader(r.Header.Get("Authorization"))
+	if err != nil {
+		return Result{}, err
+	}
+	return v.check(r.Context(), evt, want)
 }
 
 // Verify parses an Authorization header value (see ParseHeader) and checks
@@ -82,14 +93,18 @@ func (v *Verifier) Verify(authorization string, want Expect) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	return v.Check(evt, want)
+	return v.check(context.Background(), evt, want)
 }
 
 // Check verifies a decoded event: kind 27235, id and signature, created_at
 // within the skew, u, method, payload, and finally that its id is not a
-// replay (claimed only when everything else passed, so refused tokens do not
-// fill the cache).
+// replay (claimed in Seen, then Shared, only when everything else passed,
+// so refused tokens do not fill the cache).
 func (v *Verifier) Check(evt *nostr.Event, want Expect) (Result, error) {
+	return v.check(context.Background(), evt, want)
+}
+
+func (v *Verifier) check(ctx context.Context, evt *nostr.Event, want Expect) (Result, error) {
 	if evt.Kind != Kind {
 		return Result{}, fmt.Errorf("nip98: %w: kind %d, want %d", ErrKind, evt.Kind, Kind)
 	}
@@ -137,6 +152,9 @@ func (v *Verifier) Check(evt *nostr.Event, want Expect) (Result, error) {
 	}
 	if v.Seen != nil && !v.Seen.Claim(evt.ID, now) {
 		return Result{}, fmt.Errorf("nip98: %w: event %s was already used", ErrReplay, evt.ID)
+	}
+	if v.Shared != nil && !v.Shared(ctx, evt.ID) {
+		return Result{}, fmt.Errorf("nip98: %w: event %s was already used on another server", ErrReplay, evt.ID)
 	}
 	return Result{PubKey: pub, Event: evt}, nil
 }

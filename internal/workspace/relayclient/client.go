@@ -200,13 +200,10 @@ func (c *Client) QueryExt(ctx context.Context, filters ...Filter) ([]*nostr.Even
 		}
 		c.bridge.Store(false)
 	}
-	var evs []*nostr.Event
-	var err error
 	if s := c.opt.Subscriber; s != nil {
-		evs, err = s.query(ctx, filters)
-	} else {
-		evs, err = c.wsQuery(ctx, filters)
+		return s.query(ctx, filters) // checked as they came (Subscriber.event)
 	}
+	evs, err := c.wsQuery(ctx, filters)
 	return verified(evs), err
 }
 
@@ -276,13 +273,17 @@ func errOrNil(err error) error {
 	return err
 }
 
+// verified keeps the events whose id hashes their content and whose
+// signature is their author's over that id (nostrkey.CheckEvent): what
+// the client returns has been checked once, here or, on a Subscriber's
+// connection, as it came, so callers check nothing again.
 func verified(evs []*nostr.Event) []*nostr.Event {
 	out := evs[:0]
 	for _, ev := range evs {
 		if ev == nil {
 			continue
 		}
-		if ok, _ := ev.CheckSignature(); ok {
+		if nostrkey.CheckEvent(ev) {
 			out = append(out, ev)
 		}
 	}
@@ -407,10 +408,11 @@ func (r *request) refusedForAuth(ctx context.Context, key bool) (bool, *attempt)
 	return true, nil
 }
 
-// closed handles a CLOSED of the request's subscription: it goes on
+// refused handles a refusal of the request (a CLOSED of its subscription,
+// an OK false for its event), what naming it in the error: it goes on
 // (nil, true) after an auth-required: refusal a login can fix; otherwise
 // the refusal is the request's final error.
-func (r *request) closed(ctx context.Context, reason string, key bool, what string) (*attempt, bool) {
+func (r *request) refused(ctx context.Context, reason string, key bool, what string) (*attempt, bool) {
 	if authRefusal(reason) {
 		if goesOn, ae := r.refusedForAuth(ctx, key); goesOn || ae != nil {
 			return ae, ae == nil
@@ -491,7 +493,7 @@ func (c *Client) wsQueryOnce(ctx context.Context, filters []Filter, fn func(*nos
 			if e.SubscriptionID != sub {
 				continue
 			}
-			if ae, goesOn := r.closed(ctx, e.Reason, c.opt.Key != nil, "query"); !goesOn {
+			if ae, goesOn := r.refused(ctx, e.Reason, c.opt.Key != nil, "query"); !goesOn {
 				return ae
 			}
 		}
@@ -537,7 +539,7 @@ func (c *Client) wsCountOnce(ctx context.Context, filters []Filter) (int64, *att
 			if e.SubscriptionID != sub {
 				continue
 			}
-			if ae, goesOn := r.closed(ctx, e.Reason, c.opt.Key != nil, "count"); !goesOn {
+			if ae, goesOn := r.refused(ctx, e.Reason, c.opt.Key != nil, "count"); !goesOn {
 				return 0, ae
 			}
 		}
@@ -593,18 +595,9 @@ func (c *Client) wsPublishOnce(ctx context.Context, ev *nostr.Event) (Result, *a
 			// to all zero listeners.
 			return Result{EventID: ev.ID, Accepted: true, Message: ok.Reason}, nil
 		}
-		if authRefusal(ok.Reason) {
-			if goesOn, ae := r.refusedForAuth(ctx, c.opt.Key != nil); goesOn || ae != nil {
-				if ae != nil {
-					return Result{}, ae
-				}
-				continue
-			}
+		if ae, goesOn := r.refused(ctx, ok.Reason, c.opt.Key != nil, "event"); !goesOn {
+			return Result{}, ae
 		}
-		if authRefusal(ok.Reason) || strings.HasPrefix(ok.Reason, "restricted:") {
-			return Result{}, fatal(authErr("relay refused the event: %s", ok.Reason))
-		}
-		return Result{}, fatal(relayErr(http.StatusBadRequest, ok.Reason, false))
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"net"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -87,22 +88,42 @@ func classifyHTTP(err error) *attempt {
 	return &attempt{err: e, retry: true, ambiguous: true}
 }
 
-// retryHint finds "retry in <N>s" (or "<N> s") in a 429 message, capped
+// retryHint reads a 429 message's "retry in N s" hint (retryIn), capped
 // at maxRetryAfter; 0 when there is none.
 func retryHint(text string) time.Duration {
+	d, _ := retryIn(text)
+	return min(d, maxRetryAfter)
+}
+
+// retryIn finds the first "retry in <N>s" (or "<N> s", the space any one
+// of " \t\n\f\r") in text, N a decimal of 1 to maxRetryHintDigits whole
+// digits with an optional fraction; ok is false when there is none. It is
+// the one reader of the relay's hint, for the bridge's 429 retries
+// (retryHint) and the subscriber's rate gate (rateHint), which each cap it
+// their own way.
+func retryIn(text string) (d time.Duration, ok bool) {
 	const marker = "retry in "
+	digits := func(s string) int {
+		n := 0
+		for n < len(s) && s[n] >= '0' && s[n] <= '9' {
+			n++
+		}
+		return n
+	}
 	for rest := text; ; {
 		i := strings.Index(rest, marker)
 		if i < 0 {
-			return 0
+			return 0, false
 		}
 		rest = rest[i+len(marker):]
-		n := 0
-		for n < len(rest) && rest[n] >= '0' && rest[n] <= '9' {
-			n++
-		}
+		n := digits(rest)
 		if n == 0 || n > maxRetryHintDigits {
 			continue
+		}
+		if n < len(rest) && rest[n] == '.' {
+			if f := digits(rest[n+1:]); f > 0 {
+				n += 1 + f
+			}
 		}
 		tail := rest[n:]
 		if len(tail) > 0 && strings.IndexByte(" \t\n\f\r", tail[0]) >= 0 {
@@ -111,11 +132,11 @@ func retryHint(text string) time.Duration {
 		if !strings.HasPrefix(tail, "s") {
 			continue
 		}
-		secs := 0
-		for _, c := range rest[:n] {
-			secs = secs*10 + int(c-'0')
+		secs, err := strconv.ParseFloat(rest[:n], 64)
+		if err != nil {
+			continue
 		}
-		return min(time.Duration(secs)*time.Second, maxRetryAfter)
+		return time.Duration(secs * float64(time.Second)), true
 	}
 }
 

@@ -7,18 +7,19 @@ import (
 	"time"
 )
 
-// oldRetryHint is the regexp the CLI read a 429's hint with; retryHint
-// must agree with it on every text.
+// oldRetryHint is the regexp the CLI read a 429's hint with, taught
+// fractions as the subscriber's rate gate reads them; retryHint must agree
+// with it on every text.
 func oldRetryHint(text string) time.Duration {
-	m := regexp.MustCompile(`retry in (\d{1,6})\s?s`).FindStringSubmatch(text)
+	m := regexp.MustCompile(`retry in (\d{1,6}(?:\.\d+)?)\s?s`).FindStringSubmatch(text)
 	if m == nil {
 		return 0
 	}
-	n, err := strconv.Atoi(m[1])
+	n, err := strconv.ParseFloat(m[1], 64)
 	if err != nil {
 		return 0
 	}
-	return min(time.Duration(n)*time.Second, maxRetryAfter)
+	return min(time.Duration(n*float64(time.Second)), maxRetryAfter)
 }
 
 func TestRetryHint(t *testing.T) {
@@ -33,6 +34,8 @@ func TestRetryHint(t *testing.T) {
 		{"retry in s", 0},
 		{"retry in 5  s", 0},
 		{"retry in 5ms", 0},
+		{"retry in 2.5s", 2500 * time.Millisecond},
+		{"retry in 2.s", 0},
 		{"no hint", 0},
 	} {
 		if got := retryHint(tc.text); got != tc.want {
@@ -42,7 +45,7 @@ func TestRetryHint(t *testing.T) {
 }
 
 func FuzzRetryHint(f *testing.F) {
-	for _, s := range []string{"retry in 3s", "retry in 4 s", "retry in 1234567s retry in 2\ts", "retry in retry in 5s", "retry in 7\ns", "retry in ５s"} {
+	for _, s := range []string{"retry in 3s", "retry in 4 s", "retry in 1234567s retry in 2\ts", "retry in retry in 5s", "retry in 7\ns", "retry in ５s", "retry in 1.25 s", "retry in 3.x s"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, text string) {

@@ -363,10 +363,11 @@ func (s *Subscriber) handle(ctx context.Context, ws *Conn, env nostr.Envelope) e
 	return nil
 }
 
-// event delivers one event of subscription sid.
+// event delivers one event of subscription sid, when its id hashes its
+// content and its signature is its author's (nostrkey.CheckEvent).
 func (s *Subscriber) event(ctx context.Context, ws *Conn, sid string, ev *nostr.Event) {
-	if ok, _ := ev.CheckSignature(); !ok {
-		s.log.Warn("dropped event with a bad signature", "event_id", ev.ID)
+	if !nostrkey.CheckEvent(ev) {
+		s.log.Warn("dropped event with a bad id or signature", "event_id", ev.ID)
 		return
 	}
 	s.mu.Lock()
@@ -464,20 +465,15 @@ func (s *Subscriber) closed(ctx context.Context, ws *Conn, sid, reason string) e
 	return nil
 }
 
-// rateHint reads "retry in N s" from a rate-limit reason; hints under
-// rateGateMinHint, or none, become rateGateDefault, and none exceeds
-// rateGateMax.
+// rateHint reads a rate-limit reason's "retry in N s" hint (retryIn);
+// hints under rateGateMinHint, or none, become rateGateDefault, and none
+// exceeds rateGateMax.
 func rateHint(reason string) time.Duration {
-	if i := strings.Index(reason, "retry in "); i >= 0 {
-		f := strings.Fields(reason[i+len("retry in "):])
-		if len(f) > 0 {
-			n, err := strconv.ParseFloat(strings.TrimSuffix(f[0], "s"), 64)
-			if err == nil && n >= rateGateMinHint.Seconds() {
-				return time.Duration(min(n, rateGateMax.Seconds()) * float64(time.Second))
-			}
-		}
+	d, ok := retryIn(reason)
+	if !ok || d < rateGateMinHint {
+		return rateGateDefault
 	}
-	return rateGateDefault
+	return min(d, rateGateMax)
 }
 
 // armGate closes the rate-limit gate for reason's hint ±20 % (harness.md §4.6).

@@ -30,8 +30,10 @@ func TestRateHint(t *testing.T) {
 		{"rate-limited: more than 50 events/s; retry in 1s", rateGateDefault},
 		{"rate-limited: go away", rateGateDefault},
 		{"rate-limited: retry in soon", rateGateDefault},
-		{"rate-limited: retry in 1e9 s", rateGateMax},
-		{"rate-limited: retry in +Inf s", rateGateMax},
+		{"rate-limited: retry in 999999 s", rateGateMax},
+		{"rate-limited: retry in 1e9 s", rateGateDefault},
+		{"rate-limited: retry in +Inf s", rateGateDefault},
+		{"rate-limited: retry in 1234567s; retry in 3s", 3 * time.Second},
 	} {
 		if got := rateHint(tc.reason); got != tc.want {
 			t.Errorf("rateHint(%q) = %v; want %v", tc.reason, got, tc.want)

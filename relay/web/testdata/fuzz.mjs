@@ -18,6 +18,7 @@ const { parseSecret, parsePubkey } = await mod('signer.js');
 const { RelayConn } = await mod('relay.js');
 const { Store } = await mod('store.js');
 const { ReadState } = await mod('readstate.js');
+const { NotifyPrefs } = await mod('prefs.js');
 const { rows, firstNew } = await mod('history.js');
 const { finalize, threadOf, threadTags, attestedOwner } = await mod('event.js');
 
@@ -75,6 +76,7 @@ for (let i = 0; i < input.rounds; i++) {
     store.add(ev); store.ephemeral(ev); threadOf(ev); threadTags(ev); attestedOwner(ev);
     for (const ch of store.channels.keys()) { store.channelMessages(ch); store.members(ch); const msgs = store.channelMessages(ch); rows(msgs, { days: true, newID: firstNew(msgs, { t: 1, ids: [ev.id] }, () => true) }); store.gone(ch); }
     new ReadState({ store, me: ev.pubkey, conn: null }).take(ev);
+    new NotifyPrefs({ store, me: ev.pubkey }).take(ev);
     store.reactionsOf(ev.id); store.content(ev); store.deleted(ev); store.name(ev.pubkey); store.isAgent(ev.pubkey);
   } catch (e) { fail('store', ev, e); }
 }

@@ -8,7 +8,7 @@ import { signIn } from './signin.js';
 import { renderChannels, newChannelTemplate } from './channels.js';
 import { ChannelView } from './channel.js';
 import { ThreadView } from './thread.js';
-import { channelTag, threadTags } from './event.js';
+import { channelTag, threadTags, tag, threadOf } from './event.js';
 import { uuid4, initials } from './util.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 import { Outbox } from './outbox.js';
@@ -18,6 +18,9 @@ import { humanize } from './errors.js';
 import { wireAccount } from './account.js';
 import { wireKeys } from './keys.js';
 import { tickTurnCards } from './turncard.js';
+import { NotifyPrefs } from './prefs.js';
+import { Alerts } from './alerts.js';
+import { Presence } from './presence.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -34,9 +37,35 @@ class App {
     this.current = '';
     this.loaded = false;
     this.reads = new ReadState(this);
+    this.prefs = new NotifyPrefs(this);
+    this.alerts = new Alerts(this);
+    this.presence = new Presence(this);
+    this.revealing = ''; // a message to bring into view once it is rendered (a notification's click)
     this.channelView = new ChannelView(this);
     this.thread = new ThreadView(this);
     this.store.subscribe(() => this.render());
+  }
+
+  /** reading is the channel the person is reading: the open one while the tab shows, else none. */
+  reading() { return document.visibilityState === 'hidden' ? '' : this.current; }
+
+  /** intake takes an event from any subscription; a new live message may count, and notify. */
+  intake(ev, stored) {
+    if (!this.store.add(ev, stored) || stored || !messageKinds.includes(ev.kind)) return;
+    this.reads.seen(ev);
+    this.alerts.live(ev);
+  }
+
+  /** reveal opens ev's channel (and thread) and brings ev into view, focused. */
+  reveal(ev) {
+    const ch = tag(ev, 'h');
+    if (!ch) return;
+    this.revealing = ev.id;
+    if (location.hash !== '#/c/' + ch) location.hash = '#/c/' + ch;
+    this.route();
+    const root = this.store.events.get(threadOf(ev).root);
+    if (root) this.openThread(root);
+    this.store.changed();
   }
 
   /** lastRead is the person's read marker of a channel: {t, ids}. */
@@ -70,15 +99,18 @@ class App {
     this.conn.subscribe([{ kinds: [K.groupMeta, K.groupMembers, K.channelTombstone] }, { kinds: [K.profile], limit: 500 }], { onevent: add });
     this.conn.subscribe([{ kinds: [K.reaction, K.deletion], limit: 2000 }], { onevent: add });
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
-      onevent: (ev, stored) => { if (this.store.add(ev, stored) && !stored) this.reads.seen(ev); }, oneose: () => { this.loaded = true; this.store.changed(); },
+      onevent: (ev, stored) => this.intake(ev, stored), oneose: () => { this.loaded = true; this.store.changed(); },
     });
     this.conn.subscribe([{ kinds: [K.presence, K.typing, K.turnStatus], since: Math.floor(Date.now() / 1000) }], { onevent: (ev) => this.store.ephemeral(ev) });
     this.conn.subscribe([{ kinds: [K.approvalRequest, K.approvalGrant, K.approvalDeny], limit: 500 }], { onevent: add });
-    this.reads.start();
+    this.reads.start((ev) => this.prefs.take(ev));
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });
     for (const it of this.outbox.items) this.store.add(it.ev); // written before a reload, still on its way
     this.conn.start();
     this.outbox.flush();
+    this.presence.start();
+    // Coming back to the tab reads the open channel; leaving it stops that.
+    document.addEventListener('visibilitychange', () => this.store.changed());
     setInterval(() => this.banner.render(), 1000);
     window.addEventListener('hashchange', () => this.route());
     this.route();
@@ -111,7 +143,7 @@ class App {
       let n = 0, oldest = Infinity;
       const close = this.conn.subscribe([filter], {
         onevent: (ev, stored) => {
-          this.store.add(ev, stored);
+          this.intake(ev, stored);
           n++;
           oldest = Math.min(oldest, ev.created_at);
           if (messageKinds.includes(ev.kind)) msgs.push(ev.id);
@@ -158,10 +190,19 @@ class App {
   }
 
   render() {
-    if (this.current) this.reads.mark(this.current);
+    if (this.reading()) this.reads.mark(this.current);
     renderChannels($('channel-list'), this);
+    if (!this.current) this.alerts.render('buzz');
     this.channelView.render();
     this.thread.render();
+    if (this.revealing) {
+      const art = document.querySelector(`#thread-feed article[data-id="${this.revealing}"]`) || document.querySelector(`#feed article[data-id="${this.revealing}"]`);
+      if (art) {
+        this.revealing = '';
+        art.scrollIntoView({ block: 'center' });
+        art.focus();
+      }
+    }
     const name = this.store.name(this.me);
     $('me').hidden = false;
     $('me').textContent = initials(name);

@@ -5,7 +5,7 @@
 import { renderFeed } from './feed.js';
 import { composer } from './composer.js';
 import { body } from './render.js';
-import { el, fullTime } from './util.js';
+import { el, fullTime, typingLine } from './util.js';
 import { parsePubkey, npub } from './signer.js';
 import { manage } from './nip86.js';
 import { query } from './bridge.js';
@@ -37,6 +37,9 @@ export class ChannelView {
       this.render();
     });
     $('older').addEventListener('click', () => this.older());
+    $('notify-level').addEventListener('change', (e) => {
+      this.app.prefs.set(this.id, e.target.value).catch((x) => this.app.flash(x));
+    });
     // Older messages come as the reader scrolls up; the button stays for keyboards.
     $('feed').addEventListener('scroll', () => {
       if ($('feed').scrollTop < loadOlderPx && !this.query) this.older();
@@ -73,7 +76,10 @@ export class ChannelView {
     $('channel-name').textContent = (forum ? '≡ ' : '# ') + name;
     $('channel-topic').textContent = ch?.topic || ch?.about || '';
     $('feed').setAttribute('aria-label', `Messages in ${name}`);
-    document.title = `${name} · buzz`;
+    this.app.alerts.render(`${name} · buzz`);
+    const level = $('notify-level');
+    level.hidden = !ch?.members.has(this.app.me);
+    if (level.value !== this.app.prefs.level(this.id)) level.value = this.app.prefs.level(this.id);
 
     const member = ch && (ch.members.has(this.app.me) || this.app.me === this.app.owner);
     const gone = s.gone(this.id);
@@ -89,6 +95,8 @@ export class ChannelView {
           members: () => s.members(this.id),
           send: (text, pks) => this.app.post(this.id, text, pks, forum),
           maxBytes: () => this.app.maxEventBytes || 0,
+          typing: () => this.app.presence.typing(this.id),
+          stopTyping: () => this.app.presence.stopTyping(),
         });
         $('composer-slot').replaceChildren(c.form);
       } else {
@@ -144,8 +152,9 @@ export class ChannelView {
     $('feed').querySelector(':scope > .empty')?.remove();
     if (this.query && evs.length === 0) $('feed').append(el('p', { class: 'empty', text: `No message matches “${this.query}”.` }));
 
-    const typing = s.typingIn(this.id).map((pk) => s.name(pk));
-    $('typing').textContent = typing.length ? `${typing.join(', ')} ${typing.length === 1 ? 'is' : 'are'} typing…` : '';
+    const typing = typingLine(s.typingIn(this.id).map((pk) => s.name(pk)));
+    if ($('typing').textContent !== typing) $('typing').textContent = typing;
+    if ($('members-dialog').open) this.renderMembers();
 
 
     const cv = s.canvas.get(this.id);
@@ -187,8 +196,7 @@ export class ChannelView {
     if (!ch) return;
     $('members-error').textContent = '';
     $('invites').hidden = true;
-    $('members-list').replaceChildren(...[...ch.members.entries()].map(([pk, role]) => el('li', {},
-      el('span', { text: s.name(pk) + (s.online(pk) ? ' (online)' : '') }), el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }))));
+    this.renderMembers();
     const fill = () => {
       const known = new Set([...s.profiles.keys(), ...this.relayMembers]);
       for (const c of s.channels.values()) for (const pk of c.members.keys()) known.add(pk);
@@ -219,6 +227,25 @@ export class ChannelView {
       this.listInvites();
       controls();
     }).catch(() => { this.app.notRelayAdmin = true; });
+  }
+
+  /** renderMembers lists the channel's members, who is online or away first. */
+  renderMembers() {
+    const s = this.app.store;
+    const ch = s.channels.get(this.id);
+    if (!ch) return;
+    const rank = { online: 0, away: 1, '': 2 };
+    const rows = [...ch.members.entries()].map(([pk, role]) => ({ pk, role, status: s.status(pk), name: s.name(pk) }))
+      .sort((a, b) => rank[a.status] - rank[b.status] || a.name.localeCompare(b.name));
+    const key = rows.map((r) => [r.pk, r.role, r.status, r.name].join(':')).join('|');
+    if ($('members-list').dataset.key === key) return;
+    $('members-list').dataset.key = key;
+    $('members-list').replaceChildren(...rows.map(({ pk, role, status, name }) => el('li', { 'data-pk': pk },
+      el('span', { class: 'member-name' },
+        el('span', { class: 'presence-dot ' + (status || 'offline'), 'aria-hidden': 'true' }),
+        el('span', { text: name }),
+        el('span', { class: 'presence-word', text: status || 'offline' })),
+      el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }))));
   }
 
   /** listInvites shows the pending invites naming this channel that the relay lets this person revoke (NIP-86 listinvites), each with a Revoke button. */
@@ -295,3 +322,4 @@ export class ChannelView {
     } catch (e) { $('members-error').textContent = e.message; }
   }
 }
+

@@ -15,9 +15,11 @@ const kb = (n) => `${Math.ceil(n / 1024)} KB`;
 /**
  * composer builds one composer. opts: label (accessible name), members()
  * → [{pk, name, role}], send(text, mentionPubkeys) → Promise,
- * maxBytes() → the relay's event size limit (0: unknown).
+ * maxBytes() → the relay's event size limit (0: unknown), typing() on
+ * each keystroke that leaves text in the box, stopTyping() once the text
+ * is sent or the box is left.
  */
-export function composer({ label, members, send, placeholder = '', maxBytes = () => 0 }) {
+export function composer({ label, members, send, placeholder = '', maxBytes = () => 0, typing = () => {}, stopTyping = () => {} }) {
   const n = ++seq;
   const listID = `mention-list-${n}`;
   const area = el('textarea', {
@@ -111,6 +113,7 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
     }
     button.disabled = true;
     error.textContent = '';
+    stopTyping();
     try {
       await send(text, pks);
       area.value = '';
@@ -124,9 +127,9 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
     }
   };
 
-  area.addEventListener('input', () => { update(); grow(); error.textContent = tooLong(area.value); });
+  area.addEventListener('input', () => { update(); grow(); error.textContent = tooLong(area.value); if (area.value.trim()) typing(); });
   area.addEventListener('click', update);
-  area.addEventListener('blur', () => setTimeout(close, 100));
+  area.addEventListener('blur', () => { stopTyping(); setTimeout(close, 100); });
   // Enter is handled on keydown; a line break some input methods still
   // deliver after it (a separate keypress) is dropped.
   let swallow = false;

@@ -14,7 +14,9 @@ function signature(ev, app, inThread) {
   // whether the person may stop it.
   const turns = s.turns.of(ev.id).map((st) => [st.agent, st.state, st.step, st.by, st.cause, st.startedAt, s.waitingApproval(ev.id, st.agent)].join()).join('|') +
     (s.isAdmin(ch, app.me) ? '+a' : '');
-  return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at), turns].join('\u0000');
+  const w = s.working(ev);
+  return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at),
+    s.status(ev.pubkey), w.who.join() + w.busy, turns].join('\u0000');
 }
 
 /** outboxState marks a message the relay has not taken yet, or refused. */

@@ -43,7 +43,9 @@ export function messageView(ev, app, { inThread = false } = {}) {
     class: 'msg' + (agent ? ' agent' : '') + (isFailureNotice(ev) ? ' notice' : '') + (ev.pubkey === app.me ? ' mine' : ''),
     'aria-labelledby': labelID, tabindex: '0', 'data-id': ev.id,
   });
-  art.append(el('div', { class: 'avatar hue-' + hue(ev.pubkey), 'aria-hidden': 'true', text: initials(name) }));
+  const status = store.status(ev.pubkey);
+  art.append(el('div', { class: 'avatar hue-' + hue(ev.pubkey), 'aria-hidden': 'true', text: initials(name) },
+    status ? el('span', { class: 'presence-dot ' + status, title: status }) : null));
   const main = el('div', { class: 'msg-main' });
   const head = el('div', { class: 'msg-head' },
     el('span', { class: 'author', id: labelID, text: name }),
@@ -79,13 +81,12 @@ export function messageView(ev, app, { inThread = false } = {}) {
   // live state, not as chips. Its turn status, when it sends one, is the
   // turn card instead.
   const reactions = store.reactionsOf(ev.id);
-  const working = reactions.filter((r) => workingEmoji[r.emoji] && [...r.pubkeys.keys()].some((pk) => pk !== app.me));
+  const working = store.working(ev);
   const cards = turnCards(ev, app);
   if (cards) main.append(cards);
-  else if (working.length) {
-    const who = [...new Set(working.flatMap((r) => [...r.pubkeys.keys()]))].map((pk) => store.name(pk)).join(', ');
-    const typing = working.some((r) => workingEmoji[r.emoji] === 'working');
-    main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${typing ? 'is working on this…' : 'has seen this…'}`));
+  else if (working.who.length) {
+    const who = working.who.map((pk) => store.name(pk)).join(', ');
+    main.append(el('p', { class: 'working', role: 'status' }, el('span', { class: 'dots', 'aria-hidden': 'true' }), `${who} ${working.busy ? 'is working on this…' : 'has seen this…'}`));
   }
   const chips = el('div', { class: 'reactions', role: 'group', 'aria-label': 'Reactions' });
   for (const r of reactions) {

@@ -4,6 +4,9 @@
 // every device they sign in on agrees. Unread counts are exact: a NIP-45
 // COUNT per channel the person belongs to, since the marker, leaving out
 // thread replies (counted on their thread) and the person's own messages.
+// Mentions are counted apart, the same way: messages since the marker
+// that tag the person (p), thread replies included; in a direct-message
+// channel every unread message counts as one.
 
 import { K, messageKinds } from './store.js';
 import { tag, threadOf } from './event.js';
@@ -22,6 +25,7 @@ export class ReadState {
     this.app = app;
     this.markers = new Map(); // channel → {t, ids, at: created_at of the marker event (0: not yet published)}
     this.counts = new Map(); // channel → exact unread count
+    this.mentionCounts = new Map(); // channel → exact count of unread messages that tag the person
     this.asked = new Map(); // channel → timer of a COUNT to come
     this.publishing = new Map(); // channel → timer of a marker to publish
     this.loaded = false;
@@ -32,10 +36,14 @@ export class ReadState {
     } catch { /* no usable legacy state */ }
   }
 
-  /** start subscribes to the person's own markers; counts follow once they are in. */
-  start() {
+  /**
+   * start subscribes to the person's own NIP-78 events; counts follow
+   * once the markers are in. also(ev) gets every one of them too (the
+   * notification settings live in the same kind).
+   */
+  start(also = () => {}) {
     this.app.conn.subscribe([{ kinds: [K.appData], authors: [this.app.me] }], {
-      onevent: (ev) => this.take(ev),
+      onevent: (ev) => { this.take(ev); also(ev); },
       oneose: () => { this.loaded = true; this.recountAll(); },
       // Refused (no AUTH from this signer): counts and marks go on from what this page knows.
       onclosed: () => { if (!this.loaded) { this.loaded = true; this.recountAll(); } },
@@ -81,6 +89,17 @@ export class ReadState {
     return this.counts.get(ch) || 0;
   }
 
+  /** mentions is ch's count of unread mentions (in a direct-message channel, of unread messages). */
+  mentions(ch) {
+    if (!this.joined(ch)) return 0;
+    if (this.app.store.isDM(ch)) return this.unread(ch);
+    this.unread(ch); // asks for both counts when neither is known
+    return this.mentionCounts.get(ch) || 0;
+  }
+
+  /** mentionsMe reports whether ev tags the person (a mention, by the composer's p tags). */
+  mentionsMe(ev) { return ev.pubkey !== this.app.me && ev.tags.some((t) => t[0] === 'p' && t[1] === this.app.me); }
+
   /** enter notes that the person opens ch: the marker as it is then places the "New" line. */
   enter(ch) { this.entry.delete(ch); }
 
@@ -102,6 +121,7 @@ export class ReadState {
     }
     const old = this.lastRead(ch);
     if (this.counts.get(ch) !== 0) { this.counts.set(ch, 0); }
+    if (this.mentionCounts.get(ch) !== 0) { this.mentionCounts.set(ch, 0); }
     if (old.t > t || (old.t === t && ids.every((id) => old.ids.includes(id)))) return;
     this.markers.set(ch, { t, ids, at: old.at });
     clearTimeout(this.publishing.get(ch));
@@ -124,7 +144,7 @@ export class ReadState {
   /** seen notes a live message: its channel's count is asked again. */
   seen(ev) {
     const ch = tag(ev, 'h');
-    if (ch && this.loaded && this.counted(ev) && ch !== this.app.current) this.recount(ch);
+    if (ch && this.loaded && (this.counted(ev) || this.mentionsMe(ev)) && ch !== this.app.reading()) this.recount(ch);
   }
 
   recountAll() {
@@ -137,13 +157,23 @@ export class ReadState {
     this.asked.set(ch, setTimeout(async () => {
       const m = this.lastRead(ch);
       try {
-        const n = await this.app.conn.count({ kinds: messageKinds, '#h': [ch], since: m.t, top_level: true, exclude_authors: [this.app.me] });
+        const me = this.app.me;
+        const [n, at] = await Promise.all([
+          this.app.conn.count({ kinds: messageKinds, '#h': [ch], since: m.t, top_level: true, exclude_authors: [me] }),
+          this.app.conn.count({ kinds: messageKinds, '#h': [ch], '#p': [me], since: m.t, exclude_authors: [me] }),
+        ]);
         const cur = this.lastRead(ch);
-        if (cur.t === m.t && ch !== this.app.current) this.counts.set(ch, Math.max(0, n - m.ids.length));
-        else if (ch === this.app.current) this.counts.set(ch, 0);
+        // The marker's own second: what it names as read is not counted again.
+        const s = this.app.store;
+        const readMentions = m.ids.filter((id) => { const ev = s.events.get(id); return ev && this.mentionsMe(ev); }).length;
+        if (cur.t === m.t && ch !== this.app.reading()) {
+          this.counts.set(ch, Math.max(0, n - m.ids.length));
+          this.mentionCounts.set(ch, Math.max(0, at - readMentions));
+        } else if (ch === this.app.reading()) { this.counts.set(ch, 0); this.mentionCounts.set(ch, 0); }
         this.app.store.changed();
       } catch {
         if (!this.counts.has(ch)) this.counts.set(ch, 0); // asked again on the next message or reconnect
+        if (!this.mentionCounts.has(ch)) this.mentionCounts.set(ch, 0);
       }
       this.asked.delete(ch);
     }, recountDelayMs));

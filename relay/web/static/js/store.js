@@ -13,10 +13,12 @@ export const K = {
   approvalRequest: turnKinds.approvalRequest, approvalGrant: turnKinds.approvalGrant, approvalDeny: turnKinds.approvalDeny,
 };
 
-/** typingShownMs is how long a typing event (sent every 3 s while a turn runs) keeps its line. */
+/** typingShownMs is how long a typing event (sent every 3 s while a turn runs or a person types) keeps its line. */
 export const typingShownMs = 7000;
-/** onlineShownMs is how long a presence "online" (sent every 60 s) counts. */
+/** onlineShownMs is how long a presence "online" or "away" (sent every 60 s) counts. */
 export const onlineShownMs = 150000;
+/** presenceStates are the kind 20001 contents shown; anything else reads as offline. */
+const presenceStates = new Set(['online', 'away']);
 
 /** messageKinds are the kinds shown as messages, as `buzz messages get` reads them. */
 export const messageKinds = [K.stream, K.streamV2, K.diff, K.forumPost, K.forumComment];
@@ -41,12 +43,17 @@ export class Store {
     this.arrival = new Map();
     this.storedSeq = 0;
     this.liveSeq = 0;
-    this.typing = new Map(); // channel → Map pubkey → local time (ms) of the last typing event
-    this.presence = new Map(); // pubkey → {online, at (ms)}
+    this.typing = new Map(); // channel → Map pubkey → {at: local time (ms) of the last typing event, root: its thread or ''}
+    // channel|pubkey → created_at of their newest live message there. The
+    // message ends its author's typing line at once, and a typing event
+    // made no later (on its way from another connection: the harness
+    // types while the agent replies through the CLI) does not bring it back.
+    this.spoke = new Map();
+    this.presence = new Map(); // pubkey → {status: online, away or offline, at (ms)}
     this.agents = new Map(); // agent pubkey → owner pubkey, from verified NIP-OA auth tags
     this.turns = new TurnBook(); // message id → agent → newest turn status
     this.approvals = new Map(); // message id → Set of approval request ids naming it (e)
-    this.answered = new Set(); // approval request ids a grant or denial names (e)
+    this.approvalAnswered = new Set(); // approval request ids a grant or denial names (e)
     this.attested = new Set(); // auth tags already checked, as pubkey|tag
     this.relayPubkey = '';
     this.me = '';
@@ -148,7 +155,7 @@ export class Store {
         }
         break;
       case K.approvalGrant: case K.approvalDeny:
-        for (const id of tags(ev, 'e')) this.answered.add(id);
+        for (const id of tags(ev, 'e')) this.approvalAnswered.add(id);
         break;
       case K.canvas: {
         const ch = tag(ev, 'h');
@@ -162,6 +169,12 @@ export class Store {
           if (!ch) return false;
           if (!this.messages.has(ch)) this.messages.set(ch, new Set());
           this.messages.get(ch).add(ev.id);
+          if (!stored) {
+            // A live message ends its author's typing there.
+            this.typing.get(ch)?.delete(ev.pubkey);
+            const k = ch + '|' + ev.pubkey;
+            this.spoke.set(k, Math.max(this.spoke.get(k) ?? 0, ev.created_at));
+          }
         }
     }
     this.changed();
@@ -199,7 +212,7 @@ export class Store {
   waitingApproval(id, agent) {
     for (const rid of this.approvals.get(id) || []) {
       const req = this.events.get(rid);
-      if (req && req.pubkey === agent && !this.answered.has(rid) && !this.deleted(req)) return true;
+      if (req && req.pubkey === agent && !this.approvalAnswered.has(rid) && !this.deleted(req)) return true;
     }
     return false;
   }
@@ -212,31 +225,80 @@ export class Store {
     if (ev.kind === K.typing) {
       const ch = tag(ev, 'h');
       if (!ch || ev.pubkey === this.me) return;
+      if (ev.created_at <= (this.spoke.get(ch + '|' + ev.pubkey) ?? -1)) return;
       if (!this.typing.has(ch)) this.typing.set(ch, new Map());
-      this.typing.get(ch).set(ev.pubkey, now);
+      this.typing.get(ch).set(ev.pubkey, { at: now, root: threadOf(ev).root });
     } else if (ev.kind === K.presence) {
-      this.presence.set(ev.pubkey, { online: ev.content === 'online', at: now });
+      const old = this.presence.get(ev.pubkey);
+      if (old && old.created_at > ev.created_at) return;
+      this.presence.set(ev.pubkey, { status: presenceStates.has(ev.content) ? ev.content : 'offline', at: now, created_at: ev.created_at });
     } else if (ev.kind === K.turnStatus) {
       if (!this.turns.add(ev)) return;
     } else return;
     this.changed();
   }
 
-  /** typingIn lists who is typing in ch now. */
-  typingIn(ch, now = Date.now()) {
+  /** typingIn lists who is typing in ch now: in the channel itself, or with root in that thread. */
+  typingIn(ch, { root = '', now = Date.now() } = {}) {
     const m = this.typing.get(ch);
     if (!m) return [];
     const out = [];
-    for (const [pk, at] of m) {
-      if (now - at > typingShownMs) m.delete(pk); else out.push(pk);
+    for (const [pk, t] of m) {
+      if (now - t.at > typingShownMs) m.delete(pk);
+      else if (t.root === root) out.push(pk);
     }
     return out;
   }
 
-  /** online reports whether pk said it is online lately. */
-  online(pk, now = Date.now()) {
+  /** status is what pk said of itself lately: 'online', 'away', or '' (offline or not heard from). */
+  status(pk, now = Date.now()) {
     const p = this.presence.get(pk);
-    return Boolean(p && p.online && now - p.at < onlineShownMs);
+    return p && p.status !== 'offline' && now - p.at < onlineShownMs ? p.status : '';
+  }
+
+  /** online reports whether pk said it is online lately. */
+  online(pk, now = Date.now()) { return this.status(pk, now) === 'online'; }
+
+  /** isDM reports whether ch is a direct-message channel of the person: a dm channel, or a private one of two. */
+  isDM(ch) {
+    const c = this.channels.get(ch);
+    return Boolean(c && c.members.has(this.me) && (c.type === 'dm' || (c.private && c.members.size === 2)));
+  }
+
+  /**
+   * working is the harness's live state on ev, from its reactions (👀
+   * seen, 💬 working) by others than me: {who: [pubkey], busy} where
+   * busy means working rather than seen. A reactor that has answered in
+   * ev's thread since its reaction is no longer counted: its reply ends
+   * the line at once, not when the turn's reactions are taken back.
+   */
+  working(ev) {
+    const who = new Set();
+    let busy = false;
+    for (const r of this.reactionsOf(ev.id)) {
+      const state = workingEmoji[r.emoji];
+      if (!state) continue;
+      for (const [pk, rid] of r.pubkeys) {
+        if (pk === this.me || this.answered(ev, pk, this.events.get(rid)?.created_at ?? 0)) continue;
+        who.add(pk);
+        if (state === 'working') busy = true;
+      }
+    }
+    return { who: [...who], busy };
+  }
+
+  /**
+   * answered reports whether pk has written in ev's thread since the
+   * unix time since: an agent's reply ends its working line there.
+   */
+  answered(ev, pk, since) {
+    const ch = tag(ev, 'h');
+    const root = threadOf(ev).root || ev.id;
+    for (const id of this.messages.get(ch) || []) {
+      const m = this.events.get(id);
+      if (m.pubkey === pk && m.created_at >= since && m.id !== ev.id && (threadOf(m).root === root || m.id === root)) return true;
+    }
+    return false;
   }
 
   editList(target) {

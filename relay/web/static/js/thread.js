@@ -3,7 +3,7 @@
 
 import { renderFeed } from './feed.js';
 import { composer } from './composer.js';
-import { el } from './util.js';
+import { el, typingLine } from './util.js';
 
 const $ = (id) => document.getElementById(id);
 
@@ -30,6 +30,8 @@ export class ThreadView {
       placeholder: 'Reply in the thread',
       members: () => this.app.store.members(this.app.current),
       send: (text, pks) => this.app.reply(this.root, text, pks),
+      typing: () => this.root && this.app.presence.typing(this.app.current, this.root),
+      stopTyping: () => this.app.presence.stopTyping(),
     });
     $('thread-composer').replaceChildren(c.form);
     // On a phone the thread covers the channel: a modal dialog (WAI-ARIA
@@ -59,5 +61,7 @@ export class ThreadView {
     const root = s.deleted(this.root) ? [] : [this.root];
     renderFeed(feed.querySelector('.thread-root'), root, this.app, this.rootCache, { inThread: true });
     renderFeed(feed.querySelector('.thread-replies'), s.channelMessages(this.app.current, { root: this.root.id }), this.app, this.cache, { inThread: true });
+    const typing = typingLine(s.typingIn(this.app.current, { root: this.root.id }).map((pk) => s.name(pk)));
+    if ($('thread-typing').textContent !== typing) $('thread-typing').textContent = typing;
   }
 }

@@ -64,3 +64,11 @@ export function uuid4() {
   const h = [...b].map((x) => x.toString(16).padStart(2, '0')).join('');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
 }
+
+/** typingLine says who is typing: "Ana is typing…", "Ana and Bo are typing…", "Several people are typing…". */
+export function typingLine(names) {
+  if (names.length === 0) return '';
+  if (names.length === 1) return `${names[0]} is typing…`;
+  if (names.length <= 3) return `${names.slice(0, -1).join(', ')} and ${names[names.length - 1]} are typing…`;
+  return 'Several people are typing…';
+}
