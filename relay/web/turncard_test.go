@@ -169,6 +169,8 @@ func TestBrowserTurnCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, member, "the time ticking", fmt.Sprintf(`%s.querySelector('.turn-elapsed').textContent !== %q`, card, first))
+	shot(t, member, t.TempDir(), "turncard-working-member")
+	shot(t, owner, t.TempDir(), "turncard-working-owner")
 	if has, _ := chromedp.Run(member, chromedp.Evaluate[bool](card+`.querySelector('.turn-stop') !== null`)); has {
 		t.Errorf("a plain member is offered Stop")
 	}
