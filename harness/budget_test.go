@@ -32,28 +32,32 @@ func TestBudgetDayCap(t *testing.T) {
 	w := newWorld(t)
 	env := w.harnessEnv("echo", envFakeUsage+"=fake-model-1")
 	stop := w.startHarness(env, "--max-day-tokens", "200")
-	first := w.mention("turn one")
-	waitFor(t, "turn one", 15*time.Second, func() bool { return w.count("permission-answer") == 1 })
-	second := w.mention("turn two") // 125 + 125 passes 200: this turn ends on the cap
-	w.awaitAgentReply(t, "the day-cap notice of turn two", 20*time.Second, second.ID, func(ev *nostr.Event) bool {
-		return strings.Contains(ev.Content, "daily cap of 200")
-	})
+	for _, text := range []string{"turn one", "turn two"} { // 125 each: past 200 after the second
+		m := w.mention(text)
+		w.awaitAgentReply(t, "the answer to "+text, 20*time.Second, m.ID, nil)
+	}
+	refused := func(what string) {
+		t.Helper()
+		prompts := w.count("session/prompt")
+		m := w.mention(what)
+		reply := w.awaitAgentReply(t, "the day-cap notice "+what, 20*time.Second, m.ID, func(ev *nostr.Event) bool {
+			return strings.Contains(ev.Content, "daily cap")
+		})
+		for _, want := range []string{"250 tokens today", "daily cap of 200", "--max-day-tokens", "00:00 UTC"} {
+			if !strings.Contains(reply.Content, want) {
+				t.Errorf("day-cap notice %q does not say %q", reply.Content, want)
+			}
+		}
+		if n := w.count("session/prompt"); n != prompts {
+			t.Errorf("the agent was prompted %d more times past the daily cap", n-prompts)
+		}
+	}
+	refused("turn three")
 	if err := stop(); err != nil {
 		t.Fatalf("harness stop: %v", err)
 	}
-	_ = first
 	w.startHarness(env, "--max-day-tokens", "200")
-	prompts := w.count("session/prompt")
-	third := w.mention("turn three")
-	reply := w.awaitAgentReply(t, "the day-cap notice after a restart", 20*time.Second, third.ID, nil)
-	for _, want := range []string{"250 tokens today", "daily cap of 200", "--max-day-tokens", "00:00 UTC"} {
-		if !strings.Contains(reply.Content, want) {
-			t.Errorf("day-cap notice %q does not say %q", reply.Content, want)
-		}
-	}
-	if n := w.count("session/prompt"); n != prompts {
-		t.Errorf("the agent was prompted %d more times past the daily cap", n-prompts)
-	}
+	refused("after a restart")
 }
 
 // TestBudgetFlags: bad cap values are refused with the flag named.

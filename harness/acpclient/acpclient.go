@@ -105,6 +105,9 @@ type Agent struct {
 	// loadSession is the agent's agentCapabilities.loadSession: a session
 	// it made before a restart can be taken up again with session/load.
 	loadSession bool
+	// images is the agent's promptCapabilities.image: prompts may carry
+	// image content blocks.
+	images bool
 
 	activity   chan struct{} // a message arrived from the agent
 	lastOutput atomic.Int64  // unix nanos of the last message
@@ -289,6 +292,7 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (*Agent, error) {
 	a.systemPromptCap = res.systemPrompt
 	a.steering = res.steering
 	a.loadSession = res.loadSession
+	a.images = res.images
 	a.log = a.log.With("agent", a.name)
 	a.log.Info("agent ready", "protocol", a.protocol, "steering", a.steering)
 	return a, nil
@@ -302,6 +306,7 @@ type initReply struct {
 	closeable    bool
 	systemPrompt bool
 	loadSession  bool // v1 agentCapabilities.loadSession; tried with any v2 agent
+	images       bool // agentCapabilities.promptCapabilities.image
 }
 
 // readInitialize decodes an initialize answer by the version the agent
@@ -314,7 +319,8 @@ func readInitialize(raw json.RawMessage) (initReply, error) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return initReply{}, fmt.Errorf("decode reply: %w", err)
 	}
-	r := initReply{protocol: 1, name: "unknown", steering: res.Meta.Steering.Supported, loadSession: res.AgentCapabilities.LoadSession}
+	r := initReply{protocol: 1, name: "unknown", steering: res.Meta.Steering.Supported, loadSession: res.AgentCapabilities.LoadSession,
+		images: res.AgentCapabilities.PromptCapabilities.Image}
 	if res.ProtocolVersion != nil {
 		r.protocol = *res.ProtocolVersion
 	}
@@ -343,6 +349,9 @@ func readInitialize(raw json.RawMessage) (initReply, error) {
 			r.name = strings.ToLower(strings.TrimSpace(n.Name))
 			break
 		}
+	}
+	if p := res.Capabilities.Prompt; r.protocol >= 2 && p != nil {
+		r.images = r.images || present(p.Image)
 	}
 	if caps != nil {
 		r.closeable = r.closeable || present(caps.Close)

@@ -138,10 +138,12 @@ func TestAskAnswers(t *testing.T) {
 // answer does not end the turn; the answer arrives.
 func TestAskHoldsIdleTimeout(t *testing.T) {
 	a := startAsker(t, func(ctx context.Context, _ PermissionAsk) (string, error) {
-		time.Sleep(time.Second)
+		time.Sleep(3 * time.Second) // three idle timeouts
 		return "once", nil
 	}, time.Minute)
-	o, said := promptAnswer(t, a, 200*time.Millisecond, nil)
+	// The idle timeout is short next to the wait, yet long enough for the
+	// agent to end its turn after the answer on a loaded machine.
+	o, said := promptAnswer(t, a, time.Second, nil)
 	if o.Result != TurnOK || said != "selected:once" {
 		t.Fatalf("outcome %v (%v), agent was answered %q; want ok, selected:once", o.Result, o.Err, said)
 	}

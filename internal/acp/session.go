@@ -312,12 +312,21 @@ type InitializeReply struct {
 // AgentCapabilitiesV2 is v2's capabilities as a client reads them.
 type AgentCapabilitiesV2 struct {
 	Session *SessionMarkers `json:"session"`
+	// Prompt marks the optional prompt content types. The v2 draft names
+	// none yet; buzz-agent writes {"image": {}}, in v2's marker style.
+	Prompt *PromptMarkers `json:"prompt"`
+}
+
+// PromptMarkers are optional prompt content types as markers.
+type PromptMarkers struct {
+	Image json.RawMessage `json:"image"`
 }
 
 // AgentCapabilitiesV1 is v1's agentCapabilities as a client reads them.
 type AgentCapabilitiesV1 struct {
-	LoadSession         bool            `json:"loadSession"`
-	SessionCapabilities *SessionMarkers `json:"sessionCapabilities"`
+	LoadSession         bool               `json:"loadSession"`
+	SessionCapabilities *SessionMarkers    `json:"sessionCapabilities"`
+	PromptCapabilities  PromptCapabilities `json:"promptCapabilities"`
 }
 
 // SessionMarkers are optional session methods as markers a client tests

@@ -7,6 +7,7 @@ import { el, relTime, fullTime, initials, hue } from './util.js';
 import { body } from './render.js';
 import { tags } from './event.js';
 import { workingEmoji, K } from './store.js';
+import { attachments, attachmentsView, withoutURLs } from './files.js';
 import { approvalCard, approvalNotice, isPermissionRequest } from './approval.js';
 import { turnCards } from './turncard.js';
 
@@ -62,9 +63,13 @@ export function messageView(ev, app, { inThread = false } = {}) {
     main.append(el('p', { class: 'diff-head' }, el('span', { class: 'badge', text: 'diff' }), ' ', where));
     if (t('description')) main.append(el('p', { class: 'diff-desc', text: t('description') }));
   }
+  const files = attachments(ev);
+  const shown = files.length ? withoutURLs(text, files) : text;
   const bodyBox = el('div', { class: 'msg-body' });
-  bodyBox.append(isPermissionRequest(ev) ? approvalCard(ev, app) : body(text, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
+  if (isPermissionRequest(ev)) bodyBox.append(approvalCard(ev, app));
+  else if (shown || !files.length) bodyBox.append(body(shown, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
   main.append(bodyBox);
+  if (files.length) main.append(attachmentsView(files, app.signer));
   // A very long message is folded to a screenful until asked for.
   if (text.length > longChars || text.split('\n', longLines + 1).length > longLines) {
     bodyBox.classList.add('folded');

@@ -9,7 +9,7 @@ export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
-  presence: 20001, typing: 20002, appData: 30078, turnStatus: turnKinds.status, turnStop: turnKinds.stop,
+  presence: 20001, typing: 20002, appData: 30078, turnStatus: turnKinds.status, turnStop: turnKinds.stop, agentControl: 20102,
   approvalRequest: turnKinds.approvalRequest, approvalGrant: turnKinds.approvalGrant, approvalDeny: turnKinds.approvalDeny,
 };
 
@@ -20,8 +20,22 @@ export const approvalKinds = [K.approvalRequest, K.approvalGrant, K.approvalDeny
 export const typingShownMs = 7000;
 /** onlineShownMs is how long a presence "online" or "away" (sent every 60 s) counts. */
 export const onlineShownMs = 150000;
-/** presenceStates are the kind 20001 contents shown; anything else reads as offline. */
-const presenceStates = new Set(['online', 'away']);
+/** hiddenRenderMs is how soon a hidden tab re-renders after a change. */
+const hiddenRenderMs = 200;
+/** presenceStates are the kind 20001 contents shown (an agent's harness says paused or not configured); anything else reads as offline. */
+const presenceStates = new Set(['online', 'away', 'paused', 'not configured']);
+
+/**
+ * presenceDetail reads what an agent's harness adds to its presence: the
+ * model and the day's usage (["usage", tokens, dollars]).
+ */
+function presenceDetail(ev) {
+  const model = (ev.tags.find((t) => t[0] === 'model')?.[1] || '').slice(0, 100);
+  const u = ev.tags.find((t) => t[0] === 'usage');
+  const tokens = u && /^\d{1,15}$/.test(u[1] || '') ? Number(u[1]) : 0;
+  const cost = u && /^\d{1,9}(\.\d{1,6})?$/.test(u[2] || '') ? Number(u[2]) : null;
+  return { model, tokens, cost };
+}
 
 /** messageKinds are the kinds shown as messages, as `buzz messages get` reads them. */
 export const messageKinds = [K.stream, K.streamV2, K.diff, K.forumPost, K.forumComment];
@@ -70,10 +84,14 @@ export class Store {
   changed() {
     if (this.queued) return;
     this.queued = true;
-    requestAnimationFrame(() => {
+    const run = () => {
       this.queued = false;
       for (const fn of this.listeners) fn();
-    });
+    };
+    // A hidden tab gets no animation frames; its title and favicon still
+    // follow what arrives (the browser runs its timers at most once a second).
+    if (typeof document !== 'undefined' && document.visibilityState === 'hidden') setTimeout(run, hiddenRenderMs);
+    else requestAnimationFrame(run);
   }
 
   channel(id) {
@@ -244,8 +262,8 @@ export class Store {
   /** ownerOf returns the attested owner of an agent key, or ''. */
   ownerOf(pk) { return this.agents.get(pk) || ''; }
 
-  /** ephemeral takes a presence or typing event; they are not stored by the relay. */
-  ephemeral(ev, now = Date.now()) {
+  /** ephemeral takes a presence, typing or turn status event (not stored by the relay; stored says a presence came with a REQ's stored events, as the relay keeps the latest for a while). */
+  ephemeral(ev, now = Date.now(), stored = false) {
     if (ev.kind === K.typing) {
       const ch = tag(ev, 'h');
       if (!ch || ev.pubkey === this.me) return;
@@ -255,7 +273,9 @@ export class Store {
     } else if (ev.kind === K.presence) {
       const old = this.presence.get(ev.pubkey);
       if (old && old.created_at > ev.created_at) return;
-      this.presence.set(ev.pubkey, { status: presenceStates.has(ev.content) ? ev.content : 'offline', at: now, created_at: ev.created_at });
+      // One the relay kept (stored) counts from when it was made, not from now.
+      const at = stored ? Math.min(now, ev.created_at * 1000) : now;
+      this.presence.set(ev.pubkey, { status: presenceStates.has(ev.content) ? ev.content : 'offline', at, created_at: ev.created_at, ...presenceDetail(ev) });
     } else if (ev.kind === K.turnStatus) {
       if (!this.turns.add(ev)) return;
     } else return;
@@ -274,7 +294,10 @@ export class Store {
     return out;
   }
 
-  /** status is what pk said of itself lately: 'online', 'away', or '' (offline or not heard from). */
+  /** presenceOf is pk's latest presence record ({status, model, tokens, cost, …}), or null. */
+  presenceOf(pk) { return this.presence.get(pk) || null; }
+
+  /** status is what pk said of itself lately: 'online', 'away', 'paused', 'not configured', or '' (offline or not heard from). */
   status(pk, now = Date.now()) {
     const p = this.presence.get(pk);
     return p && p.status !== 'offline' && now - p.at < onlineShownMs ? p.status : '';
