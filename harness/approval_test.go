@@ -8,6 +8,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"buzzbox/harness/acpclient"
+	"buzzbox/internal/acp"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
 )
@@ -157,5 +159,25 @@ func TestApprovalBypassDecidesAlone(t *testing.T) {
 	defer cancel()
 	if evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindApprovalRequest}, Tags: nostr.TagMap{"e": {ev.ID}}}); len(evs) != 0 {
 		t.Errorf("a request was published under bypass-permissions: %v", evs[0])
+	}
+}
+
+// TestApprovalRequestRedactsSecrets: a command that spells out a secret of
+// the harness's environment (an API key) reaches the channel without it,
+// in the command tag and the text alike; the detail is cut at its limit.
+func TestApprovalRequestRedactsSecrets(t *testing.T) {
+	secret := "sk-test-" + strings.Repeat("x", 24)
+	h := &harness{cfg: &Config{Owner: strings.Repeat("b", 64)}}
+	h.env.Environ = []string{"OPENAI_API_KEY=" + secret}
+	raw := []byte(`{"toolCallId":"t1","title":"Bash","rawInput":{"command":"curl -H 'Authorization: Bearer ` + secret + `' https://example.com; ` + strings.Repeat("y", 2*maxApprovalDetail) + `"}}`)
+	tc := readToolCall(raw).redacted(h.env.Environ)
+	ev := h.approvalRequest(approvalScope{channel: "c", ev: &Event{Event: nostr.Event{ID: strings.Repeat("1", 64), PubKey: strings.Repeat("a", 64)}}},
+		tc, acpclient.PermissionAsk{Options: []acp.PermissionOption{{OptionID: "ok", Kind: "allow_once", Name: "Allow"}}}, time.Now())
+	cmd := ev.Tags.Find(workspace.TagApprovalCommand)
+	if len(cmd) < 2 || strings.Contains(cmd[1], secret) || strings.Contains(ev.Content, secret) || !strings.Contains(cmd[1], "[redacted]") {
+		t.Errorf("the request carries the secret: %v\n%s", cmd, ev.Content)
+	}
+	if len(cmd) >= 2 && len(cmd[1]) > maxApprovalDetail+100 {
+		t.Errorf("the command tag is %d bytes; want it cut near %d", len(cmd[1]), maxApprovalDetail)
 	}
 }
