@@ -91,7 +91,9 @@ func TestBrowserApprovesClaudeCommand(t *testing.T) {
 // browser and makes #general; the agent joins it. Alice mentions it
 // twice; its model touches a file named for each mention, which the
 // agent asks permission for: Alice presses allow on the first card (the
-// file appears) and reject on the second (it does not).
+// file appears) and reject on the second (it does not). Bob, a plain
+// member in a browser of his own, sees the first waiting for the owner,
+// without buttons, then its outcome.
 func approveInBrowser(t *testing.T, agentFlags, agentEnv []string, allow, reject string) {
 	t.Helper()
 	ctx, consoleErrors := browser(t)
@@ -105,6 +107,15 @@ func approveInBrowser(t *testing.T, agentFlags, agentEnv []string, allow, reject
 	agent.publish(0, `{"name":"agent","bot":true}`)
 	agent.publish(9021, "", nostr.Tag{"h", channel})
 	waitJS(t, ctx, "the agent in the channel", fmt.Sprintf(`window.buzz.store.channels.get(%q).members.has(%q)`, channel, agent.pk))
+
+	// Bob, a plain member, watches in a browser of his own.
+	bobCtx, bobErrors := browser(t)
+	bobSK := signInNew(t, bobCtx, base, "Bob")
+	bob := newPeer(t, wsURL)
+	bob.sk = bobSK
+	bob.publish(9021, "", nostr.Tag{"h", channel})
+	do(t, bobCtx, "Bob opens #general", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, channel)))
+	waitJS(t, bobCtx, "Bob's channel view", textIn("#channel-name", "general"))
 
 	work := t.TempDir()
 	hctx, cancel := context.WithCancel(context.Background())
@@ -151,7 +162,12 @@ func approveInBrowser(t *testing.T, agentFlags, agentEnv []string, allow, reject
 	}
 
 	a := mention("touch one, please")
+	// Bob sees the request waiting for the owner, with no buttons.
+	bobArt := fmt.Sprintf(`document.querySelector('#feed article[data-id=%q]')`, a)
+	waitJS(t, bobCtx, "Bob opens the waiting request", fmt.Sprintf(`(() => { const b = %s?.querySelector('.approval-pending'); if (b) b.click(); return !!b && !document.getElementById('thread').hidden; })()`, bobArt))
+	waitJS(t, bobCtx, "Bob sees it waiting for the owner", `!!document.querySelector('#thread .approval[data-state=pending] .approval-wait') && !document.querySelector('#thread .approval button')`)
 	answer(a, allow)
+	waitJS(t, bobCtx, "Bob sees the outcome", textIn("#thread .approval[data-state=answered]", "by Alice"))
 	deadline := time.Now().Add(waitLimit)
 	for !ran(a) && time.Now().Before(deadline) {
 		time.Sleep(100 * time.Millisecond)
@@ -168,7 +184,7 @@ func approveInBrowser(t *testing.T, agentFlags, agentEnv []string, allow, reject
 	if ran(b) {
 		t.Error("the rejected command ran")
 	}
-	for _, e := range consoleErrors() {
+	for _, e := range append(consoleErrors(), bobErrors()...) {
 		t.Errorf("browser console: %s", e)
 	}
 }
