@@ -181,3 +181,24 @@ func TestApprovalRequestRedactsSecrets(t *testing.T) {
 		t.Errorf("the command tag is %d bytes; want it cut near %d", len(cmd[1]), maxApprovalDetail)
 	}
 }
+
+// TestApprovalCancelledByStop: the owner's !cancel while a request waits
+// answers the agent "cancelled" and closes the request with that reason;
+// an allow sent afterwards runs nothing.
+func TestApprovalCancelledByStop(t *testing.T) {
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("echo"), "--permission-mode", "default", "--approval-timeout", "60")
+	req := waitApproval(t, w, w.mention("please act @agent"))
+	w.mention("!cancel")
+	w.awaitEvent(t, "the agent's closing deny", 30*time.Second, nostr.Filter{Kinds: []int{workspace.KindApprovalDeny},
+		Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {req.ID}}}, func(ev *nostr.Event) bool {
+		r := ev.Tags.Find(workspace.TagApprovalReason)
+		return len(r) >= 2 && r[1] == workspace.ApprovalCancelled
+	})
+	answerAs(w, w.owner, req, workspace.KindApprovalGrant, "a1")
+	waitFor(t, "the agent's answer", 15*time.Second, func() bool { return len(permissionAnswers(w)) == 1 })
+	time.Sleep(500 * time.Millisecond)
+	if got := permissionAnswers(w); len(got) != 1 || strings.HasPrefix(got[0], "a1") {
+		t.Errorf("the agent was answered %v; want one answer, cancelled (no option)", got)
+	}
+}
