@@ -113,12 +113,7 @@ func TestApprovalRuleEndToEnd(t *testing.T) {
 		}
 	}
 	buzzAs(t, w, w.owner, false, "approvals", "answer", "--request", req.ID, "--allow-once")
-	waitFor(t, "the allowed command to run", 30*time.Second, func() bool {
-		if ran(a) {
-			return true
-		}
-		return false
-	})
+	waitFor(t, "the allowed command to run", 30*time.Second, func() bool { return ran(a) })
 	waitFor(t, "the request to leave the list", 15*time.Second, func() bool {
 		return strings.TrimSpace(buzzAs(t, w, w.owner, false, "approvals", "list", "--channel", w.channel)) == "[]"
 	})

@@ -50,7 +50,7 @@ func TestPauseAndResume(t *testing.T) {
 	stopRepeat := w.repeatControl(w.owner, controlPause) // presence is live only: ask for it while listening
 	pres := w.awaitEvent(t, "a paused presence", 20*time.Second, nostr.Filter{Kinds: []int{workspace.KindPresence}, Authors: []string{w.agent.Public().Hex()}},
 		func(ev *nostr.Event) bool { return ev.Content == presencePaused })
-	if pres.Tags.GetFirst([]string{workspace.TagPresenceModel, "fake-model-1"}) == nil {
+	if pres.Tags.FindWithValue(workspace.TagPresenceModel, "fake-model-1") == nil {
 		t.Errorf("paused presence tags = %v; want the model", pres.Tags)
 	}
 	stopRepeat()
@@ -71,8 +71,8 @@ func TestPauseAndResume(t *testing.T) {
 	defer w.repeatControl(w.owner, controlResume)()
 	w.awaitEvent(t, "a presence with the day's usage", 20*time.Second, nostr.Filter{Kinds: []int{workspace.KindPresence}, Authors: []string{w.agent.Public().Hex()}},
 		func(ev *nostr.Event) bool {
-			u := ev.Tags.GetFirst([]string{workspace.TagPresenceUsage})
-			return ev.Content == presenceOnline && u != nil && len(*u) >= 3 && (*u)[1] == "125"
+			u := ev.Tags.Find(workspace.TagPresenceUsage)
+			return ev.Content == presenceOnline && len(u) >= 3 && u[1] == "125"
 		})
 }
 

@@ -36,7 +36,7 @@ type presenceCache struct {
 
 // keep records ev when it is a channel-less presence newer than the one held.
 func (p *presenceCache) keep(ev *nostr.Event) {
-	if ev.Kind != workspace.KindPresence || ev.Tags.GetFirst([]string{"h"}) != nil {
+	if ev.Kind != workspace.KindPresence || ev.Tags.Find("h") != nil {
 		return
 	}
 	p.mu.Lock()
