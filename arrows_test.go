@@ -111,6 +111,32 @@ func docArrows(t *testing.T) []arrow {
 
 // under reports whether package path p (relative to the module) is pkg or
 // one of its subpackages.
+// buzzboxPackages runs go list over the tree and returns each package
+// (module-relative, "" for the root) with the buzzbox packages of its
+// list field (Imports, Deps), module-relative too.
+func buzzboxPackages(t *testing.T, field string) map[string][]string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join ."+field+" \",\"}}", "./...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string][]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, list, _ := strings.Cut(line, "|")
+		if pkg == "buzzbox" {
+			pkg = ""
+		}
+		pkg = strings.TrimPrefix(pkg, "buzzbox/")
+		pkgs[pkg] = []string{}
+		for _, d := range strings.Split(list, ",") {
+			if rel, ok := strings.CutPrefix(d, "buzzbox/"); ok {
+				pkgs[pkg] = append(pkgs[pkg], rel)
+			}
+		}
+	}
+	return pkgs
+}
+
 func under(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/") }
 
 // TestArrowsMatchDocs is the check anyone can run that the package map's
@@ -122,20 +148,7 @@ func under(p, pkg string) bool { return p == pkg || strings.HasPrefix(p, pkg+"/"
 // imports, holds exactly the arrows drawn.
 func TestArrowsMatchDocs(t *testing.T) {
 	arrows := docArrows(t)
-	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}|{{join .Deps \",\"}}", "./...").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	deps := map[string][]string{} // package → its buzzbox dependencies, module-relative
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		pkg, list, _ := strings.Cut(line, "|")
-		pkg = strings.TrimPrefix(pkg, "buzzbox/")
-		for _, d := range strings.Split(list, ",") {
-			if rel, ok := strings.CutPrefix(d, "buzzbox/"); ok {
-				deps[pkg] = append(deps[pkg], rel)
-			}
-		}
-	}
+	deps := buzzboxPackages(t, "Deps") // package → its buzzbox dependencies
 	// depsOf is the union of the dependencies of pkg and its subpackages
 	// that belong to identity unit (all of them when unit is "").
 	depsOf := func(pkg, unit string) map[string]bool {

@@ -123,9 +123,51 @@ func TestSessionNewRejectsRelativeCwd(t *testing.T) {
 func TestUnsupportedContentBlock(t *testing.T) {
 	c := startAgent(t, nil)
 	sid := c.newSession()
-	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "image", "data": "AA", "mimeType": "image/png"}}})
+	code, msg := c.callErr("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{{"type": "audio", "data": "AA", "mimeType": "audio/wav"}}})
 	if code != -32602 || !strings.Contains(msg, "unsupported content block") {
-		t.Errorf("image block -> %d %s", code, msg)
+		t.Errorf("audio block -> %d %s", code, msg)
+	}
+	for _, bad := range []map[string]any{{"type": "image", "data": "AA", "mimeType": "image/svg+xml"}, {"type": "image", "data": "not base64!", "mimeType": "image/png"}} {
+		if code, msg := c.callErr("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{bad}}); code != -32602 || !strings.Contains(msg, "image block") {
+			t.Errorf("%v -> %d %s", bad, code, msg)
+		}
+	}
+}
+
+// TestPromptImagesReachTheModel: buzz-agent advertises image prompts (v1
+// promptCapabilities.image, v2 prompt.image) and sends a prompt's image
+// blocks with its text in the user message, in each provider's shape.
+func TestPromptImagesReachTheModel(t *testing.T) {
+	const data = "iVBORw0KGgo="
+	for _, tc := range []struct{ name, api, want string }{
+		{"chat", "chat", `"image_url":{"url":"data:image/png;base64,` + data + `"}`},
+		{"responses", "responses", `"type":"input_image"`},
+		{"anthropic", "", `"source":{"data":"` + data + `","media_type":"image/png","type":"base64"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := llmtest.New(t, llmtest.Reply{Text: "a cat"})
+			env := []string{"OPENAI_COMPAT_API=" + tc.api}
+			if tc.api == "" {
+				env = []string{"BUZZ_AGENT_PROVIDER=anthropic", "ANTHROPIC_API_KEY=k", "ANTHROPIC_MODEL=claude-x", "ANTHROPIC_BASE_URL=" + srv.URL}
+			}
+			c := startAgent(t, srv, env...)
+			var init struct {
+				AgentCapabilities struct {
+					PromptCapabilities struct{ Image bool } `json:"promptCapabilities"`
+				} `json:"agentCapabilities"`
+			}
+			c.call("initialize", map[string]any{"protocolVersion": 1, "clientCapabilities": map[string]any{}}, &init)
+			if !init.AgentCapabilities.PromptCapabilities.Image {
+				t.Errorf("initialize does not advertise promptCapabilities.image")
+			}
+			sid := c.newSession()
+			c.call("session/prompt", map[string]any{"sessionId": sid, "prompt": []map[string]any{
+				{"type": "text", "text": "what is this?"}, {"type": "image", "data": data, "mimeType": "image/png"}}}, nil)
+			bodies := srv.Bodies()
+			if len(bodies) == 0 || !strings.Contains(string(bodies[0]), tc.want) || !strings.Contains(string(bodies[0]), "what is this?") {
+				t.Errorf("request to the model lacks the image %s:\n%.2000s", tc.want, bodies)
+			}
+		})
 	}
 }
 

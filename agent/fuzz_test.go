@@ -45,7 +45,7 @@ func FuzzJoinPrompt(f *testing.F) {
 	f.Add("resource_link", "", "file:///x")
 	f.Add("image", "", "")
 	f.Fuzz(func(t *testing.T, typ, text, uri string) {
-		out, err := joinPrompt([]acp.ContentBlock{{Type: typ, Text: text, URI: uri}})
+		out, _, err := joinPrompt([]acp.ContentBlock{{Type: typ, Text: text, URI: uri}})
 		if err == nil && typ != "text" && typ != "resource_link" {
 			t.Fatalf("accepted block type %q", typ)
 		}

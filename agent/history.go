@@ -13,7 +13,11 @@ import (
 func wireBytes(m *llm.Message) int {
 	switch m.Role {
 	case llm.RoleUser:
-		return len(m.Text)
+		n := len(m.Text)
+		for _, im := range m.Images {
+			n += len(im.Data) + len(im.MIME)
+		}
+		return n
 	case llm.RoleAssistant:
 		n := len(m.Text) + len(m.ReasoningDetails) + len(m.ReasoningContent)
 		for _, t := range m.Thinking {
@@ -41,6 +45,13 @@ func wireBytes(m *llm.Message) int {
 // pressureBytes is an item's size for the handoff gate: like wireBytes but
 // an image counts as imageContextBytes, close to what it costs in tokens.
 func pressureBytes(m *llm.Message) int {
+	if m.Role == llm.RoleUser {
+		n := len(m.Text)
+		for _, im := range m.Images {
+			n += imageContextBytes + len(im.MIME)
+		}
+		return n
+	}
 	if m.Role != llm.RoleTool {
 		return wireBytes(m)
 	}

@@ -413,3 +413,15 @@ func TestContextWindowErrorForcesHandoff(t *testing.T) {
 		t.Errorf("-> %d %s after %d requests; want the error after 4 calls and 3 summaries", code, msg, srv2.Count())
 	}
 }
+
+// TestStateKeepsPromptImages: a prompt's images survive the session file.
+func TestStateKeepsPromptImages(t *testing.T) {
+	h := []llm.Message{{Role: llm.RoleUser, Text: "what is this?", Images: []llm.Image{{Data: "iVBORw0KGgo=", MIME: "image/png"}}}}
+	got, err := fromState(toState(h))
+	if err != nil || len(got) != 1 || len(got[0].Images) != 1 || got[0].Images[0] != h[0].Images[0] || got[0].Text != h[0].Text {
+		t.Fatalf("fromState(toState(%+v)) = %+v, %v", h, got, err)
+	}
+	if wireBytes(&got[0]) != len("what is this?")+len("iVBORw0KGgo=")+len("image/png") || pressureBytes(&got[0]) != len("what is this?")+imageContextBytes+len("image/png") {
+		t.Errorf("sizes %d, %d do not count the image", wireBytes(&got[0]), pressureBytes(&got[0]))
+	}
+}

@@ -16,6 +16,7 @@ const (
 	maxSkillBodyBytes    = 32 << 10  // load_skill output (MAX_SKILL_BODY_BYTES)
 	maxReplyNags         = 2         // reply-guard reminders per prompt (MAX_REPLY_NAGS)
 	imageContextBytes    = 16384     // context-pressure charge of one image (IMAGE_CONTEXT_TOKEN_EQUIV)
+	maxPromptImages      = 8         // image blocks in one prompt: the harness sends at most 4
 
 	handoffOriginalTaskMaxBytes = 16 << 10 // original task quoted in a summary request
 	handoffMaxToolNames         = 20       // tool names listed in a summary request

@@ -17,7 +17,7 @@ import (
 // capabilities is what initialize offers: session/load, session/list and
 // session/resume only when sessions are kept on disk.
 func (a *Agent) capabilities() acp.AgentCapabilities {
-	c := acp.AgentCapabilities{MCPCapabilities: acp.MCPCapabilities{HTTP: true}}
+	c := acp.AgentCapabilities{MCPCapabilities: acp.MCPCapabilities{HTTP: true}, PromptCapabilities: acp.PromptCapabilities{Image: true}}
 	if a.opts.StateDir != "" {
 		c.LoadSession = true
 		c.SessionCapabilities = &acp.SessionCapabilities{List: &struct{}{}, Resume: &struct{}{}}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"sync"
@@ -151,20 +152,44 @@ func (s *Session) emitUsage(last llm.Usage, model string) {
 	_ = s.agent.conn.Notify(acp.MethodUsageUpdate, map[string]any{"sessionId": s.id, "update": up})
 }
 
-// joinPrompt renders prompt blocks as one user text.
-func joinPrompt(blocks []acp.ContentBlock) (string, error) {
+// joinPrompt renders prompt blocks as one user text and the images that
+// follow it (promptCapabilities.image): at most maxPromptImages, each
+// valid base64 of a type the model APIs take.
+func joinPrompt(blocks []acp.ContentBlock) (string, []llm.Image, error) {
 	parts := make([]string, 0, len(blocks))
+	var images []llm.Image
 	for _, b := range blocks {
 		switch b.Type {
 		case "text":
 			parts = append(parts, b.Text)
 		case "resource_link":
 			parts = append(parts, "[resource: "+b.URI+"]")
+		case "image":
+			if !promptImageType(b.MimeType) {
+				return "", nil, invalid("image block: type %q, want image/png, image/jpeg, image/gif or image/webp", b.MimeType)
+			}
+			if _, err := base64.StdEncoding.DecodeString(b.Data); err != nil || b.Data == "" {
+				return "", nil, invalid("image block: data is not base64")
+			}
+			if len(images) == maxPromptImages {
+				return "", nil, invalid("prompt: more than %d images", maxPromptImages)
+			}
+			images = append(images, llm.Image{Data: b.Data, MIME: b.MimeType})
 		default:
-			return "", invalid("unsupported content block: %s", b.Type)
+			return "", nil, invalid("unsupported content block: %s", b.Type)
 		}
 	}
-	return strings.Join(parts, "\n"), nil
+	return strings.Join(parts, "\n"), images, nil
+}
+
+// promptImageType reports whether prompts may carry images of type m:
+// those every provider's API takes.
+func promptImageType(m string) bool {
+	switch m {
+	case "image/png", "image/jpeg", "image/gif", "image/webp":
+		return true
+	}
+	return false
 }
 
 // promptSession decodes a session/prompt request and finds its session,
@@ -195,7 +220,7 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		s.cancelQueued = false
 	}
 	s.mu.Unlock()
-	text, err := joinPrompt(p.Prompt)
+	text, images, err := joinPrompt(p.Prompt)
 	if err != nil {
 		return nil, err
 	}
@@ -230,7 +255,7 @@ func (a *Agent) prompt(ctx context.Context, req *jsonrpc.Request) (any, error) {
 	s.mu.Unlock()
 
 	s.update(map[string]any{"sessionUpdate": acp.UpdateSessionInfo, "_meta": map[string]any{"goose": map[string]any{"activeRunId": runID}}})
-	stop, err := t.run(tctx, text)
+	stop, err := t.run(tctx, text, images)
 
 	s.mu.Lock()
 	s.history = t.history
@@ -273,7 +298,7 @@ func (s *Session) drainSteers() []string {
 	s.mu.Unlock()
 	var out []string
 	for _, blocks := range q {
-		text, err := joinPrompt(blocks)
+		text, _, err := joinPrompt(blocks) // a steer's images are not kept: the harness steers with text
 		if err != nil || strings.TrimSpace(text) == "" || len(text) > maxPromptBytes {
 			s.agent.log.Warn("dropped steer", "session", s.id)
 			continue

@@ -124,6 +124,9 @@ func toState(h []llm.Message) []stateMessage {
 		for _, c := range m.Calls {
 			sm.Calls = append(sm.Calls, stateCall{ID: c.ID, Name: c.Name, Args: c.Args, Extra: c.Extra})
 		}
+		for _, im := range m.Images {
+			sm.Parts = append(sm.Parts, statePart{ImageData: im.Data, ImageMIME: im.MIME})
+		}
 		if m.Result != nil {
 			sm.CallID, sm.IsError = m.Result.CallID, m.Result.IsError
 			for _, p := range m.Result.Parts {
@@ -150,6 +153,11 @@ func fromState(in []stateMessage) ([]llm.Message, error) {
 		switch sm.Role {
 		case "user":
 			m.Role = llm.RoleUser
+			for _, p := range sm.Parts {
+				if p.ImageData != "" {
+					m.Images = append(m.Images, llm.Image{Data: p.ImageData, MIME: p.ImageMIME})
+				}
+			}
 		case "assistant":
 			m.Role = llm.RoleAssistant
 			for _, c := range sm.Calls {

@@ -45,13 +45,13 @@ type turn struct {
 	forceBudget int
 }
 
-// run executes the turn loop for one user prompt.
-func (t *turn) run(ctx context.Context, text string) (acp.StopReason, error) {
+// run executes the turn loop for one user prompt and its images.
+func (t *turn) run(ctx context.Context, text string, images []llm.Image) (acp.StopReason, error) {
 	opts := &t.a.opts
 	if t.original == "" {
 		t.original = text
 	}
-	t.history = append(t.history, llm.User(text))
+	t.history = append(t.history, llm.Message{Role: llm.RoleUser, Text: text, Images: images})
 	for {
 		if opts.MaxRounds > 0 && t.round >= opts.MaxRounds {
 			return acp.StopMaxTurnRequests, nil

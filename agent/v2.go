@@ -38,7 +38,7 @@ func (a *Agent) initializeV2() any {
 	return map[string]any{
 		"protocolVersion": 2,
 		"info":            acp.Implementation{Name: "buzz-agent", Version: a.version},
-		"capabilities":    map[string]any{"session": session},
+		"capabilities":    map[string]any{"session": session, "prompt": map[string]any{"image": map[string]any{}}},
 		"authMethods":     []any{},
 	}
 }
@@ -78,7 +78,7 @@ func (a *Agent) promptV2(ctx context.Context, req *jsonrpc.Request) (any, error)
 	if len(p.Prompt) == 0 {
 		return nil, invalid("session/prompt: prompt must not be empty")
 	}
-	if _, err := joinPrompt(p.Prompt); err != nil {
+	if _, _, err := joinPrompt(p.Prompt); err != nil {
 		return nil, err
 	}
 	msgID, err := randomID("msg_")

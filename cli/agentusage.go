@@ -148,3 +148,20 @@ func val(p *int64) int64 {
 	}
 	return *p
 }
+
+// runAgentsControl pauses or resumes one of your agents: a signed
+// workspace.KindAgentControl naming it. Its harness obeys its owner only,
+// and says "paused" in its presence until resumed.
+func runAgentsControl(word string) func(*inv) error {
+	return func(in *inv) error {
+		v, err := need(in, "agent")
+		if err != nil {
+			return err
+		}
+		agent, err := parsePubkey(v)
+		if err != nil {
+			return err
+		}
+		return publishAndPrint(in, &nostr.Event{Kind: workspace.KindAgentControl, Content: word, Tags: nostr.Tags{{"p", agent}}})
+	}
+}

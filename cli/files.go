@@ -10,7 +10,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +41,11 @@ type blobDescriptor struct {
 	Thumb    string `json:"thumb,omitempty"`
 }
 
-var blobHashRE = regexp.MustCompile(`^[0-9a-f]{64}$`)
+// isBlobHash reports whether s is a sha256 in lowercase hex.
+func isBlobHash(s string) bool {
+	b, err := hex.DecodeString(s)
+	return err == nil && len(b) == sha256.Size && strings.ToLower(s) == s
+}
 
 func (in *inv) localPath(p string) string {
 	if !filepath.IsAbs(p) && in.env.Dir != "" {
@@ -178,7 +181,7 @@ func runFilesGet(in *inv) error {
 	arg := in.p.args[0]
 	hash := strings.ToLower(arg[strings.LastIndex(arg, "/")+1:])
 	hash, _, _ = strings.Cut(hash, ".")
-	if !blobHashRE.MatchString(hash) {
+	if !isBlobHash(hash) {
 		return userErr("%q is not a sha256 (64 hex characters) or a file URL", arg)
 	}
 	auth, err := in.blobAuth("get", "Get "+hash, hash)

@@ -228,6 +228,12 @@ func commands() []command {
 			Usage:   "[--agent HEX|NPUB] [--days N]",
 			Flags:   []flagSpec{str("agent", "HEX|NPUB", "only this agent"), str("days", "N", "today and the N-1 days before (default 1, at most 31)")},
 			Example: "buzz agents usage --days 7", Run: runAgentsUsage},
+		{Group: "agents", Name: "pause", Summary: "pause one of your agents: it takes no turns (messages wait, told once) until resumed",
+			Usage: "--agent HEX|NPUB", Flags: []flagSpec{str("agent", "HEX|NPUB", "the agent's pubkey")},
+			Example: "buzz agents pause --agent " + examplePubkey, Run: runAgentsControl("pause")},
+		{Group: "agents", Name: "resume", Summary: "resume a paused agent: what waited runs in order",
+			Usage: "--agent HEX|NPUB", Flags: []flagSpec{str("agent", "HEX|NPUB", "the agent's pubkey")},
+			Example: "buzz agents resume --agent " + examplePubkey, Run: runAgentsControl("resume")},
 
 		{Group: "mem", Name: "ls", Summary: "list your memory slugs (NIP-AE), core excluded", Usage: "[--owner HEX] [--agent HEX]",
 			Flags: memFlags(), Example: "buzz mem ls", Run: runMemLs},

@@ -189,6 +189,14 @@ func readToolCall(raw json.RawMessage) toolCallInfo {
 	return info
 }
 
+// redacted is info with the values of secret-named variables of environ
+// (API keys, tokens) taken out: channel members read the request.
+func (info toolCallInfo) redacted(environ []string) toolCallInfo {
+	info.title, info.command = redact(info.title, environ), redact(info.command, environ)
+	info.diffPath, info.diff = redact(info.diffPath, environ), redact(info.diff, environ)
+	return info
+}
+
 // clipDetail cuts s to maxApprovalDetail bytes, saying so.
 func clipDetail(s string) string {
 	if len(s) <= maxApprovalDetail {
@@ -221,7 +229,7 @@ func (h *harness) ask(ctx context.Context, req acpclient.PermissionAsk) (string,
 		return "", acpclient.ErrDecideAlone
 	}
 	log := h.log.With("channel", sc.channel, "session", req.SessionID)
-	tc := readToolCall(req.ToolCall)
+	tc := readToolCall(req.ToolCall).redacted(h.env.Environ)
 	expires := time.Now().Add(h.cfg.ApprovalTimeout)
 	ev := h.approvalRequest(sc, tc, req, expires)
 	if err := h.cfg.Secret.SignEvent(ev); err != nil {

@@ -28,7 +28,8 @@ func touchModel() func(map[string]any) llmtest.Reply {
 		if lastIsTool(req) {
 			return llmtest.Reply{Text: "finished"}
 		}
-		body, _ := json.Marshal(req["messages"])
+		msgs, _ := req["messages"].([]any)
+		body, _ := json.Marshal(msgs[len(msgs)-1]) // the session's history holds the earlier prompts' anchors
 		_, ev, ok := findAnchor(anchor, string(body))
 		if !ok {
 			return llmtest.Reply{Text: "no anchor found"}
@@ -101,13 +102,18 @@ func TestApprovalRuleEndToEnd(t *testing.T) {
 	if ran(a) {
 		t.Fatal("the command ran before anyone allowed it")
 	}
-	buzzAs(t, w, w.owner, false, "approvals", "answer", "--request", req.ID, "--allow-once")
-	waitFor(t, "the allowed command to run", 30*time.Second, func() bool {
-		if ran(a) {
-			return true
+	// Two answers at once, or an option the request does not offer, are
+	// refused by the CLI before anything is sent.
+	for _, bad := range [][]string{{"--allow-once", "--reject"}, {"--option", "yes-please"}, {}} {
+		sk, _ := w.owner.AppendHex(nil)
+		cmd := exec.Command(testexe.Path(t), append([]string{"buzz", "approvals", "answer", "--request", req.ID}, bad...)...)
+		cmd.Env = append(os.Environ(), "BUZZ_RELAY_URL="+w.relay.URL(), "BUZZ_PRIVATE_KEY="+string(sk))
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), "option") {
+			t.Errorf("buzz approvals answer %v: %v\n%s; want a refusal naming the options", bad, err, out)
 		}
-		return false
-	})
+	}
+	buzzAs(t, w, w.owner, false, "approvals", "answer", "--request", req.ID, "--allow-once")
+	waitFor(t, "the allowed command to run", 30*time.Second, func() bool { return ran(a) })
 	waitFor(t, "the request to leave the list", 15*time.Second, func() bool {
 		return strings.TrimSpace(buzzAs(t, w, w.owner, false, "approvals", "list", "--channel", w.channel)) == "[]"
 	})
@@ -125,7 +131,7 @@ func TestApprovalRuleEndToEnd(t *testing.T) {
 		Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {req.ID}}}, nil)
 	waitFor(t, "the model to hear of the rejection", 30*time.Second, func() bool {
 		for _, body := range llm.Bodies() {
-			if strings.Contains(string(body), "Not run: the command") && strings.Contains(string(body), b.ID[:12]) {
+			if strings.Contains(string(body), `Not run: the command \"touch approved-`+b.ID[:12]) {
 				return true
 			}
 		}
@@ -145,7 +151,7 @@ func TestApprovalRuleEndToEnd(t *testing.T) {
 	})
 	waitFor(t, "the model to hear of the rejection", 30*time.Second, func() bool {
 		for _, body := range llm.Bodies() {
-			if strings.Contains(string(body), "Not run: the command") && strings.Contains(string(body), c.ID[:12]) {
+			if strings.Contains(string(body), `Not run: the command \"touch approved-`+c.ID[:12]) {
 				return true
 			}
 		}

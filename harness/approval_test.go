@@ -8,6 +8,8 @@ import (
 
 	"github.com/nbd-wtf/go-nostr"
 
+	"buzzbox/harness/acpclient"
+	"buzzbox/internal/acp"
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
 )
@@ -16,7 +18,7 @@ import (
 func waitApproval(t *testing.T, w *world, ev *nostr.Event) *nostr.Event {
 	t.Helper()
 	var req *nostr.Event
-	waitFor(t, "the permission request", 20*time.Second, func() bool {
+	waitFor(t, "the permission request", 90*time.Second, func() bool {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindApprovalRequest}, Authors: []string{w.agent.Public().Hex()},
@@ -157,5 +159,46 @@ func TestApprovalBypassDecidesAlone(t *testing.T) {
 	defer cancel()
 	if evs, _ := w.io.Query(ctx, nostr.Filter{Kinds: []int{workspace.KindApprovalRequest}, Tags: nostr.TagMap{"e": {ev.ID}}}); len(evs) != 0 {
 		t.Errorf("a request was published under bypass-permissions: %v", evs[0])
+	}
+}
+
+// TestApprovalRequestRedactsSecrets: a command that spells out a secret of
+// the harness's environment (an API key) reaches the channel without it,
+// in the command tag and the text alike; the detail is cut at its limit.
+func TestApprovalRequestRedactsSecrets(t *testing.T) {
+	secret := "sk-test-" + strings.Repeat("x", 24)
+	h := &harness{cfg: &Config{Owner: strings.Repeat("b", 64)}}
+	h.env.Environ = []string{"OPENAI_API_KEY=" + secret}
+	raw := []byte(`{"toolCallId":"t1","title":"Bash","rawInput":{"command":"curl -H 'Authorization: Bearer ` + secret + `' https://example.com; ` + strings.Repeat("y", 2*maxApprovalDetail) + `"}}`)
+	tc := readToolCall(raw).redacted(h.env.Environ)
+	ev := h.approvalRequest(approvalScope{channel: "c", ev: &Event{Event: nostr.Event{ID: strings.Repeat("1", 64), PubKey: strings.Repeat("a", 64)}}},
+		tc, acpclient.PermissionAsk{Options: []acp.PermissionOption{{OptionID: "ok", Kind: "allow_once", Name: "Allow"}}}, time.Now())
+	cmd := ev.Tags.Find(workspace.TagApprovalCommand)
+	if len(cmd) < 2 || strings.Contains(cmd[1], secret) || strings.Contains(ev.Content, secret) || !strings.Contains(cmd[1], "[redacted]") {
+		t.Errorf("the request carries the secret: %v\n%s", cmd, ev.Content)
+	}
+	if len(cmd) >= 2 && len(cmd[1]) > maxApprovalDetail+100 {
+		t.Errorf("the command tag is %d bytes; want it cut near %d", len(cmd[1]), maxApprovalDetail)
+	}
+}
+
+// TestApprovalCancelledByStop: the owner's !cancel while a request waits
+// answers the agent "cancelled" and closes the request with that reason;
+// an allow sent afterwards runs nothing.
+func TestApprovalCancelledByStop(t *testing.T) {
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("echo"), "--permission-mode", "default", "--approval-timeout", "60")
+	req := waitApproval(t, w, w.mention("please act @agent"))
+	w.mention("!cancel")
+	w.awaitEvent(t, "the agent's closing deny", 30*time.Second, nostr.Filter{Kinds: []int{workspace.KindApprovalDeny},
+		Authors: []string{w.agent.Public().Hex()}, Tags: nostr.TagMap{"e": {req.ID}}}, func(ev *nostr.Event) bool {
+		r := ev.Tags.Find(workspace.TagApprovalReason)
+		return len(r) >= 2 && r[1] == workspace.ApprovalCancelled
+	})
+	answerAs(w, w.owner, req, workspace.KindApprovalGrant, "a1")
+	waitFor(t, "the agent's answer", 15*time.Second, func() bool { return len(permissionAnswers(w)) == 1 })
+	time.Sleep(500 * time.Millisecond)
+	if got := permissionAnswers(w); len(got) != 1 || strings.HasPrefix(got[0], "a1") {
+		t.Errorf("the agent was answered %v; want one answer, cancelled (no option)", got)
 	}
 }

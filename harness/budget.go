@@ -193,6 +193,17 @@ func (h *harness) overBudget(ctx context.Context, cs *chanState) bool {
 	return true
 }
 
+// addSpend counts what a turn spent against today, on the loop goroutine.
+func (h *harness) addSpend(sp spend) {
+	if sp == (spend{}) {
+		return
+	}
+	day := budgetDay(time.Now())
+	h.store.addSpend(day, sp)
+	h.live.set(func(l *liveState) { l.day, l.spent = day, h.store.daySpend(day) })
+	h.presenceNow()
+}
+
 // daySpendMemo is the day's spend kept in the state file.
 type daySpendMemo struct {
 	Day string `json:"day"` // UTC, YYYY-MM-DD

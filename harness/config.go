@@ -921,9 +921,14 @@ func (p *plan) run() (*Config, error) {
 	return c, nil
 }
 
-// permissionWire is the ACP mode id of each permission mode.
+// permissionWire is the ACP mode id of each permission mode. "default" is
+// sent too, to an agent that offers a mode of that id: claude-agent-acp
+// starts in its "auto" mode, where it decides alone, and its "default"
+// mode is the one that asks before acting.
 func permissionWire(mode string) string {
 	switch mode {
+	case "default":
+		return "default"
 	case "accept-edits":
 		return "acceptEdits"
 	case "bypass-permissions":

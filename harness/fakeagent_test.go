@@ -29,6 +29,7 @@ const (
 	envFakeError    = "BUZZ_TEST_FAKE_ERROR"    // prompts fail with this JSON-RPC error message
 	envFakeUsage    = "BUZZ_TEST_FAKE_USAGE"    // report usage per turn (fakeTurnUsage), naming this model
 	envFakeLinger   = "BUZZ_TEST_FAKE_LINGER"   // keep running after stdin closes, as codex-acp does
+	envFakeImages   = "BUZZ_TEST_FAKE_IMAGES"   // advertise promptCapabilities.image
 )
 
 // fakeTurnUsage is what a fake reporting usage adds to its session's
@@ -112,6 +113,9 @@ func fakeAgent(mode string) int {
 			res := map[string]any{"protocolVersion": v, "agentInfo": map[string]any{"name": name, "version": "0"},
 				"agentCapabilities": map[string]any{"sessionCapabilities": map[string]any{"close": map[string]any{}}},
 				"authMethods":       []any{map[string]any{"id": "login", "name": "Log in"}}}
+			if os.Getenv(envFakeImages) != "" {
+				res["agentCapabilities"].(map[string]any)["promptCapabilities"] = map[string]any{"image": true}
+			}
 			if os.Getenv(envFakeSteering) != "" {
 				res["_meta"] = map[string]any{"steering": map[string]any{"supported": true}}
 			}

@@ -160,6 +160,10 @@ type harness struct {
 	threads  *threadSet // the threads the agent is in (--follow-threads)
 	// approvals routes the agent's permission requests to people.
 	approvals *approvals
+	// live is the presence loop's view of pause and usage (pause.go);
+	// pauseTold, owned by the loop, the events told the agent is paused.
+	live      *liveBox
+	pauseTold map[string]bool
 	// ownNotices holds the ids of notices posted as the agent (reply.go).
 	ownNotices noticeIDs
 	// store is what survives a restart: sessions, pending and answered
@@ -273,6 +277,11 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		log.Warn("no state dir; sessions and answered events are not kept across restarts", "err", err)
 	}
 	h.store = openStateStore(stateDir, cfg.RelayURL, cfg.AgentHex, log)
+	h.live = newLiveBox()
+	h.live.set(func(l *liveState) {
+		l.paused, l.day = h.store.paused(), budgetDay(time.Now())
+		l.spent = h.store.daySpend(l.day)
+	})
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -354,6 +363,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.rc.Subscribe(ctx, "membership-notif", nostr.Filter{Kinds: []int{workspace.KindMemberAdded, workspace.KindMemberRemoved},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: watermark, Member: true})
 	h.rc.Subscribe(ctx, stopSub, stopFilter(), relayclient.SubOptions{Floor: time.Now().Unix()})
+	h.rc.Subscribe(ctx, controlSub, controlFilter(cfg.AgentHex), relayclient.SubOptions{Floor: time.Now().Unix()})
 	h.rc.Subscribe(ctx, approvalSub, nostr.Filter{Kinds: []int{workspace.KindApprovalGrant, workspace.KindApprovalDeny},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 	if h.obsPub != nil {

@@ -47,6 +47,10 @@ func (h *harness) intake(ctx context.Context) {
 			h.stopRequest(ctx, re.Ev)
 			continue
 		}
+		if re.Sub == controlSub {
+			h.agentControl(ctx, re.Ev)
+			continue
+		}
 		if re.Sub == approvalSub {
 			h.approvalAnswer(ctx, re.Ev)
 			continue
@@ -117,6 +121,7 @@ func (h *harness) flushCatchup(ctx context.Context, channel string) {
 	delete(h.catchBuf, channel)
 	h.log.Debug("channel replay done", "channel", channel, "stored", len(evs))
 	if len(evs) == 0 {
+		h.do(func() { h.store.replayed(channel, nil) })
 		return
 	}
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].CreatedAt < evs[j].CreatedAt })
@@ -130,15 +135,16 @@ func (h *harness) flushCatchup(ctx context.Context, channel string) {
 		evs = evs[len(evs)-h.cfg.CatchupMax:]
 	}
 	h.do(func() {
-		n := 0
+		var taken []*Event
 		for _, ev := range evs {
 			if h.accept(ctx, ev) {
-				n++
+				taken = append(taken, ev)
 			}
 		}
-		if n > 0 {
-			h.log.Info("caught up", "channel", channel, "events", n)
+		if len(taken) > 0 {
+			h.log.Info("caught up", "channel", channel, "events", len(taken))
 		}
+		h.store.replayed(channel, taken)
 	})
 }
 

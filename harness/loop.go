@@ -280,6 +280,9 @@ func (h *harness) dispatch(ctx context.Context) {
 		return
 	}
 	h.recheckCarried(ctx)
+	if h.holdPaused(ctx) {
+		return
+	}
 	now := time.Now()
 	for {
 		var best *chanState
@@ -416,7 +419,7 @@ func (h *harness) turnDone(ctx context.Context, cs *chanState, t *turnHandle, ou
 	s := t.slot
 	s.busy = false
 	h.lastWork = time.Now()
-	h.store.addSpend(budgetDay(time.Now()), out.spent)
+	h.addSpend(out.spent)
 	finished := append(append([]*Event{}, t.batch...), t.extra...)
 	log := h.log.With("channel", cs.id, "result", out.Result.String(), "stop", string(out.Stop))
 	h.turnEndStatus(cs.id, t, out)

@@ -122,6 +122,9 @@ func (h *harness) reportUsage(ctx context.Context, a *acpclient.Agent, ss *sessi
 	turn, reliable := delta(u.Counters, ss.usage)
 	ss.usage = &u.Counters
 	spent := h.cfg.Budget.spendOf(turn)
+	if u.Model != "" && h.live != nil {
+		h.live.set(func(l *liveState) { l.model = u.Model }) // the agents panel's model, when --model names none
+	}
 	if h.cfg.Owner == "" {
 		return spent
 	}

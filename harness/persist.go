@@ -45,6 +45,8 @@ type harnessState struct {
 	Channels  map[string]*channelMemo `json:"channels"`
 	// Spend is the agent's usage on the current UTC day, for budgets.
 	Spend *daySpendMemo `json:"spend,omitempty"`
+	// Paused is set while the owner has the agent paused (pause.go).
+	Paused bool `json:"paused,omitempty"`
 }
 
 // channelMemo is what the harness remembers of one channel.
@@ -114,6 +116,7 @@ func openStateStore(dir, relayURL, agentHex string, log *slog.Logger) *stateStor
 	default:
 		s.st.Channels = st.Channels
 		s.st.Spend = st.Spend
+		s.st.Paused = st.Paused
 		s.prev = st.StartedAt
 	}
 	s.carried = map[string]map[string]bool{}
@@ -209,6 +212,29 @@ func (s *stateStore) takeCarried(channel string, evs []*Event) []*Event {
 	return out
 }
 
+// replayed is called once channel's catch-up has been taken in (got: the
+// events it queued): the last run's events it did not queue (answered,
+// too old, deleted, past --catchup-max) are no longer waited for, and
+// settle.
+func (s *stateStore) replayed(channel string, got []*Event) {
+	c := s.carried[channel]
+	if c == nil {
+		return
+	}
+	back := map[string]bool{}
+	for _, ev := range got {
+		back[ev.ID] = true
+	}
+	for id := range c {
+		if !back[id] {
+			delete(c, id)
+		}
+	}
+	if len(c) == 0 {
+		delete(s.carried, channel)
+	}
+}
+
 // noteNotice records id as a notice the harness posted in channel.
 func (s *stateStore) noteNotice(channel, id string) {
 	m := s.memo(channel)
@@ -245,8 +271,9 @@ func (s *stateStore) settle(channel string, live map[string]bool) {
 	if m == nil {
 		return
 	}
+	waiting := s.carried[channel] // the last run's, until its catch-up has had them (replayed)
 	for id, at := range m.Pending {
-		if live[id] {
+		if live[id] || waiting[id] {
 			continue
 		}
 		delete(m.Pending, id)

@@ -296,7 +296,7 @@ kill:
 	h.retired.Wait()
 	if !h.cfg.NoPresence {
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		h.presence(pctx, "offline")
+		h.presence(pctx, "offline", nil)
 		cancel()
 	}
 	if h.obsPub != nil {

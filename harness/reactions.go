@@ -144,16 +144,21 @@ func (r *reactions) clear(ctx context.Context, evs []*Event) {
 func (h *harness) presenceLoop(ctx context.Context) {
 	t := time.NewTicker(presenceEvery)
 	defer t.Stop()
-	status := presenceOnline
-	if h.cfg.NotConfigured != "" {
-		status = presenceNotConfigured
-	}
 	for {
-		h.presence(ctx, status)
+		l := h.live.get()
+		status := presenceOnline
+		switch {
+		case h.cfg.NotConfigured != "":
+			status = presenceNotConfigured
+		case l.paused:
+			status = presencePaused
+		}
+		h.presence(ctx, status, h.presenceTags(l))
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
+		case <-h.live.now:
 		}
 	}
 }
@@ -164,8 +169,11 @@ const (
 	presenceNotConfigured = "not configured" // Config.NotConfigured: no model provider
 )
 
-func (h *harness) presence(ctx context.Context, status string) {
-	ev := &nostr.Event{Kind: workspace.KindPresence, CreatedAt: nostr.Now(), Content: status, Tags: nostr.Tags{}}
+func (h *harness) presence(ctx context.Context, status string, tags nostr.Tags) {
+	if tags == nil {
+		tags = nostr.Tags{}
+	}
+	ev := &nostr.Event{Kind: workspace.KindPresence, CreatedAt: nostr.Now(), Content: status, Tags: tags}
 	if h.cfg.Secret.SignEvent(ev) != nil {
 		return
 	}

@@ -127,6 +127,7 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	in := &promptInput{Batch: t.batch, Parked: t.parked, Reason: reason, Channel: info, Profiles: profiles,
 		Context: cs, Agent: h.cfg.AgentHex, Owner: h.cfg.Owner, Legacy: ss.legacy}
 	blocks := formatPrompt(in)
+	blocks = append(blocks, h.imageBlocks(ctx, a, t.batch)...)
 
 	for _, e := range t.batch {
 		h.reacts.add(ctx, e, emojiWorking)
@@ -579,7 +580,7 @@ func (h *harness) heartbeatTick(ctx context.Context) {
 			spent = h.reportUsage(ctx, a, ss, heartbeatKey, start, mark, o) // before the slot is released
 		}
 		h.do(func() {
-			h.store.addSpend(budgetDay(time.Now()), spent)
+			h.addSpend(spent)
 			s.busy = false
 			h.heartbeat = false
 			switch o.Result {

@@ -208,4 +208,56 @@ func TestTurnStatusAndStop(t *testing.T) {
 	if s := awaitState(t, statuses, third.ID, turnCancelled, 10*time.Second); s.By != w.owner.Public().Hex() {
 		t.Errorf("CLI stop: cancelled by %q; want the owner", s.By)
 	}
+
+	// A channel admin who is not the agent's owner may stop it too.
+	w.publish(&nostr.Event{Kind: 9000, Tags: nostr.Tags{{"h", w.channel}, {"p", w.sibling.Public().Hex(), "", "admin"}}})
+	admin := w.memberConn(t, w.sibling)
+	fourth := w.mention("sleep on it once more")
+	for s := awaitState(t, statuses, fourth.ID, turnWorking, 60*time.Second); s.Step == ""; {
+		s = awaitState(t, statuses, fourth.ID, turnWorking, 60*time.Second)
+	}
+	sent = time.Now()
+	if err := admin.Publish(ctx, stopEvent(t, w.sibling, w.channel, fourth.ID)); err != nil {
+		t.Fatalf("admin's stop refused by the relay: %v", err)
+	}
+	s := awaitState(t, statuses, fourth.ID, turnCancelled, 10*time.Second)
+	if s.By != w.sibling.Public().Hex() || s.at.Sub(sent) > time.Second {
+		t.Errorf("admin's stop: cancelled by %q after %v; want the admin within 1s", s.By, s.at.Sub(sent))
+	}
+}
+
+// TestTurnStatusFailed: a model that refuses the request (HTTP 400) ends
+// the turn failed, and the status carries the cause a person can act on.
+func TestTurnStatusFailed(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the real binary")
+	}
+	w := newWorld(t)
+	llm := llmtest.New(t)
+	llm.SetHandler(func(map[string]any) llmtest.Reply {
+		return llmtest.Reply{Status: 400, Body: `{"error":{"message":"model m does not exist","type":"invalid_request_error"}}`}
+	})
+	env := w.agentEnv(t, "BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k",
+		"OPENAI_COMPAT_MODEL=m", "OPENAI_COMPAT_BASE_URL="+llm.URL, "HOME="+t.TempDir())
+	w.runHarness(t, env, timing{})
+	statuses := w.watchStatus(t, w.memberConn(t, w.stranger), w.channel)
+	mention := w.mention("hello")
+	awaitState(t, statuses, mention.ID, turnWorking, 60*time.Second)
+	timer := time.NewTimer(60 * time.Second)
+	defer timer.Stop()
+	for {
+		select {
+		case s := <-statuses:
+			if s.ids[0] != mention.ID || s.State != turnFailed {
+				continue
+			}
+			if s.Cause == "" {
+				t.Errorf("failed without a cause: %+v", s.turnStatusContent)
+			}
+			t.Logf("cause: %s", s.Cause)
+			return
+		case <-timer.C:
+			t.Fatal("no failed status within 60s")
+		}
+	}
 }

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +24,7 @@ import (
 // Blossom (BUD-01/02) on the relay's HTTP listener, for its members:
 //
 //	PUT    /upload          store a blob (kind 24242 auth, t=upload, x=hash)
+//	HEAD   /upload          BUD-06: would this upload (X-Content-Length, X-SHA-256) be taken?
 //	GET    /<sha256>[.ext]  fetch a blob (auth when the relay is not open or the blob is a private channel's)
 //	HEAD   /<sha256>[.ext]  the same headers without the body
 //	DELETE /<sha256>        drop your upload of it (t=delete, x=hash); the owner or an admin drops the blob
@@ -69,28 +69,74 @@ const (
 	// maxBlobAuthHeader bounds the Authorization header of a blob request
 	// (a base64 event), as the bridge bounds events.
 	maxBlobAuthHeader = 16 << 10
+	// staleUpload is how long a temporary upload file must have gone
+	// unwritten to be taken as left by a killed process and removed at
+	// start; a live upload writes to its file all the time.
+	staleUpload = 24 * time.Hour
 )
 
-// blobTypes that are served inline (shown by the browser): raster images,
-// audio, video and plain text, none of which runs script. Anything else is
-// served as an attachment.
-var inlineBlobTypes = map[string]bool{
-	"image/png": true, "image/jpeg": true, "image/gif": true, "image/webp": true, "image/bmp": true,
-	"audio/mpeg": true, "audio/ogg": true, "audio/wave": true, "audio/aiff": true,
-	"video/mp4": true, "video/webm": true, "video/avi": true,
-	"text/plain; charset=utf-8": true,
+// inlineBlobType reports whether a blob of type typ is served inline
+// (shown by the browser): raster images, audio, video and plain text,
+// none of which runs script. Anything else is served as an attachment.
+func inlineBlobType(typ string) bool {
+	switch typ {
+	case "image/png", "image/jpeg", "image/gif", "image/webp", "image/bmp",
+		"audio/mpeg", "audio/ogg", "audio/wave", "audio/aiff",
+		"video/mp4", "video/webm", "video/avi",
+		"text/plain; charset=utf-8":
+		return true
+	}
+	return false
 }
 
-var (
-	blobPathRE  = regexp.MustCompile(`^/([0-9a-f]{64})(\.[a-z0-9]{1,10})?$`)
-	thumbPathRE = regexp.MustCompile(`^/thumb/([0-9a-f]{64})$`)
-	listPathRE  = regexp.MustCompile(`^/list/([0-9a-f]{64})$`)
-	hashRE      = regexp.MustCompile(`^[0-9a-f]{64}$`)
-)
+// isHash reports whether s is a sha256 in lowercase hex.
+func isHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// blobPathHash reads /<sha256>[.ext] (ext: 1 to 10 of a-z0-9).
+func blobPathHash(p string) (string, bool) {
+	rest, ok := strings.CutPrefix(p, "/")
+	if !ok {
+		return "", false
+	}
+	h, ext, dotted := strings.Cut(rest, ".")
+	if !isHash(h) {
+		return "", false
+	}
+	if dotted {
+		if len(ext) < 1 || len(ext) > 10 {
+			return "", false
+		}
+		for i := 0; i < len(ext); i++ {
+			if c := ext[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'z') {
+				return "", false
+			}
+		}
+	}
+	return h, true
+}
+
+// prefixedHash reads prefix<sha256>, as /thumb/ and /list/ take it.
+func prefixedHash(p, prefix string) (string, bool) {
+	h, ok := strings.CutPrefix(p, prefix)
+	return h, ok && isHash(h)
+}
 
 // isBlobPath reports whether p is one of the Blossom routes.
 func isBlobPath(p string) bool {
-	return p == "/upload" || blobPathRE.MatchString(p) || thumbPathRE.MatchString(p) || listPathRE.MatchString(p)
+	_, blob := blobPathHash(p)
+	_, thumb := prefixedHash(p, "/thumb/")
+	_, list := prefixedHash(p, "/list/")
+	return p == "/upload" || blob || thumb || list
 }
 
 // blobUpload is one upload of a blob: who, for which channel ("" for the
@@ -188,18 +234,23 @@ func (r *Relay) serveBlossom(w http.ResponseWriter, req *http.Request) {
 	p := req.URL.Path
 	switch {
 	case p == "/upload":
-		if req.Method != http.MethodPut {
-			w.Header().Set("Allow", "PUT")
+		switch req.Method {
+		case http.MethodPut:
+			r.serveUpload(w, req)
+		case http.MethodHead:
+			r.serveUploadCheck(w, req)
+		default:
+			w.Header().Set("Allow", "PUT, HEAD")
 			blobError(w, http.StatusMethodNotAllowed, "use PUT /upload")
-			return
 		}
-		r.serveUpload(w, req)
-	case thumbPathRE.MatchString(p):
-		r.serveBlob(w, req, thumbPathRE.FindStringSubmatch(p)[1], true)
-	case listPathRE.MatchString(p):
-		r.serveList(w, req, listPathRE.FindStringSubmatch(p)[1])
+	case strings.HasPrefix(p, "/thumb/"):
+		hash, _ := prefixedHash(p, "/thumb/")
+		r.serveBlob(w, req, hash, true)
+	case strings.HasPrefix(p, "/list/"):
+		pubkey, _ := prefixedHash(p, "/list/")
+		r.serveList(w, req, pubkey)
 	default:
-		hash := blobPathRE.FindStringSubmatch(p)[1]
+		hash, _ := blobPathHash(p)
 		switch req.Method {
 		case http.MethodGet, http.MethodHead:
 			r.serveBlob(w, req, hash, false)
@@ -306,23 +357,61 @@ func (r *Relay) channelWritable(c caller, id string) bool {
 	return ok && !ch.deleted
 }
 
-func (r *Relay) serveUpload(w http.ResponseWriter, req *http.Request) {
+// uploadAuth checks an upload's authorization and channel, writing the
+// refusal when there is one.
+func (r *Relay) uploadAuth(w http.ResponseWriter, req *http.Request) (caller, *nostr.Event, string, bool) {
 	c, ev, status, msg := r.blobAuth(req, "upload", false)
 	if status != 0 {
 		blobError(w, status, msg)
-		return
+		return caller{}, nil, "", false
 	}
 	if ev == nil {
 		blobError(w, http.StatusUnauthorized, "upload needs a kind 24242 authorization (t upload, x the blob's sha256)")
-		return
+		return caller{}, nil, "", false
 	}
 	channel, _ := tagValue(ev, "h")
 	if channel != "" && !r.channelWritable(c, channel) {
 		blobError(w, http.StatusForbidden, "restricted: not a member of channel "+channel)
+		return caller{}, nil, "", false
+	}
+	return c, ev, channel, true
+}
+
+func (r *Relay) tooBig() string {
+	return fmt.Sprintf("blob too large: the limit is %s (%d bytes, --max-blob-bytes)", mb(r.blobs.max), r.blobs.max)
+}
+
+// serveUploadCheck answers BUD-06's HEAD /upload: whether an upload of
+// X-Content-Length bytes hashing to X-SHA-256, with this authorization,
+// would be taken (200), or why not (the status and X-Reason).
+func (r *Relay) serveUploadCheck(w http.ResponseWriter, req *http.Request) {
+	n, err := strconv.ParseInt(req.Header.Get("X-Content-Length"), 10, 64)
+	if err != nil || n < 0 {
+		blobError(w, http.StatusLengthRequired, "X-Content-Length: want the blob's size in bytes")
+		return
+	}
+	if n > r.blobs.max {
+		blobError(w, http.StatusRequestEntityTooLarge, r.tooBig())
+		return
+	}
+	_, ev, _, ok := r.uploadAuth(w, req)
+	if !ok {
+		return
+	}
+	if h := strings.ToLower(req.Header.Get("X-SHA-256")); h != "" && (!isHash(h) || !namesHash(ev, h)) {
+		blobError(w, http.StatusUnauthorized, "authorization: no x tag names X-SHA-256 "+h)
+		return
+	}
+	w.WriteHeader(http.StatusOK)
+}
+
+func (r *Relay) serveUpload(w http.ResponseWriter, req *http.Request) {
+	c, ev, channel, ok := r.uploadAuth(w, req)
+	if !ok {
 		return
 	}
 	limit := r.blobs.max
-	tooBig := fmt.Sprintf("blob too large: the limit is %s (%d bytes, --max-blob-bytes)", mb(limit), limit)
+	tooBig := r.tooBig()
 	if req.ContentLength > limit {
 		w.Header().Set("Connection", "close")
 		blobError(w, http.StatusRequestEntityTooLarge, tooBig)
@@ -357,17 +446,23 @@ func (r *Relay) serveUpload(w http.ResponseWriter, req *http.Request) {
 		blobError(w, http.StatusInternalServerError, "cannot store the blob")
 		return
 	}
+	// The same hash is the same bytes: a rename over a blob stored
+	// before changes nothing a reader could see.
+	if err := os.Rename(tmp.Name(), r.blobs.path(hash)); err != nil {
+		r.log.Error("blob upload", "err", err)
+		blobError(w, http.StatusInternalServerError, "cannot store the blob")
+		return
+	}
+	fresh := &blobMeta{Type: detectBlobType(head.b), Size: n}
+	if _, err := r.blobs.meta(hash); err != nil {
+		// Made outside the lock: decoding an image takes a while.
+		fresh.Dim, fresh.ThumbType = makeThumb(r.blobs.path(hash), r.blobs.thumbPath(hash), fresh.Type, r.log)
+	}
 	r.blobMu.Lock()
 	defer r.blobMu.Unlock()
 	m, err := r.blobs.meta(hash)
-	if err != nil || m.Size != n {
-		if err := os.Rename(tmp.Name(), r.blobs.path(hash)); err != nil {
-			r.log.Error("blob upload", "err", err)
-			blobError(w, http.StatusInternalServerError, "cannot store the blob")
-			return
-		}
-		m = &blobMeta{Type: detectBlobType(head.b), Size: n}
-		m.Dim, m.ThumbType = makeThumb(r.blobs.path(hash), r.blobs.thumbPath(hash), m.Type, r.log)
+	if err != nil {
+		m = fresh
 	}
 	up := blobUpload{Pubkey: c.pubkey, Channel: channel, Uploaded: r.cfg.Now().Unix()}
 	if !hasUpload(m, up) {
@@ -528,7 +623,7 @@ func (r *Relay) serveBlob(w http.ResponseWriter, req *http.Request, hash string,
 	h.Set("Content-Security-Policy", "sandbox; default-src 'none'")
 	h.Set("Cache-Control", "private, max-age=31536000, immutable")
 	h.Set("Vary", "Authorization")
-	if !inlineBlobTypes[typ] {
+	if !inlineBlobType(typ) {
 		h.Set("Content-Disposition", `attachment; filename="`+hash+blobExt(typ)+`"`)
 	}
 	st, _ := f.Stat()
@@ -605,7 +700,7 @@ func (r *Relay) serveList(w http.ResponseWriter, req *http.Request, pubkey strin
 	out := []blobDescriptor{}
 	for _, n := range names {
 		hash := strings.TrimSuffix(filepath.Base(n), ".json")
-		if !hashRE.MatchString(hash) {
+		if !isHash(hash) {
 			continue
 		}
 		m, err := r.blobs.meta(hash)
@@ -633,6 +728,14 @@ func openBlobs(cfg Config) (blobStore, error) {
 	}
 	if err := os.MkdirAll(b.dir, 0o700); err != nil {
 		return blobStore{}, fmt.Errorf("buzz-relay: create blob dir: %w", err)
+	}
+	// Temporary files an instance killed mid-upload left. Another
+	// instance sharing the directory may be writing younger ones.
+	left, _ := filepath.Glob(filepath.Join(b.dir, ".*-*"))
+	for _, p := range left {
+		if fi, err := os.Stat(p); err == nil && time.Since(fi.ModTime()) > staleUpload {
+			os.Remove(p)
+		}
 	}
 	return b, nil
 }

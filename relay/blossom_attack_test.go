@@ -205,6 +205,25 @@ func TestBlossomAttacks(t *testing.T) {
 		t.Errorf("traversal delete removed a file: %v", err)
 	}
 
+	// Listing shows only what the caller may read.
+	list := func(k testKey, of string) string {
+		t.Helper()
+		st, _, b := blobDo(t, "GET", base+"/list/"+of, blobAuthHeader(t, k, "list", time.Hour, nil), nil, -1)
+		if st != 200 {
+			t.Fatalf("list = %d %s", st, b)
+		}
+		return string(b)
+	}
+	if got := list(alice, owner.pk); strings.Contains(got, ih) {
+		t.Errorf("alice's listing of the owner's blobs names the private one: %s", got)
+	}
+	if got := list(owner, owner.pk); !strings.Contains(got, ih) {
+		t.Errorf("the owner's own listing lacks the image: %s", got)
+	}
+	if st, _, _ := blobDo(t, "GET", base+"/list/"+owner.pk, blobAuthHeader(t, mallory, "list", time.Hour, nil), nil, -1); st != 403 {
+		t.Errorf("a non-member's listing = %d; want 403", st)
+	}
+
 	// Deletion: only the uploader, the owner or an admin.
 	if st, _, b := blobDo(t, "DELETE", base+"/"+ih, blobAuthHeader(t, alice, "delete", time.Hour, nil, ih), nil, -1); st != 403 {
 		t.Errorf("DELETE by someone else = %d %s; want 403", st, b)
@@ -217,6 +236,22 @@ func TestBlossomAttacks(t *testing.T) {
 	}
 	if st, _, _ := get(owner, "/"+ih); st != 404 {
 		t.Errorf("GET after delete = %d; want 404", st)
+	}
+
+	// A banned key reads none of the relay's files any more, its own
+	// uploads included, and uploads nothing.
+	htmlHash := sha([]byte("<!DOCTYPE html><html><script>alert(document.domain)</script></html>"))
+	if st, _, _ := blobDo(t, "GET", base+"/"+htmlHash, blobAuthHeader(t, alice, "get", time.Hour, nil, htmlHash), nil, -1); st != 200 {
+		t.Fatalf("alice's own upload = %d before her removal", st)
+	}
+	if st, rep := manage(t, base, owner, "banpubkey", alice.pk, "gone"); st != 200 || rep.Error != "" {
+		t.Fatalf("banpubkey = %d %+v", st, rep)
+	}
+	if st, _, _ := blobDo(t, "GET", base+"/"+htmlHash, blobAuthHeader(t, alice, "get", time.Hour, nil, htmlHash), nil, -1); st != 403 {
+		t.Errorf("a banned key's GET of its own upload = %d; want 403", st)
+	}
+	if st, _ := put(alice, []byte("after"), blobAuthHeader(t, alice, "upload", time.Hour, nil, sha([]byte("after")))); st != 403 {
+		t.Errorf("a banned key's upload = %d; want 403", st)
 	}
 }
 
@@ -293,6 +328,39 @@ func TestBlossomUploadLimits(t *testing.T) {
 		t.Errorf("stored blob: %v %v", fi, err)
 	}
 
+	// BUD-06's preflight says so before any byte is sent.
+	check := func(length, sha, auth string) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequestWithContext(testCtx(t), "HEAD", base+"/upload", nil)
+		req.Header.Set("X-Content-Length", length)
+		req.Header.Set("X-SHA-256", sha)
+		if auth != "" {
+			req.Header.Set("Authorization", auth)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("X-Reason")
+	}
+	okAuth := blobAuthHeader(t, owner, "upload", time.Hour, nil, hash)
+	if st, why := check("62914560", hash, okAuth); st != 413 || !strings.Contains(why, "50 MB") {
+		t.Errorf("HEAD /upload of 60 MB = %d %q; want 413 naming the limit", st, why)
+	}
+	if st, _ := check("1000", hash, okAuth); st != 200 {
+		t.Errorf("HEAD /upload of 1000 bytes = %d; want 200", st)
+	}
+	if st, _ := check("1000", hash, ""); st != 401 {
+		t.Errorf("HEAD /upload without auth = %d; want 401", st)
+	}
+	if st, _ := check("1000", sha([]byte("other")), okAuth); st != 401 {
+		t.Errorf("HEAD /upload for a hash the auth does not name = %d; want 401", st)
+	}
+	if st, _ := check("", hash, okAuth); st != 411 {
+		t.Errorf("HEAD /upload without X-Content-Length = %d; want 411", st)
+	}
+
 	// 60 MB: refused from its Content-Length, and without one mid-stream.
 	const big = 60 << 20
 	for _, length := range []int64{big, -1} {
@@ -313,5 +381,22 @@ func TestBlossomUploadLimits(t *testing.T) {
 	left, _ := filepath.Glob(filepath.Join(data, "blobs", ".upload-*"))
 	if len(left) > 0 {
 		t.Errorf("temporary files left: %v", left)
+	}
+}
+
+// TestBlossomSharedBlobDir: two relays on one --blob-dir serve each
+// other's uploads.
+func TestBlossomSharedBlobDir(t *testing.T) {
+	owner := newKey(t)
+	dir := t.TempDir()
+	a := startRelay(t, Config{Owner: owner.pk, BlobDir: dir})
+	b := startRelay(t, Config{Owner: owner.pk, BlobDir: dir})
+	body := []byte("shared between instances")
+	h := sha(body)
+	if st, _, got := blobDo(t, "PUT", a.HTTPURL()+"/upload", blobAuthHeader(t, owner, "upload", time.Hour, nil, h), bytes.NewReader(body), int64(len(body))); st != 200 {
+		t.Fatalf("upload through a = %d %s", st, got)
+	}
+	if st, _, got := blobDo(t, "GET", b.HTTPURL()+"/"+h, blobAuthHeader(t, owner, "get", time.Hour, nil, h), nil, -1); st != 200 || !bytes.Equal(got, body) {
+		t.Errorf("GET through b = %d %q; want the blob uploaded through a", st, got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/disintegration/imaging"
 	_ "golang.org/x/image/webp"
@@ -25,9 +26,9 @@ const (
 	maxThumbSourcePixels = 12_000_000
 )
 
-// thumbSlots lets one thumbnail be made at a time, so that concurrent
-// image uploads do not add up their decoded sizes.
-var thumbSlots = make(chan struct{}, 1)
+// thumbMu lets one thumbnail be made at a time, so that concurrent image
+// uploads do not add up their decoded sizes.
+var thumbMu sync.Mutex
 
 // makeThumb writes a thumbnail of the image at src to dst when typ is an
 // image type it decodes, returning the image's dimensions ("WxH", "" when
@@ -52,8 +53,8 @@ func makeThumb(src, dst, typ string, log *slog.Logger) (dim, thumbType string) {
 		log.Info("no thumbnail: image too large to decode", "dim", dim, "max_pixels", maxThumbSourcePixels)
 		return dim, ""
 	}
-	thumbSlots <- struct{}{}
-	defer func() { <-thumbSlots }()
+	thumbMu.Lock()
+	defer thumbMu.Unlock()
 	img, err := imaging.Open(src, imaging.AutoOrientation(true))
 	if err != nil {
 		log.Info("no thumbnail", "err", err)

@@ -68,7 +68,7 @@
 //   - POST /invite redeems an invite for the key that signs its NIP-98
 //     token; POST /login trades a one-time sign-in token (LoginToken) for
 //     the key it was minted for.
-//   - Blossom (BUD-01/02) for members: PUT /upload, GET/HEAD/DELETE
+//   - Blossom (BUD-01/02/06) for members: PUT and HEAD /upload, GET/HEAD/DELETE
 //     /<sha256>, GET /list/<pubkey>, with kind 24242 authorization; blobs
 //     streamed to --blob-dir (default <data>/blobs), at most
 //     --max-blob-bytes (50 MB), typed from their content, thumbnails for

@@ -19,7 +19,8 @@ import (
 // lost or delivered twice; instances=1 is a single instance with all 50
 // publishers, for comparison. rate=max publishes as fast as the relays
 // acknowledge; rate=250 and rate=50 pace all publishers together to that
-// many events/s for 20 seconds, for latency below saturation:
+// many events/s for 20 seconds (1 under -short), for latency below
+// saturation:
 //
 //	go test ./relay -run '^$' -bench Instances -benchtime 1x -count 3
 func BenchmarkInstances(b *testing.B) {
@@ -34,11 +35,24 @@ func BenchmarkInstances(b *testing.B) {
 	}
 }
 
+// pacedFor is how long a paced run publishes, and shortPacedFor the same
+// under -short, which the test command uses to run every benchmark once
+// (scripts/test.sh): long enough to check the benchmark works, not to
+// measure. unpaced and shortUnpaced are the events per publisher at
+// rate=max.
+const (
+	pacedFor, shortPacedFor = 20, 1 // seconds
+	unpaced, shortUnpaced   = 100, 10
+)
+
 func benchInstances(b *testing.B, n, rate int) {
 	const publishers = 50
-	perPublisher := 100
+	perPublisher, seconds := unpaced, pacedFor
+	if testing.Short() {
+		perPublisher, seconds = shortUnpaced, shortPacedFor
+	}
 	if rate > 0 {
-		perPublisher = rate * 20 / publishers // 20 seconds of traffic
+		perPublisher = rate * seconds / publishers
 	}
 	c := newCluster(b)
 	ins := c.start(n)

@@ -45,7 +45,9 @@ type cluster struct {
 
 func newCluster(t testing.TB, extra ...string) *cluster {
 	t.Helper()
-	if testing.Short() {
+	// Under -short a test skips; a benchmark takes its short path instead
+	// (scripts/test.sh runs every benchmark once with -short).
+	if _, bench := t.(*testing.B); testing.Short() && !bench {
 		t.Skip("starts PostgreSQL and several relay processes")
 	}
 	c := &cluster{t: t, exe: testexe.Link(t, "buzz-relay"), db: startPostgres(t), owner: newKey(t), extra: extra}

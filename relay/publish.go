@@ -132,6 +132,7 @@ func (r *Relay) firstStored(ctx context.Context, f nostr.Filter) *nostr.Event {
 // it at once (a subscription still sending stored events gets it after
 // its EOSE). Each subscription gets it once.
 func (r *Relay) broadcast(ev *nostr.Event) int {
+	r.present.keep(ev)
 	r.mu.Lock()
 	conns := make([]*conn, 0, len(r.live))
 	for c := range r.live {

@@ -117,11 +117,12 @@ type Relay struct {
 	fan     *fanout // nil without DB
 	expiry  *expiry // NIP-40 sweeper
 	seen    *nip98.SeenCache
-	web     *web.Handler // the browser client at /
-	logins  logins       // the owner's one-time sign-in links
-	refs    refCache     // channels of events others refer to (refs.go)
-	blobs   blobStore    // Blossom blobs (blossom.go)
-	blobMu  sync.Mutex   // serialises blob metadata updates
+	web     *web.Handler  // the browser client at /
+	logins  logins        // the owner's one-time sign-in links
+	refs    refCache      // channels of events others refer to (refs.go)
+	blobs   blobStore     // Blossom blobs (blossom.go)
+	blobMu  sync.Mutex    // serialises blob metadata updates
+	present presenceCache // each key's latest presence (presence.go)
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed

@@ -268,6 +268,13 @@ func (r *Relay) sendStored(ctx context.Context, c *conn, id string, filters nost
 				c.sendEvent(id, ev)
 			}
 		}
+		cl := callerOf(ctx)
+		for _, ev := range r.present.matching(f) {
+			if ctx.Err() == nil && !sent[ev.ID] && r.canRead(cl, ev) {
+				sent[ev.ID] = true
+				c.sendEvent(id, ev)
+			}
+		}
 	}
 	if ctx.Err() != nil {
 		return

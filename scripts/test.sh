@@ -88,4 +88,23 @@ go build -o "$work/testsummary" ./scripts/testsummary || exit 1
 BUZZ_SOAK_DURATION=${BUZZ_SOAK_DURATION:-60s} BUZZBOX_TEST_EXE="$work/buzzbox" \
 	go test -json -timeout 30m "$@" ./... | "$work/testsummary"
 codes=("${PIPESTATUS[@]}")
+[ "${codes[0]}" = 0 ] && [ "${codes[1]}" = 0 ] || exit 1
+
+if [ $# -gt 0 ]; then
+	say "benchmarks not run: arguments ($*) chose the tests"
+	exit 0
+fi
+say "every benchmark, once"
+# So that none rots, and the commands BENCHMARKS.md gives keep working:
+# each package with benchmarks runs them all once. -short takes the long
+# ones' short paths (BenchmarkInstances publishes for 1 s, not 20;
+# BenchmarkBusyChannelBurst sends 1 000 mentions, not 10 000;
+# BenchmarkTurnStatusRelayLoad loads the relay for 1 s, not 10, once);
+# -run '^$' runs no test again. About a minute on two cores.
+benches=$(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=third_party '^func Benchmark' . |
+	xargs -n1 dirname | sort -u)
+[ -n "$benches" ] || { echo "no benchmarks found" >&2; exit 1; }
+BUZZBOX_TEST_EXE="$work/buzzbox" \
+	go test -json -timeout 10m -short -run '^$' -bench . -benchtime 1x $benches | "$work/testsummary"
+codes=("${PIPESTATUS[@]}")
 [ "${codes[0]}" = 0 ] && [ "${codes[1]}" = 0 ]

@@ -98,7 +98,11 @@ func anthropicMessages(hist []Message, withThinking bool) []obj {
 			if strings.TrimSpace(text) == "" {
 				text = "(empty message)"
 			}
-			msgs = append(msgs, obj{"role": "user", "content": []obj{textBlock(text)}})
+			content := []obj{textBlock(text)}
+			for _, im := range m.Images {
+				content = append(content, obj{"type": "image", "source": obj{"type": "base64", "media_type": im.MIME, "data": im.Data}})
+			}
+			msgs = append(msgs, obj{"role": "user", "content": content})
 		case RoleAssistant:
 			flush()
 			var content []obj

@@ -116,7 +116,15 @@ func chatMessages(system string, hist []Message, replayDetails bool) []obj {
 		switch m.Role {
 		case RoleUser:
 			flush()
-			msgs = append(msgs, obj{"role": "user", "content": m.Text})
+			if len(m.Images) == 0 {
+				msgs = append(msgs, obj{"role": "user", "content": m.Text})
+				break
+			}
+			content := []obj{{"type": "text", "text": m.Text}}
+			for _, im := range m.Images {
+				content = append(content, obj{"type": "image_url", "image_url": obj{"url": "data:" + im.MIME + ";base64," + im.Data}})
+			}
+			msgs = append(msgs, obj{"role": "user", "content": content})
 		case RoleAssistant:
 			flush()
 			a := obj{"role": "assistant", "content": m.Text}

@@ -28,7 +28,11 @@ func (d responsesDialect) body(c *Client, req *Request, stream bool) ([]byte, er
 	for _, m := range req.Messages {
 		switch m.Role {
 		case RoleUser:
-			input = append(input, obj{"role": "user", "content": []obj{{"type": "input_text", "text": m.Text}}})
+			content := []obj{{"type": "input_text", "text": m.Text}}
+			for _, im := range m.Images {
+				content = append(content, obj{"type": "input_image", "image_url": "data:" + im.MIME + ";base64," + im.Data})
+			}
+			input = append(input, obj{"role": "user", "content": content})
 		case RoleAssistant:
 			if m.Text != "" {
 				input = append(input, obj{"role": "assistant", "content": []obj{{"type": "output_text", "text": m.Text}}})

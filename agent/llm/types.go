@@ -43,6 +43,9 @@ type Message struct {
 
 	// Result is set for RoleTool and carries the call id it answers.
 	Result *ToolResult
+	// Images are attached to a RoleUser prompt (ACP image blocks), after
+	// its text. Nil for other roles.
+	Images []Image
 }
 
 // ToolCall is one tool invocation asked for by the model. ID is the

@@ -43,6 +43,7 @@ import (
 	"buzzbox/internal/proc"
 	"buzzbox/internal/usage"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nipoa"
 	"buzzbox/internal/workspace/relayclient"
 	"buzzbox/relay"
 )
@@ -370,6 +371,15 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nos
 		log.Debug("add agent to channel", "err", err)
 	}
 	publish(owner, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"owner","display_name":"owner"}`})
-	publish(agentKey, &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `","bot":true}`})
+	// The agent's profile carries the owner's NIP-OA attestation, so every
+	// client can name the agent's owner (the web client's badge and agents
+	// panel) without trusting the profile's own word.
+	profile := &nostr.Event{Kind: workspace.KindProfile, Content: `{"name":"` + upAgentName + `","display_name":"` + upAgentName + `","bot":true}`}
+	if att, err := nipoa.Sign(owner, agentKey.Public(), ""); err == nil {
+		profile.Tags = nostr.Tags{att.Nostr()}
+	} else {
+		log.Warn("the agent's profile goes out without its owner's attestation", "err", err)
+	}
+	publish(agentKey, profile)
 	return id, nil
 }

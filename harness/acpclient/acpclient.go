@@ -105,6 +105,9 @@ type Agent struct {
 	// loadSession is the agent's agentCapabilities.loadSession: a session
 	// it made before a restart can be taken up again with session/load.
 	loadSession bool
+	// images is the agent's promptCapabilities.image: prompts may carry
+	// image content blocks.
+	images bool
 
 	activity   chan struct{} // a message arrived from the agent
 	lastOutput atomic.Int64  // unix nanos of the last message
@@ -116,6 +119,7 @@ type Agent struct {
 	mu         sync.Mutex
 	cancelling bool                          // answer permission requests "cancelled"
 	asks       map[uint64]context.CancelFunc // Ask calls waiting; a cancel ends them
+	toolCalls  map[string]*toolCallSeen      // session|toolCallId → what its updates said, for permission requests
 	askSeq     uint64
 	runID      string                    // goose active run id of the running prompt
 	usage      map[string]*UsageSnapshot // latest usage report per session; nil until the first
@@ -288,6 +292,7 @@ func Start(ctx context.Context, s Spec, log *slog.Logger) (*Agent, error) {
 	a.systemPromptCap = res.systemPrompt
 	a.steering = res.steering
 	a.loadSession = res.loadSession
+	a.images = res.images
 	a.log = a.log.With("agent", a.name)
 	a.log.Info("agent ready", "protocol", a.protocol, "steering", a.steering)
 	return a, nil
@@ -301,6 +306,7 @@ type initReply struct {
 	closeable    bool
 	systemPrompt bool
 	loadSession  bool // v1 agentCapabilities.loadSession; tried with any v2 agent
+	images       bool // agentCapabilities.promptCapabilities.image
 }
 
 // readInitialize decodes an initialize answer by the version the agent
@@ -313,7 +319,8 @@ func readInitialize(raw json.RawMessage) (initReply, error) {
 	if err := json.Unmarshal(raw, &res); err != nil {
 		return initReply{}, fmt.Errorf("decode reply: %w", err)
 	}
-	r := initReply{protocol: 1, name: "unknown", steering: res.Meta.Steering.Supported, loadSession: res.AgentCapabilities.LoadSession}
+	r := initReply{protocol: 1, name: "unknown", steering: res.Meta.Steering.Supported, loadSession: res.AgentCapabilities.LoadSession,
+		images: res.AgentCapabilities.PromptCapabilities.Image}
 	if res.ProtocolVersion != nil {
 		r.protocol = *res.ProtocolVersion
 	}
@@ -342,6 +349,9 @@ func readInitialize(raw json.RawMessage) (initReply, error) {
 			r.name = strings.ToLower(strings.TrimSpace(n.Name))
 			break
 		}
+	}
+	if p := res.Capabilities.Prompt; r.protocol >= 2 && p != nil {
+		r.images = r.images || present(p.Image)
 	}
 	if caps != nil {
 		r.closeable = r.closeable || present(caps.Close)
@@ -477,6 +487,9 @@ func (a *Agent) handle(ctx context.Context, req *jsonrpc.Request) (any, error) {
 		}
 		if p.Update.SessionUpdate != acp.UpdateKeepalive {
 			a.touch()
+		}
+		if p.Update.SessionUpdate == acp.UpdateToolCall || p.Update.SessionUpdate == acp.UpdateToolCallUpdate {
+			a.noteToolCall(p.SessionID, req.Params)
 		}
 		switch p.Update.SessionUpdate {
 		case acp.UpdateAgentMessageChunk, acp.UpdateAgentThoughtChunk, acp.UpdateToolCall, acp.UpdateToolCallUpdate:

@@ -26,6 +26,10 @@ func (a *Agent) SystemPromptCap() bool { return a.systemPromptCap }
 // can be taken up again with session/load.
 func (a *Agent) LoadSession() bool { return a.loadSession }
 
+// AcceptsImages reports whether the agent advertised
+// promptCapabilities.image: prompts may carry image content blocks.
+func (a *Agent) AcceptsImages() bool { return a.images }
+
 // InitReply is the agent's initialize answer as it sent it.
 func (a *Agent) InitReply() json.RawMessage { return a.initRaw }
 

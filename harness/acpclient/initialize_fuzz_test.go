@@ -52,3 +52,20 @@ func TestReadInitializeByVersion(t *testing.T) {
 		t.Errorf("a version newer than offered was accepted")
 	}
 }
+
+// TestReadInitializeImages: promptCapabilities.image (v1), and v2's
+// prompt.image marker as buzz-agent writes it, let prompts carry images.
+func TestReadInitializeImages(t *testing.T) {
+	for raw, want := range map[string]bool{
+		`{"protocolVersion":1,"agentCapabilities":{"promptCapabilities":{"image":true}}}`:  true,
+		`{"protocolVersion":1,"agentCapabilities":{"promptCapabilities":{"image":false}}}`: false,
+		`{"protocolVersion":2,"capabilities":{"session":{},"prompt":{"image":{}}}}`:        true,
+		`{"protocolVersion":2,"capabilities":{"session":{},"prompt":{"image":null}}}`:      false,
+		`{"protocolVersion":1,"capabilities":{"prompt":{"image":{}}}}`:                     false,
+		`{"protocolVersion":2,"capabilities":{"session":{}}}`:                              false,
+	} {
+		if r, err := readInitialize(json.RawMessage(raw)); err != nil || r.images != want {
+			t.Errorf("readInitialize(%s).images = %v, %v; want %v", raw, r.images, err, want)
+		}
+	}
+}

@@ -17,6 +17,88 @@ import (
 // watches does not hold its agent for the whole hard cap.
 const DefaultAskTimeout = 10 * time.Minute
 
+// maxToolCallsSeen bounds the tool calls whose title and input are kept
+// for permission requests that name only the call's id (claude-agent-acp
+// does); the map is cleared when full, so an old call asks with less.
+const maxToolCallsSeen = 256
+
+// maxToolCallField bounds one kept field (title, kind, rawInput, content)
+// of a tool call; a longer one is not kept.
+const maxToolCallField = 64 << 10
+
+// toolCallSeen is the latest title, kind, rawInput and content of a tool
+// call, as its tool_call and tool_call_update notifications said them.
+type toolCallSeen struct {
+	Title    json.RawMessage `json:"title,omitempty"`
+	Kind     json.RawMessage `json:"kind,omitempty"`
+	RawInput json.RawMessage `json:"rawInput,omitempty"`
+	Content  json.RawMessage `json:"content,omitempty"`
+}
+
+// noteToolCall keeps what a tool call's update says of it.
+func (a *Agent) noteToolCall(session string, params json.RawMessage) {
+	var p struct {
+		Update struct {
+			ToolCallID string `json:"toolCallId"`
+			toolCallSeen
+		} `json:"update"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Update.ToolCallID == "" {
+		return
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	key := session + "|" + p.Update.ToolCallID
+	seen := a.toolCalls[key]
+	if seen == nil {
+		if a.toolCalls == nil || len(a.toolCalls) >= maxToolCallsSeen {
+			a.toolCalls = map[string]*toolCallSeen{}
+		}
+		seen = &toolCallSeen{}
+		a.toolCalls[key] = seen
+	}
+	for _, f := range []struct {
+		dst *json.RawMessage
+		src json.RawMessage
+	}{
+		{&seen.Title, p.Update.Title}, {&seen.Kind, p.Update.Kind}, {&seen.RawInput, p.Update.RawInput}, {&seen.Content, p.Update.Content},
+	} {
+		if len(f.src) > 0 && string(f.src) != "null" && len(f.src) <= maxToolCallField {
+			*f.dst = f.src
+		}
+	}
+}
+
+// withSeen fills what a permission request's toolCall leaves out from
+// the request's title and what the call's updates said.
+func (a *Agent) withSeen(session string, tc json.RawMessage, title string) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(tc, &m) != nil || m == nil {
+		m = map[string]json.RawMessage{}
+	}
+	var id string
+	json.Unmarshal(m["toolCallId"], &id)
+	if _, ok := m["title"]; !ok && title != "" {
+		m["title"], _ = json.Marshal(title)
+	}
+	a.mu.Lock()
+	seen := a.toolCalls[session+"|"+id]
+	a.mu.Unlock()
+	if seen == nil {
+		seen = &toolCallSeen{}
+	}
+	for k, v := range map[string]json.RawMessage{"title": seen.Title, "kind": seen.Kind, "rawInput": seen.RawInput, "content": seen.Content} {
+		if _, ok := m[k]; !ok && len(v) > 0 {
+			m[k] = v
+		}
+	}
+	out, err := json.Marshal(m)
+	if err != nil {
+		return tc
+	}
+	return out
+}
+
 // ErrDecideAlone, returned by Spec.Ask, makes the client answer the
 // request as it does without Ask: allow_once, else reject_once.
 var ErrDecideAlone = errors.New("acpclient: decide the permission request alone")
@@ -25,7 +107,8 @@ var ErrDecideAlone = errors.New("acpclient: decide the permission request alone"
 type PermissionAsk struct {
 	SessionID string
 	// ToolCall is the request's toolCall (a ToolCallUpdate: title, kind,
-	// content, rawInput), as the agent sent it.
+	// content, rawInput), with what it leaves out filled in from the
+	// call's earlier updates.
 	ToolCall json.RawMessage
 	Options  []acp.PermissionOption
 	// Rule is the buzz-agent approval rule that raised the request
@@ -42,7 +125,13 @@ func (a *Agent) permission(ctx context.Context, params json.RawMessage) (any, er
 		a.log.Error("permission request", "err", err)
 		return nil, jsonrpc.Errorf(jsonrpc.InvalidParams, "decode permission request: %v", err)
 	}
+	a.log.Debug("permission request", "params", truncUTF8(string(params), maxStderrTail))
 	cancelled := acp.PermissionResponse{Outcome: acp.PermissionOutcome{Outcome: "cancelled"}}
+	tc := p.ToolCall
+	if len(tc) == 0 && p.Subject != nil {
+		tc = p.Subject.ToolCall
+	}
+	tc = a.withSeen(p.SessionID, tc, p.Title)
 	a.mu.Lock()
 	if a.cancelling {
 		a.mu.Unlock()
@@ -66,7 +155,7 @@ func (a *Agent) permission(ctx context.Context, params json.RawMessage) (any, er
 	a.asks[seq] = cancel
 	a.asking.Add(1)
 	a.mu.Unlock()
-	id, err := a.ask(actx, PermissionAsk{SessionID: p.SessionID, ToolCall: p.ToolCall, Options: p.Options, Rule: rule})
+	id, err := a.ask(actx, PermissionAsk{SessionID: p.SessionID, ToolCall: tc, Options: p.Options, Rule: rule})
 	a.mu.Lock()
 	delete(a.asks, seq)
 	a.asking.Add(-1)

@@ -19,6 +19,11 @@ import (
 // permission first and then says, as its text, the answer it got.
 const envAskAgent = "BUZZ_TEST_ASK_AGENT"
 
+// askV2 as envAskAgent's value makes the agent announce the tool call in
+// a tool_call update first and then ask in v2's form: a title, and the
+// call (by id only) under subject.
+const askV2 = "v2"
+
 func askAgent() int {
 	conn := jsonrpc.NewConn(os.Stdin, os.Stdout, jsonrpc.Options{MaxLineBytes: 1 << 20})
 	err := conn.Serve(context.Background(), func(ctx context.Context, req *jsonrpc.Request) (any, error) {
@@ -29,11 +34,18 @@ func askAgent() int {
 			return map[string]any{"sessionId": "s1"}, nil
 		case acp.MethodSessionPrompt:
 			var perm acp.PermissionResponse
-			err := conn.Call(ctx, acp.MethodPermission, map[string]any{"sessionId": "s1",
-				"toolCall": map[string]any{"toolCallId": "t1", "title": "shell", "rawInput": map[string]any{"command": "git push"}},
-				"options": []any{map[string]any{"optionId": "no", "name": "Reject", "kind": "reject_once"},
-					map[string]any{"optionId": "once", "name": "Allow", "kind": "allow_once"},
-					map[string]any{"optionId": "always", "name": "Always", "kind": "allow_always"}}}, &perm)
+			options := []any{map[string]any{"optionId": "no", "name": "Reject", "kind": "reject_once"},
+				map[string]any{"optionId": "once", "name": "Allow", "kind": "allow_once"},
+				map[string]any{"optionId": "always", "name": "Always", "kind": "allow_always"}}
+			params := map[string]any{"sessionId": "s1", "options": options,
+				"toolCall": map[string]any{"toolCallId": "t1", "title": "shell", "rawInput": map[string]any{"command": "git push"}}}
+			if os.Getenv(envAskAgent) == askV2 {
+				conn.Notify(acp.MethodSessionUpdate, map[string]any{"sessionId": "s1", "update": map[string]any{"sessionUpdate": "tool_call",
+					"toolCallId": "t1", "title": "Bash", "kind": "execute", "rawInput": map[string]any{"command": "git push"}}})
+				params = map[string]any{"sessionId": "s1", "options": options, "title": "git push",
+					"subject": map[string]any{"type": "tool_call", "toolCall": map[string]any{"toolCallId": "t1"}}}
+			}
+			err := conn.Call(ctx, acp.MethodPermission, params, &perm)
 			said := perm.Outcome.Outcome + ":" + perm.Outcome.OptionID
 			if err != nil {
 				said = "error:" + err.Error()
@@ -60,11 +72,16 @@ func askAgent() int {
 // startAsker starts the asking agent with ask as Spec.Ask.
 func startAsker(t *testing.T, ask func(context.Context, PermissionAsk) (string, error), timeout time.Duration) *Agent {
 	t.Helper()
+	return startAskerMode(t, "1", ask, timeout)
+}
+
+func startAskerMode(t *testing.T, mode string, ask func(context.Context, PermissionAsk) (string, error), timeout time.Duration) *Agent {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, err := Start(context.Background(), Spec{Path: exe, Argv0: exe, Env: append(os.Environ(), envAskAgent+"=1"),
+	a, err := Start(context.Background(), Spec{Path: exe, Argv0: exe, Env: append(os.Environ(), envAskAgent+"="+mode),
 		Ask: ask, AskTimeout: timeout}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
@@ -163,5 +180,30 @@ func TestAskNoRejectOption(t *testing.T) {
 	}
 	if id := rejectOption([]acp.PermissionOption{{OptionID: "ra", Kind: "reject_always"}, {OptionID: "a", Kind: "allow_once"}}); id != "ra" {
 		t.Errorf("rejectOption = %q; want ra", id)
+	}
+}
+
+// TestAskV2SubjectAndSeenCall: a request in v2's form (title, the call
+// under subject) naming only the call's id reaches Ask with the call's
+// title, kind and input from its earlier tool_call update.
+func TestAskV2SubjectAndSeenCall(t *testing.T) {
+	var got PermissionAsk
+	a := startAskerMode(t, askV2, func(_ context.Context, req PermissionAsk) (string, error) {
+		got = req
+		return "once", nil
+	}, time.Minute)
+	o, said := promptAnswer(t, a, 10*time.Second, nil)
+	if o.Result != TurnOK || said != "selected:once" {
+		t.Fatalf("outcome %v, agent was answered %q; want ok, selected:once", o.Result, said)
+	}
+	var tc struct {
+		Title    string `json:"title"`
+		Kind     string `json:"kind"`
+		RawInput struct {
+			Command string `json:"command"`
+		} `json:"rawInput"`
+	}
+	if err := json.Unmarshal(got.ToolCall, &tc); err != nil || tc.Title != "git push" || tc.Kind != "execute" || tc.RawInput.Command != "git push" {
+		t.Errorf("Ask got toolCall %s (%v); want the title, kind execute and the command", got.ToolCall, err)
 	}
 }

@@ -220,6 +220,16 @@ type PermissionRequest struct {
 	ToolCall  json.RawMessage    `json:"toolCall,omitempty"`
 	Options   []PermissionOption `json:"options"`
 	Meta      *PermissionMeta    `json:"_meta,omitempty"`
+	// Title and Subject are v2's form: what is asked, and the tool call
+	// under subject.toolCall rather than at the top.
+	Title   string             `json:"title,omitempty"`
+	Subject *PermissionSubject `json:"subject,omitempty"`
+}
+
+// PermissionSubject is what a v2 permission request is about.
+type PermissionSubject struct {
+	Type     string          `json:"type"`
+	ToolCall json.RawMessage `json:"toolCall,omitempty"`
 }
 
 // PermissionMeta is a permission request's _meta. Rule is set by
@@ -302,12 +312,21 @@ type InitializeReply struct {
 // AgentCapabilitiesV2 is v2's capabilities as a client reads them.
 type AgentCapabilitiesV2 struct {
 	Session *SessionMarkers `json:"session"`
+	// Prompt marks the optional prompt content types. The v2 draft names
+	// none yet; buzz-agent writes {"image": {}}, in v2's marker style.
+	Prompt *PromptMarkers `json:"prompt"`
+}
+
+// PromptMarkers are optional prompt content types as markers.
+type PromptMarkers struct {
+	Image json.RawMessage `json:"image"`
 }
 
 // AgentCapabilitiesV1 is v1's agentCapabilities as a client reads them.
 type AgentCapabilitiesV1 struct {
-	LoadSession         bool            `json:"loadSession"`
-	SessionCapabilities *SessionMarkers `json:"sessionCapabilities"`
+	LoadSession         bool               `json:"loadSession"`
+	SessionCapabilities *SessionMarkers    `json:"sessionCapabilities"`
+	PromptCapabilities  PromptCapabilities `json:"promptCapabilities"`
 }
 
 // SessionMarkers are optional session methods as markers a client tests

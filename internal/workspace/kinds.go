@@ -48,6 +48,10 @@ const (
 	// (ephemeral): h = channel, e = the message. The harness obeys its
 	// owner and the channel's admins only.
 	KindTurnStop = 20101
+	// KindAgentControl asks an agent's harness to pause or resume
+	// (ephemeral): p = the agent, content "pause" or "resume". The harness
+	// obeys the agent's owner only, and says its state in its presence.
+	KindAgentControl = 20102
 	// KindAuth is the NIP-42 AUTH event a client answers a relay's
 	// challenge with; it travels in AUTH messages only.
 	KindAuth = 22242

@@ -107,6 +107,16 @@ const (
 	TagApprovalRule = "rule"
 )
 
+// Tags of an agent harness's presence (KindPresence), for clients'
+// agents panels.
+const (
+	// TagPresenceModel is the model the agent runs, when configured.
+	TagPresenceModel = "model"
+	// TagPresenceUsage is ["usage", tokens today (UTC), dollars today when
+	// known].
+	TagPresenceUsage = "usage"
+)
+
 // Values of TagApprovalReason.
 const (
 	ApprovalAnswered  = "answered"

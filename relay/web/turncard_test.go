@@ -27,11 +27,13 @@ import (
 // link and the general channel.
 type upWorkspace struct {
 	addr, link, channel string
+	home                string // HOME, with the state dir under home/state
 }
 
 // startUp runs the built `buzzbox up` in a new directory against model,
-// stopped by Ctrl-C at the test's end.
-func startUp(t *testing.T, model *llmtest.Server) upWorkspace {
+// stopped by Ctrl-C at the test's end; env entries add to or override its
+// environment (presence is off unless env turns it on).
+func startUp(t testing.TB, model *llmtest.Server, env ...string) upWorkspace {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -40,11 +42,13 @@ func startUp(t *testing.T, model *llmtest.Server) upWorkspace {
 	w := upWorkspace{addr: ln.Addr().String()}
 	ln.Close()
 	home := t.TempDir()
+	w.home = home
 	up := exec.Command(testexe.Path(t), "up", "--listen", w.addr)
 	up.Dir = t.TempDir()
 	up.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
 		"OPENAI_COMPAT_BASE_URL=" + model.URL, "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
 		"PATH=" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
+	up.Env = append(up.Env, env...)
 	up.Stderr = t.Output()
 	out, err := up.StdoutPipe()
 	if err != nil {
@@ -166,6 +170,8 @@ func TestBrowserTurnCard(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitJS(t, member, "the time ticking", fmt.Sprintf(`%s.querySelector('.turn-elapsed').textContent !== %q`, card, first))
+	shot(t, member, t.TempDir(), "turncard-working-member")
+	shot(t, owner, t.TempDir(), "turncard-working-owner")
 	if has, _ := chromedp.Run(member, chromedp.Evaluate[bool](card+`.querySelector('.turn-stop') !== null`)); has {
 		t.Errorf("a plain member is offered Stop")
 	}
@@ -261,4 +267,32 @@ func watchStatusFrames(ctx context.Context) *statusFrames {
 		}
 	}()
 	return s
+}
+
+// TestBrowserTurnCardWaitsForApproval: with a rule that puts sleep on a
+// leash, the agent's shell call becomes an approval request in the
+// thread, and the owner's card says the agent is waiting for approval
+// (derived in the page from the unanswered request naming the message).
+func TestBrowserTurnCardWaitsForApproval(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs buzzbox up and a browser")
+	}
+	rules := filepath.Join(t.TempDir(), "rules")
+	if err := os.WriteFile(rules, []byte("sleep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w := startUp(t, sleepyModel(t), "BUZZ_AGENT_APPROVAL_RULES="+rules)
+	owner, consoleErrors := browser(t)
+	openURL(t, owner, "open the sign-in link", w.link)
+	waitJS(t, owner, "signed in as the owner", `document.getElementById('status').dataset.state === 'authenticated'`)
+	do(t, owner, "open #general", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, w.channel)))
+	waitJS(t, owner, "the channel view", textIn("#channel-name", "general"))
+	do(t, owner, "start a mention", chromedp.SendKeys(labelled("Message #general"), "@ag"))
+	waitJS(t, owner, "the agent in the mention list", `[...document.querySelectorAll('[role=option]')].some((o) => o.textContent.includes('agent'))`)
+	do(t, owner, "pick it and send", chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(labelled("Message #general"), "please sleep on it"), chromedp.KeyEvent(kb.Enter))
+	card := `[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('please sleep on it'))?.querySelector('.turn-card')`
+	waitJS(t, owner, "the card waiting for approval", fmt.Sprintf(`(() => { const c = %s; return c && c.dataset.state === 'approval' && c.textContent.includes('waiting for approval'); })()`, card))
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
 }

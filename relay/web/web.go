@@ -36,7 +36,8 @@ const Prefix = "/static/"
 
 // policy returns the Content-Security-Policy of a response to a request
 // for host: only this origin's scripts and styles, no inline code, no
-// framing; websockets to this origin only ('self' covers ws: and wss: in
+// framing; images from this origin, data: and blob: (files fetched
+// with an authorization are shown from blob: URLs, files.js); websockets to this origin only ('self' covers ws: and wss: in
 // current browsers; the explicit ws:// and wss:// sources cover older
 // ones). A host that is not a plain name or address gets 'self' alone.
 func policy(host string) string {
@@ -44,7 +45,7 @@ func policy(host string) string {
 	if validHost(host) {
 		connect += " ws://" + host + " wss://" + host
 	}
-	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
+	return "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data: blob:; " +
 		"font-src 'self'; connect-src " + connect + "; object-src 'none'; base-uri 'none'; " +
 		"form-action 'none'; frame-ancestors 'none'"
 }

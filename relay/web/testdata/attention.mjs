@@ -89,6 +89,8 @@ eq('an older presence does not win', s.status(ana, t0 + 3), 'online');
 s.ephemeral(ev(ana, K.presence, [], 'offline', 11), t0 + 3);
 eq('offline', s.status(ana, t0 + 4), '');
 s.ephemeral(ev(bo, K.presence, [], 'not configured', 11), t0 + 3);
+eq('an agent without a model provider says so', s.status(bo, t0 + 4), 'not configured');
+s.ephemeral(ev(bo, K.presence, [], 'busy busy', 12), t0 + 3);
 eq('an unknown status reads as offline', s.status(bo, t0 + 4), '');
 
 // The working line: a reactor's answer in the thread ends it.

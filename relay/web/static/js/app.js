@@ -1,7 +1,7 @@
 // The page's entry: sign-in, the relay connection, the store, and the
 // views wired together. Routes live in the fragment: #/c/<channel id>.
 
-import { Store, K, messageKinds } from './store.js';
+import { Store, K, messageKinds, onlineShownMs, approvalKinds } from './store.js';
 import { RelayConn } from './relay.js';
 import { restore, forget, npub } from './signer.js';
 import { signIn } from './signin.js';
@@ -18,6 +18,7 @@ import { humanize } from './errors.js';
 import { wireAccount } from './account.js';
 import { wireKeys } from './keys.js';
 import { tickTurnCards } from './turncard.js';
+import { AgentsPanel } from './agents.js';
 import { NotifyPrefs } from './prefs.js';
 import { Alerts } from './alerts.js';
 import { Presence } from './presence.js';
@@ -43,6 +44,7 @@ class App {
     this.revealing = ''; // a message to bring into view once it is rendered (a notification's click)
     this.channelView = new ChannelView(this);
     this.thread = new ThreadView(this);
+    this.agentsPanel = new AgentsPanel(this, $('agents-dialog'), $('agents-list'));
     this.store.subscribe(() => this.render());
   }
 
@@ -102,8 +104,14 @@ class App {
     this.conn.subscribe([{ kinds: [...messageKinds, K.edit, K.tombstone, K.canvas], limit: 1000 }], {
       onevent: (ev, stored) => this.intake(ev, stored), oneose: () => { this.loaded = true; this.store.changed(); },
     });
-    this.conn.subscribe([{ kinds: [K.presence, K.typing, K.turnStatus], since: Math.floor(Date.now() / 1000) }], {
-      onevent: (ev) => { const known = this.store.status(ev.pubkey) !== ''; this.store.ephemeral(ev); this.presence.heard(ev, known); },
+    const now = Math.floor(Date.now() / 1000);
+    // The relay hands out each key's latest presence of the last 150 s with a REQ's stored events.
+    this.conn.subscribe([{ kinds: [K.presence], since: now - Math.floor(onlineShownMs / 1000) }, { kinds: [K.typing, K.turnStatus], since: now }], {
+      onevent: (ev, stored) => {
+        const known = this.store.status(ev.pubkey) !== '';
+        this.store.ephemeral(ev, Date.now(), stored);
+        if (!stored) this.presence.heard(ev, known); // a newcomer's arrival is answered with ours
+      },
     });
     this.conn.subscribe([{ kinds: [K.approvalRequest, K.approvalGrant, K.approvalDeny], limit: 500 }], { onevent: add });
     this.reads.start((ev) => this.prefs.take(ev));
@@ -164,7 +172,7 @@ class App {
       });
       return close;
     };
-    const kinds = [...messageKinds, K.edit, K.tombstone, K.canvas];
+    const kinds = [...messageKinds, K.edit, K.tombstone, K.canvas, ...approvalKinds];
     closers.push(page({ kinds, '#h': [id], limit: historyPage }));
     this.olderPage = () => {
       if (!this.older || this.older.id !== id) return;
@@ -240,15 +248,15 @@ class App {
     return ev;
   }
 
-  post(ch, text, pks, forum) {
-    const tags = [['h', ch], ...pks.map((pk) => ['p', pk])];
+  post(ch, text, pks, forum, files = []) {
+    const tags = [['h', ch], ...pks.map((pk) => ['p', pk]), ...files];
     return this.queue({ kind: forum ? K.forumPost : K.stream, tags, content: text });
   }
 
-  reply(parent, text, pks) {
+  reply(parent, text, pks, files = []) {
     const ch = parent.tags.find((t) => t[0] === 'h')?.[1] || this.current;
     const forum = parent.kind === K.forumPost || parent.kind === K.forumComment;
-    const tags = [['h', ch], ...threadTags(parent), ...pks.map((pk) => ['p', pk])];
+    const tags = [['h', ch], ...threadTags(parent), ...pks.map((pk) => ['p', pk]), ...files];
     return this.queue({ kind: forum ? K.forumComment : K.stream, tags, content: text });
   }
 
@@ -257,6 +265,11 @@ class App {
   // only to who may read the channel.
   react(ev, emoji) { return this.send({ kind: K.reaction, tags: [...channelTag(ev), ['e', ev.id]], content: emoji }).catch((e) => this.flash(e)); }
   unreact(ev, reactionID) { return this.send({ kind: K.deletion, tags: [...channelTag(ev), ['e', reactionID]], content: '' }).catch((e) => this.flash(e)); }
+  /** answerApproval answers an agent's permission request with one of its options; the agent's harness accepts it from its owner or a channel admin. */
+  answerApproval(req, option) {
+    const kind = option.kind.startsWith('allow_') ? K.approvalGrant : K.approvalDeny;
+    return this.send({ kind, tags: [...channelTag(req), ['e', req.id], ['p', req.pubkey], ['option', option.id]], content: '' });
+  }
   edit(ev, text) {
     const ch = ev.tags.find((t) => t[0] === 'h')?.[1];
     return this.queue({ kind: K.edit, tags: [['h', ch], ['e', ev.id]], content: text });
@@ -299,6 +312,8 @@ function wireChrome(app) {
     const open = document.body.classList.toggle('nav-open');
     $('menu').setAttribute('aria-expanded', String(open));
   });
+  $('agents-btn').addEventListener('click', () => app.agentsPanel.open());
+  $('agents-close').addEventListener('click', () => $('agents-dialog').close());
   const dlg = $('channel-dialog');
   $('new-channel').addEventListener('click', () => { $('ch-error').textContent = ''; dlg.showModal(); $('ch-name').focus(); });
   $('ch-cancel').addEventListener('click', () => dlg.close());

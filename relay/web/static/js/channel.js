@@ -93,8 +93,9 @@ export class ChannelView {
           label: forum ? `New post in ${name}` : `Message ${forum ? '' : '#'}${name}`,
           placeholder: forum ? 'Write a post' : `Message #${name}`,
           members: () => s.members(this.id),
-          send: (text, pks) => this.app.post(this.id, text, pks, forum),
+          send: (text, pks, files) => this.app.post(this.id, text, pks, forum, files),
           maxBytes: () => this.app.maxEventBytes || 0,
+          attach: { signer: () => this.app.signer, channel: () => this.id },
           typing: () => this.app.presence.typing(this.id),
           stopTyping: () => this.app.presence.stopTyping(),
         });

@@ -4,6 +4,7 @@
 // Escape to close).
 
 import { el } from './util.js';
+import { attacher } from './files.js';
 
 let seq = 0;
 const maxOptions = 8;
@@ -17,9 +18,11 @@ const kb = (n) => `${Math.ceil(n / 1024)} KB`;
  * → [{pk, name, role}], send(text, mentionPubkeys) → Promise,
  * maxBytes() → the relay's event size limit (0: unknown), typing() on
  * each keystroke that leaves text in the box, stopTyping() once the text
- * is sent or the box is left.
+ * is sent or the box is left; attach: {signer(), channel()} adds files
+ * (button, paste, drop; files.js), and send then gets the imeta tags as a
+ * third argument.
  */
-export function composer({ label, members, send, placeholder = '', maxBytes = () => 0, typing = () => {}, stopTyping = () => {} }) {
+export function composer({ label, members, send, placeholder = '', maxBytes = () => 0, typing = () => {}, stopTyping = () => {}, attach = null }) {
   const n = ++seq;
   const listID = `mention-list-${n}`;
   const area = el('textarea', {
@@ -29,7 +32,9 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
   const list = el('ul', { id: listID, class: 'mentions', role: 'listbox', 'aria-label': 'Channel members', hidden: true });
   const error = el('p', { class: 'composer-error', role: 'alert' });
   const button = el('button', { type: 'submit', class: 'send', text: 'Send' });
-  const form = el('form', { class: 'composer' }, el('div', { class: 'composer-row' }, area, button), list, error);
+  const files = attach ? attacher(attach) : null;
+  const form = el('form', { class: 'composer' }, el('div', { class: 'composer-row' }, files?.button, files?.input, area, button), files?.list, list, error);
+  files?.bind(area, form);
   const picked = new Map(); // "@Name" → pubkey
   let options = [];
   let active = -1;
@@ -100,7 +105,7 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
 
   const submit = async () => {
     const text = area.value;
-    if (!text.trim()) return;
+    if (!text.trim() && !files?.has()) return;
     const long = tooLong(text);
     if (long) { error.textContent = long; return; }
     const pks = [];
@@ -115,7 +120,13 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
     error.textContent = '';
     stopTyping();
     try {
-      await send(text, pks);
+      if (files?.has()) {
+        const { tags, urls } = await files.take();
+        await send([text.trim(), ...urls].filter(Boolean).join('\n'), pks, tags);
+        files.clear();
+      } else {
+        await send(text, pks);
+      }
       area.value = '';
       picked.clear();
       grow();

@@ -4,15 +4,20 @@
 import { messageView, continues } from './message.js';
 import { relTime, el } from './util.js';
 import { rows, anchor, restore } from './history.js';
+import { approvalSignature } from './approval.js';
 
 /** signature is what a message's rendering depends on. */
 function signature(ev, app, inThread) {
   const s = app.store;
   const rs = s.reactionsOf(ev.id).map((r) => r.emoji + r.count + (r.mine ? '*' : '') + [...r.pubkeys.keys()].join()).join('|');
   const ch = ev.tags.find((t) => t[0] === 'h')?.[1] || '';
+  // The turn cards: state, step and end of each agent's turn on it, and
+  // whether the person may stop it.
+  const turns = s.turns.of(ev.id).map((st) => [st.agent, st.state, st.step, st.by, st.cause, st.startedAt, s.waitingApproval(ev.id, st.agent)].join()).join('|') +
+    (s.isAdmin(ch, app.me) ? '+a' : '');
   const w = s.working(ev);
   return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at),
-    s.status(ev.pubkey), w.who.join() + w.busy].join('\u0000');
+    s.status(ev.pubkey), w.who.join() + w.busy, approvalSignature(s, ev, app.me), turns].join('\u0000');
 }
 
 /** outboxState marks a message the relay has not taken yet, or refused. */

@@ -7,6 +7,8 @@ import { el, relTime, fullTime, initials, hue } from './util.js';
 import { body } from './render.js';
 import { tags } from './event.js';
 import { workingEmoji, K } from './store.js';
+import { attachments, attachmentsView, withoutURLs } from './files.js';
+import { approvalCard, approvalNotice, isPermissionRequest } from './approval.js';
 import { turnCards } from './turncard.js';
 
 const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '🚀'];
@@ -61,9 +63,13 @@ export function messageView(ev, app, { inThread = false } = {}) {
     main.append(el('p', { class: 'diff-head' }, el('span', { class: 'badge', text: 'diff' }), ' ', where));
     if (t('description')) main.append(el('p', { class: 'diff-desc', text: t('description') }));
   }
+  const files = attachments(ev);
+  const shown = files.length ? withoutURLs(text, files) : text;
   const bodyBox = el('div', { class: 'msg-body' });
-  bodyBox.append(body(text, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
+  if (isPermissionRequest(ev)) bodyBox.append(approvalCard(ev, app));
+  else if (shown || !files.length) bodyBox.append(body(shown, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
   main.append(bodyBox);
+  if (files.length) main.append(attachmentsView(files, app.signer));
   // A very long message is folded to a screenful until asked for.
   if (text.length > longChars || text.split('\n', longLines + 1).length > longLines) {
     bodyBox.classList.add('folded');
@@ -100,6 +106,8 @@ export function messageView(ev, app, { inThread = false } = {}) {
   }
   if (chips.childElementCount) main.append(chips);
 
+  const waiting = !inThread && app.openThread ? approvalNotice(store, ev, app.openThread.bind(app)) : null;
+  if (waiting) main.append(waiting);
   if (!inThread && ev.kind !== K.forumComment) {
     const n = store.replies(ev.tags.find((t) => t[0] === 'h')?.[1] || '', ev.id);
     if (n) main.append(el('button', { type: 'button', class: 'replies link', onclick: () => app.openThread(ev), text: `${n} ${n === 1 ? 'reply' : 'replies'}` }));

@@ -9,9 +9,12 @@ export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
   tombstone: 9005, createGroup: 9007, joinRequest: 9021, streamV2: 40002, edit: 40003, diff: 40008,
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
-  presence: 20001, typing: 20002, appData: 30078, turnStatus: turnKinds.status, turnStop: turnKinds.stop,
+  presence: 20001, typing: 20002, appData: 30078, turnStatus: turnKinds.status, turnStop: turnKinds.stop, agentControl: 20102,
   approvalRequest: turnKinds.approvalRequest, approvalGrant: turnKinds.approvalGrant, approvalDeny: turnKinds.approvalDeny,
 };
+
+/** approvalKinds are an agent's permission requests and their answers. */
+export const approvalKinds = [K.approvalRequest, K.approvalGrant, K.approvalDeny];
 
 /** typingShownMs is how long a typing event (sent every 3 s while a turn runs or a person types) keeps its line. */
 export const typingShownMs = 7000;
@@ -19,8 +22,20 @@ export const typingShownMs = 7000;
 export const onlineShownMs = 150000;
 /** hiddenRenderMs is how soon a hidden tab re-renders after a change. */
 const hiddenRenderMs = 200;
-/** presenceStates are the kind 20001 contents shown; anything else reads as offline. */
-const presenceStates = new Set(['online', 'away']);
+/** presenceStates are the kind 20001 contents shown (an agent's harness says paused or not configured); anything else reads as offline. */
+const presenceStates = new Set(['online', 'away', 'paused', 'not configured']);
+
+/**
+ * presenceDetail reads what an agent's harness adds to its presence: the
+ * model and the day's usage (["usage", tokens, dollars]).
+ */
+function presenceDetail(ev) {
+  const model = (ev.tags.find((t) => t[0] === 'model')?.[1] || '').slice(0, 100);
+  const u = ev.tags.find((t) => t[0] === 'usage');
+  const tokens = u && /^\d{1,15}$/.test(u[1] || '') ? Number(u[1]) : 0;
+  const cost = u && /^\d{1,9}(\.\d{1,6})?$/.test(u[2] || '') ? Number(u[2]) : null;
+  return { model, tokens, cost };
+}
 
 /** messageKinds are the kinds shown as messages, as `buzz messages get` reads them. */
 export const messageKinds = [K.stream, K.streamV2, K.diff, K.forumPost, K.forumComment];
@@ -39,6 +54,7 @@ export class Store {
     this.reactions = new Map(); // target → Map reaction id → event
     this.canvas = new Map(); // channel → newest canvas event
     this.editsAll = new Map(); // target → edit events
+    this.answers = new Map(); // permission request → the grants and denies naming it
     // id → the relay's order, to order events of the same second: what a
     // REQ brings stored comes newest stored first and counts down from 0,
     // what comes live (or is sent from here) counts up. Never the id.
@@ -155,14 +171,12 @@ export class Store {
         this.reactions.get(target).set(ev.id, ev);
         break;
       }
-      case K.approvalRequest:
-        for (const id of tags(ev, 'e')) {
-          if (!this.approvals.has(id)) this.approvals.set(id, new Set());
-          this.approvals.get(id).add(ev.id);
-        }
-        break;
       case K.approvalGrant: case K.approvalDeny:
-        for (const id of tags(ev, 'e')) this.approvalAnswered.add(id);
+        for (const id of tags(ev, 'e')) {
+          this.approvalAnswered.add(id);
+          if (!this.answers.has(id)) this.answers.set(id, []);
+          this.answers.get(id).push(ev);
+        }
         break;
       case K.canvas: {
         const ch = tag(ev, 'h');
@@ -170,8 +184,17 @@ export class Store {
         if (!old || old.created_at <= ev.created_at) this.canvas.set(ch, ev);
         break;
       }
+      case K.approvalRequest:
+        for (const id of tags(ev, 'e')) {
+          if (!this.approvals.has(id)) this.approvals.set(id, new Set());
+          this.approvals.get(id).add(ev.id);
+        }
+        if (!ev.tags.some((t) => t[0] === 'option')) break;
+        // An agent's permission request (it names options) shows among
+        // the messages, as a card; a workflow step's does not.
+        // falls through
       default:
-        if (messageKinds.includes(ev.kind)) {
+        if (messageKinds.includes(ev.kind) || ev.kind === K.approvalRequest) {
           const ch = tag(ev, 'h');
           if (!ch) return false;
           if (!this.messages.has(ch)) this.messages.set(ch, new Set());
@@ -211,6 +234,9 @@ export class Store {
     if (owner) this.agents.set(ev.pubkey, owner);
   }
 
+  /** answersOf lists the grants and denies that name request id. */
+  answersOf(id) { return this.answers.get(id) || []; }
+
   /**
    * waitingApproval reports whether agent asked for an approval on
    * message id (an approval request e-tagging it) that no grant or denial
@@ -219,16 +245,26 @@ export class Store {
   waitingApproval(id, agent) {
     for (const rid of this.approvals.get(id) || []) {
       const req = this.events.get(rid);
-      if (req && req.pubkey === agent && !this.approvalAnswered.has(rid) && !this.deleted(req)) return true;
+      if (req && req.pubkey === agent && !this.approvalClosed(req) && !this.deleted(req)) return true;
     }
     return false;
+  }
+
+  /**
+   * approvalClosed reports whether request req is answered. An agent's
+   * permission request (it names options) is closed only by the answer
+   * its harness signs as the agent: anyone may sign a grant naming it.
+   */
+  approvalClosed(req) {
+    if (!req.tags.some((t) => t[0] === 'option')) return this.approvalAnswered.has(req.id);
+    return this.answersOf(req.id).some((a) => a.pubkey === req.pubkey);
   }
 
   /** ownerOf returns the attested owner of an agent key, or ''. */
   ownerOf(pk) { return this.agents.get(pk) || ''; }
 
-  /** ephemeral takes a presence or typing event; they are not stored by the relay. */
-  ephemeral(ev, now = Date.now()) {
+  /** ephemeral takes a presence, typing or turn status event (not stored by the relay; stored says a presence came with a REQ's stored events, as the relay keeps the latest for a while). */
+  ephemeral(ev, now = Date.now(), stored = false) {
     if (ev.kind === K.typing) {
       const ch = tag(ev, 'h');
       if (!ch || ev.pubkey === this.me) return;
@@ -238,7 +274,9 @@ export class Store {
     } else if (ev.kind === K.presence) {
       const old = this.presence.get(ev.pubkey);
       if (old && old.created_at > ev.created_at) return;
-      this.presence.set(ev.pubkey, { status: presenceStates.has(ev.content) ? ev.content : 'offline', at: now, created_at: ev.created_at });
+      // One the relay kept (stored) counts from when it was made, not from now.
+      const at = stored ? Math.min(now, ev.created_at * 1000) : now;
+      this.presence.set(ev.pubkey, { status: presenceStates.has(ev.content) ? ev.content : 'offline', at, created_at: ev.created_at, ...presenceDetail(ev) });
     } else if (ev.kind === K.turnStatus) {
       if (!this.turns.add(ev)) return;
     } else return;
@@ -257,7 +295,10 @@ export class Store {
     return out;
   }
 
-  /** status is what pk said of itself lately: 'online', 'away', or '' (offline or not heard from). */
+  /** presenceOf is pk's latest presence record ({status, model, tokens, cost, …}), or null. */
+  presenceOf(pk) { return this.presence.get(pk) || null; }
+
+  /** status is what pk said of itself lately: 'online', 'away', 'paused', 'not configured', or '' (offline or not heard from). */
   status(pk, now = Date.now()) {
     const p = this.presence.get(pk);
     return p && p.status !== 'offline' && now - p.at < onlineShownMs ? p.status : '';

@@ -29,7 +29,8 @@ export class ThreadView {
       label: 'Thread reply',
       placeholder: 'Reply in the thread',
       members: () => this.app.store.members(this.app.current),
-      send: (text, pks) => this.app.reply(this.root, text, pks),
+      send: (text, pks, files) => this.app.reply(this.root, text, pks, files),
+      attach: { signer: () => this.app.signer, channel: () => this.root.tags.find((t) => t[0] === 'h')?.[1] || this.app.current },
       typing: () => this.root && this.app.presence.typing(this.app.current, this.root),
       stopTyping: () => this.app.presence.stopTyping(),
     });

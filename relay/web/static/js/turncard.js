@@ -29,12 +29,12 @@ export function turnCards(ev, app) {
       line.append(' · ', el('time', { class: 'turn-elapsed', 'data-started': String(st.startedAt), text: elapsed(Date.now() - st.startedAt) }));
     }
     card.append(line);
-    if (st.state === 'working' && st.step) card.append(el('p', { class: 'turn-step', text: st.step }));
     const owner = store.ownerOf(st.agent);
     if (mayStop(st, app.me, owner, store.isAdmin(ch, app.me))) {
       card.append(el('button', { type: 'button', class: 'turn-stop', text: 'Stop', 'aria-label': 'Stop ' + store.name(st.agent) + "'s turn",
         onclick: (e) => { e.currentTarget.disabled = true; app.stopTurn(ev); } }));
     }
+    if (st.state === 'working' && st.step) card.append(el('p', { class: 'turn-step', text: st.step }));
     box.append(card);
   }
   return box;

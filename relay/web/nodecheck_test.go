@@ -1,0 +1,47 @@
+package web_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// nodeChecks runs testdata/script under node with the page's js directory
+// as its argument; the script prints {checked, failures}. Each failure is
+// a test error, and fewer than min checks means the script stopped early.
+func nodeChecks(t *testing.T, script string, min int) {
+	t.Helper()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skipf("SKIP(loud): node is not installed; %s is not run", script)
+	}
+	dir, _ := filepath.Abs(filepath.Join("static", "js"))
+	cmd := exec.Command(node, filepath.Join("testdata", script), dir)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	b, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node %s: %v\n%s", script, err, stderr.String())
+	}
+	var out struct {
+		Checked  int      `json:"checked"`
+		Failures []string `json:"failures"`
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		t.Fatalf("%s output %q: %v", script, b, err)
+	}
+	if out.Checked < min {
+		t.Errorf("%s checked %d rules; want every one run (%d)", script, out.Checked, min)
+	}
+	for _, f := range out.Failures {
+		t.Error(f)
+	}
+}
+
+// TestAgentsModule runs testdata/agents.mjs: the agents panel's rows
+// (who is an agent, its state from its harness's presence with model and
+// usage, channels, running turns and last error, who may pause it and
+// who may add it to the open channel).
+func TestAgentsModule(t *testing.T) { nodeChecks(t, "agents.mjs", 20) }
