@@ -364,6 +364,8 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: watermark, Member: true})
 	h.rc.Subscribe(ctx, stopSub, stopFilter(), relayclient.SubOptions{Floor: time.Now().Unix()})
 	h.rc.Subscribe(ctx, controlSub, controlFilter(cfg.AgentHex), relayclient.SubOptions{Floor: time.Now().Unix()})
+	h.rc.Subscribe(ctx, ownSub, nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2}, Authors: []string{cfg.AgentHex}},
+		relayclient.SubOptions{Floor: time.Now().Unix()})
 	h.rc.Subscribe(ctx, approvalSub, nostr.Filter{Kinds: []int{workspace.KindApprovalGrant, workspace.KindApprovalDeny},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 	if h.obsPub != nil {

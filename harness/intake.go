@@ -59,6 +59,15 @@ func (h *harness) intake(ctx context.Context) {
 			h.observerControl(ctx, re.Ev)
 			continue
 		}
+		if re.Sub == ownSub {
+			// The agent's own message, however it was sent (the CLI, a
+			// tool): its thread is one it is in, and a reply there ends
+			// the turn's typing.
+			ev.Channel = channelOf(&ev.Event)
+			h.threads.own(ev)
+			h.do(func() { h.answeredInThread(ev) })
+			continue
+		}
 		ch, ok := strings.CutPrefix(re.Sub, "ch-")
 		if !ok {
 			continue

@@ -71,6 +71,9 @@ type turnHandle struct {
 	// the cancel reason reasonBudget, names the cap the turn reached.
 	daySpent spend
 	budget   string
+	// stopTyping ends the turn's typing indicator; set by the turn once it
+	// types, called by the loop when the agent's reply is out.
+	stopTyping context.CancelFunc
 	// track publishes the turn's status (turnstatus.go); stoppedBy is the
 	// pubkey whose stop or cancel ended it, set before signal is closed.
 	track     *turnTrack

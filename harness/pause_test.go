@@ -155,3 +155,44 @@ func TestRestartKeepsQueuedEvents(t *testing.T) {
 		return got["first"] && got["second"]
 	})
 }
+
+// TestTypingEndsWithReply: the agent types in the thread of the message
+// it handles (a top-level mention's own thread), and once its reply is in
+// that thread the typing stops, though the turn goes on.
+func TestTypingEndsWithReply(t *testing.T) {
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("hang"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	sub := w.ownerSubscription(t, ctx, "typing", nostr.Filter{Kinds: []int{workspace.KindTyping}, Authors: []string{w.agent.Public().Hex()}})
+	m := w.mention("think about it")
+	next := func(d time.Duration) *nostr.Event {
+		select {
+		case ev := <-sub.Events:
+			return ev
+		case <-time.After(d):
+			return nil
+		}
+	}
+	first := next(10 * time.Second)
+	if first == nil {
+		t.Fatal("the agent never typed")
+	}
+	if first.Tags.FindWithValue("e", m.ID) == nil {
+		t.Errorf("typing tags %v; want the mention's thread (e %s)", first.Tags, m.ID[:8])
+	}
+	w.publishAs(w.agent, &nostr.Event{Kind: workspace.KindStream, Content: "here is my answer",
+		Tags: nostr.Tags{{"h", w.channel}, {"e", m.ID, "", "root"}, {"e", m.ID, "", "reply"}}})
+	// One typing event may have been on its way; after that, none for
+	// more than a typing period.
+	deadline := time.Now().Add(2*typingEvery + time.Second)
+	for quiet := false; !quiet; {
+		if time.Now().After(deadline) {
+			t.Fatal("the agent kept typing after its reply was in the thread")
+		}
+		quiet = next(typingEvery+500*time.Millisecond) == nil
+	}
+	if w.count("session/cancel") != 0 {
+		t.Errorf("the turn was cancelled; it should run on")
+	}
+}

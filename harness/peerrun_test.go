@@ -109,18 +109,15 @@ func shellReplyModel(content func() string) func(map[string]any) llmtest.Reply {
 	}
 }
 
-// awaitEvent waits up to d for an event matching f for which match holds
-// (nil: any), stored or arriving live on a subscription of the owner's,
-// and returns it.
-func (w *world) awaitEvent(t testing.TB, what string, d time.Duration, f nostr.Filter, match func(*nostr.Event) bool) *nostr.Event {
+// ownerSubscription subscribes to f as the owner, on a connection of its
+// own that ends with ctx.
+func (w *world) ownerSubscription(t testing.TB, ctx context.Context, what string, f nostr.Filter) *nostr.Subscription {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), d)
-	defer cancel()
 	rel, err := nostr.RelayConnect(ctx, w.relay.URL())
 	if err != nil {
 		t.Fatalf("waiting for %s: connect: %v", what, err)
 	}
-	defer rel.Close()
+	context.AfterFunc(ctx, func() { rel.Close() })
 	// A refused probe REQ proves the AUTH challenge, sent on connect, has
 	// arrived.
 	probe, err := rel.Subscribe(ctx, nostr.Filters{{Kinds: []int{workspace.KindStream}, Limit: 1}})
@@ -141,6 +138,17 @@ func (w *world) awaitEvent(t testing.TB, what string, d time.Duration, f nostr.F
 	if err != nil {
 		t.Fatalf("waiting for %s: subscribe: %v", what, err)
 	}
+	return sub
+}
+
+// awaitEvent waits up to d for an event matching f for which match holds
+// (nil: any), stored or arriving live on a subscription of the owner's,
+// and returns it.
+func (w *world) awaitEvent(t testing.TB, what string, d time.Duration, f nostr.Filter, match func(*nostr.Event) bool) *nostr.Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	sub := w.ownerSubscription(t, ctx, what, f)
 	defer sub.Unsub()
 	for {
 		select {

@@ -180,6 +180,36 @@ func (h *harness) presence(ctx context.Context, status string, tags nostr.Tags) 
 	h.rc.Publish(ctx, ev, false)
 }
 
+// threadRoot is the root of the thread ev is in, or its own id when it
+// starts one.
+func threadRoot(ev *Event) string {
+	if root, _ := ev.thread(); root != "" {
+		return root
+	}
+	return ev.ID
+}
+
+// ownSub is the subscription of the agent's own messages, from now on.
+const ownSub = "own-messages"
+
+// answeredInThread ends the typing of the turn in ev's channel once the
+// agent has posted ev in the thread of a message the turn handles: its
+// reply is out, and "typing…" would linger until the turn ends (on the
+// loop goroutine).
+func (h *harness) answeredInThread(ev *Event) {
+	cs := h.queues[ev.Channel]
+	if cs == nil || cs.turn == nil || cs.turn.stopTyping == nil {
+		return
+	}
+	root := threadRoot(ev)
+	for _, b := range cs.turn.batch {
+		if threadRoot(b) == root {
+			cs.turn.stopTyping()
+			return
+		}
+	}
+}
+
 // typingLoop publishes kind 20002 every 3 s until ctx ends.
 func (h *harness) typingLoop(ctx context.Context, channel string, last *Event) {
 	if h.cfg.NoTyping {
@@ -191,6 +221,9 @@ func (h *harness) typingLoop(ctx context.Context, channel string, last *Event) {
 			tags = append(tags, nostr.Tag{"e", root, "", "root"})
 		}
 		tags = append(tags, nostr.Tag{"e", parent, "", "reply"})
+	} else {
+		// The agent answers a top-level message in its thread: it types there.
+		tags = append(tags, nostr.Tag{"e", last.ID, "", "root"})
 	}
 	t := time.NewTicker(typingEvery)
 	defer t.Stop()

@@ -134,7 +134,8 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 	}
 	tctx, stopTyping := context.WithCancel(ctx)
 	defer stopTyping()
-	go h.typingLoop(tctx, channel, last) // ends with stopTyping
+	h.do(func() { t.stopTyping = stopTyping }) // the agent's reply in the thread ends it early (answeredInThread)
+	go h.typingLoop(tctx, channel, last)       // ends with stopTyping
 	log.Info("prompting agent", "events", len(t.batch), "parked", len(t.parked))
 	if h.t.prompting != nil {
 		h.t.prompting(t.batch, time.Now())

@@ -378,7 +378,8 @@ func TestBrowserTypingAndPresence(t *testing.T) {
 
 // TestBrowserAgentTypingEndsWithReply: in the built `buzzbox up`, the
 // agent's model takes a few seconds, so the harness's typing events
-// (every 3 s) show "agent is typing…"; the moment the agent's reply
+// (every 3 s) show "agent is typing…" in the message's thread, where it
+// will answer, not on the channel's line; the moment the agent's reply
 // arrives the line is gone, and so is the working line on the message,
 // instead of lingering the seven seconds a typing event is shown for.
 func TestBrowserAgentTypingEndsWithReply(t *testing.T) {
@@ -399,11 +400,22 @@ func TestBrowserAgentTypingEndsWithReply(t *testing.T) {
 	do(t, ctx, "start a mention", chromedp.SendKeys(labelled("Message #general"), "@ag"))
 	waitJS(t, ctx, "the agent in the mention list", `[...document.querySelectorAll('[role=option]')].some((o) => o.textContent.includes('agent'))`)
 	do(t, ctx, "pick it and send", chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(labelled("Message #general"), "ping"), chromedp.KeyEvent(kb.Enter))
-	waitJS(t, ctx, "the agent typing", `/is typing…$/.test(document.getElementById('typing').textContent)`)
+	// The agent answers in the message's thread, so it types there.
+	open := `(() => {
+	  const a = [...document.querySelectorAll('#feed article.mine')].find((x) => x.textContent.includes('ping'));
+	  const b = a && a.querySelector('button[aria-label="Reply in thread"]');
+	  if (b) b.click();
+	  return !!b && !document.getElementById('thread').hidden;
+	})()`
+	waitJS(t, ctx, "the message's thread to open", open)
+	waitJS(t, ctx, "the agent typing in the thread", `/is typing…$/.test(document.getElementById('thread-typing').textContent)`)
+	if line, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.getElementById('typing').textContent`)); line != "" {
+		t.Errorf("the channel's typing line says %q while the agent types in a thread", line)
+	}
 	shot(t, ctx, t.TempDir(), "agent-typing-desktop")
 	waitJS(t, ctx, "the agent's reply", `window.buzz.store.channelMessages(`+fmt.Sprintf("%q", w.channel)+`).some((e) => e.content === `+fmt.Sprintf("%q", agentReply)+`)`)
 	within(t, ctx, 1500*time.Millisecond, "the typing and working lines gone with the reply",
-		`document.getElementById('typing').textContent === '' && !document.querySelector('#feed .working')`)
+		`document.getElementById('thread-typing').textContent === '' && !document.querySelector('#feed .working')`)
 	for _, e := range consoleErrors() {
 		t.Errorf("browser console: %s", e)
 	}
