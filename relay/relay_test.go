@@ -296,16 +296,20 @@ func TestUnrangedKindsAreRegular(t *testing.T) {
 	}
 }
 
+// ephemeralTestKind is an ephemeral kind with no meaning here: presence
+// (20001) is kept a while for newcomers (presence.go), this one is not.
+const ephemeralTestKind = 20999
+
 func TestEphemeralForwardedNotStored(t *testing.T) {
 	owner := newKey(t)
 	r := startRelay(t, Config{Owner: owner.pk})
 	listener, sender := login(t, r.URL(), owner), login(t, r.URL(), owner)
-	sub, err := listener.Subscribe(testCtx(t), nostr.Filters{{Kinds: []int{20001}}})
+	sub, err := listener.Subscribe(testCtx(t), nostr.Filters{{Kinds: []int{ephemeralTestKind}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	<-sub.EndOfStoredEvents
-	ev := signed(t, owner, 20001, "online")
+	ev := signed(t, owner, ephemeralTestKind, "online")
 	mustPublish(t, sender, ev)
 	select {
 	case got := <-sub.Events:
@@ -315,12 +319,12 @@ func TestEphemeralForwardedNotStored(t *testing.T) {
 	case <-testCtx(t).Done():
 		t.Fatal("ephemeral event not forwarded")
 	}
-	if evs, _ := query(t, sender, nostr.Filter{Kinds: []int{20001}}); len(evs) != 0 {
+	if evs, _ := query(t, sender, nostr.Filter{Kinds: []int{ephemeralTestKind}}); len(evs) != 0 {
 		t.Fatalf("ephemeral event stored: %s", ids(evs))
 	}
 	// Nobody listening still gets an OK true.
 	sub.Unsub()
-	mustPublish(t, sender, signed(t, owner, 20001, "again"))
+	mustPublish(t, sender, signed(t, owner, ephemeralTestKind, "again"))
 }
 
 func TestLimits(t *testing.T) {
