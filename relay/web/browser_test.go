@@ -320,8 +320,15 @@ func openURL(t testing.TB, ctx context.Context, what, url string) {
 // openChannel opens channel name from the channel list.
 func openChannel(t testing.TB, ctx context.Context, name string) {
 	t.Helper()
-	do(t, ctx, "open #"+name, chromedp.Click(chromedp.Search(fmt.Sprintf(`//a[starts-with(@aria-label,"channel %s")]`, name))))
-	waitJS(t, ctx, "the channel view of "+name, textIn("#channel-name", name))
+	// Clicked from the page until the view shows it: the channel list
+	// re-renders as counts change, and a link found by one query may be
+	// gone when the click lands.
+	waitJS(t, ctx, "the channel view of "+name, fmt.Sprintf(`(() => {
+	  if ([...document.querySelectorAll('#channel-name')].some((e) => e.textContent.includes(%[1]q))) return true;
+	  const a = [...document.querySelectorAll('#channel-list a')].find((a) => (a.getAttribute('aria-label') || '').startsWith('channel ' + %[1]q));
+	  if (a) a.click();
+	  return false;
+	})()`, name))
 }
 
 // openSignIn opens the page at base, which asks who signs in.
