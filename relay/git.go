@@ -178,6 +178,9 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, maxPackBytes)
 	r.runBackend(w, req, rt, c)
+	if rt.rest == "git-receive-pack" {
+		r.afterPush(req.Context(), rt, r.httpScheme(req))
+	}
 }
 
 // gitCaller returns who a git request acts for. The owner of the token's

@@ -103,6 +103,12 @@ const (
 
 	// maxRepoName bounds a repository name, .git suffix excluded.
 	maxRepoName = 64
+	// maxStateRefs bounds the refs one 30618 lists: at about 110 bytes a
+	// ref tag, 2 000 refs stay well under the default event size limit.
+	maxStateRefs = 2000
+	// maxRefLine bounds one line of git for-each-ref output (a ref name
+	// and an object id).
+	maxRefLine = 8 << 10
 )
 
 // maxQueryKinds bounds the kinds (and tag values) one filter may list
