@@ -177,6 +177,9 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, maxPackBytes)
+	if rt.rest == "git-receive-pack" && !r.guardPush(w, req, rt) {
+		return
+	}
 	r.runBackend(w, req, rt, c)
 	if rt.rest == "git-receive-pack" {
 		r.afterPush(req.Context(), rt, r.httpScheme(req))

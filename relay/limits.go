@@ -106,6 +106,13 @@ const (
 	// maxStateRefs bounds the refs one 30618 lists: at about 110 bytes a
 	// ref tag, 2 000 refs stay well under the default event size limit.
 	maxStateRefs = 2000
+	// maxPktLine is git's largest pkt-line (LARGE_PACKET_MAX + 4).
+	maxPktLine = 65520
+	// maxPushCommands bounds the ref updates of one push the relay reads
+	// before git does; a mirror push of every branch fits.
+	maxPushCommands = 10000
+	// maxPushHead bounds the bytes of a push's command list.
+	maxPushHead = maxPushCommands * 200
 	// maxRefLine bounds one line of git for-each-ref output (a ref name
 	// and an object id).
 	maxRefLine = 8 << 10
