@@ -128,6 +128,9 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
 	}
+	if r.serveRepoEndpoint(w, req) {
+		return
+	}
 	rt, status := parseGitPath(req)
 	if status != 0 {
 		http.Error(w, http.StatusText(status), status)

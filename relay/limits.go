@@ -113,6 +113,16 @@ const (
 	maxPushCommands = 10000
 	// maxPushHead bounds the bytes of a push's command list.
 	maxPushHead = maxPushCommands * 200
+	// maxPRScan bounds the pull requests of one repository a push looks
+	// at for head branches that moved.
+	maxPRScan = 500
+	// maxMergeBody bounds a merge request's JSON body.
+	maxMergeBody = 4 << 10
+	// maxDiffBytes bounds a pull request diff the relay serves; a 5 000
+	// line diff is about 400 KB.
+	maxDiffBytes = 8 << 20
+	// maxConflictFiles bounds the conflicting paths a refused merge names.
+	maxConflictFiles = 50
 	// maxRefLine bounds one line of git for-each-ref output (a ref name
 	// and an object id).
 	maxRefLine = 8 << 10

@@ -120,12 +120,17 @@ func (r *Relay) repoDir(rt gitRoute) string {
 
 // gitIn runs git on rt's repository and returns its stdout.
 func (r *Relay) gitIn(ctx context.Context, rt gitRoute, stdin io.Reader, args ...string) (string, error) {
+	return r.gitInWith(ctx, rt, stdin, nil, args...)
+}
+
+// gitInWith is gitIn with extra environment variables.
+func (r *Relay) gitInWith(ctx context.Context, rt gitRoute, stdin io.Reader, extra []string, args ...string) (string, error) {
 	git, err := r.gitPath()
 	if err != nil {
 		return "", err
 	}
 	cmd := exec.CommandContext(ctx, git, append([]string{"--git-dir", r.repoDir(rt)}, args...)...)
-	cmd.Env = r.gitEnv()
+	cmd.Env = append(r.gitEnv(), extra...)
 	cmd.Stdin = stdin
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
