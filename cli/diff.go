@@ -120,7 +120,7 @@ func runSendDiff(in *inv) error {
 	}
 	desc := in.p.str("description")
 	if desc != "" {
-		tags = append(tags, nostr.Tag{"description", desc})
+		tags = append(tags, nostr.Tag{workspace.TagDescription, desc})
 	}
 	alt := "Code diff of " + commit[:7]
 	if file != "" {

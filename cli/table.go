@@ -39,6 +39,10 @@ func fChannel() flagSpec  { return str("channel", "UUID", "channel id") }
 func fEvent() flagSpec    { return str("event", "ID", "event id (64 hex)") }
 func fSince() flagSpec    { return str("since", "TS", "only events at or after this unix time") }
 func fWorkflow() flagSpec { return str("workflow", "UUID", "workflow id") }
+func fRepo() flagSpec {
+	return str("repo", "OWNER/NAME", "a repository the relay hosts (owner hex or npub)")
+}
+func fPR() flagSpec { return str("pr", "ID", "the pull request's event id") }
 
 const exampleChannel = "3f2a9c1e-8d4b-4c6a-9e2f-1b7d5a0c9e44"
 const exampleEvent = "5c83da77af1dec6d7289834998ad7aafbd9e2191396d75ec3cc27f5a77226f36"
@@ -179,6 +183,36 @@ func commands() []command {
 				boolean("allow-always", "allow such calls for the rest of the agent's session"), boolean("reject", "refuse it"),
 				str("option", "ID", "the agent's option id, as list shows it")},
 			Example: "buzz approvals answer --request " + exampleEvent + " --allow-once", Run: runApprovalsAnswer},
+
+		{Group: "pr", Name: "create", Summary: "open a pull request (NIP-34 kind 1618) from a branch pushed to a repository the relay hosts",
+			Usage: "--repo OWNER/NAME --head BRANCH [--base main] --title TEXT [--body TEXT|-] [--draft] [--label L]…",
+			Flags: []flagSpec{fRepo(), str("head", "BRANCH", "the branch to merge (pushed already)"), str("base", "BRANCH", "the branch to merge into (default main)"),
+				str("title", "TEXT", "the pull request's subject"), str("body", "TEXT|-", "description (markdown); - reads stdin"),
+				boolean("draft", "open it as a draft (status 1633)"), list("label", "L", "a label (t tag)")},
+			Example: "buzz pr create --repo " + examplePubkey + "/proj --head fix-login --title 'Fix login' --body - < NOTES.md", Run: runPRCreate},
+		{Group: "pr", Name: "list", Summary: "pull requests of a repository, newest first", Usage: "--repo OWNER/NAME [--state open|merged|closed|draft|all]",
+			Flags: []flagSpec{fRepo(), str("state", "S", "open (default), merged, closed, draft or all")}, Example: "buzz pr list --repo " + examplePubkey + "/proj", Run: runPRList},
+		{Group: "pr", Name: "view", Summary: "a pull request: description, status, tip, comments and reviews", Usage: "--pr ID",
+			Flags: []flagSpec{fPR()}, Example: "buzz pr view --pr " + exampleEvent, Run: runPRView},
+		{Group: "pr", Name: "diff", Summary: "a pull request's unified diff against its merge base (from the relay's git)", Usage: "--pr ID",
+			Flags: []flagSpec{fPR()}, Example: "buzz pr diff --pr " + exampleEvent, Run: runPRDiff},
+		{Group: "pr", Name: "comment", Summary: "comment on a pull request (NIP-22 kind 1111), optionally on a file line of a commit",
+			Usage: "--pr ID --body TEXT|- [--file PATH --line N --commit SHA] [--reply-to ID]",
+			Flags: []flagSpec{fPR(), str("body", "TEXT|-", "comment text; - reads stdin"), str("file", "PATH", "file the comment is about"),
+				str("line", "N", "line in the new file"), str("commit", "SHA", "commit the line is in"), str("reply-to", "ID", "answer this comment")},
+			Example: "buzz pr comment --pr " + exampleEvent + " --file main.go --line 12 --body 'off by one?'", Run: runPRComment},
+		{Group: "pr", Name: "review", Summary: "approve a pull request or request changes (a kind 1111 with buzz-review)",
+			Usage:   "--pr ID --approve|--request-changes [--body TEXT|-]",
+			Flags:   []flagSpec{fPR(), boolean("approve", "approve it"), boolean("request-changes", "ask for changes before merging"), str("body", "TEXT|-", "review summary")},
+			Example: "buzz pr review --pr " + exampleEvent + " --approve --body 'looks good'", Run: runPRReview},
+		{Group: "pr", Name: "merge", Summary: "merge a pull request with the relay's git, then publish its merged status (1631)", Usage: "--pr ID",
+			Flags: []flagSpec{fPR()}, Example: "buzz pr merge --pr " + exampleEvent, Run: runPRMerge},
+		{Group: "pr", Name: "close", Summary: "close a pull request without merging (status 1632)", Usage: "--pr ID [--body TEXT|-]",
+			Flags: []flagSpec{fPR(), str("body", "TEXT|-", "why")}, Example: "buzz pr close --pr " + exampleEvent, Run: statusCmd(workspace.KindStatusClosed)},
+		{Group: "pr", Name: "reopen", Summary: "reopen a pull request, or mark a draft ready (status 1630)", Usage: "--pr ID",
+			Flags: []flagSpec{fPR()}, Example: "buzz pr reopen --pr " + exampleEvent, Run: statusCmd(workspace.KindStatusOpen)},
+		{Group: "pr", Name: "draft", Summary: "mark a pull request a draft (status 1633)", Usage: "--pr ID",
+			Flags: []flagSpec{fPR()}, Example: "buzz pr draft --pr " + exampleEvent, Run: statusCmd(workspace.KindStatusDraft)},
 
 		{Group: "workflows", Name: "list", Summary: "workflow definitions (kind 30620) of a channel", Usage: "--channel UUID",
 			Flags: []flagSpec{fChannel()}, Example: "buzz workflows list --channel " + exampleChannel, Run: runWorkflowsList},

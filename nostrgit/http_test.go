@@ -178,7 +178,7 @@ func TestGitHTTP(t *testing.T) {
 		t.Errorf("push with a 61 s old token: %v\n%s", err, out)
 	}
 	s.shift.Store(0)
-	if out, err := r.try(withK3, "push", url, "main"); err != nil {
+	if out, err := r.try(withK3, "push", url, "main:second"); err != nil { // main is protected
 		t.Errorf("push after the clock is back: %v\n%s", err, out)
 	}
 

@@ -128,6 +128,9 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 		http.Error(w, msg, http.StatusServiceUnavailable)
 		return
 	}
+	if r.serveRepoEndpoint(w, req) {
+		return
+	}
 	rt, status := parseGitPath(req)
 	if status != 0 {
 		http.Error(w, http.StatusText(status), status)
@@ -177,7 +180,13 @@ func (r *Relay) serveGit(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	req.Body = http.MaxBytesReader(w, req.Body, maxPackBytes)
+	if rt.rest == "git-receive-pack" && !r.guardPush(w, req, rt) {
+		return
+	}
 	r.runBackend(w, req, rt, c)
+	if rt.rest == "git-receive-pack" {
+		r.afterPush(req.Context(), rt, r.httpScheme(req))
+	}
 }
 
 // gitCaller returns who a git request acts for. The owner of the token's

@@ -121,7 +121,7 @@ func TestGitHosting(t *testing.T) {
 	os.WriteFile(filepath.Join(dst, "NEW"), []byte("alice\n"), 0o644)
 	gitOK(t, env, dst, "add", "NEW")
 	gitOK(t, env, dst, "commit", "--quiet", "-m", "from alice")
-	gitOK(t, env, dst, append(authed(t, alice, repoURL), "push", "--quiet", "origin", "main")...)
+	gitOK(t, env, dst, append(authed(t, alice, repoURL), "push", "--quiet", "origin", "main:alice")...) // main is protected
 
 	// bob, a relay member outside the channel, still gets 404.
 	if out, err := gitRun(t, env, "", append(authed(t, bob, repoURL), "clone", "--quiet", repoURL, filepath.Join(t.TempDir(), "x"))...); err == nil {

@@ -144,6 +144,9 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 	if msg := r.checkRepoAnnouncement(ev); msg != "" {
 		return true, msg
 	}
+	if msg := r.checkRepoEvent(ctx, c, ev); msg != "" {
+		return true, msg
+	}
 	if msg := r.checkChannelWrite(ctx, c, ev); msg != "" {
 		return true, msg
 	}
@@ -206,7 +209,7 @@ func (r *Relay) canRead(c caller, ev *nostr.Event) bool {
 	if r.gate(c) != "" || (ownOnly(ev.Kind) && ev.PubKey != c.pubkey) {
 		return false
 	}
-	return r.channelReadable(c, ev)
+	return r.channelReadable(c, ev) && r.repoReadable(c, ev)
 }
 
 // readCheck returns the test an event the store found for f must pass
@@ -220,13 +223,15 @@ func (r *Relay) readCheck(ctx context.Context, f nostr.Filter) func(*nostr.Event
 	hide := !isInternal(ctx) && r.chans.anyPrivate() && (c.pubkey == "" || c.pubkey != r.owner)
 	secret := !isInternal(ctx) && mayMatchHidden(f) // the relay's own member and invite records
 	own := !isInternal(ctx) && mayMatchOwnOnly(f)   // read markers: their author's only
-	if !recheck && !hide && !secret && !own {
+	repo := !isInternal(ctx) && mayMatchRepoKind(f) // hosted repositories' NIP-34 events
+	if !recheck && !hide && !secret && !own && !repo {
 		return nil
 	}
 	named := nameTags(f)
 	return func(ev *nostr.Event) bool {
 		return (!recheck || named.Matches(ev)) && !(secret && hiddenKind(ev.Kind)) &&
-			!(own && ownOnly(ev.Kind) && ev.PubKey != c.pubkey) && (!hide || r.canRead(c, ev))
+			!(own && ownOnly(ev.Kind) && ev.PubKey != c.pubkey) && (!hide || r.canRead(c, ev)) &&
+			(!repo || r.repoReadable(c, ev))
 	}
 }
 

@@ -103,6 +103,29 @@ const (
 
 	// maxRepoName bounds a repository name, .git suffix excluded.
 	maxRepoName = 64
+	// maxStateRefs bounds the refs one 30618 lists: at about 110 bytes a
+	// ref tag, 2 000 refs stay well under the default event size limit.
+	maxStateRefs = 2000
+	// maxPktLine is git's largest pkt-line (LARGE_PACKET_MAX + 4).
+	maxPktLine = 65520
+	// maxPushCommands bounds the ref updates of one push the relay reads
+	// before git does; a mirror push of every branch fits.
+	maxPushCommands = 10000
+	// maxPushHead bounds the bytes of a push's command list.
+	maxPushHead = maxPushCommands * 200
+	// maxPRScan bounds the pull requests of one repository a push looks
+	// at for head branches that moved.
+	maxPRScan = 500
+	// maxMergeBody bounds a merge request's JSON body.
+	maxMergeBody = 4 << 10
+	// maxDiffBytes bounds a pull request diff the relay serves; a 5 000
+	// line diff is about 400 KB.
+	maxDiffBytes = 8 << 20
+	// maxConflictFiles bounds the conflicting paths a refused merge names.
+	maxConflictFiles = 50
+	// maxRefLine bounds one line of git for-each-ref output (a ref name
+	// and an object id).
+	maxRefLine = 8 << 10
 )
 
 // maxQueryKinds bounds the kinds (and tag values) one filter may list

@@ -55,6 +55,7 @@ func (r *Relay) addEvent(ctx context.Context, ev *nostr.Event) (skipBroadcast bo
 		return false, errors.New(nostr.NormalizeOKMessage(err.Error(), "error"))
 	}
 	r.onEventSaved(ctx, ev)
+	r.onRepoEvent(ctx, ev)
 	r.expiry.track(ev)
 	return false, nil
 }

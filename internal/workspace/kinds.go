@@ -12,6 +12,26 @@ const (
 	KindDeletion = 5
 	// KindReaction is a NIP-25 reaction to the event its e tag names.
 	KindReaction = 7
+
+	// KindComment is a NIP-22 comment: root scope E/K/P, parent e/k/p. On
+	// a pull request it may name a file, line and commit (TagCommentFile …)
+	// and carry a review verdict (TagReview).
+	KindComment = 1111
+	// KindPullRequest is a NIP-34 pull request: a = the repository's
+	// announcement, c = the tip, branch-name = the head branch,
+	// TagPRBase = the branch it asks to merge into.
+	KindPullRequest = 1618
+	// KindPullRequestUpdate is a NIP-34 pull request update (E = the
+	// pull request, c = the new tip); the relay publishes one when the
+	// head branch moves.
+	KindPullRequestUpdate = 1619
+	// KindStatusOpen, KindStatusMerged, KindStatusClosed and
+	// KindStatusDraft are NIP-34 status events (e root = the pull
+	// request); a merged status names its merge-commit.
+	KindStatusOpen   = 1630
+	KindStatusMerged = 1631
+	KindStatusClosed = 1632
+	KindStatusDraft  = 1633
 	// KindStream is a channel message (NIP-C7 chat in a NIP-29 group, h =
 	// channel), the harness's default wake kind.
 	KindStream = 9
@@ -74,6 +94,11 @@ const (
 	// KindRepoAnnouncement is a NIP-34 repository announcement (d = the
 	// repository's name).
 	KindRepoAnnouncement = 30617
+	// KindRepoState is a NIP-34 repository state announcement (d as the
+	// announcement): one tag per ref, refs/heads/<b> or refs/tags/<t> →
+	// commit, and HEAD. The relay signs one per hosted repository after
+	// each push.
+	KindRepoState = 30618
 	// KindWorkflowDef is a workflow definition (addressable): d = workflow
 	// UUID, h = channel, content = the definition.
 	KindWorkflowDef = 30620

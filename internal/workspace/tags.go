@@ -75,6 +75,50 @@ const (
 // administer that channel.
 const TagRepoChannel = "buzz-channel"
 
+// TagRepoProtect on the owner's repository announcement lists the
+// branches no one may push to directly (changes arrive by merged pull
+// request); absent, the protected branch is DefaultProtectedBranch, and
+// present with no values, none is.
+const TagRepoProtect = "buzz-protect"
+
+// DefaultProtectedBranch is the branch protected when the owner's
+// announcement says nothing.
+const DefaultProtectedBranch = "main"
+
+// NIP-34 tag names the relay and the CLI read and write (34.md spells
+// them; the a tag, d, p, e and t are NIP-01's).
+const (
+	TagRepoName        = "name"
+	TagDescription     = "description" // a repository's, as a diff's
+	TagRepoClone       = "clone"
+	TagRepoRelays      = "relays"
+	TagRepoMaintainers = "maintainers"
+	TagRepoEUC         = "euc" // the r tag's marker: earliest unique commit
+	TagSubject         = "subject"
+	TagCommit          = "c"
+	TagBranchName      = "branch-name"
+	TagMergeBase       = "merge-base"
+	TagMergeCommit     = "merge-commit"
+)
+
+// TagPRBase on a pull request names the branch it asks to merge into
+// (NIP-34 leaves the target to the repository's HEAD; buzz names it).
+const TagPRBase = "buzz-base"
+
+// Tags of a comment (KindComment) on a pull request: where in the change
+// it points (file path, line in the new file, commit), and the review
+// verdict it carries, ReviewApprove or ReviewRequestChanges. A reviewer's
+// newest verdict on a pull request is the one that counts.
+const (
+	TagCommentFile   = "buzz-file"
+	TagCommentLine   = "buzz-line"
+	TagCommentCommit = "buzz-commit"
+	TagReview        = "buzz-review"
+
+	ReviewApprove        = "approve"
+	ReviewRequestChanges = "request-changes"
+)
+
 // Tags of a permission request: an agent's harness publishes a
 // KindApprovalRequest in the thread of the message it is handling when the
 // agent asks before acting (ACP session/request_permission); the agent's

@@ -22,6 +22,7 @@ import { AgentsPanel } from './agents.js';
 import { NotifyPrefs } from './prefs.js';
 import { Alerts } from './alerts.js';
 import { Presence } from './presence.js';
+import { PRIndex, prKinds } from './repo.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -41,6 +42,7 @@ class App {
     this.prefs = new NotifyPrefs(this);
     this.alerts = new Alerts(this);
     this.presence = new Presence(this);
+    this.prs = new PRIndex(); // pull requests' updates, statuses and comments (repo.js)
     this.revealing = ''; // a message to bring into view once it is rendered (a notification's click)
     this.channelView = new ChannelView(this);
     this.thread = new ThreadView(this);
@@ -114,6 +116,7 @@ class App {
       },
     });
     this.conn.subscribe([{ kinds: [K.approvalRequest, K.approvalGrant, K.approvalDeny], limit: 500 }], { onevent: add });
+    this.conn.subscribe([{ kinds: prKinds, limit: 1000 }], { onevent: (ev, stored) => { this.prs.add(ev); add(ev, stored); } });
     this.reads.start((ev) => this.prefs.take(ev));
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });
     for (const it of this.outbox.items) this.store.add(it.ev); // written before a reload, still on its way

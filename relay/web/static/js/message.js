@@ -10,6 +10,7 @@ import { workingEmoji, K } from './store.js';
 import { attachments, attachmentsView, withoutURLs } from './files.js';
 import { approvalCard, approvalNotice, isPermissionRequest } from './approval.js';
 import { turnCards } from './turncard.js';
+import { prCard } from './repo.js';
 
 const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '🚀'];
 
@@ -66,7 +67,8 @@ export function messageView(ev, app, { inThread = false } = {}) {
   const files = attachments(ev);
   const shown = files.length ? withoutURLs(text, files) : text;
   const bodyBox = el('div', { class: 'msg-body' });
-  if (isPermissionRequest(ev)) bodyBox.append(approvalCard(ev, app));
+  if (ev.kind === K.pullRequest && app.prs) bodyBox.append(prCard(ev, app));
+  else if (isPermissionRequest(ev)) bodyBox.append(approvalCard(ev, app));
   else if (shown || !files.length) bodyBox.append(body(shown, { name: (pk) => store.name(pk), mentioned: tags(ev, 'p') }, ev.kind));
   main.append(bodyBox);
   if (files.length) main.append(attachmentsView(files, app.signer));

@@ -11,6 +11,7 @@ export const K = {
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
   presence: 20001, typing: 20002, appData: 30078, turnStatus: turnKinds.status, turnStop: turnKinds.stop, agentControl: 20102,
   approvalRequest: turnKinds.approvalRequest, approvalGrant: turnKinds.approvalGrant, approvalDeny: turnKinds.approvalDeny,
+  pullRequest: 1618,
 };
 
 /** approvalKinds are an agent's permission requests and their answers. */
@@ -194,7 +195,8 @@ export class Store {
         // the messages, as a card; a workflow step's does not.
         // falls through
       default:
-        if (messageKinds.includes(ev.kind) || ev.kind === K.approvalRequest) {
+        // A pull request shows among its repository's channel's messages, as a card (repo.js).
+        if (messageKinds.includes(ev.kind) || ev.kind === K.approvalRequest || ev.kind === K.pullRequest) {
           const ch = tag(ev, 'h');
           if (!ch) return false;
           if (!this.messages.has(ch)) this.messages.set(ch, new Set());

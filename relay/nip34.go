@@ -1,0 +1,253 @@
+package relay
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/nbd-wtf/go-nostr"
+
+	"buzzbox/internal/workspace"
+)
+
+// NIP-34 state the relay keeps for each repository it hosts: a kind 30617
+// announcement (name, description, clone URLs, relays, the earliest unique
+// commit, the owner as maintainer, and the channel it is shared with as h
+// and buzz-channel) and a kind 30618 state (every branch and tag, HEAD),
+// both signed by the relay's key and replaced after each push. Their d
+// tag is "<owner hex>/<name>", since one relay key announces every owner's
+// repositories; the address "30617:<relay>:<owner>/<name>" is what pull
+// requests name in their a tag.
+//
+// Who reads them: what may read the repository (gitAllowed, read), so
+// the state of a repository no one shared stays its owner's, and that of
+// one shared with a private channel stays the channel's. The same holds
+// for pull requests, their updates and statuses naming the address.
+//
+// What it does not do: announce repositories no push has touched since
+// this relay started (a push or a change of the owner's announcement
+// brings them in), or keep refs/nostr/* refs.
+
+// repoD is the d tag of the relay's announcement and state of rt.
+func repoD(rt gitRoute) string { return rt.owner + "/" + rt.repo }
+
+// repoAddress is the NIP-01 address of the relay's announcement of rt.
+func (r *Relay) repoAddress(rt gitRoute) string {
+	return fmt.Sprintf("%d:%s:%s", workspace.KindRepoAnnouncement, r.pubkey, repoD(rt))
+}
+
+// parseRepoD reads "<owner hex>/<name>".
+func parseRepoD(d string) (gitRoute, bool) {
+	owner, name, ok := strings.Cut(d, "/")
+	if !ok || !nostr.IsValid32ByteHex(owner) || !validRepoName(name) {
+		return gitRoute{}, false
+	}
+	return gitRoute{owner: owner, repo: name}, true
+}
+
+// repoOfEvent returns the hosted repository ev is about: the d tag of the
+// relay's own 30617/30618, or the a tag of a pull request, update or
+// status naming the relay's announcement.
+func (r *Relay) repoOfEvent(ev *nostr.Event) (gitRoute, bool) {
+	switch ev.Kind {
+	case workspace.KindRepoAnnouncement, workspace.KindRepoState:
+		if ev.PubKey != r.pubkey {
+			return gitRoute{}, false
+		}
+		return parseRepoD(ev.Tags.GetD())
+	case workspace.KindPullRequest, workspace.KindPullRequestUpdate,
+		workspace.KindStatusOpen, workspace.KindStatusMerged, workspace.KindStatusClosed, workspace.KindStatusDraft:
+		prefix := fmt.Sprintf("%d:%s:", workspace.KindRepoAnnouncement, r.pubkey)
+		for _, a := range tagValues(ev, "a") {
+			if d, ok := strings.CutPrefix(a, prefix); ok {
+				return parseRepoD(d)
+			}
+		}
+	}
+	return gitRoute{}, false
+}
+
+// repoKind reports whether events of kind k may be about a hosted
+// repository (and so are read-checked against it).
+func repoKind(k int) bool {
+	switch k {
+	case workspace.KindRepoAnnouncement, workspace.KindRepoState, workspace.KindPullRequest, workspace.KindPullRequestUpdate,
+		workspace.KindStatusOpen, workspace.KindStatusMerged, workspace.KindStatusClosed, workspace.KindStatusDraft:
+		return true
+	}
+	return false
+}
+
+// mayMatchRepoKind reports whether f can match a repoKind.
+func mayMatchRepoKind(f nostr.Filter) bool {
+	if len(f.Kinds) == 0 {
+		return true
+	}
+	for _, k := range f.Kinds {
+		if repoKind(k) {
+			return true
+		}
+	}
+	return false
+}
+
+// repoReadable reports whether c may see ev as far as hosted
+// repositories go: events about none pass.
+func (r *Relay) repoReadable(c caller, ev *nostr.Event) bool {
+	if !repoKind(ev.Kind) {
+		return true
+	}
+	rt, ok := r.repoOfEvent(ev)
+	if !ok {
+		return true
+	}
+	if c.pubkey == "" {
+		return false
+	}
+	return r.gitAllowed(internal(context.Background()), c, rt, false)
+}
+
+// repoDir is where rt's bare repository lives.
+func (r *Relay) repoDir(rt gitRoute) string {
+	return filepath.Join(r.gitRoot(), rt.owner, rt.repo+".git")
+}
+
+// gitIn runs git on rt's repository and returns its stdout.
+func (r *Relay) gitIn(ctx context.Context, rt gitRoute, stdin io.Reader, args ...string) (string, error) {
+	return r.gitInWith(ctx, rt, stdin, nil, args...)
+}
+
+// gitInWith is gitIn with extra environment variables.
+func (r *Relay) gitInWith(ctx context.Context, rt gitRoute, stdin io.Reader, extra []string, args ...string) (string, error) {
+	git, err := r.gitPath()
+	if err != nil {
+		return "", err
+	}
+	cmd := exec.CommandContext(ctx, git, append([]string{"--git-dir", r.repoDir(rt)}, args...)...)
+	cmd.Env = append(r.gitEnv(), extra...)
+	cmd.Stdin = stdin
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return string(out), fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	}
+	return string(out), nil
+}
+
+// repoRefs returns rt's branches and tags (full ref name → object id) and
+// HEAD's target ref.
+func (r *Relay) repoRefs(ctx context.Context, rt gitRoute) (map[string]string, string, error) {
+	out, err := r.gitIn(ctx, rt, nil, "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads", "refs/tags")
+	if err != nil {
+		return nil, "", err
+	}
+	refs := make(map[string]string)
+	sc := bufio.NewScanner(strings.NewReader(out))
+	sc.Buffer(nil, maxRefLine)
+	for sc.Scan() {
+		if name, id, ok := strings.Cut(sc.Text(), " "); ok {
+			refs[name] = id
+		}
+		if len(refs) >= maxStateRefs {
+			break
+		}
+	}
+	head, _ := r.gitIn(ctx, rt, nil, "symbolic-ref", "HEAD")
+	return refs, strings.TrimSpace(head), nil
+}
+
+// ownerAnnouncement returns the owner's own 30617 for rt, or nil.
+func (r *Relay) ownerAnnouncement(ctx context.Context, rt gitRoute) *nostr.Event {
+	return r.firstStored(internal(ctx), nostr.Filter{
+		Kinds: []int{workspace.KindRepoAnnouncement}, Authors: []string{rt.owner},
+		Tags: nostr.TagMap{"d": []string{rt.repo}}, Limit: 1,
+	})
+}
+
+// publishRepo signs and stores the relay's 30617 and 30618 for rt from
+// the repository as it is now.
+func (r *Relay) publishRepo(ctx context.Context, rt gitRoute, httpScheme string) {
+	if _, err := os.Stat(r.repoDir(rt)); err != nil {
+		return
+	}
+	refs, head, err := r.repoRefs(ctx, rt)
+	if err != nil {
+		r.log.Error("read repository refs", "repo", repoD(rt), "err", err)
+		return
+	}
+	d := nostr.Tag{"d", repoD(rt)}
+	ann := nostr.Tags{d, {workspace.TagRepoName, rt.repo}}
+	own := r.ownerAnnouncement(ctx, rt)
+	if own != nil {
+		if v, ok := tagValue(own, workspace.TagDescription); ok {
+			ann = append(ann, nostr.Tag{workspace.TagDescription, v})
+		}
+	}
+	clone := nostr.Tag{workspace.TagRepoClone}
+	for _, b := range r.names().bases(httpScheme) {
+		clone = append(clone, b+"/git/"+rt.owner+"/"+rt.repo+".git")
+	}
+	relays := nostr.Tag{workspace.TagRepoRelays}
+	wsScheme := "ws"
+	if httpScheme == "https" {
+		wsScheme = "wss"
+	}
+	relays = append(relays, r.names().bases(wsScheme)...)
+	ann = append(ann, clone, relays, nostr.Tag{workspace.TagRepoMaintainers, rt.owner})
+	if len(refs) > 0 {
+		if root, err := r.gitIn(ctx, rt, nil, "rev-list", "--max-parents=0", "--all"); err == nil {
+			if roots := strings.Fields(root); len(roots) > 0 {
+				ann = append(ann, nostr.Tag{"r", roots[len(roots)-1], workspace.TagRepoEUC})
+			}
+		}
+	}
+	state := nostr.Tags{d}
+	if ch := r.repoChannel(ctx, rt); ch != "" {
+		ann = append(ann, nostr.Tag{"h", ch}, nostr.Tag{workspace.TagRepoChannel, ch})
+		state = append(state, nostr.Tag{"h", ch})
+	}
+	names := make([]string, 0, len(refs))
+	for n := range refs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		state = append(state, nostr.Tag{n, refs[n]})
+	}
+	if head != "" {
+		state = append(state, nostr.Tag{"HEAD", "ref: " + head})
+	}
+	r.publishRelayEvent(ctx, workspace.KindRepoAnnouncement, ann)
+	r.publishRelayEvent(ctx, workspace.KindRepoState, state)
+}
+
+// onRepoEvent keeps the relay's announcement current when the owner's
+// own announcement (sharing, description, protection) changes.
+func (r *Relay) onRepoEvent(ctx context.Context, ev *nostr.Event) {
+	if ev.Kind != workspace.KindRepoAnnouncement || ev.PubKey == r.pubkey || r.gitOff() != "" {
+		return
+	}
+	rt := gitRoute{owner: ev.PubKey, repo: ev.Tags.GetD()}
+	if !validRepoName(rt.repo) {
+		return
+	}
+	scheme := "http"
+	if r.names().secure {
+		scheme = "https"
+	}
+	r.publishRepo(ctx, rt, scheme)
+}
+
+// afterPush brings the relay's NIP-34 state of rt up to date after a
+// push, and the pull requests whose head branch moved.
+func (r *Relay) afterPush(ctx context.Context, rt gitRoute, httpScheme string) {
+	r.publishRepo(ctx, rt, httpScheme)
+	r.updatePullRequests(ctx, rt)
+}

@@ -1,0 +1,222 @@
+// Pull requests of repositories the relay hosts (NIP-34): the card a pull
+// request (kind 1618) shows as in its repository's channel, and the pull
+// request page, a dialog with the description, the files changed as a
+// unified diff with per-file collapse (large diffs start collapsed and
+// render a file when it is opened), the comments and reviews (NIP-22 kind
+// 1111 with buzz-review), and the actions: comment, approve, request
+// changes, merge (the relay's git merges; the page then signs the merged
+// status 1631) and close. The relay decides who may merge; its refusal is
+// shown as it says it. Event content is untrusted and never reaches
+// innerHTML.
+
+import { el, relTime } from './util.js';
+import { body, diffBlock } from './render.js';
+import { tag, tags } from './event.js';
+import { authorization } from './nip98.js';
+
+/** prK are the NIP-34 and NIP-22 kinds of the build loop. */
+export const prK = { pr: 1618, update: 1619, open: 1630, merged: 1631, closed: 1632, draft: 1633, comment: 1111 };
+/** prKinds are what the page subscribes to for pull requests. */
+export const prKinds = [prK.pr, prK.update, prK.open, prK.merged, prK.closed, prK.draft, prK.comment];
+
+// largeDiffLines is the size past which a diff opens with every file
+// collapsed, each rendered only when opened, so a 5 000-line diff paints
+// at once.
+const largeDiffLines = 1500;
+// maxDiffChars bounds the diff text the page renders.
+const maxDiffChars = 8 << 20;
+
+const statusNames = { [prK.open]: 'open', [prK.merged]: 'merged', [prK.closed]: 'closed', [prK.draft]: 'draft' };
+
+/** PRIndex keeps, per pull request id, its updates, statuses and comments. */
+export class PRIndex {
+  constructor() { this.by = new Map(); this.seen = new Set(); }
+  entry(id) {
+    if (!this.by.has(id)) this.by.set(id, { updates: [], statuses: [], comments: [] });
+    return this.by.get(id);
+  }
+  /** add files ev under the pull request it names; false when it names none. */
+  add(ev) {
+    if (this.seen.has(ev.id)) return false;
+    this.seen.add(ev.id);
+    if (ev.kind === prK.update || ev.kind === prK.comment) {
+      const id = tag(ev, 'E');
+      if (!id) return false;
+      const e = this.entry(id);
+      (ev.kind === prK.update ? e.updates : e.comments).push(ev);
+      return true;
+    }
+    if (statusNames[ev.kind]) {
+      const id = tag(ev, 'e');
+      if (!id) return false;
+      this.entry(id).statuses.push(ev);
+      return true;
+    }
+    return false;
+  }
+  /** state is the pull request's newest status name and tip. */
+  state(pr) {
+    const e = this.by.get(pr.id) || { updates: [], statuses: [], comments: [] };
+    const newest = (list) => list.reduce((a, b) => (!a || b.created_at >= a.created_at ? b : a), null);
+    const s = newest(e.statuses), u = newest(e.updates);
+    return { status: s ? statusNames[s.kind] : 'open', tip: (u && tag(u, 'c')) || tag(pr, 'c') || '', comments: [...e.comments].sort((a, b) => a.created_at - b.created_at) };
+  }
+}
+
+/** repoOf reads the repository a pull request names: {owner, name}, or null. */
+export function repoOf(pr) {
+  const m = /^30617:[0-9a-f]{64}:([0-9a-f]{64})\/([A-Za-z0-9._-]{1,64})$/.exec(tag(pr, 'a') || '');
+  return m ? { owner: m[1], name: m[2] } : null;
+}
+
+function describe(pr) {
+  return { subject: tag(pr, 'subject') || '(no title)', head: tag(pr, 'branch-name') || '?', base: tag(pr, 'buzz-base') || 'main' };
+}
+
+/** prCard is the pull request's card among its channel's messages. */
+export function prCard(pr, app) {
+  const { subject, head, base } = describe(pr);
+  const st = app.prs.state(pr);
+  return el('div', { class: 'pr-card', role: 'group', 'aria-label': 'Pull request ' + subject, 'data-status': st.status },
+    el('p', { class: 'pr-title' }, el('span', { class: 'badge', text: 'pull request' }), ' ', el('strong', { text: subject }), ' ',
+      el('span', { class: 'pr-status ' + st.status, text: st.status })),
+    el('p', { class: 'pr-meta', text: `${head} → ${base}` + (st.tip ? ` · ${st.tip.slice(0, 7)}` : '') + ` · ${st.comments.length} comment${st.comments.length === 1 ? '' : 's'}` }),
+    el('button', { type: 'button', class: 'link', text: 'View pull request', onclick: () => openPR(pr, app) }));
+}
+
+/** parseDiff splits a unified diff into files: [{path, text, adds, dels, lines}]. */
+export function parseDiff(text) {
+  const files = [];
+  let cur = null;
+  for (const line of text.split('\n')) {
+    if (line.startsWith('diff --git ')) {
+      const m = / b\/(.*)$/.exec(line);
+      cur = { path: m ? m[1] : line.slice(11), lines: [line], adds: 0, dels: 0 };
+      files.push(cur);
+      continue;
+    }
+    if (!cur) continue;
+    cur.lines.push(line);
+    if (line.startsWith('+') && !line.startsWith('+++')) cur.adds++;
+    else if (line.startsWith('-') && !line.startsWith('---')) cur.dels++;
+  }
+  return files.map((f) => ({ path: f.path, adds: f.adds, dels: f.dels, lines: f.lines.length, text: f.lines.join('\n') }));
+}
+
+/** diffView renders files, each a <details> that collapses; large diffs start collapsed and render lazily. */
+export function diffView(files) {
+  const total = files.reduce((n, f) => n + f.lines, 0);
+  const large = total > largeDiffLines;
+  const box = el('div', { class: 'pr-files', 'data-large': String(large) },
+    el('p', { class: 'hint', text: `${files.length} file${files.length === 1 ? '' : 's'} changed` + (large ? ` · ${total} lines: open a file to see it` : '') }));
+  for (const f of files) {
+    const d = el('details', { class: 'pr-file', 'data-path': f.path },
+      el('summary', {}, el('span', { class: 'pr-path', text: f.path }), ' ', el('span', { class: 'pr-adds', text: '+' + f.adds }), ' ', el('span', { class: 'pr-dels', text: '−' + f.dels })));
+    const fill = () => { if (d.childElementCount === 1) d.append(diffBlock(f.text)); };
+    if (!large) { d.open = true; fill(); }
+    d.addEventListener('toggle', () => { if (d.open) fill(); });
+    box.append(d);
+  }
+  return box;
+}
+
+function repoURL(repo, endpoint) { return `${location.origin}/git/${repo.owner}/${repo.name}.git/${endpoint}`; }
+
+/** repoFetch sends a NIP-98 signed request to one of the repository's endpoints. */
+async function repoFetch(app, repo, method, endpoint, payload = '') {
+  const url = repoURL(repo, endpoint);
+  const init = { method, headers: { Authorization: await authorization(app.signer, url, method, payload) } };
+  if (payload) { init.body = payload; init.headers['Content-Type'] = 'application/json'; }
+  const resp = await fetch(url, init);
+  const text = await resp.text();
+  if (!resp.ok) throw new Error(text.trim() || resp.statusText);
+  return text;
+}
+
+/** channelOf is the h tag a status or comment on pr carries: its channel's. */
+function channelOf(pr) { const h = tag(pr, 'h'); return h ? [['h', h]] : []; }
+
+function commentTpl(pr, content, extra = []) {
+  return {
+    kind: prK.comment, content,
+    tags: [['E', pr.id, '', pr.pubkey], ['K', String(prK.pr)], ['P', pr.pubkey], ['e', pr.id, '', pr.pubkey], ['k', String(prK.pr)], ['p', pr.pubkey], ...channelOf(pr), ...extra],
+  };
+}
+
+function statusTpl(pr, kind, content, extra = []) {
+  const repo = repoOf(pr);
+  return { kind, content, tags: [['e', pr.id, '', 'root'], ['a', tag(pr, 'a')], ['p', repo.owner], ['p', pr.pubkey], ...channelOf(pr), ...extra] };
+}
+
+/** openPR shows the pull request page as a modal dialog. */
+export function openPR(pr, app) {
+  const { subject, head, base } = describe(pr);
+  const repo = repoOf(pr);
+  const titleID = 'pr-title-' + pr.id.slice(0, 12);
+  const dlg = el('dialog', { class: 'pr-page', 'aria-labelledby': titleID });
+  const status = el('p', { class: 'pr-result', role: 'status' });
+  const conv = el('section', { class: 'pr-conversation', 'aria-label': 'Conversation' });
+  const head2 = el('p', { class: 'pr-meta' });
+  const renderState = () => {
+    const st = app.prs.state(pr);
+    head2.replaceChildren(`${app.store.name(pr.pubkey)} wants to merge ${head} into ${base}`, st.tip ? ` · tip ${st.tip.slice(0, 7)}` : '', ' · ',
+      el('span', { class: 'pr-status ' + st.status, text: st.status }));
+    conv.replaceChildren(el('h3', { text: 'Conversation' }));
+    for (const c of st.comments) {
+      const review = tag(c, 'buzz-review');
+      const where = [tag(c, 'buzz-file'), tag(c, 'buzz-line') && 'line ' + tag(c, 'buzz-line'), (tag(c, 'buzz-commit') || '').slice(0, 7)].filter(Boolean).join(' ');
+      conv.append(el('article', { class: 'pr-comment', 'data-review': review || '' },
+        el('p', { class: 'pr-comment-head' }, el('strong', { text: app.store.name(c.pubkey) }), ' ',
+          review ? el('span', { class: 'badge', text: review === 'approve' ? 'approved' : 'changes requested' }) : null, ' ',
+          where ? el('code', { text: where }) : null, ' ', el('time', { text: relTime(c.created_at) })),
+        c.content ? body(c.content, { name: (pk) => app.store.name(pk), mentioned: tags(c, 'p') }) : null));
+    }
+    merge.hidden = st.status !== 'open';
+    close.hidden = st.status !== 'open' && st.status !== 'draft';
+  };
+  const text = el('textarea', { 'aria-label': 'Review comment', rows: '3' });
+  const file = el('input', { type: 'text', 'aria-label': 'File (optional)', placeholder: 'file' });
+  const line = el('input', { type: 'number', min: '1', 'aria-label': 'Line (optional)', placeholder: 'line' });
+  const act = (fn) => async () => {
+    status.textContent = '';
+    try { await fn(); text.value = ''; renderState(); } catch (e) { status.textContent = String(e.message || e); }
+  };
+  const anchor = () => {
+    const extra = [];
+    if (file.value.trim()) extra.push(['buzz-file', file.value.trim()]);
+    if (file.value.trim() && /^\d+$/.test(line.value)) extra.push(['buzz-line', line.value], ['buzz-commit', app.prs.state(pr).tip]);
+    return extra;
+  };
+  const send = async (tpl) => { const ev = await app.send(tpl); app.prs.add(ev); return ev; };
+  const comment = el('button', { type: 'button', text: 'Comment', onclick: act(async () => {
+    if (!text.value.trim()) throw new Error('Write a comment first.');
+    await send(commentTpl(pr, text.value, anchor()));
+  }) });
+  const approve = el('button', { type: 'button', text: 'Approve', onclick: act(() => send(commentTpl(pr, text.value, [['buzz-review', 'approve']]))) });
+  const changes = el('button', { type: 'button', text: 'Request changes', onclick: act(() => send(commentTpl(pr, text.value, [['buzz-review', 'request-changes']]))) });
+  const merge = el('button', { type: 'button', class: 'primary', text: 'Merge', onclick: act(async () => {
+    const ans = JSON.parse(await repoFetch(app, repo, 'POST', 'buzz-merge', JSON.stringify({ pr: pr.id })));
+    await send(statusTpl(pr, prK.merged, `Merged ${ans.head} into ${ans.base} as ${ans.merge_commit}`, [['merge-commit', ans.merge_commit], ['r', ans.merge_commit]]));
+    status.textContent = `Merged ${ans.fast_forward ? '(fast-forward) ' : ''}as ${ans.merge_commit.slice(0, 7)}.`;
+  }) });
+  const close = el('button', { type: 'button', text: 'Close pull request', onclick: act(() => send(statusTpl(pr, prK.closed, text.value))) });
+  const files = el('section', { class: 'pr-diff', 'aria-label': 'Files changed' }, el('h3', { text: 'Files changed' }), el('p', { class: 'hint', text: 'Loading the diff…' }));
+  dlg.append(
+    el('header', { class: 'pr-header' }, el('h2', { id: titleID, text: subject }),
+      el('button', { type: 'button', class: 'icon', 'aria-label': 'Close pull request page', text: '✕', onclick: () => dlg.close() })),
+    head2,
+    el('section', { class: 'pr-description', 'aria-label': 'Description' }, pr.content ? body(pr.content, { name: (pk) => app.store.name(pk), mentioned: [] }) : el('p', { class: 'hint', text: 'No description.' })),
+    files, conv,
+    el('div', { class: 'pr-form' }, text, el('div', { class: 'pr-anchor' }, file, line),
+      el('div', { class: 'pr-actions' }, comment, approve, changes, merge, close)),
+    status);
+  dlg.addEventListener('close', () => dlg.remove());
+  document.body.append(dlg);
+  renderState();
+  dlg.showModal();
+  if (!repo) { files.lastChild.textContent = 'This pull request names no repository of this relay.'; return dlg; }
+  repoFetch(app, repo, 'GET', 'buzz-diff?pr=' + pr.id).then((d) => {
+    files.replaceChildren(el('h3', { text: 'Files changed' }), diffView(parseDiff(d.slice(0, maxDiffChars))));
+  }).catch((e) => { files.lastChild.textContent = 'No diff: ' + (e.message || e); });
+  return dlg;
+}
