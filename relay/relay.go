@@ -123,6 +123,7 @@ type Relay struct {
 	blobs   blobStore     // Blossom blobs (blossom.go)
 	blobMu  sync.Mutex    // serialises blob metadata updates
 	present presenceCache // each key's latest presence (presence.go)
+	flows   *engine       // the workflow engine (workflows.go)
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -239,6 +240,11 @@ func New(cfg Config) (*Relay, error) {
 		r.fan.start()
 	}
 	r.expiry = startExpiry(r)
+	r.flows = newEngine(r)
+	if err := r.flows.start(); err != nil {
+		r.expiry.close()
+		return fail(err)
+	}
 	return r, nil
 }
 
@@ -532,6 +538,7 @@ func (r *Relay) Close() error {
 	}
 	r.closeConns()
 	r.expiry.close()
+	r.flows.close()
 	if r.fan != nil {
 		r.fan.close()
 	}
@@ -579,6 +586,8 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.serveGit(w, req)
 	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
 		r.serveBridge(w, req)
+	case strings.HasPrefix(req.URL.Path, hooksPrefix):
+		r.serveHook(w, req)
 	case isBlobPath(req.URL.Path):
 		r.serveBlossom(w, req)
 	case req.URL.Path == loginPath:
