@@ -2,6 +2,7 @@ package workflow
 
 import (
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -68,5 +69,28 @@ func TestCronNextInZone(t *testing.T) {
 	}
 	if _, err := ParseCron("0 0 30 2 *"); err == nil {
 		t.Fatal("Feb 30 accepted")
+	}
+}
+
+// TestReadmeExamplesParse keeps the README's workflow examples valid.
+func TestReadmeExamplesParse(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, block := range strings.Split(string(b), "```yaml\n")[1:] {
+		text, _, _ := strings.Cut(block, "```")
+		if !strings.Contains(text, "trigger:") {
+			continue
+		}
+		text = strings.ReplaceAll(text, "<the agent's pubkey, hex>", strings.Repeat("ab", 32))
+		if _, err := Parse(text); err != nil {
+			t.Errorf("README example:\n%s\n%v", text, err)
+		}
+		n++
+	}
+	if n < 2 {
+		t.Fatalf("%d workflow examples in the README; want 2", n)
 	}
 }
