@@ -220,6 +220,7 @@ func New(cfg Config) (*Relay, error) {
 	}
 	r.store = guard(store)
 	r.chans = newChannels()
+	r.flows = newEngine(r)
 	fail := func(err error) (*Relay, error) {
 		if r.fan != nil {
 			r.fan.l.Close()
@@ -240,7 +241,6 @@ func New(cfg Config) (*Relay, error) {
 		r.fan.start()
 	}
 	r.expiry = startExpiry(r)
-	r.flows = newEngine(r)
 	if err := r.flows.start(); err != nil {
 		r.expiry.close()
 		return fail(err)

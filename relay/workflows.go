@@ -409,6 +409,9 @@ func (e *engine) fire(d *loadedDef, key string, vals map[string]string) (string,
 	if _, ok := e.stored(run); ok {
 		return "already ran", false
 	}
+	if e.r.fan != nil && !e.claim(run, now) {
+		return "already ran", false
+	}
 	if e.perChan[d.channel] >= maxRunsPerChannel {
 		st.Status, st.Error = runFailed, fmt.Sprintf("channel has %d runs going, the limit", maxRunsPerChannel)
 		e.save(&st)
@@ -444,6 +447,22 @@ func (e *engine) spawnLocked(st runState) {
 		e.perChan[st.Channel]--
 		e.mu.Unlock()
 	}()
+}
+
+// claim records run in the database: instances on one database see the
+// same triggers, and the one whose insert lands runs it. (The store's
+// replace of a run record deletes before it inserts, so the record itself
+// cannot be the claim.)
+func (e *engine) claim(run string, now time.Time) bool {
+	ctx, cancel := context.WithTimeout(e.ctx, fanoutFetchTimeout)
+	defer cancel()
+	res, err := e.r.fan.pg.DB.ExecContext(ctx, `INSERT INTO buzz_workflow_run (run, claimed_at) VALUES ($1, $2) ON CONFLICT DO NOTHING`, run, now.Unix())
+	if err != nil {
+		e.r.log.Error("claim workflow run", "run", run, "err", err)
+		return false // run nothing rather than twice
+	}
+	n, err := res.RowsAffected()
+	return err == nil && n == 1
 }
 
 // stored returns the stored state of run.

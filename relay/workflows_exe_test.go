@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -188,5 +189,64 @@ steps:
 		if time.Now().After(deadline) {
 			t.Fatalf("messages %v; want the hook's one", msgs)
 		}
+	}
+}
+
+// TestWorkflowTwoInstancesRunEachTriggerOnce: two relays on one
+// PostgreSQL both load a workflow and both see each trigger (a schedule
+// of every 2 seconds, messages published on either instance); each
+// trigger still makes one run.
+func TestWorkflowTwoInstancesRunEachTriggerOnce(t *testing.T) {
+	cl := newCluster(t)
+	ins := cl.start(2)
+	a, b := login(t, ins[0].url, cl.owner), login(t, ins[1].url, cl.owner)
+	ch := wfChannel(t, a, cl.owner)
+	mustPublish(t, a, signed(t, cl.owner, workspace.KindWorkflowDef, `name: echo
+trigger:
+  on: message_posted
+  pattern: "^ping"
+steps:
+  - action: send_message
+    text: "pong {{trigger.text}}"
+`, nostr.Tag{"d", "e4a5b6c7-d8e9-4f0a-91b2-c3d4e5f60718"}, nostr.Tag{"h", ch}))
+	mustPublish(t, b, signed(t, cl.owner, workspace.KindWorkflowDef, `name: tick
+trigger: {on: schedule, cron: "*/2 * * * * *"}
+steps:
+  - action: send_message
+    text: "tick {{trigger.time}}"
+`, nostr.Tag{"d", "f5b6c7d8-e9fa-4b1b-a2c3-d4e5f6071829"}, nostr.Tag{"h", ch}))
+	time.Sleep(500 * time.Millisecond) // both instances have both definitions
+	for i, c := range []*nostr.Relay{a, b, a, b} {
+		mustPublish(t, c, signed(t, cl.owner, workspace.KindStream, fmt.Sprintf("ping %d", i), nostr.Tag{"h", ch}))
+	}
+	time.Sleep(6 * time.Second)
+	runs := runsOf(t, a, ch)
+	ticks, pings := map[string]int{}, map[string]int{}
+	for _, st := range runs {
+		if st.Trigger["time"] != "" {
+			ticks[st.Trigger["time"]]++
+		} else {
+			pings[st.Trigger["text"]]++
+		}
+	}
+	if len(pings) != 4 || len(ticks) < 2 {
+		t.Fatalf("pings %v, ticks %v; want 4 pings and at least 2 ticks", pings, ticks)
+	}
+	for k, n := range pings {
+		if n != 1 {
+			for _, st := range runs {
+				t.Logf("run %s %s %v", st.Run, st.Status, st.Trigger)
+			}
+			t.Fatalf("%q ran %d times", k, n)
+		}
+	}
+	for k, n := range ticks {
+		if n != 1 {
+			t.Fatalf("tick %s ran %d times", k, n)
+		}
+	}
+	msgs, _ := query(t, a, nostr.Filter{Kinds: []int{workspace.KindStream}, Tags: nostr.TagMap{"h": []string{ch}}})
+	if want := 4 + 4 + len(ticks); len(msgs) != want {
+		t.Fatalf("%d messages; want %d (4 pings, 4 pongs, %d ticks)", len(msgs), want, len(ticks))
 	}
 }
