@@ -250,3 +250,80 @@ steps:
 		t.Fatalf("%d messages; want %d (4 pings, 4 pongs, %d ticks)", len(msgs), want, len(ticks))
 	}
 }
+
+// TestAttackWorkflowActsWithPublisherRights: a plain member's workflow
+// may post but not set the topic (the member may not); a stranger's
+// cancel of the owner's run is ignored, the owner's cancel ends it.
+func TestAttackWorkflowActsWithPublisherRights(t *testing.T) {
+	exe := testexe.Link(t, "buzz-relay")
+	owner, member := newKey(t), newKey(t)
+	_, url := runRelayArgs(t, exe, "--data", t.TempDir(), "--owner", owner.pk, "--allow", member.pk)
+	co, cm := login(t, url, owner), login(t, url, member)
+	ch := wfChannel(t, co, owner)
+	mustPublish(t, cm, signed(t, member, workspace.KindJoinRequest, "", nostr.Tag{"h", ch}))
+	const mine = "06172839-4a5b-4c6d-8e7f-8091a2b3c4d5"
+	mustPublish(t, cm, signed(t, member, workspace.KindWorkflowDef, `name: topic
+trigger: {on: manual}
+steps:
+  - action: set_channel_topic
+    topic: hijacked
+`, nostr.Tag{"d", mine}, nostr.Tag{"h", ch}))
+	mustPublish(t, cm, signed(t, member, workspace.KindWorkflowTrigger, "", nostr.Tag{"d", mine}))
+	var st runState
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && st.Status != runFailed; time.Sleep(50 * time.Millisecond) {
+		for _, r := range runsOf(t, co, ch) {
+			st = r
+		}
+	}
+	if st.Status != runFailed || !strings.Contains(st.Error, "does not administer") {
+		t.Fatalf("member's topic run %+v; want failed for want of rights", st)
+	}
+	meta, _ := query(t, co, nostr.Filter{Kinds: []int{workspace.KindGroupMetadata}, Tags: nostr.TagMap{"d": []string{ch}}})
+	for _, m := range meta {
+		if v, _ := tagValue(m, workspace.TagTopic); v == "hijacked" {
+			t.Fatal("the member's workflow set the topic")
+		}
+	}
+
+	const gate = "17283940-5b6c-4d7e-8f80-91a2b3c4d5e6"
+	mustPublish(t, co, signed(t, owner, workspace.KindWorkflowDef, `name: wait
+trigger: {on: manual}
+steps:
+  - id: gate
+    action: request_approval
+    from: owner
+    message: wait
+    timeout: 10m
+`, nostr.Tag{"d", gate}, nostr.Tag{"h", ch}))
+	mustPublish(t, co, signed(t, owner, workspace.KindWorkflowTrigger, "", nostr.Tag{"d", gate}))
+	var run string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && run == ""; time.Sleep(50 * time.Millisecond) {
+		for _, r := range runsOf(t, co, ch) {
+			if strings.HasSuffix(r.Workflow, gate) && r.Status == runWaiting {
+				run = r.Run
+			}
+		}
+	}
+	if run == "" {
+		t.Fatal("the gate run never waited")
+	}
+	status := func() string {
+		for _, r := range runsOf(t, co, ch) {
+			if r.Run == run {
+				return r.Status
+			}
+		}
+		return ""
+	}
+	mustPublish(t, cm, signed(t, member, workspace.KindWorkflowCancel, "", nostr.Tag{"d", run}))
+	time.Sleep(500 * time.Millisecond)
+	if s := status(); s != runWaiting {
+		t.Fatalf("after a member's cancel the run is %s; want still waiting", s)
+	}
+	mustPublish(t, co, signed(t, owner, workspace.KindWorkflowCancel, "", nostr.Tag{"d", run}))
+	for deadline := time.Now().Add(5 * time.Second); status() != runCancelled; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("after the owner's cancel the run is %s", status())
+		}
+	}
+}
