@@ -92,6 +92,10 @@ type Config struct {
 	// Git is the git executable serving /git/; empty looks up "git" on
 	// PATH when a request comes.
 	Git string
+	// WorkflowHTTPAllow lists the hosts (name or IP, optionally with
+	// :port) a workflow's call_webhook step may call (workflowhttp.go).
+	// Nil allows none.
+	WorkflowHTTPAllow []string
 	// Logger receives the relay's logs. Nil discards them.
 	Logger *slog.Logger
 	// Now is the clock for AUTH and NIP-98 windows and for MaxFuture and

@@ -635,6 +635,12 @@ func (e *engine) step(ctx context.Context, st *runState, s workflow.Step, rec *s
 		return e.approval(ctx, st, s, rec, vals, deadline, wake)
 	case workflow.ActionAskAgent:
 		return e.askAgent(ctx, st, s, rec, vals, deadline, wake)
+	case workflow.ActionHTTP:
+		out, err := e.r.callWebhook(ctx, s.Method, workflow.Render(s.URL, vals), workflow.Render(s.Body, vals), s.Timeout)
+		if err != nil {
+			return "", "", err
+		}
+		return stepDone, out, nil
 	}
 	return "", "", fmt.Errorf("unknown action %s", s.Action)
 }

@@ -5,7 +5,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -324,6 +326,81 @@ steps:
 	for deadline := time.Now().Add(5 * time.Second); status() != runCancelled; time.Sleep(50 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the owner's cancel the run is %s", status())
+		}
+	}
+}
+
+// TestAttackWorkflowHTTPStep: call_webhook reaches an exactly listed
+// address and passes the answer on; it refuses an unlisted host, a
+// redirect to an unlisted host, and a listed name that resolves to a
+// loopback address not itself listed.
+func TestAttackWorkflowHTTPStep(t *testing.T) {
+	hits := make(chan string, 10)
+	srv2 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		hits <- "second " + req.URL.Path
+		w.Write([]byte("second"))
+	}))
+	defer srv2.Close()
+	srv1 := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		hits <- "first " + req.URL.Path
+		if req.URL.Path == "/redirect" {
+			http.Redirect(w, req, srv2.URL+"/after", http.StatusFound)
+			return
+		}
+		w.Write([]byte("green"))
+	}))
+	defer srv1.Close()
+	_, port2, _ := net.SplitHostPort(strings.TrimPrefix(srv2.URL, "http://"))
+	exe := testexe.Link(t, "buzz-relay")
+	owner := newKey(t)
+	_, url := runRelayArgs(t, exe, "--data", t.TempDir(), "--owner", owner.pk,
+		"--workflow-http-allow", strings.TrimPrefix(srv1.URL, "http://")+",localhost:"+port2)
+	c := login(t, url, owner)
+	ch := wfChannel(t, c, owner)
+	run := func(d, target string) runState {
+		t.Helper()
+		mustPublish(t, c, signed(t, owner, workspace.KindWorkflowDef, `name: call
+trigger: {on: manual}
+steps:
+  - id: call
+    action: call_webhook
+    method: GET
+    url: "`+target+`"
+  - action: send_message
+    text: "status {{steps.call.output}}"
+`, nostr.Tag{"d", d}, nostr.Tag{"h", ch}))
+		mustPublish(t, c, signed(t, owner, workspace.KindWorkflowTrigger, "", nostr.Tag{"d", d}))
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+			for _, st := range runsOf(t, c, ch) {
+				if strings.HasSuffix(st.Workflow, d) && st.Status != runRunning {
+					return st
+				}
+			}
+		}
+		t.Fatalf("run of %s never ended", target)
+		return runState{}
+	}
+	if st := run("28394051-6c7d-4e8f-9091-a2b3c4d5e6f7", srv1.URL+"/ok"); st.Status != runSucceeded || st.Steps[0].Output != "green" {
+		t.Fatalf("listed address: %+v", st)
+	}
+	if got := <-hits; got != "first /ok" {
+		t.Fatalf("server saw %s", got)
+	}
+	refusals := []struct{ d, target, want string }{
+		{"39405162-7d8e-4f90-a1a2-b3c4d5e6f708", "http://example.invalid/", "not in --workflow-http-allow"},
+		{"4a516273-8e9f-4a01-b2b3-c4d5e6f70819", srv1.URL + "/redirect", "redirect to"},
+		{"5b627384-9fa0-4b12-83c4-d5e6f708192a", "http://localhost:" + port2 + "/", "internal address"},
+	}
+	for _, r := range refusals {
+		st := run(r.d, r.target)
+		if st.Status != runFailed || !strings.Contains(st.Error, r.want) {
+			t.Fatalf("%s: run %+v; want failed with %q", r.target, st, r.want)
+		}
+	}
+	close(hits)
+	for h := range hits {
+		if strings.HasPrefix(h, "second") {
+			t.Fatalf("the unlisted server was reached: %s", h)
 		}
 	}
 }

@@ -411,6 +411,7 @@ func parseStep(n *yaml.Node, i int, earlier map[string]bool) (Step, error) {
 		ActionSetTopic:    {"topic"},
 		ActionAskAgent:    {"agent", "prompt", "timeout"},
 		ActionApproval:    {"message", "from", "timeout"},
+		ActionHTTP:        {"url", "method", "body", "timeout"},
 	}
 	keys, ok := allowed[s.Action]
 	if !ok {
@@ -508,7 +509,7 @@ func parseStep(n *yaml.Node, i int, earlier map[string]bool) (Step, error) {
 // httpDefaultTimeout bounds a call_webhook step that sets none.
 const httpDefaultTimeout = 10 * time.Second
 
-var actions = []string{ActionSendMessage, ActionAskAgent, ActionApproval, ActionSetTopic}
+var actions = []string{ActionSendMessage, ActionAskAgent, ActionApproval, ActionSetTopic, ActionHTTP}
 
 // checkTemplate refuses a reference to a step that does not come earlier
 // or to a field that does not exist.
