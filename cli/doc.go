@@ -13,7 +13,7 @@
 //	buzz channels list|get|members|join|leave|create|add-member|remove-member|topic|purpose|archive|unarchive|delete|search …
 //	buzz users get|set-profile|set-presence …
 //	buzz canvas get|set …    buzz feed get …    buzz mem ls|get|hash|set|rm …
-//	buzz workflows list|get|trigger|approve|runs …
+//	buzz workflows list|get|create|trigger|approve|cancel|runs …
 //
 // Every command answers --help with its flags and an example; the text
 // comes from the one command table in table.go.
@@ -51,9 +51,8 @@
 //
 // Workflows are upstream's events: list and get read kind 30620
 // definitions, trigger publishes kind 46020, approve kind 46030 or 46031
-// with d = SHA-256 of the token. runs fails with a user_error: upstream
-// reads run history from GET /workflow-runs, which buzz-relay does not
-// serve.
+// with d = SHA-256 of the token; create publishes a definition, cancel
+// a kind 46021, and runs reads the relay's kind 30622 run records.
 //
 // Files: messages send --file uploads each file to the relay's Blossom
 // routes (a kind 24242 authorization naming its hash and the channel),

@@ -4,6 +4,7 @@ import (
 	"buzzbox/internal/workspace"
 	"bytes"
 	"encoding/json"
+	"fmt"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -12,8 +13,8 @@ import (
 // kind 30620 event (d = workflow UUID, h = channel); a manual run is a
 // kind 46020 naming the workflow in d; an approval step is answered with
 // kind 46030 (grant) or 46031 (deny) whose d is the SHA-256 of the token.
-// Running workflows is the relay's business; buzz-relay runs none, so
-// these events are stored and served but nothing acts on them there.
+// Running workflows is the relay's business: buzz-relay checks each
+// definition on publish and records every run as a kind 30622 event.
 
 // workflowInfo is a workflow definition as list and get print it.
 type workflowInfo struct {
@@ -133,17 +134,86 @@ func runWorkflowsApprove(in *inv) error {
 	return publishAndPrint(in, &nostr.Event{Kind: kind, Content: note, Tags: nostr.Tags{{"d", sha256Hex(token)}}})
 }
 
-// runWorkflowsRuns checks its flags, then says why it cannot answer:
-// upstream reads run history from the relay's GET /workflow-runs, which
-// buzz-relay does not serve, and no event kind records runs there.
+// maxDefinitionFile bounds a definition read from --file: the relay
+// refuses definitions over 64 KiB (relay/workflow.MaxDefinitionBytes).
+const maxDefinitionFile = 64 << 10
+
+// runWorkflowsCreate publishes a definition (kind 30620). The relay
+// checks it; an invalid one is refused with its line, column and mistake,
+// which the user error carries.
+func runWorkflowsCreate(in *inv) error {
+	ch, err := needChannel(in)
+	if err != nil {
+		return err
+	}
+	path, err := need(in, "file")
+	if err != nil {
+		return err
+	}
+	text, err := readFileCapped(path, maxDefinitionFile)
+	if err != nil {
+		return err
+	}
+	id := ""
+	if in.p.has("workflow") {
+		if id, err = parseUUID(in.p.str("workflow")); err != nil {
+			return userErr("--workflow: %s", err.Error())
+		}
+	} else if id, err = workspace.NewUUID(); err != nil {
+		return otherErr("make a workflow id: %v", err)
+	}
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindWorkflowDef, Content: string(text), Tags: nostr.Tags{{"d", id}, {"h", ch}}})
+}
+
+// runWorkflowsCancel asks the relay to cancel a run (kind 46021).
+func runWorkflowsCancel(in *inv) error {
+	run, err := need(in, "run")
+	if err != nil {
+		return err
+	}
+	if run, err = parseUUID(run); err != nil {
+		return userErr("--run: %s", err.Error())
+	}
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindWorkflowCancel, Tags: nostr.Tags{{"d", run}}})
+}
+
+// runWorkflowsRuns prints a workflow's runs as the relay records them
+// (kind 30622, relay-signed, content = the run's state and trace), newest
+// first.
 func runWorkflowsRuns(in *inv) error {
 	id, err := needWorkflow(in)
 	if err != nil {
 		return err
 	}
-	if _, err := in.p.nonNegative("limit", 0); err != nil {
+	limit, err := in.p.nonNegative("limit", 20)
+	if err != nil {
 		return err
 	}
-	return userErr("the relay does not offer workflow run history (upstream's GET /workflow-runs); "+
-		"read the workflow with buzz workflows get --workflow %s, or a channel's workflows with buzz workflows list --channel UUID", id)
+	defs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindWorkflowDef}, Tags: nostr.TagMap{"d": []string{id}}})
+	if err != nil {
+		return err
+	}
+	// The store's index of a tags does not answer #a queries for these
+	// addresses, so runs are read by channel and matched here.
+	addrs, chans := map[string]bool{}, map[string]bool{}
+	for _, d := range defs {
+		addrs[fmt.Sprintf("%d:%s:%s", workspace.KindWorkflowDef, d.PubKey, id)] = true
+		if h := tagValue(d, "h"); h != "" {
+			chans[h] = true
+		}
+	}
+	out := []json.RawMessage{}
+	for ch := range chans {
+		evs, err := in.c.Query(in.ctx, nostr.Filter{Kinds: []int{workspace.KindWorkflowRun}, Tags: nostr.TagMap{"h": []string{ch}}})
+		if err != nil {
+			return err
+		}
+		sortDescending(evs)
+		for _, ev := range evs {
+			if addrs[tagValue(ev, "a")] && json.Valid([]byte(ev.Content)) && int64(len(out)) < limit {
+				out = append(out, json.RawMessage(ev.Content))
+			}
+		}
+	}
+	return writeJSON(in.out, out)
 }

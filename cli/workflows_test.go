@@ -4,6 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -92,9 +94,9 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 	)
 	now := time.Now().Unix()
 	defs := []*nostr.Event{
-		signed(t, me, workspace.KindWorkflowDef, "name: deploy\nsteps: []\n", nostr.Tags{{"d", deploy}, {"h", ops}}, now-20),
-		signed(t, me, workspace.KindWorkflowDef, "name: backup\n", nostr.Tags{{"d", backup}, {"h", ops}}, now-10),
-		signed(t, me, workspace.KindWorkflowDef, "name: elsewhere\n", nostr.Tags{{"d", foreign}, {"h", other}}, now),
+		signed(t, me, workspace.KindWorkflowDef, "name: deploy\ntrigger: {on: manual}\nsteps:\n  - {id: say, action: send_message, text: \"deploying {{trigger.inputs.version}}\"}\n", nostr.Tags{{"d", deploy}, {"h", ops}}, now-20),
+		signed(t, me, workspace.KindWorkflowDef, "name: backup\ntrigger: {on: manual}\nsteps:\n  - {action: send_message, text: hi}\n", nostr.Tags{{"d", backup}, {"h", ops}}, now-10),
+		signed(t, me, workspace.KindWorkflowDef, "name: elsewhere\ntrigger: {on: manual}\nsteps:\n  - {action: send_message, text: hi}\n", nostr.Tags{{"d", foreign}, {"h", other}}, now),
 	}
 	for _, ev := range defs {
 		if res, err := c.Publish(t.Context(), ev); err != nil || !res.Accepted {
@@ -198,23 +200,62 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 			t.Fatalf("refused commands published %d events (%v)", len(evs), err)
 		}
 	})
-	t.Run("runs", func(t *testing.T) {
-		res := w.run(t, "", "workflows", "runs", "--workflow", deploy, "--limit", "5")
-		fails(t, res, 1, catUser)
-		var e struct{ Message string }
-		json.Unmarshal([]byte(res.stderr), &e)
-		for _, part := range []string{"does not offer workflow run history", "buzz workflows list", "buzz workflows get --workflow " + deploy} {
-			if !strings.Contains(e.Message, part) {
-				t.Fatalf("runs message %q; want it to contain %q", e.Message, part)
-			}
+	t.Run("create", func(t *testing.T) {
+		dir := t.TempDir()
+		bad := filepath.Join(dir, "bad.yaml")
+		os.WriteFile(bad, []byte("name: x\ntrigger:\n  on: sometimes\nsteps:\n  - {action: send_message, text: hi}\n"), 0o600)
+		res := w.run(t, "", "workflows", "create", "--channel", ops, "--file", bad)
+		if res.code == 0 || !strings.Contains(res.stderr, "workflow line 3, column 7: trigger.on: unknown trigger") {
+			t.Fatalf("invalid definition: exit %d, stderr %s; want it refused naming line 3, column 7", res.code, res.stderr)
 		}
-		// Flags are still checked first, and no key is needed to learn it.
+		good := filepath.Join(dir, "good.yaml")
+		os.WriteFile(good, []byte("name: y\ntrigger: {on: manual}\nsteps:\n  - {action: send_message, text: hi}\n"), 0o600)
+		var ok relayclient.Result
+		w.ok(t, &ok, "", "workflows", "create", "--channel", ops, "--file", good)
+		if ev := stored(t, c, ok); ev.Kind != workspace.KindWorkflowDef || tagValue(ev, "h") != ops {
+			t.Fatalf("create stored kind %d tags %v", ev.Kind, ev.Tags)
+		}
+	})
+	t.Run("runs", func(t *testing.T) {
+		// The trigger subtest ran deploy once: second's trigger is not
+		// run, as second is no member of ops.
+		var runs []struct {
+			Status string
+			Steps  []struct{ ID, Status, Output string }
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			w.ok(t, &runs, "", "workflows", "runs", "--workflow", deploy, "--limit", "5")
+			done := 0
+			for _, r := range runs {
+				if r.Status == "succeeded" && len(r.Steps) == 1 && r.Steps[0].Status == "succeeded" {
+					done++
+				}
+			}
+			if done == 1 {
+				break
+			}
+			if time.Now().After(deadline) {
+				all, _ := c.Query(t.Context(), nostr.Filter{Kinds: []int{workspace.KindWorkflowRun}})
+				for _, a := range all {
+					t.Logf("run %v %s", a.Tags, a.Content)
+				}
+				t.Fatalf("runs = %+v; want one succeeded run of one step", runs)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		msgs, err := c.Query(t.Context(), nostr.Filter{Kinds: []int{workspace.KindStream}, Tags: nostr.TagMap{"h": []string{ops}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts := map[string]bool{}
+		for _, m := range msgs {
+			texts[m.Content] = true
+		}
+		if !texts["deploying "] || len(msgs) != 1 {
+			t.Fatalf("messages in ops %v; want the one run's message", texts)
+		}
 		fails(t, w.run(t, "", "workflows", "runs", "--workflow", "nope"), 1, catUser)
 		fails(t, w.run(t, "", "workflows", "runs", "--workflow", deploy, "--limit", "-1"), 1, catUser)
-		res = runBuzzEnv(t, nil, "", "workflows", "runs", "--workflow", deploy)
-		fails(t, res, 1, catUser)
-		if !strings.Contains(res.stderr, "does not offer workflow run history") {
-			t.Fatalf("runs without a key: %s", res.stderr)
-		}
 	})
 }

@@ -394,6 +394,7 @@ func (f *fanout) apply(ev *nostr.Event) bool {
 	if !hiddenKind(ev.Kind) {
 		r.broadcast(ev)
 	}
+	r.flows.saw(ev) // triggers and answers that came by another instance
 	return true
 }
 

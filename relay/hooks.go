@@ -147,6 +147,9 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 	if msg := r.checkRepoEvent(ctx, c, ev); msg != "" {
 		return true, msg
 	}
+	if msg := checkWorkflowDef(ev); msg != "" {
+		return true, msg
+	}
 	if msg := r.checkChannelWrite(ctx, c, ev); msg != "" {
 		return true, msg
 	}

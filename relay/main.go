@@ -41,6 +41,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	var (
 		cfg      Config
 		allow    listFlag
+		hooksOut listFlag
 		public   listFlag
 		admins   listFlag
 		listen   = fs.String("listen", "127.0.0.1:3000", "`address` to listen on")
@@ -57,6 +58,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 	fs.StringVar(&cfg.Owner, "owner", "", "owner `pubkey` (hex or npub): a member who administers every channel")
 	fs.Var(&allow, "allow", "member `pubkey` (hex or npub); repeat or separate with commas")
 	fs.Var(&admins, "admin", "admin `pubkey` (hex or npub): may manage members over NIP-86, cannot be banned; repeatable")
+	fs.Var(&hooksOut, "workflow-http-allow", "`host` (name or IP, optionally :port) a workflow's call_webhook step may call; repeat or separate with commas; loopback, link-local and private addresses only when that exact address is listed")
 	fs.StringVar(&cfg.AllowFile, "allow-file", "", "`file` of member pubkeys, one per line, # comments")
 	fs.BoolVar(&cfg.Open, "open", false, "serve anyone without NIP-42 AUTH (private channels still need it)")
 	fs.Var(&public, "public-url", "ws:// or wss:// `url` clients use (behind a proxy, or any name besides the listen address); AUTH and NIP-98 tokens must name it; repeat or separate with commas for more names, the first is the primary")
@@ -82,6 +84,7 @@ func Main(ctx context.Context, args []string, env proc.Env) int {
 		return code
 	}
 	cfg.Allow = allow
+	cfg.WorkflowHTTPAllow = hooksOut
 	if len(public) > 0 {
 		cfg.PublicURL, cfg.OtherURLs = public[0], public[1:]
 	}

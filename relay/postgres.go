@@ -157,6 +157,10 @@ CREATE TABLE IF NOT EXISTS buzz_login (
   expires_ns bigint NOT NULL,
   spent_ns bigint
 );
+CREATE TABLE IF NOT EXISTS buzz_workflow_run (
+  run text PRIMARY KEY,
+  claimed_at bigint NOT NULL
+);
 CREATE TABLE IF NOT EXISTS buzz_relay (
   one boolean PRIMARY KEY CHECK (one),
   pubkey text NOT NULL

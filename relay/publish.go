@@ -57,6 +57,9 @@ func (r *Relay) addEvent(ctx context.Context, ev *nostr.Event) (skipBroadcast bo
 	r.onEventSaved(ctx, ev)
 	r.onRepoEvent(ctx, ev)
 	r.expiry.track(ev)
+	if !isInternal(ctx) {
+		r.flows.saw(ev)
+	}
 	return false, nil
 }
 

@@ -92,6 +92,10 @@ type Config struct {
 	// Git is the git executable serving /git/; empty looks up "git" on
 	// PATH when a request comes.
 	Git string
+	// WorkflowHTTPAllow lists the hosts (name or IP, optionally with
+	// :port) a workflow's call_webhook step may call (workflowhttp.go).
+	// Nil allows none.
+	WorkflowHTTPAllow []string
 	// Logger receives the relay's logs. Nil discards them.
 	Logger *slog.Logger
 	// Now is the clock for AUTH and NIP-98 windows and for MaxFuture and
@@ -123,6 +127,7 @@ type Relay struct {
 	blobs   blobStore     // Blossom blobs (blossom.go)
 	blobMu  sync.Mutex    // serialises blob metadata updates
 	present presenceCache // each key's latest presence (presence.go)
+	flows   *engine       // the workflow engine (workflows.go)
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -219,6 +224,7 @@ func New(cfg Config) (*Relay, error) {
 	}
 	r.store = guard(store)
 	r.chans = newChannels()
+	r.flows = newEngine(r)
 	fail := func(err error) (*Relay, error) {
 		if r.fan != nil {
 			r.fan.l.Close()
@@ -239,6 +245,10 @@ func New(cfg Config) (*Relay, error) {
 		r.fan.start()
 	}
 	r.expiry = startExpiry(r)
+	if err := r.flows.start(); err != nil {
+		r.expiry.close()
+		return fail(err)
+	}
 	return r, nil
 }
 
@@ -532,6 +542,7 @@ func (r *Relay) Close() error {
 	}
 	r.closeConns()
 	r.expiry.close()
+	r.flows.close()
 	if r.fan != nil {
 		r.fan.close()
 	}
@@ -579,6 +590,8 @@ func (r *Relay) ServeHTTP(w http.ResponseWriter, req *http.Request) {
 		r.serveGit(w, req)
 	case req.URL.Path == "/query" || req.URL.Path == "/count" || req.URL.Path == "/events":
 		r.serveBridge(w, req)
+	case strings.HasPrefix(req.URL.Path, hooksPrefix):
+		r.serveHook(w, req)
 	case isBlobPath(req.URL.Path):
 		r.serveBlossom(w, req)
 	case req.URL.Path == loginPath:

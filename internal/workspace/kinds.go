@@ -102,6 +102,14 @@ const (
 	// KindWorkflowDef is a workflow definition (addressable): d = workflow
 	// UUID, h = channel, content = the definition.
 	KindWorkflowDef = 30620
+	// KindWorkflowRun is a workflow run as the relay records it
+	// (addressable, relay-signed): d = run UUID, h = channel, a = the
+	// workflow's address, status = the run's status; content = the run's
+	// state and each step's start, end, status and output (JSON).
+	KindWorkflowRun = 30622
+	// KindWorkflowCancel asks the relay to cancel a run (d = run UUID),
+	// from the workflow's publisher or a channel admin.
+	KindWorkflowCancel = 46021
 
 	// KindGroupMetadata is NIP-29 group metadata, signed by the relay
 	// (d = channel): name, about, visibility, channel type, archived.

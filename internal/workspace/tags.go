@@ -151,6 +151,23 @@ const (
 	TagApprovalRule = "rule"
 )
 
+// Tags of workflow events: a relay-signed workflow message or approval
+// request names its workflow (address), its run and step, and the person
+// whose rights it acts with; an approval request carries its token.
+const (
+	// TagWorkflow is ["workflow", "30620:<pubkey>:<d>"].
+	TagWorkflow = "workflow"
+	// TagWorkflowRun is ["run", run UUID, step id].
+	TagWorkflowRun = "run"
+	// TagWorkflowAttributed is ["attributed", publisher pubkey].
+	TagWorkflowAttributed = "attributed"
+	// TagWorkflowToken is ["token", approval token] on a workflow's
+	// approval request; an answer's d is the token's hex SHA-256.
+	TagWorkflowToken = "token"
+	// TagWorkflowStatus is ["status", run status] on a KindWorkflowRun.
+	TagWorkflowStatus = "status"
+)
+
 // Tags of an agent harness's presence (KindPresence), for clients'
 // agents panels.
 const (
