@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -157,7 +158,7 @@ func (r *Relay) guardPush(w http.ResponseWriter, req *http.Request, rt gitRoute)
 	report.Write(pktLine("unpack ok\n"))
 	for _, c := range cmds {
 		why := "protected branch"
-		if !contains(refused, c.ref) {
+		if !slices.Contains(refused, c.ref) {
 			why = "push refused: it changes a protected branch too"
 		}
 		report.Write(pktLine("ng " + c.ref + " " + why + "\n"))
@@ -165,7 +166,7 @@ func (r *Relay) guardPush(w http.ResponseWriter, req *http.Request, rt gitRoute)
 	report.WriteString("0000")
 	w.Header().Set("Content-Type", "application/x-git-receive-pack-result")
 	w.Header().Set("Cache-Control", "no-cache")
-	if contains(caps, "side-band-64k") || contains(caps, "side-band") {
+	if slices.Contains(caps, "side-band-64k") || slices.Contains(caps, "side-band") {
 		w.Write(pktLine("\x02" + rule + "\n"))
 		w.Write(pktLine("\x01" + report.String()))
 		io.WriteString(w, "0000")
@@ -178,12 +179,3 @@ func (r *Relay) guardPush(w http.ResponseWriter, req *http.Request, rt gitRoute)
 
 // pktLine frames s as one pkt-line.
 func pktLine(s string) []byte { return []byte(fmt.Sprintf("%04x%s", len(s)+4, s)) }
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
-}

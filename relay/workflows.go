@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -243,20 +244,11 @@ func (e *engine) message(ev *nostr.Event) {
 		if t.On != workflow.OnMessage || (t.Pattern != nil && !t.Pattern.MatchString(ev.Content)) {
 			continue
 		}
-		if len(t.From) > 0 && !contains(t.From, ev.PubKey) {
+		if len(t.From) > 0 && !slices.Contains(t.From, ev.PubKey) {
 			continue
 		}
 		e.fire(d, "event:"+ev.ID, map[string]string{"text": ev.Content, "author": ev.PubKey, "event": ev.ID})
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // manual runs a workflow named by a 46020 whose author may post in its

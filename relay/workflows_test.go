@@ -24,28 +24,6 @@ func wfChannel(t *testing.T, c *nostr.Relay, k testKey) string {
 	return id
 }
 
-// waitRun polls for the run records of channel until one has a final
-// status, and returns it.
-func waitRun(t *testing.T, c *nostr.Relay, ch string, final ...string) runState {
-	t.Helper()
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		evs, _ := query(t, c, nostr.Filter{Kinds: []int{workspace.KindWorkflowRun}, Tags: nostr.TagMap{"h": []string{ch}}})
-		for _, ev := range evs {
-			var st runState
-			json.Unmarshal([]byte(ev.Content), &st)
-			for _, f := range final {
-				if st.Status == f {
-					return st
-				}
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no run reached %v; runs: %d", final, len(evs))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 func TestWorkflowInvalidDefinitionNamesLine(t *testing.T) {
 	owner := newKey(t)
