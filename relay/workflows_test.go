@@ -24,7 +24,6 @@ func wfChannel(t *testing.T, c *nostr.Relay, k testKey) string {
 	return id
 }
 
-
 func TestWorkflowInvalidDefinitionNamesLine(t *testing.T) {
 	owner := newKey(t)
 	_, url := runRelayArgs(t, testexe.Link(t, "buzz-relay"), "--data", t.TempDir(), "--owner", owner.pk)
