@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -115,7 +116,7 @@ func errAt(n *yaml.Node, format string, a ...any) *Error {
 	return &Error{Line: n.Line, Column: n.Column, Msg: fmt.Sprintf(format, a...)}
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: line (\d+): (.*)$`) })
 
 // Parse reads and checks a definition. Its error is an *Error.
 func Parse(text string) (*Definition, error) {
@@ -125,7 +126,7 @@ func Parse(text string) (*Definition, error) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(text), &doc); err != nil {
 		msg := err.Error()
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		if m := yamlLine().FindStringSubmatch(msg); m != nil {
 			var line int
 			fmt.Sscan(m[1], &line)
 			return nil, &Error{Line: line, Column: 1, Msg: m[2]}
@@ -359,7 +360,7 @@ func parseTrigger(n *yaml.Node) (Trigger, error) {
 	return t, nil
 }
 
-var stepID = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`)
+var stepID = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_-]{0,63}$`) })
 
 func parseStep(n *yaml.Node, i int, earlier map[string]bool) (Step, error) {
 	s := Step{Line: n.Line}
@@ -373,7 +374,7 @@ func parseStep(n *yaml.Node, i int, earlier map[string]bool) (Step, error) {
 		if s.ID, err = str(v, what+".id"); err != nil {
 			return s, err
 		}
-		if !stepID.MatchString(s.ID) {
+		if !stepID().MatchString(s.ID) {
 			return s, errAt(v, "%s.id %q: want a letter, then letters, digits, _ or -", what, s.ID)
 		}
 		if earlier[s.ID] {
@@ -514,7 +515,7 @@ var actions = []string{ActionSendMessage, ActionAskAgent, ActionApproval, Action
 // checkTemplate refuses a reference to a step that does not come earlier
 // or to a field that does not exist.
 func checkTemplate(n *yaml.Node, text string, earlier map[string]bool) error {
-	for _, m := range placeholder.FindAllStringSubmatch(text, -1) {
+	for _, m := range placeholder().FindAllStringSubmatch(text, -1) {
 		if err := checkRef(m[1], earlier); err != nil {
 			return errAt(n, "{{%s}}: %v", m[1], err)
 		}

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // placeholder is {{ name.path }} in a step's text.
-var placeholder = regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}`)
+var placeholder = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{\{\s*([A-Za-z0-9_.-]+)\s*\}\}`) })
 
 // maxRendered bounds one rendered template, so that a step's output
 // quoted by later steps cannot grow past an event.
@@ -19,8 +20,8 @@ type Values map[string]string
 
 // Render replaces each placeholder with its value ("" when unset).
 func Render(text string, v Values) string {
-	out := placeholder.ReplaceAllStringFunc(text, func(m string) string {
-		return v[placeholder.FindStringSubmatch(m)[1]]
+	out := placeholder().ReplaceAllStringFunc(text, func(m string) string {
+		return v[placeholder().FindStringSubmatch(m)[1]]
 	})
 	if len(out) > maxRendered {
 		out = out[:maxRendered]
