@@ -123,6 +123,7 @@ type Relay struct {
 	blobs   blobStore     // Blossom blobs (blossom.go)
 	blobMu  sync.Mutex    // serialises blob metadata updates
 	present presenceCache // each key's latest presence (presence.go)
+	search  searchBackend // full-text index (search.go)
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -197,6 +198,7 @@ func New(cfg Config) (*Relay, error) {
 	r.pubkey, _ = nostr.GetPublicKey(secret)
 
 	var store eventstore.Store
+	var pgs *pgSearch
 	if cfg.DB != "" {
 		name := instanceName()
 		pg, err := openPostgres(cfg.DB, name, r.pubkey)
@@ -208,6 +210,11 @@ func New(cfg Config) (*Relay, error) {
 			return nil, err
 		}
 		store = pgStore{pg}
+		if pgs, err = newPGSearch(pg.DB.DB); err != nil {
+			r.fan.l.Close()
+			pg.Close()
+			return nil, err
+		}
 		if cfg.BlobDir == "" {
 			r.log.Warn("uploaded files stay on this instance: with --db, give all instances one shared --blob-dir")
 		}
@@ -233,6 +240,9 @@ func New(cfg Config) (*Relay, error) {
 		return fail(err)
 	}
 	if err := r.loadInvites(); err != nil {
+		return fail(err)
+	}
+	if err := r.openSearch(pgs); err != nil {
 		return fail(err)
 	}
 	if r.fan != nil {
@@ -536,6 +546,11 @@ func (r *Relay) Close() error {
 		r.fan.close()
 	}
 	r.storeClosed.Store(true)
+	if r.search != nil {
+		if err := r.search.close(); err != nil {
+			r.log.Warn("close search index", "err", err)
+		}
+	}
 	r.store.Close()
 	return nil
 }
