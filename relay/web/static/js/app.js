@@ -196,7 +196,7 @@ class App {
 
   route() {
     this.special = this.searchView.route(location.hash) || this.inbox.route(location.hash);
-    if (this.special && this.current) { this.current = ''; this.thread.close(); }
+    if (this.special && this.current) { this.current = ''; this.channelView.id = ''; this.thread.close(); }
     if (this.special) { this.render(); return; }
     const m = /^#\/c\/([0-9a-f-]{36})$/.exec(location.hash);
     if (!m && location.hash && location.hash !== '#/') return; // an in-page link, not a route

@@ -100,7 +100,7 @@ export class InboxView {
       const ch = tag(ev, 'h');
       const c = s.channels.get(ch);
       const where = c ? (c.type === 'dm' ? 'direct message' : '#' + c.name) : '';
-      const text = ev.kind === K.approvalRequest ? (ev.content || 'asks for approval') : s.content(ev);
+      const text = ev.kind === K.approvalRequest ? (ev.content || 'asks for approval') : s.content(ev).text;
       return el('li', { class: 'inbox-item' + (u ? ' unread' : ''), 'data-id': ev.id, 'data-why': why },
         el('button', { type: 'button', class: 'inbox-open', onclick: () => this.app.reveal(ev) },
           el('span', { class: 'inbox-why', text: whyWords[why] + (where ? ' · ' + where : '') }),
