@@ -70,3 +70,16 @@ func TestNIP44CrossGoNostr(t *testing.T) {
 		t.Fatalf("go-nostr decrypted the reply to %q, %v", back, err)
 	}
 }
+
+// TestTranscriptModule runs testdata/transcript.mjs: decrypted observer
+// frames fold into the triggering message's tool calls (title, status,
+// duration, input, output), out of order, without duplicates, truncated
+// to the module's named limits.
+func TestTranscriptModule(t *testing.T) {
+	node := nodeOrSkip(t)
+	dir, _ := filepath.Abs(filepath.Join("static", "js"))
+	out, err := exec.Command(node, filepath.Join("testdata", "transcript.mjs"), dir).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("transcript.mjs: %v\n%s", err, out)
+	}
+}
