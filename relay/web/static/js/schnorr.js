@@ -149,3 +149,11 @@ export function verify(sig, msg, pub) {
     return false;
   }
 }
+
+/** sharedX returns the x coordinate of sk times the point with x-only key pub (ECDH, as NIP-44 uses it); it throws on a key off the curve. */
+export function sharedX(sk, pub) {
+  if (!(pub instanceof Uint8Array) || pub.length !== 32) throw new Error('public key must be 32 bytes');
+  const pp = liftX(toBig(pub));
+  if (!pp) throw new Error('public key is not on the curve');
+  return toBytes(affine(mul(pp, secretScalar(sk)))[0]);
+}
