@@ -257,13 +257,7 @@ func (r *Relay) sendStored(ctx context.Context, c *conn, id string, filters nost
 		if f.LimitZero {
 			continue
 		}
-		var evs []*nostr.Event
-		var err error
-		if r.indexed(f) {
-			evs, err = r.searchEvents(ctx, f)
-		} else {
-			evs, err = r.storedInOrder(ctx, f)
-		}
+		evs, err := r.storedInOrder(ctx, f)
 		if err != nil {
 			c.send(noticeMsg(err.Error()))
 			continue
