@@ -1,21 +1,16 @@
 package web_test
 
 import (
-	"bufio"
 	"encoding/json"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"buzzbox/agent/llm/llmtest"
-	"buzzbox/internal/testexe"
 
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
@@ -138,59 +133,6 @@ func TestBrowserApprovesCommand(t *testing.T) {
 // owner's sign-in link and the general channel's id.
 func startUpIn(t *testing.T, dir, modelURL string, extra ...string) (link, channel string) {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	home := t.TempDir()
-	up := exec.Command(testexe.Path(t), "up", "--listen", addr)
-	up.Dir = dir
-	up.Env = append([]string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
-		"OPENAI_COMPAT_BASE_URL=" + modelURL, "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
-		"PATH=" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}, extra...)
-	up.Stderr = t.Output()
-	out, err := up.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := up.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		up.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { up.Wait(); close(done) }() // ends when up exits
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			up.Process.Kill()
-			<-done
-		}
-	})
-	found := make(chan [2]string, 1)
-	go func() { // reads up's stdout until it exits
-		sc := bufio.NewScanner(out)
-		var l, c string
-		for sc.Scan() {
-			if m := channelRE.FindStringSubmatch(sc.Text()); m != nil && c == "" {
-				c = m[1]
-			}
-			if m := loginLinkRE.FindString(sc.Text()); m != "" && l == "" {
-				l = m
-			}
-			if l != "" && c != "" && found != nil {
-				found <- [2]string{l, c}
-				found = nil
-			}
-		}
-	}()
-	select {
-	case f := <-found:
-		return f[0], f[1]
-	case <-time.After(waitLimit):
-		t.Fatal("buzzbox up printed no sign-in link and channel")
-	}
-	return "", ""
+	w := startUpAt(t, dir, modelURL, extra...)
+	return w.link, w.channel
 }

@@ -35,6 +35,13 @@ type upWorkspace struct {
 // environment (presence is off unless env turns it on).
 func startUp(t testing.TB, model *llmtest.Server, env ...string) upWorkspace {
 	t.Helper()
+	return startUpAt(t, t.TempDir(), model.URL, env...)
+}
+
+// startUpAt is startUp in working directory dir, against the scripted
+// model at modelURL.
+func startUpAt(t testing.TB, dir, modelURL string, env ...string) upWorkspace {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -44,9 +51,9 @@ func startUp(t testing.TB, model *llmtest.Server, env ...string) upWorkspace {
 	home := t.TempDir()
 	w.home = home
 	up := exec.Command(testexe.Path(t), "up", "--listen", w.addr)
-	up.Dir = t.TempDir()
+	up.Dir = dir
 	up.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
-		"OPENAI_COMPAT_BASE_URL=" + model.URL, "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"OPENAI_COMPAT_BASE_URL=" + modelURL, "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
 		"PATH=" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
 	up.Env = append(up.Env, env...)
 	up.Stderr = t.Output()
