@@ -1,6 +1,7 @@
 package harness
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nbd-wtf/go-nostr"
 )
 
 func (w *world) pids() map[int]bool {
@@ -228,6 +231,7 @@ func TestRelayRestartDuringBurst(t *testing.T) {
 	w.startHarness(w.harnessEnv("echo"), "--multiple-event-handling", "queue", "--no-typing", "--catchup-max", "500")
 	const n = 500
 	ids := map[string]bool{}
+	var order []string
 	addr := strings.TrimPrefix(w.relay.URL(), "ws://")
 	for i := 0; i < n; i++ {
 		if i == n/2 {
@@ -236,6 +240,7 @@ func TestRelayRestartDuringBurst(t *testing.T) {
 		}
 		ev := w.mentionRetry(t, "burst "+strconv.Itoa(i))
 		ids[ev.ID] = true
+		order = append(order, ev.ID)
 	}
 	seen := func() map[string]int {
 		got := map[string]int{}
@@ -246,20 +251,48 @@ func TestRelayRestartDuringBurst(t *testing.T) {
 		}
 		return got
 	}
-	waitFor(t, "all 500 events prompted", 120*time.Second, func() bool {
+	missing := func() []string {
 		got := seen()
-		for id := range ids {
-			if got[id] == 0 {
-				return false
+		var out []string
+		for i := 0; i < n; i++ {
+			if id := order[i]; got[id] == 0 {
+				out = append(out, strconv.Itoa(i)+":"+id[:8])
 			}
 		}
-		return true
-	})
+		return out
+	}
+	deadline := time.Now().Add(120 * time.Second)
+	for len(missing()) > 0 {
+		if time.Now().After(deadline) {
+			m := missing()
+			// Whether the relay kept them tells a lost write from a
+			// missed replay.
+			var want []string
+			for _, x := range m {
+				want = append(want, ids0(order, x))
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			stored, err := w.io.Query(ctx, nostr.Filter{IDs: want})
+			cancel()
+			t.Logf("the restarted relay holds %d of the %d missing events (query error %v)", len(stored), len(want), err)
+			if len(m) > 20 {
+				m = append(m[:20], "…")
+			}
+			t.Fatalf("after 2m %d of %d events never reached a prompt (burst index:id): %s", len(missing()), n, strings.Join(m, " "))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	for id, c := range seen() {
 		if c != 1 && ids[id] {
 			t.Errorf("event %s was prompted %d times", id, c)
 		}
 	}
+}
+
+// ids0 is the full id of a missing-list entry "index:prefix".
+func ids0(order []string, entry string) string {
+	i, _ := strconv.Atoi(strings.SplitN(entry, ":", 2)[0])
+	return order[i]
 }
 
 var eventIDLine = regexp.MustCompile(`Event ID: ([0-9a-f]{64})`)

@@ -133,16 +133,24 @@ func query(t testing.TB, c *nostr.Relay, f ...nostr.Filter) ([]*nostr.Event, str
 		t.Fatal(err)
 	}
 	defer sub.Unsub()
+	// go-nostr closes sub.Events when the relay sends CLOSED; a receive
+	// from the closed channel is no event.
 	var evs []*nostr.Event
 	for {
 		select {
-		case ev := <-sub.Events:
+		case ev, ok := <-sub.Events:
+			if !ok {
+				return evs, closedReason(sub)
+			}
 			evs = append(evs, ev)
 		case <-sub.EndOfStoredEvents:
 			// drain what was queued before EOSE
 			for {
 				select {
-				case ev := <-sub.Events:
+				case ev, ok := <-sub.Events:
+					if !ok {
+						return evs, closedReason(sub)
+					}
 					evs = append(evs, ev)
 				default:
 					return evs, ""
@@ -153,6 +161,17 @@ func query(t testing.TB, c *nostr.Relay, f ...nostr.Filter) ([]*nostr.Event, str
 		case <-ctx.Done():
 			t.Fatal("REQ got neither EOSE nor CLOSED")
 		}
+	}
+}
+
+// closedReason is the CLOSED reason of a subscription whose events
+// channel has closed, or "" when it closed for another cause.
+func closedReason(sub *nostr.Subscription) string {
+	select {
+	case reason := <-sub.ClosedReason:
+		return reason
+	case <-time.After(time.Second):
+		return ""
 	}
 }
 

@@ -145,11 +145,15 @@ export class ChannelView {
       $('older').hidden = olderHidden;
       if (bottom) f.scrollTop = f.scrollHeight; else restore(f, kept);
     }
-    // Once the channel's history is in, open at the first new message, else at the newest.
+    // Once the channel's history is in, open at the first new message, else at the newest;
+    // a reader who has already scrolled away from the newest keeps their place.
     if (!this.placed && marker && this.app.historyFor === this.id) {
       this.placed = true;
-      const line = $('feed').querySelector(':scope > .new-sep');
-      if (line) line.scrollIntoView({ block: 'start' }); else $('feed').scrollTop = $('feed').scrollHeight;
+      const f = $('feed');
+      const line = f.querySelector(':scope > .new-sep');
+      if (f.scrollHeight - f.scrollTop - f.clientHeight < 40) {
+        if (line) line.scrollIntoView({ block: 'start' }); else f.scrollTop = f.scrollHeight;
+      }
     }
     this.jump.update();
     $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
