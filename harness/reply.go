@@ -44,6 +44,7 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 			h.log.Warn("reply guard: could not read the thread; not posting", "channel", channel, "err", err)
 			return
 		}
+		msgs = answersTo(msgs, batch)
 		if len(msgs) > 0 {
 			h.log.Info("reply guard: the agent answered in the channel", "channel", channel, "event_id", last.ID, "reply_id", msgs[0].ID)
 			return
@@ -90,6 +91,28 @@ func (h *harness) agentMessages(ctx context.Context, channel string, since nostr
 		}
 	}
 	return out, nil
+}
+
+// answersTo keeps the messages of msgs that may answer batch: those in
+// no thread, and replies to one of batch's events or to the root of the
+// thread one is in. Since is in seconds, so the answer to the turn before, posted
+// in the second this turn began, is among msgs; it replies to another
+// event and is not this turn's answer.
+func answersTo(msgs []*nostr.Event, batch []*Event) []*nostr.Event {
+	ours := map[string]bool{}
+	for _, e := range batch {
+		ours[e.ID] = true
+		if root, _ := e.thread(); root != "" {
+			ours[root] = true
+		}
+	}
+	var out []*nostr.Event
+	for _, m := range msgs {
+		if _, parent := (&Event{Event: *m}).thread(); parent == "" || ours[parent] {
+			out = append(out, m)
+		}
+	}
+	return out
 }
 
 // answeredIDs reports which events of batch one of msgs (agentMessages)

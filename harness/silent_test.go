@@ -421,3 +421,16 @@ func TestSilentTextNotPostedStaysQuiet(t *testing.T) {
 		})
 	}
 }
+
+// TestReplyGuardEachTurnItsOwn: mentions sent one after another, each as
+// soon as the last was answered, get one answer each. The reply guard asks
+// for the agent's messages since its turn began, in seconds: the answer it
+// posted for the turn before, in the same second, is not this turn's.
+func TestReplyGuardEachTurnItsOwn(t *testing.T) {
+	w := newWorld(t)
+	w.startHarness(w.harnessEnv("echo"))
+	for i := range 6 {
+		m := w.mention("question " + strconv.Itoa(i))
+		w.awaitAgentReply(t, "the answer to question "+strconv.Itoa(i), 20*time.Second, m.ID, nil)
+	}
+}

@@ -209,10 +209,21 @@ func (r *Relay) channelFilterVerdict(c caller, f *nostr.Filter) string {
 
 // canRead reports whether c may see ev.
 func (r *Relay) canRead(c caller, ev *nostr.Event) bool {
-	if r.gate(c) != "" || (ownOnly(ev.Kind) && ev.PubKey != c.pubkey) {
+	if r.gate(c) != "" || (ownOnly(ev.Kind) && ev.PubKey != c.pubkey) || !addressedTo(c, ev) {
 		return false
 	}
 	return r.channelReadable(c, ev) && r.repoReadable(c, ev)
+}
+
+// addressedTo reports whether c may see ev as far as its addressees go: a
+// NIP-AO observer frame (an agent's transcript, encrypted to its owner) is
+// for its author and the keys it p-tags only; its tags and timing say who
+// owns which agent and when it works, which other members need not learn.
+func addressedTo(c caller, ev *nostr.Event) bool {
+	if ev.Kind != workspace.KindObserverFrame {
+		return true
+	}
+	return c.pubkey != "" && (ev.PubKey == c.pubkey || ev.Tags.FindWithValue("p", c.pubkey) != nil)
 }
 
 // readCheck returns the test an event the store found for f must pass

@@ -95,3 +95,41 @@ func TestAttackForgedSignatureRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackObserverFramesOfAnotherOwner: an agent's NIP-AO observer
+// frames (its transcript, kind 24200, encrypted to its owner) reach the
+// owner they p-tag and nobody else on the relay: a member subscribing to
+// every frame, or to the agent's, or naming the owner's p tag, gets none.
+func TestAttackObserverFramesOfAnotherOwner(t *testing.T) {
+	alice, agent, mallory := newKey(t), newKey(t), newKey(t)
+	b := runBinary(t, t.TempDir(), "--owner", alice.pk, "--allow", agent.pk+","+mallory.pk)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	ca, cm := login(t, b.url, alice), login(t, b.url, mallory)
+	frames := []int{workspace.KindObserverFrame}
+	mine, err := ca.Subscribe(ctx, nostr.Filters{{Kinds: frames, Tags: nostr.TagMap{"p": {alice.pk}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spy, err := cm.Subscribe(ctx, nostr.Filters{{Kinds: frames}, {Authors: []string{agent.pk}}, {Tags: nostr.TagMap{"p": {alice.pk}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-mine.EndOfStoredEvents
+	<-spy.EndOfStoredEvents
+	frame := signed(t, agent, workspace.KindObserverFrame, "AgFh…ciphertext", nostr.Tag{"p", alice.pk}, nostr.Tag{"agent", agent.pk}, nostr.Tag{"frame", "telemetry"})
+	mustPublish(t, login(t, b.url, agent), frame)
+	select {
+	case ev := <-mine.Events:
+		if ev.ID != frame.ID {
+			t.Errorf("the owner got %s; want the frame", ev.ID)
+		}
+	case <-ctx.Done():
+		t.Fatal("the owner never got the agent's frame")
+	}
+	select {
+	case ev := <-spy.Events:
+		t.Errorf("another member got the agent's observer frame (kind %d, tags %v)", ev.Kind, ev.Tags)
+	case <-time.After(time.Second):
+	}
+}

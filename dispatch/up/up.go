@@ -249,7 +249,9 @@ func up(ctx context.Context, env proc.Env, log *slog.Logger, base, listen string
 	henv.Environ = proc.WithEnv(env.Environ, workspace.EnvPrivateKey, string(skHex))
 	henv.Environ = proc.Without(henv.Environ, workspace.EnvACPPrivateKey, workspace.EnvAuthTag)
 	cfg, err := harness.LoadConfig([]string{"--relay-url", wsURL, "--agent-owner", owner.Public().Hex(),
-		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--follow-threads"}, henv)
+		"--agent-command", "buzz-agent", "--mcp-command", "buzz-dev-mcp", "--follow-threads",
+		// The owner's browser shows each turn's transcript from these frames.
+		"--relay-observer"}, henv)
 	clear(skHex)
 	if err != nil {
 		return err

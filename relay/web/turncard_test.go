@@ -182,6 +182,16 @@ func TestBrowserTurnCard(t *testing.T) {
 	if has, _ := chromedp.Run(member, chromedp.Evaluate[bool](card+`.querySelector('.turn-stop') !== null`)); has {
 		t.Errorf("a plain member is offered Stop")
 	}
+	// The owner reads the turn's transcript, decrypted from the agent's
+	// observer frames: the tool call with its input, running.
+	steps := card + `?.querySelector('.turn-transcript')`
+	waitJS(t, owner, "the owner's transcript of the shell call", fmt.Sprintf(`(() => { const d = %s; const c = d && d.querySelector('.turn-call'); return !!c && c.querySelector('.turn-call-input')?.textContent.includes('sleep 60'); })()`, steps))
+	do(t, owner, "open the steps", chromedp.Evaluate[chromedp.Void](steps+`.querySelector('summary').click()`))
+	waitJS(t, owner, "the steps open", steps+`.open`)
+	shot(t, owner, t.TempDir(), "turncard-transcript-owner")
+	if has, _ := chromedp.Run(member, chromedp.Evaluate[bool](steps+` != null`)); has {
+		t.Errorf("a plain member sees the owner's transcript")
+	}
 	stop := fmt.Sprintf(`(() => { const b = %s?.querySelector('.turn-stop'); if (b) b.click(); return !!b; })()`, card)
 	waitJS(t, owner, "the owner's Stop pressed", stop)
 	waitJS(t, member, "the card stopped by the owner", fmt.Sprintf(`(() => { const c = %s; return c && c.dataset.state === 'cancelled' && c.textContent.includes('stopped by owner'); })()`, card))

@@ -44,5 +44,27 @@ const b = big.turn(msg);
 check('calls kept', b.calls.length, m.MAX_TOOL_CALLS);
 check('calls dropped', b.dropped, 3);
 
+// As the harness sends them: the turn starts before its session exists
+// (sessionId null); session_resolved names both, the tool calls follow,
+// and a second turn in the same session is its own.
+const fresh = new m.Transcripts();
+const msg2 = 'd'.repeat(64);
+for (const f of [
+  { seq: 1, timestamp: at(0), kind: 'turn_started', sessionId: null, turnId: 'u1', payload: { triggeringEventIds: [msg] } },
+  { seq: 2, timestamp: at(5), kind: 'session_resolved', sessionId: ses, turnId: 'u1', payload: { isNewSession: true } },
+  upd(3, 10, { sessionUpdate: 'tool_call', toolCallId: 'a', title: 'shell', status: 'in_progress' }),
+  { seq: 4, timestamp: at(20), kind: 'turn_completed', sessionId: ses, turnId: 'u1', payload: { outcome: 'ok' } },
+  { seq: 5, timestamp: at(30), kind: 'turn_started', sessionId: null, turnId: 'u2', payload: { triggeringEventIds: [msg2] } },
+  { seq: 6, timestamp: at(35), kind: 'session_resolved', sessionId: ses, turnId: 'u2', payload: { isNewSession: false } },
+  upd(7, 40, { sessionUpdate: 'tool_call', toolCallId: 'b', title: 'read', status: 'in_progress' }),
+]) fresh.add(f);
+check('first turn, session named later', fresh.turn(msg)?.calls.map((c) => c.id), ['a']);
+check('second turn of the session', fresh.turn(msg2)?.calls.map((c) => c.id), ['b']);
+check('second turn running', fresh.turn(msg2)?.done, false);
+
+const many = new m.Transcripts();
+for (let i = 0; i < m.MAX_FRAMES + 10; i++) many.add(upd(i + 1, i, { sessionUpdate: 'agent_message_chunk' }));
+check('frames kept', many.frames.length, m.MAX_FRAMES);
+
 if (fails.length) { console.log(fails.join('\n')); process.exit(1); }
 console.log('ok');

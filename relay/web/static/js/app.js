@@ -60,6 +60,18 @@ class App {
     this.alerts.live(ev);
   }
 
+  /**
+   * observerFrame opens one of an agent's NIP-AO frames: encrypted by the
+   * agent to this key (the MAC proves it was the agent or this person), a
+   * frame JSON; the store keeps it only for an agent this person owns.
+   */
+  async observerFrame(ev) {
+    if (ev.pubkey === this.me || ev.tags.find((t) => t[0] === 'agent')?.[1] !== ev.pubkey) return;
+    let f;
+    try { f = JSON.parse(await this.signer.decrypt(ev.pubkey, ev.content)); } catch { return; } // not for us, or not a frame
+    this.store.frame(ev.pubkey, f);
+  }
+
   /** reveal opens ev's channel (and thread) and brings ev into view, focused. */
   reveal(ev) {
     const ch = tag(ev, 'h');
@@ -116,6 +128,10 @@ class App {
       },
     });
     this.conn.subscribe([{ kinds: [K.approvalRequest, K.approvalGrant, K.approvalDeny], limit: 500 }], { onevent: add });
+    if (this.signer.decrypt) {
+      // The transcripts of this person's agents: NIP-AO frames encrypted to them (the relay gives them to no one else).
+      this.conn.subscribe([{ kinds: [K.observerFrame], '#p': [this.me], since: now }], { onevent: (ev) => this.observerFrame(ev) });
+    }
     this.conn.subscribe([{ kinds: prKinds, limit: 1000 }], { onevent: (ev, stored) => { this.prs.add(ev); add(ev, stored); } });
     this.reads.start((ev) => this.prefs.take(ev));
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });

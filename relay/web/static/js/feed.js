@@ -5,6 +5,7 @@ import { messageView, continues } from './message.js';
 import { relTime, el } from './util.js';
 import { rows, anchor, restore } from './history.js';
 import { approvalSignature } from './approval.js';
+import { transcriptSignature } from './turncard.js';
 
 /** signature is what a message's rendering depends on. */
 function signature(ev, app, inThread) {
@@ -14,7 +15,7 @@ function signature(ev, app, inThread) {
   // The turn cards: state, step and end of each agent's turn on it, and
   // whether the person may stop it.
   const turns = s.turns.of(ev.id).map((st) => [st.agent, st.state, st.step, st.by, st.cause, st.startedAt, s.waitingApproval(ev.id, st.agent)].join()).join('|') +
-    (s.isAdmin(ch, app.me) ? '+a' : '');
+    (s.isAdmin(ch, app.me) ? '+a' : '') + transcriptSignature(ev, s);
   const w = s.working(ev);
   return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at),
     s.status(ev.pubkey), w.who.join() + w.busy, approvalSignature(s, ev, app.me), turns].join('\u0000');

@@ -5,13 +5,23 @@ import { finalize } from './event.js';
 import { publicKey, randomSecret, validSecret } from './schnorr.js';
 import { hex, unhex } from './sha256.js';
 import { encode, decodeKey } from './bech32.js';
+import { conversationKey, decrypt } from './nip44.js';
 
 const storeKey = 'buzz.key';
 
 /** localSigner signs with a secret key held in memory. */
 export function localSigner(sk) {
   const pubkey = hex(publicKey(sk));
-  return { kind: 'key', pubkey, sign: async (tpl) => finalize(tpl, sk), nsec: () => encode('nsec', sk) };
+  const convKeys = new Map(); // peer → NIP-44 conversation key (one ECDH each)
+  return {
+    kind: 'key', pubkey, sign: async (tpl) => finalize(tpl, sk), nsec: () => encode('nsec', sk),
+    /** decrypt opens a NIP-44 v2 payload peer sent to this key. */
+    decrypt: async (peer, payload) => {
+      let k = convKeys.get(peer);
+      if (!k) { k = conversationKey(sk, unhex(peer)); convKeys.set(peer, k); }
+      return decrypt(payload, k);
+    },
+  };
 }
 
 /** extensionSigner signs through window.nostr (NIP-07). */
@@ -26,6 +36,8 @@ export async function extensionSigner() {
       if (ev.pubkey !== pubkey) throw new Error('the extension signed with another key');
       return ev;
     },
+    // NIP-07's optional nip44 API; without it the page cannot read what is encrypted to this key.
+    decrypt: window.nostr.nip44?.decrypt ? (peer, payload) => window.nostr.nip44.decrypt(peer, payload) : null,
   };
 }
 

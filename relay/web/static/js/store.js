@@ -4,6 +4,7 @@
 
 import { tag, tags, threadOf, attestedOwner } from './event.js';
 import { TurnBook, turnKinds } from './turns.js';
+import { Transcripts } from './transcript.js';
 
 export const K = {
   profile: 0, deletion: 5, reaction: 7, stream: 9, addUser: 9000, removeUser: 9001, editMeta: 9002,
@@ -11,7 +12,7 @@ export const K = {
   canvas: 40100, forumPost: 45001, forumComment: 45003, groupMeta: 39000, groupMembers: 39002, channelTombstone: 39008,
   presence: 20001, typing: 20002, appData: 30078, turnStatus: turnKinds.status, turnStop: turnKinds.stop, agentControl: 20102,
   approvalRequest: turnKinds.approvalRequest, approvalGrant: turnKinds.approvalGrant, approvalDeny: turnKinds.approvalDeny,
-  pullRequest: 1618,
+  pullRequest: 1618, observerFrame: 24200,
 };
 
 /** approvalKinds are an agent's permission requests and their answers. */
@@ -72,6 +73,7 @@ export class Store {
     this.presence = new Map(); // pubkey → {status: online, away or offline, at (ms)}
     this.agents = new Map(); // agent pubkey → owner pubkey, from verified NIP-OA auth tags
     this.turns = new TurnBook(); // message id → agent → newest turn status
+    this.transcripts = new Map(); // agent → its owner's decrypted NIP-AO frames (Transcripts)
     this.approvals = new Map(); // message id → Set of approval request ids naming it (e)
     this.approvalAnswered = new Set(); // approval request ids a grant or denial names (e)
     this.attested = new Set(); // auth tags already checked, as pubkey|tag
@@ -261,6 +263,20 @@ export class Store {
     if (!req.tags.some((t) => t[0] === 'option')) return this.approvalAnswered.has(req.id);
     return this.answersOf(req.id).some((a) => a.pubkey === req.pubkey);
   }
+
+  /**
+   * frame takes one decrypted observer frame of agent's, sent to this
+   * page's key: only an agent this person owns (its NIP-OA attestation)
+   * writes a transcript here.
+   */
+  frame(agent, f) {
+    if (!this.me || this.ownerOf(agent) !== this.me) return;
+    if (!this.transcripts.has(agent)) this.transcripts.set(agent, new Transcripts());
+    if (this.transcripts.get(agent).add(f)) this.changed();
+  }
+
+  /** transcriptOf is agent's transcript of the turn message id triggered, or null. */
+  transcriptOf(agent, id) { return this.transcripts.get(agent)?.turn(id) || null; }
 
   /** ownerOf returns the attested owner of an agent key, or ''. */
   ownerOf(pk) { return this.agents.get(pk) || ''; }

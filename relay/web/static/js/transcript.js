@@ -8,6 +8,7 @@
 export const MAX_TOOL_CALLS = 200; // per turn; later calls are counted, not kept
 export const MAX_INPUT_CHARS = 2000; // of a tool call's input shown
 export const MAX_OUTPUT_CHARS = 4000; // of a tool call's output shown
+export const MAX_FRAMES = 5000; // per agent; past it the oldest go (and with them the oldest turns' transcripts)
 
 /** clip shortens s to at most n characters, saying how many it dropped. */
 export function clip(s, n) {
@@ -46,6 +47,10 @@ export class Transcripts {
     if (!f || typeof f.seq !== 'number' || this.seen.has(f.seq)) return false;
     this.seen.add(f.seq);
     this.frames.push(f);
+    if (this.frames.length > MAX_FRAMES) {
+      this.frames.sort((a, b) => a.seq - b.seq);
+      for (const old of this.frames.splice(0, this.frames.length - MAX_FRAMES)) this.seen.delete(old.seq);
+    }
     this.dirty = true;
     return true;
   }
@@ -56,15 +61,24 @@ export class Transcripts {
     this.frames.sort((a, b) => a.seq - b.seq);
     const turns = new Map(); // triggering event id → turn
     const open = new Map(); // ACP session id → the turn running in it
+    const byTurn = new Map(); // harness turn id → turn
     for (const f of this.frames) {
       const p = f.payload || {};
-      if (f.kind === 'turn_started' && f.sessionId) {
+      // A turn starts before its session is known (a new one is made for
+      // it): its later frames (session_resolved, …) carry both ids.
+      if (f.kind !== 'turn_started' && f.sessionId && f.turnId && byTurn.has(f.turnId) && !byTurn.get(f.turnId).done) open.set(f.sessionId, byTurn.get(f.turnId));
+      if (f.kind === 'turn_started') {
         const t = { calls: [], byId: new Map(), dropped: 0, done: false, turnId: f.turnId, startedMs: Date.parse(f.timestamp) };
-        open.set(f.sessionId, t);
+        if (f.turnId) byTurn.set(f.turnId, t);
+        if (f.sessionId) open.set(f.sessionId, t);
         for (const id of p.triggeringEventIds || []) turns.set(id, t);
-      } else if ((f.kind === 'turn_completed' || f.kind === 'turn_error') && f.sessionId) {
-        const t = open.get(f.sessionId);
-        if (t) { t.done = true; t.outcome = p.outcome || (f.kind === 'turn_error' ? 'error' : ''); open.delete(f.sessionId); }
+      } else if (f.kind === 'turn_completed' || f.kind === 'turn_error') {
+        const t = (f.turnId && byTurn.get(f.turnId)) || (f.sessionId && open.get(f.sessionId));
+        if (t) {
+          t.done = true;
+          t.outcome = p.outcome || (f.kind === 'turn_error' ? 'error' : '');
+          for (const [sid, o] of open) if (o === t) open.delete(sid);
+        }
       } else if (f.kind === 'acp_read' && p.method === 'session/update' && p.params) {
         const t = open.get(p.params.sessionId);
         const u = p.params.update || {};

@@ -6,6 +6,47 @@
 
 import { el } from './util.js';
 import { describe, elapsed, finalStates, mayStop } from './turns.js';
+import { duration } from './transcript.js';
+
+// openSteps remembers which cards' transcripts the person opened, so a
+// re-render (a new step) keeps them open: message id|agent.
+const openSteps = new Set();
+
+/**
+ * steps is the owner's view of a turn's tool calls, from the agent's
+ * decrypted observer frames: one line each (title, state, time), the
+ * input and output below, folded until opened.
+ */
+function steps(tr, key) {
+  const d = el('details', { class: 'turn-transcript' });
+  if (openSteps.has(key)) d.open = true;
+  d.addEventListener('toggle', () => { if (d.open) openSteps.add(key); else openSteps.delete(key); });
+  const n = tr.calls.length + tr.dropped;
+  d.append(el('summary', { text: n === 1 ? '1 step' : `${n} steps` }));
+  const list = el('ol', { class: 'turn-steps' });
+  for (const c of tr.calls) {
+    const li = el('li', { class: 'turn-call status-' + c.status, 'data-call': c.id });
+    const head = el('p', { class: 'turn-call-head' });
+    head.append(el('span', { class: 'turn-call-title', text: c.title || c.kind || c.id }), ' · ', el('span', { class: 'turn-call-status', text: c.status }));
+    const took = duration(c);
+    if (took) head.append(' · ', el('span', { class: 'turn-call-time', text: took }));
+    li.append(head);
+    if (c.input) li.append(el('pre', { class: 'turn-call-input', text: c.input }));
+    if (c.output) li.append(el('pre', { class: 'turn-call-output', text: c.output }));
+    list.append(li);
+  }
+  if (tr.dropped) list.append(el('li', { class: 'turn-call-more', text: `${tr.dropped} more not shown` }));
+  d.append(list);
+  return d;
+}
+
+/** transcriptSignature is what the owner's transcripts of ev's turns add to its rendering. */
+export function transcriptSignature(ev, store) {
+  return store.turns.of(ev.id).map((st) => {
+    const tr = store.transcriptOf(st.agent, ev.id);
+    return tr ? tr.calls.map((c) => c.id + c.status + c.endedMs + c.input.length + ',' + c.output.length).join(';') + tr.dropped : '';
+  }).join('|');
+}
 
 /**
  * turnCards renders the cards of message ev, or null when no agent said
@@ -35,6 +76,8 @@ export function turnCards(ev, app) {
         onclick: (e) => { e.currentTarget.disabled = true; app.stopTurn(ev); } }));
     }
     if (st.state === 'working' && st.step) card.append(el('p', { class: 'turn-step', text: st.step }));
+    const tr = store.transcriptOf(st.agent, ev.id);
+    if (tr && (tr.calls.length || tr.dropped)) card.append(steps(tr, ev.id + '|' + st.agent));
     box.append(card);
   }
   return box;
