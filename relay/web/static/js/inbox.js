@@ -57,7 +57,7 @@ export function inboxItems(store, me, lastRead) {
 const whyWords = { approval: 'Approval waiting for you', dm: 'Direct message', mention: 'Mentioned you', reply: 'Replied in your thread' };
 
 export class InboxView {
-  /** app: {store, me, reads, conn, reveal}. */
+  /** app: {store, me, reads, conn, reveal, intake}. */
   constructor(app) {
     this.app = app;
     this.shown = false;
@@ -67,9 +67,14 @@ export class InboxView {
     $('sidebar').querySelector('.side-head').before(this.link);
   }
 
-  /** start asks the relay for the messages that tag the person, beyond the page's window. */
+  /**
+   * start asks the relay for the messages that tag the person, beyond the
+   * page's window. They go through app.intake like the page's own message
+   * subscription: a live mention may arrive here first, and whichever
+   * subscription adds it must also count it (the mention badge) and notify.
+   */
   start() {
-    this.app.conn.subscribe([{ kinds: messageKinds, '#p': [this.app.me], limit: mentionsLimit }], { onevent: (ev, stored) => this.app.store.add(ev, stored) });
+    this.app.conn.subscribe([{ kinds: messageKinds, '#p': [this.app.me], limit: mentionsLimit }], { onevent: (ev, stored) => this.app.intake(ev, stored) });
   }
 
   route(hash) {
