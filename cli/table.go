@@ -175,6 +175,9 @@ func commands() []command {
 			Flags:   []flagSpec{fSince(), str("limit", "N", "how many (default 20, at most 50)"), str("types", "LIST", "comma-separated feed types")},
 			Example: "buzz feed get --types needs_action", Run: runFeed},
 
+		{Name: "inbox", Summary: "what needs you: mentions, replies in your threads, approvals waiting for you, direct messages; unread first",
+			Usage: "[--unread]", Flags: []flagSpec{boolean("unread", "only what is unread (after your read markers)")},
+			Example: "buzz inbox --unread", Run: runInbox},
 		{Group: "approvals", Name: "list", Summary: "agents' permission requests nobody has answered yet (kind 46010), newest first",
 			Usage: "[--channel UUID]", Flags: []flagSpec{fChannel()}, Example: "buzz approvals list --channel " + exampleChannel, Run: runApprovalsList},
 		{Group: "approvals", Name: "answer", Summary: "answer an agent's permission request (kind 46030 allows, 46031 rejects); its owner or a channel admin only",

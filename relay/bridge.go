@@ -204,8 +204,26 @@ func (r *Relay) parseFilters(body []byte) ([]bridgeFilter, error) {
 func (r *Relay) bridgeQuery(ctx context.Context, filters []bridgeFilter) []*nostr.Event {
 	seen := make(map[string]bool)
 	out := make([]*nostr.Event, 0)
+	if len(filters) == 1 && r.indexed(filters[0].Filter) {
+		// one search: ranked, best first
+		evs, err := r.searchEvents(ctx, filters[0].Filter)
+		if err != nil || evs == nil {
+			return out
+		}
+		return evs
+	}
 	for _, bf := range filters {
 		f := bf.Filter
+		if r.indexed(f) {
+			evs, _ := r.searchEvents(ctx, f)
+			for _, ev := range evs {
+				if !seen[ev.ID] {
+					seen[ev.ID] = true
+					out = append(out, ev)
+				}
+			}
+			continue
+		}
 		search := strings.ToLower(f.Search)
 		f.Search = ""
 		limit := f.Limit
@@ -251,9 +269,22 @@ func (r *Relay) bridgeCount(ctx context.Context, filters []bridgeFilter) (int64,
 	if r.readRefused(ctx) {
 		return 0, nil
 	}
+	if len(filters) == 1 && r.indexed(filters[0].Filter) {
+		return r.searchCount(ctx, filters[0].Filter)
+	}
 	seen := make(map[string]bool)
 	for _, bf := range filters {
 		f := bf.Filter
+		if r.indexed(f) {
+			evs, err := r.searchAll(ctx, f, maxSearchCount)
+			if err != nil {
+				return 0, err
+			}
+			for _, ev := range evs {
+				seen[ev.ID] = true
+			}
+			continue
+		}
 		search := strings.ToLower(f.Search)
 		f.Search = ""
 		keep := r.readCheck(ctx, f)

@@ -449,6 +449,13 @@ func maps(m map[string]string) map[string]string {
 
 // applyMetadata takes the metadata tags of a create or edit command.
 func applyMetadata(ch *channel, ev *nostr.Event) {
+	wasDM := ch.typ == workspace.ChannelTypeDM
+	defer func() {
+		// A direct-message channel stays one, and private: no edit opens it.
+		if wasDM || ch.typ == workspace.ChannelTypeDM {
+			ch.typ, ch.private = workspace.ChannelTypeDM, true
+		}
+	}()
 	for _, t := range ev.Tags {
 		switch {
 		case len(t) == 1 && t[0] == workspace.TagPrivate:

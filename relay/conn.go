@@ -151,7 +151,7 @@ func (c *conn) endAll() []string {
 
 func (s *subscription) matches(ev *nostr.Event) bool {
 	for _, f := range s.filters {
-		if f.Matches(ev) {
+		if f.Matches(ev) && (f.Search == "" || searchLive(f, ev)) {
 			return true
 		}
 	}

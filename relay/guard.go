@@ -32,6 +32,16 @@ type guardedStore struct {
 	closed  bool          // set under mu's write lock
 	closing chan struct{} // closed when Close starts: forwarders stop sending
 	once    sync.Once
+
+	// watch hears of each event saved and deleted (the search index);
+	// nil when nothing listens. Set before the store is shared.
+	watch storeWatcher
+}
+
+// storeWatcher hears of the store's writes after they succeed.
+type storeWatcher interface {
+	saved(*nostr.Event)
+	deleted(*nostr.Event)
 }
 
 func guard(s eventstore.Store) *guardedStore {
@@ -89,11 +99,19 @@ func (g *guardedStore) QueryEvents(ctx context.Context, f nostr.Filter) (chan *n
 }
 
 func (g *guardedStore) DeleteEvent(ctx context.Context, ev *nostr.Event) error {
-	return g.with(func() error { return g.inner.DeleteEvent(ctx, ev) })
+	err := g.with(func() error { return g.inner.DeleteEvent(ctx, ev) })
+	if err == nil && g.watch != nil {
+		g.watch.deleted(ev)
+	}
+	return err
 }
 
 func (g *guardedStore) SaveEvent(ctx context.Context, ev *nostr.Event) error {
-	return g.with(func() error { return g.inner.SaveEvent(ctx, ev) })
+	err := g.with(func() error { return g.inner.SaveEvent(ctx, ev) })
+	if err == nil && g.watch != nil {
+		g.watch.saved(ev)
+	}
+	return err
 }
 
 func (g *guardedStore) ReplaceEvent(ctx context.Context, ev *nostr.Event) error {

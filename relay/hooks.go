@@ -321,6 +321,9 @@ func (r *Relay) countEventsExt(ctx context.Context, f nostr.Filter, ext countExt
 		return 0, nil
 	}
 	f.Limit, f.LimitZero = 0, false
+	if r.indexed(f) {
+		return r.searchCount(ctx, f)
+	}
 	if f.Search != "" {
 		return r.bridgeCount(ctx, []bridgeFilter{{Filter: f}})
 	}

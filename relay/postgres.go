@@ -73,7 +73,7 @@ func openPostgres(dsn, app, pubkey string) (*postgresql.PostgresBackend, error) 
 		}
 		return nil, fmt.Errorf("buzz-relay: open PostgreSQL store %s: %w", where, err)
 	}
-	if _, err := conn.ExecContext(ctx, sharedSchema); err != nil {
+	if _, err := conn.ExecContext(ctx, sharedSchema+searchSchema()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("buzz-relay: open PostgreSQL store %s: create the fan-out schema: %w", where, err)
 	}

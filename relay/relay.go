@@ -128,6 +128,7 @@ type Relay struct {
 	blobMu  sync.Mutex    // serialises blob metadata updates
 	present presenceCache // each key's latest presence (presence.go)
 	flows   *engine       // the workflow engine (workflows.go)
+	search  searchBackend // full-text index (search.go)
 
 	stateMu   sync.Mutex
 	lastState nostr.Timestamp // created_at of the newest channel state signed
@@ -202,6 +203,7 @@ func New(cfg Config) (*Relay, error) {
 	r.pubkey, _ = nostr.GetPublicKey(secret)
 
 	var store eventstore.Store
+	var pgs *pgSearch
 	if cfg.DB != "" {
 		name := instanceName()
 		pg, err := openPostgres(cfg.DB, name, r.pubkey)
@@ -213,6 +215,11 @@ func New(cfg Config) (*Relay, error) {
 			return nil, err
 		}
 		store = pgStore{pg}
+		if pgs, err = newPGSearch(pg.DB.DB); err != nil {
+			r.fan.l.Close()
+			pg.Close()
+			return nil, err
+		}
 		if cfg.BlobDir == "" {
 			r.log.Warn("uploaded files stay on this instance: with --db, give all instances one shared --blob-dir")
 		}
@@ -239,6 +246,9 @@ func New(cfg Config) (*Relay, error) {
 		return fail(err)
 	}
 	if err := r.loadInvites(); err != nil {
+		return fail(err)
+	}
+	if err := r.openSearch(pgs); err != nil {
 		return fail(err)
 	}
 	if r.fan != nil {
@@ -547,6 +557,11 @@ func (r *Relay) Close() error {
 		r.fan.close()
 	}
 	r.storeClosed.Store(true)
+	if r.search != nil {
+		if err := r.search.close(); err != nil {
+			r.log.Warn("close search index", "err", err)
+		}
+	}
 	r.store.Close()
 	return nil
 }

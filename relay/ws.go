@@ -257,7 +257,13 @@ func (r *Relay) sendStored(ctx context.Context, c *conn, id string, filters nost
 		if f.LimitZero {
 			continue
 		}
-		evs, err := r.storedInOrder(ctx, f)
+		var evs []*nostr.Event
+		var err error
+		if r.indexed(f) {
+			evs, err = r.searchEvents(ctx, f)
+		} else {
+			evs, err = r.storedInOrder(ctx, f)
+		}
 		if err != nil {
 			c.send(noticeMsg(err.Error()))
 			continue

@@ -46,6 +46,7 @@ var ignored = []struct{ fn, why string }{
 	{"testing.(*M).Run", "the test binary's main goroutine"},
 	{"main.main", "the test binary's main goroutine"},
 	{"os/signal.loop", "signal.Notify's dispatcher lives as long as the process"},
+	{"github.com/blevesearch/bleve_index_api.AnalysisWorker", "bleve's package initialisation starts its analysis workers (the relay's search index), which live as long as the process"},
 	{"buzzbox/internal/proc.spawnLoop", "proc starts children from one OS thread that lives as long as the process, so their Pdeathsig does not fire early"},
 }
 

@@ -52,6 +52,9 @@ const (
 	ChannelTypeStream = "stream"
 	// ChannelTypeForum is a channel of forum posts and their comments.
 	ChannelTypeForum = "forum"
+	// ChannelTypeDM is a direct-message conversation of a few people or
+	// agents: always private, and it stays a DM.
+	ChannelTypeDM = "dm"
 	// VisibilityOpen is TagVisibility's value for an open channel.
 	VisibilityOpen = "open"
 	// VisibilityPrivate is TagVisibility's value for a private channel.

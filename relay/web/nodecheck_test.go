@@ -45,3 +45,9 @@ func nodeChecks(t *testing.T, script string, min int) {
 // usage, channels, running turns and last error, who may pause it and
 // who may add it to the open channel).
 func TestAgentsModule(t *testing.T) { nodeChecks(t, "agents.mjs", 20) }
+
+// TestFindModules runs testdata/find.mjs: the search view's highlighting,
+// snippets and grouping by channel (search.js), the inbox's items, why
+// and unread order (inbox.js), and direct messages' names, people and
+// templates (dm.js).
+func TestFindModules(t *testing.T) { nodeChecks(t, "find.mjs", 13) }

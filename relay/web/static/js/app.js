@@ -23,6 +23,9 @@ import { NotifyPrefs } from './prefs.js';
 import { Alerts } from './alerts.js';
 import { Presence } from './presence.js';
 import { PRIndex, prKinds } from './repo.js';
+import { SearchView } from './search.js';
+import { InboxView } from './inbox.js';
+import { wireDMs, renderDMs } from './dm.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -47,6 +50,10 @@ class App {
     this.channelView = new ChannelView(this);
     this.thread = new ThreadView(this);
     this.agentsPanel = new AgentsPanel(this, $('agents-dialog'), $('agents-list'));
+    this.dmList = wireDMs(this);
+    this.searchView = new SearchView(this);
+    this.inbox = new InboxView(this);
+    this.special = false; // the search view or the inbox is shown instead of a channel
     this.store.subscribe(() => this.render());
   }
 
@@ -134,6 +141,7 @@ class App {
     }
     this.conn.subscribe([{ kinds: prKinds, limit: 1000 }], { onevent: (ev, stored) => { this.prs.add(ev); add(ev, stored); } });
     this.reads.start((ev) => this.prefs.take(ev));
+    this.inbox.start();
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });
     for (const it of this.outbox.items) this.store.add(it.ev); // written before a reload, still on its way
     this.conn.start();
@@ -206,6 +214,9 @@ class App {
   }
 
   route() {
+    this.special = this.searchView.route(location.hash) || this.inbox.route(location.hash);
+    if (this.special && this.current) { this.current = ''; this.channelView.id = ''; this.thread.close(); }
+    if (this.special) { this.render(); return; }
     const m = /^#\/c\/([0-9a-f-]{36})$/.exec(location.hash);
     if (!m && location.hash && location.hash !== '#/') return; // an in-page link, not a route
     const id = m ? m[1] : '';
@@ -222,8 +233,11 @@ class App {
   render() {
     if (this.reading()) this.reads.mark(this.current);
     renderChannels($('channel-list'), this);
+    renderDMs(this.dmList, this);
     if (!this.current) this.alerts.render('buzz');
     this.channelView.render();
+    this.inbox.render();
+    if (this.special) { $('channel').hidden = true; $('empty').hidden = true; } else if (!this.current) { $('channel').hidden = true; $('empty').hidden = false; }
     this.thread.render();
     if (this.revealing) {
       const art = document.querySelector(`#thread-feed article[data-id="${this.revealing}"]`) || document.querySelector(`#feed article[data-id="${this.revealing}"]`);

@@ -2,6 +2,7 @@
 // live message feed and the composer. Forum channels list posts; their
 // comments open as threads.
 
+import { dmTitle } from './dm.js';
 import { renderFeed } from './feed.js';
 import { composer } from './composer.js';
 import { body } from './render.js';
@@ -71,7 +72,7 @@ export class ChannelView {
     if (!this.id) return;
     const s = this.app.store;
     const ch = s.channels.get(this.id);
-    const name = ch?.name || 'channel';
+    const name = ch?.type === 'dm' ? dmTitle(s, ch, this.app.me) : ch?.name || 'channel';
     const forum = ch?.type === 'forum';
     $('channel-name').textContent = (forum ? '≡ ' : '# ') + name;
     $('channel-topic').textContent = ch?.topic || ch?.about || '';

@@ -6,7 +6,7 @@ import { el } from './util.js';
 
 /** renderChannels fills the sidebar list. app: {store, current, reads}. */
 export function renderChannels(list, app) {
-  const chans = [...app.store.channels.values()].filter((c) => c.name && c.metaAt >= 0 && !c.archived && !app.store.gone(c.id))
+  const chans = [...app.store.channels.values()].filter((c) => c.name && c.metaAt >= 0 && !c.archived && !app.store.gone(c.id) && c.type !== 'dm')
     .sort((a, b) => a.name.localeCompare(b.name));
   // A muted channel shows no unread count, but its mentions still show.
   const shown = chans.map((c) => {

@@ -1,0 +1,333 @@
+package relay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/keyword"
+	"github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
+	"github.com/blevesearch/bleve/v2/mapping"
+	blevequery "github.com/blevesearch/bleve/v2/search/query"
+	"github.com/nbd-wtf/go-nostr"
+)
+
+// The embedded full-text index: bleve (scorch) in DataDir/search, beside
+// the badger store. The store's writes and deletions reach it through
+// guardedStore's watcher; an indexer goroutine applies them in batches.
+// A query first waits for what was queued before it (read your writes).
+// Scorch persists batches a moment after taking them, so a kill -9 can
+// lose the last ones: the index records the relay's clock with each batch
+// (watermarkKey), and the next start indexes again what the store holds
+// from catchUpSlack before it. Deletions lost that way are harmless: each
+// hit is read back from the store, and one the store no longer has is
+// dropped and removed from the index.
+
+const (
+	// indexQueue bounds the writes waiting for the indexer; past it a
+	// publish waits, so a burst cannot grow memory without bound.
+	indexQueue = 4096
+	// indexBatch bounds one batch: larger batches index faster, each
+	// holds its documents in memory until scorch takes them.
+	indexBatch = 512
+	// indexWait bounds how long a query waits for the writes queued
+	// before it; past it the query runs on what is indexed.
+	indexWait = 2 * time.Second
+	// catchUpSlack is how far before the last recorded batch a start
+	// indexes again: batches scorch had not persisted at a kill -9, and
+	// events stored with a created_at a little behind the relay's clock.
+	catchUpSlack = time.Hour
+)
+
+var watermarkKey = []byte("buzz-watermark")
+
+type bleveSearch struct {
+	idx bleve.Index
+	log *slog.Logger
+	ops chan indexOp // closed by close; run exits then
+
+	sendMu sync.RWMutex // held for reading while sending, for writing to close ops
+	closed bool         // under sendMu
+
+	mu      sync.Mutex
+	cond    *sync.Cond
+	queued  uint64 // ops sent, under mu
+	applied uint64 // ops indexed, under mu
+	done    chan struct{}
+}
+
+type indexOp struct {
+	ev     *nostr.Event // index ev
+	remove string       // or remove this id
+}
+
+// searchMapping is the document shape: text analysed (with positions,
+// for phrases), the rest keywords, nothing stored (hits are read back
+// from the event store).
+func searchMapping() *mapping.IndexMappingImpl {
+	im := bleve.NewIndexMapping()
+	doc := bleve.NewDocumentStaticMapping()
+	text := bleve.NewTextFieldMapping()
+	text.Analyzer = standard.Name
+	text.Store, text.IncludeInAll, text.DocValues = false, false, false
+	text.IncludeTermVectors = true
+	doc.AddFieldMappingsAt("text", text)
+	for _, name := range []string{"author", "chan", "kind", "file"} {
+		kw := bleve.NewKeywordFieldMapping()
+		kw.Analyzer = keyword.Name
+		kw.Store, kw.IncludeInAll, kw.DocValues, kw.IncludeTermVectors = false, false, false, false
+		doc.AddFieldMappingsAt(name, kw)
+	}
+	at := bleve.NewNumericFieldMapping()
+	at.Store, at.IncludeInAll, at.DocValues = false, false, false
+	doc.AddFieldMappingsAt("at", at)
+	im.DefaultMapping = doc
+	im.IndexDynamic, im.StoreDynamic, im.DocValuesDynamic = false, false, false
+	return im
+}
+
+// openBleveSearch opens (or makes) the index in dir. fresh is true when
+// it was made, and the caller indexes the store into it.
+func openBleveSearch(dir string, log *slog.Logger) (s *bleveSearch, since time.Time, fresh bool, err error) {
+	idx, err := bleve.Open(dir)
+	if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
+		fresh = true
+		idx, err = bleve.New(dir, searchMapping())
+	} else if err != nil {
+		log.Warn("search index unreadable; rebuilding it", "dir", dir, "err", err)
+		if rerr := os.RemoveAll(dir); rerr != nil {
+			return nil, since, false, fmt.Errorf("buzz-relay: remove broken search index %s: %w", dir, rerr)
+		}
+		fresh = true
+		idx, err = bleve.New(dir, searchMapping())
+	}
+	if err != nil {
+		return nil, since, false, fmt.Errorf("buzz-relay: open search index %s: %w", dir, err)
+	}
+	if !fresh {
+		if v, err := idx.GetInternal(watermarkKey); err == nil && len(v) > 0 {
+			if sec, err := strconv.ParseInt(string(v), 10, 64); err == nil {
+				since = time.Unix(sec, 0).Add(-catchUpSlack)
+			}
+		}
+	}
+	s = &bleveSearch{idx: idx, log: log, ops: make(chan indexOp, indexQueue), done: make(chan struct{})}
+	s.cond = sync.NewCond(&s.mu)
+	go s.run()
+	return s, since, fresh, nil
+}
+
+func (s *bleveSearch) send(op indexOp) {
+	s.sendMu.RLock()
+	defer s.sendMu.RUnlock()
+	if s.closed {
+		return
+	}
+	s.mu.Lock()
+	s.queued++
+	s.mu.Unlock()
+	s.ops <- op
+}
+
+func (s *bleveSearch) saved(ev *nostr.Event) {
+	if searchable(ev.Kind) {
+		s.send(indexOp{ev: ev})
+	}
+}
+
+func (s *bleveSearch) deleted(ev *nostr.Event) {
+	if searchable(ev.Kind) {
+		s.send(indexOp{remove: ev.ID})
+	}
+}
+
+func (s *bleveSearch) forget(id string) { s.send(indexOp{remove: id}) }
+
+// run applies queued ops in batches until close. It exits when ops is
+// closed.
+func (s *bleveSearch) run() {
+	defer close(s.done)
+	for op := range s.ops {
+		b := s.idx.NewBatch()
+		n := 0
+		add := func(op indexOp) {
+			n++
+			switch {
+			case op.ev != nil:
+				if err := b.Index(op.ev.ID, searchDoc(op.ev)); err != nil {
+					s.log.Warn("search index: cannot index event", "id", op.ev.ID, "err", err)
+				}
+			case op.remove != "":
+				b.Delete(op.remove)
+			}
+		}
+		add(op)
+	more:
+		for n < indexBatch {
+			select {
+			case op, ok := <-s.ops:
+				if !ok {
+					break more
+				}
+				add(op)
+			default:
+				break more
+			}
+		}
+		b.SetInternal(watermarkKey, []byte(strconv.FormatInt(time.Now().Unix(), 10)))
+		if err := s.idx.Batch(b); err != nil {
+			s.log.Error("search index: batch failed", "err", err)
+		}
+		s.mu.Lock()
+		s.applied += uint64(n)
+		s.cond.Broadcast()
+		s.mu.Unlock()
+	}
+}
+
+// settle waits until the ops queued before the call are indexed, at most
+// indexWait.
+func (s *bleveSearch) settle() {
+	s.mu.Lock()
+	target := s.queued
+	if s.applied >= target {
+		s.mu.Unlock()
+		return
+	}
+	timer := time.AfterFunc(indexWait, func() {
+		s.mu.Lock()
+		s.cond.Broadcast() // the waiter rechecks the deadline
+		s.mu.Unlock()
+	})
+	defer timer.Stop()
+	deadline := time.Now().Add(indexWait)
+	for s.applied < target && time.Now().Before(deadline) {
+		s.cond.Wait()
+	}
+	s.mu.Unlock()
+}
+
+func searchDoc(ev *nostr.Event) map[string]any {
+	d := map[string]any{
+		"text":   ev.Content,
+		"author": ev.PubKey,
+		"kind":   strconv.Itoa(ev.Kind),
+		"at":     float64(ev.CreatedAt),
+	}
+	if h := channelOf(ev); h != "" {
+		d["chan"] = h
+	}
+	if ev.Tags.Find("imeta") != nil {
+		d["file"] = "1"
+	}
+	return d
+}
+
+func (s *bleveSearch) search(ctx context.Context, sr searchRequest) ([]searchHit, error) {
+	s.settle()
+	must := bleve.NewBooleanQuery()
+	for _, w := range sr.q.words {
+		m := bleve.NewMatchQuery(w)
+		m.SetField("text")
+		m.SetOperator(blevequery.MatchQueryOperatorAnd)
+		must.AddMust(m)
+	}
+	for _, p := range sr.q.phrases {
+		m := bleve.NewMatchPhraseQuery(p)
+		m.SetField("text")
+		must.AddMust(m)
+	}
+	if sr.q.textless() {
+		must.AddMust(bleve.NewMatchAllQuery())
+	}
+	terms := func(field string, vals []string) blevequery.Query {
+		qs := make([]blevequery.Query, 0, len(vals))
+		for _, v := range vals {
+			t := bleve.NewTermQuery(v)
+			t.SetField(field)
+			qs = append(qs, t)
+		}
+		return bleve.NewDisjunctionQuery(qs...)
+	}
+	if sr.authors != nil {
+		must.AddMust(terms("author", sr.authors))
+	}
+	if sr.chans != nil {
+		must.AddMust(terms("chan", sr.chans))
+	}
+	if len(sr.kinds) > 0 {
+		ks := make([]string, len(sr.kinds))
+		for i, k := range sr.kinds {
+			ks[i] = strconv.Itoa(k)
+		}
+		must.AddMust(terms("kind", ks))
+	}
+	if sr.q.hasFile {
+		must.AddMust(terms("file", []string{"1"}))
+	}
+	if sr.since != nil || sr.until != nil {
+		var lo, hi *float64
+		if sr.since != nil {
+			v := float64(*sr.since)
+			lo = &v
+		}
+		if sr.until != nil {
+			v := float64(*sr.until)
+			hi = &v
+		}
+		yes := true
+		r := bleve.NewNumericRangeInclusiveQuery(lo, hi, &yes, &yes)
+		r.SetField("at")
+		must.AddMust(r)
+	}
+	if len(sr.hide) > 0 {
+		must.AddMustNot(terms("chan", sr.hide))
+	}
+	req := bleve.NewSearchRequestOptions(must, sr.size, 0, false)
+	res, err := s.idx.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, fmt.Errorf("error: search: %w", err)
+	}
+	hits := make([]searchHit, 0, len(res.Hits))
+	for _, h := range res.Hits {
+		hits = append(hits, searchHit{id: h.ID, score: h.Score})
+	}
+	return hits, nil
+}
+
+// reindex indexes what the store holds of the searchable kinds from since
+// on (everything when since is zero), in the caller's goroutine.
+func (s *bleveSearch) reindex(ctx context.Context, r *Relay, since time.Time) error {
+	f := nostr.Filter{Kinds: searchKinds}
+	if !since.IsZero() {
+		t := nostr.Timestamp(since.Unix())
+		f.Since = &t
+	}
+	n := 0
+	err := r.eachStored(internal(ctx), f, func(ev *nostr.Event) {
+		n++
+		s.saved(ev)
+	})
+	s.settle()
+	if n > 0 {
+		s.log.Info("search index caught up", "events", n, "since", since)
+	}
+	return err
+}
+
+func (s *bleveSearch) close() error {
+	s.sendMu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.ops)
+	}
+	s.sendMu.Unlock()
+	<-s.done
+	return s.idx.Close()
+}

@@ -1,0 +1,109 @@
+package relay
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/lib/pq"
+)
+
+// PostgreSQL full text, with --db: a generated tsvector column on
+// eventstore's event table (the searchable kinds only) and a GIN index on
+// it, so that every instance on the database searches the same rows and
+// nothing needs keeping in step. The 'simple' configuration folds case
+// and keeps every word (no stemming, no stop words), as messages mix
+// languages and code.
+
+// searchSchema runs with sharedSchema, under its advisory lock.
+func searchSchema() string {
+	return `
+DO $$ BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = 'event'::regclass AND attname = 'buzz_tsv' AND NOT attisdropped) THEN
+    ALTER TABLE event ADD COLUMN buzz_tsv tsvector GENERATED ALWAYS AS
+      (CASE WHEN kind IN (` + searchKindList() + `) THEN to_tsvector('simple', content) END) STORED;
+    CREATE INDEX buzz_tsv_idx ON event USING GIN (buzz_tsv);
+  END IF;
+END $$;
+`
+}
+
+func searchKindList() string {
+	s := make([]string, len(searchKinds))
+	for i, k := range searchKinds {
+		s[i] = strconv.Itoa(k)
+	}
+	return strings.Join(s, ",")
+}
+
+type pgSearch struct{ db *sql.DB }
+
+func newPGSearch(db *sql.DB) (*pgSearch, error) {
+	if db == nil {
+		return nil, fmt.Errorf("buzz-relay: search: no database")
+	}
+	return &pgSearch{db: db}, nil
+}
+
+func (p *pgSearch) close() error { return nil } // the store owns the connection
+
+func (p *pgSearch) search(ctx context.Context, sr searchRequest) ([]searchHit, error) {
+	var args []any
+	arg := func(v any) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args))
+	}
+	var tsq []string
+	for _, w := range sr.q.words {
+		tsq = append(tsq, "plainto_tsquery('simple', "+arg(w)+")")
+	}
+	for _, ph := range sr.q.phrases {
+		tsq = append(tsq, "phraseto_tsquery('simple', "+arg(ph)+")")
+	}
+	where := []string{"kind = ANY(" + arg(pq.Array(sr.kinds)) + ")"}
+	rank := "1.0"
+	if len(tsq) > 0 {
+		q := strings.Join(tsq, " && ")
+		where = append(where, "buzz_tsv @@ ("+q+")")
+		rank = "ts_rank(buzz_tsv, " + q + ")"
+	}
+	if sr.authors != nil {
+		where = append(where, "pubkey = ANY("+arg(pq.Array(sr.authors))+")")
+	}
+	if sr.since != nil {
+		where = append(where, "created_at >= "+arg(int64(*sr.since)))
+	}
+	if sr.until != nil {
+		where = append(where, "created_at <= "+arg(int64(*sr.until)))
+	}
+	if sr.q.hasFile {
+		where = append(where, `tags @> '[["imeta"]]'`)
+	}
+	inChans := func(ids []string) string {
+		return "EXISTS (SELECT 1 FROM jsonb_array_elements(tags) t WHERE t->>0 = 'h' AND t->>1 = ANY(" + arg(pq.Array(ids)) + "))"
+	}
+	if sr.chans != nil {
+		where = append(where, inChans(sr.chans))
+	}
+	if len(sr.hide) > 0 {
+		where = append(where, "NOT "+inChans(sr.hide))
+	}
+	query := "SELECT id, " + rank + " AS rank FROM event WHERE " + strings.Join(where, " AND ") +
+		" ORDER BY rank DESC, created_at DESC LIMIT " + arg(sr.size)
+	rows, err := p.db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, fmt.Errorf("error: search: %w", err)
+	}
+	defer rows.Close()
+	var hits []searchHit
+	for rows.Next() {
+		var h searchHit
+		if err := rows.Scan(&h.id, &h.score); err != nil {
+			return nil, fmt.Errorf("error: search: %w", err)
+		}
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
