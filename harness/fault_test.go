@@ -347,3 +347,33 @@ func TestAttackMidTurnMentionLosesHistory(t *testing.T) {
 		t.Errorf("closed %q; prompts went to %v", closed.SessionID, ids)
 	}
 }
+
+// TestCatchupPastRelayPage: more missed mentions than a relay's default
+// page (250 for a REQ without a limit) are all caught up, not only the
+// newest 250.
+func TestCatchupPastRelayPage(t *testing.T) {
+	if testing.Short() {
+		t.Skip("300-event catch-up")
+	}
+	w := newWorld(t)
+	const n = 300
+	want := map[string]bool{}
+	for i := range n {
+		want[w.mention("missed "+strconv.Itoa(i)).ID] = true
+	}
+	w.startHarness(w.harnessEnv("echo"), "--multiple-event-handling", "queue", "--no-typing", "--catchup-max", "500")
+	last := 0
+	defer func() { t.Logf("prompted %d of %d", last, n) }()
+	waitFor(t, "all 300 missed mentions prompted", 30*time.Second, func() bool {
+		got := 0
+		for _, p := range w.prompts() {
+			for _, m := range eventIDLine.FindAllStringSubmatch(p, -1) {
+				if want[m[1]] {
+					got++
+				}
+			}
+		}
+		last = got
+		return got >= n
+	})
+}

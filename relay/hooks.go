@@ -266,8 +266,10 @@ func (r *Relay) queryEvents(ctx context.Context, f nostr.Filter) (chan *nostr.Ev
 	keep := r.readCheck(ctx, f)
 	sf := f
 	if len(f.Tags) > 0 && f.Limit > 0 {
-		// a few more, to fill the limit after the tag check
-		sf.Limit = f.Limit + recheckSlack
+		// a few more, to fill the limit after the tag check; never past
+		// the store's maximum, over which it falls back to its default
+		// page (250) and a REQ for 1000 got a quarter of them
+		sf.Limit = min(f.Limit+recheckSlack, maxQueryLimit)
 	}
 	ch, err := r.store.QueryEvents(ctx, sf)
 	if err != nil || keep == nil {

@@ -45,6 +45,13 @@ const (
 	// sinceSkew is subtracted from every since value of a resubscribe,
 	// for clocks a little apart.
 	sinceSkew = 5
+
+	// replayLimit is the limit a REQ without one is sent with. A relay
+	// answers a limitless REQ with its default page (eventstore's badger
+	// and buzz-relay: 250, a quarter of their maximum), so a resubscribe
+	// after a drop that missed more lost the oldest of them; 1000 is the
+	// most buzz-relay and eventstore serve in one REQ.
+	replayLimit = 1000
 	// initialConnectRetries is how many times a subscriber's first
 	// connection is retried (after 1, 2, 4, 8, 16 s) before Run gives up.
 	initialConnectRetries = 5

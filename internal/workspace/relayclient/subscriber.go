@@ -302,6 +302,9 @@ func (s *Subscriber) sendReq(ctx context.Context, ws *Conn, sub *subState) {
 	sub.stored = true
 	s.mu.Unlock()
 	f.Since = &since
+	if f.Limit == 0 {
+		f.Limit = replayLimit
+	}
 	if err := ws.WriteFrame(ctx, "REQ", sub.id, f); err != nil {
 		s.log.Warn("REQ failed", "sub", sub.id, "err", err)
 	}
