@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -20,7 +21,6 @@ import (
 type generationRig struct {
 	w     *world
 	llm   *llmtest.Server
-	fail  atomic.Bool // answer requests naming failWord with a 401
 	mu    sync.Mutex
 	texts []string // the user text of every model request, in order
 }
@@ -35,9 +35,6 @@ func newGenerationRig(t *testing.T) *generationRig {
 		g.mu.Lock()
 		g.texts = append(g.texts, text)
 		g.mu.Unlock()
-		if g.fail.Load() && strings.Contains(text, failWord) {
-			return llmtest.Reply{Status: 401, Body: `{"error":{"message":"invalid api key"}}`}
-		}
 		return llmtest.Reply{Text: "noted"}
 	})
 	return g
@@ -69,8 +66,9 @@ func (g *generationRig) asked(t *testing.T, id string) string {
 }
 
 // heldSession is the session the state file keeps for the world's channel.
-func (g *generationRig) heldSession(t *testing.T) string {
-	b, err := os.ReadFile(filepath.Join(g.w.stateDir(), "state.json"))
+func heldSession(t *testing.T, w *world) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(w.stateDir(), "state.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,45 +76,66 @@ func (g *generationRig) heldSession(t *testing.T) string {
 	if err := json.Unmarshal(b, &st); err != nil {
 		t.Fatal(err)
 	}
-	if m := st.Channels[g.w.channel]; m != nil {
+	if m := st.Channels[w.channel]; m != nil {
 		return m.Session
 	}
 	return ""
 }
 
-// TestRestartAfterFailedInitialMessage: the session whose initial message
-// failed is dropped, and a restart does not load it again: the next turn
-// opens a new session and sends the initial message. Before, the turn's
-// end recorded the dropped session, the restarted harness loaded it, and
-// the agent never got its initial message.
-func TestRestartAfterFailedInitialMessage(t *testing.T) {
+// TestAttackRestartLoadsDroppedSession: the session whose initial message
+// failed is dropped, and the built buzz-acp, stopped and started again on
+// the same state, does not load it: the next turn opens a new session and
+// sends the initial message (the owner's standing instructions) again.
+// Before, the turn's end recorded the dropped session, the restarted
+// harness loaded it, and the agent went on without its instructions.
+func TestAttackRestartLoadsDroppedSession(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs the real agent")
+		t.Skip("runs the built buzz-acp and buzz-agent")
 	}
-	g := newGenerationRig(t)
-	g.fail.Store(true)
-	stop := g.run(t, timing{}, "--initial-message", failWord+" introduce yourself")
-	first := g.w.mention("hello")
+	w := newWorld(t)
+	r := newRestartRig(t, w)
+	var fail atomic.Bool
+	fail.Store(true)
+	var mu sync.Mutex
+	var texts []string
+	r.llm.SetHandler(func(req map[string]any) llmtest.Reply {
+		b, _ := json.Marshal(req)
+		text := userTexts(t, b)
+		mu.Lock()
+		texts = append(texts, text)
+		mu.Unlock()
+		if fail.Load() && strings.Contains(text, failWord) {
+			return llmtest.Reply{Status: 401, Body: `{"error":{"message":"invalid api key"}}`}
+		}
+		return llmtest.Reply{Text: "noted"}
+	})
+	r.args = []string{"--multiple-event-handling", "queue", "--initial-message", failWord + " introduce yourself"}
+	r.start()
+	first := w.mention("hello")
 	// The 401 is not retried: the thread gets the notice at once.
-	g.w.awaitAgentReply(t, "the failure notice", 60*time.Second, first.ID, nil)
-	stop()
-	if s := g.heldSession(t); s != "" {
+	w.awaitAgentReply(t, "the failure notice", 60*time.Second, first.ID, nil)
+	r.cmd.Process.Signal(syscall.SIGTERM)
+	r.cmd.Wait()
+	if s := heldSession(t, w); s != "" {
 		t.Errorf("the state keeps session %s, dropped when its initial message failed", s)
 	}
 
-	g.fail.Store(false)
-	g.run(t, timing{})
-	second := g.w.mention("hello again")
-	g.asked(t, second.ID)
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	intro := 0
-	for _, s := range g.texts {
-		if strings.Contains(s, failWord) {
-			intro++
+	fail.Store(false)
+	r.start()
+	second := w.mention("hello again")
+	intros := func() (asked bool, intro int) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, s := range texts {
+			asked = asked || strings.Contains(s, second.ID)
+			if strings.Contains(s, failWord) {
+				intro++
+			}
 		}
+		return asked, intro
 	}
-	if intro < 2 {
+	waitFor(t, "the model asked about "+second.ID, 60*time.Second, func() bool { asked, _ := intros(); return asked })
+	if _, intro := intros(); intro < 2 {
 		t.Errorf("the initial message reached the model %d times; want it again after the restart (a new session)", intro)
 	}
 }
@@ -162,7 +181,7 @@ func TestRestartAfterRenewalAsTurnEnds(t *testing.T) {
 			<-renewed
 			waitFor(t, "the turn's reactions cleaned up", 20*time.Second, func() bool { return w.seenReactions(first) == 0 })
 			stop()
-			if s := g.heldSession(t); s != "" {
+			if s := heldSession(t, g.w); s != "" {
 				t.Errorf("the state keeps session %s, renewed by %s before its turn ended", s, how)
 			}
 
