@@ -175,9 +175,11 @@ func approveInBrowser(t *testing.T, agentFlags, agentEnv []string, allow, reject
 	if !ran(a) {
 		t.Fatal("the allowed command did not run")
 	}
-	// The first turn ends (its final text lands in the thread) before the
-	// next mention, which would otherwise steer into it.
-	waitJS(t, ctx, "the first turn's reply", fmt.Sprintf(`!!document.querySelector('#feed article[data-id=%q] .replies')`, a))
+	// The first turn ends before the next mention, which would otherwise
+	// steer into it (and the model, seeing the tool's result last, would
+	// only say it is done). Its card says so; a reply in the thread does
+	// not, since the permission request itself is one.
+	waitJS(t, ctx, "the first turn's end", fmt.Sprintf(`!!document.querySelector('#feed article[data-id=%q] .turn-card[data-state=done]')`, a))
 	b := mention("touch two, please")
 	answer(b, reject)
 	time.Sleep(2 * time.Second)
