@@ -2,8 +2,6 @@ package harness
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -16,6 +14,7 @@ import (
 
 	"buzzbox/internal/acp"
 	"buzzbox/internal/jsonrpc"
+	"buzzbox/internal/workspace"
 )
 
 // runTurn runs one channel turn on t's slot (§10). It touches only the
@@ -477,12 +476,13 @@ func eventIDs(evs []*Event) []string {
 
 // newTurnID is a random UUID (version 4) naming one turn in observer frames.
 func newTurnID() string {
-	var b [16]byte
-	rand.Read(b[:])
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b[:])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
+	id, err := workspace.NewUUID()
+	if err != nil {
+		// crypto/rand does not fail on Linux; a turn id only has to be
+		// unlikely to repeat, so the clock stands in.
+		return fmt.Sprintf("turn-%d", time.Now().UnixNano())
+	}
+	return id
 }
 
 // livenessLoop records turn_liveness every --turn-liveness-secs until ctx

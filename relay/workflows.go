@@ -379,10 +379,7 @@ func (r *Relay) serveHook(w http.ResponseWriter, req *http.Request) {
 }
 
 // uuidOf formats the first 16 bytes of a hash as a UUID.
-func uuidOf(b []byte) string {
-	h := hex.EncodeToString(b[:16])
-	return h[:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
+func uuidOf(b []byte) string { return workspace.FormatUUID([16]byte(b[:16])) }
 
 // fire claims and starts the run of d for trigger key; it returns the run
 // id and false with a reason when the run was not started.

@@ -43,6 +43,13 @@ func NewUUID() (string, error) {
 	}
 	b[6] = b[6]&0x0f | 0x40 // version 4
 	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
+	return FormatUUID(b), nil
+}
+
+// FormatUUID writes 16 bytes in the hyphenated 8-4-4-4-12 form, in lower
+// case; it sets no version bits (a name derived from a hash keeps all of
+// the hash).
+func FormatUUID(b [16]byte) string {
 	h := hex.EncodeToString(b[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:], nil
+	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
