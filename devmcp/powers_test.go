@@ -286,13 +286,48 @@ func TestAttackShellEscapees(t *testing.T) {
 				deadline := time.Now().Add(15 * time.Second)
 				for len(sleepers(a, b)) > 0 {
 					if time.Now().After(deadline) {
-						t.Fatalf("after the call's %s, the detached sleeps %v still run", end, sleepers(a, b))
+						t.Fatalf("after the call's %s, the detached sleeps %v still run:\n%s", end, sleepers(a, b), procLines(sleepers(a, b)))
 					}
 					time.Sleep(10 * time.Millisecond) // other processes' deaths; nothing to wait on
 				}
 			})
 		}
 	}
+}
+
+// procLines describes each process for a failure: its status lines that
+// say where it lives (state, parent, namespaces' pids, capabilities) and
+// its parent's command line.
+func procLines(pids []int) string {
+	var out strings.Builder
+	for _, pid := range pids {
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+		fmt.Fprintf(&out, "pid %d:", pid)
+		for _, l := range strings.Split(string(b), "\n") {
+			for _, k := range []string{"State:", "PPid:", "NSpid:", "NSpgid:", "NSsid:", "CapEff:"} {
+				if strings.HasPrefix(l, k) {
+					fmt.Fprintf(&out, " %s", strings.Join(strings.Fields(l), " "))
+				}
+			}
+		}
+		if ppid := procParent(string(b)); ppid > 0 {
+			cmd, _ := os.ReadFile("/proc/" + strconv.Itoa(ppid) + "/cmdline")
+			fmt.Fprintf(&out, " parent %q", strings.ReplaceAll(string(cmd), "\x00", " "))
+		}
+		out.WriteString("\n")
+	}
+	return out.String()
+}
+
+// procParent reads PPid from a /proc/PID/status text.
+func procParent(status string) int {
+	for _, l := range strings.Split(status, "\n") {
+		if v, ok := strings.CutPrefix(l, "PPid:"); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	return 0
 }
 
 // startWithoutNamespaces starts the sandboxed server where it may create
