@@ -2,8 +2,6 @@ package harness
 
 import (
 	"net/http"
-	"net/http/httputil"
-	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -23,31 +21,22 @@ func TestAttackRelayDocumentFails(t *testing.T) {
 		t.Skip("runs the built buzz-acp and buzz-agent")
 	}
 	w := newWorld(t)
-	ln := w.proxyLns[0]
-	w.proxyLns = w.proxyLns[1:]
-	up, err := url.Parse(w.relay.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: up.Host})
 	var probes atomic.Int32
-	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-		if req.Method == http.MethodGet && strings.Contains(req.Header.Get("Accept"), "application/nostr+json") {
-			// The connection drops: the document cannot be read at all
-			// (a relay without one, which answers 404, is another case).
-			probes.Add(1)
-			if conn, _, err := http.NewResponseController(rw).Hijack(); err == nil {
-				conn.Close()
-			}
-			return
+	proxyURL := w.plainProxy(t, func(rw http.ResponseWriter, req *http.Request) bool {
+		if req.Method != http.MethodGet || !strings.Contains(req.Header.Get("Accept"), "application/nostr+json") {
+			return false
 		}
-		rp.ServeHTTP(rw, req)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+		// The connection drops: the document cannot be read at all (a
+		// relay without one, which answers 404, is another case).
+		probes.Add(1)
+		if conn, _, err := http.NewResponseController(rw).Hijack(); err == nil {
+			conn.Close()
+		}
+		return true
+	})
 
 	r := newRestartRig(t, w)
-	r.url = "ws://" + ln.Addr().String()
+	r.url = proxyURL
 	r.args = []string{"--multiple-event-handling", "queue"}
 	r.start()
 	first := w.mention("are you there?")

@@ -398,6 +398,33 @@ func TestBugAgentKilledAfterAnswerAnswersTwice(t *testing.T) {
 	}
 }
 
+// plainProxy serves a reverse proxy to w's relay (HTTP, and websockets
+// through their upgrade) on one of the world's proxy listeners, whose URL
+// the relay answers to, and returns its ws:// URL. intercept, when not
+// nil, sees each request first and answers it itself by returning true.
+func (w *world) plainProxy(t testing.TB, intercept func(http.ResponseWriter, *http.Request) bool) string {
+	t.Helper()
+	if len(w.proxyLns) == 0 {
+		t.Fatalf("world has no proxy listener left; raise worldProxies (%d)", worldProxies)
+	}
+	ln := w.proxyLns[0]
+	w.proxyLns = w.proxyLns[1:]
+	up, err := url.Parse(w.relay.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: up.Host})
+	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
+		if intercept != nil && intercept(rw, req) {
+			return
+		}
+		rp.ServeHTTP(rw, req)
+	})}
+	go srv.Serve(ln)
+	t.Cleanup(func() { srv.Close() })
+	return "ws://" + ln.Addr().String()
+}
+
 // TestRecheckUnknownRunsAgain: when the relay cannot say whether the
 // killed agent answered (its query for the agent's messages fails), the
 // mention is run again: a second answer beats a lost one.
@@ -408,37 +435,29 @@ func TestRecheckUnknownRunsAgain(t *testing.T) {
 	w := newWorld(t)
 	// A proxy in front of the relay refuses, once told to, every query for
 	// the agent's messages: what the check before a re-run asks.
-	ln := w.proxyLns[0]
-	w.proxyLns = w.proxyLns[1:]
-	up, err := url.Parse(w.relay.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: up.Host})
 	agentHex := w.agent.Public().Hex()
 	var refuse atomic.Bool
 	var refused atomic.Int32
-	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
-		if refuse.Load() && req.Method == http.MethodPost && req.URL.Path == "/query" {
-			body, _ := io.ReadAll(req.Body)
-			var filters []nostr.Filter
-			json.Unmarshal(body, &filters)
-			for _, f := range filters {
-				if len(f.Authors) == 1 && f.Authors[0] == agentHex && f.Tags["h"] != nil {
-					refused.Add(1)
-					http.Error(rw, "refused by the test", http.StatusInternalServerError)
-					return
-				}
-			}
-			req.Body = io.NopCloser(bytes.NewReader(body))
+	proxyURL := w.plainProxy(t, func(rw http.ResponseWriter, req *http.Request) bool {
+		if !refuse.Load() || req.Method != http.MethodPost || req.URL.Path != "/query" {
+			return false
 		}
-		rp.ServeHTTP(rw, req)
-	})}
-	go srv.Serve(ln)
-	t.Cleanup(func() { srv.Close() })
+		body, _ := io.ReadAll(req.Body)
+		var filters []nostr.Filter
+		json.Unmarshal(body, &filters)
+		for _, f := range filters {
+			if len(f.Authors) == 1 && f.Authors[0] == agentHex && f.Tags["h"] != nil {
+				refused.Add(1)
+				http.Error(rw, "refused by the test", http.StatusInternalServerError)
+				return true
+			}
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		return false
+	})
 
 	r := newRestartRig(t, w)
-	r.url = "ws://" + ln.Addr().String()
+	r.url = proxyURL
 	sends, hung := r.answerThenHang()
 	r.args = []string{"--multiple-event-handling", "queue"}
 	r.start()
