@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -52,15 +53,7 @@ type proxyFrame struct {
 // listeners, whose URL the relay answers to. It stops after the harness
 // when the harness is started after it.
 func newRelayProxy(t testing.TB, w *world) *relayProxy {
-	if len(w.proxyLns) == 0 {
-		t.Fatalf("world has no proxy listener left; raise worldProxies (%d)", worldProxies)
-	}
-	ln := w.proxyLns[0]
-	w.proxyLns = w.proxyLns[1:]
-	up, err := url.Parse(w.relay.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, up := w.takeProxyListener(t)
 	httpUp := &url.URL{Scheme: "http", Host: up.Host}
 	ctx, cancel := context.WithCancel(context.Background())
 	p := &relayProxy{t: t, upstream: up, ctx: ctx}
@@ -87,6 +80,22 @@ func newRelayProxy(t testing.TB, w *world) *relayProxy {
 		p.srv.Close()
 	})
 	return p
+}
+
+// takeProxyListener takes one of the world's proxy listeners, whose URL
+// the relay answers to, and returns it with the relay's own ws:// URL.
+func (w *world) takeProxyListener(t testing.TB) (net.Listener, *url.URL) {
+	t.Helper()
+	if len(w.proxyLns) == 0 {
+		t.Fatalf("world has no proxy listener left; raise worldProxies (%d)", worldProxies)
+	}
+	ln := w.proxyLns[0]
+	w.proxyLns = w.proxyLns[1:]
+	up, err := url.Parse(w.relay.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ln, up
 }
 
 func (p *relayProxy) URL() string { return "ws" + strings.TrimPrefix(p.srv.URL, "http") }

@@ -404,15 +404,7 @@ func TestBugAgentKilledAfterAnswerAnswersTwice(t *testing.T) {
 // nil, sees each request first and answers it itself by returning true.
 func (w *world) plainProxy(t testing.TB, intercept func(http.ResponseWriter, *http.Request) bool) string {
 	t.Helper()
-	if len(w.proxyLns) == 0 {
-		t.Fatalf("world has no proxy listener left; raise worldProxies (%d)", worldProxies)
-	}
-	ln := w.proxyLns[0]
-	w.proxyLns = w.proxyLns[1:]
-	up, err := url.Parse(w.relay.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln, up := w.takeProxyListener(t)
 	rp := httputil.NewSingleHostReverseProxy(&url.URL{Scheme: "http", Host: up.Host})
 	srv := &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, req *http.Request) {
 		if intercept != nil && intercept(rw, req) {
