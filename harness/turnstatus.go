@@ -23,8 +23,9 @@ import (
 // stays in the owner's encrypted observer frames.
 //
 // A message goes queued (behind a running turn) or seen (taken, waiting
-// for a free agent; statusSeenHold) → working (startedAt, and the title of the agent's current tool
-// call as step) → done, failed (cause) or cancelled (by). A steer or an
+// for a free agent; statusSeenHold) → working (startedAt, and the title of
+// the agent's current tool call as step; statusWorkingHold) → done,
+// failed (cause) or cancelled (by). A steer or an
 // interrupt puts it back to queued; a retry after a failure starts it
 // working again.
 
@@ -53,6 +54,15 @@ const statusStepEvery = 250 * time.Millisecond
 // while the message waits for a free agent. Well inside the 200 ms a
 // mention may take to show a card.
 const statusSeenHold = 50 * time.Millisecond
+
+// statusWorkingHold is how long a turn's working waits before it is
+// sent: a turn that ends within it (a quick answer) goes straight to its
+// final state, one event instead of two, which keeps the status events'
+// share of the relay's load at 200 mentions/s under 10 %
+// (BenchmarkTurnStatusRelayLoad). A tool call or a steered message sends
+// it at once, so the card's step shows without delay; like statusSeenHold
+// it is well inside the 200 ms a mention may take to show a card.
+const statusWorkingHold = 50 * time.Millisecond
 
 // statusQueueLen bounds the status events waiting to be signed and sent.
 // Past it an event is dropped, never waited for: the loop that makes
@@ -195,6 +205,7 @@ type turnTrack struct {
 	step     string
 	lastStep time.Time
 	timer    *time.Timer // a held-back step's send; nil none
+	hold     *time.Timer // working, held back (statusWorkingHold); nil once sent
 	ended    bool
 	session  string
 }
@@ -208,13 +219,24 @@ func (p *statusPub) start(channel string, t *turnHandle) *turnTrack {
 		ids: eventIDs(append(append([]*Event{}, t.parked...), t.batch...))}
 	p.unhold(tr.ids)
 	tr.mu.Lock()
-	tr.publish("", true)
+	tr.hold = time.AfterFunc(statusWorkingHold, func() { // stopped by publish or end
+		tr.mu.Lock()
+		defer tr.mu.Unlock()
+		if tr.hold != nil && !tr.ended {
+			tr.publish(tr.step, true)
+		}
+	})
 	tr.mu.Unlock()
 	return tr
 }
 
-// publish sends working with step; tr.mu held.
+// publish sends working with step, and so ends the hold on the first
+// working; tr.mu held.
 func (tr *turnTrack) publish(step string, must bool) {
+	if tr.hold != nil {
+		tr.hold.Stop()
+		tr.hold = nil
+	}
 	tr.p.send(tr.channel, tr.ids, turnStatusContent{State: turnWorking, Turn: tr.turn, StartedAt: tr.started.UnixMilli(), Step: step}, must)
 }
 
@@ -286,6 +308,10 @@ func (tr *turnTrack) end() {
 	if tr.timer != nil {
 		tr.timer.Stop()
 		tr.timer = nil
+	}
+	if tr.hold != nil {
+		tr.hold.Stop()
+		tr.hold = nil
 	}
 	session := tr.session
 	tr.mu.Unlock()
