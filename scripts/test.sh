@@ -84,10 +84,13 @@ trap 'rm -rf "$work"' EXIT
 CGO_ENABLED=0 go build -trimpath -o "$work/buzzbox" . || exit 1
 go build -o "$work/testsummary" ./scripts/testsummary || exit 1
 # BUZZ_SOAK_DURATION runs harness's TestSoak (scripts/soak.sh) for a minute
-# with the rest.
+# with the rest. The browser tests leave screenshots of every main view,
+# at desktop and phone sizes, in BUZZ_WEB_SCREENSHOTS for review.
+export BUZZ_WEB_SCREENSHOTS=${BUZZ_WEB_SCREENSHOTS:-${TMPDIR:-/tmp}/buzzbox-screenshots}
 BUZZ_SOAK_DURATION=${BUZZ_SOAK_DURATION:-60s} BUZZBOX_TEST_EXE="$work/buzzbox" \
 	go test -json -timeout 30m "$@" ./... | "$work/testsummary"
 codes=("${PIPESTATUS[@]}")
+say "screenshots of the web client for review: $BUZZ_WEB_SCREENSHOTS"
 [ "${codes[0]}" = 0 ] && [ "${codes[1]}" = 0 ] || exit 1
 
 if [ $# -gt 0 ]; then

@@ -120,18 +120,16 @@ func do(t testing.TB, ctx context.Context, what string, steps ...chromedp.Action
 	}
 }
 
-// shot writes a screenshot to the test's temp dir (and to
-// $BUZZ_WEB_SCREENSHOTS when set, to keep them).
+// shot writes a screenshot to dir (a test's own, when it looks at it)
+// and to reviewDir, where they are kept for a person to look at.
 func shot(t testing.TB, ctx context.Context, dir, name string) {
 	t.Helper()
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
 		t.Fatalf("screenshot %s: %v", name, err)
 	}
-	for _, d := range []string{dir, os.Getenv("BUZZ_WEB_SCREENSHOTS")} {
-		if d != "" {
-			os.WriteFile(filepath.Join(d, name+".png"), png, 0o644)
-		}
+	for _, d := range []string{dir, reviewDir(t)} {
+		os.WriteFile(filepath.Join(d, name+".png"), png, 0o644)
 	}
 }
 
