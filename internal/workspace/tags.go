@@ -36,9 +36,9 @@ const (
 )
 
 // ReadMarkerPrefix starts the d tag of a read marker (KindAppData): the
-// channel id follows. The content is JSON {"t": created_at of the newest
-// message read, "ids": the ids read in that second that unread counts
-// would count}.
+// channel id follows, and for a thread's marker "/" and its root's id.
+// The content is JSON {"t": created_at of the newest message read, "ids":
+// the ids read in that second that unread counts would count}.
 const ReadMarkerPrefix = "buzz:read:"
 
 // NotifyPrefix starts the d tag of a person's notification setting for a

@@ -448,3 +448,67 @@ func settle(t testing.TB, ctx context.Context) {
 		t.Fatalf("wait for the page to render: %v", err)
 	}
 }
+
+// threadNewOf is a JS expression: how many new replies the replies link
+// under the message whose text includes text says (0 when it says none,
+// -1 when the message or its link is not shown).
+func threadNewOf(text string) string {
+	return fmt.Sprintf(`(() => { const a = [...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes(%q)); const b = a?.querySelector('.replies'); if (!b) return -1; const n = b.querySelector('.replies-new'); return n ? parseInt(n.textContent, 10) : 0; })()`, text)
+}
+
+// TestBrowserThreadUnread: a thread is counted on its thread. Replies to
+// a message the person wrote show as new on its replies link (and not in
+// the channel's count); reading the thread on one device clears them on
+// every device (the thread's marker is the person's own event); a later
+// reply shows as new again, also on a device signed in afterwards. A
+// thread the person is not in shows no count.
+func TestBrowserThreadUnread(t *testing.T) {
+	phone, _ := browser(t)
+	laptop, laptopErrors := browser(t)
+	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
+	sk := nostr.GeneratePrivateKey()
+	vic := newPeer(t, base)
+	vic.sk = sk
+	vic.pk, _ = nostr.GetPublicKey(sk)
+	bob := newPeer(t, base)
+	ch := "4d5e6f70-0000-4000-8000-000000000020"
+	at := nostr.Now() - 100
+	makeChannel(bob, ch, "threads", at, vic.pk)
+	mine := vic.publishAt(at+1, 9, "plan for the launch", nostr.Tag{"h", ch})
+	other := bob.publishAt(at+1, 9, "lunch order", nostr.Tag{"h", ch})
+	reply := func(p *peer, root nostr.Event, text string) {
+		p.publish(9, text, nostr.Tag{"h", ch}, nostr.Tag{"e", root.ID, "", "root"})
+	}
+	reply(bob, mine, "first step: the page")
+	reply(bob, mine, "second step: the post")
+	reply(bob, other, "noodles for me")
+
+	signInKey(t, phone, base, sk)
+	signInKey(t, laptop, base, sk)
+	for _, ctx := range []context.Context{phone, laptop} {
+		openChannel(t, ctx, "threads")
+		waitJS(t, ctx, "two new replies in my thread", threadNewOf("plan for the launch")+` === 2`)
+		waitJS(t, ctx, "none counted in a thread I am not in", threadNewOf("lunch order")+` === 0`)
+	}
+	shot(t, laptop, t.TempDir(), "thread-unread")
+	if label, _ := chromedp.Run(laptop, chromedp.Evaluate[string](`[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('plan for the launch')).querySelector('.replies').textContent`)); label != "2 replies 2 new" {
+		t.Errorf("the replies link says %q; want %q", label, "2 replies 2 new")
+	}
+	do(t, laptop, "open the thread", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes('plan for the launch')).querySelector('.replies').click()`))
+	waitJS(t, laptop, "the thread's replies", textIn("#thread-feed article", "second step"))
+	waitJS(t, phone, "read on the other device, live", threadNewOf("plan for the launch")+` === 0`)
+	do(t, laptop, "close the thread", chromedp.Evaluate[chromedp.Void](`document.getElementById('thread-close').click()`))
+	waitJS(t, laptop, "read here too", threadNewOf("plan for the launch")+` === 0`)
+
+	reply(bob, mine, "third step: the party")
+	for _, ctx := range []context.Context{phone, laptop} {
+		waitJS(t, ctx, "one new reply", threadNewOf("plan for the launch")+` === 1`)
+	}
+	third, _ := browser(t)
+	signInKey(t, third, base, sk)
+	openChannel(t, third, "threads")
+	waitJS(t, third, "a new device starts where the others are", threadNewOf("plan for the launch")+` === 1`)
+	for _, e := range laptopErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}

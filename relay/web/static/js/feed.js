@@ -17,7 +17,8 @@ function signature(ev, app, inThread) {
   const turns = s.turns.of(ev.id).map((st) => [st.agent, st.state, st.step, st.by, st.cause, st.startedAt, s.waitingApproval(ev.id, st.agent)].join()).join('|') +
     (s.isAdmin(ch, app.me) ? '+a' : '') + transcriptSignature(ev, s);
   const w = s.working(ev);
-  return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, inThread ? 0 : s.replies(ch, ev.id), relTime(ev.created_at),
+  const replies = inThread ? '' : s.replies(ch, ev.id) + '/' + (app.reads ? app.reads.threadUnread(ch, ev) : 0);
+  return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, replies, relTime(ev.created_at),
     s.status(ev.pubkey), w.who.join() + w.busy, approvalSignature(s, ev, app.me), turns].join('\u0000');
 }
 

@@ -111,8 +111,14 @@ export function messageView(ev, app, { inThread = false } = {}) {
   const waiting = !inThread && app.openThread ? approvalNotice(store, ev, app.openThread.bind(app)) : null;
   if (waiting) main.append(waiting);
   if (!inThread && ev.kind !== K.forumComment) {
-    const n = store.replies(ev.tags.find((t) => t[0] === 'h')?.[1] || '', ev.id);
-    if (n) main.append(el('button', { type: 'button', class: 'replies link', onclick: () => app.openThread(ev), text: `${n} ${n === 1 ? 'reply' : 'replies'}` }));
+    const ch = ev.tags.find((t) => t[0] === 'h')?.[1] || '';
+    const n = store.replies(ch, ev.id);
+    const fresh = n && app.reads ? app.reads.threadUnread(ch, ev) : 0;
+    if (n) {
+      const label = `${n} ${n === 1 ? 'reply' : 'replies'}`;
+      main.append(el('button', { type: 'button', class: fresh ? 'replies link unread' : 'replies link', onclick: () => app.openThread(ev) },
+        label, fresh ? ' ' : null, fresh ? el('span', { class: 'replies-new', text: `${fresh} new` }) : null));
+    }
   }
 
   const actions = el('div', { class: 'actions', role: 'toolbar', 'aria-label': 'Message actions' });

@@ -7,11 +7,18 @@
 // Mentions are counted apart, the same way: messages since the marker
 // that tag the person (p), thread replies included; in a direct-message
 // channel every unread message counts as one.
+//
+// A thread the person is in (they started it, replied in it or opened it)
+// is counted on its own: its marker is another 30078 event, d =
+// "buzz:read:<channel>/<root id>", moved as the person reads the open
+// thread, and its new replies are a COUNT of the replies since then.
 
 import { K, messageKinds } from './store.js';
 import { tag, threadOf } from './event.js';
 
 export const readMarkerPrefix = 'buzz:read:';
+/** threadKey names a thread's marker: its channel and its root message. */
+export const threadKey = (ch, root) => `${ch}/${root}`;
 /** publishDelayMs gathers the marker moves of one reading into one event. */
 const publishDelayMs = 1500;
 /** recountDelayMs gathers a burst of live messages into one COUNT. */
@@ -55,6 +62,7 @@ export class ReadState {
     const d = tag(ev, 'd') || '';
     if (ev.pubkey !== this.app.me || !d.startsWith(readMarkerPrefix)) return;
     const ch = d.slice(readMarkerPrefix.length);
+    const thread = ch.includes('/');
     let r;
     try { r = JSON.parse(ev.content); } catch { return; }
     if (!r || !Number.isInteger(r.t) || !Array.isArray(r.ids)) return;
@@ -66,7 +74,10 @@ export class ReadState {
       if (r.t < old.t || (r.t === old.t && ids.every((id) => old.ids.includes(id)))) return;
     }
     this.markers.set(ch, { t: r.t, ids, at: Math.max(old ? old.at : 0, ev.created_at) });
-    if (this.loaded) this.recount(ch);
+    if (this.loaded) {
+      if (thread) this.recountThread(...ch.split('/'));
+      else this.recount(ch);
+    }
     this.app.store.changed();
   }
 
@@ -111,22 +122,54 @@ export class ReadState {
     if (!this.loaded) return; // the stored markers first: they place the "New" line
     if (!this.entry.has(ch)) { const m = this.lastRead(ch); this.entry.set(ch, { t: m.t, ids: [...m.ids] }); }
     const s = this.app.store;
-    let t = -1;
-    for (const id of s.messages.get(ch) || []) t = Math.max(t, s.events.get(id).created_at);
-    if (t < 0) return;
-    const ids = [];
-    for (const id of s.messages.get(ch)) {
-      const ev = s.events.get(id);
-      if (ev.created_at === t && this.counted(ev)) ids.push(ev.id);
-    }
-    const old = this.lastRead(ch);
     if (this.counts.get(ch) !== 0) { this.counts.set(ch, 0); }
     if (this.mentionCounts.get(ch) !== 0) { this.mentionCounts.set(ch, 0); }
-    if (old.t > t || (old.t === t && ids.every((id) => old.ids.includes(id)))) return;
-    this.markers.set(ch, { t, ids, at: old.at });
-    clearTimeout(this.publishing.get(ch));
-    this.publishing.set(ch, setTimeout(() => this.publish(ch), publishDelayMs));
+    this.advance(ch, [...(s.messages.get(ch) || [])].map((id) => s.events.get(id)), (ev) => this.counted(ev));
   }
+
+  /**
+   * advance moves key's marker to the newest of evs, naming the ones of
+   * that second that counted(ev) counts, and publishes it soon.
+   */
+  advance(key, evs, counted) {
+    let t = -1;
+    for (const ev of evs) t = Math.max(t, ev.created_at);
+    if (t < 0) return;
+    const ids = evs.filter((ev) => ev.created_at === t && counted(ev)).map((ev) => ev.id);
+    const old = this.lastRead(key);
+    if (old.t > t || (old.t === t && ids.every((id) => old.ids.includes(id)))) return;
+    this.markers.set(key, { t, ids, at: old.at });
+    clearTimeout(this.publishing.get(key));
+    this.publishing.set(key, setTimeout(() => this.publish(key), publishDelayMs));
+  }
+
+  /** inThread reports whether the person is in root's thread: started it, replied in it, or read it. */
+  inThread(ch, root) {
+    if (root.pubkey === this.app.me || this.markers.has(threadKey(ch, root.id))) return true;
+    return this.app.store.channelMessages(ch, { root: root.id }).some((ev) => ev.pubkey === this.app.me);
+  }
+
+  /** threadCounted reports whether ev is a reply a thread's count counts: a message in it, not mine. */
+  threadCounted(ev, root) { return messageKinds.includes(ev.kind) && ev.pubkey !== this.app.me && threadOf(ev).root === root; }
+
+  /** threadUnread is how many replies in root's thread came since the person last read it (0 outside threads they are in). */
+  threadUnread(ch, root) {
+    if (!this.joined(ch) || !this.inThread(ch, root)) return 0;
+    const key = threadKey(ch, root.id);
+    if (!this.counts.has(key) && this.loaded && !this.asked.has(key)) this.recountThread(ch, root.id);
+    return this.counts.get(key) || 0;
+  }
+
+  /** markThread moves the marker of root's thread to its newest reply (the open thread is being read). */
+  markThread(ch, root) {
+    if (!this.loaded) return;
+    const key = threadKey(ch, root);
+    if (this.counts.get(key) !== 0) this.counts.set(key, 0);
+    this.advance(key, this.app.store.channelMessages(ch, { root }), (ev) => this.threadCounted(ev, root));
+  }
+
+  /** readingThread is the root of the thread the person has open and in view, or ''. */
+  readingThread() { return this.app.reading() && this.app.thread?.root ? this.app.thread.root.id : ''; }
 
   /** publish sends ch's marker; created_at moves on from the last so the relay keeps the newest. */
   async publish(ch) {
@@ -141,14 +184,36 @@ export class ReadState {
     } catch { /* the next reading publishes again */ }
   }
 
-  /** seen notes a live message: its channel's count is asked again. */
+  /** seen notes a live message: its channel's count, or its thread's, is asked again. */
   seen(ev) {
     const ch = tag(ev, 'h');
-    if (ch && this.loaded && (this.counted(ev) || this.mentionsMe(ev)) && ch !== this.app.reading()) this.recount(ch);
+    if (!ch || !this.loaded) return;
+    if ((this.counted(ev) || this.mentionsMe(ev)) && ch !== this.app.reading()) this.recount(ch);
+    const root = threadOf(ev).root;
+    if (root && ev.pubkey !== this.app.me && root !== this.readingThread() && this.counts.has(threadKey(ch, root))) this.recountThread(ch, root);
   }
 
   recountAll() {
     for (const ch of this.app.store.channels.keys()) if (this.joined(ch)) this.recount(ch);
+    for (const key of this.counts.keys()) if (key.includes('/')) this.recountThread(...key.split('/'));
+  }
+
+  /** recountThread asks the relay how many replies root's thread has had since its marker. */
+  recountThread(ch, root) {
+    const key = threadKey(ch, root);
+    clearTimeout(this.asked.get(key));
+    this.asked.set(key, setTimeout(async () => {
+      const m = this.lastRead(key);
+      try {
+        const n = await this.app.conn.count({ kinds: messageKinds, '#h': [ch], '#e': [root], since: m.t, exclude_authors: [this.app.me] });
+        if (this.lastRead(key).t === m.t && root !== this.readingThread()) this.counts.set(key, Math.max(0, n - m.ids.length));
+        else if (root === this.readingThread()) this.counts.set(key, 0);
+        this.app.store.changed();
+      } catch {
+        if (!this.counts.has(key)) this.counts.set(key, 0); // asked again on the next reply or reconnect
+      }
+      this.asked.delete(key);
+    }, recountDelayMs));
   }
 
   /** recount asks the relay how many counted messages ch has since the marker. */

@@ -58,6 +58,8 @@ export class ThreadView {
   render() {
     if (!this.root) return;
     const s = this.app.store;
+    const ch = this.root.tags.find((t) => t[0] === 'h')?.[1] || this.app.current;
+    if (this.app.reading()) this.app.reads.markThread(ch, this.root.id);
     const feed = $('thread-feed');
     const root = s.deleted(this.root) ? [] : [this.root];
     renderFeed(feed.querySelector('.thread-root'), root, this.app, this.rootCache, { inThread: true });
