@@ -14,6 +14,7 @@ import { messageKinds } from './store.js';
 import { JumpToLatest, firstNew, loadOlderPx, anchor, restore } from './history.js';
 import { humanError } from './errors.js';
 import { Tabs } from './tabs.js';
+import { channelIntro, introView } from './guide.js';
 
 const $ = (id) => document.getElementById(id);
 /** windowStep is how many messages the feed shows at first and adds each time the reader nears its top: the DOM holds what was scrolled through, not the whole channel. */
@@ -58,6 +59,7 @@ export class ChannelView {
     this.id = id;
     this.cache = new Map();
     $('feed').replaceChildren();
+    delete $('feed').dataset.intro;
     $('search').value = '';
     $('search-status').textContent = '';
     this.query = '';
@@ -162,6 +164,7 @@ export class ChannelView {
     $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
     $('feed').querySelector(':scope > .empty')?.remove();
     if (this.query && evs.length === 0) $('feed').append(el('p', { class: 'empty', text: `No message matches “${this.query}”.` }));
+    this.intro(evs.length === 0 && !this.query && member && !gone && this.app.historyFor === this.id);
 
     const typing = typingLine(s.typingIn(this.id).map((pk) => s.name(pk)));
     if ($('typing').textContent !== typing) $('typing').textContent = typing;
@@ -171,6 +174,22 @@ export class ChannelView {
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;
     if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));
+  }
+
+  /** intro puts an empty channel's opening lines (guide.js) in its feed, or takes them away. */
+  intro(show) {
+    const f = $('feed');
+    const model = show ? channelIntro(this.app.store, this.app.me, this.id) : null;
+    const manage = this.mayManage();
+    const key = model ? JSON.stringify(model) + manage : '';
+    if ((f.dataset.intro || '') === key) return;
+    f.dataset.intro = key;
+    f.querySelector(':scope > .feed-intro')?.remove();
+    if (!model) return;
+    f.append(introView(model, {
+      invite: manage ? () => this.openMembers(['tab-invite', 'tab-add']) : null,
+      agents: () => this.app.agentsPanel.open(),
+    }));
   }
 
   /** older shows more of what the page holds and, when it holds no more, asks the relay for the next page. */
