@@ -128,7 +128,7 @@ export class Guide {
     return {
       title: 'Create a channel',
       text: s.done ? `You are in #${s.name}. A channel per team, project or topic keeps talk findable.` : 'Channels hold the conversations: one per team, project or topic.',
-      action: s.done ? 'New channel' : 'Create a channel',
+      action: s.done ? 'Create another' : 'Create a channel',
       act: () => document.getElementById('new-channel').click(),
     };
   }
@@ -149,10 +149,10 @@ export class Guide {
 
   agent(s) {
     if (!s.agent) {
-      return { title: 'Mention the agent', text: 'No agent here yet: run “buzzbox up” to start one for this workspace, then mention it in a channel and it answers in the thread.', action: 'Agents', act: () => this.app.agentsPanel.open() };
+      return { title: 'Mention the agent', text: 'No agent here yet: run “buzzbox up” to start one for this workspace, then mention it in a channel and it answers in the thread.', action: 'Open Agents', act: () => this.app.agentsPanel.open() };
     }
     if (!s.channel) {
-      return { title: `Mention @${s.agentName}`, text: `@${s.agentName} is in none of your channels: open a channel, then add it from Agents.`, action: 'Agents', act: () => this.app.agentsPanel.open() };
+      return { title: `Mention @${s.agentName}`, text: `@${s.agentName} is in none of your channels: open a channel, then add it from Agents.`, action: 'Open Agents', act: () => this.app.agentsPanel.open() };
     }
     return {
       title: `Mention @${s.agentName}`,
@@ -193,5 +193,5 @@ export function introView(intro, { invite, agents }) {
     el('div', { class: 'row' },
       invite ? el('button', { type: 'button', text: 'Invite people', onclick: invite }) : null,
       intro.agent ? el('button', { type: 'button', text: `Mention @${intro.agentName}`, onclick: () => mention(intro.agentName) }) : null,
-      !intro.agent && intro.agentsKnown && agents ? el('button', { type: 'button', text: 'Agents', onclick: agents }) : null));
+      !intro.agent && intro.agentsKnown && agents ? el('button', { type: 'button', text: 'Open Agents', onclick: agents }) : null));
 }
