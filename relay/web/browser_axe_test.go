@@ -54,7 +54,8 @@ func axeCheck(t *testing.T, ctx context.Context, src, view string) {
 }
 
 // TestBrowserAccessibility runs axe-core over every view: sign-in, the
-// channel with messages of every kind, each dialog, the switcher and
+// first-run guide, an empty channel, the channel with messages of every
+// kind, each dialog (the members dialog's tabs among them), the switcher and
 // the shortcut list, at desktop and phone widths, in light and dark.
 func TestBrowserAccessibility(t *testing.T) {
 	modules, _ := testexe.NodeModules(t)
@@ -68,7 +69,14 @@ func TestBrowserAccessibility(t *testing.T) {
 	openSignIn(t, ctx, base)
 	axeCheck(t, ctx, src, "sign-in")
 	createKey(t, ctx, "Nia")
+	waitJS(t, ctx, "the first-run guide", `document.querySelectorAll('#empty .guide-step').length === 3`)
+	axeCheck(t, ctx, src, "first-run guide")
+	do(t, ctx, "phone width", chromedp.EmulateViewport(390, 844))
+	axeCheck(t, ctx, src, "first-run guide, phone")
+	do(t, ctx, "desktop width", chromedp.EmulateViewport(1280, 800))
 	id := createChannel(t, ctx, "general", false)
+	waitJS(t, ctx, "the empty channel's opening lines", `!!document.querySelector('#feed .feed-intro')`)
+	axeCheck(t, ctx, src, "empty channel")
 	pub := newPeer(t, base).publish
 	pub(0, `{"name":"Omar"}`)
 	pub(9021, "", nostr.Tag{"h", id})
@@ -86,6 +94,8 @@ func TestBrowserAccessibility(t *testing.T) {
 	openChannel(t, ctx, "general")
 	for _, d := range []struct{ view, open, close string }{
 		{"members", `document.getElementById('members-btn').click()`, `document.getElementById('members-dialog').close()`},
+		{"members, add people", `document.getElementById('members-btn').click(); document.getElementById('tab-add').click()`, `document.getElementById('members-dialog').close()`},
+		{"members, topic", `document.getElementById('members-btn').click(); document.getElementById('tab-topic').click()`, `document.getElementById('members-dialog').close()`},
 		{"profile", `document.getElementById('me').click()`, `document.getElementById('profile-dialog').close()`},
 		{"new channel", `document.getElementById('new-channel').click()`, `document.getElementById('channel-dialog').close()`},
 		{"switcher", `document.dispatchEvent(new KeyboardEvent('keydown', { key: 'k', ctrlKey: true, bubbles: true }))`, `document.getElementById('switcher').close()`},

@@ -34,11 +34,15 @@ func TestBrowserPlainMemberSeesOnlyWhatTheyMayDo(t *testing.T) {
 	do(t, ctx, "open the members dialog", chromedp.Click(button("Members")))
 	waitJS(t, ctx, "the members dialog", `document.getElementById('members-dialog').open`)
 	waitJS(t, ctx, "the hint for plain members", `!document.getElementById('members-hint').hidden`)
-	for _, id := range []string{"add-member-form", "topic-form", "invite-form"} {
-		hidden, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('`+id+`').hidden`))
-		if !hidden {
+	waitJS(t, ctx, "the member list's tab", `document.getElementById('tab-members').getAttribute('aria-selected') === 'true' && !document.getElementById('panel-members').hidden`)
+	for _, id := range []string{"add-member-form", "topic-form", "invite-form", "tab-add", "tab-topic", "tab-invite"} {
+		shown, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`document.getElementById('`+id+`').checkVisibility()`))
+		if shown {
 			t.Errorf("a plain member sees #%s", id)
 		}
+	}
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#members-list button').length`)); n != 0 {
+		t.Errorf("a plain member is offered %d Remove buttons", n)
 	}
 	shot(t, ctx, shots, "members-plain-desktop")
 	do(t, ctx, "close the members dialog", chromedp.Click(chromedp.ID("members-close")))

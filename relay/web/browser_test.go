@@ -416,7 +416,7 @@ func TestBrowserAuthImportedKey(t *testing.T) {
 	manageCall(t, base, sk, "allowpubkey", kim, "a colleague")
 	do(t, ctx, "open members", chromedp.Click(button("Members")))
 	waitJS(t, ctx, "Kim offered", fmt.Sprintf(`[...document.querySelectorAll('#known-people option')].some((o) => o.value === %q)`, knpub))
-	do(t, ctx, "add Kim", chromedp.SendKeys(labelled("Add a member (npub, hex key or name of a known person)"), knpub), chromedp.Click(button("Add member")))
+	do(t, ctx, "add Kim", chromedp.Click(button("Add people")), chromedp.SendKeys(labelled("Add a member (npub, hex key or name of a known person)"), knpub), chromedp.Click(button("Add member")))
 	waitJS(t, ctx, "Kim a member", fmt.Sprintf(`window.buzz.store.channels.get(%q).members.has(%q)`, id, kim))
 
 	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -651,10 +651,10 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 	frank, _ := nostr.GetPublicKey(fsk)
 	fnpub, _ := nip19.EncodePublicKey(frank)
 	do(t, ctx, "open members", chromedp.Click(button("Members")))
-	do(t, ctx, "set the topic", chromedp.SendKeys(labelled("Topic"), "shipping"), chromedp.Click(button("Set topic")))
+	do(t, ctx, "set the topic", chromedp.Click(button("Topic")), chromedp.SendKeys(labelled("Topic"), "shipping"), chromedp.Click(button("Set topic")))
 	waitJS(t, ctx, "the topic", textIn("#channel-topic", "shipping"))
 	do(t, ctx, "open members again", chromedp.Click(button("Members")))
-	do(t, ctx, "add Frank", chromedp.SendKeys(labelled("Add a member (npub, hex key or name of a known person)"), fnpub), chromedp.Click(button("Add member")))
+	do(t, ctx, "add Frank", chromedp.Click(button("Add people")), chromedp.SendKeys(labelled("Add a member (npub, hex key or name of a known person)"), fnpub), chromedp.Click(button("Add member")))
 	waitJS(t, ctx, "Frank a member", fmt.Sprintf(`window.buzz.store.channels.get(%q).members.get(%q) === 'member'`, alpha, frank))
 
 	// Delete my own message.
@@ -884,7 +884,7 @@ func TestBrowserOwnerRevokesInvite(t *testing.T) {
 	manageCall(t, r.HTTPURL(), osk, "createinvite", map[string]any{"channels": []string{other}})
 	createChannel(t, owner, "partners", false)
 	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
-	do(t, owner, "create an invite", chromedp.Click(button("Create invite link")))
+	do(t, owner, "create an invite", chromedp.Click(button("Invite link")), chromedp.Click(button("Create invite link")))
 	waitJS(t, owner, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
 	link, err := chromedp.Run(owner, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
 	if err != nil {
@@ -1114,7 +1114,7 @@ func TestBrowserOwnerCreatesInvite(t *testing.T) {
 	waitJS(t, owner, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
 	createChannel(t, owner, "guests", false)
 	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
-	do(t, owner, "create an invite", chromedp.Click(button("Create invite link")))
+	do(t, owner, "create an invite", chromedp.Click(button("Invite link")), chromedp.Click(button("Create invite link")))
 	waitJS(t, owner, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
 	link, err := chromedp.Run(owner, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
 	if err != nil {

@@ -51,3 +51,8 @@ func TestAgentsModule(t *testing.T) { nodeChecks(t, "agents.mjs", 20) }
 // and unread order (inbox.js), and direct messages' names, people and
 // templates (dm.js).
 func TestFindModules(t *testing.T) { nodeChecks(t, "find.mjs", 13) }
+
+// TestGuideModule runs testdata/guide.mjs: the first-run guide's steps
+// (a channel of one's own, someone else in one, an agent mentioned), where
+// its invite and mention go, and an empty channel's opening lines.
+func TestGuideModule(t *testing.T) { nodeChecks(t, "guide.mjs", 16) }

@@ -26,6 +26,7 @@ import { PRIndex, prKinds } from './repo.js';
 import { SearchView } from './search.js';
 import { InboxView } from './inbox.js';
 import { wireDMs, renderDMs } from './dm.js';
+import { Guide } from './guide.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -54,6 +55,7 @@ class App {
     this.searchView = new SearchView(this);
     this.inbox = new InboxView(this);
     this.special = false; // the search view or the inbox is shown instead of a channel
+    this.guide = new Guide(this, $('empty'));
     this.store.subscribe(() => this.render());
   }
 
@@ -223,7 +225,7 @@ class App {
     if (id !== this.current) {
       this.current = id;
       this.thread.close();
-      if (id) { this.channelView.show(id); this.loadChannel(id); }
+      if (id) { this.channelView.show(id); this.loadChannel(id); } else this.channelView.id = ''; // coming back to the same channel shows it again
       document.body.classList.remove('nav-open');
       $('menu').setAttribute('aria-expanded', 'false');
     }
@@ -237,7 +239,7 @@ class App {
     if (!this.current) this.alerts.render('buzz');
     this.channelView.render();
     this.inbox.render();
-    if (this.special) { $('channel').hidden = true; $('empty').hidden = true; } else if (!this.current) { $('channel').hidden = true; $('empty').hidden = false; }
+    if (this.special) { $('channel').hidden = true; $('empty').hidden = true; } else if (!this.current) { $('channel').hidden = true; $('empty').hidden = false; this.guide.render(); }
     this.thread.render();
     if (this.revealing) {
       const art = document.querySelector(`#thread-feed article[data-id="${this.revealing}"]`) || document.querySelector(`#feed article[data-id="${this.revealing}"]`);

@@ -13,6 +13,8 @@ import { query } from './bridge.js';
 import { messageKinds } from './store.js';
 import { JumpToLatest, firstNew, loadOlderPx, anchor, restore } from './history.js';
 import { humanError } from './errors.js';
+import { Tabs } from './tabs.js';
+import { channelIntro, introView } from './guide.js';
 
 const $ = (id) => document.getElementById(id);
 /** windowStep is how many messages the feed shows at first and adds each time the reader nears its top: the DOM holds what was scrolled through, not the whole channel. */
@@ -30,6 +32,7 @@ export class ChannelView {
     $('search').addEventListener('input', (e) => { this.query = e.target.value.trim().toLowerCase(); $('search-status').textContent = ''; this.render(); });
     $('search').addEventListener('keydown', (e) => { if (e.key === 'Enter') { e.preventDefault(); this.searchRelay(); } });
     $('members-btn').addEventListener('click', () => this.openMembers());
+    this.tabs = new Tabs($('members-tabs'));
     $('members-close').addEventListener('click', () => $('members-dialog').close());
     $('canvas-btn').addEventListener('click', () => {
       const c = $('canvas');
@@ -56,6 +59,7 @@ export class ChannelView {
     this.id = id;
     this.cache = new Map();
     $('feed').replaceChildren();
+    delete $('feed').dataset.intro;
     $('search').value = '';
     $('search-status').textContent = '';
     this.query = '';
@@ -160,6 +164,7 @@ export class ChannelView {
     $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
     $('feed').querySelector(':scope > .empty')?.remove();
     if (this.query && evs.length === 0) $('feed').append(el('p', { class: 'empty', text: `No message matches “${this.query}”.` }));
+    this.intro(evs.length === 0 && !this.query && member && !gone && this.app.historyFor === this.id);
 
     const typing = typingLine(s.typingIn(this.id).map((pk) => s.name(pk)));
     if ($('typing').textContent !== typing) $('typing').textContent = typing;
@@ -169,6 +174,22 @@ export class ChannelView {
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;
     if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));
+  }
+
+  /** intro puts an empty channel's opening lines (guide.js) in its feed, or takes them away. */
+  intro(show) {
+    const f = $('feed');
+    const model = show ? channelIntro(this.app.store, this.app.me, this.id) : null;
+    const manage = this.mayManage();
+    const key = model ? JSON.stringify(model) + manage : '';
+    if ((f.dataset.intro || '') === key) return;
+    f.dataset.intro = key;
+    f.querySelector(':scope > .feed-intro')?.remove();
+    if (!model) return;
+    f.append(introView(model, {
+      invite: manage ? () => this.openMembers(['tab-invite', 'tab-add']) : null,
+      agents: () => this.app.agentsPanel.open(),
+    }));
   }
 
   /** older shows more of what the page holds and, when it holds no more, asks the relay for the next page. */
@@ -199,12 +220,15 @@ export class ChannelView {
     }
   }
 
-  openMembers() {
+  /** openMembers opens the members dialog at the first of tabs (tab ids) this person may use, else at the member list. */
+  openMembers(tabs = 'tab-members') {
+    const want = [].concat(tabs);
     const s = this.app.store;
     const ch = s.channels.get(this.id);
     if (!ch) return;
     $('members-error').textContent = '';
     $('invites').hidden = true;
+    $('members-title').textContent = ch.type === 'dm' ? dmTitle(s, ch, this.app.me) : '#' + ch.name;
     this.renderMembers();
     const fill = () => {
       const known = new Set([...s.profiles.keys(), ...this.relayMembers]);
@@ -213,16 +237,17 @@ export class ChannelView {
         .map((pk) => el('option', { value: s.profiles.has(pk) ? s.name(pk) : npub(pk) })));
     };
     fill();
-    // Only what this person may do: channel admins add members and set
-    // the topic; the relay's owner and admins make invite links.
+    // Only the tabs this person may use: channel admins add members and
+    // set the topic; the relay's owner and admins make invite links.
     const controls = () => {
-      const admin = s.isAdmin(this.id, this.app.me) || this.app.relayAdmin === true;
-      $('add-member-form').hidden = !admin;
-      $('topic-form').hidden = !admin;
-      $('invite-form').hidden = this.app.relayAdmin !== true;
+      const admin = this.mayManage();
+      this.tabs.allow('tab-add', admin);
+      this.tabs.allow('tab-topic', admin);
+      this.tabs.allow('tab-invite', this.app.relayAdmin === true);
       $('members-hint').hidden = admin;
     };
     controls();
+    this.tabs.select(want.find((id) => this.tabs.allowed(id)) || 'tab-members');
     $('topic-input').value = ch.topic;
     $('members-dialog').showModal();
     // The relay's own member list, for its owner and admins (NIP-86);
@@ -235,10 +260,16 @@ export class ChannelView {
       fill();
       this.listInvites();
       controls();
+      this.renderMembers();
+      // The invite tab exists only once the relay has said who may use it.
+      if (want[0] !== 'tab-members' && $('members-dialog').open) this.tabs.select(want.find((id) => this.tabs.allowed(id)) || 'tab-members');
     }).catch(() => { this.app.notRelayAdmin = true; });
   }
 
-  /** renderMembers lists the channel's members, who is online or away first. */
+  /** mayManage says whether this person adds and removes the open channel's members: its admins and the relay's. */
+  mayManage() { return this.app.store.isAdmin(this.id, this.app.me) || this.app.relayAdmin === true; }
+
+  /** renderMembers lists the channel's members, who is online or away first, with Remove for who may. */
   renderMembers() {
     const s = this.app.store;
     const ch = s.channels.get(this.id);
@@ -246,15 +277,31 @@ export class ChannelView {
     const rank = { online: 0, away: 1, '': 2 };
     const rows = [...ch.members.entries()].map(([pk, role]) => ({ pk, role, status: s.status(pk), name: s.name(pk) }))
       .sort((a, b) => rank[a.status] - rank[b.status] || a.name.localeCompare(b.name));
-    const key = rows.map((r) => [r.pk, r.role, r.status, r.name].join(':')).join('|');
+    const manage = this.mayManage();
+    const key = manage + rows.map((r) => [r.pk, r.role, r.status, r.name].join(':')).join('|');
     if ($('members-list').dataset.key === key) return;
     $('members-list').dataset.key = key;
-    $('members-list').replaceChildren(...rows.map(({ pk, role, status, name }) => el('li', { 'data-pk': pk },
+    $('members-count').textContent = String(rows.length);
+    $('members-list').replaceChildren(...rows.map((r) => this.memberRow(r, manage && r.pk !== this.app.me)));
+  }
+
+  memberRow({ pk, role, status, name }, removable) {
+    return el('li', { 'data-pk': pk },
       el('span', { class: 'member-name' },
         el('span', { class: 'presence-dot ' + (status || 'offline'), 'aria-hidden': 'true' }),
         el('span', { text: name }),
         el('span', { class: 'presence-word', text: status || 'offline' })),
-      el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }))));
+      el('span', { class: 'member-end' },
+        el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }),
+        removable ? el('button', { type: 'button', class: 'small', text: 'Remove', 'aria-label': `Remove ${name} from the channel`, onclick: () => this.removeMember(pk) }) : null));
+  }
+
+  /** removeMember takes pk out of the channel (NIP-29 kind 9001); the relay allows it to the channel's admins. */
+  async removeMember(pk) {
+    $('members-error').textContent = '';
+    try {
+      await this.app.send({ kind: 9001, tags: [['h', this.id], ['p', pk]], content: '' });
+    } catch (e) { $('members-error').textContent = 'Not removed: ' + e.message; }
   }
 
   /** listInvites shows the pending invites naming this channel that the relay lets this person revoke (NIP-86 listinvites), each with a Revoke button. */
