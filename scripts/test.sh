@@ -102,7 +102,8 @@ say "every benchmark, once"
 # each package with benchmarks runs them all once. -short takes the long
 # ones' short paths (BenchmarkInstances publishes for 1 s, not 20;
 # BenchmarkBusyChannelBurst sends 1 000 mentions, not 10 000;
-# BenchmarkTurnStatusRelayLoad loads the relay for 1 s, not 10, once);
+# BenchmarkTurnStatusRelayLoad loads the relay for 1 s, not 10, once;
+# the web client's channel benchmarks read 1 000 messages, not 10 000);
 # -run '^$' runs no test again. About a minute on two cores.
 benches=$(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-dir=third_party '^func Benchmark' . |
 	xargs -n1 dirname | sort -u)

@@ -3,9 +3,16 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 	"testing"
 
+	"github.com/chromedp/cdproto/cdp"
+	"github.com/chromedp/cdproto/heapprofiler"
+	"github.com/chromedp/cdproto/memory"
+	"github.com/chromedp/cdproto/performance"
+	"github.com/chromedp/cdproto/systeminfo"
 	"github.com/chromedp/chromedp"
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -112,8 +119,38 @@ func quantile(xs []float64, q float64) float64 {
 	return xs[max(0, min(i, len(xs)-1))]
 }
 
-// benchChannelSize is the channel BenchmarkBrowserOpenChannel opens.
-const benchChannelSize = 10000
+// benchChannelSize is the channel BenchmarkBrowserOpenChannel opens and
+// BenchmarkBrowserScrollBack and BenchmarkBrowserTabMemory scroll back
+// through; under -short (the test command runs every benchmark once)
+// shortBenchChannelSize, which the page already holds after signing in.
+const benchChannelSize, shortBenchChannelSize = 10000, 1000
+
+// The channels bigChannel makes.
+const benchBig, benchSmall = "6f708192-0000-4000-8000-000000010000", "6f708192-0000-4000-8000-000000000001"
+
+// bigChannel starts the built buzz-relay with a channel "big" of n
+// messages ("message 0" … , one a second, the newest now) and a channel
+// "small" of one, and returns a browser signed in to it and n.
+func bigChannel(b *testing.B) (ctx context.Context, n int) {
+	b.Helper()
+	n = benchChannelSize
+	if testing.Short() {
+		n = shortBenchChannelSize
+	}
+	base := startBinary(b, "--open", "--rate", "100000", "--burst", "100000")
+	ctx, _ = browser(b)
+	bob := newPeer(b, base)
+	at := nostr.Now() - nostr.Timestamp(n)
+	for _, c := range [][2]string{{benchBig, "big"}, {benchSmall, "small"}} {
+		bob.publishAt(at-1, 9007, "", nostr.Tag{"h", c[0]}, nostr.Tag{"name", c[1]}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
+	}
+	for i := range n {
+		bob.publishAt(at+nostr.Timestamp(i), 9, fmt.Sprint("message ", i), nostr.Tag{"h", benchBig})
+	}
+	bob.publishAt(at, 9, "small talk", nostr.Tag{"h", benchSmall})
+	signInNew(b, ctx, base, "reader")
+	return ctx, n
+}
 
 // BenchmarkBrowserOpenChannel measures opening a channel of 10 000
 // messages through the built buzz-relay: from the click on its name in
@@ -121,20 +158,8 @@ const benchChannelSize = 10000
 // and how many messages the page's DOM then holds. Goal: ≤ 300 ms, a
 // bounded DOM.
 func BenchmarkBrowserOpenChannel(b *testing.B) {
-	base := startBinary(b, "--open", "--rate", "100000", "--burst", "100000")
-	ctx, _ := browser(b)
-	bob := newPeer(b, base)
-	big, small := "6f708192-0000-4000-8000-000000010000", "6f708192-0000-4000-8000-000000000001"
-	at := nostr.Now() - benchChannelSize
-	for _, c := range [][2]string{{big, "big"}, {small, "small"}} {
-		bob.publishAt(at-1, 9007, "", nostr.Tag{"h", c[0]}, nostr.Tag{"name", c[1]}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
-	}
-	for i := range benchChannelSize {
-		bob.publishAt(at+nostr.Timestamp(i), 9, fmt.Sprint("message ", i), nostr.Tag{"h", big})
-	}
-	bob.publishAt(at, 9, "small talk", nostr.Tag{"h", small})
-	signInNew(b, ctx, base, "reader")
-	last := fmt.Sprint("message ", benchChannelSize-1)
+	ctx, n := bigChannel(b)
+	last := fmt.Sprint("message ", n-1)
 	var ms []float64
 	dom := 0
 	b.ResetTimer()
@@ -147,7 +172,7 @@ func BenchmarkBrowserOpenChannel(b *testing.B) {
   const tick = () => { if (seen()) requestAnimationFrame(() => done(performance.now() - t0)); else requestAnimationFrame(tick); };
   document.querySelector('#channel-list a[href$="%s"]').click();
   requestAnimationFrame(tick);
-})`, last, big), chromedp.EvalAwaitPromise))
+})`, last, benchBig), chromedp.EvalAwaitPromise))
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -159,4 +184,200 @@ func BenchmarkBrowserOpenChannel(b *testing.B) {
 	b.ReportMetric(quantile(ms, 0.5), "open-ms")
 	b.ReportMetric(float64(dom), "dom-messages")
 	b.ReportMetric(0, "ns/op")
+}
+
+// scrollScript scrolls the feed to its top and resolves with the
+// milliseconds from the scroll to the end of the last frame painted with
+// more of the channel's messages in the feed (a task posted from the
+// mutation runs once that frame is painted), how far (px) the message
+// first in the feed before moved (found by id: the page may have rebuilt
+// its element), how far the feed itself moved, and where it is scrolled.
+// It resolves once no older page is on its way from the relay (the app's
+// loadingOlder) and a few frames have passed since, so a page that comes
+// in pieces counts whole.
+const scrollScript = `new Promise((done) => {
+  const f = document.getElementById('feed');
+  const arts = f.getElementsByTagName('article');
+  const before = arts.length;
+  const painted = new MessageChannel();
+  let last = before, paint = 0, idle = 0;
+  painted.port1.onmessage = () => { paint = performance.now(); };
+  const seen = new MutationObserver(() => { if (arts.length !== last) { last = arts.length; painted.port2.postMessage(0); } });
+  seen.observe(f, { childList: true });
+  f.scrollTop = 0;
+  const t0 = performance.now();
+  const id = arts[0].dataset.id, at = arts[0].getBoundingClientRect().top, top = f.getBoundingClientRect().top;
+  const tick = () => {
+    idle = window.buzz.loadingOlder ? 0 : idle + 1;
+    if (last > before && paint && idle > 2) {
+      seen.disconnect();
+      done([paint - t0, f.querySelector('article[data-id="' + id + '"]').getBoundingClientRect().top - at, f.getBoundingClientRect().top - top, f.scrollTop]);
+    } else requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick);
+})`
+
+// openBig opens the channel bigChannel made, n messages long, at its
+// newest message.
+func openBig(b *testing.B, ctx context.Context, n int) {
+	b.Helper()
+	openChannel(b, ctx, "small")
+	waitJS(b, ctx, "the small channel", textIn("#feed article", "small talk"))
+	openChannel(b, ctx, "big")
+	waitJS(b, ctx, "the newest message", textIn("#feed article .msg-body", fmt.Sprint("message ", n-1)))
+	settle(b, ctx)
+}
+
+// scrollLeast is the fewest older messages one scroll to the top of the
+// feed brings in while the channel has more: channel.js widens its window
+// by 150, or to all it holds, and asks the relay for pages of 300.
+const scrollLeast = 50
+
+// maxMovedPx is how far the message in view may move as a page comes
+// above it: TestBrowserScrollBack's tolerance.
+const maxMovedPx = 2
+
+// scrollBack scrolls the open channel of n messages back to its first
+// message, a page at a time, and returns each page's time (ms) from the
+// scroll to the frame painted with its messages, and how many pages moved
+// the message in view (each logged).
+func scrollBack(b *testing.B, ctx context.Context, n int) (ms []float64, moved int) {
+	b.Helper()
+	for {
+		have, err := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))
+		if err != nil {
+			b.Fatal(err)
+		}
+		if have >= n {
+			return ms, moved
+		}
+		if len(ms) > n/scrollLeast {
+			b.Fatalf("after %d scrolls up %d of %d messages are in the feed", len(ms), have, n)
+		}
+		sctx, cancel := context.WithTimeout(ctx, waitLimit)
+		r, err := chromedp.Run(sctx, chromedp.Evaluate[[]float64](scrollScript, chromedp.EvalAwaitPromise))
+		cancel()
+		if err != nil {
+			b.Fatalf("scroll up from %d messages: %v", have, err)
+		}
+		if r[1] > maxMovedPx || r[1] < -maxMovedPx {
+			moved++
+			b.Logf("scroll up from %d messages moved the message in view by %.0f px (the feed by %.0f px; scrolled to %.0f px)", have, r[1], r[2], r[3])
+		}
+		ms = append(ms, r[0])
+		// The reactions and edits of a page from the relay come after it.
+		settle(b, ctx)
+	}
+}
+
+// BenchmarkBrowserScrollBack measures reading back through a channel of
+// 10 000 messages on the built buzz-relay: from the scroll to the top of
+// the feed to the frame painted with the older messages it brings above
+// (150 more of what the page holds, or what the relay's next page adds),
+// for every page back to the channel's first message; and how many pages
+// moved the message in view. Goal: ≤ 100 ms a page. Past the first
+// iteration the page holds the whole channel.
+func BenchmarkBrowserScrollBack(b *testing.B) {
+	ctx, n := bigChannel(b)
+	var ms []float64
+	moved := 0
+	for b.Loop() {
+		b.StopTimer()
+		openBig(b, ctx, n)
+		b.StartTimer()
+		pages, m := scrollBack(b, ctx, n)
+		ms = append(ms, pages...)
+		moved += m
+	}
+	pages := float64(len(ms)) / float64(b.N)
+	slices.Sort(ms)
+	b.ReportMetric(quantile(ms, 0.5), "p50-ms")
+	b.ReportMetric(quantile(ms, 0.99), "p99-ms")
+	b.ReportMetric(pages, "pages")
+	b.ReportMetric(float64(moved), "moved-pages")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkBrowserTabMemory measures the tab that has read a channel of
+// 10 000 messages back to its first: the renderer's JS heap after a
+// garbage collection and, where /proc has it, the renderer process's
+// resident set, both also as the channel opened, and the DOM's nodes.
+// Goal: the tab ≤ 150 MB.
+func BenchmarkBrowserTabMemory(b *testing.B) {
+	ctx, n := bigChannel(b)
+	var openHeap, openRSS float64
+	for b.Loop() {
+		openBig(b, ctx, n)
+		openHeap, openRSS = tabMemory(b, ctx)
+		scrollBack(b, ctx, n)
+	}
+	b.StopTimer()
+	heap, rss := tabMemory(b, ctx)
+	dom, err := chromedp.Call(ctx, memory.GetDOMCounters, cdp.Empty{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(openHeap/1e6, "open-heap-MB")
+	b.ReportMetric(heap/1e6, "heap-MB")
+	if rss > 0 {
+		b.ReportMetric(openRSS/1e6, "open-rss-MB")
+		b.ReportMetric(rss/1e6, "rss-MB")
+	}
+	b.ReportMetric(float64(dom.Nodes), "dom-nodes")
+	b.ReportMetric(0, "ns/op")
+}
+
+// tabMemory returns the tab's JS heap in use after a garbage collection
+// and its renderer process's resident set in bytes (0 where /proc cannot
+// say).
+func tabMemory(b *testing.B, ctx context.Context) (heap, rss float64) {
+	b.Helper()
+	if _, err := chromedp.Call(ctx, heapprofiler.CollectGarbage, cdp.Empty{}); err != nil {
+		b.Fatal(err)
+	}
+	if _, err := chromedp.Call(ctx, performance.Enable, performance.EnableParams{}); err != nil {
+		b.Fatal(err)
+	}
+	m, err := chromedp.Call(ctx, performance.GetMetrics, cdp.Empty{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, x := range m.Metrics {
+		if x.Name == "JSHeapUsedSize" {
+			heap = x.Value
+		}
+	}
+	procs, err := chromedp.CallBrowser(ctx, systeminfo.GetProcessInfo, cdp.Empty{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	// Chromium keeps a spare renderer, and one for the blank page the
+	// browser opened with: the tab's is the one that has worked most.
+	var tab *systeminfo.ProcessInfo
+	for _, p := range procs.ProcessInfo {
+		if p.Type == "renderer" && (tab == nil || p.CPUTime > tab.CPUTime) {
+			tab = p
+		}
+	}
+	if tab == nil {
+		return heap, 0
+	}
+	return heap, residentSet(tab.ID)
+}
+
+// residentSet returns process pid's resident set in bytes from
+// /proc/PID/status, or 0.
+func residentSet(pid int64) float64 {
+	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(status)) {
+		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			var kb float64
+			fmt.Sscan(rest, &kb)
+			return kb * 1024
+		}
+	}
+	return 0
 }

@@ -64,15 +64,21 @@ export function anchor(container) {
   for (const c of container.children) {
     if (c.tagName !== 'ARTICLE') continue;
     const r = c.getBoundingClientRect();
-    if (r.bottom > top) return { el: c, at: r.top };
+    if (r.bottom > top) return { el: c, id: c.dataset.id, at: r.top };
   }
   return null;
 }
 
-/** restore scrolls so that the anchored element is where it was. */
+/**
+ * restore scrolls so that the anchored message is where it was. The
+ * render that moved it may also have rebuilt it (its relative time moved
+ * on): then its new element, found by id, stands in.
+ */
 export function restore(container, a) {
-  if (!a || !a.el.isConnected) return;
-  const d = a.el.getBoundingClientRect().top - a.at;
+  if (!a) return;
+  const m = a.el.isConnected ? a.el : a.id && container.querySelector(`:scope > article[data-id="${CSS.escape(a.id)}"]`);
+  if (!m) return;
+  const d = m.getBoundingClientRect().top - a.at;
   if (d) container.scrollTop += d;
 }
 

@@ -51,6 +51,10 @@ export class Store {
     this.channels = new Map(); // id → channel
     this.profiles = new Map(); // pubkey → {name, display_name, bot, at}
     this.messages = new Map(); // channel → Set of ids
+    // thread root id → Set of ids of the messages in its thread: reply
+    // counts and pending approvals, looked for under each message shown,
+    // walk the thread, not the channel.
+    this.threads = new Map();
     this.edits = new Map(); // target → newest valid edit event
     this.deletes = new Map(); // target → [deletion events]
     this.reactions = new Map(); // target → Map reaction id → event
@@ -203,6 +207,11 @@ export class Store {
           if (!ch) return false;
           if (!this.messages.has(ch)) this.messages.set(ch, new Set());
           this.messages.get(ch).add(ev.id);
+          const root = threadOf(ev).root;
+          if (root) {
+            if (!this.threads.has(root)) this.threads.set(root, new Set());
+            this.threads.get(root).add(ev.id);
+          }
           if (!stored) {
             // A live message ends its author's typing there.
             this.typing.get(ch)?.delete(ev.pubkey);
@@ -222,6 +231,7 @@ export class Store {
     this.events.delete(id);
     this.arrival.delete(id);
     this.messages.get(tag(ev, 'h'))?.delete(id);
+    this.threads.get(threadOf(ev).root)?.delete(id);
     const target = tag(ev, 'e');
     if (ev.kind === K.edit && target) this.editsAll.set(target, (this.editsAll.get(target) || []).filter((e) => e.id !== id));
     this.changed();
@@ -422,12 +432,14 @@ export class Store {
 
   /** channelMessages lists a channel's visible messages oldest first; top: only thread roots. */
   channelMessages(ch, { top = false, root = '' } = {}) {
-    const ids = this.messages.get(ch);
+    // A thread's messages come from its index, not a walk of the channel:
+    // a pending approval is looked for under every message shown.
+    const ids = root ? this.threads.get(root) : this.messages.get(ch);
     if (!ids) return [];
     const out = [];
     for (const id of ids) {
       const ev = this.events.get(id);
-      if (this.deleted(ev)) continue;
+      if (this.deleted(ev) || (root && tag(ev, 'h') !== ch)) continue;
       const t = threadOf(ev);
       if (top && t.root) continue;
       if (root && t.root !== root) continue;
@@ -440,9 +452,9 @@ export class Store {
   /** replies counts the visible replies in ev's thread. */
   replies(ch, id) {
     let n = 0;
-    for (const mid of this.messages.get(ch) || []) {
+    for (const mid of this.threads.get(id) || []) {
       const m = this.events.get(mid);
-      if (threadOf(m).root === id && !this.deleted(m)) n++;
+      if (tag(m, 'h') === ch && !this.deleted(m)) n++;
     }
     return n;
   }
