@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -176,6 +177,189 @@ func TestBrowserAgentAddedFromPanelAnswers(t *testing.T) {
 	}
 	if has, _ := chromedp.Run(owner, chromedp.Evaluate[bool](feedArticle("side-three")+`?.querySelector('.turn-card, .replies') != null`)); has {
 		t.Errorf("the message after the removal got a turn card or a reply")
+	}
+	for _, e := range ownerErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// napModel is a scripted model: a prompt holding "nap" gets a shell call
+// that sleeps a second, then an answer; one holding "please fail" is
+// refused as a provider refuses a bad key (HTTP 401, not retried).
+func napModel(t *testing.T) *llmtest.Server {
+	model := llmtest.New(t)
+	model.SetHandler(func(req map[string]any) llmtest.Reply {
+		msgs, _ := req["messages"].([]any)
+		last, _ := json.Marshal(msgs[len(msgs)-1])
+		switch {
+		case bytes.Contains(last, []byte(`"role":"tool"`)):
+			return llmtest.Reply{Text: "slept well"}
+		case bytes.Contains(last, []byte("please fail")):
+			return llmtest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`}
+		case bytes.Contains(last, []byte("nap")):
+			args, _ := json.Marshal(map[string]string{"command": "sleep 1"})
+			return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+		}
+		return llmtest.Reply{Text: "nothing to do"}
+	})
+	return model
+}
+
+// TestBrowserMemberSeesTurnStates runs the built `buzzbox up` with the
+// owner and a member they invited, in two browsers. The owner mentions
+// the agent, whose model runs a shell command: the member's card goes
+// working, names the tool call as its step, and ends done, and those are
+// the only states it shows. A second mention, which the provider refuses,
+// ends failed in the member's card with the cause a person can act on.
+func TestBrowserMemberSeesTurnStates(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs buzzbox up and two browsers")
+	}
+	w := startUp(t, napModel(t))
+	owner, ownerErrors := signInOwner(t, w)
+	member, memberErrors := inviteMember(t, owner, "Hedy", "general")
+	do(t, member, "record the cards", chromedp.Evaluate[chromedp.Void](recordCards))
+
+	mentionAgent(t, owner, "Message #general", "take a nap")
+	card := feedArticle("take a nap") + `?.querySelector('.turn-card')`
+	waitJS(t, member, "the card done", card+`?.dataset.state === 'done'`)
+	states, err := chromedp.Run(member, chromedp.Evaluate[[]string](`window.turnStates`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps, err := chromedp.Run(member, chromedp.Evaluate[[]string](`window.turnSteps`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A turn taken at once shows no seen (the harness holds it back);
+	// one that waited may, before working.
+	got := strings.Join(states, " ")
+	if rest := strings.TrimPrefix(strings.TrimPrefix(got, "queued "), "seen "); rest != "working done" {
+		t.Errorf("the member's card showed %q; want working → done", got)
+	}
+	if strings.Join(steps, " ") != "buzz-dev-mcp__shell" {
+		t.Errorf("the member's card named the steps %q; want the shell call", steps)
+	}
+	if text, _ := chromedp.Run(member, chromedp.Evaluate[string](card+`.textContent`)); !strings.Contains(text, "agent finished") {
+		t.Errorf("the done card says %q", text)
+	}
+
+	mentionAgent(t, owner, "Message #general", "please fail")
+	failed := feedArticle("please fail") + `?.querySelector('.turn-card')`
+	waitJS(t, member, "the card failed", failed+`?.dataset.state === 'failed'`)
+	text, err := chromedp.Run(member, chromedp.Evaluate[string](failed+`.textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the failed card: %s", text)
+	for _, want := range []string{"agent failed", "refused the API key", "OPENAI_COMPAT_API_KEY"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the failed card %q does not say %q", text, want)
+		}
+	}
+	for _, e := range append(ownerErrors(), memberErrors()...) {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// recordStop is a page script: it presses Stop on the card of the message
+// containing its argument and keeps, in window.stopTook, the milliseconds
+// from the press to the card showing the turn stopped by someone. It
+// reports whether the button was there.
+const recordStop = `((text) => {
+  const card = () => [...document.querySelectorAll('#feed article')].find((a) => a.textContent.includes(text))?.querySelector('.turn-card');
+  const b = card()?.querySelector('.turn-stop');
+  if (!b) return false;
+  window.stopTook = undefined;
+  const at = performance.now();
+  const seen = new MutationObserver(() => {
+    const c = card();
+    if (c?.dataset.state === 'cancelled' && c.textContent.includes('stopped by')) {
+      window.stopTook = performance.now() - at;
+      seen.disconnect();
+    }
+  });
+  seen.observe(document.body, { subtree: true, childList: true, attributes: true, characterData: true });
+  b.click();
+  return true;
+})`
+
+// TestBrowserStopWithinASecond runs the built `buzzbox up` with a model
+// whose shell call sleeps a minute: the owner presses Stop on the running
+// card, and their page shows the turn stopped, by them, within a second
+// of the press.
+func TestBrowserStopWithinASecond(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs buzzbox up and a browser")
+	}
+	w := startUp(t, sleepyModel(t))
+	owner, ownerErrors := signInOwner(t, w)
+	mentionAgent(t, owner, "Message #general", "please sleep on it")
+	card := feedArticle("please sleep on it") + `?.querySelector('.turn-card')`
+	waitJS(t, owner, "the card working on the shell call", fmt.Sprintf(`(() => { const c = %s; return c?.dataset.state === 'working' && c.querySelector('.turn-step')?.textContent === 'buzz-dev-mcp__shell'; })()`, card))
+	pressed, err := chromedp.Run(owner, chromedp.Evaluate[bool](recordStop+`("please sleep on it")`))
+	if err != nil || !pressed {
+		t.Fatalf("press Stop: pressed %v, %v", pressed, err)
+	}
+	waitJS(t, owner, "the card stopped", `window.stopTook !== undefined`)
+	took, err := chromedp.Run(owner, chromedp.Evaluate[float64](`window.stopTook`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text, _ := chromedp.Run(owner, chromedp.Evaluate[string](card+`.textContent`))
+	t.Logf("Stop to %q: %.0f ms", text, took)
+	if !strings.Contains(text, "stopped by owner") {
+		t.Errorf("the stopped card says %q; want who stopped it", text)
+	}
+	if took > 1000 {
+		t.Errorf("the card showed the turn stopped %.0f ms after the press; want within 1 s", took)
+	}
+	for _, e := range ownerErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
+// TestBrowserBudgetEndsTurn runs the built `buzzbox up` with a per-turn
+// token cap in the harness's environment (BUZZ_ACP_MAX_TURN_TOKENS) below
+// what the model's first answer reports using, a shell call that would
+// sleep half a minute: the turn is ended then, not after the command, and
+// the thread says which cap was reached and how to raise it.
+func TestBrowserBudgetEndsTurn(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs buzzbox up and a browser")
+	}
+	model := llmtest.New(t)
+	model.SetHandler(func(req map[string]any) llmtest.Reply {
+		msgs, _ := req["messages"].([]any)
+		last, _ := json.Marshal(msgs[len(msgs)-1])
+		if bytes.Contains(last, []byte(`"role":"tool"`)) {
+			return llmtest.Reply{Text: "done at last", InputTokens: 80, OutputTokens: 40}
+		}
+		args, _ := json.Marshal(map[string]string{"command": "sleep 30"})
+		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}, InputTokens: 80, OutputTokens: 40}
+	})
+	w := startUp(t, model, "BUZZ_ACP_MAX_TURN_TOKENS=100")
+	owner, ownerErrors := signInOwner(t, w)
+	start := time.Now()
+	mentionAgent(t, owner, "Message #general", "spend a lot")
+	openThreadOf(t, owner, "spend a lot")
+	waitJS(t, owner, "the budget notice in the thread", textIn("#thread .thread-replies article.agent", "per-turn cap"))
+	took := time.Since(start)
+	notice, err := chromedp.Run(owner, chromedp.Evaluate[string](`[...document.querySelectorAll('#thread .thread-replies article.agent')].find((a) => a.textContent.includes('per-turn cap')).querySelector('.msg-body').textContent`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("the notice, %v after the mention: %s", took.Round(time.Millisecond), notice)
+	for _, want := range []string{"120 tokens", "per-turn cap of 100", "BUZZ_ACP_MAX_TURN_TOKENS"} {
+		if !strings.Contains(notice, want) {
+			t.Errorf("the notice %q does not say %q", notice, want)
+		}
+	}
+	if took > 20*time.Second {
+		t.Errorf("the notice came %v after the mention; the cap did not end the turn before its 30 s command", took)
+	}
+	if has, _ := chromedp.Run(owner, chromedp.Evaluate[bool](textIn("#thread .thread-replies article", "done at last"))); has {
+		t.Errorf("the turn went on past its cap to the model's answer")
 	}
 	for _, e := range ownerErrors() {
 		t.Errorf("browser console: %s", e)
