@@ -294,9 +294,15 @@ func TestBrowserStopWithinASecond(t *testing.T) {
 	}
 	w := startUp(t, sleepyModel(t))
 	owner, ownerErrors := signInOwner(t, w)
+	received := watchStatusFrames(owner)
 	mentionAgent(t, owner, "Message #general", "please sleep on it")
 	card := feedArticle("please sleep on it") + `?.querySelector('.turn-card')`
 	waitJS(t, owner, "the card working on the shell call", fmt.Sprintf(`(() => { const c = %s; return c?.dataset.state === 'working' && c.querySelector('.turn-step')?.textContent === 'buzz-dev-mcp__shell'; })()`, card))
+	id, err := chromedp.Run(owner, chromedp.Evaluate[string](feedArticle("please sleep on it")+`.dataset.id`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pressedAt := time.Now()
 	pressed, err := chromedp.Run(owner, chromedp.Evaluate[bool](recordStop+`("please sleep on it")`))
 	if err != nil || !pressed {
 		t.Fatalf("press Stop: pressed %v, %v", pressed, err)
@@ -312,7 +318,15 @@ func TestBrowserStopWithinASecond(t *testing.T) {
 		t.Errorf("the stopped card says %q; want who stopped it", text)
 	}
 	if took > 1000 {
-		t.Errorf("the card showed the turn stopped %.0f ms after the press; want within 1 s", took)
+		// Where the time went: the relay and the harness, or the page.
+		arrived := "never"
+		for _, f := range received.of(id) {
+			if f.State == "cancelled" {
+				arrived = f.at.Sub(pressedAt).Round(time.Millisecond).String() + " after the press"
+				break
+			}
+		}
+		t.Errorf("the card showed the turn stopped %.0f ms after the press; want within 1 s (the cancelled status reached the page %s)", took, arrived)
 	}
 	for _, e := range ownerErrors() {
 		t.Errorf("browser console: %s", e)
