@@ -23,13 +23,15 @@ import (
 const Sep = "__"
 
 // envWhitelist lists the agent variables an MCP child inherits; provider
-// API keys are deliberately absent. Children do get the Nostr identity keys.
+// API keys are deliberately absent. Children do get the Nostr identity keys,
+// and the buzz CLI's path, which the harness's base prompt tells the agent
+// to run when its shell does not find buzz on PATH.
 var envWhitelist = []string{
 	"PATH", "HOME", "TERM", "LANG", "LC_ALL", "TMPDIR", "XDG_CONFIG_HOME",
 	"SSH_AUTH_SOCK", "SSH_AGENT_PID", "GIT_ASKPASS", "GIT_SSH_COMMAND", "GIT_CONFIG_GLOBAL",
 	"HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "no_proxy", "all_proxy",
 	"SSL_CERT_FILE", "SSL_CERT_DIR", workspace.EnvNostrPrivateKey, workspace.EnvPrivateKey, workspace.EnvRelayURL,
-	workspace.EnvAuthTag, workspace.EnvDisplayName,
+	workspace.EnvAuthTag, workspace.EnvDisplayName, workspace.EnvCLI,
 	workspace.EnvShellSandbox, workspace.EnvShellWriteDirs, // buzz-dev-mcp's shell sandbox
 }
 

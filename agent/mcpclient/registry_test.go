@@ -129,8 +129,10 @@ func TestRegistryCallsTools(t *testing.T) {
 }
 
 func TestChildEnvWhitelist(t *testing.T) {
-	r := newRegistry(t, testOpts(t), fakeSpec(t, "fake", "EXTRA=yes"))
-	for key, want := range map[string]string{"ANTHROPIC_API_KEY": "", "HOME": "/home/test", "EXTRA": "yes"} {
+	opts := testOpts(t)
+	opts.Environ = append(opts.Environ, "BUZZ_CLI=/opt/buzz")
+	r := newRegistry(t, opts, fakeSpec(t, "fake", "EXTRA=yes"))
+	for key, want := range map[string]string{"ANTHROPIC_API_KEY": "", "HOME": "/home/test", "EXTRA": "yes", "BUZZ_CLI": "/opt/buzz"} {
 		res, err := r.Call(context.Background(), "fake__getenv", json.RawMessage(fmt.Sprintf(`{"text":%q}`, key)), time.Second)
 		if err != nil || resultText(res) != want {
 			t.Errorf("child %s = %q, %v; want %q", key, resultText(res), err, want)

@@ -117,13 +117,17 @@ func sleepyModel(t *testing.T) *llmtest.Server {
 }
 
 // recordCards makes the page keep every turn card state it shows, in
-// order, in window.turnStates (a state once per change).
+// order, in window.turnStates (a state once per change), and each step a
+// working card named, once, in window.turnSteps.
 const recordCards = `(() => {
   window.turnStates = [];
+  window.turnSteps = [];
   const note = () => {
     for (const c of document.querySelectorAll('#feed .turn-card')) {
       const s = c.dataset.state;
       if (window.turnStates[window.turnStates.length - 1] !== s) window.turnStates.push(s);
+      const step = c.querySelector('.turn-step')?.textContent;
+      if (step && !window.turnSteps.includes(step)) window.turnSteps.push(step);
     }
   };
   new MutationObserver(note).observe(document.body, { subtree: true, childList: true, attributes: true });
@@ -147,22 +151,7 @@ func TestBrowserTurnCard(t *testing.T) {
 	waitJS(t, owner, "signed in as the owner", `document.getElementById('status').dataset.state === 'authenticated'`)
 	do(t, owner, "open #general", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, w.channel)))
 	waitJS(t, owner, "the channel view", textIn("#channel-name", "general"))
-	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
-	do(t, owner, "create an invite", chromedp.Click(button("Invite link")), chromedp.Click(button("Create invite link")))
-	waitJS(t, owner, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
-	link, err := chromedp.Run(owner, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	do(t, owner, "close the members dialog", chromedp.KeyEvent(kb.Escape))
-
-	member, memberErrors := browser(t)
-	openURL(t, member, "open the invite", link)
-	waitJS(t, member, "the invited sign-in", `document.getElementById('signin').open`)
-	do(t, member, "create a key", chromedp.SendKeys(labelled("Your name"), "Hedy"), chromedp.Click(button("Create a new key")))
-	waitJS(t, member, "the new nsec", `document.getElementById('new-nsec').value.startsWith('nsec1')`)
-	do(t, member, "saved", chromedp.Click(button("I have saved it")))
-	waitJS(t, member, "the channel", textIn("#channel-name", "general"))
+	member, memberErrors := inviteMember(t, owner, "Hedy", "general")
 	do(t, member, "record the cards", chromedp.Evaluate[chromedp.Void](recordCards))
 	received := watchStatusFrames(member)
 
