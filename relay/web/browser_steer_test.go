@@ -32,13 +32,7 @@ func signInOwner(t *testing.T, w upWorkspace) (ctx context.Context, errs func() 
 // browser of their own; it returns that browser, showing the channel.
 func inviteMember(t *testing.T, owner context.Context, name, channel string) (ctx context.Context, errs func() []string) {
 	t.Helper()
-	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
-	do(t, owner, "create an invite", chromedp.Click(button("Invite link")), chromedp.Click(button("Create invite link")))
-	waitJS(t, owner, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
-	link, err := chromedp.Run(owner, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	link := createInviteLink(t, owner)
 	do(t, owner, "close the members dialog", chromedp.KeyEvent(kb.Escape))
 	ctx, errs = browser(t)
 	openURL(t, ctx, "open the invite", link)
@@ -104,8 +98,7 @@ func TestBrowserAgentAddedFromPanelAnswers(t *testing.T) {
 	// only for a mention or a DM, and a followed thread's reply is neither.
 	model := llmtest.New(t)
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
-		msgs, _ := req["messages"].([]any)
-		last, _ := json.Marshal(msgs[len(msgs)-1])
+		last := lastMessage(req)
 		if bytes.Contains(last, []byte(`"role":"tool"`)) {
 			return llmtest.Reply{Text: "sent"}
 		}
@@ -189,8 +182,7 @@ func TestBrowserAgentAddedFromPanelAnswers(t *testing.T) {
 func napModel(t *testing.T) *llmtest.Server {
 	model := llmtest.New(t)
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
-		msgs, _ := req["messages"].([]any)
-		last, _ := json.Marshal(msgs[len(msgs)-1])
+		last := lastMessage(req)
 		switch {
 		case bytes.Contains(last, []byte(`"role":"tool"`)):
 			return llmtest.Reply{Text: "slept well"}
@@ -344,8 +336,7 @@ func TestBrowserBudgetEndsTurn(t *testing.T) {
 	}
 	model := llmtest.New(t)
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
-		msgs, _ := req["messages"].([]any)
-		last, _ := json.Marshal(msgs[len(msgs)-1])
+		last := lastMessage(req)
 		if bytes.Contains(last, []byte(`"role":"tool"`)) {
 			return llmtest.Reply{Text: "done at last", InputTokens: 80, OutputTokens: 40}
 		}

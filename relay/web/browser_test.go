@@ -133,6 +133,21 @@ func shot(t testing.TB, ctx context.Context, dir, name string) {
 	}
 }
 
+// createInviteLink opens the current channel's members dialog, makes an
+// invite link from its Invite link tab and returns it; the dialog stays
+// open.
+func createInviteLink(t testing.TB, ctx context.Context) string {
+	t.Helper()
+	do(t, ctx, "open the members dialog", chromedp.Click(button("Members")))
+	do(t, ctx, "create an invite", chromedp.Click(button("Invite link")), chromedp.Click(button("Create invite link")))
+	waitJS(t, ctx, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
+	link, err := chromedp.Run(ctx, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return link
+}
+
 // textIn is a JS expression: some element matching css has text s.
 func textIn(css, s string) string {
 	return fmt.Sprintf(`[...document.querySelectorAll(%q)].some((e) => e.textContent.includes(%q))`, css, s)
@@ -883,13 +898,7 @@ func TestBrowserOwnerRevokesInvite(t *testing.T) {
 	other := createChannel(t, owner, "elsewhere", false)
 	manageCall(t, r.HTTPURL(), osk, "createinvite", map[string]any{"channels": []string{other}})
 	createChannel(t, owner, "partners", false)
-	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
-	do(t, owner, "create an invite", chromedp.Click(button("Invite link")), chromedp.Click(button("Create invite link")))
-	waitJS(t, owner, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
-	link, err := chromedp.Run(owner, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	link := createInviteLink(t, owner)
 	waitJS(t, owner, "one pending invite listed", `!document.getElementById('invites').hidden && document.querySelectorAll('#invite-list li').length === 1`)
 	if html, _ := chromedp.Run(owner, chromedp.Evaluate[string](`document.getElementById('invites').innerHTML`)); strings.Contains(html, link[strings.Index(link, "=")+1:]) {
 		t.Errorf("the invite list shows the token: %s", html)
@@ -1113,13 +1122,7 @@ func TestBrowserOwnerCreatesInvite(t *testing.T) {
 	openURL(t, owner, "open the sign-in link", r.HTTPURL()+"/#login="+tok)
 	waitJS(t, owner, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
 	createChannel(t, owner, "guests", false)
-	do(t, owner, "open the members dialog", chromedp.Click(button("Members")))
-	do(t, owner, "create an invite", chromedp.Click(button("Invite link")), chromedp.Click(button("Create invite link")))
-	waitJS(t, owner, "the invite link", `document.getElementById('invite-link').value.includes('#invite=')`)
-	link, err := chromedp.Run(owner, chromedp.Value(labelled("Invite link to this channel: single use, valid 7 days; send it to the person you invite")))
-	if err != nil {
-		t.Fatal(err)
-	}
+	link := createInviteLink(t, owner)
 
 	guest, consoleErrors := browser(t)
 	openURL(t, guest, "open the invite", link)

@@ -55,8 +55,7 @@ func BenchmarkTurnCard(b *testing.B) {
 	toolAt := map[string]time.Time{} // stamp → when the model answered with the tool call
 	model := llmtest.New(b)
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
-		msgs, _ := req["messages"].([]any)
-		last, _ := json.Marshal(msgs[len(msgs)-1])
+		last := lastMessage(req)
 		if s := stamp.FindString(string(last)); s != "" && !strings.Contains(string(last), `"tool"`) {
 			args, _ := json.Marshal(map[string]any{"command": "sleep 0.3"}) // long enough for the step to be drawn before done
 			mu.Lock()

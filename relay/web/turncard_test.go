@@ -100,13 +100,23 @@ func startUpAt(t testing.TB, dir, modelURL string, env ...string) upWorkspace {
 	return w
 }
 
+// lastMessage is the newest message of a chat-completions request, as
+// JSON: what a scripted model answers.
+func lastMessage(req map[string]any) []byte {
+	msgs, _ := req["messages"].([]any)
+	if len(msgs) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(msgs[len(msgs)-1])
+	return b
+}
+
 // sleepyModel is a scripted model whose first answer to a prompt holding
 // "sleep" is a shell call that sleeps; everything else ends the turn.
 func sleepyModel(t *testing.T) *llmtest.Server {
 	model := llmtest.New(t)
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
-		msgs, _ := req["messages"].([]any)
-		last, _ := json.Marshal(msgs[len(msgs)-1])
+		last := lastMessage(req)
 		if !strings.Contains(string(last), `"tool"`) && strings.Contains(string(last), "sleep") {
 			args, _ := json.Marshal(map[string]any{"command": "sleep 60"})
 			return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}

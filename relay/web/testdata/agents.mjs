@@ -1,20 +1,9 @@
 // Table checks of the agents panel's model (agents.js) under node, run by
 // TestAgentsModule. Input: the js directory. Output: {checked, failures}.
-import { pathToFileURL } from 'node:url';
-import path from 'node:path';
+import { mod, eq, report } from './tables.mjs';
 
-const dir = process.argv[2];
-globalThis.requestAnimationFrame = (f) => setTimeout(f, 0);
-const mod = (f) => import(pathToFileURL(path.join(dir, f)).href);
 const { agentRows, agentKeys, usageText } = await mod('agents.js');
 const { Store, K } = await mod('store.js');
-
-const failures = [];
-let checked = 0;
-const eq = (what, got, want) => {
-  checked++;
-  if (JSON.stringify(got) !== JSON.stringify(want)) failures.push(`${what} = ${JSON.stringify(got)}; want ${JSON.stringify(want)}`);
-};
 
 const me = 'a'.repeat(64), bot = 'b'.repeat(64), helper = 'c'.repeat(64), person = 'd'.repeat(64), stranger = 'e'.repeat(64);
 const msg = '1'.repeat(64), msg2 = '2'.repeat(64);
@@ -78,5 +67,4 @@ eq('garbled usage reads as none', [agentRows(s, { me, now }).find((r) => r.pk ==
 
 eq('usage words', [usageText(0, null), usageText(1234, null), usageText(1234, 0.5)], ['No usage today', '1,234 tokens today', '1,234 tokens today · $0.50']);
 
-process.stdout.write(JSON.stringify({ checked, failures }));
-process.exit(0);
+report();

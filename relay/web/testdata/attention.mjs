@@ -4,24 +4,13 @@
 // (a reply ends its author's typing; away and stale presence), the
 // working line an answer ends, and the notification settings' events
 // (prefs.js). Input: the js directory. Output: {checked, failures}.
-import { pathToFileURL } from 'node:url';
-import path from 'node:path';
+import { mod, eq, report } from './tables.mjs';
 
-const dir = process.argv[2];
-globalThis.requestAnimationFrame = (f) => setTimeout(f, 0);
-const mod = (f) => import(pathToFileURL(path.join(dir, f)).href);
 const { notifyReason, titleWith } = await mod('alerts.js');
 const { TypingGate } = await mod('presence.js');
 const { Store, K, typingShownMs, onlineShownMs } = await mod('store.js');
 const { NotifyPrefs, notifyPrefix } = await mod('prefs.js');
 const { typingLine } = await mod('util.js');
-
-const failures = [];
-let checked = 0;
-const eq = (what, got, want) => {
-  checked++;
-  if (JSON.stringify(got) !== JSON.stringify(want)) failures.push(`${what} = ${JSON.stringify(got)}; want ${JSON.stringify(want)}`);
-};
 
 const me = 'a'.repeat(64), ana = 'b'.repeat(64), bo = 'c'.repeat(64);
 const root = 'd'.repeat(64), other = 'e'.repeat(64);
@@ -114,5 +103,4 @@ eq('a read marker is not a setting', p.take(ev(me, K.appData, [['d', 'buzz:read:
 eq('an unknown level', p.take(ev(me, K.appData, [['d', notifyPrefix + ch]], '{"level":"loud"}', 70)), false);
 eq('a newer setting wins', p.take(ev(me, K.appData, [['d', notifyPrefix + ch]], '{"level":"all"}', 80)) && p.level(ch), 'all');
 
-process.stdout.write(JSON.stringify({ checked, failures }));
-process.exit(0);
+report();

@@ -1,23 +1,12 @@
 // Table checks of the search view (search.js), the inbox (inbox.js) and
 // direct messages (dm.js) under node, run by TestFindModules. Input: the
 // js directory. Output: {checked, failures}.
-import { pathToFileURL } from 'node:url';
-import path from 'node:path';
+import { mod, eq, report } from './tables.mjs';
 
-const dir = process.argv[2];
-globalThis.requestAnimationFrame = (f) => setTimeout(f, 0);
-const mod = (f) => import(pathToFileURL(path.join(dir, f)).href);
 const { highlightTerms, snippet, groupByChannel } = await mod('search.js');
 const { inboxItems } = await mod('inbox.js');
 const { dmTitle, dmList, resolvePeople, existingDM, dmTemplates } = await mod('dm.js');
 const { Store, K } = await mod('store.js');
-
-const failures = [];
-let checked = 0;
-const eq = (what, got, want) => {
-  checked++;
-  if (JSON.stringify(got) !== JSON.stringify(want)) failures.push(`${what} = ${JSON.stringify(got)}; want ${JSON.stringify(want)}`);
-};
 
 // search.js
 eq('terms: words and phrases, operators left out', highlightTerms('release "the notes" from:@bob in:#general has:file before:2026-01-01 x'), ['release', 'the notes', 'x']);
@@ -69,5 +58,4 @@ eq('inbox: unread first, newest first, each with why', items.map((i) => [i.ev.id
 s.add(ev(bot, K.approvalGrant, [['h', general], ['e', ask.id], ['p', bot], ['option', 'allow']], '', 950));
 eq('an answered approval leaves', inboxItems(s, me, () => ({ t: 0 })).some((i) => i.why === 'approval'), false);
 
-process.stdout.write(JSON.stringify({ checked, failures }));
-process.exit(0);
+report();

@@ -1,21 +1,10 @@
 // Table checks of the first-run guide's model and an empty channel's
 // opening lines (guide.js) under node, run by TestGuideModule. Input: the
 // js directory. Output: {checked, failures}.
-import { pathToFileURL } from 'node:url';
-import path from 'node:path';
+import { mod, eq, report } from './tables.mjs';
 
-const dir = process.argv[2];
-globalThis.requestAnimationFrame = (f) => setTimeout(f, 0);
-const mod = (f) => import(pathToFileURL(path.join(dir, f)).href);
 const { guideSteps, channelIntro, inviteTarget } = await mod('guide.js');
 const { Store, K } = await mod('store.js');
-
-const failures = [];
-let checked = 0;
-const eq = (what, got, want) => {
-  checked++;
-  if (JSON.stringify(got) !== JSON.stringify(want)) failures.push(`${what} = ${JSON.stringify(got)}; want ${JSON.stringify(want)}`);
-};
 
 const me = 'a'.repeat(64), bot = 'b'.repeat(64), pat = 'd'.repeat(64), relayKey = 'e'.repeat(64);
 const general = '11111111-0000-4000-8000-000000000001', ops = '11111111-0000-4000-8000-000000000002', dm = '11111111-0000-4000-8000-000000000003';
@@ -67,5 +56,4 @@ eq('a mention of the agent: done', steps(s).agent.done, true);
 eq('#general\'s opening lines', channelIntro(s, me, general), { name: 'general', people: ['you'], agent: bot, agentName: 'Builder', agentsKnown: true });
 eq('#ops\'s opening lines', channelIntro(s, me, ops), { name: 'ops', people: ['you', pat.slice(0, 8)], agent: '', agentName: '', agentsKnown: true });
 
-process.stdout.write(JSON.stringify({ checked, failures }));
-process.exit(0);
+report();
