@@ -432,3 +432,28 @@ func TestAttackEndedSessionReprompted(t *testing.T) {
 		t.Errorf("the retry prompted the ended session %s again", ids[0])
 	}
 }
+
+// TestChannelsRestricts: --channels is an explicit restriction. The
+// agent is a member of two channels, and of a third it joins while the
+// harness runs, but it answers only in the one --channels names: a
+// mention elsewhere never becomes a prompt.
+func TestChannelsRestricts(t *testing.T) {
+	w := newWorld(t)
+	const ch2, ch3 = "6f1c2d4e-3333-4000-8000-0000000000ce", "6f1c2d4e-3333-4000-8000-0000000000cf"
+	w.addChannel(ch2, "second")
+	w.startHarness(w.harnessEnv("echo"), "--channels", w.channel)
+	w.mention("warm")
+	waitFor(t, "first prompt", 15*time.Second, func() bool { return len(w.prompts()) == 1 })
+	w.addChannel(ch3, "third")
+	agent := w.agent.Public().Hex()
+	for _, ch := range []string{ch2, ch3} {
+		w.publish(&nostr.Event{Kind: 9, Content: "outside " + ch, Tags: nostr.Tags{{"h", ch}, {"p", agent}}})
+	}
+	// A mention in the named channel, published after the others, is
+	// answered: once its prompt is there, the others had their chance.
+	w.mention("inside")
+	waitFor(t, "the named channel's prompt", 20*time.Second, func() bool { return promptHas(w.prompts(), "Content: inside") >= 1 })
+	if n := promptHas(w.prompts(), "outside"); n != 0 {
+		t.Errorf("%d prompts from channels --channels does not name; want none", n)
+	}
+}
