@@ -37,6 +37,21 @@ func (e *Event) mentions(hex string) bool {
 	return false
 }
 
+// addressedElsewhere reports whether e p-tags someone, none of them hex:
+// a message addressed to others.
+func (e *Event) addressedElsewhere(hex string) bool {
+	others := false
+	for _, t := range e.Tags {
+		if len(t) >= 2 && t[0] == "p" {
+			if t[1] == hex {
+				return false
+			}
+			others = true
+		}
+	}
+	return others
+}
+
 // thread returns the thread root and direct parent of e under the Buzz
 // convention: root and reply markers give both; a lone reply marker is
 // both root and parent; otherwise e is top-level and both are empty.

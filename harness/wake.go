@@ -93,8 +93,8 @@ func (h *harness) isAgent(ctx context.Context, ev *Event) bool {
 // wakeUnmentioned says why ev, which does not mention the agent, should
 // wake it anyway (wakeDM, wakeThread), or "": a person's message in a DM
 // channel, or with --follow-threads a person's reply in a thread the agent
-// is in. Only in the default mentions mode; never the agent's own events
-// nor another agent's.
+// is in that mentions no one else. Only in the default mentions mode;
+// never the agent's own events nor another agent's.
 func (h *harness) wakeUnmentioned(ctx context.Context, ev *Event) string {
 	if h.cfg.Subscribe != "mentions" || h.cfg.NoMentionFilter || ev.mentions(h.cfg.AgentHex) || ev.PubKey == h.cfg.AgentHex {
 		return ""
@@ -106,7 +106,8 @@ func (h *harness) wakeUnmentioned(ctx context.Context, ev *Event) string {
 	root, _ := ev.thread()
 	if info, ok := h.chans.get(ctx, ev.Channel); ok && info.Type == "dm" {
 		why = wakeDM
-	} else if h.cfg.FollowThreads && nostrkey.IsLowerHex(root, 64) && h.inThread(ctx, ev.Channel, root) {
+	} else if h.cfg.FollowThreads && nostrkey.IsLowerHex(root, 64) && !ev.addressedElsewhere(h.cfg.AgentHex) && h.inThread(ctx, ev.Channel, root) {
+		// A reply that mentions others, not the agent, is theirs to answer.
 		why = wakeThread
 	}
 	if why == "" || h.isAgent(ctx, ev) {

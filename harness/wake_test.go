@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -105,8 +106,10 @@ func TestAgentsDoNotPingPong(t *testing.T) {
 		if !ok {
 			return llmtest.Reply{Text: "no anchor found"}
 		}
-		asked.Add(1)
-		args, _ := json.Marshal(map[string]string{"command": "buzz messages send --channel " + ch + " --reply-to " + ev + " --content 'my two cents'"})
+		// Each answer its own words: two identical answers in one second
+		// would be one event, and hide an agent answering twice.
+		n := asked.Add(1)
+		args, _ := json.Marshal(map[string]string{"command": fmt.Sprintf("buzz messages send --channel %s --reply-to %s --content 'my two cents, take %d'", ch, ev, n)})
 		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
 	})
 	for _, key := range []*nostrkey.Secret{w.agent, w.sibling} {

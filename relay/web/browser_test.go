@@ -784,6 +784,23 @@ func newPeer(t testing.TB, url string) *peer {
 	return &peer{t: t, ctx: ctx, rel: rel, sk: sk, pk: pk}
 }
 
+// auth answers the relay's NIP-42 challenge with the peer's key, once it
+// has come (the relay sends it as the connection opens).
+func (p *peer) auth() {
+	p.t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := p.rel.Auth(p.ctx, func(ev *nostr.Event) error { return ev.Sign(p.sk) })
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("auth as %s: %v", p.pk, err)
+		}
+		time.Sleep(50 * time.Millisecond) // the challenge is on its way; nothing to wait on
+	}
+}
+
 // publish signs an event dated now and publishes it.
 func (p *peer) publish(kind int, content string, tags ...nostr.Tag) nostr.Event {
 	p.t.Helper()
