@@ -287,42 +287,66 @@ func TestBrowserStopWithinASecond(t *testing.T) {
 	w := startUp(t, sleepyModel(t))
 	owner, ownerErrors := signInOwner(t, w)
 	received := watchStatusFrames(owner)
-	mentionAgent(t, owner, "Message #general", "please sleep on it")
-	card := feedArticle("please sleep on it") + `?.querySelector('.turn-card')`
-	waitJS(t, owner, "the card working on the shell call", fmt.Sprintf(`(() => { const c = %s; return c?.dataset.state === 'working' && c.querySelector('.turn-step')?.textContent === 'buzz-dev-mcp__shell'; })()`, card))
-	id, err := chromedp.Run(owner, chromedp.Evaluate[string](feedArticle("please sleep on it")+`.dataset.id`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pressedAt := time.Now()
-	pressed, err := chromedp.Run(owner, chromedp.Evaluate[bool](recordStop+`("please sleep on it")`))
-	if err != nil || !pressed {
-		t.Fatalf("press Stop: pressed %v, %v", pressed, err)
-	}
-	waitJS(t, owner, "the card stopped", `window.stopTook !== undefined`)
-	took, err := chromedp.Run(owner, chromedp.Evaluate[float64](`window.stopTook`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text, _ := chromedp.Run(owner, chromedp.Evaluate[string](card+`.textContent`))
-	t.Logf("Stop to %q: %.0f ms", text, took)
-	if !strings.Contains(text, "stopped by owner") {
-		t.Errorf("the stopped card says %q; want who stopped it", text)
-	}
-	if took > 1000 {
-		// Where the time went: the relay and the harness, or the page.
-		arrived := "never"
-		for _, f := range received.of(id) {
-			if f.State == "cancelled" {
-				arrived = f.at.Sub(pressedAt).Round(time.Millisecond).String() + " after the press"
-				break
-			}
+	// A second turn is measured only when the first took longer than the
+	// goal: a machine loaded by other tests can stall one round trip for
+	// seconds, while a slow stop path is slow every time.
+	for try := 1; try <= stopTries; try++ {
+		took, why := stopOnce(t, owner, received, fmt.Sprintf("please sleep on it, try %d", try))
+		if took <= 1000 {
+			break
 		}
-		t.Errorf("the card showed the turn stopped %.0f ms after the press; want within 1 s (the cancelled status reached the page %s)", took, arrived)
+		if try == stopTries {
+			t.Errorf("the card showed the turn stopped %.0f ms after the press, %d times running; want within 1 s (%s)", took, stopTries, why)
+		} else {
+			t.Logf("try %d: the card showed the turn stopped %.0f ms after the press (%s); trying again", try, took, why)
+		}
 	}
 	for _, e := range ownerErrors() {
 		t.Errorf("browser console: %s", e)
 	}
+}
+
+// stopTries is how many turns TestBrowserStopWithinASecond stops before a
+// stop slower than a second fails it.
+const stopTries = 2
+
+// stopOnce mentions the agent with text (the sleepy model runs a long
+// shell call), presses Stop on the card once it is working, checks the
+// card names who stopped it, and returns how long that took in the page
+// (ms) and, for a slow one, when the cancelled status reached the page.
+func stopOnce(t *testing.T, owner context.Context, received *statusFrames, text string) (took float64, why string) {
+	t.Helper()
+	mentionAgent(t, owner, "Message #general", text)
+	card := feedArticle(text) + `?.querySelector('.turn-card')`
+	waitJS(t, owner, "the card working on the shell call", fmt.Sprintf(`(() => { const c = %s; return c?.dataset.state === 'working' && c.querySelector('.turn-step')?.textContent === 'buzz-dev-mcp__shell'; })()`, card))
+	id, err := chromedp.Run(owner, chromedp.Evaluate[string](feedArticle(text)+`.dataset.id`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pressedAt := time.Now()
+	pressed, err := chromedp.Run(owner, chromedp.Evaluate[bool](recordStop+fmt.Sprintf("(%q)", text)))
+	if err != nil || !pressed {
+		t.Fatalf("press Stop: pressed %v, %v", pressed, err)
+	}
+	waitJS(t, owner, "the card stopped", `window.stopTook !== undefined`)
+	took, err = chromedp.Run(owner, chromedp.Evaluate[float64](`(() => { const v = window.stopTook; window.stopTook = undefined; return v; })()`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	shown, _ := chromedp.Run(owner, chromedp.Evaluate[string](card+`.textContent`))
+	t.Logf("Stop to %q: %.0f ms", shown, took)
+	if !strings.Contains(shown, "stopped by owner") {
+		t.Errorf("the stopped card says %q; want who stopped it", shown)
+	}
+	// Where the time went: the relay and the harness, or the page.
+	why = "the cancelled status never reached the page"
+	for _, f := range received.of(id) {
+		if f.State == "cancelled" {
+			why = "the cancelled status reached the page " + f.at.Sub(pressedAt).Round(time.Millisecond).String() + " after the press"
+			break
+		}
+	}
+	return took, why
 }
 
 // TestBrowserBudgetEndsTurn runs the built `buzzbox up` with a per-turn
