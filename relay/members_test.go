@@ -376,7 +376,13 @@ func TestInviteRedeem(t *testing.T) {
 	_, url = runRelayArgs(t, exe, "--data", dir, "--owner", owner.pk)
 	base = httpBase(url)
 
-	if status, b := redeemInvite(t, base, guest, "x"+token[1:], nip98.Options{}); status != http.StatusNotFound {
+	// Another first character, whatever the token's was (one in 64 starts
+	// with x, which left it the same token).
+	unknown := "x" + token[1:]
+	if token[0] == 'x' {
+		unknown = "y" + token[1:]
+	}
+	if status, b := redeemInvite(t, base, guest, unknown, nip98.Options{}); status != http.StatusNotFound {
 		t.Errorf("unknown token: %d %s; want 404", status, b)
 	}
 	status, b := redeemInvite(t, base, guest, token, nip98.Options{})
