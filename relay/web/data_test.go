@@ -350,10 +350,14 @@ func TestBrowserReadStateAcrossDevices(t *testing.T) {
 }
 
 // TestBrowserScrollBack: a long channel over three days opens at its
-// newest page; scrolling up loads older messages without moving what the
-// reader looks at, days are separated, times are absolute on hover, a
-// "New" line marks the first message since the last reading, and "Jump
-// to latest" goes back down.
+// newest page; scrolling up to its first message loads older messages
+// without moving what the reader looks at, the feed sliding (never more
+// than feedBound messages) rather than growing; a live message meanwhile
+// leaves the reader where they are, and scrolling back down, the newer
+// messages come back below them without moving them either, the live one
+// last. Days are separated, times are absolute on hover, a "New" line
+// marks the first message since the last reading, and "Jump to latest"
+// goes back down to the newest window.
 func TestBrowserScrollBack(t *testing.T) {
 	ctx, consoleErrors := browser(t)
 	shots := t.TempDir()
@@ -387,38 +391,64 @@ func TestBrowserScrollBack(t *testing.T) {
 		t.Errorf("a message's time has title %q; want the absolute time", title)
 	}
 
-	// Scroll up until everything is in; what the reader looked at stays put.
+	// Scroll up to the channel's first message: each page comes above what
+	// the reader looks at, which stays put, and the feed slides rather than
+	// grows.
+	days := map[string]bool{}
 	for round := 0; ; round++ {
-		before, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))
-		if before >= total {
+		if top, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`document.querySelector('#feed article .msg-body').textContent`)); top == sent[0] {
 			break
 		}
 		if round > 20 {
-			t.Fatalf("after %d scrolls up %d of %d messages are in", round, before, total)
+			t.Fatalf("after %d scrolls up the feed does not reach the first message", round)
 		}
-		pos, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const f = document.getElementById('feed'); f.scrollTop = 0; const a = f.querySelector('article'); window.__anchor = a.dataset.id; return a.dataset.id + ' ' + a.getBoundingClientRect().top; })()`))
-		waitJS(t, ctx, "older messages", fmt.Sprintf(`document.querySelectorAll('#feed article').length > %d`, before))
+		before := inView(t, ctx, `f.scrollTop = 0`)
+		waitJS(t, ctx, "older messages", `document.querySelector('#feed article').dataset.id !== window.__edge`)
 		settle(t, ctx)
-		after, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => { const a = document.querySelector('#feed article[data-id="' + window.__anchor + '"]'); return a.dataset.id + ' ' + a.getBoundingClientRect().top; })()`))
-		var id1, id2 string
-		var y1, y2 float64
-		fmt.Sscan(pos, &id1, &y1)
-		fmt.Sscan(after, &id2, &y2)
-		if d := y2 - y1; d > 2 || d < -2 {
-			t.Errorf("round %d: loading older moved the message in view by %.0f px", round, d)
+		keptInView(t, ctx, fmt.Sprintf("scroll up %d", round), before)
+		feedWindow(t, ctx, fmt.Sprintf("scroll up %d", round), sent, days)
+	}
+	if len(days) < 3 {
+		t.Errorf("day separators %v over three days; want 3 or 4", days)
+	}
+
+	// A live message while the reader is up in history: it does not move
+	// them, and it is at the bottom once they scroll back down to it.
+	before := inView(t, ctx, ``)
+	sent = append(sent, bob.publish(9, "live while up", nostr.Tag{"h", long}).Content)
+	waitJS(t, ctx, "the live message in the page", `[...window.buzz.store.events.values()].some((e) => e.content === 'live while up')`)
+	settle(t, ctx)
+	keptInView(t, ctx, "a live message", before)
+	for round := 0; ; round++ {
+		if bottom, _ := chromedp.Run(ctx, chromedp.Evaluate[string](`[...document.querySelectorAll('#feed article .msg-body')].at(-1).textContent`)); bottom == sent[len(sent)-1] {
+			break
 		}
+		if round > 20 {
+			t.Fatalf("after %d scrolls down the feed does not reach the newest message", round)
+		}
+		before := inView(t, ctx, `f.scrollTop = f.scrollHeight`)
+		waitJS(t, ctx, "newer messages", `[...document.querySelectorAll('#feed article')].at(-1).dataset.id !== window.__edge`)
+		settle(t, ctx)
+		keptInView(t, ctx, fmt.Sprintf("scroll down %d", round), before)
+		feedWindow(t, ctx, fmt.Sprintf("scroll down %d", round), sent, nil)
 	}
-	got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedTexts))
-	if got != strings.Join(sent, "|") {
-		t.Errorf("the whole channel after scrolling back is not in send order")
-	}
-	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed > .day-sep').length`)); n < 3 {
-		t.Errorf("%d day separators over three days; want 3 or 4", n)
+	do(t, ctx, "scroll to the bottom", chromedp.Evaluate[chromedp.Void](`(() => { const f = document.getElementById('feed'); f.scrollTop = f.scrollHeight; })()`))
+	sent = append(sent, bob.publish(9, "live at the bottom", nostr.Tag{"h", long}).Content)
+	waitJS(t, ctx, "a live message followed at the bottom", `[...document.querySelectorAll('#feed article .msg-body')].at(-1).textContent === 'live at the bottom' && (() => { const f = document.getElementById('feed'); return f.scrollHeight - f.scrollTop - f.clientHeight < 40; })()`)
+	feedWindow(t, ctx, "back at the newest", sent, nil)
+
+	// Up a window's worth, then "Jump to latest": the newest window, at its bottom.
+	for range 4 {
+		before := inView(t, ctx, `f.scrollTop = 0`)
+		waitJS(t, ctx, "older messages", `document.querySelector('#feed article').dataset.id !== window.__edge`)
+		settle(t, ctx)
+		keptInView(t, ctx, "scroll up again", before)
 	}
 	waitJS(t, ctx, "jump to latest", `!document.querySelector('.jump-latest').hidden`)
 	shot(t, ctx, shots, "history-desktop")
 	do(t, ctx, "jump", chromedp.Click(button("Jump to latest ↓")))
-	waitJS(t, ctx, "the newest in view", `(() => { const f = document.getElementById('feed'); return f.scrollHeight - f.scrollTop - f.clientHeight < 40; })()`)
+	waitJS(t, ctx, "the newest in view", `(() => { const f = document.getElementById('feed'); return f.scrollHeight - f.scrollTop - f.clientHeight < 40; })() && [...document.querySelectorAll('#feed article .msg-body')].at(-1).textContent === 'live at the bottom'`)
+	feedWindow(t, ctx, "after the jump", sent, nil)
 
 	// Leave, let five come, come back: the New line is above the first.
 	openChannel(t, ctx, "side")
@@ -438,6 +468,71 @@ func TestBrowserScrollBack(t *testing.T) {
 	shot(t, ctx, shots, "history-new-desktop")
 	for _, e := range consoleErrors() {
 		t.Errorf("browser console: %s", e)
+	}
+}
+
+// feedBound is the most messages the channel's feed holds (history.js
+// windowMax: three pages of 150).
+const feedBound = 450
+
+// inView runs scroll (JS with the feed as f; the page has not seen the
+// scroll event yet), then returns the id and top of the first message in
+// view, as history.js anchors it; the feed's
+// first message when the scroll went up, its last when it went down, is
+// window.__edge, to wait for it to change.
+func inView(t *testing.T, ctx context.Context, scroll string) string {
+	t.Helper()
+	pos, err := chromedp.Run(ctx, chromedp.Evaluate[string](`(() => {
+  const f = document.getElementById('feed');
+  `+scroll+`;
+  const arts = [...f.querySelectorAll(':scope > article')];
+  const top = f.getBoundingClientRect().top;
+  const at = arts.find((a) => a.getBoundingClientRect().bottom > top);
+  window.__edge = (f.scrollTop === 0 ? arts[0] : arts.at(-1)).dataset.id;
+  return at.dataset.id + ' ' + at.getBoundingClientRect().top;
+})()`))
+	if err != nil {
+		t.Fatalf("the message in view: %v", err)
+	}
+	return pos
+}
+
+// keptInView fails the test if the message inView returned has moved by
+// more than 2 px (or left the feed).
+func keptInView(t *testing.T, ctx context.Context, what, before string) {
+	t.Helper()
+	var id string
+	var y1 float64
+	fmt.Sscan(before, &id, &y1)
+	y2, err := chromedp.Run(ctx, chromedp.Evaluate[float64](fmt.Sprintf(`document.querySelector('#feed article[data-id=%q]')?.getBoundingClientRect().top ?? -1e9`, id)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := y2 - y1; d > 2 || d < -2 {
+		t.Errorf("%s: the message in view moved by %.0f px", what, d)
+	}
+}
+
+// feedWindow fails the test unless the channel's feed holds at most
+// feedBound messages, a run of sent in send order; it adds the day
+// separators shown to days, if not nil.
+func feedWindow(t *testing.T, ctx context.Context, what string, sent []string, days map[string]bool) {
+	t.Helper()
+	got, _ := chromedp.Run(ctx, chromedp.Evaluate[string](feedTexts))
+	shown := strings.Split(got, "|")
+	if len(shown) > feedBound {
+		t.Errorf("%s: %d messages in the feed; want at most %d", what, len(shown), feedBound)
+	}
+	i := slices.Index(sent, shown[0])
+	if i < 0 || i+len(shown) > len(sent) || !slices.Equal(sent[i:i+len(shown)], shown) {
+		t.Errorf("%s: the feed is not a run of the channel in send order (from %q, %d messages)", what, shown[0], len(shown))
+	}
+	if days == nil {
+		return
+	}
+	labels, _ := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#feed > .day-sep')].map((d) => d.textContent)`))
+	for _, l := range labels {
+		days[l] = true
 	}
 }
 

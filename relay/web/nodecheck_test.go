@@ -56,3 +56,9 @@ func TestFindModules(t *testing.T) { nodeChecks(t, "find.mjs", 13) }
 // (a channel of one's own, someone else in one, an agent mentioned), where
 // its invite and mention go, and an empty channel's opening lines.
 func TestGuideModule(t *testing.T) { nodeChecks(t, "guide.mjs", 16) }
+
+// TestHistoryModule runs testdata/history.mjs: the feed's window
+// (history.js FeedWindow) slides up and down a channel within its bound,
+// waits for a page asked of the relay, stays put as pages come above and
+// live messages below, and reaches the first new message.
+func TestHistoryModule(t *testing.T) { nodeChecks(t, "history.mjs", 27) }

@@ -11,14 +11,12 @@ import { parsePubkey, npub } from './signer.js';
 import { manage } from './nip86.js';
 import { query } from './bridge.js';
 import { messageKinds } from './store.js';
-import { JumpToLatest, firstNew, loadOlderPx, anchor, restore } from './history.js';
+import { JumpToLatest, FeedWindow, firstNew, nearEdgePx, windowStep, anchor, restore } from './history.js';
 import { humanError } from './errors.js';
 import { Tabs } from './tabs.js';
 import { channelIntro, introView } from './guide.js';
 
 const $ = (id) => document.getElementById(id);
-/** windowStep is how many messages the feed shows at first and adds each time the reader nears its top: the DOM holds what was scrolled through, not the whole channel. */
-const windowStep = 150;
 /** windowMargin is how many read messages show above the first new one. */
 const windowMargin = 20;
 
@@ -27,6 +25,7 @@ export class ChannelView {
     this.app = app;
     this.id = '';
     this.cache = new Map();
+    this.win = new FeedWindow();
     this.query = '';
     this.relayMembers = new Set(); // from NIP-86 listallowedpubkeys
     $('search').addEventListener('input', (e) => { this.query = e.target.value.trim().toLowerCase(); $('search-status').textContent = ''; this.render(); });
@@ -44,11 +43,15 @@ export class ChannelView {
     $('notify-level').addEventListener('change', (e) => {
       this.app.prefs.set(this.id, e.target.value).catch((x) => this.app.flash(x));
     });
-    // Older messages come as the reader scrolls up; the button stays for keyboards.
+    // The window moves as the reader nears either end of it; older messages
+    // come as they scroll up (the button stays for keyboards).
     $('feed').addEventListener('scroll', () => {
-      if ($('feed').scrollTop < loadOlderPx && !this.query) this.older();
+      const f = $('feed');
+      if (this.query) return;
+      if (f.scrollTop < nearEdgePx) this.older();
+      else if (f.scrollHeight - f.scrollTop - f.clientHeight < nearEdgePx) this.newer();
     }, { passive: true });
-    this.jump = new JumpToLatest($('feed'));
+    this.jump = new JumpToLatest($('feed'), { behind: () => !this.query && !this.win.latest, latest: () => this.latest() });
     $('add-member-form').addEventListener('submit', (e) => { e.preventDefault(); this.addMember(); });
     $('topic-form').addEventListener('submit', (e) => { e.preventDefault(); this.setTopic(); });
     $('invite-form').addEventListener('submit', (e) => { e.preventDefault(); this.createInvite(); });
@@ -65,7 +68,9 @@ export class ChannelView {
     this.query = '';
     this.composerFor = '';
     this.placed = false;
-    this.shown = windowStep;
+    this.win.reset();
+    this.followed = true;
+    this.ahead = false;
     this.app.reads.enter(id);
     $('empty').hidden = true;
     $('channel').hidden = false;
@@ -98,7 +103,8 @@ export class ChannelView {
           label: forum ? `New post in ${name}` : `Message ${forum ? '' : '#'}${name}`,
           placeholder: forum ? 'Write a post' : `Message #${name}`,
           members: () => s.members(this.id),
-          send: (text, pks, files) => this.app.post(this.id, text, pks, forum, files),
+          // What the person sends shows at the bottom: a feed up in history comes down to it.
+          send: (text, pks, files) => { if (!this.win.latest) this.jump.go(); return this.app.post(this.id, text, pks, forum, files); },
           maxBytes: () => this.app.maxEventBytes || 0,
           attach: { signer: () => this.app.signer, channel: () => this.id },
           typing: () => this.app.presence.typing(this.id),
@@ -126,21 +132,16 @@ export class ChannelView {
     }
     const marker = this.app.reads.entryMarker(this.id);
     const newID = this.query ? '' : firstNew(evs, marker, (ev) => this.app.reads.counted(ev));
-    this.held = evs.length;
-    if (!this.query) {
-      // A window of the newest messages, wide enough for the first new one
-      // until the reader has been placed; it grows as they scroll up.
-      if (!this.placed && newID) this.shown = Math.max(this.shown, evs.length - evs.findIndex((e) => e.id === newID) + windowMargin);
-      evs = evs.slice(-this.shown);
-    }
-    renderFeed($('feed'), evs, this.app, this.cache, { days: true, newID });
+    let above = false, follow = true;
+    if (!this.query) ({ evs, above, follow } = this.windowed(evs, newID));
+    renderFeed($('feed'), evs, this.app, this.cache, { days: true, newID, follow });
     // A feed holds articles (WAI-ARIA); an empty channel's is a plain region until its first message.
     const role = evs.length ? 'feed' : 'region';
     if ($('feed').getAttribute('role') !== role) $('feed').setAttribute('role', role);
     // The button above the feed comes and goes as pages load; what the reader looks at stays put
     // (after the feed: older messages above give the scroll room to do so).
     const loading = this.app.loadingOlder === this.id;
-    const olderHidden = !(loading || this.held > this.shown || (this.app.older && this.app.older.id === this.id)) || Boolean(this.query);
+    const olderHidden = !(loading || above || (this.app.older && this.app.older.id === this.id)) || Boolean(this.query);
     $('older').disabled = loading;
     $('older').textContent = loading ? 'Loading older messages…' : 'Load older messages';
     if ($('older').hidden !== olderHidden) {
@@ -156,9 +157,10 @@ export class ChannelView {
       this.placed = true;
       const f = $('feed');
       const line = f.querySelector(':scope > .new-sep');
-      if (f.scrollHeight - f.scrollTop - f.clientHeight < 40) {
-        if (line) line.scrollIntoView({ block: 'start' }); else f.scrollTop = f.scrollHeight;
-      }
+      // A window that does not reach the newest was moved up to the line.
+      const bottom = f.scrollHeight - f.scrollTop - f.clientHeight < 40;
+      if (line && (bottom || !this.win.latest)) line.scrollIntoView({ block: 'start' });
+      else if (bottom) f.scrollTop = f.scrollHeight;
     }
     this.jump.update();
     $('feed').setAttribute('aria-busy', this.app.loaded ? 'false' : 'true');
@@ -174,6 +176,25 @@ export class ChannelView {
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;
     if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));
+  }
+
+  /**
+   * windowed returns the channel's messages evs as the feed shows them
+   * (its window), whether the page holds more above, and whether the feed
+   * sticks to its bottom: only while its window ends at the newest message
+   * and did before this render. A window that has just come down to the
+   * newest keeps the reader where they were, and one up in history takes
+   * no live message until the reader comes back down.
+   */
+  windowed(evs, newID) {
+    this.evs = evs;
+    if (this.app.loadingOlder !== this.id) this.ahead = false; // the page it moved ahead of is in
+    // Up to the first new message until the reader has been placed.
+    if (!this.placed && newID) this.win.reach(evs, evs.findIndex((e) => e.id === newID) - windowMargin);
+    if (this.app.revealing) this.reveal(evs, this.app.revealing);
+    const follow = this.followed && this.win.latest;
+    this.followed = this.win.latest;
+    return { evs: this.win.slice(evs), above: this.win.bounds(evs)[0] > 0, follow };
   }
 
   /** intro puts an empty channel's opening lines (guide.js) in its feed, or takes them away. */
@@ -192,17 +213,50 @@ export class ChannelView {
     }));
   }
 
-  /** older shows more of what the page holds and, when it holds no more, asks the relay for the next page. */
+  /** older moves the window up through what the page holds and, when it holds no more, asks the relay for the next page. */
   older() {
-    if (this.held > this.shown) {
-      this.shown += windowStep;
+    const evs = this.evs || [];
+    if (this.win.older(evs)) {
       this.render();
+      this.prefetch();
       return;
     }
-    if (this.app.older && this.app.older.id === this.id) {
-      this.shown += windowStep;
-      this.app.olderPage();
-    }
+    const more = this.app.older && this.app.older.id === this.id;
+    if (this.ahead || !(more || this.app.loadingOlder === this.id)) return;
+    // At the oldest the page holds: the window moves on, once, ahead of
+    // the relay's next page (asked for now or already on its way), which
+    // shows as it comes.
+    this.ahead = true;
+    this.win.older(evs, true);
+    if (more) this.app.olderPage();
+  }
+
+  /**
+   * prefetch asks the relay for its next page once the window's top is
+   * within a step of the oldest message the page holds: a page from the
+   * relay took 150–350 ms to show, one the page holds 50–80 ms, so the
+   * reader scrolling on should find it held.
+   */
+  prefetch() {
+    if (this.win.bounds(this.evs)[0] < windowStep && this.app.older && this.app.older.id === this.id) this.app.olderPage();
+  }
+
+  /** newer moves the window down towards the newest message, the live ones that came meanwhile included. */
+  newer() {
+    if (this.win.newer(this.evs || [])) this.render();
+  }
+
+  /** latest shows the newest messages again ("Jump to latest"). */
+  latest() {
+    if (this.win.latest && this.win.size <= windowStep) return;
+    this.win.reset();
+    this.render();
+  }
+
+  /** reveal moves the window to a message to be brought into view (app.revealing) that it does not show. */
+  reveal(evs, id) {
+    const i = evs.findIndex((e) => e.id === id);
+    if (i >= 0) this.win.around(evs, i);
   }
 
   /** searchRelay asks the relay for older matches than the page holds (Enter in the search box). */

@@ -37,12 +37,15 @@ function outboxState(art, app, id) {
 /**
  * renderFeed brings container's children in line with evs. days adds day
  * separators, newID the "New" line before that message. Messages added
- * above the reading position leave it where it is.
+ * or removed around the reading position leave it where it is; a reader
+ * at the bottom stays there if follow. A row that goes leaves nothing
+ * behind: its element and cache entry go with it (its listeners are on
+ * its own elements).
  */
-export function renderFeed(container, evs, app, cache, { inThread = false, days = false, newID = '' } = {}) {
+export function renderFeed(container, evs, app, cache, { inThread = false, days = false, newID = '', follow = true } = {}) {
   const list = rows(evs, { days, newID });
   const wanted = new Set(list.map((r) => r.key));
-  const atBottom = container.scrollHeight - container.scrollTop - container.clientHeight < 40;
+  const atBottom = follow && container.scrollHeight - container.scrollTop - container.clientHeight < 40;
   const kept = atBottom ? null : anchor(container);
   for (const [id, item] of cache) if (!wanted.has(id)) { item.el.remove(); cache.delete(id); }
   let prev = null;
