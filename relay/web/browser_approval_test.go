@@ -46,8 +46,7 @@ func TestBrowserApprovesCommand(t *testing.T) {
 			return llmtest.Reply{Text: "no anchor found"}
 		}
 		m := all[len(all)-1] // the session's history holds the earlier prompts' anchors
-		args, _ := json.Marshal(map[string]string{"command": "touch approved-" + m[1][:12]})
-		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+		return shellCall("touch approved-" + m[1][:12])
 	})
 	rules := filepath.Join(t.TempDir(), "rules")
 	os.WriteFile(rules, []byte("touch\n"), 0o600)

@@ -1,8 +1,6 @@
 package web_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -34,7 +32,7 @@ func TestBrowserAgentsDoNotPingPong(t *testing.T) {
 	model := llmtest.New(t)
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
 		last := lastMessage(req)
-		if bytes.Contains(last, []byte(`"role":"tool"`)) {
+		if afterTool(last) {
 			return llmtest.Reply{Text: "sent"}
 		}
 		anchors := replyAnchorRE.FindAllSubmatch(last, -1)
@@ -43,8 +41,7 @@ func TestBrowserAgentsDoNotPingPong(t *testing.T) {
 		}
 		asked.Add(1)
 		a := anchors[len(anchors)-1]
-		args, _ := json.Marshal(map[string]string{"command": fmt.Sprintf(`buzz messages send --channel %s --reply-to %s --content 'my two cents'`, a[1], a[2])})
-		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+		return shellCall(fmt.Sprintf(`buzz messages send --channel %s --reply-to %s --content 'my two cents'`, a[1], a[2]))
 	})
 	w := startUp(t, model)
 	owner, ownerErrors := signInOwner(t, w)

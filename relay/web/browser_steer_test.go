@@ -99,7 +99,7 @@ func TestBrowserAgentAddedFromPanelAnswers(t *testing.T) {
 	model := llmtest.New(t)
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
 		last := lastMessage(req)
-		if bytes.Contains(last, []byte(`"role":"tool"`)) {
+		if afterTool(last) {
 			return llmtest.Reply{Text: "sent"}
 		}
 		anchors := replyAnchorRE.FindAllSubmatch(last, -1)
@@ -109,8 +109,7 @@ func TestBrowserAgentAddedFromPanelAnswers(t *testing.T) {
 		}
 		a := anchors[len(anchors)-1]
 		cmd := fmt.Sprintf(`buzz messages send --channel %s --reply-to %s --content 'answered %s'`, a[1], a[2], words[len(words)-1])
-		args, _ := json.Marshal(map[string]string{"command": cmd})
-		return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+		return shellCall(cmd)
 	})
 	asked := func(word string) bool {
 		for _, b := range model.Bodies() {
@@ -184,13 +183,12 @@ func napModel(t *testing.T) *llmtest.Server {
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
 		last := lastMessage(req)
 		switch {
-		case bytes.Contains(last, []byte(`"role":"tool"`)):
+		case afterTool(last):
 			return llmtest.Reply{Text: "slept well"}
 		case bytes.Contains(last, []byte("please fail")):
 			return llmtest.Reply{Status: 401, Body: `{"error":{"message":"Incorrect API key provided","type":"invalid_request_error","code":"invalid_api_key"}}`}
 		case bytes.Contains(last, []byte("nap")):
-			args, _ := json.Marshal(map[string]string{"command": "sleep 1"})
-			return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+			return shellCall("sleep 1")
 		}
 		return llmtest.Reply{Text: "nothing to do"}
 	})
@@ -361,7 +359,7 @@ func TestBrowserBudgetEndsTurn(t *testing.T) {
 	model := llmtest.New(t)
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
 		last := lastMessage(req)
-		if bytes.Contains(last, []byte(`"role":"tool"`)) {
+		if afterTool(last) {
 			return llmtest.Reply{Text: "done at last", InputTokens: 80, OutputTokens: 40}
 		}
 		args, _ := json.Marshal(map[string]string{"command": "sleep 30"})

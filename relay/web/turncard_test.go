@@ -2,6 +2,7 @@ package web_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -111,6 +112,17 @@ func lastMessage(req map[string]any) []byte {
 	return b
 }
 
+// shellCall is a scripted model's answer that runs command in the agent's
+// shell (buzz-dev-mcp's shell tool).
+func shellCall(command string) llmtest.Reply {
+	args, _ := json.Marshal(map[string]string{"command": command})
+	return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+}
+
+// afterTool reports whether a model request's newest message (last, as
+// lastMessage gives it) is a tool's result.
+func afterTool(last []byte) bool { return bytes.Contains(last, []byte(`"role":"tool"`)) }
+
 // sleepyModel is a scripted model whose first answer to a prompt holding
 // "sleep" is a shell call that sleeps; everything else ends the turn.
 func sleepyModel(t *testing.T) *llmtest.Server {
@@ -118,8 +130,7 @@ func sleepyModel(t *testing.T) *llmtest.Server {
 	model.SetHandler(func(req map[string]any) llmtest.Reply {
 		last := lastMessage(req)
 		if !strings.Contains(string(last), `"tool"`) && strings.Contains(string(last), "sleep") {
-			args, _ := json.Marshal(map[string]any{"command": "sleep 60"})
-			return llmtest.Reply{Calls: []llmtest.Call{{ID: "call_1", Name: "buzz-dev-mcp__shell", Args: string(args)}}}
+			return shellCall("sleep 60")
 		}
 		return llmtest.Reply{Text: "done sleeping"}
 	})

@@ -2,18 +2,9 @@
 // run by TestHistoryModule: how it slides up and down a channel, stays
 // within its bound, and stays put as older pages come above and live
 // messages below. Input: the js directory. Output: {checked, failures}.
-import { pathToFileURL } from 'node:url';
-import path from 'node:path';
+import { mod, eq, report } from './tables.mjs';
 
-const dir = process.argv[2];
-const { FeedWindow, windowStep, windowMax } = await import(pathToFileURL(path.join(dir, 'history.js')).href);
-
-const failures = [];
-let checked = 0;
-const eq = (what, got, want) => {
-  checked++;
-  if (JSON.stringify(got) !== JSON.stringify(want)) failures.push(`${what} = ${JSON.stringify(got)}; want ${JSON.stringify(want)}`);
-};
+const { FeedWindow, windowStep, windowMax } = await mod('history.js');
 
 // msgs(a, b) is messages a … b-1 of a channel, one a second.
 const msg = (i) => ({ id: 'm' + i, created_at: 1000 + i });
@@ -91,4 +82,4 @@ eq('an empty channel shows nothing', span(e, []), [undefined, undefined, 0]);
 eq('and has nothing above', e.older([]), false);
 eq('its first message shows', span(e, msgs(0, 1)), ['m0', 'm0', 1]);
 
-console.log(JSON.stringify({ checked, failures }));
+report();
