@@ -88,7 +88,7 @@ go build -o "$work/testsummary" ./scripts/testsummary || exit 1
 # at desktop and phone sizes, in BUZZ_WEB_SCREENSHOTS for review.
 export BUZZ_WEB_SCREENSHOTS=${BUZZ_WEB_SCREENSHOTS:-${TMPDIR:-/tmp}/buzzbox-screenshots}
 BUZZ_SOAK_DURATION=${BUZZ_SOAK_DURATION:-60s} BUZZBOX_TEST_EXE="$work/buzzbox" \
-	go test -json -timeout 30m "$@" ./... | "$work/testsummary"
+	go test -json -timeout 30m "$@" ./... | "$work/testsummary" | tee "$work/tests.out"
 codes=("${PIPESTATUS[@]}")
 say "screenshots of the web client for review: $BUZZ_WEB_SCREENSHOTS"
 [ "${codes[0]}" = 0 ] && [ "${codes[1]}" = 0 ] || exit 1
@@ -109,6 +109,11 @@ benches=$(grep -rl --include='*_test.go' --exclude-dir=node_modules --exclude-di
 	xargs -n1 dirname | sort -u)
 [ -n "$benches" ] || { echo "no benchmarks found" >&2; exit 1; }
 BUZZBOX_TEST_EXE="$work/buzzbox" \
-	go test -json -timeout 10m -short -run '^$' -bench . -benchtime 1x $benches | "$work/testsummary"
+	go test -json -timeout 10m -short -run '^$' -bench . -benchtime 1x $benches | "$work/testsummary" >"$work/bench.out"
 codes=("${PIPESTATUS[@]}")
+# The benchmarks' own count line would say 0 tests; the run closes on the
+# tests' count instead, once every benchmark has run.
+grep -v ' passed, .* failed, .* skipped$' "$work/bench.out"
+say "every benchmark ran once: $([ "${codes[0]}" = 0 ] && [ "${codes[1]}" = 0 ] && echo ok || echo FAILED)"
+tail -n 1 "$work/tests.out"
 [ "${codes[0]}" = 0 ] && [ "${codes[1]}" = 0 ]
