@@ -184,10 +184,7 @@ func runChannelsCreate(in *inv) error {
 	if vis != workspace.VisibilityOpen && vis != workspace.VisibilityPrivate {
 		return userErr("--visibility must be open or private, got %q", vis)
 	}
-	id, err := workspace.NewUUID()
-	if err != nil {
-		return otherErr("make channel id: %v", err)
-	}
+	id := workspace.NewUUID()
 	tags := nostr.Tags{{"h", id}, {workspace.TagName, name}, {workspace.TagVisibility, vis}, {workspace.TagChannelType, typ}}
 	if d := in.p.str("description"); d != "" {
 		tags = append(tags, nostr.Tag{workspace.TagAbout, d})

@@ -159,8 +159,8 @@ func runWorkflowsCreate(in *inv) error {
 		if id, err = parseUUID(in.p.str("workflow")); err != nil {
 			return userErr("--workflow: %s", err.Error())
 		}
-	} else if id, err = workspace.NewUUID(); err != nil {
-		return otherErr("make a workflow id: %v", err)
+	} else {
+		id = workspace.NewUUID()
 	}
 	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindWorkflowDef, Content: string(text), Tags: nostr.Tags{{"d", id}, {"h", ch}}})
 }

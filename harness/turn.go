@@ -475,15 +475,7 @@ func eventIDs(evs []*Event) []string {
 }
 
 // newTurnID is a random UUID (version 4) naming one turn in observer frames.
-func newTurnID() string {
-	id, err := workspace.NewUUID()
-	if err != nil {
-		// crypto/rand does not fail on Linux; a turn id only has to be
-		// unlikely to repeat, so the clock stands in.
-		return fmt.Sprintf("turn-%d", time.Now().UnixNano())
-	}
-	return id
-}
+func newTurnID() string { return workspace.NewUUID() }
 
 // livenessLoop records turn_liveness every --turn-liveness-secs until ctx
 // ends: how long the turn has run and how long the agent has been quiet.

@@ -357,9 +357,7 @@ func ensureGeneral(ctx context.Context, wsURL, base string, owner, agentKey *nos
 		}
 	}
 	if id == "" {
-		if id, err = workspace.NewUUID(); err != nil {
-			return "", fmt.Errorf("buzzbox up: create channel: %w", err)
-		}
+		id = workspace.NewUUID()
 		if err := publish(owner, &nostr.Event{Kind: workspace.KindCreateGroup, Tags: nostr.Tags{{"h", id}, {workspace.TagName, upChannelTag},
 			{workspace.TagVisibility, workspace.VisibilityOpen}, {workspace.TagChannelType, workspace.ChannelTypeStream}, {workspace.TagAbout, "where the owner and the agent talk"}}}); err != nil {
 			return "", fmt.Errorf("buzzbox up: create channel: %w", err)

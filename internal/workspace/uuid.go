@@ -3,7 +3,6 @@ package workspace
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"fmt"
 )
 
 // IsUUID reports whether s is a hyphenated UUID, 8-4-4-4-12 hex digits
@@ -36,14 +35,14 @@ func uuidShape(s string, upper bool) bool {
 }
 
 // NewUUID returns a random version 4 UUID (RFC 9562) in lower case.
-func NewUUID() (string, error) {
+// crypto/rand.Read does not fail (Go 1.24 and later: it crashes the
+// program rather than return short), so neither does NewUUID.
+func NewUUID() string {
 	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		return "", fmt.Errorf("workspace: new UUID: %w", err)
-	}
+	rand.Read(b[:])
 	b[6] = b[6]&0x0f | 0x40 // version 4
 	b[8] = b[8]&0x3f | 0x80 // RFC 9562 variant
-	return FormatUUID(b), nil
+	return FormatUUID(b)
 }
 
 // FormatUUID writes 16 bytes in the hyphenated 8-4-4-4-12 form, in lower

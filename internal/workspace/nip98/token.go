@@ -59,11 +59,7 @@ func Event(key *nostrkey.Secret, url, method string, opt Options) (*nostr.Event,
 		evt.Tags = append(evt.Tags, nostr.Tag{tagPayload, hex.EncodeToString(sum[:])})
 	}
 	if opt.Nonce {
-		n, err := workspace.NewUUID()
-		if err != nil {
-			return nil, fmt.Errorf("nip98: make nonce: %w", err)
-		}
-		evt.Tags = append(evt.Tags, nostr.Tag{tagNonce, n})
+		evt.Tags = append(evt.Tags, nostr.Tag{tagNonce, workspace.NewUUID()})
 	}
 	evt.Tags = append(evt.Tags, opt.Tags...)
 	if err := key.SignEvent(evt); err != nil {
