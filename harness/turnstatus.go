@@ -233,10 +233,7 @@ func (p *statusPub) start(channel string, t *turnHandle) *turnTrack {
 // publish sends working with step, and so ends the hold on the first
 // working; tr.mu held.
 func (tr *turnTrack) publish(step string, must bool) {
-	if tr.hold != nil {
-		tr.hold.Stop()
-		tr.hold = nil
-	}
+	stopTimer(&tr.hold)
 	tr.p.send(tr.channel, tr.ids, turnStatusContent{State: turnWorking, Turn: tr.turn, StartedAt: tr.started.UnixMilli(), Step: step}, must)
 }
 
@@ -305,14 +302,8 @@ func (tr *turnTrack) end() {
 	}
 	tr.mu.Lock()
 	tr.ended = true
-	if tr.timer != nil {
-		tr.timer.Stop()
-		tr.timer = nil
-	}
-	if tr.hold != nil {
-		tr.hold.Stop()
-		tr.hold = nil
-	}
+	stopTimer(&tr.timer)
+	stopTimer(&tr.hold)
 	session := tr.session
 	tr.mu.Unlock()
 	if session != "" {
@@ -321,6 +312,14 @@ func (tr *turnTrack) end() {
 			delete(tr.p.bySession, session)
 		}
 		tr.p.mu.Unlock()
+	}
+}
+
+// stopTimer stops *t, if any, and forgets it.
+func stopTimer(t **time.Timer) {
+	if *t != nil {
+		(*t).Stop()
+		*t = nil
 	}
 }
 
