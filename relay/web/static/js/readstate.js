@@ -149,8 +149,6 @@ export class ReadState {
     return this.app.store.channelMessages(ch, { root: root.id }).some((ev) => ev.pubkey === this.app.me);
   }
 
-  /** threadCounted reports whether ev is a reply a thread's count counts: a message in it, not mine. */
-  threadCounted(ev, root) { return messageKinds.includes(ev.kind) && ev.pubkey !== this.app.me && threadOf(ev).root === root; }
 
   /** threadUnread is how many replies in root's thread came since the person last read it (0 outside threads they are in). */
   threadUnread(ch, root) {
@@ -165,7 +163,8 @@ export class ReadState {
     if (!this.loaded) return;
     const key = threadKey(ch, root);
     if (this.counts.get(key) !== 0) this.counts.set(key, 0);
-    this.advance(key, this.app.store.channelMessages(ch, { root }), (ev) => this.threadCounted(ev, root));
+    // The thread's messages, each counted as its COUNT counts them: not mine.
+    this.advance(key, this.app.store.channelMessages(ch, { root }), (ev) => ev.pubkey !== this.app.me);
   }
 
   /** readingThread is the root of the thread the person has open and in view, or ''. */
@@ -201,8 +200,7 @@ export class ReadState {
   /** recountThread asks the relay how many replies root's thread has had since its marker. */
   recountThread(ch, root) {
     const key = threadKey(ch, root);
-    clearTimeout(this.asked.get(key));
-    this.asked.set(key, setTimeout(async () => {
+    this.soon(key, async () => {
       const m = this.lastRead(key);
       try {
         const n = await this.app.conn.count({ kinds: messageKinds, '#h': [ch], '#e': [root], since: m.t, exclude_authors: [this.app.me] });
@@ -212,14 +210,21 @@ export class ReadState {
       } catch {
         if (!this.counts.has(key)) this.counts.set(key, 0); // asked again on the next reply or reconnect
       }
+    });
+  }
+
+  /** soon runs ask (a COUNT) for key after recountDelayMs, once for a burst of calls. */
+  soon(key, ask) {
+    clearTimeout(this.asked.get(key));
+    this.asked.set(key, setTimeout(async () => {
+      await ask();
       this.asked.delete(key);
     }, recountDelayMs));
   }
 
   /** recount asks the relay how many counted messages ch has since the marker. */
   recount(ch) {
-    clearTimeout(this.asked.get(ch));
-    this.asked.set(ch, setTimeout(async () => {
+    this.soon(ch, async () => {
       const m = this.lastRead(ch);
       try {
         const me = this.app.me;
@@ -240,7 +245,6 @@ export class ReadState {
         if (!this.counts.has(ch)) this.counts.set(ch, 0); // asked again on the next message or reconnect
         if (!this.mentionCounts.has(ch)) this.mentionCounts.set(ch, 0);
       }
-      this.asked.delete(ch);
-    }, recountDelayMs));
+    });
   }
 }

@@ -442,7 +442,6 @@ export class Store {
       if (this.deleted(ev) || (root && tag(ev, 'h') !== ch)) continue;
       const t = threadOf(ev);
       if (top && t.root) continue;
-      if (root && t.root !== root) continue;
       out.push(ev);
     }
     out.sort((a, b) => a.created_at - b.created_at || this.arrival.get(a.id) - this.arrival.get(b.id));
