@@ -329,21 +329,23 @@ export class ChannelView {
     const ch = s.channels.get(this.id);
     if (!ch) return;
     const rank = { online: 0, away: 1, '': 2 };
-    const rows = [...ch.members.entries()].map(([pk, role]) => ({ pk, role, status: s.status(pk), name: s.name(pk) }))
+    const rows = [...ch.members.entries()].map(([pk, role]) => ({ pk, role, status: s.status(pk), name: s.name(pk), agent: s.isAgent(pk) }))
       .sort((a, b) => rank[a.status] - rank[b.status] || a.name.localeCompare(b.name));
     const manage = this.mayManage();
-    const key = manage + rows.map((r) => [r.pk, r.role, r.status, r.name].join(':')).join('|');
+    const key = manage + rows.map((r) => [r.pk, r.role, r.status, r.name, r.agent].join(':')).join('|');
     if ($('members-list').dataset.key === key) return;
     $('members-list').dataset.key = key;
     $('members-count').textContent = String(rows.length);
     $('members-list').replaceChildren(...rows.map((r) => this.memberRow(r, manage && r.pk !== this.app.me)));
   }
 
-  memberRow({ pk, role, status, name }, removable) {
+  memberRow({ pk, role, status, name, agent }, removable) {
     return el('li', { 'data-pk': pk },
       el('span', { class: 'member-name' },
         el('span', { class: 'presence-dot ' + (status || 'offline'), 'aria-hidden': 'true' }),
         el('span', { text: name }),
+        // Agents stand out as in the feed (message.js), whatever their channel role.
+        agent ? el('span', { class: 'badge', text: 'agent' }) : null,
         el('span', { class: 'presence-word', text: status || 'offline' })),
       el('span', { class: 'member-end' },
         el('span', { class: 'role', text: role === 'bot' ? 'agent' : role }),
