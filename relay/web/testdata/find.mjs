@@ -1,12 +1,19 @@
-// Table checks of the search view (search.js), the inbox (inbox.js) and
-// direct messages (dm.js) under node, run by TestFindModules. Input: the
-// js directory. Output: {checked, failures}.
+// Table checks of the search view (search.js), the inbox (inbox.js), the
+// text their previews show (markdown.js plain) and direct messages
+// (dm.js) under node, run by TestFindModules. Input: the js directory.
+// Output: {checked, failures}.
 import { mod, eq, report } from './tables.mjs';
 
 const { highlightTerms, snippet, groupByChannel } = await mod('search.js');
 const { inboxItems } = await mod('inbox.js');
 const { dmTitle, dmList, resolvePeople, existingDM, dmTemplates } = await mod('dm.js');
 const { Store, K } = await mod('store.js');
+const { plain } = await mod('markdown.js');
+
+// markdown.js plain: the text a preview (inbox, search snippet) shows.
+eq('preview: marks read, blocks joined', plain('Here is **the plan**:\n\n1. read the notes\n2. write it\n\n`buzz messages send` posts it.'),
+  'Here is the plan: read the notes write it buzz messages send posts it.');
+eq('preview: link text without its target, code and quotes kept', plain('see [docs](https://x.org) and\n```js\nlet a = 1;\n```\n> quoted _text_'), 'see docs and let a = 1; quoted text');
 
 // search.js
 eq('terms: words and phrases, operators left out', highlightTerms('release "the notes" from:@bob in:#general has:file before:2026-01-01 x'), ['release', 'the notes', 'x']);

@@ -10,6 +10,7 @@
 import { el, relTime, fullTime } from './util.js';
 import { K, messageKinds } from './store.js';
 import { tag, threadOf } from './event.js';
+import { plain } from './markdown.js';
 import { mayAnswer } from './approval.js';
 
 const $ = (id) => document.getElementById(id);
@@ -105,7 +106,8 @@ export class InboxView {
       const ch = tag(ev, 'h');
       const c = s.channels.get(ch);
       const where = c ? (c.type === 'dm' ? 'direct message' : '#' + c.name) : '';
-      const text = ev.kind === K.approvalRequest ? (ev.content || 'asks for approval') : s.content(ev).text;
+      // A preview reads the message's markdown, as Slack's and Zulip's do, rather than showing its marks.
+      const text = ev.kind === K.approvalRequest ? (ev.content || 'asks for approval') : plain(s.content(ev).text);
       return el('li', { class: 'inbox-item' + (u ? ' unread' : ''), 'data-id': ev.id, 'data-why': why },
         el('button', { type: 'button', class: 'inbox-open', onclick: () => this.app.reveal(ev) },
           el('span', { class: 'inbox-why', text: whyWords[why] + (where ? ' · ' + where : '') }),

@@ -1082,6 +1082,23 @@ export function parse(src, { entity } = {}) {
   }
 }
 
+/**
+ * plain is src as one line of text, its markdown read, not shown: what a
+ * preview of a message (the inbox) says. Every block's text, code
+ * included, is kept; marks, link targets and line breaks are not.
+ */
+export function plain(src) {
+  const inline = new Set(['text', 'code', 'emph', 'strong', 'del', 'link', 'image']);
+  const out = [];
+  const walk = (n) => {
+    if (n.literal !== undefined && !n.first) out.push(n.literal);
+    for (const c of kids(n)) walk(c);
+    if (!inline.has(n.type)) out.push(' '); // a block ends, or a line breaks
+  };
+  walk(parse(src));
+  return out.join('').replace(/\s+/g, ' ').trim();
+}
+
 // ---- DOM ----
 
 /**

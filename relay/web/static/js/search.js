@@ -10,6 +10,7 @@
 import { el, relTime, fullTime } from './util.js';
 import { query } from './bridge.js';
 import { tag } from './event.js';
+import { plain } from './markdown.js';
 
 const $ = (id) => document.getElementById(id);
 /** searchKinds are what the relay's index holds: messages, forum posts and comments. */
@@ -141,7 +142,7 @@ export class SearchView {
           },
           el('span', { class: 'search-who', text: s.name(ev.pubkey) }),
           el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
-          el('span', { class: 'search-snippet' }, ...snippet(ev.content, terms).map((p) => (p.hit ? el('mark', { text: p.text }) : p.text))))))));
+          el('span', { class: 'search-snippet' }, ...snippet(plain(ev.content), terms).map((p) => (p.hit ? el('mark', { text: p.text }) : p.text))))))));
     });
     this.section.replaceChildren(head, status, ...groups);
   }
