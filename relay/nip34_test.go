@@ -46,7 +46,7 @@ func nostrToolsParse(t *testing.T, evs ...*nostr.Event) []nip34Parsed {
 }
 
 // commitFile commits name with body in work and returns the commit id.
-func commitFile(t *testing.T, env []string, work, name, body, msg string) string {
+func commitFile(t testing.TB, env []string, work, name, body, msg string) string {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 // prWorld is a built buzz-relay hosting alice/proj shared with a private
 // channel, and the built buzz CLI.
 type prWorld struct {
-	t       *testing.T
+	t       testing.TB
 	b       *binRelay
 	buzz    string
 	env     []string
