@@ -46,7 +46,7 @@ func (b *binRelay) stop(t *testing.T) {
 
 // runBinary starts the built buzz-relay on dir with args, rate limits
 // out of the way.
-func runBinary(t *testing.T, dir string, args ...string) *binRelay {
+func runBinary(t testing.TB, dir string, args ...string) *binRelay {
 	t.Helper()
 	exe := testexe.Link(t, "buzz-relay")
 	cmd, url := runRelayArgs(t, exe, append([]string{"--data", dir, "--rate", "100000", "--burst", "100000"}, args...)...)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -496,6 +497,7 @@ func (r *Relay) publishChannel(ctx context.Context, ch channel) {
 		meta = append(meta, nostr.Tag{workspace.TagPublic}, nostr.Tag{workspace.TagOpen})
 	}
 	meta = append(meta, nostr.Tag{workspace.TagArchived, fmt.Sprint(ch.archived)})
+	meta = append(meta, nostr.Tag{workspace.TagChannelCreated, strconv.FormatInt(int64(ch.createdAt), 10)})
 	r.publishRelayEvent(ctx, workspace.KindGroupMetadata, meta)
 
 	r.publishRelayEvent(ctx, workspace.KindGroupMembers, memberTags(ch))
@@ -647,7 +649,7 @@ func (r *Relay) loadChannels() error {
 	cs.mu.Lock()
 	defer cs.mu.Unlock()
 	for _, ev := range metas {
-		ch := &channel{id: ev.Tags.GetD(), typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt}
+		ch := &channel{id: ev.Tags.GetD(), typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: channelCreated(ev)}
 		applyMetadata(ch, ev)
 		if v, _ := tagValue(ev, "t"); v != "" {
 			ch.typ = v
@@ -672,6 +674,18 @@ func (r *Relay) loadChannels() error {
 		cs.byID[id] = ch
 	}
 	return nil
+}
+
+// channelCreated is when the channel a relay-signed 39000 describes was
+// created: its TagChannelCreated, else (a 39000 from before the tag) the
+// event's own date, the latest it can be.
+func channelCreated(ev *nostr.Event) nostr.Timestamp {
+	if v, ok := tagValue(ev, workspace.TagChannelCreated); ok {
+		if t, err := strconv.ParseInt(v, 10, 64); err == nil && t > 0 && nostr.Timestamp(t) <= ev.CreatedAt {
+			return nostr.Timestamp(t)
+		}
+	}
+	return ev.CreatedAt
 }
 
 // loadMemberTags takes the members of a 39002 or tombstone the relay wrote.

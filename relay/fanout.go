@@ -647,7 +647,7 @@ func (r *Relay) applyChannelState(ev *nostr.Event) {
 	switch ev.Kind {
 	case workspace.KindGroupMetadata:
 		if ch == nil || ch.deleted && ev.CreatedAt > ch.createdAt {
-			ch = &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: ev.CreatedAt}
+			ch = &channel{id: id, typ: workspace.ChannelTypeStream, members: map[string]string{}, createdAt: channelCreated(ev)}
 			cs.byID[id] = ch
 		}
 		if ch.deleted {

@@ -20,7 +20,7 @@ import (
 )
 
 // gitEnv runs git with no personal or system configuration.
-func gitEnv(t *testing.T) []string {
+func gitEnv(t testing.TB) []string {
 	t.Helper()
 	home := t.TempDir()
 	return []string{
@@ -34,24 +34,29 @@ func gitEnv(t *testing.T) []string {
 	}
 }
 
-func needGit(t *testing.T) {
+func needGit(t testing.TB) {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("SKIP(loud): git is not installed; apt-get install -y git")
 	}
 }
 
-// gitRun runs git in dir and returns its combined output and error.
-func gitRun(t *testing.T, env []string, dir string, args ...string) (string, error) {
-	t.Helper()
+// gitCmd is git with args in dir under env, bound to the test.
+func gitCmd(t testing.TB, env []string, dir string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(testCtx(t), "git", args...)
 	cmd.Env = env
 	cmd.Dir = dir
-	out, err := cmd.CombinedOutput()
+	return cmd
+}
+
+// gitRun runs git in dir and returns its combined output and error.
+func gitRun(t testing.TB, env []string, dir string, args ...string) (string, error) {
+	t.Helper()
+	out, err := gitCmd(t, env, dir, args...).CombinedOutput()
 	return string(out), err
 }
 
-func gitOK(t *testing.T, env []string, dir string, args ...string) string {
+func gitOK(t testing.TB, env []string, dir string, args ...string) string {
 	t.Helper()
 	out, err := gitRun(t, env, dir, args...)
 	if err != nil {
@@ -60,7 +65,7 @@ func gitOK(t *testing.T, env []string, dir string, args ...string) string {
 	return out
 }
 
-func gitToken(t *testing.T, k testKey, repoURL string) string {
+func gitToken(t testing.TB, k testKey, repoURL string) string {
 	t.Helper()
 	sec, err := nostrkey.ParseSecret(k.sk)
 	if err != nil {
@@ -74,7 +79,7 @@ func gitToken(t *testing.T, k testKey, repoURL string) string {
 }
 
 // authed returns git arguments that send a NIP-98 header for repoURL.
-func authed(t *testing.T, k testKey, repoURL string) []string {
+func authed(t testing.TB, k testKey, repoURL string) []string {
 	return []string{"-c", "http.extraHeader=Authorization: Nostr " + gitToken(t, k, repoURL)}
 }
 

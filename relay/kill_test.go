@@ -19,7 +19,7 @@ func runRelay(t *testing.T, exe, dir string) (*exec.Cmd, string) {
 
 // runRelayArgs starts the real buzz-relay binary on 127.0.0.1:0 with args
 // and waits for its address (spawnRelay), failing t if it exits first.
-func runRelayArgs(t *testing.T, exe string, args ...string) (*exec.Cmd, string) {
+func runRelayArgs(t testing.TB, exe string, args ...string) (*exec.Cmd, string) {
 	t.Helper()
 	inst, log := spawnRelay(t, exe, args...)()
 	if inst.url == "" {

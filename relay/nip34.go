@@ -3,11 +3,14 @@ package relay
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -174,16 +177,27 @@ func (r *Relay) ownerAnnouncement(ctx context.Context, rt gitRoute) *nostr.Event
 // publishRepo signs and stores the relay's 30617 and 30618 for rt from
 // the repository as it is now.
 func (r *Relay) publishRepo(ctx context.Context, rt gitRoute, httpScheme string) {
-	if _, err := os.Stat(r.repoDir(rt)); err != nil {
+	ann, state, ok := r.repoEvents(ctx, rt, httpScheme)
+	if !ok {
 		return
+	}
+	r.publishRelayEvent(ctx, workspace.KindRepoAnnouncement, ann)
+	r.publishRelayEvent(ctx, workspace.KindRepoState, state)
+}
+
+// repoEvents returns the tags of the relay's 30617 and 30618 for rt as
+// the repository is now; ok is false when there is no repository.
+func (r *Relay) repoEvents(ctx context.Context, rt gitRoute, httpScheme string) (ann, state nostr.Tags, ok bool) {
+	if _, err := os.Stat(r.repoDir(rt)); err != nil {
+		return nil, nil, false
 	}
 	refs, head, err := r.repoRefs(ctx, rt)
 	if err != nil {
 		r.log.Error("read repository refs", "repo", repoD(rt), "err", err)
-		return
+		return nil, nil, false
 	}
 	d := nostr.Tag{"d", repoD(rt)}
-	ann := nostr.Tags{d, {workspace.TagRepoName, rt.repo}}
+	ann = nostr.Tags{d, {workspace.TagRepoName, rt.repo}}
 	own := r.ownerAnnouncement(ctx, rt)
 	if own != nil {
 		if v, ok := tagValue(own, workspace.TagDescription); ok {
@@ -208,7 +222,7 @@ func (r *Relay) publishRepo(ctx context.Context, rt gitRoute, httpScheme string)
 			}
 		}
 	}
-	state := nostr.Tags{d}
+	state = nostr.Tags{d}
 	if ch := r.repoChannel(ctx, rt); ch != "" {
 		ann = append(ann, nostr.Tag{"h", ch}, nostr.Tag{workspace.TagRepoChannel, ch})
 		state = append(state, nostr.Tag{"h", ch})
@@ -224,8 +238,83 @@ func (r *Relay) publishRepo(ctx context.Context, rt gitRoute, httpScheme string)
 	if head != "" {
 		state = append(state, nostr.Tag{"HEAD", "ref: " + head})
 	}
-	r.publishRelayEvent(ctx, workspace.KindRepoAnnouncement, ann)
-	r.publishRelayEvent(ctx, workspace.KindRepoState, state)
+	return ann, state, true
+}
+
+// maxAnnouncedRepos bounds the repositories announceRepos looks at: a
+// start must not stall on a git dir of millions of entries; those past
+// it are announced at their next push.
+const maxAnnouncedRepos = 10000
+
+// announceRepos brings the relay's 30617 and 30618 of every repository
+// in the git dir up to date at start: repositories pushed while no
+// announcement was kept (an older relay), changed on disk, or pushed
+// through another instance sharing the --git-dir and a store the
+// announcement did not reach. A repository whose stored events already
+// say what it holds is left alone, so a restart publishes nothing new.
+func (r *Relay) announceRepos(ctx context.Context) {
+	if r.gitOff() != "" {
+		return
+	}
+	owners, err := os.ReadDir(r.gitRoot())
+	if err != nil {
+		if !errors.Is(err, fs.ErrNotExist) {
+			r.log.Warn("announce repositories: read the git dir", "dir", r.gitRoot(), "err", err)
+		}
+		return
+	}
+	scheme := "http"
+	if r.names().secure {
+		scheme = "https"
+	}
+	seen, published := 0, 0
+	for _, o := range owners {
+		if !o.IsDir() || !nostr.IsValid32ByteHex(o.Name()) {
+			continue
+		}
+		repos, err := os.ReadDir(filepath.Join(r.gitRoot(), o.Name()))
+		if err != nil {
+			continue
+		}
+		for _, e := range repos {
+			name, ok := strings.CutSuffix(e.Name(), ".git")
+			if !e.IsDir() || !ok || !validRepoName(name) {
+				continue
+			}
+			if seen++; seen > maxAnnouncedRepos {
+				r.log.Warn("announce repositories: too many to look at on start; the rest are announced at their next push", "limit", maxAnnouncedRepos)
+				return
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			rt := gitRoute{owner: o.Name(), repo: name}
+			ann, state, ok := r.repoEvents(ctx, rt, scheme)
+			if !ok {
+				continue
+			}
+			for _, ev := range []struct {
+				kind int
+				tags nostr.Tags
+			}{{workspace.KindRepoAnnouncement, ann}, {workspace.KindRepoState, state}} {
+				if r.storedRelayTags(ctx, ev.kind, repoD(rt), ev.tags) {
+					continue
+				}
+				r.publishRelayEvent(ctx, ev.kind, ev.tags)
+				published++
+			}
+		}
+	}
+	if published > 0 {
+		r.log.Info("repositories announced on start", "events", published)
+	}
+}
+
+// storedRelayTags reports whether the relay's stored event of kind for d
+// has exactly tags.
+func (r *Relay) storedRelayTags(ctx context.Context, kind int, d string, tags nostr.Tags) bool {
+	ev := r.firstStored(internal(ctx), nostr.Filter{Kinds: []int{kind}, Authors: []string{r.pubkey}, Tags: nostr.TagMap{"d": {d}}, Limit: 1})
+	return ev != nil && slices.EqualFunc(ev.Tags, tags, func(a, b nostr.Tag) bool { return slices.Equal(a, b) })
 }
 
 // onRepoEvent keeps the relay's announcement current when the owner's

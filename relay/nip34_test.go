@@ -3,11 +3,13 @@ package relay
 import (
 	"bytes"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"buzzbox/internal/testexe"
 	"buzzbox/internal/workspace"
@@ -46,7 +48,7 @@ func nostrToolsParse(t *testing.T, evs ...*nostr.Event) []nip34Parsed {
 }
 
 // commitFile commits name with body in work and returns the commit id.
-func commitFile(t *testing.T, env []string, work, name, body, msg string) string {
+func commitFile(t testing.TB, env []string, work, name, body, msg string) string {
 	t.Helper()
 	if err := os.WriteFile(filepath.Join(work, name), []byte(body), 0o644); err != nil {
 		t.Fatal(err)
@@ -167,5 +169,68 @@ func TestNIP34StateAfterPush(t *testing.T) {
 		if p.Kind != "RepositoryAnnouncement" && p.Kind != "RepositoryState" {
 			t.Errorf("nostr-tools names kind %s", p.Kind)
 		}
+	}
+}
+
+// TestNIP34AnnouncedOnStart: a repository that changed on disk while the
+// built relay was down (as a push through another instance sharing the
+// --git-dir, or a repository from before announcements) is announced as
+// it is when the relay starts again; a start with nothing changed
+// publishes nothing new.
+func TestNIP34AnnouncedOnStart(t *testing.T) {
+	needGit(t)
+	alice := newKey(t)
+	data := t.TempDir()
+	// One address for every start: the clone URLs in the 30617 name it.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	args := []string{"--owner", alice.pk, "--listen", addr}
+	b := runBinary(t, data, args...)
+	env := gitEnv(t)
+	repoURL := b.http() + "/git/" + alice.pk + "/proj.git"
+	d := alice.pk + "/proj"
+	work := t.TempDir()
+	gitOK(t, env, work, "init", "--quiet", "-b", "main")
+	commitFile(t, env, work, "README", "hello\n", "first")
+	gitOK(t, env, work, append(authed(t, alice, repoURL), "push", "--quiet", repoURL, "main")...)
+	b.stop(t)
+
+	// Behind the relay's back: a branch straight into the bare repository.
+	bare := filepath.Join(data, "git", alice.pk, "proj.git")
+	if _, err := os.Stat(bare); err != nil {
+		t.Fatalf("the hosted repository is not where the relay keeps it: %v", err)
+	}
+	gitOK(t, env, work, "checkout", "--quiet", "-b", "side")
+	side := commitFile(t, env, work, "S", "s\n", "side")
+	gitOK(t, env, work, "push", "--quiet", bare, "side")
+
+	b = runBinary(t, data, args...)
+	ca := login(t, b.url, alice)
+	var state *nostr.Event
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		state = repoEvent(t, ca, workspace.KindRepoState, d)
+		if v, _ := tagValue(state, "refs/heads/side"); v == side {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("30618 after a restart = %v; want refs/heads/side at %s", state.Tags, side)
+		}
+	}
+	ann := repoEvent(t, ca, workspace.KindRepoAnnouncement, d)
+	b.stop(t)
+
+	// Nothing changed: the next start signs nothing new.
+	b = runBinary(t, data, args...)
+	ca = login(t, b.url, alice)
+	time.Sleep(500 * time.Millisecond) // what the start would have published by now (it took ms above)
+	if again := repoEvent(t, ca, workspace.KindRepoState, d); again.ID != state.ID {
+		t.Errorf("a start with nothing changed re-signed the 30618: %s, was %s", again.ID, state.ID)
+	}
+	if again := repoEvent(t, ca, workspace.KindRepoAnnouncement, d); again.ID != ann.ID {
+		t.Errorf("a start with nothing changed re-signed the 30617: %s, was %s", again.ID, ann.ID)
 	}
 }

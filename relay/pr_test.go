@@ -18,7 +18,7 @@ import (
 // prWorld is a built buzz-relay hosting alice/proj shared with a private
 // channel, and the built buzz CLI.
 type prWorld struct {
-	t       *testing.T
+	t       testing.TB
 	b       *binRelay
 	buzz    string
 	env     []string
@@ -291,6 +291,60 @@ func TestPullRequestLoop(t *testing.T) {
 			}
 		default:
 			t.Errorf("nostr-tools kind %s", p.Kind)
+		}
+	}
+
+	// and the update the relay signed when fix moved, and the statuses a
+	// draft, a close and a reopen make, each with the tags NIP-34 names:
+	// the update's root (E), author (P), tip (c) and repository (a); a
+	// status's e root and its repository.
+	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "later", "main")
+	commitFile(t, w.env, bw, "LATER", "later\n", "a later change")
+	w.push(bot, bw, "later")
+	var draft struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal([]byte(w.must(bot, "", "pr", "create", "--repo", w.repo, "--head", "later", "--title", "Later", "--draft")), &draft)
+	w.must(bot, "", "pr", "reopen", "--pr", draft.ID)
+	addrPrefix := "30617:"
+	evs, _ = query(t, cb, nostr.Filter{Kinds: []int{workspace.KindPullRequestUpdate}, Tags: nostr.TagMap{"E": {id}}},
+		nostr.Filter{Kinds: []int{workspace.KindStatusClosed}, Tags: nostr.TagMap{"e": {own}}},
+		nostr.Filter{Kinds: []int{workspace.KindStatusDraft, workspace.KindStatusOpen}, Tags: nostr.TagMap{"e": {draft.ID}}})
+	seen := map[string]bool{}
+	for _, p := range nostrToolsParse(t, evs...) {
+		seen[p.Kind] = true
+		if !p.Valid {
+			t.Errorf("nostr-tools: %s (%s) does not verify", p.ID, p.Kind)
+		}
+		if a := p.Tags["a"]; len(a) == 0 || !strings.HasPrefix(a[0], addrPrefix) {
+			t.Errorf("%s names no repository: %v", p.Kind, p.Tags)
+		}
+		switch p.Kind {
+		case "GitPullRequestUpdate":
+			first := func(k string) string {
+				if v := p.Tags[k]; len(v) > 0 {
+					return v[0]
+				}
+				return ""
+			}
+			if first("E") != id || first("P") != bot.pk || first("c") != tip {
+				t.Errorf("pull request update tags = %v; want E %s, P %s, c %s", p.Tags, id, bot.pk, tip)
+			}
+		case "StatusClosed", "StatusDraft", "StatusOpen":
+			want := draft.ID
+			if p.Kind == "StatusClosed" {
+				want = own
+			}
+			if e := p.Tags["e"]; len(e) < 3 || e[0] != want || e[2] != "root" {
+				t.Errorf("%s e tag = %v; want [%s \"\" root]", p.Kind, e, want)
+			}
+		default:
+			t.Errorf("nostr-tools kind %s", p.Kind)
+		}
+	}
+	for _, k := range []string{"GitPullRequestUpdate", "StatusClosed", "StatusDraft", "StatusOpen"} {
+		if !seen[k] {
+			t.Errorf("no %s read back for nostr-tools", k)
 		}
 	}
 }

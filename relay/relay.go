@@ -242,6 +242,13 @@ func New(cfg Config) (*Relay, error) {
 	if err := r.loadChannels(); err != nil {
 		return fail(err)
 	}
+	// What the relay signs next is dated after the newest it signed
+	// before (a repository's state, a channel's): a replaceable event
+	// re-signed within the second of the one it replaces would otherwise
+	// lose to it by id.
+	if ev := r.firstStored(internal(context.Background()), nostr.Filter{Authors: []string{r.pubkey}, Limit: 1}); ev != nil {
+		r.sawState(ev.CreatedAt)
+	}
 	if err := r.loadMemberRecords(); err != nil {
 		return fail(err)
 	}
@@ -463,9 +470,18 @@ func (r *Relay) Serve(ctx context.Context, ln net.Listener) error {
 		r.closeConns()
 	}()
 	r.log.Info("listening", "url", r.URL(), "pubkey", r.pubkey, "open", r.cfg.Open)
+	actx, stopAnnouncing := context.WithCancel(ctx)
+	announced := make(chan struct{})
+	// Ends when every repository has been looked at, or Serve returns.
+	go func() {
+		defer close(announced)
+		r.announceRepos(actx)
+	}()
 	err := srv.Serve(ln)
 	close(served)
+	stopAnnouncing()
 	<-stopped
+	<-announced
 	if errors.Is(err, http.ErrServerClosed) {
 		return nil
 	}

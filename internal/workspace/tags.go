@@ -21,6 +21,12 @@ const (
 	TagVisibility = "visibility"
 	// TagArchived is "true" on an archived channel.
 	TagArchived = "archived"
+	// TagChannelCreated, on the relay's 39000, is when the channel was
+	// created (unix seconds of the event that created it): the 39000 is
+	// re-signed at every change, so its own created_at says when it last
+	// changed. Instances sharing a database and a restarted relay read the
+	// channel's age from it.
+	TagChannelCreated = "buzz-created"
 	// TagPrivate, a tag of one element, marks a private channel (NIP-29);
 	// TagClosed goes with it on 39000.
 	TagPrivate = "private"

@@ -58,6 +58,9 @@ export function saveKey(sk) { localStorage.setItem(storeKey, hex(sk)); localStor
 export function useExtension() { localStorage.setItem('buzz.signer', 'nip07'); localStorage.removeItem(storeKey); }
 export function forget() { localStorage.removeItem(storeKey); localStorage.removeItem('buzz.signer'); }
 
+/** kept tells whether this browser keeps a signer from an earlier visit (restore may still refuse it). */
+export function kept() { return localStorage.getItem(storeKey) !== null || localStorage.getItem('buzz.signer') !== null; }
+
 /** restore returns the signer kept from an earlier visit, or null. */
 export async function restore() {
   if (localStorage.getItem('buzz.signer') === 'nip07' && window.nostr) return extensionSigner();
