@@ -6,11 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/nbd-wtf/go-nostr"
-
-	"buzzbox/internal/testexe"
-	"buzzbox/internal/workspace"
 )
 
 // mergeBenchCommits is the length of the branch BenchmarkMerge merges:
@@ -30,18 +25,7 @@ func BenchmarkMerge(b *testing.B) {
 	needGit(b)
 	alice, bob, bot := newKey(b), newKey(b), newKey(b)
 	rb := runBinary(b, b.TempDir(), "--owner", alice.pk, "--allow", bob.pk+","+bot.pk)
-	w := &prWorld{t: b, b: rb, buzz: testexe.Link(b, "buzz"), env: gitEnv(b),
-		repoURL: rb.http() + "/git/" + alice.pk + "/proj.git", repo: alice.pk + "/proj"}
-	work := b.TempDir()
-	gitOK(b, w.env, work, "init", "--quiet", "-b", "main")
-	commitFile(b, w.env, work, "README", "one\n", "first")
-	w.push(alice, work, "main")
-	ca := login(b, rb.url, alice)
-	h := nostr.Tag{"h", chanA}
-	mustPublish(b, ca, signed(b, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
-	mustPublish(b, ca, signed(b, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk}))
-	mustPublish(b, ca, signed(b, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bot.pk, "", "bot"}))
-	mustPublish(b, ca, signed(b, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, chanA}))
+	w := newPRWorld(b, rb, login(b, rb.url, alice), alice, "one\n", []testKey{bob}, []testKey{bot})
 	bw := w.clone(bot)
 
 	var ms []float64

@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nbd-wtf/go-nostr"
-
-	"buzzbox/internal/testexe"
 	"buzzbox/internal/workspace"
 )
 
@@ -24,23 +21,10 @@ func TestPullRequestAcrossInstances(t *testing.T) {
 	c := newCluster(t, "--git-dir", t.TempDir(), "--allow", bob.pk+","+bot.pk)
 	alice := c.owner
 	ins := c.start(2)
-	env := gitEnv(t)
-	world := func(in instance) *prWorld {
-		return &prWorld{t: t, b: &binRelay{cmd: in.cmd, url: in.url}, buzz: testexe.Link(t, "buzz"), env: env,
-			repoURL: in.http() + "/git/" + alice.pk + "/proj.git", repo: alice.pk + "/proj"}
-	}
-	wa, wb := world(ins[0]), world(ins[1])
-
-	work := t.TempDir()
-	gitOK(t, env, work, "init", "--quiet", "-b", "main")
-	commitFile(t, env, work, "README", "one\n", "first")
-	wa.push(alice, work, "main")
-	ca := login(t, ins[0].url, alice)
-	h := nostr.Tag{"h", chanA}
-	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bot.pk, "", "bot"}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, chanA}))
+	wa := newPRWorld(t, &binRelay{cmd: ins[0].cmd, url: ins[0].url}, login(t, ins[0].url, alice), alice, "one\n", []testKey{bob}, []testKey{bot})
+	wb := &prWorld{t: t, b: &binRelay{cmd: ins[1].cmd, url: ins[1].url}, buzz: wa.buzz, env: wa.env,
+		repoURL: ins[1].http() + "/git/" + alice.pk + "/proj.git", repo: wa.repo}
+	env := wa.env
 
 	// The agent pushes through B; A's pull request command finds the branch
 	// in the state B announced.

@@ -117,24 +117,37 @@ func (w *prWorld) view(k testKey, id string) prViewOut {
 // the file named, and the merged status is taken only for a real merge.
 // A stranger can neither see nor merge a pull request of the private
 // channel's repository.
+// newPRWorld is the build loop's world on the built relay b: alice's
+// repository proj with main pushed (README, readme), shared with chanA,
+// a private channel of alice's with members (people) and bots (agents,
+// the bot role), all made through c, alice's connection to b.
+func newPRWorld(t testing.TB, b *binRelay, c *nostr.Relay, alice testKey, readme string, members, bots []testKey) *prWorld {
+	t.Helper()
+	w := &prWorld{t: t, b: b, buzz: testexe.Link(t, "buzz"), env: gitEnv(t),
+		repoURL: b.http() + "/git/" + alice.pk + "/proj.git", repo: alice.pk + "/proj"}
+	work := t.TempDir()
+	gitOK(t, w.env, work, "init", "--quiet", "-b", "main")
+	commitFile(t, w.env, work, "README", readme, "first")
+	w.push(alice, work, "main")
+	h := nostr.Tag{"h", chanA}
+	mustPublish(t, c, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
+	for _, m := range members {
+		mustPublish(t, c, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", m.pk}))
+	}
+	for _, m := range bots {
+		mustPublish(t, c, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", m.pk, "", "bot"}))
+	}
+	mustPublish(t, c, signed(t, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, chanA}))
+	return w
+}
+
 func TestPullRequestLoop(t *testing.T) {
 	needGit(t)
 	alice, bob, bot, bot2, carol := newKey(t), newKey(t), newKey(t), newKey(t), newKey(t)
 	b := runBinary(t, t.TempDir(), "--owner", alice.pk, "--allow", strings.Join([]string{bob.pk, bot.pk, bot2.pk, carol.pk}, ","))
-	w := &prWorld{t: t, b: b, buzz: testexe.Link(t, "buzz"), env: gitEnv(t),
-		repoURL: b.http() + "/git/" + alice.pk + "/proj.git", repo: alice.pk + "/proj"}
-
-	work := t.TempDir()
-	gitOK(t, w.env, work, "init", "--quiet", "-b", "main")
-	commitFile(t, w.env, work, "README", "line one\nline two\n", "first")
-	w.push(alice, work, "main")
 	ca := login(t, b.url, alice)
+	w := newPRWorld(t, b, ca, alice, "line one\nline two\n", []testKey{bob}, []testKey{bot, bot2})
 	h := nostr.Tag{"h", chanA}
-	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bot.pk, "", "bot"}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bot2.pk, "", "bot"}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, chanA}))
 
 	// The agent branches, commits, pushes and opens a pull request.
 	bw := w.clone(bot)
