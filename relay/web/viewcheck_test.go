@@ -136,3 +136,10 @@ func TestMessageView(t *testing.T) { viewChecks(t, "message.mjs", 20) }
 // keeps the text when sending fails, and completes @mentions from the
 // keyboard.
 func TestComposerView(t *testing.T) { viewChecks(t, "composer.mjs", 15) }
+
+// TestTurnCardView runs testdata/views/turncard.mjs: an agent's turn
+// statuses through a real store show as cards under the message
+// (turncard.js): state, the time ticking in place, the step, Stop for the
+// agent's owner and the channel's admins only, waiting for approval, the
+// final line, and the feed redrawing a message whose card changed.
+func TestTurnCardView(t *testing.T) { viewChecks(t, "turncard.mjs", 18) }
