@@ -143,3 +143,10 @@ func TestComposerView(t *testing.T) { viewChecks(t, "composer.mjs", 15) }
 // agent's owner and the channel's admins only, waiting for approval, the
 // final line, and the feed redrawing a message whose card changed.
 func TestTurnCardView(t *testing.T) { viewChecks(t, "turncard.mjs", 18) }
+
+// TestThreadView runs testdata/views/thread.mjs in the client's own page
+// markup: a thread (thread.js) opens with its root and its replies in
+// order, takes live replies and shows who types in it, sends a reply on
+// Enter, and closes on Escape (not while a dialog is open) with the focus
+// back on its message in the channel.
+func TestThreadView(t *testing.T) { viewChecks(t, "thread.mjs", 16) }
