@@ -150,3 +150,13 @@ func TestTurnCardView(t *testing.T) { viewChecks(t, "turncard.mjs", 18) }
 // Enter, and closes on Escape (not while a dialog is open) with the focus
 // back on its message in the channel.
 func TestThreadView(t *testing.T) { viewChecks(t, "thread.mjs", 16) }
+
+// TestChannelView runs testdata/views/channel.mjs in the client's own page
+// markup: a channel (channel.js) shows its header, its messages but not
+// its threads' replies, a composer for a member and, instead, Join for a
+// public channel, who to ask for a private one and a word for a deleted
+// one; the filter box, the "New" line, an empty channel's opening lines,
+// the members dialog with only what the person may do, and the feed's
+// window over a long channel, older messages coming as the reader scrolls
+// up without moving what they read.
+func TestChannelView(t *testing.T) { viewChecks(t, "channel.mjs", 25) }
