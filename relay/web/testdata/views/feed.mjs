@@ -94,6 +94,25 @@ delete editing.dataset.editing;
 render();
 eq('…and is once the edit ends', [articles()[2] === editing, text(articles()[2].querySelector('.reactions'))], [false, '👍1']);
 
+// A long message the reader opened with Show more stays open when it is
+// rebuilt (a reaction came): the reader does not lose their place.
+const log = msg(bob, 'start of the log\n' + 'log line\n'.repeat(100) + 'end of the log', noon + 100);
+s.add(log);
+render();
+const logArticle = () => articles().find((a) => a.dataset.id === log.id);
+logArticle().querySelector('.show-more').click();
+s.add(event(K.reaction, ann, '👍', [['e', log.id], ['p', bob], ['h', ch]]));
+const opened = logArticle();
+render();
+eq('an opened long message, rebuilt', [logArticle() !== opened, logArticle().querySelector('.msg-body').classList.contains('folded'), text(logArticle().querySelector('.show-more')), logArticle().querySelector('.show-more').getAttribute('aria-expanded')],
+  [true, false, 'Show less', 'true']);
+logArticle().querySelector('.show-more').click();
+s.add(event(K.reaction, bob, '🎉', [['e', log.id], ['p', bob], ['h', ch]]));
+render();
+eq('folded again, it stays folded', logArticle().querySelector('.msg-body').classList.contains('folded'), true);
+s.add(event(K.deletion, bob, '', [['e', log.id], ['h', ch]]));
+render();
+
 // A message its author deleted goes, with its cache entry.
 s.add(event(K.deletion, bob, '', [['e', second.id], ['h', ch]]));
 render();
