@@ -41,7 +41,8 @@ func viewServer(t *testing.T) string {
 
 // viewAsk is what testdata/views/frame.mjs leaves in window.viewTest: a
 // request for real input (keys to press or text to insert into the
-// focused element, as a person types and pastes), or the checks' result.
+// focused element, as a person types and pastes; a finger resting on
+// the screen; a window size), or the checks' result.
 type viewAsk struct {
 	Done     bool     `json:"done"`
 	Checked  int      `json:"checked"`
@@ -51,7 +52,12 @@ type viewAsk struct {
 		Key   string `json:"key"`
 		Shift bool   `json:"shift"`
 	} `json:"keys"`
-	Text string `json:"text"`
+	Text  string `json:"text"`
+	Touch *struct {
+		X, Y   float64
+		HoldMs int `json:"holdMs"`
+	} `json:"touch"`
+	Viewport *[2]int64 `json:"viewport"`
 }
 
 // viewKeys are the key names the checks may press, as chromedp sends them.
@@ -61,7 +67,7 @@ var viewKeys = map[string]string{"Enter": kb.Enter, "Escape": kb.Escape, "Tab": 
 // with testdata/views/script as its check module, which builds a view
 // module of the client against a real document and store. Real input the
 // checks ask for is given through the DevTools protocol, as trusted
-// events. Each failure is a test error, fewer than min checks means the
+// events (keys, inserted text, touch). Each failure is a test error, fewer than min checks means the
 // script stopped early, and every console error fails the test.
 func viewChecks(t *testing.T, script string, min int) {
 	t.Helper()
@@ -107,6 +113,20 @@ func viewChecks(t *testing.T, script string, min int) {
 				t.Fatalf("%s: insert %d characters: %v", script, len(ask.Text), err)
 			}
 		}
+		if tp := ask.Touch; tp != nil {
+			if _, err := chromedp.Call(ctx, input.DispatchTouchEvent, input.DispatchTouchEventParams{Type: input.DispatchTouchEventTypeTouchStart, TouchPoints: []*input.TouchPoint{{X: tp.X, Y: tp.Y}}}); err != nil {
+				t.Fatalf("%s: touch at %v,%v: %v", script, tp.X, tp.Y, err)
+			}
+			time.Sleep(time.Duration(tp.HoldMs) * time.Millisecond) // a finger resting on the screen
+			if _, err := chromedp.Call(ctx, input.DispatchTouchEvent, input.DispatchTouchEventParams{Type: input.DispatchTouchEventTypeTouchEnd, TouchPoints: []*input.TouchPoint{}}); err != nil {
+				t.Fatalf("%s: lift the finger: %v", script, err)
+			}
+		}
+		if vp := ask.Viewport; vp != nil {
+			if err := chromedp.Do(ctx, chromedp.EmulateViewport(vp[0], vp[1])); err != nil {
+				t.Fatalf("%s: window size %dx%d: %v", script, vp[0], vp[1], err)
+			}
+		}
 		if err := chromedp.Do(ctx, chromedp.Evaluate[chromedp.Void](`window.viewTest.answer(`+strconv.Itoa(ask.N)+`)`)); err != nil {
 			t.Fatalf("%s: answer ask %d: %v", script, ask.N, err)
 		}
@@ -128,8 +148,8 @@ func TestFeedView(t *testing.T) { viewChecks(t, "feed.mjs", 26) }
 // (message.js): author, agent badge and owner, markup shown as text, a
 // long message folded behind Show more, reactions, replies, and the
 // actions a person has on their own message (edit with Enter, cancel with
-// Escape, no empty edit).
-func TestMessageView(t *testing.T) { viewChecks(t, "message.mjs", 35) }
+// Escape, no empty edit), shown on a phone by a long press of a finger.
+func TestMessageView(t *testing.T) { viewChecks(t, "message.mjs", 38) }
 
 // TestComposerView runs testdata/views/composer.mjs: the composer
 // (composer.js) sends on Enter and takes Shift+Enter as a new line,
@@ -149,8 +169,8 @@ func TestTurnCardView(t *testing.T) { viewChecks(t, "turncard.mjs", 20) }
 // markup: a thread (thread.js) opens with its root and its replies in
 // order, takes live replies and shows who types in it, sends a reply on
 // Enter, and closes on Escape (not while a dialog is open) with the focus
-// back on its message in the channel.
-func TestThreadView(t *testing.T) { viewChecks(t, "thread.mjs", 16) }
+// back on its message in the channel; on a phone it is a modal dialog.
+func TestThreadView(t *testing.T) { viewChecks(t, "thread.mjs", 18) }
 
 // TestChannelView runs testdata/views/channel.mjs in the client's own page
 // markup: a channel (channel.js) shows its header, its messages but not

@@ -53,6 +53,19 @@ export async function type(text) {
   await frame();
 }
 
+/** touch rests a finger on the middle of element e for holdMs, then lifts it. */
+export async function touch(e, holdMs) {
+  const r = e.getBoundingClientRect();
+  await ask({ touch: { x: r.left + r.width / 2, y: r.top + r.height / 2, holdMs } });
+  await frame();
+}
+
+/** viewport sets the window's size (CSS pixels), as a phone's or a laptop's. */
+export async function viewport(w, h) {
+  await ask({ viewport: [w, h] });
+  await frame();
+}
+
 /** frame waits for the next animation frame and what the store queued for it. */
 export const frame = () => new Promise((r) => requestAnimationFrame(() => setTimeout(r, 0)));
 

@@ -2,7 +2,7 @@
 // what it shows of its author and body, a long one folded behind Show
 // more, reactions and replies, and the actions a person has on their own
 // message, with real keys for editing.
-import { eq, press, type, frame, hex, event, text } from './frame.mjs';
+import { eq, press, type, frame, hex, event, text, touch, viewport } from './frame.mjs';
 import { Store, K } from '/static/js/store.js';
 import { messageView, continues } from '/static/js/message.js';
 
@@ -145,3 +145,16 @@ eq('grouping', [
   continues(g(ann, 100), g(ann, 399)), continues(g(ann, 100), g(ann, 400)), continues(g(ann, 100), g(me, 110)),
   continues(null, g(ann, 100)), continues(g(ann, 100), g(ann, 90)), continues(g(bot, 100), g(bot, 110, '⚠️ I could not process it')),
 ], [true, false, false, false, false, false]);
+
+// On a phone there is no hover: a finger resting on a message shows its
+// actions, a tap does not, and resting again hides them.
+await viewport(390, 844);
+a = show(msg(ann, 'touch me'));
+const actionsShown = () => getComputedStyle(a.querySelector('.actions')).display !== 'none';
+await touch(a, 50);
+eq('a tap: no actions', a.classList.contains('show-actions'), false);
+await touch(a, 700);
+eq('a long press: the actions', [a.classList.contains('show-actions'), actionsShown()], [true, true]);
+await touch(a, 700);
+eq('again: hidden', a.classList.contains('show-actions'), false);
+await viewport(1280, 800);

@@ -3,7 +3,7 @@
 // replies in order, takes live replies, shows who types in it, sends a
 // reply with Enter, and closes with Escape (not while a dialog is open)
 // back to its message in the channel.
-import { eq, press, type, frame, hex, event, text, pageMarkup, until } from './frame.mjs';
+import { eq, press, type, frame, hex, event, text, pageMarkup, until, viewport } from './frame.mjs';
 import { Store, K } from '/static/js/store.js';
 import { ThreadView } from '/static/js/thread.js';
 import { renderFeed } from '/static/js/feed.js';
@@ -85,3 +85,13 @@ thread.render();
 eq('a deleted root goes, its replies stay', [rootShown(), repliesShown().length], [[], 3]);
 $('thread-close').click();
 eq('the close button closes it', $('thread').hidden, true);
+
+// On a phone the thread covers the channel: a modal dialog.
+await viewport(390, 844);
+thread.open(root);
+eq('on a phone: a modal dialog over the channel', [$('thread').getAttribute('role'), $('thread').getAttribute('aria-modal'), $('thread').getBoundingClientRect().width], ['dialog', 'true', 390]);
+thread.close();
+await viewport(1280, 800);
+thread.open(root);
+eq('beside the channel again: no dialog', $('thread').getAttribute('role'), null);
+thread.close();
