@@ -17,7 +17,7 @@ import (
 )
 
 // viewCheckLimit bounds one view module's checks in the browser: they
-// take well under a second; the rest is room for a loaded machine.
+// take one to three seconds; the rest is room for a loaded machine.
 const viewCheckLimit = 60 * time.Second
 
 // viewServer serves the page and its modules as the relay does (web.New,
@@ -67,8 +67,9 @@ var viewKeys = map[string]string{"Enter": kb.Enter, "Escape": kb.Escape, "Tab": 
 // with testdata/views/script as its check module, which builds a view
 // module of the client against a real document and store. Real input the
 // checks ask for is given through the DevTools protocol, as trusted
-// events (keys, inserted text, touch). Each failure is a test error, fewer than min checks means the
-// script stopped early, and every console error fails the test.
+// events (keys, inserted text, touch). Each failure is a test error,
+// fewer than min checks means the script stopped early, and every console
+// error fails the test.
 func viewChecks(t *testing.T, script string, min int) {
 	t.Helper()
 	ctx, consoleErrors := browser(t)
