@@ -223,6 +223,51 @@ func TestBrowserOfflineQueue(t *testing.T) {
 	}
 }
 
+// TestBrowserOutboxKeptAcrossClose: what is typed while the relay is
+// away stays in the browser when the tab is closed, and the page opened
+// again once the relay is back sends it from its outbox, once each, and
+// then holds nothing more to send.
+func TestBrowserOutboxKeptAcrossClose(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	p := newRelayProc(t, "--open")
+	p.start()
+	signInNew(t, ctx, p.base(), "Quinn")
+	id := createChannel(t, ctx, "closing", false)
+	p.stop()
+	waitJS(t, ctx, "the offline state", `document.getElementById('status').dataset.state === 'offline'`)
+	words := []string{"typed before closing 1", "typed before closing 2"}
+	for _, w := range words {
+		do(t, ctx, "type "+w, chromedp.SendKeys(labelled("Message #closing"), w), chromedp.KeyEvent(kb.Enter))
+		waitJS(t, ctx, w+" sending", fmt.Sprintf(`[...document.querySelectorAll('#feed article[data-outbox=queued]')].some((a) => a.textContent.includes(%q))`, w))
+	}
+	do(t, ctx, "close the page", chromedp.Navigate("about:blank"))
+	p.start()
+	openURL(t, ctx, "open the page again", p.base()+"/#/c/"+id)
+	for _, w := range words {
+		waitJS(t, ctx, w+" sent", fmt.Sprintf(`[...document.querySelectorAll('#feed article')].some((a) => a.textContent.includes(%q) && !a.dataset.outbox)`, w))
+	}
+	waitJS(t, ctx, "the outbox empty", `(localStorage.getItem('buzz.outbox.' + window.buzz.me) || '[]') === '[]'`)
+	peer := newPeer(t, p.base())
+	evs, err := peer.rel.QuerySync(peer.ctx, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {id}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range words {
+		n := 0
+		for _, ev := range evs {
+			if ev.Content == w {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("the relay holds %q %d times; want once", w, n)
+		}
+	}
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}
+
 // signInKey opens the page and signs in with an existing secret key.
 func signInKey(t testing.TB, ctx context.Context, base, sk string) {
 	t.Helper()

@@ -62,3 +62,11 @@ func TestGuideModule(t *testing.T) { nodeChecks(t, "guide.mjs", 16) }
 // waits for a page asked of the relay, stays put as pages come above and
 // live messages below, and reaches the first new message.
 func TestHistoryModule(t *testing.T) { nodeChecks(t, "history.mjs", 27) }
+
+// TestOutboxModule runs testdata/outbox.mjs: what the person writes
+// (outbox.js) is kept in storage across a reload, sent as the same signed
+// event every time and never twice at once, dropped once the relay takes
+// it, kept as failed with the relay's reason when refused, sent again by
+// Retry now (which reconnects) and after a rate limit by itself, and
+// refused past its bound with a reason.
+func TestOutboxModule(t *testing.T) { nodeChecks(t, "outbox.mjs", 32) }

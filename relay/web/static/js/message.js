@@ -18,6 +18,11 @@ const quickEmoji = ['👍', '❤️', '😂', '🎉', '✅', '🙏', '🔥', '�
 // folded, with a Show more button.
 const longLines = 25, longChars = 3000;
 
+// unfolded remembers the long messages the person opened with Show more
+// (message id, and -t in a thread), so that a rebuild (a reaction, an
+// edit, a reply) leaves them open where the reader is.
+const unfolded = new Set();
+
 // groupSeconds is how close in time two messages of one author must be
 // to show as one group (the second without avatar and name).
 const groupSeconds = 5 * 60;
@@ -74,13 +79,19 @@ export function messageView(ev, app, { inThread = false } = {}) {
   if (files.length) main.append(attachmentsView(files, app.signer));
   // A very long message is folded to a screenful until asked for.
   if (text.length > longChars || text.split('\n', longLines + 1).length > longLines) {
-    bodyBox.classList.add('folded');
+    const key = ev.id + (inThread ? '-t' : '');
     bodyBox.id = labelID + '-body';
-    const more = el('button', { type: 'button', class: 'link show-more', 'aria-expanded': 'false', 'aria-controls': bodyBox.id, text: 'Show more' });
-    more.addEventListener('click', () => {
-      const open = bodyBox.classList.toggle('folded') === false;
+    const more = el('button', { type: 'button', class: 'link show-more', 'aria-controls': bodyBox.id });
+    const show = (open) => {
+      bodyBox.classList.toggle('folded', !open);
       more.setAttribute('aria-expanded', String(open));
       more.textContent = open ? 'Show less' : 'Show more';
+    };
+    show(unfolded.has(key));
+    more.addEventListener('click', () => {
+      const open = !unfolded.has(key);
+      if (open) unfolded.add(key); else unfolded.delete(key);
+      show(open);
     });
     main.append(more);
   }
