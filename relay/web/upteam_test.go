@@ -132,11 +132,12 @@ func signInAsOwner(t testing.TB, ctx context.Context, w upWorkspace) {
 	waitJS(t, ctx, "signed in as the owner", `document.getElementById('status').dataset.state === 'authenticated'`)
 }
 
-// spread publishes from writers in turn (a team of several people, each
-// within the relay's per-person rate), signed and dated at; it returns
-// the events in the order sent.
+// spread is a team of several people who write a long history between
+// them, each within the relay's per-person rate.
 type spread []*peer
 
+// publishAt publishes the i-th event of the history from the team's
+// writers in turn, dated at.
 func (s spread) publishAt(i int, at nostr.Timestamp, kind int, content string, tags ...nostr.Tag) nostr.Event {
 	return s[i%len(s)].publishAt(at, kind, content, tags...)
 }
