@@ -92,12 +92,15 @@ func TestAttackLoginLinkOnlyForOwnKey(t *testing.T) {
 	}
 }
 
-// TestBrowserAccountKey: the account menu backs the key up (its nsec,
-// after a confirm) and makes a one-time link that signs a second browser
-// in as the same key; the sign-in box takes the hex of owner.key too.
+// TestBrowserAccountKey: the owner of a `buzzbox up` workspace, signed
+// in by its link, backs the key up from the account menu (its nsec, the
+// key of owner.key, after a confirm) and makes a one-time link that signs
+// a second browser in as the same key; the sign-in box takes the hex of
+// owner.key too.
 func TestBrowserAccountKey(t *testing.T) {
+	w := startTeam(t)
 	ctx, consoleErrors := browser(t)
-	base := startBinary(t)
+	base := w.base()
 	shots := t.TempDir()
 	dialogs := chromedp.Events(ctx, page.JavascriptDialogOpening)
 	go func() { // accepts every confirm(); ends when ctx ends
@@ -108,7 +111,8 @@ func TestBrowserAccountKey(t *testing.T) {
 			go chromedp.Call(ctx, page.HandleJavaScriptDialog, page.HandleJavaScriptDialogParams{Accept: true})
 		}
 	}()
-	sk := signInNew(t, ctx, base, "Kim")
+	signInAsOwner(t, ctx, w)
+	sk := w.ownerKey(t)
 	nsec, _ := nip19.EncodePrivateKey(sk)
 	waitJS(t, ctx, "connected", `document.getElementById('status').dataset.state === 'connected' || document.getElementById('status').dataset.state === 'authenticated'`)
 	do(t, ctx, "open the account menu", chromedp.Click(chromedp.ID("me")))

@@ -120,18 +120,17 @@ const faviconBadge = `new Promise((resolve) => {
 // wrote in and a direct message each become a browser notification (a
 // plain message does not); clicking one opens that message.
 func TestBrowserMentionsStandOut(t *testing.T) {
+	w := startTeam(t)
 	ctx, consoleErrors := browser(t)
 	shots := t.TempDir()
-	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
+	base := w.base()
 	hookNotifications(t, ctx)
-	sk := signInNew(t, ctx, base, "Ana")
-	ana, _ := nostr.GetPublicKey(sk)
-	authenticated(t, ctx)
-	bob := newPeer(t, base)
-	bob.publish(0, `{"name":"Bob"}`)
-	general, random, dm := "5e6f7081-0000-4000-8000-000000000001", "5e6f7081-0000-4000-8000-000000000002", "5e6f7081-0000-4000-8000-000000000003"
+	// Ana is the owner, Bob a teammate she invited; #general is up's.
+	signInAsOwner(t, ctx, w)
+	ana, _ := nostr.GetPublicKey(w.ownerKey(t))
+	bob := w.join(t, "Bob")
+	general, random, dm := w.channel, "5e6f7081-0000-4000-8000-000000000002", "5e6f7081-0000-4000-8000-000000000003"
 	at := nostr.Now() - 60
-	makeChannel(bob, general, "general", at, ana)
 	makeChannel(bob, random, "random", at, ana)
 	bob.publishAt(at, 9007, "", nostr.Tag{"h", dm}, nostr.Tag{"name", "Bob and Ana"}, nostr.Tag{"visibility", "private"}, nostr.Tag{"private"}, nostr.Tag{"channel_type", "stream"})
 	bob.publishAt(at, 9000, "", nostr.Tag{"h", dm}, nostr.Tag{"p", ana}, nostr.Tag{"role", "member"})
@@ -223,12 +222,13 @@ func TestBrowserMentionsStandOut(t *testing.T) {
 // counted), and a reload keeps it: it is the person's own event on the
 // relay, not browser state.
 func TestBrowserNotifySettingSyncs(t *testing.T) {
+	w := startTeam(t)
 	phone, phoneErrors := browser(t)
 	laptop, laptopErrors := browser(t)
-	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
-	sk := nostr.GeneratePrivateKey()
-	vic, _ := nostr.GetPublicKey(sk)
-	bob := newPeer(t, base)
+	base := w.base()
+	member := w.join(t, "Vic")
+	sk, vic := member.sk, member.pk
+	bob := w.join(t, "Bob")
 	noisy, lobby := "6f708192-0000-4000-8000-000000000001", "6f708192-0000-4000-8000-000000000002"
 	at := nostr.Now() - 60
 	makeChannel(bob, noisy, "noisy", at, vic)
@@ -263,24 +263,26 @@ func TestBrowserNotifySettingSyncs(t *testing.T) {
 	}
 }
 
-// TestBrowserTypingAndPresence: two people in two browsers. Each sees the
+// TestBrowserTypingAndPresence: two people in two browsers (the owner of
+// the built `buzzbox up` and a teammate he invites). Each sees the
 // other online (member list, a dot on their avatar); Ana's typing shows
 // in Bo's channel, at most one typing event every 3 s, and ends the
 // moment her message arrives (not seconds later); typing in a thread
 // shows in that thread, not in the channel; a hidden tab turns to away
 // and back to online when it shows again.
 func TestBrowserTypingAndPresence(t *testing.T) {
-	anaCtx, anaErrors := browser(t)
-	boCtx, boErrors := browser(t)
+	w := startTeam(t)
 	shots := t.TempDir()
-	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
-	anaSK := signInNew(t, anaCtx, base, "Ana")
-	boSK := signInNew(t, boCtx, base, "Bo")
-	ana, _ := nostr.GetPublicKey(anaSK)
-	bo, _ := nostr.GetPublicKey(boSK)
+	// Bo is the owner; he invites Ana from the members dialog.
+	boCtx, boErrors := signInOwner(t, w)
+	anaCtx, anaErrors := inviteMember(t, boCtx, "Ana", "general")
+	bo, _ := nostr.GetPublicKey(w.ownerKey(t))
+	ana, _ := chromedp.Run(anaCtx, chromedp.Evaluate[string](`window.buzz.me`))
+	if len(ana) != 64 {
+		t.Fatalf("Ana's key from her page = %q", ana)
+	}
 	authenticated(t, anaCtx)
-	authenticated(t, boCtx)
-	cy := newPeer(t, base)
+	cy := w.join(t, "Cy")
 	team := "708192a3-0000-4000-8000-000000000001"
 	makeChannel(cy, team, "team", nostr.Now()-60, ana, bo)
 	// A third client counts Ana's typing events, as any member could.
@@ -370,7 +372,7 @@ func TestBrowserTypingAndPresence(t *testing.T) {
 	waitJS(t, boCtx, "Ana online again", member(ana, "online"))
 	waitJS(t, anaCtx, "Bo online in Ana's page", `window.buzz.store.status(`+fmt.Sprintf("%q", bo)+`) === 'online'`)
 	for _, e := range append(anaErrors(), boErrors()...) {
-		if !strings.Contains(e, "403") { // the members dialog asks NIP-86 once whether Bo manages the relay
+		if !strings.Contains(e, "403") { // the page asks NIP-86 once whether Ana manages the relay
 			t.Errorf("browser console: %s", e)
 		}
 	}

@@ -24,13 +24,12 @@ const mdMessage = "Release **notes** for _today_, see [the docs](https://example
 // A very long message shows folded until Show more. Screenshots at
 // 1440×900 and 390×844.
 func TestBrowserMarkdown(t *testing.T) {
+	w := startTeam(t)
 	ctx, consoleErrors := browser(t)
-	base := startBinary(t)
 	shots := t.TempDir()
-	signInNew(t, ctx, base, "Gina")
+	signInAsOwner(t, ctx, w)
 	id := createChannel(t, ctx, "notes", false)
-	pub := newPeer(t, base).publish
-	pub(0, `{"name":"Hal"}`)
+	pub := w.join(t, "Hal").publish
 	pub(9021, "", nostr.Tag{"h", id})
 	pub(9, mdMessage, nostr.Tag{"h", id})
 	waitJS(t, ctx, "the markdown message", textIn(`#feed .msg-body strong`, "notes"))

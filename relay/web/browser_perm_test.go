@@ -17,13 +17,13 @@ import (
 // size limit is refused before sending with the limit named, and no raw
 // relay reason reaches the page.
 func TestBrowserPlainMemberSeesOnlyWhatTheyMayDo(t *testing.T) {
+	w := startTeam(t)
 	ctx, consoleErrors := browser(t)
-	base := startBinary(t, "--open", "--max-event-bytes", "4096")
+	base := w.base()
 	shots := t.TempDir()
-	sk := signInNew(t, ctx, base, "Ivy")
+	sk := joinInBrowser(t, ctx, w.invite(t), "Ivy")
 	me, _ := nostr.GetPublicKey(sk)
-	pat := newPeer(t, base)
-	pat.publish(0, `{"name":"Pat"}`)
+	pat := w.join(t, "Pat")
 	crew, secret := "7e1d2c3b-0000-4000-8000-0000000000c1", "7e1d2c3b-0000-4000-8000-0000000000c2"
 	pat.publish(9007, "", nostr.Tag{"h", crew}, nostr.Tag{"name", "crew"}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
 	pat.publish(9000, "", nostr.Tag{"h", crew}, nostr.Tag{"p", me}, nostr.Tag{"role", "member"})
@@ -48,9 +48,9 @@ func TestBrowserPlainMemberSeesOnlyWhatTheyMayDo(t *testing.T) {
 	do(t, ctx, "close the members dialog", chromedp.Click(chromedp.ID("members-close")))
 
 	// A paste over the limit: refused before sending, the limit named.
-	long := strings.Repeat("a long line of pasted log output\n", 200)
+	long := strings.Repeat("a long line of pasted log output\n", 8200) // over the relay's 256 KB
 	do(t, ctx, "paste a long text", chromedp.SetValue(labelled("Message #crew"), long), chromedp.SendKeys(labelled("Message #crew"), "x"))
-	waitJS(t, ctx, "the size refusal", textIn("#composer-slot .composer-error", "Too long to send")+` && `+textIn("#composer-slot .composer-error", "at most 4 KB"))
+	waitJS(t, ctx, "the size refusal", textIn("#composer-slot .composer-error", "Too long to send")+` && `+textIn("#composer-slot .composer-error", "at most 256 KB"))
 	do(t, ctx, "try to send it", chromedp.Click(button("Send")))
 	waitJS(t, ctx, "still refused", textIn("#composer-slot .composer-error", "Too long to send"))
 	n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('#feed article').length`))

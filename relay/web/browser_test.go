@@ -716,7 +716,7 @@ func TestBrowserChannelsAndRendering(t *testing.T) {
 
 // manageCall makes a NIP-86 call to the relay at base as sk and returns
 // the raw answer.
-func manageCall(t *testing.T, base, sk, method string, params ...any) []byte {
+func manageCall(t testing.TB, base, sk, method string, params ...any) []byte {
 	t.Helper()
 	if params == nil {
 		params = []any{}

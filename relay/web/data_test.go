@@ -1,19 +1,15 @@
 package web_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"net"
-	"os/exec"
 	"slices"
 	"strings"
-	"syscall"
+	"sync"
 	"testing"
 	"time"
 
-	"buzzbox/internal/testexe"
-
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/chromedp/chromedp/kb"
 	"github.com/nbd-wtf/go-nostr"
@@ -30,10 +26,10 @@ const feedTexts = `[...document.querySelectorAll('#feed article .msg-body')].map
 // live and after a reload. Nostr timestamps are seconds: the tie-break is
 // the relay's order, never the id.
 func TestBrowserOrderAfterReload(t *testing.T) {
+	w := startTeam(t)
 	ctx, consoleErrors := browser(t)
-	base := startBinary(t, "--open", "--rate", "10000", "--burst", "10000")
 	shots := t.TempDir()
-	signInNew(t, ctx, base, "Olga")
+	signInAsOwner(t, ctx, w)
 	createChannel(t, ctx, "quick", false)
 	steps := []chromedp.Action[chromedp.Void]{}
 	var want []string
@@ -66,7 +62,7 @@ func TestBrowserOrderAfterReload(t *testing.T) {
 	ordered("typed, after a reload", want, 50)
 
 	// Another client sends 320 into a second channel, 40 to a second.
-	cli := newPeer(t, base)
+	cli := w.join(t, "Carl")
 	busy := "2b3c4d5e-0000-4000-8000-000000000320"
 	at := nostr.Now() - 60
 	cli.publishAt(at, 9007, "", nostr.Tag{"h", busy}, nostr.Tag{"name", "fast"}, nostr.Tag{"visibility", "open"}, nostr.Tag{"channel_type", "stream"})
@@ -87,92 +83,19 @@ func TestBrowserOrderAfterReload(t *testing.T) {
 	}
 }
 
-// relayProc is the built buzz-relay on a fixed address and data dir, to
-// be stopped and started again.
-type relayProc struct {
-	t    *testing.T
-	addr string
-	data string
-	args []string
-	cmd  *exec.Cmd
-}
-
-func newRelayProc(t *testing.T, args ...string) *relayProc {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &relayProc{t: t, addr: ln.Addr().String(), data: t.TempDir(), args: args}
-	ln.Close()
-	t.Cleanup(p.stop)
-	return p
-}
-
-func (p *relayProc) base() string { return "http://" + p.addr }
-
-// start runs the relay and returns once it listens.
-func (p *relayProc) start() {
-	p.t.Helper()
-	cmd := exec.Command(testexe.Link(p.t, "buzz-relay"), append(slices.Clone(p.args), "--data", p.data, "--listen", p.addr)...)
-	stderr, _ := cmd.StderrPipe()
-	if err := cmd.Start(); err != nil {
-		p.t.Fatal(err)
-	}
-	p.cmd = cmd
-	ready := make(chan bool, 1)
-	go func() { // ends when the relay's stderr closes
-		sc := bufio.NewScanner(stderr)
-		told := false
-		for sc.Scan() {
-			if !told && strings.Contains(sc.Text(), "listening") {
-				told = true
-				ready <- true
-			}
-		}
-		if !told {
-			ready <- false
-		}
-	}()
-	select {
-	case ok := <-ready:
-		if !ok {
-			p.t.Fatal("buzz-relay exited before listening")
-		}
-	case <-time.After(30 * time.Second):
-		p.t.Fatal("buzz-relay did not start listening")
-	}
-}
-
-// stop ends the relay process and waits for it.
-func (p *relayProc) stop() {
-	if p.cmd == nil {
-		return
-	}
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	done := make(chan struct{})
-	go func() { p.cmd.Wait(); close(done) }() // ends when the process is reaped
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		p.cmd.Process.Kill()
-		<-done
-	}
-	p.cmd = nil
-}
-
-// TestBrowserOfflineQueue: the relay process stops; the page says so in a
-// banner with "Retry now", and what is typed meanwhile is kept, shown as
-// sending, and sent once when the relay is back, which the visible page
-// finds within 5 s.
+// TestBrowserOfflineQueue: the owner stops `buzzbox up` (Ctrl-C); the
+// page says so in a banner with "Retry now", and what is typed meanwhile
+// is kept, shown as sending, and sent once when up runs again, which the
+// visible page finds within 5 s.
 func TestBrowserOfflineQueue(t *testing.T) {
+	w := startTeam(t)
 	ctx, _ := browser(t)
 	shots := t.TempDir()
-	p := newRelayProc(t, "--open")
-	p.start()
-	signInNew(t, ctx, p.base(), "Pia")
+	signInAsOwner(t, ctx, w)
 	id := createChannel(t, ctx, "outage", false)
 	post(t, ctx, "outage", "before the outage")
-	p.stop()
+	tries := watchSockets(ctx, "ws://"+w.addr)
+	w.stop()
 	waitJS(t, ctx, "the offline banner", `!document.getElementById('net-banner').hidden && document.getElementById('net-banner').textContent.includes('You are offline')`)
 	words := []string{"written while away 1", "written while away 2", "written while away 3"}
 	for _, w := range words {
@@ -193,13 +116,24 @@ func TestBrowserOfflineQueue(t *testing.T) {
 
 	// Far enough into the backoff that a plain doubling would wait long.
 	time.Sleep(8 * time.Second)
-	p.start()
+	w.start(t)
 	back := time.Now()
 	waitJS(t, ctx, "the outbox to empty", `document.getElementById('status').dataset.state !== 'offline' && !document.querySelector('#feed article[data-outbox=queued]') && document.getElementById('net-banner').hidden`)
 	if d := time.Since(back); d > 5*time.Second {
 		t.Errorf("the page took %v to reconnect and send after the relay returned; want within 5 s", d.Round(100*time.Millisecond))
 	}
-	peer := newPeer(t, p.base())
+	// Whenever the relay comes back, the visible page finds it within 5 s
+	// only if it never waits longer than that between two tries.
+	at := tries.times()
+	for i := 1; i < len(at); i++ {
+		if gap := at[i].Sub(at[i-1]); gap > 5*time.Second {
+			t.Errorf("the visible page waited %v between its tries %d and %d to reach the relay; want at most 5 s", gap.Round(100*time.Millisecond), i, i+1)
+		}
+	}
+	if len(at) < 3 {
+		t.Errorf("the page tried to reach the relay %d times in the outage; want several", len(at))
+	}
+	peer := w.ownerPeer(t)
 	evs, err := peer.rel.QuerySync(peer.ctx, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {id}}})
 	if err != nil {
 		t.Fatal(err)
@@ -228,39 +162,38 @@ func TestBrowserOfflineQueue(t *testing.T) {
 // again once the relay is back sends it from its outbox, once each, and
 // then holds nothing more to send.
 func TestBrowserOutboxKeptAcrossClose(t *testing.T) {
+	w := startTeam(t)
 	ctx, consoleErrors := browser(t)
-	p := newRelayProc(t, "--open")
-	p.start()
-	signInNew(t, ctx, p.base(), "Quinn")
+	signInAsOwner(t, ctx, w)
 	id := createChannel(t, ctx, "closing", false)
-	p.stop()
+	w.stop()
 	waitJS(t, ctx, "the offline state", `document.getElementById('status').dataset.state === 'offline'`)
 	words := []string{"typed before closing 1", "typed before closing 2"}
-	for _, w := range words {
-		do(t, ctx, "type "+w, chromedp.SendKeys(labelled("Message #closing"), w), chromedp.KeyEvent(kb.Enter))
-		waitJS(t, ctx, w+" sending", fmt.Sprintf(`[...document.querySelectorAll('#feed article[data-outbox=queued]')].some((a) => a.textContent.includes(%q))`, w))
+	for _, word := range words {
+		do(t, ctx, "type "+word, chromedp.SendKeys(labelled("Message #closing"), word), chromedp.KeyEvent(kb.Enter))
+		waitJS(t, ctx, word+" sending", fmt.Sprintf(`[...document.querySelectorAll('#feed article[data-outbox=queued]')].some((a) => a.textContent.includes(%q))`, word))
 	}
 	do(t, ctx, "close the page", chromedp.Navigate("about:blank"))
-	p.start()
-	openURL(t, ctx, "open the page again", p.base()+"/#/c/"+id)
-	for _, w := range words {
-		waitJS(t, ctx, w+" sent", fmt.Sprintf(`[...document.querySelectorAll('#feed article')].some((a) => a.textContent.includes(%q) && !a.dataset.outbox)`, w))
+	w.start(t)
+	openURL(t, ctx, "open the page again", w.base()+"/#/c/"+id)
+	for _, word := range words {
+		waitJS(t, ctx, word+" sent", fmt.Sprintf(`[...document.querySelectorAll('#feed article')].some((a) => a.textContent.includes(%q) && !a.dataset.outbox)`, word))
 	}
 	waitJS(t, ctx, "the outbox empty", `(localStorage.getItem('buzz.outbox.' + window.buzz.me) || '[]') === '[]'`)
-	peer := newPeer(t, p.base())
+	peer := w.ownerPeer(t)
 	evs, err := peer.rel.QuerySync(peer.ctx, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {id}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range words {
+	for _, word := range words {
 		n := 0
 		for _, ev := range evs {
-			if ev.Content == w {
+			if ev.Content == word {
 				n++
 			}
 		}
 		if n != 1 {
-			t.Errorf("the relay holds %q %d times; want once", w, n)
+			t.Errorf("the relay holds %q %d times; want once", word, n)
 		}
 	}
 	for _, e := range consoleErrors() {
@@ -269,6 +202,38 @@ func TestBrowserOutboxKeptAcrossClose(t *testing.T) {
 			t.Errorf("browser console: %s", e)
 		}
 	}
+}
+
+// sockets keeps the times at which a page opened a websocket.
+type sockets struct {
+	mu sync.Mutex
+	at []time.Time
+}
+
+func (s *sockets) times() []time.Time {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.at)
+}
+
+// watchSockets records each websocket the page in ctx opens to url from
+// now on, each try to reach the relay.
+func watchSockets(ctx context.Context, url string) *sockets {
+	s := &sockets{}
+	created := chromedp.Events(ctx, network.WebSocketCreated)
+	go func() { // ends when ctx ends
+		for ev, err := range created {
+			if err != nil {
+				return
+			}
+			if strings.TrimSuffix(ev.URL, "/") == url {
+				s.mu.Lock()
+				s.at = append(s.at, time.Now())
+				s.mu.Unlock()
+			}
+		}
+	}()
+	return s
 }
 
 // signInKey opens the page and signs in with an existing secret key.
@@ -299,27 +264,33 @@ func makeChannel(p *peer, id, name string, at nostr.Timestamp, members ...string
 // their thread, not in the channel, and a channel the person never
 // joined shows none.
 func TestBrowserUnreadCounts(t *testing.T) {
+	w := startTeam(t)
 	ctx, consoleErrors := browser(t)
 	shots := t.TempDir()
-	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
-	sk := nostr.GeneratePrivateKey()
-	uma, _ := nostr.GetPublicKey(sk)
-	bob := newPeer(t, base)
+	uma := w.join(t, "Uma")
+	// Five people write what Uma has not read, each within the relay's
+	// per-person rate; bob is the first of them.
+	team := w.team(t, "Bob", 5)
+	bob := team[0]
+	var writers []string
+	for _, p := range team {
+		writers = append(writers, p.pk)
+	}
 	big, mid, other := "3c4d5e6f-0000-4000-8000-000000001500", "3c4d5e6f-0000-4000-8000-000000000320", "3c4d5e6f-0000-4000-8000-0000000000ff"
 	at := nostr.Now() - 3000
-	makeChannel(bob, big, "big", at, uma)
-	makeChannel(bob, mid, "mid", at, uma)
-	makeChannel(bob, other, "other", at)
+	makeChannel(bob, big, "big", at, append(writers[1:], uma.pk)...)
+	makeChannel(bob, mid, "mid", at, append(writers[1:], uma.pk)...)
+	makeChannel(bob, other, "other", at, writers[1:]...)
 	var bigRoot nostr.Event
 	for i := range 1500 {
-		ev := bob.publishAt(at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("big ", i), nostr.Tag{"h", big})
+		ev := team.publishAt(i, at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("big ", i), nostr.Tag{"h", big})
 		if i == 0 {
 			bigRoot = ev
 		}
 	}
 	var root nostr.Event
 	for i := range 320 {
-		ev := bob.publishAt(at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("mid ", i), nostr.Tag{"h", mid})
+		ev := team.publishAt(i, at+1+nostr.Timestamp(i/3), 9, fmt.Sprint("mid ", i), nostr.Tag{"h", mid})
 		if i == 0 {
 			root = ev
 		}
@@ -328,10 +299,10 @@ func TestBrowserUnreadCounts(t *testing.T) {
 		bob.publishAt(at+600, 9, fmt.Sprint("reply ", i), nostr.Tag{"h", mid}, nostr.Tag{"e", root.ID, "", "root"})
 	}
 	for i := range 40 {
-		bob.publishAt(at+1+nostr.Timestamp(i), 9, fmt.Sprint("other ", i), nostr.Tag{"h", other})
+		team.publishAt(i, at+1+nostr.Timestamp(i), 9, fmt.Sprint("other ", i), nostr.Tag{"h", other})
 	}
 
-	signInKey(t, ctx, base, sk)
+	signInKey(t, ctx, w.base(), uma.sk)
 	waitJS(t, ctx, "the exact counts", fmt.Sprintf(`%s === 1500 && %s === 320`, unreadOf("big"), unreadOf("mid")))
 	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](unreadOf("other"))); n != 0 {
 		t.Errorf("channel other, never joined, shows %d unread; want none", n)
@@ -365,12 +336,13 @@ func TestBrowserUnreadCounts(t *testing.T) {
 // goes to zero without a reload, and a third started afterwards starts
 // from the same place, not from zero.
 func TestBrowserReadStateAcrossDevices(t *testing.T) {
+	w := startTeam(t)
 	phone, _ := browser(t)
 	laptop, _ := browser(t)
-	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
-	sk := nostr.GeneratePrivateKey()
-	vic, _ := nostr.GetPublicKey(sk)
-	bob := newPeer(t, base)
+	base := w.base()
+	member := w.join(t, "Vic")
+	sk, vic := member.sk, member.pk
+	bob := w.join(t, "Bob")
 	ch := "4d5e6f70-0000-4000-8000-000000000010"
 	at := nostr.Now() - 100
 	makeChannel(bob, ch, "shared", at, vic)
@@ -407,23 +379,30 @@ func TestBrowserReadStateAcrossDevices(t *testing.T) {
 // marks the first message since the last reading, and "Jump to latest"
 // goes back down to the newest window.
 func TestBrowserScrollBack(t *testing.T) {
+	w := startTeam(t)
 	ctx, consoleErrors := browser(t)
 	shots := t.TempDir()
-	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000", "--max-age", "-1s")
-	sk := nostr.GeneratePrivateKey()
-	wen, _ := nostr.GetPublicKey(sk)
-	bob := newPeer(t, base)
+	reader := w.join(t, "Wen")
+	wen := reader.pk
+	// Four people wrote the channel's history, each within the relay's
+	// per-person rate; bob is the first of them.
+	team := w.team(t, "Bob", 4)
+	bob := team[0]
+	var writers []string
+	for _, p := range team[1:] {
+		writers = append(writers, p.pk)
+	}
 	long := "5e6f7081-0000-4000-8000-000000001500"
 	const total = 1500 // past the workspace-wide window of 1 000
 	start := nostr.Now() - 3*86400
-	makeChannel(bob, long, "long", start-10, wen)
+	makeChannel(bob, long, "long", start-10, append(writers, wen)...)
 	makeChannel(bob, "5e6f7081-0000-4000-8000-000000000001", "side", start-10, wen)
 	var sent []string
 	for i := range total {
 		sent = append(sent, fmt.Sprintf("old %04d", i))
-		bob.publishAt(start+nostr.Timestamp(i*(3*86400-600)/total), 9, sent[i], nostr.Tag{"h", long})
+		team.publishAt(i, start+nostr.Timestamp(i*(3*86400-600)/total), 9, sent[i], nostr.Tag{"h", long})
 	}
-	signInKey(t, ctx, base, sk)
+	signInKey(t, ctx, w.base(), reader.sk)
 	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
 	openChannel(t, ctx, "long")
 	waitJS(t, ctx, "the newest page", textIn("#feed article", sent[total-1])+` && document.querySelectorAll('#feed article').length >= 100`)
@@ -606,14 +585,13 @@ func threadNewOf(text string) string {
 // reply shows as new again, also on a device signed in afterwards. A
 // thread the person is not in shows no count.
 func TestBrowserThreadUnread(t *testing.T) {
+	w := startTeam(t)
 	phone, _ := browser(t)
 	laptop, laptopErrors := browser(t)
-	base := startBinary(t, "--open", "--rate", "100000", "--burst", "100000")
-	sk := nostr.GeneratePrivateKey()
-	vic := newPeer(t, base)
-	vic.sk = sk
-	vic.pk, _ = nostr.GetPublicKey(sk)
-	bob := newPeer(t, base)
+	base := w.base()
+	vic := w.join(t, "Vic")
+	sk := vic.sk
+	bob := w.join(t, "Bob")
 	ch := "4d5e6f70-0000-4000-8000-000000000020"
 	at := nostr.Now() - 100
 	makeChannel(bob, ch, "threads", at, vic.pk)

@@ -29,6 +29,15 @@ import (
 type upWorkspace struct {
 	addr, link, channel string
 	home                string // HOME, with the state dir under home/state
+	dir, modelURL       string // up's working directory and model
+	env                 []string
+	run                 *upRun // the running process, shared by copies
+}
+
+// upRun is one run of `buzzbox up`.
+type upRun struct {
+	cmd  *exec.Cmd
+	done chan struct{} // closed once cmd has exited
 }
 
 // startUp runs the built `buzzbox up` in a new directory against model,
@@ -47,16 +56,24 @@ func startUpAt(t testing.TB, dir, modelURL string, env ...string) upWorkspace {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := upWorkspace{addr: ln.Addr().String()}
+	w := upWorkspace{addr: ln.Addr().String(), home: t.TempDir(), dir: dir, modelURL: modelURL, env: env, run: &upRun{}}
 	ln.Close()
-	home := t.TempDir()
-	w.home = home
+	t.Cleanup(w.stop)
+	w.start(t)
+	return w
+}
+
+// start runs `buzzbox up` (again, after stop: same address and state,
+// as a person restarts it) and returns once it has printed the owner's
+// sign-in link and the general channel, which it records in w.
+func (w *upWorkspace) start(t testing.TB) {
+	t.Helper()
 	up := exec.Command(testexe.Path(t), "up", "--listen", w.addr)
-	up.Dir = dir
+	up.Dir = w.dir
 	up.Env = []string{"BUZZ_AGENT_PROVIDER=openai", "OPENAI_COMPAT_API=chat", "OPENAI_COMPAT_API_KEY=k", "OPENAI_COMPAT_MODEL=m",
-		"OPENAI_COMPAT_BASE_URL=" + modelURL, "HOME=" + home, "XDG_STATE_HOME=" + filepath.Join(home, "state"),
+		"OPENAI_COMPAT_BASE_URL=" + w.modelURL, "HOME=" + w.home, "XDG_STATE_HOME=" + filepath.Join(w.home, "state"),
 		"PATH=" + os.Getenv("PATH"), "BUZZ_ACP_NO_PRESENCE=true"}
-	up.Env = append(up.Env, env...)
+	up.Env = append(up.Env, w.env...)
 	up.Stderr = t.Output()
 	out, err := up.StdoutPipe()
 	if err != nil {
@@ -65,40 +82,54 @@ func startUpAt(t testing.TB, dir, modelURL string, env ...string) upWorkspace {
 	if err := up.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		up.Process.Signal(syscall.SIGINT)
-		done := make(chan struct{})
-		go func() { up.Wait(); close(done) }() // ends when up exits
-		select {
-		case <-done:
-		case <-time.After(60 * time.Second):
-			up.Process.Kill()
-			<-done
-		}
-	})
-	found := make(chan struct{})
+	done := make(chan struct{})
+	go func() { up.Wait(); close(done) }() // ends when up exits
+	w.run.cmd, w.run.done = up, done
+	type printed struct{ link, channel string }
+	found := make(chan printed, 1)
 	go func() { // reads up's stdout until it exits
+		var p printed
+		told := false
 		sc := bufio.NewScanner(out)
 		for sc.Scan() {
 			l := sc.Text()
-			if m := channelRE.FindStringSubmatch(l); m != nil && w.channel == "" {
-				w.channel = m[1]
+			if m := channelRE.FindStringSubmatch(l); m != nil && p.channel == "" {
+				p.channel = m[1]
 			}
-			if m := loginLinkRE.FindString(l); m != "" && w.link == "" {
-				w.link = m
+			if m := loginLinkRE.FindString(l); m != "" && p.link == "" {
+				p.link = m
 			}
-			if w.link != "" && w.channel != "" && found != nil {
-				close(found)
-				found = nil
+			if p.link != "" && p.channel != "" && !told {
+				found <- p
+				told = true
 			}
 		}
 	}()
 	select {
-	case <-found:
+	case p := <-found:
+		w.link, w.channel = p.link, p.channel
+	case <-done:
+		t.Fatal("buzzbox up exited before printing its sign-in link and channel")
 	case <-time.After(waitLimit):
 		t.Fatal("buzzbox up printed no sign-in link and channel")
 	}
-	return w
+}
+
+// stop ends `buzzbox up` with Ctrl-C, as a person stops it, and waits
+// for it (killing it after a minute).
+func (w upWorkspace) stop() {
+	r := w.run
+	if r.cmd == nil {
+		return
+	}
+	r.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-r.done:
+	case <-time.After(60 * time.Second):
+		r.cmd.Process.Kill()
+		<-r.done
+	}
+	r.cmd = nil
 }
 
 // lastMessage is the newest message of a chat-completions request, as
