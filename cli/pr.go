@@ -343,8 +343,10 @@ type prComment struct {
 	ReplyTo string `json:"reply_to,omitempty"`
 	// Resolved is a resolve mark's value (resolved or open), "" for a
 	// comment.
-	Resolved  string `json:"resolved,omitempty"`
-	CreatedAt int64  `json:"created_at"`
+	Resolved string `json:"resolved,omitempty"`
+	// ReviewRequest is whom a review request asks (hex), "" none.
+	ReviewRequest string `json:"review_request,omitempty"`
+	CreatedAt     int64  `json:"created_at"`
 }
 
 func runPRView(in *inv) error {
@@ -364,7 +366,8 @@ func runPRView(in *inv) error {
 			continue
 		}
 		c := prComment{ID: ev.ID, Author: ev.PubKey, Body: ev.Content, Review: tagValue(ev, workspace.TagReview), File: tagValue(ev, workspace.TagCommentFile),
-			Commit: tagValue(ev, workspace.TagCommentCommit), Resolved: tagValue(ev, workspace.TagCommentResolved), CreatedAt: int64(ev.CreatedAt)}
+			Commit: tagValue(ev, workspace.TagCommentCommit), Resolved: tagValue(ev, workspace.TagCommentResolved),
+			ReviewRequest: tagValue(ev, workspace.TagReviewRequest), CreatedAt: int64(ev.CreatedAt)}
 		c.Line, _ = strconv.Atoi(tagValue(ev, workspace.TagCommentLine))
 		if e := tagValue(ev, "e"); e != pr.ID {
 			c.ReplyTo = e
@@ -498,6 +501,36 @@ func runPRComment(in *inv) error {
 	if err != nil {
 		return err
 	}
+	return publishAndPrint(in, ev)
+}
+
+// runPRRequestReview asks --reviewer to review the pull request: a
+// comment on it that p-tags them and names them in buzz-review-request
+// (an agent's harness wakes it with the pull request in its prompt).
+func runPRRequestReview(in *inv) error {
+	pr, r, err := needPR(in)
+	if err != nil {
+		return err
+	}
+	v, err := need(in, "reviewer")
+	if err != nil {
+		return err
+	}
+	who, err := parsePubkey(v)
+	if err != nil {
+		return err
+	}
+	body := "Please review this pull request."
+	if in.p.has("body") {
+		if body, err = readText(in, "body", maxPRBody); err != nil {
+			return err
+		}
+	}
+	ev, err := commentEvent(in, pr, r, body, "")
+	if err != nil {
+		return err
+	}
+	ev.Tags = append(ev.Tags, nostr.Tag{"p", who}, nostr.Tag{workspace.TagReviewRequest, who})
 	return publishAndPrint(in, ev)
 }
 

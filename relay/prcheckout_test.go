@@ -69,6 +69,22 @@ func TestPullRequestLineThreads(t *testing.T) {
 		}
 	}
 
+	// bob asks the agent to review; pr view says whom.
+	w.must(bob, "", "pr", "request-review", "--pr", id, "--reviewer", bot.pk)
+	var rr struct {
+		Comments []struct {
+			ReviewRequest string `json:"review_request"`
+		} `json:"comments"`
+	}
+	json.Unmarshal([]byte(w.must(bob, "", "pr", "view", "--pr", id)), &rr)
+	asked := false
+	for _, c := range rr.Comments {
+		asked = asked || c.ReviewRequest == bot.pk
+	}
+	if !asked {
+		t.Errorf("pr view shows no review request of %s: %+v", bot.pk, rr.Comments)
+	}
+
 	// A comment of another pull request is no reply here.
 	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "other", "main")
 	commitFile(t, w.env, bw, "OTHER", "o\n", "other")

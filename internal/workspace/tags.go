@@ -128,6 +128,9 @@ const (
 // thread's file, line and commit tags too.
 const (
 	TagCommentResolved = "buzz-resolved"
+	// TagReviewRequest on a comment on a pull request names (hex) whom
+	// it asks to review the pull request; the comment p-tags them too.
+	TagReviewRequest = "buzz-review-request"
 
 	ResolvedYes = "resolved"
 	ResolvedNo  = "open"
