@@ -167,6 +167,17 @@ export function openPR(pr, app) {
   const conv = el('section', { class: 'pr-conversation', 'aria-label': 'Conversation' });
   const head2 = el('p', { class: 'pr-meta' });
   let tip = '';
+  let diffTip = ''; // the tip the diff shown was read at
+  // loadDiff reads the diff at the current tip; a push to the head branch
+  // (a 1619) reads it again, unless a comment is being written in it.
+  const loadDiff = () => {
+    if (!repo) return;
+    diffTip = app.prs.state(pr).tip;
+    repoFetch(app, repo, 'GET', 'buzz-diff?pr=' + pr.id).then((d) => {
+      files.replaceChildren(el('h3', { text: 'Files changed' }), diffView(parseDiff(d.slice(0, maxDiffChars)), lines));
+      renderState();
+    }).catch((e) => { files.replaceChildren(el('h3', { text: 'Files changed' }), el('p', { class: 'hint', text: 'No diff: ' + (e.message || e) })); });
+  };
   const lineCtx = () => ({
     threads: lineThreads(app.prs.state(pr).comments, pr.id).threads, tip,
     name: (pk) => app.store.name(pk), body: (content, c) => body(content, { name: (pk) => app.store.name(pk), mentioned: tags(c, 'p') }),
@@ -177,6 +188,7 @@ export function openPR(pr, app) {
   const renderState = () => {
     const st = app.prs.state(pr);
     tip = st.tip;
+    if (diffTip && tip !== diffTip && ![...files.querySelectorAll('textarea')].some((x) => x.value.trim())) loadDiff();
     head2.replaceChildren(`${app.store.name(pr.pubkey)} wants to merge ${head} into ${base}`, st.tip ? ` · tip ${st.tip.slice(0, 7)}` : '', ' · ',
       el('span', { class: 'pr-status ' + st.status, text: st.status }));
     const { threads, other } = lineThreads(st.comments, pr.id);
@@ -241,9 +253,6 @@ export function openPR(pr, app) {
   renderState();
   dlg.showModal();
   if (!repo) { files.lastChild.textContent = 'This pull request names no repository of this relay.'; return dlg; }
-  repoFetch(app, repo, 'GET', 'buzz-diff?pr=' + pr.id).then((d) => {
-    files.replaceChildren(el('h3', { text: 'Files changed' }), diffView(parseDiff(d.slice(0, maxDiffChars)), lines));
-    renderState();
-  }).catch((e) => { files.lastChild.textContent = 'No diff: ' + (e.message || e); });
+  loadDiff();
   return dlg;
 }
