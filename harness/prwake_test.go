@@ -182,3 +182,33 @@ func TestPullRequestCommentWakesAgent(t *testing.T) {
 		}
 	}
 }
+
+// FuzzHunkAround: any diff text, file and line give no panic, and what
+// comes back is the hunk header and lines of the diff, one marked.
+func FuzzHunkAround(f *testing.F) {
+	f.Add("diff --git a/F b/F\n--- a/F\n+++ b/F\n@@ -1,2 +1,2 @@\n a\n-b\n+B\n", "F", 2)
+	f.Add("diff --git a/F b/F\n@@ -1 +1 @@\n@@ +x @@\n+", "F", 1)
+	f.Add("@@ -1 +1 @@\n+a\n", "F", 1)
+	f.Fuzz(func(t *testing.T, diff, file string, line int) {
+		got := hunkAround(diff, file, line, 3)
+		if got == "" {
+			return
+		}
+		lines := strings.Split(got, "\n")
+		if !strings.HasPrefix(lines[0], "@@") || !strings.Contains(diff, lines[0]) {
+			t.Fatalf("hunkAround(%q, %q, %d) starts %q, no hunk header of the diff", diff, file, line, lines[0])
+		}
+		marked := 0
+		for _, l := range lines[1:] {
+			if strings.HasPrefix(l, "→ ") {
+				marked++
+			}
+			if len(l) < 2 || !strings.Contains(diff, strings.TrimPrefix(strings.TrimPrefix(l, "→ "), "  ")) {
+				t.Fatalf("hunkAround(%q, %q, %d) has line %q not in the diff", diff, file, line, l)
+			}
+		}
+		if marked != 1 {
+			t.Fatalf("hunkAround(%q, %q, %d) marks %d lines; want 1:\n%s", diff, file, line, marked, got)
+		}
+	})
+}
