@@ -79,8 +79,9 @@ func authedURL(t *testing.T, ctx context.Context, url, sk string) *nostr.Relay {
 // relay hosts and opens a pull request; in a real browser the owner sees
 // its card in the repository's channel, opens the page (the diff by file),
 // comments on a line by clicking it, answers in the line's thread from the
-// keyboard, resolves the thread (it collapses), approves and merges; the relay's git moved main to
-// the tip and the card says merged.
+// keyboard, resolves the thread (it collapses), asks another member to
+// review, approves and merges; the relay's git moved main to the tip and
+// the card says merged.
 func TestBrowserPullRequest(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("SKIP(loud): git is not installed; apt-get install -y git")
@@ -117,6 +118,8 @@ func TestBrowserPullRequest(t *testing.T) {
 	}
 	pub(owner, sk, 9007, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "proj"})
 	pub(owner, sk, 9000, "", nostr.Tag{"h", ch}, nostr.Tag{"p", botPK, "", "bot"})
+	carolPK, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	pub(owner, sk, 9000, "", nostr.Tag{"h", ch}, nostr.Tag{"p", carolPK})
 	pub(owner, sk, 30617, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", ch})
 
 	// The agent pushes a branch and opens a pull request.
@@ -171,6 +174,9 @@ func TestBrowserPullRequest(t *testing.T) {
 		}
 	}
 	shootView(t, ctx, axeSrc, "pr-line-thread")
+	// Someone else of the channel is asked to review.
+	do(t, ctx, "pick a reviewer", chromedp.SetValue(labelled("Reviewer"), carolPK), chromedp.Click(button("Request review")))
+	waitJS(t, ctx, "the review request", textIn("dialog.pr-page .pr-conversation .badge", "to review"))
 	do(t, ctx, "approve", chromedp.Click(button("Approve")))
 	waitJS(t, ctx, "the approval", `!!document.querySelector('dialog.pr-page .pr-comment[data-review=approve]')`)
 	do(t, ctx, "merge", chromedp.Click(button("Merge")))
@@ -186,10 +192,12 @@ func TestBrowserPullRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var root, reply, mark *nostr.Event
+	var root, reply, mark, asked *nostr.Event
 	for _, ev := range evs {
 		switch {
 		case ev.Kind != 1111:
+		case ev.Tags.FindWithValue("buzz-review-request", carolPK) != nil:
+			asked = ev
 		case ev.Tags.FindWithValue("buzz-resolved", "resolved") != nil:
 			mark = ev
 		case ev.Content == "why this line?":
@@ -199,6 +207,8 @@ func TestBrowserPullRequest(t *testing.T) {
 		}
 	}
 	switch {
+	case asked == nil || asked.Tags.FindWithValue("p", carolPK) == nil:
+		t.Errorf("no review request naming and tagging the reviewer among %d events", len(evs))
 	case root == nil || reply == nil || mark == nil:
 		t.Fatalf("comment, reply, resolve mark = %v, %v, %v among %d events", root != nil, reply != nil, mark != nil, len(evs))
 	case root.Tags.FindWithValue("buzz-file", "FIX") == nil || root.Tags.FindWithValue("buzz-line", "2") == nil || root.Tags.FindWithValue("buzz-commit", tip) == nil:

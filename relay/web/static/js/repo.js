@@ -4,8 +4,9 @@
 // unified diff with per-file collapse (large diffs start collapsed and
 // render a file when it is opened), the comments and reviews (NIP-22 kind
 // 1111 with buzz-review; comments on lines and their threads are
-// prlines.js's), and the actions: comment, approve, request changes, merge (the relay's git merges; the page then signs the merged
-// status 1631) and close. The relay decides who may merge; its refusal is
+// prlines.js's), and the actions: comment, approve, request changes,
+// merge (the relay's git merges; the page then signs the merged status
+// 1631) and close. The relay decides who may merge; its refusal is
 // shown as it says it. Event content is untrusted and never reaches
 // innerHTML.
 
@@ -168,6 +169,7 @@ export function openPR(pr, app) {
   const head2 = el('p', { class: 'pr-meta' });
   let tip = '';
   let diffTip = ''; // the tip the diff shown was read at
+  let diffLoading = !!repo; // until the first diff is read, threads wait for it
   // loadDiff reads the diff at the current tip; a push to the head branch
   // (a 1619) reads it again, unless a comment is being written in it.
   const loadDiff = () => {
@@ -175,8 +177,13 @@ export function openPR(pr, app) {
     diffTip = app.prs.state(pr).tip;
     repoFetch(app, repo, 'GET', 'buzz-diff?pr=' + pr.id).then((d) => {
       files.replaceChildren(el('h3', { text: 'Files changed' }), diffView(parseDiff(d.slice(0, maxDiffChars)), lines));
+      diffLoading = false;
       renderState();
-    }).catch((e) => { files.replaceChildren(el('h3', { text: 'Files changed' }), el('p', { class: 'hint', text: 'No diff: ' + (e.message || e) })); });
+    }).catch((e) => {
+      files.replaceChildren(el('h3', { text: 'Files changed' }), el('p', { class: 'hint', text: 'No diff: ' + (e.message || e) }));
+      diffLoading = false;
+      renderState();
+    });
   };
   const lineCtx = () => ({
     threads: lineThreads(app.prs.state(pr).comments, pr.id).threads, tip,
@@ -195,17 +202,21 @@ export function openPR(pr, app) {
     conv.replaceChildren(el('h3', { text: 'Conversation' }));
     for (const c of other) {
       const review = tag(c, 'buzz-review');
+      const asked = tag(c, 'buzz-review-request');
       const where = [tag(c, 'buzz-file'), tag(c, 'buzz-line') && 'line ' + tag(c, 'buzz-line'), (tag(c, 'buzz-commit') || '').slice(0, 7)].filter(Boolean).join(' ');
       conv.append(el('article', { class: 'pr-comment', 'data-review': review || '' },
         el('p', { class: 'pr-comment-head' }, el('strong', { text: app.store.name(c.pubkey) }), ' ',
-          review ? el('span', { class: 'badge', text: review === 'approve' ? 'approved' : 'changes requested' }) : null, ' ',
+          review ? el('span', { class: 'badge', text: review === 'approve' ? 'approved' : 'changes requested' }) : null,
+          asked ? el('span', { class: 'badge', text: 'asked ' + app.store.name(asked) + ' to review' }) : null, ' ',
           where ? el('code', { text: where }) : null, ' ', el('time', { text: relTime(c.created_at) })),
         c.content ? body(c.content, { name: (pk) => app.store.name(pk), mentioned: tags(c, 'p') }) : null));
     }
     // Threads on lines the diff does not show (a file or line the
-    // pull request no longer changes) are listed here, never lost.
-    for (const t of threads.values()) {
-      if (files.querySelector(`.pr-lines[data-path="${CSS.escape(t.file)}"] .dl[data-line="${t.line}"]`)) continue;
+    // pull request no longer changes) are listed here, never lost; those
+    // of a file not opened yet show when it is.
+    for (const t of diffLoading ? [] : threads.values()) {
+      const f = files.querySelector(`.pr-file[data-path="${CSS.escape(t.file)}"]`);
+      if (f && (!f.querySelector('.pr-lines') || f.querySelector(`.dl[data-line="${t.line}"]`))) continue;
       for (const c of [...t.roots, ...t.replies]) {
         conv.append(el('article', { class: 'pr-comment', 'data-review': '' },
           el('p', { class: 'pr-comment-head' }, el('strong', { text: app.store.name(c.pubkey) }), ' ',
@@ -235,6 +246,18 @@ export function openPR(pr, app) {
     await send(statusTpl(pr, prK.merged, `Merged ${ans.head} into ${ans.base} as ${ans.merge_commit}`, [['merge-commit', ans.merge_commit], ['r', ans.merge_commit]]));
     status.textContent = `Merged ${ans.fast_forward ? '(fast-forward) ' : ''}as ${ans.merge_commit.slice(0, 7)}.`;
   }) });
+  // Asking a member of the repository's channel (a person or an agent)
+  // to review: a comment naming them in buzz-review-request, which wakes
+  // an agent with the pull request in its prompt.
+  const reviewer = el('select', { 'aria-label': 'Reviewer' }, el('option', { value: '', text: 'Ask someone to review…' }));
+  const ch = app.store.channels.get(tag(pr, 'h') || '');
+  for (const pk of ch ? ch.members.keys() : []) {
+    if (pk !== pr.pubkey && pk !== app.me) reviewer.append(el('option', { value: pk, text: app.store.name(pk) }));
+  }
+  const askReview = el('button', { type: 'button', text: 'Request review', onclick: act(async () => {
+    if (!reviewer.value) throw new Error('Pick whom to ask first.');
+    await send(commentTpl(pr, text.value.trim() || 'Please review this pull request.', [['p', reviewer.value], ['buzz-review-request', reviewer.value]]));
+  }) });
   const close = el('button', { type: 'button', text: 'Close pull request', onclick: act(() => send(statusTpl(pr, prK.closed, text.value))) });
   const files = el('section', { class: 'pr-diff', 'aria-label': 'Files changed' }, el('h3', { text: 'Files changed' }), el('p', { class: 'hint', text: 'Loading the diff…' }));
   dlg.append(
@@ -245,7 +268,8 @@ export function openPR(pr, app) {
     files, conv,
     el('p', { class: 'hint', text: 'Click a line of the diff (or focus it and press Enter) to comment on it.' }),
     el('div', { class: 'pr-form' }, text,
-      el('div', { class: 'pr-actions' }, comment, approve, changes, merge, close)),
+      el('div', { class: 'pr-actions' }, comment, approve, changes, merge, close),
+      el('div', { class: 'pr-actions' }, reviewer, askReview)),
     status);
   const unsubscribe = app.store.subscribe(renderState); // others' comments, reviews and statuses as they arrive
   dlg.addEventListener('close', () => { unsubscribe(); dlg.remove(); });
