@@ -2,14 +2,18 @@ package relay
 
 import (
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nip98"
 
 	"github.com/nbd-wtf/go-nostr"
 )
@@ -160,6 +164,38 @@ func TestPullRequestCheckout(t *testing.T) {
 	if ans, stderr, err = checkout(mine); err != nil || ans["tip"] != tip2 || ans["created"] != false {
 		t.Fatalf("second checkout = %v, %v\n%s", ans, err, stderr)
 	}
+	// The diff as it was at an earlier commit of the pull request (a line
+	// comment's buzz-commit), for whoever may read the repository.
+	diffAt := func(commit string) (int, string) {
+		t.Helper()
+		u := w.repoURL + "/buzz-diff?pr=" + id + "&commit=" + commit
+		sec, _ := nostrkey.ParseSecret(bob.sk)
+		auth, err := nip98.Header(sec, u, http.MethodGet, nip98.Options{Nonce: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, u, nil)
+		req.Header.Set("Authorization", auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, d := diffAt(tip); code != http.StatusOK || !strings.Contains(d, "+fixed\n") || strings.Contains(d, "twice") {
+		t.Errorf("diff at %s = %d\n%s", tip, code, d)
+	}
+	if code, d := diffAt(tip2); code != http.StatusOK || !strings.Contains(d, "+fixed twice") {
+		t.Errorf("diff at %s = %d\n%s", tip2, code, d)
+	}
+	for commit, want := range map[string]int{"HEAD": http.StatusBadRequest, "--output=x": http.StatusBadRequest, strings.Repeat("0", 40): http.StatusNotFound} {
+		if code, msg := diffAt(commit); code != want {
+			t.Errorf("diff at %q = %d %s; want %d", commit, code, msg, want)
+		}
+	}
+
 	// A plain git push from the branch updates the pull request.
 	tip3 := commitFile(t, env, mine, "FIX", "fixed by bob\n", "bob's touch")
 	gitOK(t, env, mine, "push", "--quiet")
