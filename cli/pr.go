@@ -333,15 +333,20 @@ func runPRList(in *inv) error {
 
 // prComment is a comment or review as view prints it.
 type prComment struct {
-	ID        string `json:"id"`
-	Author    string `json:"author"`
-	Body      string `json:"body"`
-	Review    string `json:"review,omitempty"`
-	File      string `json:"file,omitempty"`
-	Line      int    `json:"line,omitempty"`
-	Commit    string `json:"commit,omitempty"`
-	ReplyTo   string `json:"reply_to,omitempty"`
-	CreatedAt int64  `json:"created_at"`
+	ID      string `json:"id"`
+	Author  string `json:"author"`
+	Body    string `json:"body"`
+	Review  string `json:"review,omitempty"`
+	File    string `json:"file,omitempty"`
+	Line    int    `json:"line,omitempty"`
+	Commit  string `json:"commit,omitempty"`
+	ReplyTo string `json:"reply_to,omitempty"`
+	// Resolved is a resolve mark's value (resolved or open), "" for a
+	// comment.
+	Resolved string `json:"resolved,omitempty"`
+	// ReviewRequest is whom a review request asks (hex), "" none.
+	ReviewRequest string `json:"review_request,omitempty"`
+	CreatedAt     int64  `json:"created_at"`
 }
 
 func runPRView(in *inv) error {
@@ -361,7 +366,8 @@ func runPRView(in *inv) error {
 			continue
 		}
 		c := prComment{ID: ev.ID, Author: ev.PubKey, Body: ev.Content, Review: tagValue(ev, workspace.TagReview), File: tagValue(ev, workspace.TagCommentFile),
-			Commit: tagValue(ev, workspace.TagCommentCommit), CreatedAt: int64(ev.CreatedAt)}
+			Commit: tagValue(ev, workspace.TagCommentCommit), Resolved: tagValue(ev, workspace.TagCommentResolved),
+			ReviewRequest: tagValue(ev, workspace.TagReviewRequest), CreatedAt: int64(ev.CreatedAt)}
 		c.Line, _ = strconv.Atoi(tagValue(ev, workspace.TagCommentLine))
 		if e := tagValue(ev, "e"); e != pr.ID {
 			c.ReplyTo = e
@@ -434,12 +440,13 @@ func runPRDiff(in *inv) error {
 }
 
 // commentEvent builds a NIP-22 comment on pr (or on a comment of it).
-func commentEvent(in *inv, pr *nostr.Event, r repoRef, body string) (*nostr.Event, error) {
+// replyTo, when set, is the id of the comment (or other event) it answers.
+func commentEvent(in *inv, pr *nostr.Event, r repoRef, body, replyTo string) (*nostr.Event, error) {
 	ev := &nostr.Event{Kind: workspace.KindComment, Content: body, Tags: nostr.Tags{
 		{"E", pr.ID, "", pr.PubKey}, {"K", strconv.Itoa(workspace.KindPullRequest)}, {"P", pr.PubKey}}}
 	parent, parentKind, parentAuthor := pr.ID, workspace.KindPullRequest, pr.PubKey
-	if in.p.has("reply-to") {
-		id, err := parseHexID(in.p.str("reply-to"))
+	if replyTo != "" {
+		id, err := parseHexID(replyTo)
 		if err != nil {
 			return nil, err
 		}
@@ -448,6 +455,18 @@ func commentEvent(in *inv, pr *nostr.Event, r repoRef, body string) (*nostr.Even
 			return nil, err
 		}
 		parent, parentKind, parentAuthor = target.ID, target.Kind, target.PubKey
+		if target.Kind == workspace.KindComment && tagValue(target, "E") != pr.ID {
+			return nil, userErr("comment %s is not on pull request %s", id, pr.ID)
+		}
+		// A reply stays on its thread's line: it carries the anchor of
+		// the comment it answers unless it names its own.
+		if !in.p.has("file") && !in.p.has("line") {
+			for _, name := range []string{workspace.TagCommentFile, workspace.TagCommentLine, workspace.TagCommentCommit} {
+				if v := tagValue(target, name); v != "" {
+					ev.Tags = append(ev.Tags, nostr.Tag{name, v})
+				}
+			}
+		}
 	}
 	ev.Tags = append(ev.Tags, nostr.Tag{"e", parent, "", parentAuthor}, nostr.Tag{"k", strconv.Itoa(parentKind)}, nostr.Tag{"p", parentAuthor})
 	if h := tagValue(pr, "h"); h != "" {
@@ -478,10 +497,63 @@ func runPRComment(in *inv) error {
 	if err != nil {
 		return err
 	}
-	ev, err := commentEvent(in, pr, r, body)
+	ev, err := commentEvent(in, pr, r, body, in.p.str("reply-to"))
 	if err != nil {
 		return err
 	}
+	return publishAndPrint(in, ev)
+}
+
+// runPRRequestReview asks --reviewer to review the pull request: a
+// comment on it that p-tags them and names them in buzz-review-request
+// (an agent's harness wakes it with the pull request in its prompt).
+func runPRRequestReview(in *inv) error {
+	pr, r, err := needPR(in)
+	if err != nil {
+		return err
+	}
+	v, err := need(in, "reviewer")
+	if err != nil {
+		return err
+	}
+	who, err := parsePubkey(v)
+	if err != nil {
+		return err
+	}
+	body := "Please review this pull request."
+	if in.p.has("body") {
+		if body, err = readText(in, "body", maxPRBody); err != nil {
+			return err
+		}
+	}
+	ev, err := commentEvent(in, pr, r, body, "")
+	if err != nil {
+		return err
+	}
+	ev.Tags = append(ev.Tags, nostr.Tag{"p", who}, nostr.Tag{workspace.TagReviewRequest, who})
+	return publishAndPrint(in, ev)
+}
+
+// runPRResolve marks the thread of --comment resolved, or open again
+// with --reopen: a reply carrying buzz-resolved, the newest of which
+// counts. Anyone who may comment may mark it.
+func runPRResolve(in *inv) error {
+	pr, r, err := needPR(in)
+	if err != nil {
+		return err
+	}
+	if _, err := need(in, "comment"); err != nil {
+		return err
+	}
+	mark, body := workspace.ResolvedYes, "Resolved."
+	if in.p.boolean("reopen") {
+		mark, body = workspace.ResolvedNo, "Reopened."
+	}
+	ev, err := commentEvent(in, pr, r, body, in.p.str("comment"))
+	if err != nil {
+		return err
+	}
+	ev.Tags = append(ev.Tags, nostr.Tag{workspace.TagCommentResolved, mark})
 	return publishAndPrint(in, ev)
 }
 
@@ -505,7 +577,7 @@ func runPRReview(in *inv) error {
 			return err
 		}
 	}
-	ev, err := commentEvent(in, pr, r, body)
+	ev, err := commentEvent(in, pr, r, body, "")
 	if err != nil {
 		return err
 	}

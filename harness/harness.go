@@ -158,6 +158,9 @@ type harness struct {
 	siblings *siblingCache
 	profiles *profileCache
 	threads  *threadSet // the threads the agent is in (--follow-threads)
+	// prSeen holds the pull request comments already taken (intake's
+	// alone): both pull request subscriptions carry some.
+	prSeen *idSet
 	// approvals routes the agent's permission requests to people.
 	approvals *approvals
 	// live is the presence loop's view of pause and usage (pause.go);
@@ -230,6 +233,7 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	defer h.io.Close()
 	h.chans = &channelCache{io: h.io, agent: cfg.AgentHex, m: map[string]channelInfo{}}
 	h.threads = newThreadSet()
+	h.prSeen = newIDSet(memberDedupGen)
 	h.reacts = newReactions(h.io, cfg.Secret, log)
 	h.status = newStatusPub(h)
 	h.status.off = t.noStatus
@@ -366,6 +370,9 @@ func run(ctx context.Context, cfg *Config, env proc.Env, log *slog.Logger, t tim
 	h.rc.Subscribe(ctx, controlSub, controlFilter(cfg.AgentHex), relayclient.SubOptions{Floor: time.Now().Unix()})
 	h.rc.Subscribe(ctx, ownSub, nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2}, Authors: []string{cfg.AgentHex}},
 		relayclient.SubOptions{Floor: time.Now().Unix()})
+	for name, f := range prFilters(cfg.AgentHex) {
+		h.rc.Subscribe(ctx, name, f, relayclient.SubOptions{Floor: watermark})
+	}
 	h.rc.Subscribe(ctx, approvalSub, nostr.Filter{Kinds: []int{workspace.KindApprovalGrant, workspace.KindApprovalDeny},
 		Tags: nostr.TagMap{"p": {cfg.AgentHex}}}, relayclient.SubOptions{Floor: time.Now().Unix()})
 	if h.obsPub != nil {

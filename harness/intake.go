@@ -55,6 +55,10 @@ func (h *harness) intake(ctx context.Context) {
 			h.approvalAnswer(ctx, re.Ev)
 			continue
 		}
+		if re.Sub == prRootSub || re.Sub == prParentSub {
+			h.prEvent(ctx, ev)
+			continue
+		}
 		if re.Sub == observer.ControlSub {
 			h.observerControl(ctx, re.Ev)
 			continue

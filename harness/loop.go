@@ -210,8 +210,10 @@ func (h *harness) accept(ctx context.Context, ev *Event) bool {
 	}
 	h.store.take(ev.Channel, ev.ID, int64(ev.CreatedAt))
 	h.lastWork = time.Now()
+	// A pull request comment is not steered in: its prompt carries the
+	// pull request, the hunk and the thread (prBlock), a steer only the event.
 	if busy && h.cfg.Handling == "steer" && cs.steering == nil && cs.turn.agent != nil && cs.turn.session != "" &&
-		(cs.turn.agent.Steering() || cs.turn.agent.HasRun()) {
+		(cs.turn.agent.Steering() || cs.turn.agent.HasRun()) && !isPRWake(ev.Woken) {
 		h.reacts.add(ctx, ev, emojiSeen)
 		h.status.state(cs.id, []*Event{ev}, turnStatusContent{State: turnQueued})
 		cs.steering = ev

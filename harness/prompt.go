@@ -90,6 +90,9 @@ type promptInput struct {
 	Agent    string          // agent hex
 	Owner    string          // the owner's hex, from the configuration; "" none
 	Legacy   []string        // system-prompt sections for agents without support
+	// PRs holds, by event id, the pull request a comment in Batch is on
+	// (a pull request wake); a nil entry when it could not be read.
+	PRs map[string]*prContext
 }
 
 // contextSection is the fetched conversation history.
@@ -242,6 +245,12 @@ func contextBlock(in *promptInput) string {
 	b.WriteString("[Context]\n")
 	human := humanFacing(last, in.Profiles, in.Agent)
 	switch {
+	case isPRWake(last.Woken):
+		b.WriteString("Scope: pull request\n")
+		fmt.Fprintf(&b, "Channel: %s\n", ch.display())
+		pr := tagOf(&last.Event, "E")
+		fmt.Fprintf(&b, "Hint: run `buzz pr view --pr %s` for the whole conversation and `buzz pr diff --pr %s` for the change.\n", pr, pr)
+		fmt.Fprintf(&b, "IMPORTANT: answer on the pull request with `buzz pr comment --pr %s --reply-to %s --body -`, not with a channel message.", pr, last.ID)
 	case ch.Type == "dm":
 		b.WriteString("Scope: dm\n")
 		fmt.Fprintf(&b, "Channel: %s\n", ch.display())
@@ -315,7 +324,13 @@ func formatPrompt(in *promptInput) []acp.ContentBlock {
 	if in.Context != nil {
 		add(in.Context.text())
 	}
-	block := func(e *Event) string { return eventBlock(e, in.Channel, in.Profiles, true, in.Owner, in.Agent) }
+	block := func(e *Event) string {
+		s := eventBlock(e, in.Channel, in.Profiles, true, in.Owner, in.Agent)
+		if p := in.PRs[e.ID]; p != nil {
+			s += "\n\n" + prBlock(e, p, in.Agent)
+		}
+		return s
+	}
 	numbered := func(header string, evs []*Event) string {
 		var b strings.Builder
 		b.WriteString(header)

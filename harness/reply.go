@@ -2,6 +2,7 @@ package harness
 
 import (
 	"context"
+	"strconv"
 	"sync"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -35,6 +36,13 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 	last := batch[len(batch)-1]
 	since := nostr.Timestamp(t.startedAt.Unix())
 	h.pubs.Add(1)
+	if isPRWake(last.Woken) {
+		go func() { // one query and at most one publish, each bounded by replyCheckTO
+			defer h.pubs.Done()
+			h.guardPRReply(context.WithoutCancel(ctx), last, since, out)
+		}()
+		return
+	}
 	go func() {
 		defer h.pubs.Done()
 		bctx := context.WithoutCancel(ctx)
@@ -141,6 +149,49 @@ func (h *harness) threadEvent(channel string, last *Event, text string) *nostr.E
 	}
 	tags = append(tags, nostr.Tag{"e", last.ID, "", "reply"}, nostr.Tag{"p", last.PubKey})
 	return &nostr.Event{Kind: workspace.KindStream, CreatedAt: nostr.Now(), Tags: tags, Content: redact(text, h.env.Environ)}
+}
+
+// guardPRReply is the reply guard of a turn a pull request comment
+// started: the agent answers on the pull request, in the comment's thread
+// (a kind 1111 of its answering the comment since the turn began);
+// finding none, the turn's final text, or the notice, is posted as that
+// reply.
+func (h *harness) guardPRReply(ctx context.Context, last *Event, since nostr.Timestamp, out turnOutcome) {
+	qctx, cancel := context.WithTimeout(ctx, replyCheckTO)
+	evs, err := h.io.Query(qctx, nostr.Filter{Kinds: []int{workspace.KindComment}, Authors: []string{h.cfg.AgentHex},
+		Tags: nostr.TagMap{"e": {last.ID}}, Since: &since, Limit: 1})
+	cancel()
+	if err != nil {
+		h.log.Warn("reply guard: could not read the pull request's comments; not posting", "event_id", last.ID, "err", err)
+		return
+	}
+	if len(evs) > 0 {
+		h.log.Info("reply guard: the agent answered on the pull request", "event_id", last.ID, "reply_id", evs[0].ID)
+		return
+	}
+	text := out.finalText
+	if text == "" {
+		text = noAnswerNotice
+	} else if out.textCut {
+		text += cutNote
+	}
+	tags := nostr.Tags{}
+	for _, name := range []string{"E", "K", "P", "h", workspace.TagCommentFile, workspace.TagCommentLine, workspace.TagCommentCommit} {
+		if t := last.Tags.Find(name); t != nil {
+			tags = append(tags, t)
+		}
+	}
+	tags = append(tags, nostr.Tag{"e", last.ID, "", last.PubKey}, nostr.Tag{"k", strconv.Itoa(last.Kind)}, nostr.Tag{"p", last.PubKey})
+	ev := &nostr.Event{Kind: workspace.KindComment, CreatedAt: nostr.Now(), Tags: tags, Content: redact(text, h.env.Environ)}
+	if err := h.cfg.Secret.SignEvent(ev); err != nil {
+		return
+	}
+	h.log.Info("reply guard: the agent left no answer on the pull request; posting its final text", "event_id", last.ID)
+	pctx, cancel := context.WithTimeout(ctx, replyCheckTO)
+	defer cancel()
+	if _, err := h.io.Publish(pctx, ev); err != nil {
+		h.log.Warn("reply guard: final text not published", "event_id", last.ID, "err", err)
+	}
 }
 
 // noticeIDs remembers the ids of notices the harness posted as the agent,

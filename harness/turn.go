@@ -123,8 +123,17 @@ func (h *harness) runTurn(ctx context.Context, t *turnHandle, channel string, ge
 			cs = renderContext(hdr, evs, profiles, h.cfg.Owner, h.cfg.AgentHex)
 		}
 	}
+	var prs map[string]*prContext
+	for _, e := range t.batch {
+		if isPRWake(e.Woken) {
+			if prs == nil {
+				prs = map[string]*prContext{}
+			}
+			prs[e.ID] = fetchPRContext(ctx, h.io, e, func(keys []string) map[string]*profile { return h.profiles.get(ctx, keys) })
+		}
+	}
 	in := &promptInput{Batch: t.batch, Parked: t.parked, Reason: reason, Channel: info, Profiles: profiles,
-		Context: cs, Agent: h.cfg.AgentHex, Owner: h.cfg.Owner, Legacy: ss.legacy}
+		Context: cs, Agent: h.cfg.AgentHex, Owner: h.cfg.Owner, Legacy: ss.legacy, PRs: prs}
 	blocks := formatPrompt(in)
 	blocks = append(blocks, h.imageBlocks(ctx, a, t.batch)...)
 

@@ -160,6 +160,9 @@ func (r *Relay) serveMerge(w http.ResponseWriter, req *http.Request) {
 // serveDiff answers GET …/buzz-diff?pr=ID with the pull request's
 // unified diff against the merge base (git diff base...tip), for whoever
 // may read the repository; X-Buzz-Base, X-Buzz-Tip name the commits.
+// With &commit=SHA the diff is the one the pull request had at that
+// commit (a line comment's buzz-commit): base...SHA. The commit must be
+// in the repository; whoever may read it may read any of its commits.
 func (r *Relay) serveDiff(w http.ResponseWriter, req *http.Request) {
 	if req.Method != http.MethodGet {
 		http.Error(w, "diff is GET", http.StatusMethodNotAllowed)
@@ -181,7 +184,19 @@ func (r *Relay) serveDiff(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	base = strings.TrimSpace(base)
-	out, err := r.gitIn(req.Context(), rt, nil, "diff", "--no-color", "--no-ext-diff", base+"..."+p.tip)
+	tip := p.tip
+	if c := req.URL.Query().Get("commit"); c != "" {
+		if !isObjectID(c) {
+			http.Error(w, "commit must be 40 hex characters", http.StatusBadRequest)
+			return
+		}
+		if _, err := r.gitIn(req.Context(), rt, nil, "cat-file", "-e", c+"^{commit}"); err != nil {
+			http.Error(w, "no commit "+c+" in "+repoD(rt), http.StatusNotFound)
+			return
+		}
+		tip = c
+	}
+	out, err := r.gitIn(req.Context(), rt, nil, "diff", "--no-color", "--no-ext-diff", base+"..."+tip)
 	if err != nil {
 		http.Error(w, "diff: "+err.Error(), http.StatusConflict)
 		return
@@ -192,7 +207,7 @@ func (r *Relay) serveDiff(w http.ResponseWriter, req *http.Request) {
 	}
 	w.Header().Set("Content-Type", "text/x-diff; charset=utf-8")
 	w.Header().Set("X-Buzz-Base", base)
-	w.Header().Set("X-Buzz-Tip", p.tip)
+	w.Header().Set("X-Buzz-Tip", tip)
 	io.WriteString(w, out)
 }
 

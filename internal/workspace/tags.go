@@ -128,6 +128,20 @@ const (
 	ReviewRequestChanges = "request-changes"
 )
 
+// TagCommentResolved on a reply in a line comment's thread marks the
+// thread ResolvedYes or ResolvedNo (reopened); the newest mark counts, and
+// anyone who may comment may set it. A reply in a thread carries the
+// thread's file, line and commit tags too.
+const (
+	TagCommentResolved = "buzz-resolved"
+	// TagReviewRequest on a comment on a pull request names (hex) whom
+	// it asks to review the pull request; the comment p-tags them too.
+	TagReviewRequest = "buzz-review-request"
+
+	ResolvedYes = "resolved"
+	ResolvedNo  = "open"
+)
+
 // Tags of a permission request: an agent's harness publishes a
 // KindApprovalRequest in the thread of the message it is handling when the
 // agent asks before acting (ACP session/request_permission); the agent's

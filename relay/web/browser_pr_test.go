@@ -13,9 +13,11 @@ import (
 	"time"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/testexe"
 	"buzzbox/internal/workspace/nip98"
 
 	"github.com/chromedp/chromedp"
+	"github.com/chromedp/chromedp/kb"
 	"github.com/nbd-wtf/go-nostr"
 	"github.com/nbd-wtf/go-nostr/nip19"
 )
@@ -76,8 +78,10 @@ func authedURL(t testing.TB, ctx context.Context, url, sk string) *nostr.Relay {
 // TestBrowserPullRequest: an agent pushes a branch of a repository the
 // relay hosts and opens a pull request; in a real browser the owner sees
 // its card in the repository's channel, opens the page (the diff by file),
-// comments on a line, approves and merges; the relay's git moved main to
-// the tip and the card says merged.
+// comments on a line by clicking it, answers in the line's thread from the
+// keyboard, resolves the thread (it collapses), asks another member to
+// review, approves and merges; the relay's git moved main to the tip and
+// the card says merged.
 func TestBrowserPullRequest(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("SKIP(loud): git is not installed; apt-get install -y git")
@@ -114,13 +118,15 @@ func TestBrowserPullRequest(t *testing.T) {
 	}
 	pub(owner, sk, 9007, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "proj"})
 	pub(owner, sk, 9000, "", nostr.Tag{"h", ch}, nostr.Tag{"p", botPK, "", "bot"})
+	carolPK, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	pub(owner, sk, 9000, "", nostr.Tag{"h", ch}, nostr.Tag{"p", carolPK})
 	pub(owner, sk, 30617, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", ch})
 
 	// The agent pushes a branch and opens a pull request.
 	clone := filepath.Join(t.TempDir(), "c")
 	prGit(t, "", bot, repoURL, "clone", "--quiet", repoURL, clone)
 	prGit(t, clone, "", "", "checkout", "--quiet", "-b", "fix")
-	os.WriteFile(filepath.Join(clone, "FIX"), []byte("fixed\n"), 0o644)
+	os.WriteFile(filepath.Join(clone, "FIX"), []byte("fixed\ntwice\n"), 0o644)
 	prGit(t, clone, "", "", "add", "FIX")
 	prGit(t, clone, "", "", "commit", "--quiet", "-m", "fix it")
 	prGit(t, clone, bot, repoURL, "push", "--quiet", repoURL, "fix")
@@ -148,9 +154,29 @@ func TestBrowserPullRequest(t *testing.T) {
 	do(t, ctx, "open the pull request", chromedp.Click(button("View pull request")))
 	waitJS(t, ctx, "the page with its diff", `!!document.querySelector('dialog.pr-page[open] .pr-file[data-path="FIX"][open]') && `+textIn("dialog.pr-page .dl.add", "+fixed")+` && `+textIn("dialog.pr-page .pr-description strong", "thing"))
 
-	do(t, ctx, "comment on a line", chromedp.SendKeys(labelled("Review comment"), "why this line?"), chromedp.SendKeys(labelled("File (optional)"), "FIX"),
-		chromedp.SendKeys(labelled("Line (optional)"), "1"), chromedp.Click(button("Comment")))
-	waitJS(t, ctx, "the line comment", textIn("dialog.pr-page .pr-comment", "why this line?")+` && `+textIn("dialog.pr-page .pr-comment code", "FIX line 1"))
+	// A click on a line opens its comment box; the comment shows under the line.
+	do(t, ctx, "click line 2 of FIX", chromedp.Click(labelled("Comment on FIX line 2: twice")))
+	do(t, ctx, "comment on it", chromedp.SendKeys(labelled("Comment on FIX line 2"), "why this line?"),
+		chromedp.Click(chromedp.Search(`//form[contains(@class,'pr-newcomment')]//button[@type='submit']`)))
+	thread := `document.querySelector('dialog.pr-page .pr-lines[data-path="FIX"] .dl[data-line="2"] + details.pr-thread')`
+	waitJS(t, ctx, "the comment under line 2", `!!`+thread+` && `+thread+`.open && `+thread+`.textContent.includes('why this line?')`)
+	// The keyboard: focus the line, Enter answers in its thread.
+	do(t, ctx, "Enter on line 2", chromedp.Focus(labelled("Comment on FIX line 2: twice")), chromedp.SendKeys(labelled("Comment on FIX line 2: twice"), kb.Enter))
+	do(t, ctx, "reply", chromedp.SendKeys(labelled("Reply on FIX line 2"), "because"),
+		chromedp.Click(chromedp.Search(`//details[contains(@class,'pr-thread')]//form//button[@type='submit']`)))
+	waitJS(t, ctx, "the reply in the thread", thread+`.querySelectorAll('.pr-comment').length === 2 && `+thread+`.textContent.includes('because')`)
+	do(t, ctx, "resolve", chromedp.Click(chromedp.Search(`//details[contains(@class,'pr-thread')]//button[normalize-space(.)='Resolve']`)))
+	waitJS(t, ctx, "resolved, collapsed", thread+`.dataset.resolved === 'true' && !`+thread+`.open && `+thread+`.querySelector('summary').textContent.includes('resolved by')`)
+	axeSrc := ""
+	if modules, _ := testexe.NodeModules(t); modules != "" {
+		if b, err := os.ReadFile(filepath.Join(modules, "axe-core", "axe.min.js")); err == nil {
+			axeSrc = string(b)
+		}
+	}
+	shootView(t, ctx, axeSrc, "pr-line-thread")
+	// Someone else of the channel is asked to review.
+	do(t, ctx, "pick a reviewer", chromedp.SetValue(labelled("Reviewer"), carolPK), chromedp.Click(button("Request review")))
+	waitJS(t, ctx, "the review request", textIn("dialog.pr-page .pr-conversation .badge", "to review"))
 	do(t, ctx, "approve", chromedp.Click(button("Approve")))
 	waitJS(t, ctx, "the approval", `!!document.querySelector('dialog.pr-page .pr-comment[data-review=approve]')`)
 	do(t, ctx, "merge", chromedp.Click(button("Merge")))
@@ -166,14 +192,31 @@ func TestBrowserPullRequest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	anchored := false
+	var root, reply, mark, asked *nostr.Event
 	for _, ev := range evs {
-		if ev.Kind == 1111 && ev.Tags.FindWithValue("buzz-line", "1") != nil && ev.Tags.FindWithValue("buzz-commit", tip) != nil {
-			anchored = true
+		switch {
+		case ev.Kind != 1111:
+		case ev.Tags.FindWithValue("buzz-review-request", carolPK) != nil:
+			asked = ev
+		case ev.Tags.FindWithValue("buzz-resolved", "resolved") != nil:
+			mark = ev
+		case ev.Content == "why this line?":
+			root = ev
+		case strings.TrimSpace(ev.Content) == "because":
+			reply = ev
 		}
 	}
-	if !anchored {
-		t.Errorf("no comment anchored to FIX line 1 at %s among %d events", tip, len(evs))
+	switch {
+	case asked == nil || asked.Tags.FindWithValue("p", carolPK) == nil:
+		t.Errorf("no review request naming and tagging the reviewer among %d events", len(evs))
+	case root == nil || reply == nil || mark == nil:
+		t.Fatalf("comment, reply, resolve mark = %v, %v, %v among %d events", root != nil, reply != nil, mark != nil, len(evs))
+	case root.Tags.FindWithValue("buzz-file", "FIX") == nil || root.Tags.FindWithValue("buzz-line", "2") == nil || root.Tags.FindWithValue("buzz-commit", tip) == nil:
+		t.Errorf("the line comment's tags = %v; want buzz-file FIX, buzz-line 2, buzz-commit %s", root.Tags, tip)
+	case root.Tags.FindWithValue("e", pr.ID) == nil:
+		t.Errorf("the line comment's parent is not the pull request: %v", root.Tags)
+	case reply.Tags.FindWithValue("e", root.ID) == nil || reply.Tags.FindWithValue("E", pr.ID) == nil || reply.Tags.FindWithValue("buzz-line", "2") == nil:
+		t.Errorf("the reply's tags = %v; want e = the comment, E = the pull request and the anchor", reply.Tags)
 	}
 	merged, _ := owner.QuerySync(rctx, nostr.Filter{Kinds: []int{1631}, Tags: nostr.TagMap{"e": {pr.ID}}})
 	if len(merged) != 1 || merged[0].PubKey != pk {

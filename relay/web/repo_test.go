@@ -22,3 +22,18 @@ func TestRepoModule(t *testing.T) {
 		t.Fatalf("repo.mjs: %v\n%s", err, out)
 	}
 }
+
+// TestPRLinesModule runs testdata/prlines.mjs: diff lines numbered in the
+// new file, comments threaded by file and line (replies however deep),
+// resolve marks newest first and apart from replies.
+func TestPRLinesModule(t *testing.T) {
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("SKIP(loud): node is not installed; the line comment module is not checked outside a browser")
+	}
+	dir, _ := filepath.Abs(filepath.Join("static", "js"))
+	out, err := exec.Command(node, filepath.Join("testdata", "prlines.mjs"), dir).CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "ok" {
+		t.Fatalf("prlines.mjs: %v\n%s", err, out)
+	}
+}

@@ -345,3 +345,41 @@ func (c *Client) Manage(ctx context.Context, method string, write bool, params .
 	})
 	return result, err
 }
+
+// GetSigned GETs target, one of the relay's HTTP endpoints (a hosted
+// repository's buzz-diff), with a fresh NIP-98 token carrying the
+// configured attestation among its tags (the git routes read it there),
+// and returns at most max bytes of a 200 answer. It is tried once.
+func (c *Client) GetSigned(ctx context.Context, target string, max int64) ([]byte, error) {
+	ctx, cancel := c.attemptContext(ctx)
+	defer cancel()
+	opt := nip98.Options{Nonce: true}
+	if c.opt.AuthTagJSON != "" {
+		var t nostr.Tag
+		if err := json.Unmarshal([]byte(c.opt.AuthTagJSON), &t); err == nil {
+			opt.Tags = nostr.Tags{t}
+		}
+	}
+	hdr, err := nip98.Header(c.opt.Key, target, http.MethodGet, opt)
+	if err != nil {
+		return nil, otherErr("sign NIP-98 token: %v", err)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	if err != nil {
+		return nil, userErr("invalid URL %q: %v", target, err)
+	}
+	req.Header.Set("Authorization", hdr)
+	resp, err := c.httpc.Do(req)
+	if err != nil {
+		return nil, classifyHTTP(err).err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, relayErr(resp.StatusCode, errorText(resp.Body), false)
+	}
+	b, err := io.ReadAll(io.LimitReader(resp.Body, max))
+	if err != nil {
+		return nil, otherErr("read %s: %v", target, err)
+	}
+	return b, nil
+}

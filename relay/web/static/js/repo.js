@@ -3,9 +3,10 @@
 // request page, a dialog with the description, the files changed as a
 // unified diff with per-file collapse (large diffs start collapsed and
 // render a file when it is opened), the comments and reviews (NIP-22 kind
-// 1111 with buzz-review), and the actions: comment, approve, request
-// changes, merge (the relay's git merges; the page then signs the merged
-// status 1631) and close. The relay decides who may merge; its refusal is
+// 1111 with buzz-review; comments on lines and their threads are
+// prlines.js's), and the actions: comment, approve, request changes,
+// merge (the relay's git merges; the page then signs the merged status
+// 1631) and close. The relay decides who may merge; its refusal is
 // shown as it says it. Event content is untrusted and never reaches
 // innerHTML.
 
@@ -13,6 +14,7 @@ import { el, relTime } from './util.js';
 import { body, diffBlock } from './render.js';
 import { tag, tags } from './event.js';
 import { authorization } from './nip98.js';
+import { fileLines, lineThreads, refreshThreads } from './prlines.js';
 
 /** prK are the NIP-34 and NIP-22 kinds of the build loop. */
 export const prK = { pr: 1618, update: 1619, open: 1630, merged: 1631, closed: 1632, draft: 1633, comment: 1111 };
@@ -103,8 +105,13 @@ export function parseDiff(text) {
   return files.map((f) => ({ path: f.path, adds: f.adds, dels: f.dels, lines: f.lines.length, text: f.lines.join('\n') }));
 }
 
-/** diffView renders files, each a <details> that collapses; large diffs start collapsed and render lazily. */
-export function diffView(files) {
+/**
+ * diffView renders files, each a <details> that collapses; large diffs
+ * start collapsed and render lazily. With lines (a function of a file's
+ * path and text giving its rendered lines) the files' lines are that
+ * function's: the pull request page's, which take comments.
+ */
+export function diffView(files, lines = (path, text) => diffBlock(text)) {
   const total = files.reduce((n, f) => n + f.lines, 0);
   const large = total > largeDiffLines;
   const box = el('div', { class: 'pr-files', 'data-large': String(large) },
@@ -112,7 +119,7 @@ export function diffView(files) {
   for (const f of files) {
     const d = el('details', { class: 'pr-file', 'data-path': f.path },
       el('summary', {}, el('span', { class: 'pr-path', text: f.path }), ' ', el('span', { class: 'pr-adds', text: '+' + f.adds }), ' ', el('span', { class: 'pr-dels', text: '−' + f.dels })));
-    const fill = () => { if (d.childElementCount === 1) d.append(diffBlock(f.text)); };
+    const fill = () => { if (d.childElementCount === 1) d.append(lines(f.path, f.text)); };
     if (!large) { d.open = true; fill(); }
     d.addEventListener('toggle', () => { if (d.open) fill(); });
     box.append(d);
@@ -136,10 +143,13 @@ async function repoFetch(app, repo, method, endpoint, payload = '') {
 /** channelOf is the h tag a status or comment on pr carries: its channel's. */
 function channelOf(pr) { const h = tag(pr, 'h'); return h ? [['h', h]] : []; }
 
-function commentTpl(pr, content, extra = []) {
+// commentTpl is a NIP-22 comment on pr (root E/K/P); its parent (e/k/p)
+// is pr, or the comment it answers.
+function commentTpl(pr, content, extra = [], parent = pr) {
   return {
     kind: prK.comment, content,
-    tags: [['E', pr.id, '', pr.pubkey], ['K', String(prK.pr)], ['P', pr.pubkey], ['e', pr.id, '', pr.pubkey], ['k', String(prK.pr)], ['p', pr.pubkey], ...channelOf(pr), ...extra],
+    tags: [['E', pr.id, '', pr.pubkey], ['K', String(prK.pr)], ['P', pr.pubkey],
+      ['e', parent.id, '', parent.pubkey], ['k', String(parent.kind)], ['p', parent.pubkey], ...channelOf(pr), ...extra],
   };
 }
 
@@ -157,40 +167,77 @@ export function openPR(pr, app) {
   const status = el('p', { class: 'pr-result', role: 'status' });
   const conv = el('section', { class: 'pr-conversation', 'aria-label': 'Conversation' });
   const head2 = el('p', { class: 'pr-meta' });
+  let tip = '';
+  let diffTip = ''; // the tip the diff shown was read at
+  let diffLoading = !!repo; // until the first diff is read, threads wait for it
+  // loadDiff reads the diff at the current tip; a push to the head branch
+  // (a 1619) reads it again, unless a comment is being written in it.
+  const loadDiff = () => {
+    if (!repo) return;
+    diffTip = app.prs.state(pr).tip;
+    repoFetch(app, repo, 'GET', 'buzz-diff?pr=' + pr.id).then((d) => {
+      files.replaceChildren(el('h3', { text: 'Files changed' }), diffView(parseDiff(d.slice(0, maxDiffChars)), lines));
+      diffLoading = false;
+      renderState();
+    }).catch((e) => {
+      files.replaceChildren(el('h3', { text: 'Files changed' }), el('p', { class: 'hint', text: 'No diff: ' + (e.message || e) }));
+      diffLoading = false;
+      renderState();
+    });
+  };
+  const lineCtx = () => ({
+    threads: lineThreads(app.prs.state(pr).comments, pr.id).threads, tip,
+    name: (pk) => app.store.name(pk), body: (content, c) => body(content, { name: (pk) => app.store.name(pk), mentioned: tags(c, 'p') }),
+    comment: async (anchor, content) => { await send(commentTpl(pr, content, anchor)); renderState(); },
+    reply: async (anchor, content, parent) => { await send(commentTpl(pr, content, anchor, parent)); renderState(); },
+  });
+  const lines = (path, text) => fileLines(text, { ...lineCtx(), path });
   const renderState = () => {
     const st = app.prs.state(pr);
+    tip = st.tip;
+    if (diffTip && tip !== diffTip && ![...files.querySelectorAll('textarea')].some((x) => x.value.trim())) loadDiff();
     head2.replaceChildren(`${app.store.name(pr.pubkey)} wants to merge ${head} into ${base}`, st.tip ? ` · tip ${st.tip.slice(0, 7)}` : '', ' · ',
       el('span', { class: 'pr-status ' + st.status, text: st.status }));
+    const { threads, other } = lineThreads(st.comments, pr.id);
     conv.replaceChildren(el('h3', { text: 'Conversation' }));
-    for (const c of st.comments) {
+    for (const c of other) {
       const review = tag(c, 'buzz-review');
+      const asked = tag(c, 'buzz-review-request');
       const where = [tag(c, 'buzz-file'), tag(c, 'buzz-line') && 'line ' + tag(c, 'buzz-line'), (tag(c, 'buzz-commit') || '').slice(0, 7)].filter(Boolean).join(' ');
       conv.append(el('article', { class: 'pr-comment', 'data-review': review || '' },
         el('p', { class: 'pr-comment-head' }, el('strong', { text: app.store.name(c.pubkey) }), ' ',
-          review ? el('span', { class: 'badge', text: review === 'approve' ? 'approved' : 'changes requested' }) : null, ' ',
+          review ? el('span', { class: 'badge', text: review === 'approve' ? 'approved' : 'changes requested' }) : null,
+          asked ? el('span', { class: 'badge', text: 'asked ' + app.store.name(asked) + ' to review' }) : null, ' ',
           where ? el('code', { text: where }) : null, ' ', el('time', { text: relTime(c.created_at) })),
         c.content ? body(c.content, { name: (pk) => app.store.name(pk), mentioned: tags(c, 'p') }) : null));
     }
+    // Threads on lines the diff does not show (a file or line the
+    // pull request no longer changes) are listed here, never lost; those
+    // of a file not opened yet show when it is.
+    for (const t of diffLoading ? [] : threads.values()) {
+      const f = files.querySelector(`.pr-file[data-path="${CSS.escape(t.file)}"]`);
+      if (f && (!f.querySelector('.pr-lines') || f.querySelector(`.dl[data-line="${t.line}"]`))) continue;
+      for (const c of [...t.roots, ...t.replies]) {
+        conv.append(el('article', { class: 'pr-comment', 'data-review': '' },
+          el('p', { class: 'pr-comment-head' }, el('strong', { text: app.store.name(c.pubkey) }), ' ',
+            el('code', { text: `${t.file} line ${t.line}` + (t.resolved ? ' (resolved)' : '') }), ' ', el('time', { text: relTime(c.created_at) })),
+          c.content ? body(c.content, { name: (pk) => app.store.name(pk), mentioned: tags(c, 'p') }) : null));
+      }
+    }
+    const ctx = lineCtx();
+    for (const box of files.querySelectorAll('.pr-lines')) refreshThreads(box, { ...ctx, path: box.dataset.path });
     merge.hidden = st.status !== 'open';
     close.hidden = st.status !== 'open' && st.status !== 'draft';
   };
   const text = el('textarea', { 'aria-label': 'Review comment', rows: '3' });
-  const file = el('input', { type: 'text', 'aria-label': 'File (optional)', placeholder: 'file' });
-  const line = el('input', { type: 'number', min: '1', 'aria-label': 'Line (optional)', placeholder: 'line' });
   const act = (fn) => async () => {
     status.textContent = '';
     try { await fn(); text.value = ''; renderState(); } catch (e) { status.textContent = String(e.message || e); }
   };
-  const anchor = () => {
-    const extra = [];
-    if (file.value.trim()) extra.push(['buzz-file', file.value.trim()]);
-    if (file.value.trim() && /^\d+$/.test(line.value)) extra.push(['buzz-line', line.value], ['buzz-commit', app.prs.state(pr).tip]);
-    return extra;
-  };
   const send = async (tpl) => { const ev = await app.send(tpl); app.prs.add(ev); return ev; };
   const comment = el('button', { type: 'button', text: 'Comment', onclick: act(async () => {
     if (!text.value.trim()) throw new Error('Write a comment first.');
-    await send(commentTpl(pr, text.value, anchor()));
+    await send(commentTpl(pr, text.value));
   }) });
   const approve = el('button', { type: 'button', text: 'Approve', onclick: act(() => send(commentTpl(pr, text.value, [['buzz-review', 'approve']]))) });
   const changes = el('button', { type: 'button', text: 'Request changes', onclick: act(() => send(commentTpl(pr, text.value, [['buzz-review', 'request-changes']]))) });
@@ -198,6 +245,18 @@ export function openPR(pr, app) {
     const ans = JSON.parse(await repoFetch(app, repo, 'POST', 'buzz-merge', JSON.stringify({ pr: pr.id })));
     await send(statusTpl(pr, prK.merged, `Merged ${ans.head} into ${ans.base} as ${ans.merge_commit}`, [['merge-commit', ans.merge_commit], ['r', ans.merge_commit]]));
     status.textContent = `Merged ${ans.fast_forward ? '(fast-forward) ' : ''}as ${ans.merge_commit.slice(0, 7)}.`;
+  }) });
+  // Asking a member of the repository's channel (a person or an agent)
+  // to review: a comment naming them in buzz-review-request, which wakes
+  // an agent with the pull request in its prompt.
+  const reviewer = el('select', { 'aria-label': 'Reviewer' }, el('option', { value: '', text: 'Ask someone to review…' }));
+  const ch = app.store.channels.get(tag(pr, 'h') || '');
+  for (const pk of ch ? ch.members.keys() : []) {
+    if (pk !== pr.pubkey && pk !== app.me) reviewer.append(el('option', { value: pk, text: app.store.name(pk) }));
+  }
+  const askReview = el('button', { type: 'button', text: 'Request review', onclick: act(async () => {
+    if (!reviewer.value) throw new Error('Pick whom to ask first.');
+    await send(commentTpl(pr, text.value.trim() || 'Please review this pull request.', [['p', reviewer.value], ['buzz-review-request', reviewer.value]]));
   }) });
   const close = el('button', { type: 'button', text: 'Close pull request', onclick: act(() => send(statusTpl(pr, prK.closed, text.value))) });
   const files = el('section', { class: 'pr-diff', 'aria-label': 'Files changed' }, el('h3', { text: 'Files changed' }), el('p', { class: 'hint', text: 'Loading the diff…' }));
@@ -207,16 +266,17 @@ export function openPR(pr, app) {
     head2,
     el('section', { class: 'pr-description', 'aria-label': 'Description' }, pr.content ? body(pr.content, { name: (pk) => app.store.name(pk), mentioned: [] }) : el('p', { class: 'hint', text: 'No description.' })),
     files, conv,
-    el('div', { class: 'pr-form' }, text, el('div', { class: 'pr-anchor' }, file, line),
-      el('div', { class: 'pr-actions' }, comment, approve, changes, merge, close)),
+    el('p', { class: 'hint', text: 'Click a line of the diff (or focus it and press Enter) to comment on it.' }),
+    el('div', { class: 'pr-form' }, text,
+      el('div', { class: 'pr-actions' }, comment, approve, changes, merge, close),
+      el('div', { class: 'pr-actions' }, reviewer, askReview)),
     status);
-  dlg.addEventListener('close', () => dlg.remove());
+  const unsubscribe = app.store.subscribe(renderState); // others' comments, reviews and statuses as they arrive
+  dlg.addEventListener('close', () => { unsubscribe(); dlg.remove(); });
   document.body.append(dlg);
   renderState();
   dlg.showModal();
   if (!repo) { files.lastChild.textContent = 'This pull request names no repository of this relay.'; return dlg; }
-  repoFetch(app, repo, 'GET', 'buzz-diff?pr=' + pr.id).then((d) => {
-    files.replaceChildren(el('h3', { text: 'Files changed' }), diffView(parseDiff(d.slice(0, maxDiffChars))));
-  }).catch((e) => { files.lastChild.textContent = 'No diff: ' + (e.message || e); });
+  loadDiff();
   return dlg;
 }

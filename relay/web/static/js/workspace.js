@@ -140,7 +140,7 @@ class App {
       // The transcripts of this person's agents: NIP-AO frames encrypted to them (the relay gives them to no one else).
       this.conn.subscribe([{ kinds: [K.observerFrame], '#p': [this.me], since: now }], { onevent: (ev) => this.observerFrame(ev) });
     }
-    this.conn.subscribe([{ kinds: prKinds, limit: 1000 }], { onevent: (ev, stored) => { this.prs.add(ev); add(ev, stored); } });
+    this.conn.subscribe([{ kinds: prKinds, limit: 1000 }], { onevent: (ev, stored) => { if (this.prs.add(ev)) this.store.changed(); add(ev, stored); } });
     this.reads.start((ev) => this.prefs.take(ev));
     this.inbox.start();
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });
