@@ -15,7 +15,6 @@ import (
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
 
-	"github.com/nbd-wtf/go-nostr"
 )
 
 // TestPullRequestLineThreads: a comment on a line, a reply that keeps the
@@ -24,7 +23,7 @@ import (
 // pull request is refused.
 func TestPullRequestLineThreads(t *testing.T) {
 	needGit(t)
-	w, keys := newPRWorld(t)
+	w, keys := smallPRWorld(t)
 	bob, bot := keys[0], keys[1]
 	bw := w.clone(bot)
 	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "fix")
@@ -107,7 +106,7 @@ func TestPullRequestLineThreads(t *testing.T) {
 // with the way out named.
 func TestPullRequestCheckout(t *testing.T) {
 	needGit(t)
-	w, keys := newPRWorld(t)
+	w, keys := smallPRWorld(t)
 	bob, bot := keys[0], keys[1]
 	bw := w.clone(bot)
 	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "fix")
@@ -224,23 +223,12 @@ func TestPullRequestCheckout(t *testing.T) {
 	}
 }
 
-// newPRWorld starts the built relay with alice's repository proj shared
-// with a private channel in which bob is a member and bot an agent; keys
-// are bob and bot.
-func newPRWorld(t *testing.T) (*prWorld, []testKey) {
+// smallPRWorld starts the built relay with alice's repository proj
+// shared with a private channel in which bob is a member and bot an
+// agent; keys are bob and bot.
+func smallPRWorld(t *testing.T) (*prWorld, []testKey) {
 	alice, bob, bot := newKey(t), newKey(t), newKey(t)
 	b := runBinary(t, t.TempDir(), "--owner", alice.pk, "--allow", bob.pk+","+bot.pk)
-	w := &prWorld{t: t, b: b, buzz: testexe.Link(t, "buzz"), env: gitEnv(t),
-		repoURL: b.http() + "/git/" + alice.pk + "/proj.git", repo: alice.pk + "/proj"}
-	work := t.TempDir()
-	gitOK(t, w.env, work, "init", "--quiet", "-b", "main")
-	commitFile(t, w.env, work, "README", "line one\n", "first")
-	w.push(alice, work, "main")
-	ca := login(t, b.url, alice)
-	h := nostr.Tag{"h", chanA}
-	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bot.pk, "", "bot"}))
-	mustPublish(t, ca, signed(t, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, chanA}))
+	w := newPRWorld(t, b, login(t, b.url, alice), alice, "line one\n", []testKey{bob}, []testKey{bot})
 	return w, []testKey{bob, bot}
 }
