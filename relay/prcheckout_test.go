@@ -14,7 +14,6 @@ import (
 	"buzzbox/internal/testexe"
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
-
 )
 
 // TestPullRequestLineThreads: a comment on a line, a reply that keeps the
