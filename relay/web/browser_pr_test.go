@@ -22,7 +22,7 @@ import (
 
 // prGit runs real git in dir with no personal or system configuration,
 // with a NIP-98 header for repoURL signed by sk when repoURL is set.
-func prGit(t *testing.T, dir, sk, repoURL string, args ...string) string {
+func prGit(t testing.TB, dir, sk, repoURL string, args ...string) string {
 	t.Helper()
 	if repoURL != "" {
 		sec, err := nostrkey.ParseSecret(sk)
@@ -49,7 +49,7 @@ func prGit(t *testing.T, dir, sk, repoURL string, args ...string) string {
 
 // authedURL connects to the relay at ws URL as sk and answers its AUTH
 // challenge.
-func authedURL(t *testing.T, ctx context.Context, url, sk string) *nostr.Relay {
+func authedURL(t testing.TB, ctx context.Context, url, sk string) *nostr.Relay {
 	t.Helper()
 	rel, err := nostr.RelayConnect(ctx, url)
 	if err != nil {
