@@ -23,8 +23,9 @@ import (
 //
 //   - buzz-refs: {head, branches: [{name, commit}], tags: [{name, commit}]}
 //   - buzz-tree?ref=R&path=P: one directory, {ref, commit, path,
-//     entries: [{name, path, type, size}], truncated}; type is dir, file,
-//     link or submodule; directories first
+//     entries: [{name, type}], truncated, limit}; type is dir, file, link
+//     or submodule; directories first (no sizes: they would cost a look
+//     at every blob of a large directory; the file's answer has its size)
 //   - buzz-blob?ref=R&path=P: one file, {ref, commit, path, size, limit,
 //     binary, truncated, text}; text holds at most limit bytes of a file
 //     that is not binary (a NUL in its first 8000 bytes, or not UTF-8)
@@ -199,9 +200,7 @@ func cleanViewPath(p string) (string, error) {
 // treeEntry is one entry of a directory.
 type treeEntry struct {
 	Name string `json:"name"`
-	Path string `json:"path"`
-	Type string `json:"type"`           // dir, file, link, submodule
-	Size int64  `json:"size,omitempty"` // files and links
+	Type string `json:"type"` // dir, file, link, submodule
 }
 
 type treeAnswer struct {
@@ -231,7 +230,7 @@ func (r *Relay) viewTree(ctx context.Context, rt gitRoute, ref, path string) (tr
 			return treeAnswer{}, refuse(http.StatusNotFound, "no directory %s at %s", path, shortRef(ref, commit))
 		}
 	}
-	out, cut, err := r.gitCapped(ctx, rt, nil, maxTreeBytes, "ls-tree", "-l", "-z", commit+":"+path)
+	out, cut, err := r.gitCapped(ctx, rt, nil, maxTreeBytes, "ls-tree", "-z", commit+":"+path)
 	if err != nil {
 		return treeAnswer{}, err
 	}
@@ -241,7 +240,7 @@ func (r *Relay) viewTree(ctx context.Context, rt gitRoute, ref, path string) (tr
 		recs = recs[:len(recs)-1] // the last one may be cut short
 	}
 	for _, rec := range recs {
-		e, ok := parseTreeRecord(rec, path)
+		e, ok := parseTreeRecord(rec)
 		if !ok {
 			continue
 		}
@@ -261,21 +260,18 @@ func (r *Relay) viewTree(ctx context.Context, rt gitRoute, ref, path string) (tr
 	return ans, nil
 }
 
-// parseTreeRecord reads one `ls-tree -l -z` record: "<mode> <type>
-// <object> <size>\t<name>".
-func parseTreeRecord(rec []byte, dir string) (treeEntry, bool) {
+// parseTreeRecord reads one `ls-tree -z` record: "<mode> <type>
+// <object>\t<name>".
+func parseTreeRecord(rec []byte) (treeEntry, bool) {
 	meta, name, ok := bytes.Cut(rec, []byte{'\t'})
 	if !ok || len(name) == 0 {
 		return treeEntry{}, false
 	}
 	f := strings.Fields(string(meta))
-	if len(f) != 4 {
+	if len(f) != 3 {
 		return treeEntry{}, false
 	}
-	e := treeEntry{Name: string(name), Path: string(name)}
-	if dir != "" {
-		e.Path = dir + "/" + e.Name
-	}
+	e := treeEntry{Name: string(name)}
 	switch {
 	case f[1] == "tree":
 		e.Type = "dir"
@@ -285,9 +281,6 @@ func parseTreeRecord(rec []byte, dir string) (treeEntry, bool) {
 		e.Type = "link"
 	default:
 		e.Type = "file"
-	}
-	if e.Type == "file" || e.Type == "link" {
-		e.Size, _ = strconv.ParseInt(f[3], 10, 64)
 	}
 	return e, true
 }

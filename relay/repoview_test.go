@@ -147,7 +147,7 @@ func TestRepositoryView(t *testing.T) {
 	}
 	var sub treeAnswer
 	viewJSON(t, bob, viewURL(repoURL, treePath, "path", "src", "ref", "main"), &sub)
-	if len(sub.Entries) != 2 || sub.Entries[0].Path != "src/deep" || sub.Entries[1].Path != "src/main.go" || sub.Entries[1].Size != 13 {
+	if len(sub.Entries) != 2 || sub.Entries[0] != (treeEntry{"deep", "dir"}) || sub.Entries[1] != (treeEntry{"main.go", "file"}) || sub.Path != "src" {
 		t.Errorf("src tree = %+v", sub.Entries)
 	}
 	var devRoot treeAnswer

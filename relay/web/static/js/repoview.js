@@ -22,6 +22,8 @@ export const repoAnnouncement = 30617;
 
 /** readmeName matches the file a directory's README is read from. */
 const readmeName = /^readme(\.(md|markdown|txt))?$/i;
+/** firstRows is how many entries of a directory are in its first frame; rowsPerFrame how many each frame after adds. */
+const firstRows = 300, rowsPerFrame = 1000;
 /** markdownName matches files rendered as markdown. */
 const markdownName = /\.(md|markdown)$/i;
 
@@ -126,7 +128,7 @@ export function openRepo(repo, app, others = []) {
   const dlg = el('dialog', { class: 'pr-page repo-page', id: 'repo-page', 'aria-labelledby': titleID });
   const status = el('p', { class: 'repo-status', role: 'status' });
   const refSel = el('select', { id: 'repo-ref', 'aria-label': 'Branch or tag' });
-  const tree = el('ul', { class: 'repo-tree', 'aria-label': 'Files' });
+  const tree = el('ul', { class: 'repo-tree', 'aria-label': 'Files' }, el('li', { class: 'hint', text: 'Loading the files…' }));
   const file = el('section', { class: 'repo-file', 'aria-label': 'File' });
   const readme = el('section', { class: 'repo-readme', 'aria-label': 'README' });
   const log = el('ol', { class: 'repo-log', 'aria-label': 'Commits' });
@@ -160,33 +162,69 @@ export function openRepo(repo, app, others = []) {
   tabs.addEventListener('click', () => { if (tabCtl.selected() === 'repo-tab-log') loadLog(false); });
   tabs.addEventListener('keyup', () => { if (tabCtl.selected() === 'repo-tab-log') loadLog(false); });
 
-  /** listDir fills ul with the directory at path; directories expand on click. */
+  /** listDir fills ul with the directory at path: the first rows at once, the rest in the frames after, so a directory of thousands paints at once. */
   const listDir = async (ul, path) => {
     const ans = await getJSON(app, repo, 'buzz-tree', { ref: state.ref, path });
-    const frag = document.createDocumentFragment();
-    for (const e of ans.entries) frag.append(entryItem(e));
-    if (ans.truncated) frag.append(el('li', { class: 'hint', text: `Only the first ${ans.entries.length} entries are shown (the view lists at most ${ans.limit} a directory).` }));
-    if (!ans.entries.length) frag.append(el('li', { class: 'hint', text: 'Empty.' }));
-    ul.replaceChildren(frag);
+    const rows = ans.entries;
+    for (const e of rows) e.path = path ? path + '/' + e.name : e.name;
+    const fill = (from, to) => {
+      const frag = document.createDocumentFragment();
+      for (let i = from; i < to; i++) frag.append(entryItem(rows[i]));
+      return frag;
+    };
+    const first = Math.min(rows.length, firstRows);
+    ul.replaceChildren(fill(0, first));
+    const tail = () => {
+      if (ans.truncated) ul.append(el('li', { class: 'hint', text: `Only the first ${rows.length} entries are shown (the view lists at most ${ans.limit} a directory).` }));
+      if (!rows.length) ul.append(el('li', { class: 'hint', text: 'Empty.' }));
+    };
+    if (first === rows.length) { tail(); return ans; }
+    let at = first;
+    // Each further batch comes after the frame before it was painted.
+    const next = () => requestAnimationFrame(() => setTimeout(more, 0));
+    const more = () => {
+      if (!ul.isConnected) return;
+      const to = Math.min(rows.length, at + rowsPerFrame);
+      ul.append(fill(at, to));
+      at = to;
+      if (at < rows.length) next(); else tail();
+    };
+    next();
     return ans;
   };
-  const entryItem = (e) => {
-    if (e.type === 'dir') {
-      const sub = el('ul', { hidden: true });
-      const btn = el('button', { type: 'button', class: 'repo-entry dir', 'aria-expanded': 'false', 'data-path': e.path, text: e.name + '/' });
-      btn.addEventListener('click', () => {
-        const open = btn.getAttribute('aria-expanded') !== 'true';
-        btn.setAttribute('aria-expanded', String(open));
-        sub.hidden = !open;
-        if (open && !sub.childElementCount) {
-          sub.append(el('li', { class: 'hint', text: 'Loading…' }));
-          listDir(sub, e.path).catch((x) => { sub.replaceChildren(el('li', { class: 'hint', text: String(x.message || x) })); });
-        }
-      });
-      return el('li', {}, btn, sub);
+  // One listener for the whole tree: a directory expands, a file opens.
+  tree.addEventListener('click', (ev) => {
+    const btn = ev.target.closest('button.repo-entry');
+    if (!btn) return;
+    if (!btn.classList.contains('dir')) { openFile(btn.dataset.path); return; }
+    const sub = btn.nextElementSibling;
+    const open = btn.getAttribute('aria-expanded') !== 'true';
+    btn.setAttribute('aria-expanded', String(open));
+    sub.hidden = !open;
+    if (open && !sub.childElementCount) {
+      sub.append(el('li', { class: 'hint', text: 'Loading…' }));
+      listDir(sub, btn.dataset.path).catch((x) => { sub.replaceChildren(el('li', { class: 'hint', text: String(x.message || x) })); });
     }
-    if (e.type === 'submodule') return el('li', {}, el('span', { class: 'repo-entry', text: e.name + ' (submodule)' }));
-    return el('li', {}, el('button', { type: 'button', class: 'repo-entry', 'data-path': e.path, text: e.name + (e.type === 'link' ? ' →' : ''), onclick: () => openFile(e.path) }));
+  });
+  const entryItem = (e) => {
+    const li = document.createElement('li');
+    if (e.type === 'submodule') { li.append(el('span', { class: 'repo-entry', text: e.name + ' (submodule)' })); return li; }
+    const btn = document.createElement('button');
+    btn.type = 'button';
+    btn.dataset.path = e.path;
+    if (e.type === 'dir') {
+      btn.className = 'repo-entry dir';
+      btn.setAttribute('aria-expanded', 'false');
+      btn.textContent = e.name + '/';
+      const sub = document.createElement('ul');
+      sub.hidden = true;
+      li.append(btn, sub);
+      return li;
+    }
+    btn.className = 'repo-entry';
+    btn.textContent = e.name + (e.type === 'link' ? ' →' : '');
+    li.append(btn);
+    return li;
   };
   const openFile = async (path) => {
     state.opened = path;
@@ -249,15 +287,19 @@ export function openRepo(repo, app, others = []) {
   dlg.addEventListener('close', () => dlg.remove());
   document.body.append(dlg);
   dlg.showModal();
+  // HEAD's tree is asked for with the refs, not after them.
+  const headTree = listDir(tree, '');
+  headTree.catch(() => {}); // answered below, once the refs say what to show
   getJSON(app, repo, 'buzz-refs').then((refs) => {
     const opt = (name, kind) => el('option', { value: name, text: kind === 'tag' ? 'tag ' + name : name });
     refSel.replaceChildren(
       el('optgroup', { label: 'Branches' }, refs.branches.map((b) => opt(b.name, 'branch'))),
       refs.tags.length ? el('optgroup', { label: 'Tags' }, refs.tags.map((t) => opt(t.name, 'tag'))) : null);
-    state.ref = refs.head && refs.branches.some((b) => b.name === refs.head) ? refs.head : (refs.branches[0] || refs.tags[0] || { name: '' }).name;
-    refSel.value = state.ref;
+    const head = refs.head && refs.branches.some((b) => b.name === refs.head) ? refs.head : '';
+    refSel.value = state.ref = head || (refs.branches[0] || refs.tags[0] || { name: '' }).name;
     if (!state.ref) { tree.replaceChildren(el('li', { class: 'hint', text: 'Nothing pushed yet. Clone it (the Clone tab) and push a branch.' })); return; }
-    loadRef();
+    if (!head) { loadRef(); return; } // HEAD names no branch: show the one picked
+    headTree.then((ans) => showReadme(ans.entries)).catch((e) => { tree.replaceChildren(el('li', { class: 'hint', text: String(e.message || e) })); });
   }).catch((e) => { tree.replaceChildren(el('li', { class: 'hint', text: String(e.message || e) })); });
   return dlg;
 }
