@@ -21,8 +21,8 @@ import (
 // channel, with the repository's work tree.
 type repoWorld struct {
 	base, sk, pk, channel, repoURL, work string
-	owner                               *nostr.Relay
-	pub                                 func(rel *nostr.Relay, key string, kind int, content string, tags ...nostr.Tag) nostr.Event
+	owner                                *nostr.Relay
+	pub                                  func(rel *nostr.Relay, key string, kind int, content string, tags ...nostr.Tag) nostr.Event
 }
 
 // newRepoWorld starts the built relay owned by a fresh key named "Ada",
