@@ -151,6 +151,9 @@ func TestBrowserRepositoryView(t *testing.T) {
 		do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900), chromedp.Click(chromedp.CSS(`#repo-tab-code`)))
 		axeCheck(t, ctx, string(b), "repository")
 	}
+	do(t, ctx, "phone size", chromedp.EmulateViewport(390, 844), chromedp.Click(button("Close repository")))
+	waitJS(t, ctx, "the channel again, its Repository button in view", `(() => { const r = document.getElementById('repo-btn').getBoundingClientRect(); return !document.getElementById('repo-page') && r.width > 0 && r.right <= innerWidth; })()`)
+	shot(t, ctx, shots, "repo-channel-phone")
 	for _, e := range consoleErrors() {
 		t.Errorf("browser console: %s", e)
 	}
