@@ -23,7 +23,7 @@ import (
 	"buzzbox/internal/workspace/nipoa"
 )
 
-// Limits of spec §5.5: what a stored signature may hold.
+// Limits of nostrgit-cli.md §5.5: what a stored signature may hold.
 const (
 	// MaxArmorLineBytes caps the base64 line of the armor (spec: 4096).
 	MaxArmorLineBytes = 4096
@@ -137,9 +137,9 @@ type MalformedError struct {
 
 func (e *MalformedError) Error() string { return "malformed signature: " + e.Reason }
 
-// ParseArmor reads a stored signature strictly (spec §5.5 steps 2–6): the
-// exact armor, standard base64, canonical compact JSON with only v=1, pk,
-// sig, t and an optional valid oa, and pk on the curve.
+// ParseArmor reads a stored signature strictly (nostrgit-cli.md §5.5
+// steps 2–6): the exact armor, standard base64, canonical compact JSON
+// with only v=1, pk, sig, t and an optional valid oa, and pk on the curve.
 func ParseArmor(data []byte) (*Envelope, error) {
 	fail := func(pk, format string, args ...any) (*Envelope, error) {
 		return nil, &MalformedError{PK: pk, Reason: fmt.Sprintf(format, args...)}
