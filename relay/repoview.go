@@ -96,7 +96,7 @@ func (r *Relay) serveView(w http.ResponseWriter, req *http.Request, endpoint str
 	case errors.As(err, &ve):
 		http.Error(w, ve.msg, ve.status)
 		return
-	case ctx.Err() != nil && req.Context().Err() == nil:
+	case err != nil && ctx.Err() != nil && req.Context().Err() == nil:
 		http.Error(w, fmt.Sprintf("%s of %s took longer than %s; the repository is too large for the view", endpoint, repoD(rt), repoViewTimeout), http.StatusServiceUnavailable)
 		return
 	case err != nil:
