@@ -7,19 +7,20 @@ import (
 	"testing"
 
 	"buzzbox/internal/nostrkey"
+	"buzzbox/internal/workspace/nipgs"
 )
 
-func vectorEnvelope(t testing.TB, withOA bool) *envelope {
+func vectorEnvelope(t testing.TB, withOA bool) *nipgs.Envelope {
 	t.Helper()
 	k, err := nostrkey.ParseSecret(k3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &envelope{PK: k.Public(), T: tV}
+	e := &nipgs.Envelope{PK: k.Public(), T: tV}
 	if withOA {
-		e.OA = &oa{Owner: pk1, Conditions: "", Sig: ownerSig}
+		e.OA = &nipgs.OA{Owner: pk1, Conditions: "", Sig: ownerSig}
 	}
-	h := newHash(e.T, e.OA)
+	h := nipgs.NewHash(e.T, e.OA)
 	h.Write([]byte(payloadV))
 	sig, err := k.SignAux(h.Sum(nil), [32]byte{})
 	if err != nil {
@@ -30,7 +31,7 @@ func vectorEnvelope(t testing.TB, withOA bool) *envelope {
 }
 
 func TestEnvelopeVectors(t *testing.T) {
-	h := newHash(tV, nil)
+	h := nipgs.NewHash(tV, nil)
 	h.Write([]byte(payloadV))
 	if got := hex.EncodeToString(h.Sum(nil)); got != hashV {
 		t.Errorf("H = %s; want %s", got, hashV)
@@ -47,11 +48,11 @@ func TestEnvelopeVectors(t *testing.T) {
 	if string(e.JSON()) != want {
 		t.Errorf("JSON = %s; want %s", e.JSON(), want)
 	}
-	if got := string(e.Armor()); got != armorBegin+"\n"+b64+"\n"+armorEnd+"\n" {
+	if got := string(e.Armor()); got != nipgs.ArmorBegin+"\n"+b64+"\n"+nipgs.ArmorEnd+"\n" {
 		t.Errorf("Armor = %q", got)
 	}
 
-	h = newHash(tV, &oa{Owner: pk1, Sig: ownerSig})
+	h = nipgs.NewHash(tV, &nipgs.OA{Owner: pk1, Sig: ownerSig})
 	h.Write([]byte(payloadV))
 	if got := hex.EncodeToString(h.Sum(nil)); got != hashOAV {
 		t.Errorf("H with OA = %s; want %s", got, hashOAV)
@@ -67,18 +68,18 @@ func TestEnvelopeVectors(t *testing.T) {
 
 // armorJSON wraps any JSON text the way the signer does.
 func armorJSON(j string) []byte {
-	return []byte(armorBegin + "\n" + base64.StdEncoding.EncodeToString([]byte(j)) + "\n" + armorEnd + "\n")
+	return []byte(nipgs.ArmorBegin + "\n" + base64.StdEncoding.EncodeToString([]byte(j)) + "\n" + nipgs.ArmorEnd + "\n")
 }
 
 func TestParseArmor(t *testing.T) {
 	good := vectorEnvelope(t, false)
-	e, err := parseArmor(good.Armor())
+	e, err := nipgs.ParseArmor(good.Armor())
 	if err != nil || e.PK != good.PK || e.Sig != good.Sig || e.T != tV || e.OA != nil {
-		t.Fatalf("parseArmor(vector) = %+v, %v", e, err)
+		t.Fatalf("nipgs.ParseArmor(vector) = %+v, %v", e, err)
 	}
-	eo, err := parseArmor(vectorEnvelope(t, true).Armor())
+	eo, err := nipgs.ParseArmor(vectorEnvelope(t, true).Armor())
 	if err != nil || eo.OA == nil || eo.OA.Owner != pk1 {
-		t.Fatalf("parseArmor(OA vector) = %+v, %v", eo, err)
+		t.Fatalf("nipgs.ParseArmor(OA vector) = %+v, %v", eo, err)
 	}
 	j := string(good.JSON())
 	sigField := `"sig":"` + sigV + `"`
@@ -100,7 +101,7 @@ func TestParseArmor(t *testing.T) {
 		"no final newline":  good.Armor()[:len(good.Armor())-1],
 		"two newlines":      append(good.Armor(), '\n'),
 		"wrong marker":      []byte(strings.Replace(string(good.Armor()), "SIGNED MESSAGE", "PGP SIGNATURE", 1)),
-		"not base64":        []byte(armorBegin + "\n!!!!\n" + armorEnd + "\n"),
+		"not base64":        []byte(nipgs.ArmorBegin + "\n!!!!\n" + nipgs.ArmorEnd + "\n"),
 		"pk off curve":      armorJSON(strings.Replace(j, pk3, strings.Repeat("0", 64), 1)),
 		"oa self":           armorJSON(strings.TrimSuffix(j, "}") + `,"oa":["` + pk3 + `","","` + ownerSig + `"]}`),
 		"oa two":            armorJSON(strings.TrimSuffix(j, "}") + `,"oa":["` + pk1 + `",""]}`),
@@ -109,14 +110,14 @@ func TestParseArmor(t *testing.T) {
 		"huge":              armorJSON(strings.TrimSuffix(j, "}") + `,"oa":["` + strings.Repeat("a", 3000) + `"]}`),
 	}
 	for name, data := range bad {
-		if _, err := parseArmor(data); err == nil {
-			t.Errorf("parseArmor(%s) succeeded; want error", name)
+		if _, err := nipgs.ParseArmor(data); err == nil {
+			t.Errorf("nipgs.ParseArmor(%s) succeeded; want error", name)
 		}
 	}
 	// The ERRSIG key is found when the envelope at least names one.
-	_, err = parseArmor(armorJSON(strings.Replace(j, `"v":1`, `"v":2`, 1)))
-	if ee, ok := err.(*envelopeError); !ok || ee.PK != pk3 {
-		t.Errorf("parseArmor(v2) error %#v; want PK %s", err, pk3)
+	_, err = nipgs.ParseArmor(armorJSON(strings.Replace(j, `"v":1`, `"v":2`, 1)))
+	if ee, ok := err.(*nipgs.MalformedError); !ok || ee.PK != pk3 {
+		t.Errorf("nipgs.ParseArmor(v2) error %#v; want PK %s", err, pk3)
 	}
 }
 
@@ -124,10 +125,10 @@ func FuzzParseArmor(f *testing.F) {
 	f.Add(vectorEnvelope(f, false).Armor())
 	f.Add(vectorEnvelope(f, true).Armor())
 	f.Add(armorJSON(`{"v":1}`))
-	f.Add([]byte(armorBegin + "\n\n" + armorEnd + "\n"))
+	f.Add([]byte(nipgs.ArmorBegin + "\n\n" + nipgs.ArmorEnd + "\n"))
 	f.Add([]byte(""))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		e, err := parseArmor(data)
+		e, err := nipgs.ParseArmor(data)
 		if err != nil {
 			return
 		}
@@ -145,7 +146,7 @@ func FuzzParseEnvelopeJSON(f *testing.F) {
 	f.Add(`{"v":1,"pk":"","sig":"","t":0}`)
 	f.Fuzz(func(t *testing.T, j string) {
 		data := armorJSON(j)
-		e, err := parseArmor(data)
+		e, err := nipgs.ParseArmor(data)
 		if err != nil {
 			return
 		}

@@ -8,12 +8,6 @@ const maxPayloadBytes = 100 << 20
 // envelope is about 300 bytes of armor.
 const maxSigFileBytes = 8 << 10
 
-// maxArmorLineBytes caps the base64 line of the armor (spec: 4096).
-const maxArmorLineBytes = 4096
-
-// maxEnvelopeBytes caps the decoded JSON envelope (spec: 2048).
-const maxEnvelopeBytes = 2048
-
 // maxConfigBytes caps what we read from a `git config --get` child; more
 // means something is wrong and the value is treated as unset (spec: 8 KiB).
 const maxConfigBytes = 8 << 10

@@ -14,6 +14,7 @@ import (
 	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/proc"
 	"buzzbox/internal/workspace"
+	"buzzbox/internal/workspace/nipgs"
 	"buzzbox/internal/workspace/nipoa"
 )
 
@@ -190,7 +191,7 @@ func sign(ctx context.Context, env proc.Env, a signArgs) int {
 	if warn != "" {
 		fmt.Fprintln(env.Err(), warn)
 	}
-	h := newHash(t, attest)
+	h := nipgs.NewHash(t, attest)
 	n, err := io.Copy(h, io.LimitReader(env.In(), maxPayloadBytes+1))
 	if err != nil {
 		return fatal(env, "read payload from stdin: "+err.Error())
@@ -202,7 +203,7 @@ func sign(ctx context.Context, env proc.Env, a signArgs) int {
 	if err != nil {
 		return fatal(env, err.Error())
 	}
-	e := &envelope{PK: pk, Sig: sig, T: t, OA: attest}
+	e := &nipgs.Envelope{PK: pk, Sig: sig, T: t, OA: attest}
 	if _, err := env.Out().Write(e.Armor()); err != nil {
 		return fatal(env, "write signature: "+err.Error())
 	}
@@ -236,7 +237,7 @@ func isHexFold(s string) bool { return nostrkey.IsLowerHex(strings.ToLower(s), l
 
 // signingAttestation loads and fully checks the NIP-OA tag for signing at t
 // (spec §5.4 step 5). nil means none is configured.
-func signingAttestation(conf *gitConfig, pk nostrkey.PublicKey, t uint32) (*oa, string, error) {
+func signingAttestation(conf *gitConfig, pk nostrkey.PublicKey, t uint32) (*nipgs.OA, string, error) {
 	raw, source, err := conf.authTag()
 	if err != nil || raw == "" {
 		return nil, "", err
@@ -256,7 +257,7 @@ func signingAttestation(conf *gitConfig, pk nostrkey.PublicKey, t uint32) (*oa, 
 		warn = "warning: " + source + " has kind= conditions, which git signatures do not check"
 	}
 	n := tag.Nostr()
-	return &oa{Owner: n[1], Conditions: n[2], Sig: n[3]}, warn, nil
+	return &nipgs.OA{Owner: n[1], Conditions: n[2], Sig: n[3]}, warn, nil
 }
 
 // verify checks a stored signature against the payload on stdin (spec
@@ -287,9 +288,9 @@ func verify(ctx context.Context, env proc.Env, a signArgs) int {
 	if err != nil {
 		return errsig("", err.Error())
 	}
-	e, err := parseArmor(data)
+	e, err := nipgs.ParseArmor(data)
 	if err != nil {
-		var ee *envelopeError
+		var ee *nipgs.MalformedError
 		pk := ""
 		if errors.As(err, &ee) {
 			pk = ee.PK
@@ -297,7 +298,7 @@ func verify(ctx context.Context, env proc.Env, a signArgs) int {
 		return errsig(pk, err.Error())
 	}
 	pkHex := e.PK.Hex()
-	h := newHash(e.T, e.OA)
+	h := nipgs.NewHash(e.T, e.OA)
 	n, err := io.Copy(h, io.LimitReader(env.In(), maxPayloadBytes+1))
 	if err != nil {
 		return errsig(pkHex, "read payload from stdin: "+err.Error())
@@ -314,18 +315,9 @@ func verify(ctx context.Context, env proc.Env, a signArgs) int {
 		}
 		return exitFail
 	}
-	oaStatus := "none"
-	if e.OA != nil {
-		tag, _ := nipoa.FromParts(e.OA.Owner, e.OA.Conditions, e.OA.Sig) // checked by parseArmor
-		switch {
-		case tag.Verify(e.PK) != nil:
-			oaStatus = "invalid_signature"
-			fmt.Fprintf(env.Err(), "warning: owner attestation by %s does not verify\n", e.OA.Owner)
-		case tag.CheckTime(int64(e.T)) != nil:
-			oaStatus = "expired"
-		default:
-			oaStatus = "valid"
-		}
+	oaStatus := e.OAStatus()
+	if oaStatus == nipgs.OAInvalid {
+		fmt.Fprintf(env.Err(), "warning: owner attestation by %s does not verify\n", e.OA.Owner)
 	}
 	// Spec §5.5 step 10: trust is advisory, from user.signingkey only.
 	trust := "TRUST_UNDEFINED 0 shell"

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"buzzbox/internal/proc"
+	"buzzbox/internal/workspace/nipgs"
 
 	"github.com/nbd-wtf/go-nostr/nip19"
 )
@@ -38,7 +39,7 @@ var envelopeRE = regexp.MustCompile(`^\{"v":1,"pk":"` + pk3 + `","sig":"[0-9a-f]
 func decodeArmor(t *testing.T, out string) string {
 	t.Helper()
 	lines := strings.Split(out, "\n")
-	if len(lines) != 4 || lines[0] != armorBegin || lines[2] != armorEnd || lines[3] != "" {
+	if len(lines) != 4 || lines[0] != nipgs.ArmorBegin || lines[2] != nipgs.ArmorEnd || lines[3] != "" {
 		t.Fatalf("signature output %q is not 3 armor lines", out)
 	}
 	j, err := base64.StdEncoding.DecodeString(lines[1])

@@ -126,6 +126,35 @@ const (
 	// maxRefLine bounds one line of git for-each-ref output (a ref name
 	// and an object id).
 	maxRefLine = 8 << 10
+
+	// maxViewPath bounds the path parameter of the repository view's
+	// tree, file and log endpoints (PATH_MAX on Linux).
+	maxViewPath = 4096
+	// maxTreeEntries bounds the entries one directory listing holds; a
+	// larger directory shows its first entries and says it was cut.
+	maxTreeEntries = 20000
+	// maxTreeBytes bounds git ls-tree's output for one directory: 20 000
+	// entries of about 80 bytes, with room for long names.
+	maxTreeBytes = 8 << 20
+	// maxBlobView bounds the bytes of a file the view shows; past it the
+	// file is cut and the answer names the cap.
+	maxBlobView = 1 << 20
+	// maxBinarySniff is how far into a file the view looks for a NUL
+	// byte to call it binary, as git's own buffer_is_binary does.
+	maxBinarySniff = 8000
+	// logPage is how many commits one log answer holds.
+	logPage = 50
+	// maxLogSkip bounds the log's skip parameter: a page that far back
+	// still costs one rev-list walk.
+	maxLogSkip = 1000000
+	// maxLogBytes bounds the commit objects of one log page read from
+	// git; commits past it are left to the next page.
+	maxLogBytes = 4 << 20
+	// maxLogMessage bounds the message of one commit in a log answer.
+	maxLogMessage = 16 << 10
+	// repoViewTimeout bounds the git commands of one view request, so a
+	// huge repository cannot hold a request (and a git process) for long.
+	repoViewTimeout = 20 * time.Second
 )
 
 // maxQueryKinds bounds the kinds (and tag values) one filter may list

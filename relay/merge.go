@@ -59,14 +59,17 @@ func refuse(status int, format string, args ...any) error {
 	return &mergeError{status: status, msg: fmt.Sprintf(format, args...)}
 }
 
-// serveRepoEndpoint answers the merge and diff endpoints, reporting
-// whether req asked for one.
+// serveRepoEndpoint answers the merge and diff endpoints and the
+// repository view's (repoview.go), reporting whether req asked for one.
 func (r *Relay) serveRepoEndpoint(w http.ResponseWriter, req *http.Request) bool {
+	_, last, _ := strings.Cut(req.URL.Path, ".git/")
 	switch {
-	case strings.HasSuffix(req.URL.Path, ".git/"+mergePath):
+	case last == mergePath:
 		r.serveMerge(w, req)
-	case strings.HasSuffix(req.URL.Path, ".git/"+diffPath):
+	case last == diffPath:
 		r.serveDiff(w, req)
+	case viewEndpoint(last):
+		r.serveView(w, req, last)
 	default:
 		return false
 	}
@@ -74,9 +77,9 @@ func (r *Relay) serveRepoEndpoint(w http.ResponseWriter, req *http.Request) bool
 }
 
 // authRepoRequest checks a request to a repository endpoint (merge.go's
-// merge and diff): a NIP-98 token for the exact URL and method (and body,
-// when one is sent), the relay's gate, and the repository's rules (push
-// or read). A refusal has been answered when ok is false.
+// merge and diff, repoview.go's view): a NIP-98 token for the exact URL
+// and method (and body, when one is sent), the relay's gate, and the
+// repository's rules (push or read). A refusal has been answered when ok is false.
 func (r *Relay) authRepoRequest(w http.ResponseWriter, req *http.Request, rest string, push bool, body []byte) (c caller, rt gitRoute, ok bool) {
 	parts := strings.Split(strings.TrimPrefix(req.URL.Path, "/git/"), "/")
 	if len(parts) != 3 {

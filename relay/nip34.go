@@ -128,20 +128,63 @@ func (r *Relay) gitIn(ctx context.Context, rt gitRoute, stdin io.Reader, args ..
 
 // gitInWith is gitIn with extra environment variables.
 func (r *Relay) gitInWith(ctx context.Context, rt gitRoute, stdin io.Reader, extra []string, args ...string) (string, error) {
+	var out strings.Builder
+	if err := r.runGit(ctx, rt, stdin, &out, extra, args...); err != nil {
+		return out.String(), err
+	}
+	return out.String(), nil
+}
+
+// gitCapped runs git on rt's repository and returns at most limit bytes
+// of its stdout; cut reports that there was more, in which case git was
+// stopped (its pipe closed) rather than read to the end.
+func (r *Relay) gitCapped(ctx context.Context, rt gitRoute, stdin io.Reader, limit int, args ...string) (out []byte, cut bool, err error) {
+	w := &cappedWriter{limit: limit}
+	err = r.runGit(ctx, rt, stdin, w, nil, args...)
+	if w.cut {
+		return w.buf, true, nil // git died of the closed pipe, as asked
+	}
+	return w.buf, false, err
+}
+
+// runGit runs git with --git-dir set to rt's repository, stdout to out.
+func (r *Relay) runGit(ctx context.Context, rt gitRoute, stdin io.Reader, out io.Writer, extra []string, args ...string) error {
 	git, err := r.gitPath()
 	if err != nil {
-		return "", err
+		return err
 	}
 	cmd := exec.CommandContext(ctx, git, append([]string{"--git-dir", r.repoDir(rt)}, args...)...)
 	cmd.Env = append(r.gitEnv(), extra...)
 	cmd.Stdin = stdin
+	cmd.Stdout = out
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return string(out), fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("git %s: %w: %s", args[0], err, strings.TrimSpace(stderr.String()))
 	}
-	return string(out), nil
+	return nil
+}
+
+// errCapped stops a copy into a cappedWriter that is full.
+var errCapped = errors.New("output over its cap")
+
+// cappedWriter keeps the first limit bytes written and fails the write
+// that goes past them, which makes os/exec close git's stdout pipe.
+type cappedWriter struct {
+	limit int
+	buf   []byte
+	cut   bool
+}
+
+func (w *cappedWriter) Write(p []byte) (int, error) {
+	room := w.limit - len(w.buf)
+	if len(p) > room {
+		w.buf = append(w.buf, p[:max(room, 0)]...)
+		w.cut = true
+		return max(room, 0), errCapped
+	}
+	w.buf = append(w.buf, p...)
+	return len(p), nil
 }
 
 // repoRefs returns rt's branches and tags (full ref name → object id) and

@@ -10,7 +10,8 @@ import (
 // TestRepoModule runs testdata/repo.mjs: a pull request's state follows
 // its newest status and update, comments are filed once under the pull
 // request they name, the repository comes only from the relay's address
-// form, and diffs split into files with their counts.
+// form, and diffs split into files with their counts; the repository
+// view takes only the relay's announcements and names signatures plainly.
 func TestRepoModule(t *testing.T) {
 	node, err := exec.LookPath("node") // the module needs no npm packages
 	if err != nil {

@@ -2,7 +2,9 @@
 // a pull request's state follows its newest status and update, comments
 // are filed under the pull request they name (once), the repository is
 // read from the a tag only in the relay's form, and a diff splits into
-// files with their counts (a large one collapsed, rendered lazily).
+// files with their counts (a large one collapsed, rendered lazily); and
+// the repository view's module (static/js/repoview.js): the relay's
+// announcements by channel, and what a commit's signature is called.
 // Prints "ok" or the failures, one a line, and exits 1 on any.
 // Input: argv[2] = the static/js directory.
 import { pathToFileURL } from 'node:url';
@@ -47,6 +49,27 @@ const t0 = performance.now();
 check('5 000 changed lines in 500 files', parseDiff(big).reduce((n, f) => n + f.adds, 0), 5000);
 const ms = performance.now() - t0;
 if (ms > 250) fails.push(`parsing a 5 000-line diff took ${ms.toFixed(0)} ms`);
+
+// The repository view's module: the relay's announcements by channel, the
+// signature words, sizes.
+globalThis.location = { origin: 'http://relay.test' };
+const { RepoIndex, signatureWords, bytes } = await import(pathToFileURL(path.join(dir, 'repoview.js')).href);
+const repos = new RepoIndex();
+const ann = (pubkey, d, ch, at, extra = []) => ({ id: hex('9'), kind: 30617, pubkey, created_at: at, content: '', tags: [['d', d], ['buzz-channel', ch], ...extra] });
+const ch = '7a1c2d4e-3333-4000-8000-0000000000ef';
+check('the relay\'s announcement', repos.add(ann(relay, `${owner}/proj`, ch, 10, [['clone', 'http://relay.test/git/x/proj.git'], ['description', 'd']]), relay), true);
+check('an older one is not taken', repos.add(ann(relay, `${owner}/proj`, 'other', 9), relay), false);
+check('another signer\'s is not taken', repos.add(ann(owner, `${owner}/evil`, ch, 11), relay), false);
+check('the owner\'s own form (d = name) is not taken', repos.add(ann(relay, 'proj', ch, 12), relay), false);
+check('in the channel', repos.inChannel(ch), [{ owner, name: 'proj', description: 'd', clone: 'http://relay.test/git/x/proj.git' }]);
+check('in no other channel', repos.inChannel('other'), []);
+const names = (pk) => (pk === owner ? 'Ada' : pk.slice(0, 4));
+check('signed', signatureWords({ status: 'signed', signer: owner, oa_status: 'none' }, names), ['signed', 'signed by Ada', '']);
+check('signed for an owner', signatureWords({ status: 'signed', signer: hex('c'), owner, oa_status: 'valid' }, names), ['signed', 'signed by cccc for Ada', '']);
+check('invalid', signatureWords({ status: 'invalid', signer: owner, reason: 'the signature does not match the commit' }, names), ['invalid', 'invalid signature', 'the signature does not match the commit']);
+check('unsigned', signatureWords({ status: 'unsigned' }, names), ['unsigned', 'unsigned', '']);
+check('unknown', signatureWords({ status: 'unknown', reason: 'OpenPGP' }, names)[1], 'signed, not checked');
+check('bytes', [bytes(1), bytes(500), bytes(2048), bytes(1 << 20), bytes(30 << 20)], ['1 byte', '500 bytes', '2.0 KiB', '1.0 MiB', '30 MiB']);
 
 if (fails.length) { console.log(fails.join('\n')); process.exit(1); }
 console.log('ok');

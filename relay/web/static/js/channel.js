@@ -15,6 +15,7 @@ import { JumpToLatest, FeedWindow, firstNew, nearEdgePx, windowStep, anchor, res
 import { humanError } from './errors.js';
 import { Tabs } from './tabs.js';
 import { channelIntro, introView } from './guide.js';
+import { openRepo } from './repoview.js';
 
 const $ = (id) => document.getElementById(id);
 /** windowMargin is how many read messages show above the first new one. */
@@ -38,6 +39,10 @@ export class ChannelView {
       c.hidden = !c.hidden;
       $('canvas-btn').setAttribute('aria-expanded', String(!c.hidden));
       this.render();
+    });
+    $('repo-btn').addEventListener('click', () => {
+      const repos = this.app.repos.inChannel(this.id);
+      if (repos.length) openRepo(repos[0], this.app, repos);
     });
     $('older').addEventListener('click', () => this.older());
     $('notify-level').addEventListener('change', (e) => {
@@ -173,6 +178,9 @@ export class ChannelView {
     if ($('members-dialog').open) this.renderMembers();
 
 
+    const repos = this.app.repos.inChannel(this.id);
+    $('repo-btn').hidden = !repos.length;
+    $('repo-btn').textContent = repos.length > 1 ? `Repositories (${repos.length})` : 'Repository';
     const cv = s.canvas.get(this.id);
     $('canvas-btn').hidden = !cv;
     if (cv && !$('canvas').hidden) $('canvas').replaceChildren(el('h3', { text: 'Canvas' }), body(cv.content, { name: (pk) => s.name(pk), mentioned: [] }));

@@ -129,8 +129,8 @@ export function diffView(files, lines = (path, text) => diffBlock(text)) {
 
 function repoURL(repo, endpoint) { return `${location.origin}/git/${repo.owner}/${repo.name}.git/${endpoint}`; }
 
-/** repoFetch sends a NIP-98 signed request to one of the repository's endpoints. */
-async function repoFetch(app, repo, method, endpoint, payload = '') {
+/** repoFetch sends a NIP-98 signed request to one of the repository's endpoints and returns the answer's text; a refusal throws with the relay's words. */
+export async function repoFetch(app, repo, method, endpoint, payload = '') {
   const url = repoURL(repo, endpoint);
   const init = { method, headers: { Authorization: await authorization(app.signer, url, method, payload) } };
   if (payload) { init.body = payload; init.headers['Content-Type'] = 'application/json'; }

@@ -22,6 +22,7 @@ import { NotifyPrefs } from './prefs.js';
 import { Alerts } from './alerts.js';
 import { Presence } from './presence.js';
 import { PRIndex, prKinds } from './repo.js';
+import { RepoIndex, repoAnnouncement } from './repoview.js';
 import { SearchView } from './search.js';
 import { InboxView } from './inbox.js';
 import { wireDMs, renderDMs } from './dm.js';
@@ -46,6 +47,7 @@ class App {
     this.alerts = new Alerts(this);
     this.presence = new Presence(this);
     this.prs = new PRIndex(); // pull requests' updates, statuses and comments (repo.js)
+    this.repos = new RepoIndex(); // the relay's repository announcements, by channel (repoview.js)
     this.revealing = ''; // a message to bring into view once it is rendered (a notification's click)
     this.channelView = new ChannelView(this);
     this.thread = new ThreadView(this);
@@ -141,6 +143,7 @@ class App {
       this.conn.subscribe([{ kinds: [K.observerFrame], '#p': [this.me], since: now }], { onevent: (ev) => this.observerFrame(ev) });
     }
     this.conn.subscribe([{ kinds: prKinds, limit: 1000 }], { onevent: (ev, stored) => { if (this.prs.add(ev)) this.store.changed(); add(ev, stored); } });
+    this.conn.subscribe([{ kinds: [repoAnnouncement], limit: 500 }], { onevent: (ev) => { if (this.repos.add(ev, this.store.relayPubkey)) this.store.changed(); } });
     this.reads.start((ev) => this.prefs.take(ev));
     this.inbox.start();
     this.outbox = new Outbox(this.conn, this.me, () => { this.banner.render(); this.store.changed(); });

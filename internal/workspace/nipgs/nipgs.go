@@ -1,4 +1,12 @@
-package nostrgit
+// Package nipgs is NIP-GS v1, git commit and tag signatures made with a
+// Nostr key: the armored envelope git stores, its strict parser, and the
+// signing hash. git-sign-nostr (nostrgit) signs and verifies with it, and
+// buzz-relay verifies the commits it shows.
+//
+// It does not read keys, talk to git or decide trust: a signature that
+// verifies says which key signed the payload, nothing about whether that
+// key should be believed.
+package nipgs
 
 import (
 	"bytes"
@@ -15,31 +23,39 @@ import (
 	"buzzbox/internal/workspace/nipoa"
 )
 
+// Limits of nostrgit-cli.md §5.5: what a stored signature may hold.
+const (
+	// MaxArmorLineBytes caps the base64 line of the armor (spec: 4096).
+	MaxArmorLineBytes = 4096
+	// MaxEnvelopeBytes caps the decoded JSON envelope (spec: 2048).
+	MaxEnvelopeBytes = 2048
+)
+
 // Armor lines of a NIP-GS signature. The BEGIN line is also what makes git
 // treat a stored signature as x509 and hand it to gpg.x509.program.
 const (
-	armorBegin = "-----BEGIN SIGNED MESSAGE-----"
-	armorEnd   = "-----END SIGNED MESSAGE-----"
+	ArmorBegin = "-----BEGIN SIGNED MESSAGE-----"
+	ArmorEnd   = "-----END SIGNED MESSAGE-----"
 )
 
 // hashPrefix starts the NIP-GS v1 signing hash.
 const hashPrefix = "nostr:git:v1:"
 
-// envelope is a NIP-GS v1 signature: who signed, the BIP-340 signature, the
+// Envelope is a NIP-GS v1 signature: who signed, the BIP-340 signature, the
 // signing time and, optionally, the owner attestation bound into the hash.
-type envelope struct {
+type Envelope struct {
 	PK  nostrkey.PublicKey
 	Sig [64]byte
 	T   uint32
-	OA  *oa // nil when absent
+	OA  *OA // nil when absent
 }
 
-// oa holds the three value fields of a NIP-OA tag as they travel in `oa`.
-type oa struct{ Owner, Conditions, Sig string }
+// OA holds the three value fields of a NIP-OA tag as they travel in `oa`.
+type OA struct{ Owner, Conditions, Sig string }
 
 // JSON returns the canonical envelope text: compact, keys v, pk, sig, t[, oa]
 // in that order, built by formatting so the bytes are fixed.
-func (e *envelope) JSON() []byte {
+func (e *Envelope) JSON() []byte {
 	var b bytes.Buffer
 	b.WriteString(`{"v":1,"pk":"`)
 	b.WriteString(e.PK.Hex())
@@ -57,19 +73,53 @@ func (e *envelope) JSON() []byte {
 }
 
 // Armor returns the three LF-terminated lines git stores as the signature.
-func (e *envelope) Armor() []byte {
+func (e *Envelope) Armor() []byte {
 	j := e.JSON()
-	out := make([]byte, 0, len(armorBegin)+len(armorEnd)+base64.StdEncoding.EncodedLen(len(j))+3)
-	out = append(out, armorBegin+"\n"...)
+	out := make([]byte, 0, len(ArmorBegin)+len(ArmorEnd)+base64.StdEncoding.EncodedLen(len(j))+3)
+	out = append(out, ArmorBegin+"\n"...)
 	out = base64.StdEncoding.AppendEncode(out, j)
 	out = append(out, '\n')
-	out = append(out, armorEnd+"\n"...)
+	out = append(out, ArmorEnd+"\n"...)
 	return out
 }
 
-// newHash starts H = SHA256("nostr:git:v1:" || t || ":" || [oa0 ":" oa1 ":"
+// Verify reports whether e's signature holds over payload, the signed
+// object as git hands it to the signer (for a commit: the object without
+// its gpgsig header).
+func (e *Envelope) Verify(payload []byte) bool {
+	h := NewHash(e.T, e.OA)
+	h.Write(payload)
+	return e.PK.Verify(h.Sum(nil), e.Sig[:])
+}
+
+// OA statuses, as git-sign-nostr's nostr-oa-status notation says them.
+const (
+	OANone    = "none"
+	OAValid   = "valid"
+	OAInvalid = "invalid_signature"
+	OAExpired = "expired"
+)
+
+// OAStatus says whether e's owner attestation, if any, holds: its
+// signature over the signer's key, and its time clauses at the signing
+// time.
+func (e *Envelope) OAStatus() string {
+	if e.OA == nil {
+		return OANone
+	}
+	tag, err := nipoa.FromParts(e.OA.Owner, e.OA.Conditions, e.OA.Sig)
+	switch {
+	case err != nil || tag.Verify(e.PK) != nil:
+		return OAInvalid
+	case tag.CheckTime(int64(e.T)) != nil:
+		return OAExpired
+	}
+	return OAValid
+}
+
+// NewHash starts H = SHA256("nostr:git:v1:" || t || ":" || [oa0 ":" oa1 ":"
 // oa2 ":"] || payload); the caller writes the payload.
-func newHash(t uint32, a *oa) hash.Hash {
+func NewHash(t uint32, a *OA) hash.Hash {
 	h := sha256.New()
 	h.Write([]byte(hashPrefix + strconv.FormatUint(uint64(t), 10) + ":"))
 	if a != nil {
@@ -78,21 +128,21 @@ func newHash(t uint32, a *oa) hash.Hash {
 	return h
 }
 
-// envelopeError is why a signature could not be read. PK is the signer's
+// MalformedError is why a signature could not be read. PK is the signer's
 // key when a best-effort scan found it, for the ERRSIG line.
-type envelopeError struct {
+type MalformedError struct {
 	PK     string
 	Reason string
 }
 
-func (e *envelopeError) Error() string { return "malformed signature: " + e.Reason }
+func (e *MalformedError) Error() string { return "malformed signature: " + e.Reason }
 
-// parseArmor reads a stored signature strictly (spec §5.5 steps 2–6): the
-// exact armor, standard base64, canonical compact JSON with only v=1, pk,
-// sig, t and an optional valid oa, and pk on the curve.
-func parseArmor(data []byte) (*envelope, error) {
-	fail := func(pk, format string, args ...any) (*envelope, error) {
-		return nil, &envelopeError{PK: pk, Reason: fmt.Sprintf(format, args...)}
+// ParseArmor reads a stored signature strictly (nostrgit-cli.md §5.5
+// steps 2–6): the exact armor, standard base64, canonical compact JSON
+// with only v=1, pk, sig, t and an optional valid oa, and pk on the curve.
+func ParseArmor(data []byte) (*Envelope, error) {
+	fail := func(pk, format string, args ...any) (*Envelope, error) {
+		return nil, &MalformedError{PK: pk, Reason: fmt.Sprintf(format, args...)}
 	}
 	body, ok := bytes.CutSuffix(data, []byte("\n"))
 	if !ok {
@@ -107,12 +157,12 @@ func parseArmor(data []byte) (*envelope, error) {
 			return fail("", "armor line %d ends in whitespace or CR", i+1)
 		}
 	}
-	if string(lines[0]) != armorBegin || string(lines[2]) != armorEnd {
-		return fail("", "armor lacks the %s / %s lines", armorBegin, armorEnd)
+	if string(lines[0]) != ArmorBegin || string(lines[2]) != ArmorEnd {
+		return fail("", "armor lacks the %s / %s lines", ArmorBegin, ArmorEnd)
 	}
 	b64 := lines[1]
-	if len(b64) > maxArmorLineBytes {
-		return fail("", "base64 line is %d bytes, over %d", len(b64), maxArmorLineBytes)
+	if len(b64) > MaxArmorLineBytes {
+		return fail("", "base64 line is %d bytes, over %d", len(b64), MaxArmorLineBytes)
 	}
 	raw := make([]byte, base64.StdEncoding.DecodedLen(len(b64)))
 	n, err := base64.StdEncoding.Strict().Decode(raw, b64)
@@ -120,8 +170,8 @@ func parseArmor(data []byte) (*envelope, error) {
 		return fail("", "not standard base64")
 	}
 	raw = raw[:n]
-	if len(raw) > maxEnvelopeBytes {
-		return fail("", "envelope is %d bytes, over %d", len(raw), maxEnvelopeBytes)
+	if len(raw) > MaxEnvelopeBytes {
+		return fail("", "envelope is %d bytes, over %d", len(raw), MaxEnvelopeBytes)
 	}
 	pk := scanPK(raw)
 	if !utf8.Valid(raw) {
@@ -158,7 +208,7 @@ func parseArmor(data []byte) (*envelope, error) {
 	if err != nil {
 		return fail(pk, "t %.24s is not an integer from 0 to 4294967295", f.T)
 	}
-	e := &envelope{T: uint32(t)}
+	e := &Envelope{T: uint32(t)}
 	hex.Decode(e.PK[:], []byte(*f.PK))
 	hex.Decode(e.Sig[:], []byte(*f.Sig))
 	if f.OA != nil {
@@ -173,7 +223,7 @@ func parseArmor(data []byte) (*envelope, error) {
 		if tag.Owner == e.PK {
 			return fail(pk, "oa owner is the signer itself")
 		}
-		e.OA = &oa{a[0], a[1], a[2]}
+		e.OA = &OA{a[0], a[1], a[2]}
 	}
 	if !bytes.Equal(e.JSON(), raw) {
 		return fail(pk, "envelope is not in canonical form (key order, duplicates or number format)")
