@@ -1,18 +1,24 @@
 package relay
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/nbd-wtf/go-nostr/nip19"
 
+	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/nipgs"
 )
 
 // Merging a pull request: POST /git/<owner>/<name>.git/buzz-merge with
@@ -27,9 +33,10 @@ import (
 // merger then publishes the 1631, which the write gate checks against the
 // repository (pr.go).
 //
-// What it does not do: sign the merge commit (the relay's key signs its
-// events, not yet its commits), or merge a pull request whose tip lives
-// only in another repository.
+// A merge commit is signed with the relay's key (NIP-GS v1, as
+// git-sign-nostr signs a person's commits), so that every commit on a
+// protected branch verifies. What it does not do: merge a pull request
+// whose tip lives only in another repository.
 
 // mergePath and diffPath are the last path elements of the merge and
 // diff endpoints.
@@ -289,14 +296,12 @@ func (r *Relay) merge(ctx context.Context, rt gitRoute, id, merger string) (merg
 		subject, _ := tagValue(p.ev, workspace.TagSubject)
 		npub, _ := nip19.EncodePublicKey(merger)
 		msg := fmt.Sprintf("Merge pull request %s from %s\n\n%s\n\nMerged-by: %s\nPull-request: nostr:%s\n", id[:12], p.head, subject, npub, id)
-		out, err = r.gitInWith(ctx, rt, strings.NewReader(msg), []string{
-			"GIT_AUTHOR_NAME=" + npub, "GIT_AUTHOR_EMAIL=" + merger + "@nostr",
-			"GIT_COMMITTER_NAME=buzz-relay", "GIT_COMMITTER_EMAIL=" + r.pubkey + "@nostr",
-		}, "commit-tree", lines[0], "-p", base, "-p", tip)
+		when := r.cfg.Now()
+		ans.MergeCommit, err = r.writeSignedCommit(ctx, rt, lines[0], []string{base, tip},
+			gitIdent(npub, merger+"@nostr", when), gitIdent("buzz-relay", r.pubkey+"@nostr", when), msg, when)
 		if err != nil {
 			return mergeAnswer{}, err
 		}
-		ans.MergeCommit = strings.TrimSpace(out)
 	}
 	// The old value makes this safe against a concurrent merge on another
 	// instance sharing the --git-dir: one wins, the other fails here.
@@ -319,4 +324,51 @@ func validRefName(s string) bool {
 		}
 	}
 	return true
+}
+
+// gitIdent is an author or committer line's value: name <email> and the
+// time in git's raw form, in UTC.
+func gitIdent(name, email string, at time.Time) string {
+	return fmt.Sprintf("%s <%s> %d +0000", name, email, at.Unix())
+}
+
+// writeSignedCommit writes a commit of tree with parents, author and
+// committer (gitIdent values) and msg into rt's repository, signed with
+// the relay's key as git-sign-nostr signs (a NIP-GS v1 envelope in the
+// gpgsig header, over the object without it), and returns its id.
+func (r *Relay) writeSignedCommit(ctx context.Context, rt gitRoute, tree string, parents []string, author, committer, msg string, at time.Time) (string, error) {
+	var hdr bytes.Buffer
+	fmt.Fprintf(&hdr, "tree %s\n", tree)
+	for _, p := range parents {
+		fmt.Fprintf(&hdr, "parent %s\n", p)
+	}
+	fmt.Fprintf(&hdr, "author %s\ncommitter %s\n", author, committer)
+	payload := append(append(slices.Clone(hdr.Bytes()), '\n'), msg...)
+	key, err := nostrkey.ParseSecret(r.secret)
+	if err != nil {
+		return "", fmt.Errorf("merge commit: the relay's key: %w", err)
+	}
+	defer key.Zero()
+	t := at.Unix()
+	if t < 0 || t > math.MaxUint32 {
+		return "", fmt.Errorf("merge commit: time %d does not fit a signature's u32 time", t)
+	}
+	h := nipgs.NewHash(uint32(t), nil)
+	h.Write(payload)
+	sig, err := key.Sign(h.Sum(nil))
+	if err != nil {
+		return "", fmt.Errorf("merge commit: sign: %w", err)
+	}
+	armor := (&nipgs.Envelope{PK: key.Public(), Sig: sig, T: uint32(t)}).Armor()
+	// The header's value is the armor, each line after the first
+	// continued with a leading space, as git writes gpgsig.
+	hdr.WriteString("gpgsig ")
+	hdr.WriteString(strings.ReplaceAll(strings.TrimSuffix(string(armor), "\n"), "\n", "\n "))
+	hdr.WriteString("\n\n")
+	hdr.WriteString(msg)
+	out, err := r.gitIn(ctx, rt, &hdr, "hash-object", "-t", "commit", "-w", "--stdin")
+	if err != nil {
+		return "", fmt.Errorf("merge commit: %w", err)
+	}
+	return strings.TrimSpace(out), nil
 }

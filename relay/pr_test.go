@@ -262,6 +262,14 @@ func TestPullRequestLoop(t *testing.T) {
 	if msg := gitOK(t, w.env, bw, "log", "-1", "--format=%B", "FETCH_HEAD"); !strings.Contains(msg, "Merged-by: npub1") {
 		t.Errorf("merge commit message does not name the merger:\n%s", msg)
 	}
+	// The merge commit is signed with the relay's key: git checks it with
+	// git-sign-nostr as it checks a person's commits.
+	relayKey := repoEventAuthor(t, login(t, b.url, bob), alice.pk+"/proj")
+	verify := gitOK(t, w.env, bw, "-c", "gpg.format=x509", "-c", "gpg.x509.program="+testexe.Link(t, "git-sign-nostr"),
+		"verify-commit", "--raw", "FETCH_HEAD")
+	if !strings.Contains(verify, "GOODSIG "+relayKey) {
+		t.Errorf("git verify-commit of the merge commit:\n%s\nwant a good signature by the relay's key %s", verify, relayKey)
+	}
 
 	// A conflicting change is refused with the file named.
 	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "clash", "HEAD~1")
