@@ -24,8 +24,10 @@ import (
 
 // The workflow engine: definitions (kind 30620, checked on publish by
 // checkWorkflowDef) are loaded at start and on every publish; triggers
-// (a message, a manual run 46020, a schedule, POST /hooks/<id>) start
-// runs; each run is a relay-signed KindWorkflowRun event whose content is
+// (a message, a reaction, a manual run 46020, a schedule, POST
+// /hooks/<id>) start
+// runs; a 46020 with a run tag re-runs that run with its trigger's
+// values. Each run is a relay-signed KindWorkflowRun event whose content is
 // its state, replaced after every step, so a client shows the trace and a
 // restarted relay resumes each unfinished run at its step. A run's id is
 // derived from its trigger, and a run is claimed by storing its first
@@ -88,6 +90,7 @@ type runState struct {
 	Deadline  int64             `json:"deadline"`
 	Ended     int64             `json:"ended,omitempty"`
 	Error     string            `json:"error,omitempty"`
+	RerunOf   string            `json:"rerun_of,omitempty"` // the run this one repeats
 	Steps     []stepRecord      `json:"steps"`
 }
 
@@ -101,7 +104,11 @@ type stepRecord struct {
 	Deadline int64  `json:"deadline,omitempty"`
 	Token    string `json:"token,omitempty"` // request_approval
 	By       string `json:"by,omitempty"`    // who approved or denied
-	Asked    string `json:"asked,omitempty"` // ask_agent: the mention's id
+	// Approvers is who may answer a request_approval step: owner,
+	// admins or pubkeys, as the definition names them, so a client
+	// shows the buttons to those only.
+	Approvers []string `json:"approvers,omitempty"`
+	Asked     string   `json:"asked,omitempty"` // ask_agent: the mention's id
 }
 
 type engine struct {
@@ -206,6 +213,8 @@ func (e *engine) saw(ev *nostr.Event) {
 		e.manual(ev)
 	case workspace.KindWorkflowCancel:
 		e.cancel(ev)
+	case workspace.KindReaction:
+		e.reaction(ev)
 	case workspace.KindApprovalGrant, workspace.KindApprovalDeny, workspace.KindStream:
 		e.mu.Lock()
 		var ws []chan *nostr.Event
@@ -251,8 +260,30 @@ func (e *engine) message(ev *nostr.Event) {
 	}
 }
 
+// reaction fires the reaction_added workflows of the reaction's channel
+// whose emoji and authors it matches.
+func (e *engine) reaction(ev *nostr.Event) {
+	target := ""
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == "e" {
+			target = t[1] // NIP-25: the last e tag is the reacted-to event
+		}
+	}
+	for _, d := range e.byChannel(channelOf(ev)) {
+		t := d.def.Trigger
+		if t.On != workflow.OnReaction || (len(t.Emoji) > 0 && !slices.Contains(t.Emoji, ev.Content)) {
+			continue
+		}
+		if len(t.From) > 0 && !slices.Contains(t.From, ev.PubKey) {
+			continue
+		}
+		e.fire(d, "event:"+ev.ID, map[string]string{"text": ev.Content, "author": ev.PubKey, "event": ev.ID, "target": target})
+	}
+}
+
 // manual runs a workflow named by a 46020 whose author may post in its
-// channel.
+// channel. With a run tag naming an earlier run of the same workflow, it
+// re-runs that run: the same trigger values, a new run.
 func (e *engine) manual(ev *nostr.Event) {
 	id := ev.Tags.GetD()
 	e.mu.Lock()
@@ -264,6 +295,17 @@ func (e *engine) manual(ev *nostr.Event) {
 	}
 	e.mu.Unlock()
 	if d == nil || e.r.checkChannelWrite(internal(e.ctx), caller{pubkey: ev.PubKey}, &nostr.Event{Kind: workspace.KindStream, PubKey: ev.PubKey, Tags: nostr.Tags{{"h", d.channel}}}) != "" {
+		return
+	}
+	if old, ok := tagValue(ev, workspace.TagWorkflowRun); ok {
+		st, found := e.stored(old)
+		if !found || st.Workflow != d.addr || st.Status == runRunning || st.Status == runWaiting {
+			e.r.log.Info("workflow re-run refused: no finished run of this workflow", "run", old, "workflow", d.addr)
+			return
+		}
+		vals := maps(st.Trigger)
+		delete(vals, "channel")
+		e.fireRerun(d, "event:"+ev.ID, vals, old)
 		return
 	}
 	vals := map[string]string{"text": ev.Content, "author": ev.PubKey, "event": ev.ID}
@@ -384,12 +426,17 @@ func uuidOf(b []byte) string { return workspace.FormatUUID([16]byte(b[:16])) }
 // fire claims and starts the run of d for trigger key; it returns the run
 // id and false with a reason when the run was not started.
 func (e *engine) fire(d *loadedDef, key string, vals map[string]string) (string, bool) {
+	return e.fireRerun(d, key, vals, "")
+}
+
+// fireRerun is fire for a run that repeats run rerunOf ("" for none).
+func (e *engine) fireRerun(d *loadedDef, key string, vals map[string]string, rerunOf string) (string, bool) {
 	sum := sha256.Sum256([]byte(d.addr + "\x00" + key))
 	run := uuidOf(sum[:])
 	vals["channel"] = d.channel
 	now := e.r.cfg.Now()
 	st := runState{Run: run, Workflow: d.addr, Channel: d.channel, Publisher: d.publisher, Trigger: vals,
-		Status: runRunning, Started: now.Unix(), Deadline: now.Add(d.def.Timeout).Unix()}
+		Status: runRunning, Started: now.Unix(), Deadline: now.Add(d.def.Timeout).Unix(), RerunOf: rerunOf}
 	for _, s := range d.def.Steps {
 		st.Steps = append(st.Steps, stepRecord{ID: s.ID, Action: s.Action, Status: "pending"})
 	}
@@ -402,7 +449,7 @@ func (e *engine) fire(d *loadedDef, key string, vals map[string]string) (string,
 		return "already ran", false
 	}
 	if e.perChan[d.channel] >= maxRunsPerChannel {
-		st.Status, st.Error = runFailed, fmt.Sprintf("channel has %d runs going, the limit", maxRunsPerChannel)
+		st.Status, st.Error = runFailed, fmt.Sprintf("refused: the channel has %d runs going, the limit of concurrent runs per channel", maxRunsPerChannel)
 		e.save(&st)
 		return st.Error, false
 	}
@@ -517,6 +564,9 @@ func (e *engine) execute(ctx context.Context, st *runState, wake chan *nostr.Eve
 		return
 	}
 	deadline := time.Unix(st.Deadline, 0)
+	overtime := func() string {
+		return fmt.Sprintf("stopped: the run time limit of %s (the definition's timeout) was reached", def.Timeout)
+	}
 	for st.Step < len(def.Steps) {
 		if e.ctx.Err() != nil {
 			return // the relay is closing: the run resumes at this step on start
@@ -526,7 +576,7 @@ func (e *engine) execute(ctx context.Context, st *runState, wake chan *nostr.Eve
 			return
 		}
 		if !e.r.cfg.Now().Before(deadline) {
-			finish(runFailed, "run time limit reached")
+			finish(runFailed, overtime())
 			return
 		}
 		s, rec := def.Steps[st.Step], &st.Steps[st.Step]
@@ -552,6 +602,12 @@ func (e *engine) execute(ctx context.Context, st *runState, wake chan *nostr.Eve
 			return
 		}
 		rec.Status, rec.Output, rec.Ended = status, out, e.r.cfg.Now().Unix()
+		if (err != nil || status == stepTimedOut) && !e.r.cfg.Now().Before(deadline) {
+			// The step stopped waiting because the whole run's time is up.
+			rec.Status = stepTimedOut
+			finish(runFailed, overtime())
+			return
+		}
 		switch {
 		case err != nil:
 			rec.Status = stepFailed
@@ -683,6 +739,7 @@ func (e *engine) approval(ctx context.Context, st *runState, s workflow.Step, re
 		mac := hmac.New(sha256.New, []byte(e.r.secret))
 		mac.Write([]byte("workflow-approval\x00" + st.Run + "\x00" + rec.ID))
 		rec.Token = uuidOf(mac.Sum(nil))
+		rec.Approvers = s.From
 		st.Status = runWaiting
 		e.save(st)
 	}

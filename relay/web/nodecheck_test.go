@@ -62,3 +62,10 @@ func TestGuideModule(t *testing.T) { nodeChecks(t, "guide.mjs", 16) }
 // waits for a page asked of the relay, stays put as pages come above and
 // live messages below, and reaches the first new message.
 func TestHistoryModule(t *testing.T) { nodeChecks(t, "history.mjs", 27) }
+
+// TestWorkflowsModule runs testdata/workflows.mjs: the workflows panel's
+// model (workflows.js): a definition's name and trigger read without a
+// YAML parser, a run record read defensively, who may approve a waiting
+// step and cancel a run, a refusal's line and column and where they are
+// in the text, durations, and the answer's d tag.
+func TestWorkflowsModule(t *testing.T) { nodeChecks(t, "workflows.mjs", 26) }

@@ -1,5 +1,5 @@
 // The frame of the table checks that run the client's modules under node
-// (nodeChecks: TestAgentsModule, TestAttentionRules, TestFindModules,
+// (nodeChecks: TestAgentsModule, TestAttentionRules, TestFindModules, TestWorkflowsModule,
 // TestGuideModule, TestHistoryModule): the modules are loaded from the js directory given as
 // the first argument, eq records each difference, and report writes the
 // {checked, failures} the Go test reads from stdout.
