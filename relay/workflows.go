@@ -397,7 +397,7 @@ func (r *Relay) serveHook(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if len(body) > maxWebhookBody {
-		http.Error(w, fmt.Sprintf("body over the %d-byte limit", maxWebhookBody), http.StatusRequestEntityTooLarge)
+		http.Error(w, fmt.Sprintf("webhook body over the %d-byte limit", maxWebhookBody), http.StatusRequestEntityTooLarge)
 		return
 	}
 	key := req.Header.Get("Idempotency-Key")
