@@ -48,6 +48,10 @@ const (
 	maxWebhookBody = 64 << 10
 	// scheduleTick is how often schedules are checked: the ±1 s promise.
 	scheduleTick = 250 * time.Millisecond
+	// maxParallelFires bounds the scheduled runs being stored at once:
+	// enough for the store to take their first states together, few
+	// enough not to starve the relay's other writers.
+	maxParallelFires = 16
 	// hooksPrefix is the path webhooks are posted to, with the workflow id.
 	hooksPrefix = "/hooks/"
 	// webhookSecretHeader carries a webhook's secret.
@@ -92,6 +96,11 @@ type runState struct {
 	Error     string            `json:"error,omitempty"`
 	RerunOf   string            `json:"rerun_of,omitempty"` // the run this one repeats
 	Steps     []stepRecord      `json:"steps"`
+
+	// at is the created_at of the run's last record: the next is dated
+	// after it (a replacement must be newer), and by the run alone, so a
+	// burst of runs does not date the relay's other state ahead.
+	at nostr.Timestamp
 }
 
 type stepRecord struct {
@@ -121,13 +130,15 @@ type engine struct {
 	defs    map[string]*loadedDef // by address
 	running map[string]context.CancelFunc
 	perChan map[string]int
-	wake    map[string]chan *nostr.Event // run id → answers and replies
+	// claiming holds the runs being checked and stored by fire.
+	claiming map[string]bool
+	wake     map[string]chan *nostr.Event // run id → answers and replies
 }
 
 func newEngine(r *Relay) *engine {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &engine{r: r, ctx: ctx, end: cancel, defs: map[string]*loadedDef{}, running: map[string]context.CancelFunc{},
-		perChan: map[string]int{}, wake: map[string]chan *nostr.Event{}}
+		perChan: map[string]int{}, wake: map[string]chan *nostr.Event{}, claiming: map[string]bool{}}
 }
 
 // start loads the definitions, resumes unfinished runs and starts the
@@ -145,6 +156,7 @@ func (e *engine) start() error {
 	if err := e.r.loadRecords(ctx, workspace.KindWorkflowRun, func(ev *nostr.Event) {
 		var st runState
 		if json.Unmarshal([]byte(ev.Content), &st) == nil && (st.Status == runRunning || st.Status == runWaiting) {
+			st.at = ev.CreatedAt
 			unfinished = append(unfinished, st)
 		}
 	}); err != nil {
@@ -359,9 +371,30 @@ func (e *engine) schedule() {
 			d.next = d.def.Trigger.Cron.Next(now.In(d.def.Trigger.Location))
 		}
 		e.mu.Unlock()
+		// Due runs are opened side by side, a few at a time, and started
+		// only once all are, so that a thousand workflows on one schedule
+		// all start within its second, not after each other's steps.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var opened []*runState
+		sem := make(chan struct{}, maxParallelFires)
 		for _, x := range due {
-			e.fire(x.d, "schedule:"+x.at.UTC().Format(time.RFC3339), map[string]string{"time": x.at.Format(time.RFC3339)})
+			sem <- struct{}{}
+			wg.Go(func() { // ends when the run's first state is stored
+				defer func() { <-sem }()
+				if st, _ := e.open(x.d, "schedule:"+x.at.UTC().Format(time.RFC3339), map[string]string{"time": x.at.Format(time.RFC3339)}, ""); st != nil {
+					mu.Lock()
+					opened = append(opened, st)
+					mu.Unlock()
+				}
+			})
 		}
+		wg.Wait()
+		e.mu.Lock()
+		for _, st := range opened {
+			e.spawnLocked(*st)
+		}
+		e.mu.Unlock()
 	}
 }
 
@@ -431,6 +464,20 @@ func (e *engine) fire(d *loadedDef, key string, vals map[string]string) (string,
 
 // fireRerun is fire for a run that repeats run rerunOf ("" for none).
 func (e *engine) fireRerun(d *loadedDef, key string, vals map[string]string, rerunOf string) (string, bool) {
+	st, msg := e.open(d, key, vals, rerunOf)
+	if st == nil {
+		return msg, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.spawnLocked(*st)
+	return st.Run, true
+}
+
+// open claims the run of d for trigger key and stores its first state,
+// holding a slot of the channel's runs for it; the caller starts it with
+// spawnLocked. It returns nil and the reason when the run is not to go.
+func (e *engine) open(d *loadedDef, key string, vals map[string]string, rerunOf string) (*runState, string) {
 	sum := sha256.Sum256([]byte(d.addr + "\x00" + key))
 	run := uuidOf(sum[:])
 	vals["channel"] = d.channel
@@ -440,36 +487,61 @@ func (e *engine) fireRerun(d *loadedDef, key string, vals map[string]string, rer
 	for _, s := range d.def.Steps {
 		st.Steps = append(st.Steps, stepRecord{ID: s.ID, Action: s.Action, Status: "pending"})
 	}
+	// The lock is not held across the store's reads and writes, so that
+	// many runs (a schedule shared by a thousand workflows) start at
+	// once: claiming marks the run while it is checked and stored, and
+	// the channel's slot is taken before the store is written.
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	if e.claiming[run] {
+		e.mu.Unlock()
+		return nil, "already ran"
+	}
+	e.claiming[run] = true
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.claiming, run)
+		e.mu.Unlock()
+	}()
 	if _, ok := e.stored(run); ok {
-		return "already ran", false
+		return nil, "already ran"
 	}
 	if e.r.fan != nil && !e.claim(run, now) {
-		return "already ran", false
+		return nil, "already ran"
 	}
-	if e.perChan[d.channel] >= maxRunsPerChannel {
+	e.mu.Lock()
+	full := e.perChan[d.channel] >= maxRunsPerChannel
+	if !full {
+		e.perChan[d.channel]++ // the run's slot, taken now so that a run opened beside it sees it
+	}
+	e.mu.Unlock()
+	if full {
 		st.Status, st.Error = runFailed, fmt.Sprintf("refused: the channel has %d runs going, the limit of concurrent runs per channel", maxRunsPerChannel)
 		e.save(&st)
-		return st.Error, false
+		return nil, st.Error
 	}
 	if err := e.save(&st); err != nil {
-		return err.Error(), false
+		e.mu.Lock()
+		e.perChan[d.channel]--
+		e.mu.Unlock()
+		return nil, err.Error()
 	}
-	e.spawnLocked(st)
-	return run, true
+	return &st, ""
 }
 
+// spawn starts a run resumed at start, taking its slot of the channel.
 func (e *engine) spawn(st runState) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.perChan[st.Channel]++
 	e.spawnLocked(st)
 }
 
+// spawnLocked starts the run st, whose slot of the channel's runs is
+// taken; the slot is given back when the run ends.
 func (e *engine) spawnLocked(st runState) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.running[st.Run] = cancel
-	e.perChan[st.Channel]++
 	wake := make(chan *nostr.Event, 64)
 	e.wake[st.Run] = wake
 	e.wg.Add(1)
@@ -519,7 +591,9 @@ func (e *engine) save(st *runState) error {
 	}
 	ev := nostr.Event{Kind: workspace.KindWorkflowRun, Content: string(b),
 		Tags: nostr.Tags{{"d", st.Run}, {"h", st.Channel}, {"a", st.Workflow}, {workspace.TagWorkflowStatus, st.Status}, {"p", st.Publisher}}}
-	if err := e.r.signState(&ev); err != nil {
+	ev.CreatedAt = max(nostr.Now(), st.at+1)
+	st.at = ev.CreatedAt
+	if err := ev.Sign(e.r.secret); err != nil {
 		return fmt.Errorf("sign run %s: %w", st.Run, err)
 	}
 	if err := e.r.store.ReplaceEvent(internal(context.Background()), &ev); err != nil {

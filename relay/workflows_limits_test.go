@@ -166,9 +166,9 @@ steps:
 	mustPublish(t, c, msg)
 	mustPublish(t, c, signed(t, owner, workspace.KindReaction, "👀", nostr.Tag{"h", ch}, nostr.Tag{"e", msg.ID}))
 	mustPublish(t, c, signed(t, owner, workspace.KindReaction, "🚀", nostr.Tag{"h", ch}, nostr.Tag{"e", msg.ID}))
-	runs := awaitRuns(t, c, ch, "the reaction's run", func(rs []runState) bool { return len(rs) == 1 && rs[0].Status == runSucceeded })
-	time.Sleep(300 * time.Millisecond)
-	if runs = runsOf(t, c, ch); len(runs) != 1 || runs[0].Trigger["target"] != msg.ID || runs[0].Trigger["author"] != owner.pk {
+	awaitRuns(t, c, ch, "the reaction's run", func(rs []runState) bool { return len(rs) == 1 && rs[0].Status == runSucceeded })
+	time.Sleep(300 * time.Millisecond) // a run for the 👀 would show by now
+	if runs := runsOf(t, c, ch); len(runs) != 1 || runs[0].Trigger["target"] != msg.ID || runs[0].Trigger["author"] != owner.pk {
 		t.Fatalf("runs %+v; want one, for the 🚀 on the message", runs)
 	}
 	msgs, _ := query(t, c, nostr.Filter{Kinds: []int{workspace.KindStream}, Tags: nostr.TagMap{"h": []string{ch}}})
@@ -178,5 +178,31 @@ steps:
 	}
 	if want := "shipping " + msg.ID + " (🚀)"; !texts[want] || len(msgs) != 2 {
 		t.Fatalf("messages %v; want %q once beside the message", texts, want)
+	}
+}
+
+// TestAttackWorkflowRunRecordForged: a channel member publishes a run
+// record (kind 30622) saying a run was approved; the built relay refuses
+// it, as it would show in clients as a run that never happened.
+func TestAttackWorkflowRunRecordForged(t *testing.T) {
+	owner, member := newKey(t), newKey(t)
+	_, url := runRelayArgs(t, testexe.Link(t, "buzz-relay"), "--data", t.TempDir(), "--owner", owner.pk, "--allow", member.pk)
+	c := login(t, url, owner)
+	ch := wfChannel(t, c, owner)
+	mustPublish(t, c, signed(t, owner, workspace.KindAddUser, "", nostr.Tag{"h", ch}, nostr.Tag{"p", member.pk}))
+	cm := login(t, url, member)
+	forged := `{"run":"6e7f8091-0000-4000-8000-000000000001","channel":"` + ch + `","status":"succeeded","steps":[{"id":"gate","action":"request_approval","status":"approved","by":"` + owner.pk + `"}]}`
+	for _, k := range []struct {
+		who string
+		key testKey
+		c   *nostr.Relay
+	}{{"member", member, cm}, {"owner", owner, c}} {
+		msg := refused(t, k.c, signed(t, k.key, workspace.KindWorkflowRun, forged, nostr.Tag{"d", "6e7f8091-0000-4000-8000-000000000001"}, nostr.Tag{"h", ch}))
+		if !strings.Contains(msg, "kind 30622 is kept by the relay itself") {
+			t.Errorf("%s's forged run record: %q; want it refused as the relay's own kind", k.who, msg)
+		}
+	}
+	if runs := runsOf(t, c, ch); len(runs) != 0 {
+		t.Fatalf("%d run records stored; want none", len(runs))
 	}
 }

@@ -180,7 +180,10 @@ export class WorkflowsPanel {
         el('section', { class: 'wf-col', 'aria-labelledby': 'wf-defs-title' }, el('h3', { id: 'wf-defs-title', text: 'Definitions' }), this.list, this.formBox),
         el('section', { class: 'wf-col', 'aria-labelledby': 'wf-runs-title' }, el('h3', { id: 'wf-runs-title', text: 'Runs' }), this.runList, this.trace)),
       this.status);
-    const unsub = app.conn.subscribe([{ kinds: [wfK.def], '#h': [ch] }, { kinds: [wfK.run], '#h': [ch], limit: maxRuns }], {
+    // Run records are the relay's own (it refuses them from anyone else).
+    const relay = app.store.relayPubkey;
+    const runs = { kinds: [wfK.run], '#h': [ch], limit: maxRuns, ...(relay ? { authors: [relay] } : {}) };
+    const unsub = app.conn.subscribe([{ kinds: [wfK.def], '#h': [ch] }, runs], {
       onevent: (ev) => this.add(ev),
     });
     dlg.addEventListener('close', () => { unsub(); dlg.remove(); if (this.dlg === dlg) this.dlg = null; });
@@ -196,6 +199,8 @@ export class WorkflowsPanel {
       const old = this.defs.get(d.address);
       if (!old || old.created_at <= ev.created_at) this.defs.set(d.address, ev);
     } else if (ev.kind === wfK.run) {
+      const relay = this.app.store.relayPubkey;
+      if (relay && ev.pubkey !== relay) return;
       const st = parseRun(ev);
       if (!st) return;
       const old = this.runs.get(st.run);
