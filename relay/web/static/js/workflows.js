@@ -160,7 +160,7 @@ export class WorkflowsPanel {
     this.dlg = dlg;
     this.list = el('ul', { class: 'wf-list', 'aria-label': 'Workflows' });
     this.runList = el('ul', { class: 'wf-runs', 'aria-label': 'Runs' });
-    this.trace = el('section', { class: 'wf-trace', 'aria-label': 'Run trace', 'aria-live': 'polite' });
+    this.trace = el('section', { class: 'wf-trace', 'aria-label': 'Run trace' });
     this.status = el('p', { class: 'wf-result', role: 'status' });
     this.text = el('textarea', { id: 'wf-text', rows: '9', spellcheck: 'false', 'aria-describedby': 'wf-error' });
     this.err = el('p', { id: 'wf-error', class: 'error wf-error', role: 'alert' });
