@@ -194,7 +194,7 @@ steps:
 		b.ReportMetric(share*100, "cpu-%")
 
 		fires := map[string]int{} // workflow and fire time → runs
-		late, worst := 0, int64(0)
+		late := 0
 		for _, ch := range chans {
 			evs, reason := query(b, c, nostr.Filter{Kinds: []int{workspace.KindWorkflowRun}, Tags: nostr.TagMap{"h": []string{ch}}, Limit: 5000})
 			if reason != "" {
@@ -215,8 +215,6 @@ steps:
 				fires[st.Workflow+" "+st.Trigger["time"]]++
 				if d := st.Started - at.Unix(); d > 1 || d < 0 {
 					late++
-				} else {
-					worst = max(worst, d)
 				}
 				if st.Status != runSucceeded {
 					b.Errorf("run %s: %s %s", st.Run, st.Status, st.Error)
@@ -231,8 +229,16 @@ steps:
 		}
 		b.Logf("%d workflows every %d s, %d fires in %s: %d runs, %d not once, %d late (> 1 s), relay CPU %s = %.1f %% of a core (goal < 10 %%)",
 			n, every, rounds, wall.Round(time.Millisecond), len(fires), twice, late, cpu, share*100)
-		if len(fires) != n*rounds || twice != 0 || late != 0 {
-			b.Errorf("%d fires of %d workflows × %d rounds, %d fired more than once, %d late; want each once, on time", len(fires), n, rounds, twice, late)
+		if len(fires) != n*rounds || twice != 0 {
+			b.Errorf("%d fires of %d workflows × %d rounds, %d fired more than once; want each once", len(fires), n, rounds, twice)
+		}
+		// The short run (scripts/test.sh's one pass) shares the machine
+		// with the rest of the suite: only the full run holds the time.
+		if late != 0 && !testing.Short() {
+			b.Errorf("%d runs started more than a second after their time", late)
+		}
+		if share > 0.10 && !testing.Short() {
+			b.Errorf("the relay used %.1f %% of a core; the goal is under 10 %%", share*100)
 		}
 	}
 }
