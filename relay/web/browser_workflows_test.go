@@ -2,6 +2,8 @@ package web_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,7 +43,9 @@ const wfTypo = "name: typo\ntrigger: {on: manual}\nsteps:\n  - id: a\n    action
 // trace wait at the gate, approves from the browser (the run goes on, the
 // message is posted, the trace says who approved), runs it again and
 // denies (the run stops, nothing posted), re-runs the denied run and
-// cancels that. The panel is shot at 1440×900 and 390×844 and checked by
+// cancels that; a run whose gate names another person shows no buttons,
+// and that person's grant, signed elsewhere, moves the trace on. The
+// panel is shot at 1440×900 and 390×844 and checked by
 // axe-core at both sizes.
 func TestBrowserWorkflows(t *testing.T) {
 	modules, _ := testexe.NodeModules(t)
@@ -54,7 +58,9 @@ func TestBrowserWorkflows(t *testing.T) {
 	pk, _ := nostr.GetPublicKey(sk)
 	npub, _ := nip19.EncodePublicKey(pk)
 	nsec, _ := nip19.EncodePrivateKey(sk)
-	base := startBinary(t, "--owner", npub)
+	otherSK := nostr.GeneratePrivateKey()
+	otherPK, _ := nostr.GetPublicKey(otherSK)
+	base := startBinary(t, "--owner", npub, "--allow", otherPK)
 	rctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	owner := authedURL(t, rctx, "ws"+strings.TrimPrefix(base, "http"), sk)
@@ -134,6 +140,45 @@ func TestBrowserWorkflows(t *testing.T) {
 	if got := messages(); len(got) != 1 {
 		t.Fatalf("messages after the cancel = %q; want only the first run's", got)
 	}
+
+	// A step that names someone else has no buttons here; their answer,
+	// signed elsewhere, shows in the trace as it comes.
+	const named = "7a1c2d4e-3333-4000-8000-0000000000a2"
+	def := nostr.Event{Kind: 30620, CreatedAt: nostr.Now(), Content: "name: release\ntrigger: {on: manual}\nsteps:\n  - id: gate\n    action: request_approval\n    from: " + otherPK +
+		"\n    message: release?\n  - {id: post, action: send_message, text: released}\n", Tags: nostr.Tags{{"d", named}, {"h", ch}}}
+	def.Sign(sk)
+	if err := owner.Publish(rctx, def); err != nil {
+		t.Fatalf("publish the release workflow: %v", err)
+	}
+	waitJS(t, ctx, "the release listed", textIn(".wf-def", "release"))
+	do(t, ctx, "run the release", chromedp.Click(button("Run release")))
+	waitJS(t, ctx, "the release waiting for another", textIn(".wf-trace h3", "release: Waiting for approval")+` && `+textIn(".wf-step[data-step=gate] .hint", "Waiting for"))
+	if n, _ := chromedp.Run(ctx, chromedp.Evaluate[int](`document.querySelectorAll('.wf-step[data-step=gate] button').length`)); n != 0 {
+		t.Fatalf("%d buttons on a step that names someone else", n)
+	}
+	reqs, err := owner.QuerySync(rctx, nostr.Filter{Kinds: []int{46010}, Tags: nostr.TagMap{"h": {ch}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := ""
+	for _, r := range reqs {
+		if r.Content != "" && strings.HasPrefix(r.Content, "release?") {
+			if tg := r.Tags.Find("token"); tg != nil {
+				token = tg[1]
+			}
+		}
+	}
+	if token == "" {
+		t.Fatalf("no approval request for the release among %d", len(reqs))
+	}
+	other := authedURL(t, rctx, "ws"+strings.TrimPrefix(base, "http"), otherSK)
+	sum := sha256.Sum256([]byte(token))
+	grant := nostr.Event{Kind: 46030, CreatedAt: nostr.Now(), Tags: nostr.Tags{{"d", hex.EncodeToString(sum[:])}}}
+	grant.Sign(otherSK)
+	if err := other.Publish(rctx, grant); err != nil {
+		t.Fatalf("grant as the named approver: %v", err)
+	}
+	waitJS(t, ctx, "the release approved elsewhere", textIn(".wf-trace h3", "release: Succeeded")+` && `+textIn(".wf-step[data-step=gate] .wf-by", "Approved by"))
 	for _, e := range consoleErrors() {
 		t.Errorf("browser console: %s", e)
 	}
