@@ -11,7 +11,9 @@ import (
 
 // Workflows, as upstream's CLI writes them: a definition is an addressable
 // kind 30620 event (d = workflow UUID, h = channel); a manual run is a
-// kind 46020 naming the workflow in d; an approval step is answered with
+// kind 46020 naming the workflow in d (`buzz workflows run`, or upstream's
+// `trigger`), and a re-run one that also names the earlier run in a run
+// tag; an approval step is answered with
 // kind 46030 (grant) or 46031 (deny) whose d is the SHA-256 of the token.
 // Running workflows is the relay's business: buzz-relay checks each
 // definition on publish and records every run as a kind 30622 event.
@@ -80,7 +82,18 @@ func runWorkflowsTrigger(in *inv) error {
 			return err
 		}
 	}
-	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindWorkflowTrigger, Content: content, Tags: nostr.Tags{{"d", id}}})
+	tags := nostr.Tags{{"d", id}}
+	if in.p.has("rerun") {
+		if in.p.has("inputs") {
+			return userErr("--rerun repeats a run with its trigger's values; drop --inputs, or run without --rerun")
+		}
+		run, err := parseUUID(in.p.str("rerun"))
+		if err != nil {
+			return userErr("--rerun: %s", err.Error())
+		}
+		tags = append(tags, nostr.Tag{workspace.TagWorkflowRun, run})
+	}
+	return publishAndPrint(in, &nostr.Event{Kind: workspace.KindWorkflowTrigger, Content: content, Tags: tags})
 }
 
 // compactObject checks that a flag's value is one JSON object and

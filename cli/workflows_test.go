@@ -259,3 +259,89 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 		fails(t, w.run(t, "", "workflows", "runs", "--workflow", deploy, "--limit", "-1"), 1, catUser)
 	})
 }
+
+// TestWorkflowsRunAndRerun: `buzz workflows run` (the documented name of
+// upstream's trigger) starts a run the relay executes; `--rerun RUN`
+// starts a new run with that run's trigger values, recorded as a re-run;
+// --rerun with --inputs, or a bad run id, is refused before anything is
+// published.
+func TestWorkflowsRunAndRerun(t *testing.T) {
+	me, second := newKey(t), newKey(t)
+	r, err := relay.Start(relay.Config{DataDir: t.TempDir(), Owner: me.pk, Allow: []string{second.pk}}, "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { r.Close() })
+	w := &testSpace{r: &plainRelay{base: r.HTTPURL()}, me: me}
+	c := bridgeClient(t, r.HTTPURL(), me)
+	var created struct {
+		ChannelID string `json:"channel_id"`
+	}
+	w.ok(t, &created, "", "channels", "create", "--name", "ops", "--type", "stream", "--visibility", "open")
+	ops := created.ChannelID
+	var added relayclient.Result
+	w.ok(t, &added, "", "channels", "add-member", "--channel", ops, "--pubkey", second.pk)
+	const deploy = "4fad7051-9e6b-4c23-9ab5-7b8e9fa0b1c2"
+	def := signed(t, me, workspace.KindWorkflowDef, "name: deploy\ntrigger: {on: manual}\nsteps:\n  - {id: say, action: send_message, text: \"deploying {{trigger.inputs.version}}\"}\n",
+		nostr.Tags{{"d", deploy}, {"h", ops}}, time.Now().Unix())
+	if res, err := c.Publish(t.Context(), def); err != nil || !res.Accepted {
+		t.Fatalf("publish workflow: %+v %v", res, err)
+	}
+	runs := func(want int) []map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			var got []map[string]any
+			w.ok(t, &got, "", "workflows", "runs", "--workflow", deploy)
+			done := 0
+			for _, g := range got {
+				if g["status"] == "succeeded" {
+					done++
+				}
+			}
+			if done == want && len(got) == want {
+				return got
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("runs = %v; want %d succeeded", got, want)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	var first relayclient.Result
+	w.ok(t, &first, "", "workflows", "run", "--workflow", deploy, "--inputs", `{"version":"2.0"}`)
+	got := runs(1)
+	id, _ := got[0]["run"].(string)
+
+	for _, bad := range [][]string{
+		{"workflows", "run", "--workflow", deploy, "--rerun", id, "--inputs", "{}"},
+		{"workflows", "run", "--workflow", deploy, "--rerun", "nope"},
+	} {
+		res := runBuzz(t, r.HTTPURL(), second, "", bad...)
+		fails(t, res, 1, catUser)
+		if !strings.Contains(res.stderr, "--rerun") {
+			t.Errorf("buzz %v: stderr %s; want it to name --rerun", bad, res.stderr)
+		}
+	}
+	var again relayclient.Result
+	if res := runBuzz(t, r.HTTPURL(), second, "", "workflows", "run", "--workflow", deploy, "--rerun", strings.ToUpper(id)); res.code != 0 || json.Unmarshal([]byte(res.stdout), &again) != nil {
+		t.Fatalf("rerun: exit %d, stdout %q, stderr %s", res.code, res.stdout, res.stderr)
+	}
+	if ev := stored(t, c, again); !tagsEqual(ev.Tags, nostr.Tags{{"d", deploy}, {workspace.TagWorkflowRun, id}}) {
+		t.Fatalf("rerun tags %v; want d and the run", ev.Tags)
+	}
+	got = runs(2)
+	reruns := 0
+	for _, g := range got {
+		if g["rerun_of"] == id {
+			reruns++
+		}
+	}
+	msgs, err := c.Query(t.Context(), nostr.Filter{Kinds: []int{workspace.KindStream}, Tags: nostr.TagMap{"h": []string{ops}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reruns != 1 || len(msgs) != 2 || msgs[0].Content != "deploying 2.0" || msgs[1].Content != "deploying 2.0" {
+		t.Fatalf("%d re-runs of %s, messages %v; want one, and the inputs used twice", reruns, id, msgs)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 
+	"buzzbox/internal/workspace"
+
 	"github.com/dgraph-io/badger/v4"
 	"github.com/fiatjaf/eventstore"
 	eventbadger "github.com/fiatjaf/eventstore/badger"
@@ -143,7 +145,7 @@ func (s *badgerStore) SaveEvent(ctx context.Context, ev *nostr.Event) error {
 // the versions it replaces: same pubkey and kind (and d tag when
 // addressable), older, or as old with a greater id. If a version that ev
 // does not replace is there, ev is not stored and the result is nil, as in
-// the backend. One badger transaction.
+// the backend. One badger transaction, tried again when it conflicts.
 func (s *badgerStore) ReplaceEvent(ctx context.Context, ev *nostr.Event) error {
 	if s.hooked() {
 		return s.BadgerBackend.ReplaceEvent(ctx, ev)
@@ -152,6 +154,19 @@ func (s *badgerStore) ReplaceEvent(ctx context.Context, ev *nostr.Event) error {
 	if err != nil {
 		return err
 	}
+	// Replacing reads the pubkey+kind index, so two replaces of one
+	// author's kind at once (the relay's own run records and state) can
+	// conflict; the one that lost is tried again.
+	for range maxReplaceTries - 1 {
+		if err = s.replaceOnce(ev, val); !errors.Is(err, badger.ErrConflict) {
+			return err
+		}
+	}
+	return s.replaceOnce(ev, val)
+}
+
+// replaceOnce is one transaction of ReplaceEvent.
+func (s *badgerStore) replaceOnce(ev *nostr.Event, val []byte) error {
 	return s.Update(func(txn *badger.Txn) error {
 		older, newer, err := versions(txn, ev, val)
 		if err != nil {
@@ -188,13 +203,22 @@ func versions(txn *badger.Txn, ev *nostr.Event, val []byte) (older []version, ne
 	addressable := nostr.IsAddressableKind(ev.Kind)
 	d := ev.Tags.GetD()
 	pk := val[binPubKeyOffset : binPubKeyOffset+binPubKeyLen]
-	var prefix [keyPrefixLen + keyHeadLen + keyKindLen]byte
-	prefix[0] = keyPubKeyKind
-	copy(prefix[keyPrefixLen:], pk[:keyHeadLen])
-	binary.BigEndian.PutUint16(prefix[keyPrefixLen+keyHeadLen:], uint16(ev.Kind))
-	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix[:]})
+	var prefix []byte
+	if dFirstKind(ev.Kind) && len(ev.Tags) > 0 && len(ev.Tags[0]) >= 2 && ev.Tags[0][0] == "d" && len(d) > 0 && len(d) <= indexedTagValue {
+		// Every version is in the d tag's index: walk it, not every
+		// event of the kind and pubkey (thousands of run records).
+		t := tagKeyOf(d)
+		prefix = make([]byte, t.len())
+		t.put(prefix)
+	} else {
+		prefix = make([]byte, keyPrefixLen+keyHeadLen+keyKindLen)
+		prefix[0] = keyPubKeyKind
+		copy(prefix[keyPrefixLen:], pk[:keyHeadLen])
+		binary.BigEndian.PutUint16(prefix[keyPrefixLen+keyHeadLen:], uint16(ev.Kind))
+	}
+	it := txn.NewIterator(badger.IteratorOptions{Prefix: prefix})
 	defer it.Close()
-	for it.Seek(prefix[:]); it.ValidForPrefix(prefix[:]); it.Next() {
+	for it.Seek(prefix); it.ValidForPrefix(prefix); it.Next() {
 		var v version
 		key := it.Item().Key()
 		copy(v.serial[:], key[len(key)-keySerialLen:])
@@ -231,6 +255,12 @@ func versions(txn *badger.Txn, ev *nostr.Event, val []byte) (older []version, ne
 	}
 	return older, newer, nil
 }
+
+// dFirstKind reports whether every stored version of an addressable kind
+// carries its d tag first, so that its value is in the tag index: kinds
+// only the relay writes (the write gate refuses them from clients), with
+// d first in each (engine.save).
+func dFirstKind(kind int) bool { return kind == workspace.KindWorkflowRun }
 
 // hooked reports whether the backend's experimental indexing hooks are
 // set; our index keys do not know them.

@@ -120,7 +120,9 @@ func (r *Relay) rejectEvent(ctx context.Context, ev *nostr.Event) (bool, string)
 		return true, "invalid: AUTH events go in AUTH messages"
 	case nip98.Kind:
 		return true, "invalid: NIP-98 events are HTTP headers, not posts"
-	case workspace.KindMemberRecord, workspace.KindInviteRecord:
+	case workspace.KindMemberRecord, workspace.KindInviteRecord, workspace.KindWorkflowRun:
+		// A run record from anyone but the relay would show in clients
+		// as a run that never happened (approved by whom it names).
 		return true, "invalid: kind " + strconv.Itoa(ev.Kind) + " is kept by the relay itself"
 	}
 	if ev.PubKey != c.pubkey {

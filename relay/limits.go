@@ -161,6 +161,12 @@ const (
 // against the PostgreSQL store; the harness asks for at most a dozen.
 const maxQueryKinds = 50
 
+// maxReplaceTries bounds the transactions one replace of an event takes
+// when concurrent replaces of the same author's kind conflict in badger:
+// each retry reads again, so it succeeds unless as many others commit
+// in between.
+const maxReplaceTries = 10
+
 // recheckSlack is how many more events a tag query asks the store for than
 // its limit, so that events another tag name matched (a channel's own
 // 39000/39002 for its #h) do not leave the page short.

@@ -24,8 +24,10 @@ import (
 
 // The workflow engine: definitions (kind 30620, checked on publish by
 // checkWorkflowDef) are loaded at start and on every publish; triggers
-// (a message, a manual run 46020, a schedule, POST /hooks/<id>) start
-// runs; each run is a relay-signed KindWorkflowRun event whose content is
+// (a message, a reaction, a manual run 46020, a schedule, POST
+// /hooks/<id>) start
+// runs; a 46020 with a run tag re-runs that run with its trigger's
+// values. Each run is a relay-signed KindWorkflowRun event whose content is
 // its state, replaced after every step, so a client shows the trace and a
 // restarted relay resumes each unfinished run at its step. A run's id is
 // derived from its trigger, and a run is claimed by storing its first
@@ -46,6 +48,10 @@ const (
 	maxWebhookBody = 64 << 10
 	// scheduleTick is how often schedules are checked: the ±1 s promise.
 	scheduleTick = 250 * time.Millisecond
+	// maxParallelFires bounds the scheduled runs being stored at once:
+	// enough for the store to take their first states together, few
+	// enough not to starve the relay's other writers.
+	maxParallelFires = 16
 	// hooksPrefix is the path webhooks are posted to, with the workflow id.
 	hooksPrefix = "/hooks/"
 	// webhookSecretHeader carries a webhook's secret.
@@ -88,7 +94,13 @@ type runState struct {
 	Deadline  int64             `json:"deadline"`
 	Ended     int64             `json:"ended,omitempty"`
 	Error     string            `json:"error,omitempty"`
+	RerunOf   string            `json:"rerun_of,omitempty"` // the run this one repeats
 	Steps     []stepRecord      `json:"steps"`
+
+	// at is the created_at of the run's last record: the next is dated
+	// after it (a replacement must be newer), and by the run alone, so a
+	// burst of runs does not date the relay's other state ahead.
+	at nostr.Timestamp
 }
 
 type stepRecord struct {
@@ -101,7 +113,11 @@ type stepRecord struct {
 	Deadline int64  `json:"deadline,omitempty"`
 	Token    string `json:"token,omitempty"` // request_approval
 	By       string `json:"by,omitempty"`    // who approved or denied
-	Asked    string `json:"asked,omitempty"` // ask_agent: the mention's id
+	// Approvers is who may answer a request_approval step: owner,
+	// admins or pubkeys, as the definition names them, so a client
+	// shows the buttons to those only.
+	Approvers []string `json:"approvers,omitempty"`
+	Asked     string   `json:"asked,omitempty"` // ask_agent: the mention's id
 }
 
 type engine struct {
@@ -114,13 +130,15 @@ type engine struct {
 	defs    map[string]*loadedDef // by address
 	running map[string]context.CancelFunc
 	perChan map[string]int
-	wake    map[string]chan *nostr.Event // run id → answers and replies
+	// claiming holds the runs being checked and stored by fire.
+	claiming map[string]bool
+	wake     map[string]chan *nostr.Event // run id → answers and replies
 }
 
 func newEngine(r *Relay) *engine {
 	ctx, cancel := context.WithCancel(context.Background())
 	return &engine{r: r, ctx: ctx, end: cancel, defs: map[string]*loadedDef{}, running: map[string]context.CancelFunc{},
-		perChan: map[string]int{}, wake: map[string]chan *nostr.Event{}}
+		perChan: map[string]int{}, wake: map[string]chan *nostr.Event{}, claiming: map[string]bool{}}
 }
 
 // start loads the definitions, resumes unfinished runs and starts the
@@ -138,6 +156,7 @@ func (e *engine) start() error {
 	if err := e.r.loadRecords(ctx, workspace.KindWorkflowRun, func(ev *nostr.Event) {
 		var st runState
 		if json.Unmarshal([]byte(ev.Content), &st) == nil && (st.Status == runRunning || st.Status == runWaiting) {
+			st.at = ev.CreatedAt
 			unfinished = append(unfinished, st)
 		}
 	}); err != nil {
@@ -206,6 +225,8 @@ func (e *engine) saw(ev *nostr.Event) {
 		e.manual(ev)
 	case workspace.KindWorkflowCancel:
 		e.cancel(ev)
+	case workspace.KindReaction:
+		e.reaction(ev)
 	case workspace.KindApprovalGrant, workspace.KindApprovalDeny, workspace.KindStream:
 		e.mu.Lock()
 		var ws []chan *nostr.Event
@@ -251,8 +272,30 @@ func (e *engine) message(ev *nostr.Event) {
 	}
 }
 
+// reaction fires the reaction_added workflows of the reaction's channel
+// whose emoji and authors it matches.
+func (e *engine) reaction(ev *nostr.Event) {
+	target := ""
+	for _, t := range ev.Tags {
+		if len(t) >= 2 && t[0] == "e" {
+			target = t[1] // NIP-25: the last e tag is the reacted-to event
+		}
+	}
+	for _, d := range e.byChannel(channelOf(ev)) {
+		t := d.def.Trigger
+		if t.On != workflow.OnReaction || (len(t.Emoji) > 0 && !slices.Contains(t.Emoji, ev.Content)) {
+			continue
+		}
+		if len(t.From) > 0 && !slices.Contains(t.From, ev.PubKey) {
+			continue
+		}
+		e.fire(d, "event:"+ev.ID, map[string]string{"text": ev.Content, "author": ev.PubKey, "event": ev.ID, "target": target})
+	}
+}
+
 // manual runs a workflow named by a 46020 whose author may post in its
-// channel.
+// channel. With a run tag naming an earlier run of the same workflow, it
+// re-runs that run: the same trigger values, a new run.
 func (e *engine) manual(ev *nostr.Event) {
 	id := ev.Tags.GetD()
 	e.mu.Lock()
@@ -264,6 +307,17 @@ func (e *engine) manual(ev *nostr.Event) {
 	}
 	e.mu.Unlock()
 	if d == nil || e.r.checkChannelWrite(internal(e.ctx), caller{pubkey: ev.PubKey}, &nostr.Event{Kind: workspace.KindStream, PubKey: ev.PubKey, Tags: nostr.Tags{{"h", d.channel}}}) != "" {
+		return
+	}
+	if old, ok := tagValue(ev, workspace.TagWorkflowRun); ok {
+		st, found := e.stored(old)
+		if !found || st.Workflow != d.addr || st.Status == runRunning || st.Status == runWaiting {
+			e.r.log.Info("workflow re-run refused: no finished run of this workflow", "run", old, "workflow", d.addr)
+			return
+		}
+		vals := maps(st.Trigger)
+		delete(vals, "channel")
+		e.fireRerun(d, "event:"+ev.ID, vals, old)
 		return
 	}
 	vals := map[string]string{"text": ev.Content, "author": ev.PubKey, "event": ev.ID}
@@ -317,9 +371,30 @@ func (e *engine) schedule() {
 			d.next = d.def.Trigger.Cron.Next(now.In(d.def.Trigger.Location))
 		}
 		e.mu.Unlock()
+		// Due runs are opened side by side, a few at a time, and started
+		// only once all are, so that a thousand workflows on one schedule
+		// all start within its second, not after each other's steps.
+		var wg sync.WaitGroup
+		var mu sync.Mutex
+		var opened []*runState
+		sem := make(chan struct{}, maxParallelFires)
 		for _, x := range due {
-			e.fire(x.d, "schedule:"+x.at.UTC().Format(time.RFC3339), map[string]string{"time": x.at.Format(time.RFC3339)})
+			sem <- struct{}{}
+			wg.Go(func() { // ends when the run's first state is stored
+				defer func() { <-sem }()
+				if st, _ := e.open(x.d, "schedule:"+x.at.UTC().Format(time.RFC3339), map[string]string{"time": x.at.Format(time.RFC3339)}, ""); st != nil {
+					mu.Lock()
+					opened = append(opened, st)
+					mu.Unlock()
+				}
+			})
 		}
+		wg.Wait()
+		e.mu.Lock()
+		for _, st := range opened {
+			e.spawnLocked(*st)
+		}
+		e.mu.Unlock()
 	}
 }
 
@@ -355,7 +430,7 @@ func (r *Relay) serveHook(w http.ResponseWriter, req *http.Request) {
 		return
 	}
 	if len(body) > maxWebhookBody {
-		http.Error(w, fmt.Sprintf("body over the %d-byte limit", maxWebhookBody), http.StatusRequestEntityTooLarge)
+		http.Error(w, fmt.Sprintf("webhook body over the %d-byte limit", maxWebhookBody), http.StatusRequestEntityTooLarge)
 		return
 	}
 	key := req.Header.Get("Idempotency-Key")
@@ -384,45 +459,89 @@ func uuidOf(b []byte) string { return workspace.FormatUUID([16]byte(b[:16])) }
 // fire claims and starts the run of d for trigger key; it returns the run
 // id and false with a reason when the run was not started.
 func (e *engine) fire(d *loadedDef, key string, vals map[string]string) (string, bool) {
+	return e.fireRerun(d, key, vals, "")
+}
+
+// fireRerun is fire for a run that repeats run rerunOf ("" for none).
+func (e *engine) fireRerun(d *loadedDef, key string, vals map[string]string, rerunOf string) (string, bool) {
+	st, msg := e.open(d, key, vals, rerunOf)
+	if st == nil {
+		return msg, false
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.spawnLocked(*st)
+	return st.Run, true
+}
+
+// open claims the run of d for trigger key and stores its first state,
+// holding a slot of the channel's runs for it; the caller starts it with
+// spawnLocked. It returns nil and the reason when the run is not to go.
+func (e *engine) open(d *loadedDef, key string, vals map[string]string, rerunOf string) (*runState, string) {
 	sum := sha256.Sum256([]byte(d.addr + "\x00" + key))
 	run := uuidOf(sum[:])
 	vals["channel"] = d.channel
 	now := e.r.cfg.Now()
 	st := runState{Run: run, Workflow: d.addr, Channel: d.channel, Publisher: d.publisher, Trigger: vals,
-		Status: runRunning, Started: now.Unix(), Deadline: now.Add(d.def.Timeout).Unix()}
+		Status: runRunning, Started: now.Unix(), Deadline: now.Add(d.def.Timeout).Unix(), RerunOf: rerunOf}
 	for _, s := range d.def.Steps {
 		st.Steps = append(st.Steps, stepRecord{ID: s.ID, Action: s.Action, Status: "pending"})
 	}
+	// The lock is not held across the store's reads and writes, so that
+	// many runs (a schedule shared by a thousand workflows) start at
+	// once: claiming marks the run while it is checked and stored, and
+	// the channel's slot is taken before the store is written.
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	if e.claiming[run] {
+		e.mu.Unlock()
+		return nil, "already ran"
+	}
+	e.claiming[run] = true
+	e.mu.Unlock()
+	defer func() {
+		e.mu.Lock()
+		delete(e.claiming, run)
+		e.mu.Unlock()
+	}()
 	if _, ok := e.stored(run); ok {
-		return "already ran", false
+		return nil, "already ran"
 	}
 	if e.r.fan != nil && !e.claim(run, now) {
-		return "already ran", false
+		return nil, "already ran"
 	}
-	if e.perChan[d.channel] >= maxRunsPerChannel {
-		st.Status, st.Error = runFailed, fmt.Sprintf("channel has %d runs going, the limit", maxRunsPerChannel)
+	e.mu.Lock()
+	full := e.perChan[d.channel] >= maxRunsPerChannel
+	if !full {
+		e.perChan[d.channel]++ // the run's slot, taken now so that a run opened beside it sees it
+	}
+	e.mu.Unlock()
+	if full {
+		st.Status, st.Error = runFailed, fmt.Sprintf("refused: the channel has %d runs going, the limit of concurrent runs per channel", maxRunsPerChannel)
 		e.save(&st)
-		return st.Error, false
+		return nil, st.Error
 	}
 	if err := e.save(&st); err != nil {
-		return err.Error(), false
+		e.mu.Lock()
+		e.perChan[d.channel]--
+		e.mu.Unlock()
+		return nil, err.Error()
 	}
-	e.spawnLocked(st)
-	return run, true
+	return &st, ""
 }
 
+// spawn starts a run resumed at start, taking its slot of the channel.
 func (e *engine) spawn(st runState) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.perChan[st.Channel]++
 	e.spawnLocked(st)
 }
 
+// spawnLocked starts the run st, whose slot of the channel's runs is
+// taken; the slot is given back when the run ends.
 func (e *engine) spawnLocked(st runState) {
 	ctx, cancel := context.WithCancel(e.ctx)
 	e.running[st.Run] = cancel
-	e.perChan[st.Channel]++
 	wake := make(chan *nostr.Event, 64)
 	e.wake[st.Run] = wake
 	e.wg.Add(1)
@@ -472,7 +591,9 @@ func (e *engine) save(st *runState) error {
 	}
 	ev := nostr.Event{Kind: workspace.KindWorkflowRun, Content: string(b),
 		Tags: nostr.Tags{{"d", st.Run}, {"h", st.Channel}, {"a", st.Workflow}, {workspace.TagWorkflowStatus, st.Status}, {"p", st.Publisher}}}
-	if err := e.r.signState(&ev); err != nil {
+	ev.CreatedAt = max(nostr.Now(), st.at+1)
+	st.at = ev.CreatedAt
+	if err := ev.Sign(e.r.secret); err != nil {
 		return fmt.Errorf("sign run %s: %w", st.Run, err)
 	}
 	if err := e.r.store.ReplaceEvent(internal(context.Background()), &ev); err != nil {
@@ -517,6 +638,9 @@ func (e *engine) execute(ctx context.Context, st *runState, wake chan *nostr.Eve
 		return
 	}
 	deadline := time.Unix(st.Deadline, 0)
+	overtime := func() string {
+		return fmt.Sprintf("stopped: the run time limit of %s (the definition's timeout) was reached", def.Timeout)
+	}
 	for st.Step < len(def.Steps) {
 		if e.ctx.Err() != nil {
 			return // the relay is closing: the run resumes at this step on start
@@ -526,7 +650,7 @@ func (e *engine) execute(ctx context.Context, st *runState, wake chan *nostr.Eve
 			return
 		}
 		if !e.r.cfg.Now().Before(deadline) {
-			finish(runFailed, "run time limit reached")
+			finish(runFailed, overtime())
 			return
 		}
 		s, rec := def.Steps[st.Step], &st.Steps[st.Step]
@@ -552,6 +676,12 @@ func (e *engine) execute(ctx context.Context, st *runState, wake chan *nostr.Eve
 			return
 		}
 		rec.Status, rec.Output, rec.Ended = status, out, e.r.cfg.Now().Unix()
+		if (err != nil || status == stepTimedOut) && !e.r.cfg.Now().Before(deadline) {
+			// The step stopped waiting because the whole run's time is up.
+			rec.Status = stepTimedOut
+			finish(runFailed, overtime())
+			return
+		}
 		switch {
 		case err != nil:
 			rec.Status = stepFailed
@@ -683,6 +813,7 @@ func (e *engine) approval(ctx context.Context, st *runState, s workflow.Step, re
 		mac := hmac.New(sha256.New, []byte(e.r.secret))
 		mac.Write([]byte("workflow-approval\x00" + st.Run + "\x00" + rec.ID))
 		rec.Token = uuidOf(mac.Sum(nil))
+		rec.Approvers = s.From
 		st.Status = runWaiting
 		e.save(st)
 	}

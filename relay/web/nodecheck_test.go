@@ -70,3 +70,10 @@ func TestHistoryModule(t *testing.T) { nodeChecks(t, "history.mjs", 27) }
 // Retry now (which reconnects) and after a rate limit by itself, and
 // refused past its bound with a reason.
 func TestOutboxModule(t *testing.T) { nodeChecks(t, "outbox.mjs", 32) }
+
+// TestWorkflowsModule runs testdata/workflows.mjs: the workflows panel's
+// model (workflows.js): a definition's name and trigger read without a
+// YAML parser, a run record read defensively, who may approve a waiting
+// step and cancel a run, a refusal's line and column and where they are
+// in the text, durations, and the answer's d tag.
+func TestWorkflowsModule(t *testing.T) { nodeChecks(t, "workflows.mjs", 26) }

@@ -33,6 +33,9 @@ const (
 	DefaultRunTimeout = 25 * time.Hour
 	// maxPatternBytes bounds a trigger's regular expression.
 	maxPatternBytes = 1024
+	// maxEmojiBytes bounds one reaction a reaction_added trigger names:
+	// an emoji, a shortcode or "+".
+	maxEmojiBytes = 64
 )
 
 // Trigger kinds (the "on" of a trigger), as upstream names them, plus manual.
@@ -41,6 +44,7 @@ const (
 	OnSchedule = "schedule"
 	OnWebhook  = "webhook"
 	OnManual   = "manual"
+	OnReaction = "reaction_added"
 )
 
 // Step actions.
@@ -78,6 +82,9 @@ type Trigger struct {
 	Location *time.Location
 	// webhook: SecretSHA256 is the hex SHA-256 of the secret callers send.
 	SecretSHA256 string
+	// reaction_added: Emoji lists the reactions that start a run (empty =
+	// any); From limits who reacts, as for message_posted.
+	Emoji []string
 }
 
 // Step is one checked step.
@@ -154,7 +161,7 @@ func Parse(text string) (*Definition, error) {
 	}
 	tn := fields["trigger"]
 	if tn == nil {
-		return nil, errAt(root, "missing trigger (want trigger: {on: %s|%s|%s|%s})", OnMessage, OnSchedule, OnWebhook, OnManual)
+		return nil, errAt(root, "missing trigger (want trigger: {on: %s})", strings.Join(triggers, "|"))
 	}
 	if d.Trigger, err = parseTrigger(tn); err != nil {
 		return nil, err
@@ -261,13 +268,13 @@ func pubkeys(n *yaml.Node, what string, names ...string) ([]string, error) {
 
 func parseTrigger(n *yaml.Node) (Trigger, error) {
 	var t Trigger
-	f, err := mapping(n, "trigger", "on", "pattern", "from", "cron", "timezone", "secret_sha256")
+	f, err := mapping(n, "trigger", "on", "pattern", "from", "cron", "timezone", "secret_sha256", "emoji")
 	if err != nil {
 		return t, err
 	}
 	on := f["on"]
 	if on == nil {
-		return t, errAt(n, "trigger: missing on (want %s, %s, %s or %s)", OnMessage, OnSchedule, OnWebhook, OnManual)
+		return t, errAt(n, "trigger: missing on (want %s)", strings.Join(triggers, ", "))
 	}
 	if t.On, err = str(on, "trigger.on"); err != nil {
 		return t, err
@@ -350,12 +357,37 @@ func parseTrigger(n *yaml.Node) (Trigger, error) {
 			return t, errAt(s, "trigger.secret_sha256 must be 64 hex characters")
 		}
 		t.SecretSHA256 = v
+	case OnReaction:
+		if err := only(OnReaction, "emoji", "from"); err != nil {
+			return t, err
+		}
+		if e := f["emoji"]; e != nil {
+			items := []*yaml.Node{e}
+			if e.Kind == yaml.SequenceNode {
+				items = e.Content
+			}
+			for _, it := range items {
+				s, err := str(it, "trigger.emoji")
+				if err != nil {
+					return t, err
+				}
+				if s == "" || len(s) > maxEmojiBytes {
+					return t, errAt(it, "trigger.emoji: want a reaction of 1 to %d bytes (e.g. 🚀 or +)", maxEmojiBytes)
+				}
+				t.Emoji = append(t.Emoji, s)
+			}
+		}
+		if p := f["from"]; p != nil {
+			if t.From, err = pubkeys(p, "trigger.from"); err != nil {
+				return t, err
+			}
+		}
 	case OnManual:
 		if err := only(OnManual); err != nil {
 			return t, err
 		}
 	default:
-		return t, errAt(on, "trigger.on: unknown trigger %q (want %s, %s, %s or %s)", t.On, OnMessage, OnSchedule, OnWebhook, OnManual)
+		return t, errAt(on, "trigger.on: unknown trigger %q (want %s)", t.On, strings.Join(triggers, ", "))
 	}
 	return t, nil
 }
@@ -510,6 +542,8 @@ func parseStep(n *yaml.Node, i int, earlier map[string]bool) (Step, error) {
 // httpDefaultTimeout bounds a call_webhook step that sets none.
 const httpDefaultTimeout = 10 * time.Second
 
+var triggers = []string{OnMessage, OnReaction, OnSchedule, OnWebhook, OnManual}
+
 var actions = []string{ActionSendMessage, ActionAskAgent, ActionApproval, ActionSetTopic, ActionHTTP}
 
 // checkTemplate refuses a reference to a step that does not come earlier
@@ -530,7 +564,7 @@ func checkRef(ref string, earlier map[string]bool) error {
 		if len(parts) == 2 && triggerFields[parts[1]] || len(parts) == 3 && parts[1] == "inputs" {
 			return nil
 		}
-		return errors.New("want trigger.text, trigger.author, trigger.channel, trigger.event, trigger.time or trigger.inputs.NAME")
+		return errors.New("want trigger.text, trigger.author, trigger.channel, trigger.event, trigger.target, trigger.time or trigger.inputs.NAME")
 	case "steps":
 		if len(parts) != 3 || (parts[2] != "output" && parts[2] != "status") {
 			return errors.New("want steps.ID.output or steps.ID.status")
@@ -548,4 +582,4 @@ func checkRef(ref string, earlier map[string]bool) error {
 	return errors.New("want trigger.…, steps.ID.… or workflow.…")
 }
 
-var triggerFields = map[string]bool{"text": true, "author": true, "channel": true, "event": true, "time": true}
+var triggerFields = map[string]bool{"text": true, "author": true, "channel": true, "event": true, "target": true, "time": true}

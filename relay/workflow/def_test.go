@@ -15,6 +15,8 @@ func TestParseNamesLineAndColumn(t *testing.T) {
 		{"name: x\ntrigger: {on: manual}\nsteps:\n  - action: send_message\n    text: \"{{steps.later.output}}\"\n", "line 5, column 11: {{steps.later.output}}: no earlier step"},
 		{"name: x\ntrigger:\n  on: schedule\n  cron: \"61 * * * *\"\nsteps:\n  - {action: send_message, text: hi}\n", "line 4, column 9: trigger.cron"},
 		{"name: x\n trigger: [\n", "line 2"},
+		{"name: x\ntrigger:\n  on: reaction_added\n  pattern: go\nsteps:\n  - {action: send_message, text: hi}\n", "line 4, column 12: trigger: pattern does not apply to on: reaction_added"},
+		{"name: x\ntrigger:\n  on: reaction_added\n  emoji: [\"\"]\nsteps:\n  - {action: send_message, text: hi}\n", "line 4, column 11: trigger.emoji: want a reaction"},
 	}
 	for _, c := range cases {
 		_, err := Parse(c.yaml)

@@ -1,6 +1,6 @@
 // The frame of the table checks that run the client's modules under node
 // (nodeChecks: TestAgentsModule, TestAttentionRules, TestFindModules,
-// TestGuideModule, TestHistoryModule, TestOutboxModule): the modules are loaded from the js directory given as
+// TestGuideModule, TestHistoryModule, TestOutboxModule, TestWorkflowsModule): the modules are loaded from the js directory given as
 // the first argument, eq records each difference, and report writes the
 // {checked, failures} the Go test reads from stdout.
 import { pathToFileURL } from 'node:url';

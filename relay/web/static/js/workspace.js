@@ -27,6 +27,7 @@ import { SearchView } from './search.js';
 import { InboxView } from './inbox.js';
 import { wireDMs, renderDMs } from './dm.js';
 import { Guide } from './guide.js';
+import { WorkflowsPanel } from './workflows.js';
 
 const $ = (id) => document.getElementById(id);
 const historyPage = 300; // events per page of a channel's history
@@ -52,6 +53,7 @@ class App {
     this.channelView = new ChannelView(this);
     this.thread = new ThreadView(this);
     this.agentsPanel = new AgentsPanel(this, $('agents-dialog'), $('agents-list'));
+    this.workflows = new WorkflowsPanel(this);
     this.dmList = wireDMs(this);
     this.searchView = new SearchView(this);
     this.inbox = new InboxView(this);
@@ -350,6 +352,7 @@ function wireChrome(app) {
     $('menu').setAttribute('aria-expanded', String(open));
   });
   $('agents-btn').addEventListener('click', () => app.agentsPanel.open());
+  $('workflows-btn').addEventListener('click', () => { if (app.current) app.workflows.open(app.current); });
   $('agents-close').addEventListener('click', () => $('agents-dialog').close());
   const dlg = $('channel-dialog');
   $('new-channel').addEventListener('click', () => { $('ch-error').textContent = ''; dlg.showModal(); $('ch-name').focus(); });
