@@ -176,11 +176,9 @@ func runPRCreate(in *inv) error {
 	if err != nil {
 		return err
 	}
-	body := ""
-	if in.p.has("body") {
-		if body, err = readText(in, "body", maxPRBody); err != nil {
-			return err
-		}
+	body, err := prBody(in, "")
+	if err != nil {
+		return err
 	}
 	tip := ""
 	if r.state != nil {
@@ -488,6 +486,15 @@ func commentEvent(in *inv, pr *nostr.Event, r repoRef, body, replyTo string) (*n
 	return ev, nil
 }
 
+// prBody is --body (at most maxPRBody bytes; "-" reads stdin) when it is
+// given, or def.
+func prBody(in *inv, def string) (string, error) {
+	if !in.p.has("body") {
+		return def, nil
+	}
+	return readText(in, "body", maxPRBody)
+}
+
 func runPRComment(in *inv) error {
 	pr, r, err := needPR(in)
 	if err != nil {
@@ -520,11 +527,9 @@ func runPRRequestReview(in *inv) error {
 	if err != nil {
 		return err
 	}
-	body := "Please review this pull request."
-	if in.p.has("body") {
-		if body, err = readText(in, "body", maxPRBody); err != nil {
-			return err
-		}
+	body, err := prBody(in, "Please review this pull request.")
+	if err != nil {
+		return err
 	}
 	ev, err := commentEvent(in, pr, r, body, "")
 	if err != nil {
@@ -571,11 +576,9 @@ func runPRReview(in *inv) error {
 	default:
 		return userErr("say --approve or --request-changes")
 	}
-	body := ""
-	if in.p.has("body") {
-		if body, err = readText(in, "body", maxPRBody); err != nil {
-			return err
-		}
+	body, err := prBody(in, "")
+	if err != nil {
+		return err
 	}
 	ev, err := commentEvent(in, pr, r, body, "")
 	if err != nil {
@@ -634,11 +637,9 @@ func statusCmd(k int) func(*inv) error {
 		if err != nil {
 			return err
 		}
-		body := ""
-		if in.p.has("body") {
-			if body, err = readText(in, "body", maxPRBody); err != nil {
-				return err
-			}
+		body, err := prBody(in, "")
+		if err != nil {
+			return err
 		}
 		res, err := publishStatus(in, pr, r, k, body)
 		if err != nil {

@@ -57,23 +57,9 @@ func (h *harness) guardReply(ctx context.Context, channel string, t *turnHandle,
 			h.log.Info("reply guard: the agent answered in the channel", "channel", channel, "event_id", last.ID, "reply_id", msgs[0].ID)
 			return
 		}
-		text := out.finalText
-		if text == "" {
-			text = noAnswerNotice
-		} else if out.textCut {
-			text += cutNote
-		}
 		h.log.Info("reply guard: the agent left no message in the thread; posting its final text", "channel", channel,
 			"event_id", last.ID, "text_bytes", len(out.finalText))
-		ev := h.threadEvent(channel, last, text)
-		if err := h.cfg.Secret.SignEvent(ev); err != nil {
-			return
-		}
-		pctx, cancel := context.WithTimeout(bctx, replyCheckTO)
-		defer cancel()
-		if _, err := h.io.Publish(pctx, ev); err != nil {
-			h.log.Warn("reply guard: final text not published", "channel", channel, "err", err)
-		}
+		h.postGuardReply(bctx, h.threadEvent(channel, last, out.replyText()), "channel", channel)
 	}()
 }
 
@@ -169,12 +155,6 @@ func (h *harness) guardPRReply(ctx context.Context, last *Event, since nostr.Tim
 		h.log.Info("reply guard: the agent answered on the pull request", "event_id", last.ID, "reply_id", evs[0].ID)
 		return
 	}
-	text := out.finalText
-	if text == "" {
-		text = noAnswerNotice
-	} else if out.textCut {
-		text += cutNote
-	}
 	tags := nostr.Tags{}
 	for _, name := range []string{"E", "K", "P", "h", workspace.TagCommentFile, workspace.TagCommentLine, workspace.TagCommentCommit} {
 		if t := last.Tags.Find(name); t != nil {
@@ -182,15 +162,33 @@ func (h *harness) guardPRReply(ctx context.Context, last *Event, since nostr.Tim
 		}
 	}
 	tags = append(tags, nostr.Tag{"e", last.ID, "", last.PubKey}, nostr.Tag{"k", strconv.Itoa(last.Kind)}, nostr.Tag{"p", last.PubKey})
-	ev := &nostr.Event{Kind: workspace.KindComment, CreatedAt: nostr.Now(), Tags: tags, Content: redact(text, h.env.Environ)}
+	ev := &nostr.Event{Kind: workspace.KindComment, CreatedAt: nostr.Now(), Tags: tags, Content: redact(out.replyText(), h.env.Environ)}
+	h.log.Info("reply guard: the agent left no answer on the pull request; posting its final text", "event_id", last.ID)
+	h.postGuardReply(ctx, ev, "event_id", last.ID)
+}
+
+// replyText is what the reply guard posts for a turn that left no
+// answer: its final text, marked where it was cut, or the notice.
+func (out turnOutcome) replyText() string {
+	switch {
+	case out.finalText == "":
+		return noAnswerNotice
+	case out.textCut:
+		return out.finalText + cutNote
+	}
+	return out.finalText
+}
+
+// postGuardReply signs ev as the agent and publishes it within
+// replyCheckTO; where is what the warning of a failed publish names.
+func (h *harness) postGuardReply(ctx context.Context, ev *nostr.Event, where ...any) {
 	if err := h.cfg.Secret.SignEvent(ev); err != nil {
 		return
 	}
-	h.log.Info("reply guard: the agent left no answer on the pull request; posting its final text", "event_id", last.ID)
 	pctx, cancel := context.WithTimeout(ctx, replyCheckTO)
 	defer cancel()
 	if _, err := h.io.Publish(pctx, ev); err != nil {
-		h.log.Warn("reply guard: final text not published", "event_id", last.ID, "err", err)
+		h.log.Warn("reply guard: final text not published", append(where, "err", err)...)
 	}
 }
 

@@ -26,3 +26,21 @@ func TestAnsweredIDsByThreadParent(t *testing.T) {
 		t.Errorf("a direct reply (lone reply marker) to %s… not counted: %v", b[:8], got)
 	}
 }
+
+// TestReplyText: the reply guard posts a turn's final text as it is,
+// marked where it was cut, and the notice when there was none.
+func TestReplyText(t *testing.T) {
+	for _, c := range []struct {
+		out  turnOutcome
+		want string
+	}{
+		{turnOutcome{finalText: "done"}, "done"},
+		{turnOutcome{finalText: "long", textCut: true}, "long" + cutNote},
+		{turnOutcome{}, noAnswerNotice},
+		{turnOutcome{textCut: true}, noAnswerNotice},
+	} {
+		if got := c.out.replyText(); got != c.want {
+			t.Errorf("replyText of %q (cut %v) = %q; want %q", c.out.finalText, c.out.textCut, got, c.want)
+		}
+	}
+}

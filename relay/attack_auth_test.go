@@ -166,26 +166,7 @@ func TestAttackKindLimitedAttestationWritesAnyKind(t *testing.T) {
 // tags and returns the status and body.
 func gitProbe(t *testing.T, k testKey, repoURL string, tags ...nostr.Tag) (int, string) {
 	t.Helper()
-	sec, err := nostrkey.ParseSecret(k.sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth, err := nip98.Header(sec, repoURL, "GET", nip98.Options{Tags: tags})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(testCtx(t), "GET", repoURL+"/info/refs?service=git-upload-pack", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", auth)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	return resp.StatusCode, string(b)
+	return nip98Get(t, k, repoURL, repoURL+"/info/refs?service=git-upload-pack", nip98.Options{Tags: tags})
 }
 
 // TestGitAttestationConditions: the git route applies the grant rules:

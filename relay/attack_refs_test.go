@@ -2,7 +2,6 @@ package relay
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
 
@@ -202,26 +200,8 @@ func TestAttackReferencesToPrivateMessagesLeak(t *testing.T) {
 // receive pack) with a NIP-98 token by k and returns the status.
 func gitService(t *testing.T, k testKey, repoURL, service string) int {
 	t.Helper()
-	sec, err := nostrkey.ParseSecret(k.sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth, err := nip98.Header(sec, repoURL, "GET", nip98.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(testCtx(t), "GET", repoURL+"/info/refs?service="+service, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", auth)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	return resp.StatusCode
+	code, _ := nip98Get(t, k, repoURL, repoURL+"/info/refs?service="+service, nip98.Options{})
+	return code
 }
 
 // TestAttackRepoSharingSquatted: a 30617 could share a repository with a

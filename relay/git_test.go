@@ -1,6 +1,7 @@
 package relay
 
 import (
+	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -81,6 +82,36 @@ func gitToken(t testing.TB, k testKey, repoURL string) string {
 // authed returns git arguments that send a NIP-98 header for repoURL.
 func authed(t testing.TB, k testKey, repoURL string) []string {
 	return []string{"-c", "http.extraHeader=Authorization: Nostr " + gitToken(t, k, repoURL)}
+}
+
+// nip98BodyLimit bounds what nip98Get reads of an answer: more than the
+// largest these tests ask for (a file of a repository view).
+const nip98BodyLimit = 16 << 20
+
+// nip98Get sends a GET of getURL with a NIP-98 Authorization header by k
+// for signURL, made with opt, and returns the status and the body.
+func nip98Get(t testing.TB, k testKey, signURL, getURL string, opt nip98.Options) (int, string) {
+	t.Helper()
+	sec, err := nostrkey.ParseSecret(k.sk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := nip98.Header(sec, signURL, http.MethodGet, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := http.NewRequestWithContext(testCtx(t), http.MethodGet, getURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", auth)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, nip98BodyLimit))
+	return resp.StatusCode, string(b)
 }
 
 func TestGitHosting(t *testing.T) {

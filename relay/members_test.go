@@ -499,21 +499,8 @@ func TestAttackBannedGitOnOpenRelay(t *testing.T) {
 	base := httpBase(url)
 	gitGet := func(k testKey) (int, string) {
 		t.Helper()
-		sec, _ := nostrkey.ParseSecret(k.sk)
 		repo := base + "/git/" + k.pk + "/tools.git"
-		hdr, err := nip98.Header(sec, repo, http.MethodGet, nip98.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, repo+"/info/refs?service=git-upload-pack", nil)
-		req.Header.Set("Authorization", hdr)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return nip98Get(t, k, repo, repo+"/info/refs?service=git-upload-pack", nip98.Options{})
 	}
 	if status, body := gitGet(banned); status == http.StatusForbidden {
 		t.Fatalf("before the ban: %d %s", status, body)

@@ -2,7 +2,6 @@ package relay
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -10,7 +9,6 @@ import (
 	"strings"
 	"testing"
 
-	"buzzbox/internal/nostrkey"
 	"buzzbox/internal/testexe"
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
@@ -21,14 +19,7 @@ import (
 // writes them and pr view reads them; a reply to a comment of another
 // pull request is refused.
 func TestPullRequestLineThreads(t *testing.T) {
-	needGit(t)
-	w, keys := smallPRWorld(t)
-	bob, bot := keys[0], keys[1]
-	bw := w.clone(bot)
-	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "fix")
-	tip := commitFile(t, w.env, bw, "FIX", "fixed\n", "fix it")
-	w.push(bot, bw, "fix")
-	id := w.create(bot, "fix", "Fix it")
+	w, bob, bot, bw, tip, id := smallPRWithFix(t)
 
 	var c1 struct {
 		ID string `json:"event_id"`
@@ -104,14 +95,7 @@ func TestPullRequestLineThreads(t *testing.T) {
 // the pull request, and a branch that went its own way is left as it is
 // with the way out named.
 func TestPullRequestCheckout(t *testing.T) {
-	needGit(t)
-	w, keys := smallPRWorld(t)
-	bob, bot := keys[0], keys[1]
-	bw := w.clone(bot)
-	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "fix")
-	tip := commitFile(t, w.env, bw, "FIX", "fixed\n", "fix it")
-	w.push(bot, bw, "fix")
-	id := w.create(bot, "fix", "Fix it")
+	w, bob, bot, bw, tip, id := smallPRWithFix(t)
 
 	// bob's clone, and an environment as a session's: the helper on PATH,
 	// credential.helper=nostr with the key.
@@ -167,20 +151,7 @@ func TestPullRequestCheckout(t *testing.T) {
 	diffAt := func(commit string) (int, string) {
 		t.Helper()
 		u := w.repoURL + "/buzz-diff?pr=" + id + "&commit=" + commit
-		sec, _ := nostrkey.ParseSecret(bob.sk)
-		auth, err := nip98.Header(sec, u, http.MethodGet, nip98.Options{Nonce: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		req, _ := http.NewRequestWithContext(testCtx(t), http.MethodGet, u, nil)
-		req.Header.Set("Authorization", auth)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(resp.Body)
-		return resp.StatusCode, string(b)
+		return nip98Get(t, bob, u, u, nip98.Options{Nonce: true})
 	}
 	if code, d := diffAt(tip); code != http.StatusOK || !strings.Contains(d, "+fixed\n") || strings.Contains(d, "twice") {
 		t.Errorf("diff at %s = %d\n%s", tip, code, d)
@@ -230,4 +201,20 @@ func smallPRWorld(t *testing.T) (*prWorld, []testKey) {
 	b := runBinary(t, t.TempDir(), "--owner", alice.pk, "--allow", bob.pk+","+bot.pk)
 	w := newPRWorld(t, b, login(t, b.url, alice), alice, "line one\n", []testKey{bob}, []testKey{bot})
 	return w, []testKey{bob, bot}
+}
+
+// smallPRWithFix is smallPRWorld with a pull request open: the agent
+// (bot) committed FIX on branch fix of its clone bw, at tip, pushed it
+// and opened pull request id "Fix it" of it.
+func smallPRWithFix(t *testing.T) (w *prWorld, bob, bot testKey, bw, tip, id string) {
+	t.Helper()
+	needGit(t)
+	w, keys := smallPRWorld(t)
+	bob, bot = keys[0], keys[1]
+	bw = w.clone(bot)
+	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "fix")
+	tip = commitFile(t, w.env, bw, "FIX", "fixed\n", "fix it")
+	w.push(bot, bw, "fix")
+	id = w.create(bot, "fix", "Fix it")
+	return w, bob, bot, bw, tip, id
 }

@@ -2,7 +2,6 @@ package relay
 
 import (
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"os"
@@ -23,26 +22,7 @@ import (
 // and returns the status and body.
 func viewGet(t *testing.T, k testKey, u string) (int, string) {
 	t.Helper()
-	sec, err := nostrkey.ParseSecret(k.sk)
-	if err != nil {
-		t.Fatal(err)
-	}
-	auth, err := nip98.Header(sec, u, "GET", nip98.Options{Nonce: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	req, err := http.NewRequestWithContext(testCtx(t), "GET", u, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("Authorization", auth)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 16<<20))
-	return resp.StatusCode, string(b)
+	return nip98Get(t, k, u, u, nip98.Options{Nonce: true})
 }
 
 // viewJSON is viewGet that must answer 200 with JSON, decoded into v.

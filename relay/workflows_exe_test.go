@@ -253,6 +253,16 @@ steps:
 	}
 }
 
+// ownerGateSteps is the steps of a workflow that waits for the owner's
+// approval (10 minutes), for tests that need a run to stay waiting.
+const ownerGateSteps = `steps:
+  - id: gate
+    action: request_approval
+    from: owner
+    message: wait
+    timeout: 10m
+`
+
 // TestAttackWorkflowActsWithPublisherRights: a plain member's workflow
 // may post but not set the topic (the member may not); a stranger's
 // cancel of the owner's run is ignored, the owner's cancel ends it.
@@ -288,15 +298,7 @@ steps:
 	}
 
 	const gate = "17283940-5b6c-4d7e-8f80-91a2b3c4d5e6"
-	mustPublish(t, co, signed(t, owner, workspace.KindWorkflowDef, `name: wait
-trigger: {on: manual}
-steps:
-  - id: gate
-    action: request_approval
-    from: owner
-    message: wait
-    timeout: 10m
-`, nostr.Tag{"d", gate}, nostr.Tag{"h", ch}))
+	mustPublish(t, co, signed(t, owner, workspace.KindWorkflowDef, "name: wait\ntrigger: {on: manual}\n"+ownerGateSteps, nostr.Tag{"d", gate}, nostr.Tag{"h", ch}))
 	mustPublish(t, co, signed(t, owner, workspace.KindWorkflowTrigger, "", nostr.Tag{"d", gate}))
 	var run string
 	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline) && run == ""; time.Sleep(50 * time.Millisecond) {

@@ -67,15 +67,7 @@ func TestWorkflowLimitsAgainstBinary(t *testing.T) {
 
 	t.Run("concurrent runs per channel", func(t *testing.T) {
 		ch := newChannel(t, c, owner, "1a2b3c4d-0002-4000-8000-00000000000b", "busy")
-		mustPublish(t, c, signed(t, owner, workspace.KindWorkflowDef, `name: gate
-trigger: {on: message_posted, pattern: "^go"}
-steps:
-  - id: gate
-    action: request_approval
-    from: owner
-    message: wait
-    timeout: 10m
-`, nostr.Tag{"d", "1a2b3c4d-0002-4000-8000-0000000000d2"}, nostr.Tag{"h", ch}))
+		mustPublish(t, c, signed(t, owner, workspace.KindWorkflowDef, "name: gate\ntrigger: {on: message_posted, pattern: \"^go\"}\n"+ownerGateSteps, nostr.Tag{"d", "1a2b3c4d-0002-4000-8000-0000000000d2"}, nostr.Tag{"h", ch}))
 		for i := range maxRunsPerChannel + 1 {
 			mustPublish(t, c, signed(t, owner, workspace.KindStream, fmt.Sprintf("go %d", i), nostr.Tag{"h", ch}))
 		}

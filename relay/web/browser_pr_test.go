@@ -75,63 +75,84 @@ func authedURL(t testing.TB, ctx context.Context, url, sk string) *nostr.Relay {
 	return rel
 }
 
-// TestBrowserPullRequest: an agent pushes a branch of a repository the
-// relay hosts and opens a pull request; in a real browser the owner sees
-// its card in the repository's channel, opens the page (the diff by file),
-// comments on a line by clicking it, answers in the line's thread from the
-// keyboard, resolves the thread (it collapses), asks another member to
-// review, approves and merges; the relay's git moved main to the tip and
-// the card says merged.
-func TestBrowserPullRequest(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("SKIP(loud): git is not installed; apt-get install -y git")
-	}
-	ctx, consoleErrors := browser(t)
-	sk, bot := nostr.GeneratePrivateKey(), nostr.GeneratePrivateKey()
-	pk, _ := nostr.GetPublicKey(sk)
-	botPK, _ := nostr.GetPublicKey(bot)
-	npub, _ := nip19.EncodePublicKey(pk)
-	nsec, _ := nip19.EncodePrivateKey(sk)
-	base := startBinary(t, "--owner", npub)
-	repoURL := base + "/git/" + pk + "/proj.git"
-
-	work := t.TempDir()
-	prGit(t, work, "", "", "init", "--quiet", "-b", "main")
-	os.WriteFile(filepath.Join(work, "README"), []byte("hello\n"), 0o644)
-	prGit(t, work, "", "", "add", "README")
-	prGit(t, work, "", "", "commit", "--quiet", "-m", "first")
-	prGit(t, work, sk, repoURL, "push", "--quiet", repoURL, "main")
-
-	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	ws := "ws" + strings.TrimPrefix(base, "http")
-	owner := authedURL(t, rctx, ws, sk)
-	ch := "7a1c2d4e-2222-4000-8000-0000000000cd"
-	pub := func(rel *nostr.Relay, key string, kind int, content string, tags ...nostr.Tag) nostr.Event {
+// publisher returns a function that signs an event of kind with content
+// and tags as key and publishes it on rel within ctx, failing t if the
+// relay refuses it.
+func publisher(t testing.TB, ctx context.Context) func(rel *nostr.Relay, key string, kind int, content string, tags ...nostr.Tag) nostr.Event {
+	return func(rel *nostr.Relay, key string, kind int, content string, tags ...nostr.Tag) nostr.Event {
 		t.Helper()
 		ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Content: content, Tags: tags}
 		ev.Sign(key)
-		if err := rel.Publish(rctx, ev); err != nil {
+		if err := rel.Publish(ctx, ev); err != nil {
 			t.Fatalf("publish kind %d: %v", kind, err)
 		}
 		return ev
 	}
-	pub(owner, sk, 9007, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "proj"})
-	pub(owner, sk, 9000, "", nostr.Tag{"h", ch}, nostr.Tag{"p", botPK, "", "bot"})
-	carolPK, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
-	pub(owner, sk, 9000, "", nostr.Tag{"h", ch}, nostr.Tag{"p", carolPK})
-	pub(owner, sk, 30617, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", ch})
+}
 
-	// The agent pushes a branch and opens a pull request.
-	clone := filepath.Join(t.TempDir(), "c")
-	prGit(t, "", bot, repoURL, "clone", "--quiet", repoURL, clone)
-	prGit(t, clone, "", "", "checkout", "--quiet", "-b", "fix")
-	os.WriteFile(filepath.Join(clone, "FIX"), []byte("fixed\ntwice\n"), 0o644)
-	prGit(t, clone, "", "", "add", "FIX")
-	prGit(t, clone, "", "", "commit", "--quiet", "-m", "fix it")
-	prGit(t, clone, bot, repoURL, "push", "--quiet", repoURL, "fix")
-	tip := strings.TrimSpace(prGit(t, clone, "", "", "rev-parse", "HEAD"))
-	req, _ := http.NewRequest("GET", base+"/", nil)
+// signInToChannel opens the page at base in ctx signed in with nsec and
+// opens the channel.
+func signInToChannel(t testing.TB, ctx context.Context, base, nsec, channel string) {
+	t.Helper()
+	openSignIn(t, ctx, base)
+	do(t, ctx, "import the owner's nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec1… or the 64 hex characters of owner.key)"), nsec), chromedp.Click(button("Sign in with this key")))
+	waitJS(t, ctx, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
+	do(t, ctx, "open #proj", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, channel)))
+}
+
+// prWorld is the built buzz-relay owned by a fresh key, with an agent
+// key (bot) and a work tree holding main's first commit (README), not
+// yet pushed to owner/proj.
+type prWorld struct {
+	base, sk, pk, nsec, bot, botPK, repoURL, work, ws string
+	// The fields below are set by openChannel.
+	ctx     context.Context // the relay connections' context, ended with the test
+	channel string
+	owner   *nostr.Relay
+	pub     func(rel *nostr.Relay, key string, kind int, content string, tags ...nostr.Tag) nostr.Event
+}
+
+// newPRWorld starts the built relay and commits main in a fresh work tree.
+func newPRWorld(t testing.TB) *prWorld {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("SKIP(loud): git is not installed; apt-get install -y git")
+	}
+	w := &prWorld{sk: nostr.GeneratePrivateKey(), bot: nostr.GeneratePrivateKey()}
+	w.pk, _ = nostr.GetPublicKey(w.sk)
+	w.botPK, _ = nostr.GetPublicKey(w.bot)
+	npub, _ := nip19.EncodePublicKey(w.pk)
+	w.nsec, _ = nip19.EncodePrivateKey(w.sk)
+	w.base = startBinary(t, "--owner", npub)
+	w.ws = "ws" + strings.TrimPrefix(w.base, "http")
+	w.repoURL = w.base + "/git/" + w.pk + "/proj.git"
+	w.work = t.TempDir()
+	prGit(t, w.work, "", "", "init", "--quiet", "-b", "main")
+	os.WriteFile(filepath.Join(w.work, "README"), []byte("hello\n"), 0o644)
+	prGit(t, w.work, "", "", "add", "README")
+	prGit(t, w.work, "", "", "commit", "--quiet", "-m", "first")
+	return w
+}
+
+// openChannel connects as the owner, makes the channel "proj" with the
+// bot a member and shares owner/proj with it.
+func (w *prWorld) openChannel(t testing.TB, channel string) {
+	t.Helper()
+	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	w.ctx, w.channel = rctx, channel
+	w.owner = authedURL(t, rctx, w.ws, w.sk)
+	w.pub = publisher(t, rctx)
+	w.pub(w.owner, w.sk, 9007, "", nostr.Tag{"h", channel}, nostr.Tag{"name", "proj"})
+	w.pub(w.owner, w.sk, 9000, "", nostr.Tag{"h", channel}, nostr.Tag{"p", w.botPK, "", "bot"})
+	w.pub(w.owner, w.sk, 30617, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", channel})
+}
+
+// openPR has the bot open a pull request of branch (at tip) into main
+// in the channel, as it would after pushing the branch.
+func (w *prWorld) openPR(t testing.TB, subject, description, branch, tip string) nostr.Event {
+	t.Helper()
+	req, _ := http.NewRequest("GET", w.base+"/", nil)
 	req.Header.Set("Accept", "application/nostr+json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -142,14 +163,40 @@ func TestBrowserPullRequest(t *testing.T) {
 	}
 	json.NewDecoder(resp.Body).Decode(&info)
 	resp.Body.Close()
-	agent := authedURL(t, rctx, ws, bot)
-	pr := pub(agent, bot, 1618, "Fixes the **thing**.", nostr.Tag{"a", "30617:" + info.PubKey + ":" + pk + "/proj"}, nostr.Tag{"p", pk}, nostr.Tag{"h", ch},
-		nostr.Tag{"subject", "Fix it"}, nostr.Tag{"c", tip}, nostr.Tag{"branch-name", "fix"}, nostr.Tag{"buzz-base", "main"}, nostr.Tag{"clone", repoURL})
+	agent := authedURL(t, w.ctx, w.ws, w.bot)
+	return w.pub(agent, w.bot, 1618, description, nostr.Tag{"a", "30617:" + info.PubKey + ":" + w.pk + "/proj"}, nostr.Tag{"p", w.pk}, nostr.Tag{"h", w.channel},
+		nostr.Tag{"subject", subject}, nostr.Tag{"c", tip}, nostr.Tag{"branch-name", branch}, nostr.Tag{"buzz-base", "main"}, nostr.Tag{"clone", w.repoURL})
+}
 
-	openSignIn(t, ctx, base)
-	do(t, ctx, "import the owner's nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec1… or the 64 hex characters of owner.key)"), nsec), chromedp.Click(button("Sign in with this key")))
-	waitJS(t, ctx, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
-	do(t, ctx, "open #proj", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, ch)))
+// TestBrowserPullRequest: an agent pushes a branch of a repository the
+// relay hosts and opens a pull request; in a real browser the owner sees
+// its card in the repository's channel, opens the page (the diff by file),
+// comments on a line by clicking it, answers in the line's thread from the
+// keyboard, resolves the thread (it collapses), asks another member to
+// review, approves and merges; the relay's git moved main to the tip and
+// the card says merged.
+func TestBrowserPullRequest(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	w := newPRWorld(t)
+	sk, pk, bot, repoURL := w.sk, w.pk, w.bot, w.repoURL
+	prGit(t, w.work, sk, repoURL, "push", "--quiet", repoURL, "main")
+	w.openChannel(t, "7a1c2d4e-2222-4000-8000-0000000000cd")
+	owner, rctx := w.owner, w.ctx
+	carolPK, _ := nostr.GetPublicKey(nostr.GeneratePrivateKey())
+	w.pub(owner, sk, 9000, "", nostr.Tag{"h", w.channel}, nostr.Tag{"p", carolPK})
+
+	// The agent pushes a branch and opens a pull request.
+	clone := filepath.Join(t.TempDir(), "c")
+	prGit(t, "", bot, repoURL, "clone", "--quiet", repoURL, clone)
+	prGit(t, clone, "", "", "checkout", "--quiet", "-b", "fix")
+	os.WriteFile(filepath.Join(clone, "FIX"), []byte("fixed\ntwice\n"), 0o644)
+	prGit(t, clone, "", "", "add", "FIX")
+	prGit(t, clone, "", "", "commit", "--quiet", "-m", "fix it")
+	prGit(t, clone, bot, repoURL, "push", "--quiet", repoURL, "fix")
+	tip := strings.TrimSpace(prGit(t, clone, "", "", "rev-parse", "HEAD"))
+	pr := w.openPR(t, "Fix it", "Fixes the **thing**.", "fix", tip)
+
+	signInToChannel(t, ctx, w.base, w.nsec, w.channel)
 	waitJS(t, ctx, "the pull request's card", textIn("#feed .pr-card", "Fix it")+` && `+textIn("#feed .pr-card", "fix → main"))
 	do(t, ctx, "open the pull request", chromedp.Click(button("View pull request")))
 	waitJS(t, ctx, "the page with its diff", `!!document.querySelector('dialog.pr-page[open] .pr-file[data-path="FIX"][open]') && `+textIn("dialog.pr-page .dl.add", "+fixed")+` && `+textIn("dialog.pr-page .pr-description strong", "thing"))

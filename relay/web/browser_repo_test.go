@@ -2,7 +2,6 @@ package web_test
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,15 +52,7 @@ func newRepoWorld(t testing.TB, fill func(work string)) *repoWorld {
 	t.Cleanup(cancel)
 	ws := "ws" + strings.TrimPrefix(w.base, "http")
 	w.owner = authedURL(t, rctx, ws, w.sk)
-	w.pub = func(rel *nostr.Relay, key string, kind int, content string, tags ...nostr.Tag) nostr.Event {
-		t.Helper()
-		ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Content: content, Tags: tags}
-		ev.Sign(key)
-		if err := rel.Publish(rctx, ev); err != nil {
-			t.Fatalf("publish kind %d: %v", kind, err)
-		}
-		return ev
-	}
+	w.pub = publisher(t, rctx)
 	w.pub(w.owner, w.sk, 0, `{"name":"Ada"}`)
 	w.pub(w.owner, w.sk, 9007, "", nostr.Tag{"h", w.channel}, nostr.Tag{"name", "proj"})
 	w.pub(w.owner, w.sk, 30617, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", w.channel}, nostr.Tag{"description", "the project"})
@@ -78,10 +69,7 @@ func (w *repoWorld) push(t testing.TB, refs ...string) {
 func (w *repoWorld) signIn(t testing.TB, ctx context.Context) {
 	t.Helper()
 	nsec, _ := nip19.EncodePrivateKey(w.sk)
-	openSignIn(t, ctx, w.base)
-	do(t, ctx, "import the owner's nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec1… or the 64 hex characters of owner.key)"), nsec), chromedp.Click(button("Sign in with this key")))
-	waitJS(t, ctx, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
-	do(t, ctx, "open #proj", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, w.channel)))
+	signInToChannel(t, ctx, w.base, nsec, w.channel)
 	waitJS(t, ctx, "the channel's Repository button", `!document.getElementById('repo-btn').hidden`)
 }
 

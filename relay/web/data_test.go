@@ -133,22 +133,7 @@ func TestBrowserOfflineQueue(t *testing.T) {
 	if len(at) < 3 {
 		t.Errorf("the page tried to reach the relay %d times in the outage; want several", len(at))
 	}
-	peer := w.ownerPeer(t)
-	evs, err := peer.rel.QuerySync(peer.ctx, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {id}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, w := range words {
-		n := 0
-		for _, ev := range evs {
-			if ev.Content == w {
-				n++
-			}
-		}
-		if n != 1 {
-			t.Errorf("the relay holds %q %d times; want once", w, n)
-		}
-	}
+	w.wantEachOnce(t, id, words)
 	// A reload sends nothing again: the outbox is empty.
 	do(t, ctx, "reload", chromedp.Reload())
 	waitJS(t, ctx, "the channel after the reload", textIn("#feed article", words[2]))
@@ -180,22 +165,7 @@ func TestBrowserOutboxKeptAcrossClose(t *testing.T) {
 		waitJS(t, ctx, word+" sent", fmt.Sprintf(`[...document.querySelectorAll('#feed article')].some((a) => a.textContent.includes(%q) && !a.dataset.outbox)`, word))
 	}
 	waitJS(t, ctx, "the outbox empty", `(localStorage.getItem('buzz.outbox.' + window.buzz.me) || '[]') === '[]'`)
-	peer := w.ownerPeer(t)
-	evs, err := peer.rel.QuerySync(peer.ctx, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {id}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, word := range words {
-		n := 0
-		for _, ev := range evs {
-			if ev.Content == word {
-				n++
-			}
-		}
-		if n != 1 {
-			t.Errorf("the relay holds %q %d times; want once", word, n)
-		}
-	}
+	w.wantEachOnce(t, id, words)
 	for _, e := range consoleErrors() {
 		// The page may try the stopped relay before it is closed.
 		if !strings.Contains(e, "ERR_CONNECTION_REFUSED") {
@@ -631,5 +601,27 @@ func TestBrowserThreadUnread(t *testing.T) {
 	waitJS(t, third, "a new device starts where the others are", threadNewOf("plan for the launch")+` === 1`)
 	for _, e := range laptopErrors() {
 		t.Errorf("browser console: %s", e)
+	}
+}
+
+// wantEachOnce checks that the relay holds each of words as a message
+// (kind 9) in the channel id exactly once: the outbox sent it, and only once.
+func (w upWorkspace) wantEachOnce(t testing.TB, id string, words []string) {
+	t.Helper()
+	peer := w.ownerPeer(t)
+	evs, err := peer.rel.QuerySync(peer.ctx, nostr.Filter{Kinds: []int{9}, Tags: nostr.TagMap{"h": {id}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, word := range words {
+		n := 0
+		for _, ev := range evs {
+			if ev.Content == word {
+				n++
+			}
+		}
+		if n != 1 {
+			t.Errorf("the relay holds %q %d times; want once", word, n)
+		}
 	}
 }

@@ -1,21 +1,14 @@
 package web_test
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
-	"github.com/nbd-wtf/go-nostr"
-	"github.com/nbd-wtf/go-nostr/nip19"
 )
 
 // The diff BenchmarkBrowserPullRequestPage opens: benchDiffFiles files of
@@ -35,23 +28,9 @@ const (
 //
 //	go test ./relay/web -run '^$' -bench BrowserPullRequestPage -benchtime 5x
 func BenchmarkBrowserPullRequestPage(b *testing.B) {
-	if _, err := exec.LookPath("git"); err != nil {
-		b.Skip("SKIP(loud): git is not installed; apt-get install -y git")
-	}
 	ctx, _ := browser(b)
-	sk, bot := nostr.GeneratePrivateKey(), nostr.GeneratePrivateKey()
-	pk, _ := nostr.GetPublicKey(sk)
-	botPK, _ := nostr.GetPublicKey(bot)
-	npub, _ := nip19.EncodePublicKey(pk)
-	nsec, _ := nip19.EncodePrivateKey(sk)
-	base := startBinary(b, "--owner", npub)
-	repoURL := base + "/git/" + pk + "/proj.git"
-
-	work := b.TempDir()
-	prGit(b, work, "", "", "init", "--quiet", "-b", "main")
-	os.WriteFile(filepath.Join(work, "README"), []byte("hello\n"), 0o644)
-	prGit(b, work, "", "", "add", "README")
-	prGit(b, work, "", "", "commit", "--quiet", "-m", "first")
+	w := newPRWorld(b)
+	work := w.work
 	prGit(b, work, "", "", "checkout", "--quiet", "-b", "big")
 	small := (benchDiffLines - benchBigFileLines) / (benchDiffFiles - 1)
 	for i := range benchDiffFiles {
@@ -69,43 +48,12 @@ func BenchmarkBrowserPullRequestPage(b *testing.B) {
 	prGit(b, work, "", "", "add", "src")
 	prGit(b, work, "", "", "commit", "--quiet", "-m", "a big change")
 	tip := strings.TrimSpace(prGit(b, work, "", "", "rev-parse", "HEAD"))
-	prGit(b, work, sk, repoURL, "push", "--quiet", repoURL, "main", "big")
+	prGit(b, work, w.sk, w.repoURL, "push", "--quiet", w.repoURL, "main", "big")
 
-	rctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	ws := "ws" + strings.TrimPrefix(base, "http")
-	owner := authedURL(b, rctx, ws, sk)
-	ch := "7a1c2d4e-2222-4000-8000-0000000000ce"
-	pub := func(rel *nostr.Relay, key string, kind int, content string, tags ...nostr.Tag) {
-		b.Helper()
-		ev := nostr.Event{Kind: kind, CreatedAt: nostr.Now(), Content: content, Tags: tags}
-		ev.Sign(key)
-		if err := rel.Publish(rctx, ev); err != nil {
-			b.Fatalf("publish kind %d: %v", kind, err)
-		}
-	}
-	pub(owner, sk, 9007, "", nostr.Tag{"h", ch}, nostr.Tag{"name", "proj"})
-	pub(owner, sk, 9000, "", nostr.Tag{"h", ch}, nostr.Tag{"p", botPK, "", "bot"})
-	pub(owner, sk, 30617, "", nostr.Tag{"d", "proj"}, nostr.Tag{"buzz-channel", ch})
-	req, _ := http.NewRequest("GET", base+"/", nil)
-	req.Header.Set("Accept", "application/nostr+json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var info struct {
-		PubKey string `json:"pubkey"`
-	}
-	json.NewDecoder(resp.Body).Decode(&info)
-	resp.Body.Close()
-	agent := authedURL(b, rctx, ws, bot)
-	pub(agent, bot, 1618, "A big change.", nostr.Tag{"a", "30617:" + info.PubKey + ":" + pk + "/proj"}, nostr.Tag{"p", pk}, nostr.Tag{"h", ch},
-		nostr.Tag{"subject", "Big"}, nostr.Tag{"c", tip}, nostr.Tag{"branch-name", "big"}, nostr.Tag{"buzz-base", "main"}, nostr.Tag{"clone", repoURL})
+	w.openChannel(b, "7a1c2d4e-2222-4000-8000-0000000000ce")
+	w.openPR(b, "Big", "A big change.", "big", tip)
 
-	openSignIn(b, ctx, base)
-	do(b, ctx, "import the owner's nsec", chromedp.SetValue(labelled("Or sign in with your secret key (nsec1… or the 64 hex characters of owner.key)"), nsec), chromedp.Click(button("Sign in with this key")))
-	waitJS(b, ctx, "signed in", `document.getElementById('status').dataset.state === 'authenticated'`)
-	do(b, ctx, "open #proj", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, ch)))
+	signInToChannel(b, ctx, w.base, w.nsec, w.channel)
 	waitJS(b, ctx, "the pull request's card", textIn("#feed .pr-card", "Big"))
 
 	var page, file []float64
