@@ -610,3 +610,58 @@ func unhex(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// eventstore's key prefixes (badger/lib.go): the raw event by serial, and
+// the id index (prefix, the id's first 8 bytes, the serial).
+const (
+	badgerRawEventPrefix = 0
+	badgerIDIndexPrefix  = 2
+	badgerSerialLen      = 4
+)
+
+// idsByPrefix maps each 8-byte id prefix (16 hex digits) to the ids of the
+// stored events that start with it, through the store's own id index (which
+// keys events by the same 8 bytes). Prefixes without an event are absent.
+func (b *badgerStore) idsByPrefix(prefixes []string) (map[string][]string, error) {
+	out := make(map[string][]string, len(prefixes))
+	err := b.DB.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{})
+		defer it.Close()
+		key := make([]byte, 1+idPrefixLen)
+		raw := make([]byte, 1+badgerSerialLen)
+		for _, p := range prefixes {
+			if len(p) != 2*idPrefixLen {
+				return fmt.Errorf("id prefix %q: want %d hex digits", p, 2*idPrefixLen)
+			}
+			key[0] = badgerIDIndexPrefix
+			if _, err := hex.Decode(key[1:], []byte(p)); err != nil {
+				return fmt.Errorf("id prefix %q: %w", p, err)
+			}
+			for it.Seek(key); it.ValidForPrefix(key); it.Next() {
+				k := it.Item().Key()
+				if len(k) != len(key)+badgerSerialLen {
+					continue
+				}
+				raw[0] = badgerRawEventPrefix
+				copy(raw[1:], k[len(key):])
+				item, err := txn.Get(raw)
+				if errors.Is(err, badger.ErrKeyNotFound) {
+					continue
+				} else if err != nil {
+					return fmt.Errorf("read event of id prefix %s: %w", p, err)
+				}
+				err = item.Value(func(v []byte) error {
+					if len(v) >= binIDLen {
+						out[p] = append(out[p], hex.EncodeToString(v[binIDOffset:binIDOffset+binIDLen]))
+					}
+					return nil
+				})
+				if err != nil {
+					return fmt.Errorf("read event of id prefix %s: %w", p, err)
+				}
+			}
+		}
+		return nil
+	})
+	return out, err
+}

@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/fiatjaf/eventstore"
@@ -140,4 +141,25 @@ func (g *guardedStore) CountEvents(ctx context.Context, f nostr.Filter) (int64, 
 		return err
 	})
 	return n, err
+}
+
+// idResolver is a store that finds events by the first 8 bytes of their
+// id (the embedded search index keys its documents so).
+type idResolver interface {
+	idsByPrefix(prefixes []string) (map[string][]string, error)
+}
+
+// idsByPrefix asks the backend for the ids starting with each prefix.
+func (g *guardedStore) idsByPrefix(prefixes []string) (map[string][]string, error) {
+	res, ok := g.inner.(idResolver)
+	if !ok {
+		return nil, fmt.Errorf("the store cannot find events by id prefix")
+	}
+	var out map[string][]string
+	err := g.with(func() error {
+		var err error
+		out, err = res.idsByPrefix(prefixes)
+		return err
+	})
+	return out, err
 }

@@ -71,6 +71,8 @@ type searchRequest struct {
 	size         int
 }
 
+// searchHit is one index hit: an event id, or for the embedded index the
+// first idPrefixLen bytes of one (16 hex digits), and its score.
 type searchHit struct {
 	id    string
 	score float64
@@ -107,9 +109,9 @@ func (r *Relay) openSearch(pg *pgSearch) error {
 	}
 	if fresh {
 		since = time.Time{}
-	} else if since.IsZero() {
-		return nil
 	}
+	// A zero since (a new index, or one that recorded no batch before a
+	// kill) indexes the whole store.
 	if err := s.reindex(context.Background(), r, since); err != nil {
 		return fmt.Errorf("buzz-relay: build search index: %w", err)
 	}
@@ -124,7 +126,11 @@ func (r *Relay) searchEvents(ctx context.Context, f nostr.Filter) ([]*nostr.Even
 		limit = searchDefaultLimit
 	}
 	limit = min(limit, maxQueryLimit)
-	evs, err := r.searchAll(ctx, f, min(max(limit*searchCandidateFactor, 200), maxSearchCandidates))
+	size := min(max(limit*searchCandidateFactor, 200), maxSearchCandidates)
+	if strings.Contains(f.Search, `"`) {
+		size = maxSearchCandidates // phrases are checked on the events: more of them fall out
+	}
+	evs, err := r.searchAll(ctx, f, size)
 	if len(evs) > limit {
 		evs = evs[:limit]
 	}
@@ -198,16 +204,41 @@ func (r *Relay) searchAll(ctx context.Context, f nostr.Filter, size int) ([]*nos
 		score[h.id] = h.score
 		ids = append(ids, h.id)
 	}
-	// The rest of the filter (tags besides h, ids) is checked on each
-	// event read back.
+	_, prefixed := r.search.(*bleveSearch)
+	scoreOf := func(id string) float64 { return score[id] }
+	if prefixed {
+		g, ok := r.store.(*guardedStore)
+		if !ok {
+			return nil, fmt.Errorf("error: search: the store cannot resolve index hits")
+		}
+		full, err := g.idsByPrefix(ids)
+		if err != nil {
+			return nil, fmt.Errorf("error: search: read hits: %w", err)
+		}
+		var gone []string
+		resolved := make([]string, 0, len(ids))
+		for _, p := range ids {
+			if len(full[p]) == 0 {
+				gone = append(gone, p)
+			}
+			resolved = append(resolved, full[p]...)
+		}
+		for _, p := range gone {
+			r.search.(*bleveSearch).forget(p) // deleted while the index was not looking
+		}
+		ids = resolved
+		scoreOf = func(id string) float64 { return score[id[:2*idPrefixLen]] }
+	}
+	// The rest of the filter (tags besides h, ids, the exact times) is
+	// checked on each event read back, and so are the phrases' word order.
 	rest := f
 	rest.Search, rest.Limit, rest.LimitZero, rest.IDs = "", 0, false, nil
-	rest.Kinds, rest.Authors, rest.Since, rest.Until = nil, nil, nil, nil
+	rest.Kinds, rest.Authors = nil, nil
+	rest.Since, rest.Until = sr.since, sr.until
 	rest = nameTags(rest)
 	idFilter := f.IDs
 	now := r.cfg.Now()
 	var out []*nostr.Event
-	found := make(map[string]bool, len(ids))
 	for start := 0; start < len(ids); start += maxQueryLimit {
 		chunk := ids[start:min(start+maxQueryLimit, len(ids))]
 		ch, err := r.queryEvents(ctx, nostr.Filter{IDs: chunk, Limit: len(chunk)})
@@ -215,8 +246,7 @@ func (r *Relay) searchAll(ctx context.Context, f nostr.Filter, size int) ([]*nos
 			return nil, fmt.Errorf("error: search: read hits: %w", err)
 		}
 		for ev := range ch {
-			found[ev.ID] = true
-			if !rest.Matches(ev) || (idFilter != nil && !slices.Contains(idFilter, ev.ID)) || r.inDeletedChannel(ev) {
+			if !rest.Matches(ev) || (idFilter != nil && !slices.Contains(idFilter, ev.ID)) || !q.matchesPhrases(ev) || r.inDeletedChannel(ev) {
 				continue
 			}
 			out = append(out, ev)
@@ -225,19 +255,12 @@ func (r *Relay) searchAll(ctx context.Context, f nostr.Filter, size int) ([]*nos
 			return nil, err
 		}
 	}
-	if b, ok := r.search.(*bleveSearch); ok {
-		for _, id := range ids {
-			if !found[id] && r.storeMissing(ctx, id) {
-				b.forget(id) // deleted while the index was not looking
-			}
-		}
-	}
 	rank := func(ev *nostr.Event) float64 {
 		age := now.Sub(ev.CreatedAt.Time())
 		if age < 0 {
 			age = 0
 		}
-		return score[ev.ID] * math.Exp2(-float64(age)/float64(recencyHalfLife))
+		return scoreOf(ev.ID) * math.Exp2(-float64(age)/float64(recencyHalfLife))
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		ri, rj := rank(out[i]), rank(out[j])
@@ -250,12 +273,6 @@ func (r *Relay) searchAll(ctx context.Context, f nostr.Filter, size int) ([]*nos
 		return out[i].ID > out[j].ID
 	})
 	return out, nil
-}
-
-// storeMissing reports whether the store lacks event id altogether (as
-// opposed to holding one the caller may not read).
-func (r *Relay) storeMissing(ctx context.Context, id string) bool {
-	return !r.storeHas(internal(ctx), nostr.Filter{IDs: []string{id}, Limit: 1})
 }
 
 // inDeletedChannel reports whether ev belongs to a deleted channel: those

@@ -11,6 +11,7 @@ import (
 
 	"buzzbox/internal/workspace"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -208,6 +209,10 @@ func searchSyntax(t *testing.T, extra ...string) {
 	}
 	for _, tc := range []struct{ q, want string }{
 		{`"release notes"`, "a"},
+		{`"notes release"`, ""},            // the words, not in that order
+		{`"release the release"`, "e"},     // across punctuation
+		{`"notes about the release"`, "b"}, // stop words count in a phrase
+		{`"NOTES   ABOUT"`, "b"},
 		{`release notes`, "ab"},
 		{`release from:@bobby`, "bc"},
 		{`release from:"Bob B"`, ""}, // a quoted name is a phrase, not a name
@@ -224,6 +229,19 @@ func searchSyntax(t *testing.T, extra ...string) {
 		if len(got) != len(tc.want) || strings.Trim(tc.want, string(got)) != "" {
 			t.Errorf("search %q = %q; want %q", tc.q, string(got), tc.want)
 		}
+	}
+	// A date filter is exact to the second, though the index knows days.
+	d := msgs["d"]
+	for _, f := range []nostr.Filter{
+		{Kinds: []int{9}, Search: "plan", Since: tsPtr(d.CreatedAt + 1)},
+		{Kinds: []int{9}, Search: "plan", Until: tsPtr(d.CreatedAt - 1)},
+	} {
+		if evs := searchFour(t, b, alice, f); len(evs) != 0 {
+			t.Errorf("search %+v found %d; want none", f, len(evs))
+		}
+	}
+	if evs := searchFour(t, b, alice, nostr.Filter{Kinds: []int{9}, Search: "plan", Since: tsPtr(d.CreatedAt), Until: tsPtr(d.CreatedAt)}); len(evs) != 1 {
+		t.Errorf("search plan at its second found %d; want 1", len(evs))
 	}
 	// Relevance first: "e" says release five times.
 	evs := searchFour(t, b, alice, nostr.Filter{Kinds: []int{9}, Search: "release"})
@@ -280,4 +298,20 @@ func TestSearchIndexSurvivesKill(t *testing.T) {
 	if got := searchFour(t, b, alice, f); len(got) != n {
 		t.Errorf("rebuilt index: %d of %d messages found", len(got), n)
 	}
+	// An index of an older document shape is rebuilt too.
+	b.stop(t)
+	if err := os.RemoveAll(filepath.Join(dir, "search")); err != nil {
+		t.Fatal(err)
+	}
+	old, err := bleve.New(filepath.Join(dir, "search"), bleve.NewIndexMapping())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	b = runBinary(t, dir, args...)
+	if got := searchFour(t, b, alice, f); len(got) != n {
+		t.Errorf("index of an older shape: %d of %d messages found", len(got), n)
+	}
 }
+
+func tsPtr(t nostr.Timestamp) *nostr.Timestamp { return &t }
