@@ -47,9 +47,11 @@ const (
 	recencyHalfLife = 30 * 24 * time.Hour
 )
 
-// searchKinds are the kinds the full-text index holds: channel messages,
-// forum posts and their comments.
-var searchKinds = []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment}
+// searchKinds are the kinds the full-text index holds: channel messages
+// and thread replies, forum posts and their comments, and NIP-22 comments
+// (pull requests' comments and reviews; repoReadable checks them against
+// the pull request's repository).
+var searchKinds = []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment, workspace.KindComment}
 
 func searchable(kind int) bool { return slices.Contains(searchKinds, kind) }
 

@@ -11,10 +11,11 @@ import { el, relTime, fullTime } from './util.js';
 import { query } from './bridge.js';
 import { tag } from './event.js';
 import { plain } from './markdown.js';
+import { prK, openPR } from './repo.js';
 
 const $ = (id) => document.getElementById(id);
-/** searchKinds are what the relay's index holds: messages, forum posts and comments. */
-export const searchKinds = [9, 40002, 45001, 45003];
+/** searchKinds are what the relay's index holds: messages, forum posts and comments, pull requests' comments. */
+export const searchKinds = [9, 40002, 45001, 45003, prK.comment];
 /** searchLimit is how many results one search asks for. */
 const searchLimit = 100;
 /** snippetChars is about how much text a snippet shows around the first match. */
@@ -121,6 +122,22 @@ export class SearchView {
     this.render();
   }
 
+  /** open shows a result in place: a message in its channel, a pull request's comment on the pull request's page. */
+  async open(ev) {
+    const s = this.app.store;
+    if (ev.kind === prK.comment && tag(ev, 'K') === String(prK.pr)) {
+      const id = tag(ev, 'E');
+      let pr = s.events.get(id);
+      if (!pr) {
+        try { [pr] = await query(this.app.signer, [{ ids: [id], kinds: [prK.pr], limit: 1 }]); } catch { pr = null; }
+      }
+      if (pr) { s.add(pr, true); openPR(pr, this.app); }
+      return;
+    }
+    s.add(ev, true);
+    this.app.reveal(ev);
+  }
+
   render() {
     if (this.section.hidden) return;
     const s = this.app.store;
@@ -138,7 +155,7 @@ export class SearchView {
         el('ul', { class: 'search-results' }, ...evs.map((ev) => el('li', {},
           el('button', {
             type: 'button', class: 'search-hit', 'data-id': ev.id,
-            onclick: () => { s.add(ev, true); this.app.reveal(ev); },
+            onclick: () => this.open(ev),
           },
           el('span', { class: 'search-who', text: s.name(ev.pubkey) }),
           el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
