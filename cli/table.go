@@ -175,7 +175,7 @@ func commands() []command {
 			Flags:   []flagSpec{fSince(), str("limit", "N", "how many (default 20, at most 50)"), str("types", "LIST", "comma-separated feed types")},
 			Example: "buzz feed get --types needs_action", Run: runFeed},
 
-		{Name: "inbox", Summary: "what needs you: mentions, replies in your threads, approvals waiting for you, direct messages; unread first",
+		{Name: "inbox", Summary: "what needs you: mentions, replies in your threads, approvals waiting for you, reviews requested of you, direct messages; unread first",
 			Usage: "[--unread]", Flags: []flagSpec{boolean("unread", "only what is unread (after your read markers)")},
 			Example: "buzz inbox --unread", Run: runInbox},
 		{Group: "approvals", Name: "list", Summary: "agents' permission requests nobody has answered yet (kind 46010), newest first",
@@ -188,10 +188,11 @@ func commands() []command {
 			Example: "buzz approvals answer --request " + exampleEvent + " --allow-once", Run: runApprovalsAnswer},
 
 		{Group: "pr", Name: "create", Summary: "open a pull request (NIP-34 kind 1618) from a branch pushed to a repository the relay hosts",
-			Usage: "--repo OWNER/NAME --head BRANCH [--base main] --title TEXT [--body TEXT|-] [--draft] [--label L]…",
+			Usage: "--repo OWNER/NAME --head BRANCH [--base main] --title TEXT [--body TEXT|-] [--draft] [--label L]… [--reviewer WHO]…",
 			Flags: []flagSpec{fRepo(), str("head", "BRANCH", "the branch to merge (pushed already)"), str("base", "BRANCH", "the branch to merge into (default main)"),
 				str("title", "TEXT", "the pull request's subject"), str("body", "TEXT|-", "description (markdown); - reads stdin"),
-				boolean("draft", "open it as a draft (status 1633)"), list("label", "L", "a label (t tag)")},
+				boolean("draft", "open it as a draft (status 1633)"), list("label", "L", "a label (t tag)"),
+				list("reviewer", "WHO", "ask WHO (npub, hex or profile name) for a review: a p tag; it lands in their inbox")},
 			Example: "buzz pr create --repo " + examplePubkey + "/proj --head fix-login --title 'Fix login' --body - < NOTES.md", Run: runPRCreate},
 		{Group: "pr", Name: "list", Summary: "pull requests of a repository, newest first", Usage: "--repo OWNER/NAME [--state open|merged|closed|draft|all]",
 			Flags: []flagSpec{fRepo(), str("state", "S", "open (default), merged, closed, draft or all")}, Example: "buzz pr list --repo " + examplePubkey + "/proj", Run: runPRList},
