@@ -619,13 +619,14 @@ const (
 	badgerSerialLen      = 4
 )
 
-// idsByPrefix maps each 8-byte id prefix (16 hex digits) to the ids of the
-// stored events that start with it, through the store's own id index (which
-// keys events by the same 8 bytes). Prefixes without an event are absent.
-func (b *badgerStore) idsByPrefix(prefixes []string) (map[string][]string, error) {
-	out := make(map[string][]string, len(prefixes))
-	err := b.DB.View(func(txn *badger.Txn) error {
-		it := txn.NewIterator(badger.IteratorOptions{})
+// eventsByPrefix reads the stored events whose ids start with each 8-byte
+// prefix (16 hex digits), through the store's own id index (which keys
+// events by the same 8 bytes), in the order of prefixes. Prefixes without
+// an event are left out; found reports those with one.
+func (b *badgerStore) eventsByPrefix(prefixes []string) (evs []*nostr.Event, found map[string]bool, err error) {
+	found = make(map[string]bool, len(prefixes))
+	err = b.DB.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{}) // keys only
 		defer it.Close()
 		key := make([]byte, 1+idPrefixLen)
 		raw := make([]byte, 1+badgerSerialLen)
@@ -650,18 +651,15 @@ func (b *badgerStore) idsByPrefix(prefixes []string) (map[string][]string, error
 				} else if err != nil {
 					return fmt.Errorf("read event of id prefix %s: %w", p, err)
 				}
-				err = item.Value(func(v []byte) error {
-					if len(v) >= binIDLen {
-						out[p] = append(out[p], hex.EncodeToString(v[binIDOffset:binIDOffset+binIDLen]))
-					}
-					return nil
-				})
-				if err != nil {
+				ev := &nostr.Event{}
+				if err := item.Value(func(v []byte) error { return decodeEvent(v, ev) }); err != nil {
 					return fmt.Errorf("read event of id prefix %s: %w", p, err)
 				}
+				found[p] = true
+				evs = append(evs, ev)
 			}
 		}
 		return nil
 	})
-	return out, err
+	return evs, found, err
 }

@@ -143,23 +143,23 @@ func (g *guardedStore) CountEvents(ctx context.Context, f nostr.Filter) (int64, 
 	return n, err
 }
 
-// idResolver is a store that finds events by the first 8 bytes of their
-// id (the embedded search index keys its documents so).
-type idResolver interface {
-	idsByPrefix(prefixes []string) (map[string][]string, error)
+// prefixReader is a store that finds events by the first 8 bytes of
+// their id (the embedded search index keys its documents so).
+type prefixReader interface {
+	eventsByPrefix(prefixes []string) ([]*nostr.Event, map[string]bool, error)
 }
 
-// idsByPrefix asks the backend for the ids starting with each prefix.
-func (g *guardedStore) idsByPrefix(prefixes []string) (map[string][]string, error) {
-	res, ok := g.inner.(idResolver)
+// eventsByPrefix asks the backend for the events whose ids start with
+// each prefix. They are not read-checked.
+func (g *guardedStore) eventsByPrefix(prefixes []string) (evs []*nostr.Event, found map[string]bool, err error) {
+	pr, ok := g.inner.(prefixReader)
 	if !ok {
-		return nil, fmt.Errorf("the store cannot find events by id prefix")
+		return nil, nil, fmt.Errorf("the store cannot find events by id prefix")
 	}
-	var out map[string][]string
-	err := g.with(func() error {
+	err = g.with(func() error {
 		var err error
-		out, err = res.idsByPrefix(prefixes)
+		evs, found, err = pr.eventsByPrefix(prefixes)
 		return err
 	})
-	return out, err
+	return evs, found, err
 }

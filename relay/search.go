@@ -206,56 +206,63 @@ func (r *Relay) searchAll(ctx context.Context, f nostr.Filter, size int) ([]*nos
 		score[h.id] = h.score
 		ids = append(ids, h.id)
 	}
-	_, prefixed := r.search.(*bleveSearch)
+	// Read the hits back: the embedded index names events by an id
+	// prefix, read from the badger store's id index in one pass and then
+	// read-checked here; PostgreSQL's hits are ids, read through the
+	// usual read check.
+	var cands []*nostr.Event
 	scoreOf := func(id string) float64 { return score[id] }
-	if prefixed {
+	if b, ok := r.search.(*bleveSearch); ok {
 		g, ok := r.store.(*guardedStore)
 		if !ok {
 			return nil, fmt.Errorf("error: search: the store cannot resolve index hits")
 		}
-		full, err := g.idsByPrefix(ids)
+		evs, found, err := g.eventsByPrefix(ids)
 		if err != nil {
 			return nil, fmt.Errorf("error: search: read hits: %w", err)
 		}
-		var gone []string
-		resolved := make([]string, 0, len(ids))
 		for _, p := range ids {
-			if len(full[p]) == 0 {
-				gone = append(gone, p)
+			if !found[p] {
+				b.forget(p) // deleted while the index was not looking
 			}
-			resolved = append(resolved, full[p]...)
 		}
-		for _, p := range gone {
-			r.search.(*bleveSearch).forget(p) // deleted while the index was not looking
+		keep := r.readCheck(ctx, nostr.Filter{Kinds: sr.kinds})
+		for _, ev := range evs {
+			if keep == nil || keep(ev) {
+				cands = append(cands, ev)
+			}
 		}
-		ids = resolved
 		scoreOf = func(id string) float64 { return score[id[:2*idPrefixLen]] }
+	} else {
+		for start := 0; start < len(ids); start += maxQueryLimit {
+			chunk := ids[start:min(start+maxQueryLimit, len(ids))]
+			ch, err := r.queryEvents(ctx, nostr.Filter{IDs: chunk, Limit: len(chunk)})
+			if err != nil {
+				return nil, fmt.Errorf("error: search: read hits: %w", err)
+			}
+			for ev := range ch {
+				cands = append(cands, ev)
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
 	}
 	// The rest of the filter (tags besides h, ids, the exact times) is
-	// checked on each event read back, and so are the phrases' word order.
+	// checked on each event read back, and so is the phrases' word order.
 	rest := f
 	rest.Search, rest.Limit, rest.LimitZero, rest.IDs = "", 0, false, nil
-	rest.Kinds, rest.Authors = nil, nil
+	rest.Kinds, rest.Authors = sr.kinds, sr.authors // an id prefix may name more than the indexed event
 	rest.Since, rest.Until = sr.since, sr.until
 	rest = nameTags(rest)
 	idFilter := f.IDs
 	now := r.cfg.Now()
 	var out []*nostr.Event
-	for start := 0; start < len(ids); start += maxQueryLimit {
-		chunk := ids[start:min(start+maxQueryLimit, len(ids))]
-		ch, err := r.queryEvents(ctx, nostr.Filter{IDs: chunk, Limit: len(chunk)})
-		if err != nil {
-			return nil, fmt.Errorf("error: search: read hits: %w", err)
+	for _, ev := range cands {
+		if !rest.Matches(ev) || (idFilter != nil && !slices.Contains(idFilter, ev.ID)) || !q.matchesPhrases(ev) || r.inDeletedChannel(ev) {
+			continue
 		}
-		for ev := range ch {
-			if !rest.Matches(ev) || (idFilter != nil && !slices.Contains(idFilter, ev.ID)) || !q.matchesPhrases(ev) || r.inDeletedChannel(ev) {
-				continue
-			}
-			out = append(out, ev)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
+		out = append(out, ev)
 	}
 	rank := func(ev *nostr.Event) float64 {
 		age := now.Sub(ev.CreatedAt.Time())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -36,7 +37,7 @@ import (
 //     raw bytes: bleve stores each id and keeps it in a term dictionary,
 //     and the 64 hex digits were half the index. The badger store keys
 //     its own id index by the same 8 bytes, and hits are resolved to
-//     events through it (badgerStore.idsByPrefix).
+//     events through it (badgerStore.eventsByPrefix).
 //   - The text keeps no term vectors (positions): a phrase finds the
 //     events holding all its words, and the words' order is checked on
 //     the event (searchQuery.matchesPhrases).
@@ -44,7 +45,6 @@ import (
 //     terms per value, a second's own unique among them): a date range
 //     asks for the days it spans, and the exact second is checked on the
 //     event.
-//   - Keywords (author, channel, kind, file) keep no frequencies or norms.
 
 const (
 	// indexQueue bounds the writes waiting for the indexer; past it a
@@ -94,7 +94,7 @@ type indexOp struct {
 }
 
 // searchMapping is the document shape: text analysed without positions,
-// the rest keywords without frequencies, nothing stored (hits are read
+// the rest keywords, nothing stored (hits are read
 // back from the event store).
 func searchMapping() *mapping.IndexMappingImpl {
 	im := bleve.NewIndexMapping()
@@ -106,8 +106,9 @@ func searchMapping() *mapping.IndexMappingImpl {
 	for _, name := range []string{"author", "chan", "kind", "file", "day"} {
 		kw := bleve.NewKeywordFieldMapping()
 		kw.Analyzer = keyword.Name
+		// Frequencies and norms kept (SkipFreqNorm saved 3% and made
+		// some scores NaN).
 		kw.Store, kw.IncludeInAll, kw.DocValues, kw.IncludeTermVectors = false, false, false, false
-		kw.SkipFreqNorm = true
 		doc.AddFieldMappingsAt(name, kw)
 	}
 	im.DefaultMapping = doc
@@ -355,7 +356,11 @@ func (s *bleveSearch) search(ctx context.Context, sr searchRequest) ([]searchHit
 	}
 	hits := make([]searchHit, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		hits = append(hits, searchHit{id: hex.EncodeToString([]byte(h.ID)), score: h.Score})
+		score := h.Score
+		if math.IsNaN(score) || math.IsInf(score, 0) {
+			score = 0
+		}
+		hits = append(hits, searchHit{id: hex.EncodeToString([]byte(h.ID)), score: score})
 	}
 	return hits, nil
 }
