@@ -40,6 +40,10 @@ const (
 	// searchCandidateFactor is how many hits per wanted result a search
 	// asks the index for, so that recency can lift an older-scored one.
 	searchCandidateFactor = 4
+	// phraseCandidateFactor widens a search with phrases: the index finds
+	// the events holding the phrases' words, and those whose words are
+	// not in order fall out when read back.
+	phraseCandidateFactor = 2
 	// maxSearchCount bounds a search COUNT: the hits it reads back.
 	maxSearchCount = 10000
 	// recencyHalfLife tempers relevance by age: a hit this old counts
@@ -130,7 +134,8 @@ func (r *Relay) searchEvents(ctx context.Context, f nostr.Filter) ([]*nostr.Even
 	limit = min(limit, maxQueryLimit)
 	size := min(max(limit*searchCandidateFactor, 200), maxSearchCandidates)
 	if strings.Contains(f.Search, `"`) {
-		size = maxSearchCandidates // phrases are checked on the events: more of them fall out
+		// phrases are checked on the events: more of them fall out
+		size = min(size*phraseCandidateFactor, maxSearchCandidates)
 	}
 	evs, err := r.searchAll(ctx, f, size)
 	if len(evs) > limit {
