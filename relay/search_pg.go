@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
+	"sort"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lib/pq"
 )
@@ -19,9 +22,10 @@ import (
 //
 // No tsvector is stored (an earlier shape kept one in a generated column,
 // twice the text on top of the index; BENCHMARKS.md): the index finds the
-// rows, PostgreSQL rechecks a phrase by parsing the row's content again,
-// and ranking parses the content of at most pgRankWindow matches, the
-// newest, so a query's work stays bounded however common its words.
+// rows holding the words (a phrase's too: the relay checks their order on
+// the events), and ranking parses the content of at most pgRankWindow
+// matches, the newest, so a query's work stays bounded however common its
+// words.
 
 // pgRankWindow bounds the matches one query ranks: the newest this many.
 // Recency tempers relevance (recencyHalfLife), so an older match rarely
@@ -69,12 +73,12 @@ func (p *pgSearch) search(ctx context.Context, sr searchRequest) ([]searchHit, e
 		args = append(args, v)
 		return "$" + strconv.Itoa(len(args))
 	}
+	// A phrase asks for its words here (an index lookup, where a phrase
+	// query makes PostgreSQL parse every candidate row again); their order
+	// is checked on the events read back.
 	var tsq []string
-	for _, w := range sr.q.words {
+	for _, w := range append(slices.Clip(sr.q.words), sr.q.phrases...) {
 		tsq = append(tsq, "plainto_tsquery('simple', "+arg(w)+")")
-	}
-	for _, ph := range sr.q.phrases {
-		tsq = append(tsq, "phraseto_tsquery('simple', "+arg(ph)+")")
 	}
 	// The literal kind list matches the index's predicate.
 	where := []string{"kind IN (" + searchKindList() + ")", "kind = ANY(" + arg(pq.Array(sr.kinds)) + ")"}
@@ -105,8 +109,42 @@ func (p *pgSearch) search(ctx context.Context, sr searchRequest) ([]searchHit, e
 	if len(sr.hide) > 0 {
 		where = append(where, "NOT "+inChans(sr.hide))
 	}
-	query := "SELECT id, " + rank + " AS rank FROM (SELECT id, content, created_at FROM event WHERE " + strings.Join(where, " AND ") +
-		" ORDER BY created_at DESC LIMIT " + arg(max(sr.size, pgRankWindow)) + ") m ORDER BY rank DESC, created_at DESC LIMIT " + arg(sr.size)
+	window := max(sr.size, pgRankWindow)
+	// The newest window of matches, looked for in spans back from now:
+	// a common word fills the window from the newest span, without
+	// PostgreSQL reading every row that holds it. PostgreSQL ranks only
+	// the rows the LIMIT keeps (it evaluates the select list after it).
+	spanArg := arg(int64(0))
+	query := "SELECT id, " + rank + " AS rank FROM event WHERE " + strings.Join(where, " AND ") +
+		" AND created_at >= " + spanArg + " ORDER BY created_at DESC LIMIT " + arg(window)
+	now := time.Now()
+	var hits []searchHit
+	for i, span := range pgSpans {
+		from := int64(0)
+		if span > 0 && i < len(pgSpans)-1 {
+			from = now.Add(-span).Unix()
+		}
+		args[len(args)-2] = from
+		var err error
+		if hits, err = p.query(ctx, query, args); err != nil {
+			return nil, err
+		}
+		if len(hits) >= window || from == 0 {
+			break
+		}
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	if len(hits) > sr.size {
+		hits = hits[:sr.size]
+	}
+	return hits, nil
+}
+
+// pgSpans are the spans back from now a text search looks through for its
+// newest matches, in turn; 0 is everything.
+var pgSpans = []time.Duration{24 * time.Hour, 7 * 24 * time.Hour, 30 * 24 * time.Hour, 365 * 24 * time.Hour, 0}
+
+func (p *pgSearch) query(ctx context.Context, query string, args []any) ([]searchHit, error) {
 	rows, err := p.db.QueryContext(ctx, query, args...)
 	if err != nil {
 		return nil, fmt.Errorf("error: search: %w", err)
@@ -120,5 +158,8 @@ func (p *pgSearch) search(ctx context.Context, sr searchRequest) ([]searchHit, e
 		}
 		hits = append(hits, h)
 	}
-	return hits, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("error: search: %w", err)
+	}
+	return hits, nil
 }
