@@ -222,7 +222,7 @@ func (r *Relay) searchAll(ctx context.Context, f nostr.Filter, size int) ([]*nos
 		if !ok {
 			return nil, fmt.Errorf("error: search: the store cannot resolve index hits")
 		}
-		evs, found, err := g.eventsByPrefix(ids)
+		evs, found, err := g.eventsByPrefix(slices.Sorted(slices.Values(ids))) // in key order: the store's seeks go forward
 		if err != nil {
 			return nil, fmt.Errorf("error: search: read hits: %w", err)
 		}
