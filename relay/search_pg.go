@@ -30,7 +30,7 @@ import (
 // pgRankWindow bounds the matches one query ranks: the newest this many.
 // Recency tempers relevance (recencyHalfLife), so an older match rarely
 // outranks this many newer ones.
-const pgRankWindow = 2000
+const pgRankWindow = 500
 
 // pgTSV is the indexed expression; queries must spell it the same way for
 // the planner to use the index.
