@@ -17,7 +17,7 @@ const inboxScan = 500
 
 // inboxItem is one line of `buzz inbox`: what needs the caller and why.
 type inboxItem struct {
-	Why     string `json:"why"` // mention, reply, approval, dm
+	Why     string `json:"why"` // mention, reply, approval, review, dm
 	Unread  bool   `json:"unread"`
 	Channel string `json:"channel,omitempty"`
 	ID      string `json:"id"`
@@ -28,9 +28,12 @@ type inboxItem struct {
 
 // runInbox lists what needs the caller, as the web client's inbox does:
 // mentions, replies in threads they wrote in, approval requests naming
-// them (kind 46010) that nobody answered, and messages of their direct
-// message channels; unread (after their read marker, kind 30078) first,
-// then newest.
+// them (kind 46010) that nobody answered, pull requests naming them (a p
+// tag: the repository's owner, and reviewers asked with `buzz pr create
+// --reviewer`) that are open and that they have not reviewed, and
+// messages of their direct message channels; unread (after their read
+// marker, kind 30078) first, then newest. Approvals and reviews stay
+// unread until answered.
 func runInbox(in *inv) error {
 	me := in.pubkey
 	kinds := []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment}
@@ -83,6 +86,10 @@ func runInbox(in *inv) error {
 			}
 		}
 	}
+	reviews, err := inboxReviews(in, q, me)
+	if err != nil {
+		return err
+	}
 	metas, err := q(nostr.Filter{Kinds: []int{workspace.KindGroupMembers}, Tags: nostr.TagMap{"p": {me}}})
 	if err != nil {
 		return err
@@ -134,13 +141,20 @@ func runInbox(in *inv) error {
 		if t := ev.Tags.Find("h"); t != nil {
 			ch = t[1]
 		}
-		unread := why == "approval" || int64(ev.CreatedAt) > read[ch]
-		items = append(items, inboxItem{Why: why, Unread: unread, Channel: ch, ID: ev.ID, Author: ev.PubKey, At: int64(ev.CreatedAt), Content: ev.Content})
+		unread := why == "approval" || why == "review" || int64(ev.CreatedAt) > read[ch]
+		content := ev.Content
+		if why == "review" {
+			content = tagValue(ev, "subject")
+		}
+		items = append(items, inboxItem{Why: why, Unread: unread, Channel: ch, ID: ev.ID, Author: ev.PubKey, At: int64(ev.CreatedAt), Content: content})
 	}
 	for _, ev := range asks {
 		if !answered[ev.ID] {
 			add("approval", ev)
 		}
+	}
+	for _, ev := range reviews {
+		add("review", ev)
 	}
 	for _, ev := range dms {
 		add("dm", ev)
@@ -186,4 +200,55 @@ func inboxRoot(ev *nostr.Event, def string) string {
 		return reply
 	}
 	return def
+}
+
+// inboxReviews lists the pull requests naming me (p) that wait for my
+// review: not mine, not merged, closed or a draft (the newest status
+// says), and without a review (a comment with buzz-review) of mine.
+func inboxReviews(in *inv, q func(nostr.Filter) ([]*nostr.Event, error), me string) ([]*nostr.Event, error) {
+	prs, err := q(nostr.Filter{Kinds: []int{workspace.KindPullRequest}, Tags: nostr.TagMap{"p": {me}}})
+	if err != nil || len(prs) == 0 {
+		return nil, err
+	}
+	ids := make([]string, 0, len(prs))
+	for _, pr := range prs {
+		if pr.PubKey != me {
+			ids = append(ids, pr.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	statuses, err := q(nostr.Filter{Kinds: []int{workspace.KindStatusOpen, workspace.KindStatusMerged, workspace.KindStatusClosed, workspace.KindStatusDraft}, Tags: nostr.TagMap{"e": ids}})
+	if err != nil {
+		return nil, err
+	}
+	newest := map[string]*nostr.Event{}
+	for _, st := range statuses {
+		id := tagValue(st, "e")
+		if n := newest[id]; n == nil || st.CreatedAt >= n.CreatedAt {
+			newest[id] = st
+		}
+	}
+	mine, err := q(nostr.Filter{Kinds: []int{workspace.KindComment}, Authors: []string{me}, Tags: nostr.TagMap{"E": ids}})
+	if err != nil {
+		return nil, err
+	}
+	reviewed := map[string]bool{}
+	for _, c := range mine {
+		if c.Tags.Find(workspace.TagReview) != nil {
+			reviewed[tagValue(c, "E")] = true
+		}
+	}
+	var out []*nostr.Event
+	for _, pr := range prs {
+		if pr.PubKey == me || reviewed[pr.ID] {
+			continue
+		}
+		if st := newest[pr.ID]; st != nil && st.Kind != workspace.KindStatusOpen {
+			continue
+		}
+		out = append(out, pr)
+	}
+	return out, nil
 }

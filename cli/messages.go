@@ -509,7 +509,7 @@ func runSearch(in *inv) error {
 	if err != nil {
 		return err
 	}
-	f := nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment}, Limit: int(limit)}
+	f := nostr.Filter{Kinds: []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment, workspace.KindComment}, Limit: int(limit)}
 	if q != "" {
 		f.Search = q
 	}

@@ -196,6 +196,15 @@ func runPRCreate(in *inv) error {
 	for _, l := range in.p.list("label") {
 		ev.Tags = append(ev.Tags, nostr.Tag{"t", l})
 	}
+	for _, who := range in.p.list("reviewer") {
+		pk, err := resolveAuthor(in, who)
+		if err != nil {
+			return err
+		}
+		if ev.Tags.FindWithValue("p", pk) == nil {
+			ev.Tags = append(ev.Tags, nostr.Tag{"p", pk})
+		}
+	}
 	res, err := signAndPublish(in, ev)
 	if err != nil {
 		return err

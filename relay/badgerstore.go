@@ -640,3 +640,56 @@ func unhex(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// eventstore's key prefixes (badger/lib.go): the raw event by serial, and
+// the id index (prefix, the id's first 8 bytes, the serial).
+const (
+	badgerRawEventPrefix = 0
+	badgerIDIndexPrefix  = 2
+	badgerSerialLen      = 4
+)
+
+// eventsByPrefix reads the stored events whose ids start with each 8-byte
+// prefix (16 hex digits), through the store's own id index (which keys
+// events by the same 8 bytes), in the order of prefixes. Prefixes without
+// an event are left out; found reports those with one.
+func (b *badgerStore) eventsByPrefix(prefixes []string) (evs []*nostr.Event, found map[string]bool, err error) {
+	found = make(map[string]bool, len(prefixes))
+	err = b.DB.View(func(txn *badger.Txn) error {
+		it := txn.NewIterator(badger.IteratorOptions{}) // keys only
+		defer it.Close()
+		key := make([]byte, 1+idPrefixLen)
+		raw := make([]byte, 1+badgerSerialLen)
+		for _, p := range prefixes {
+			if len(p) != 2*idPrefixLen {
+				return fmt.Errorf("id prefix %q: want %d hex digits", p, 2*idPrefixLen)
+			}
+			key[0] = badgerIDIndexPrefix
+			if _, err := hex.Decode(key[1:], []byte(p)); err != nil {
+				return fmt.Errorf("id prefix %q: %w", p, err)
+			}
+			for it.Seek(key); it.ValidForPrefix(key); it.Next() {
+				k := it.Item().Key()
+				if len(k) != len(key)+badgerSerialLen {
+					continue
+				}
+				raw[0] = badgerRawEventPrefix
+				copy(raw[1:], k[len(key):])
+				item, err := txn.Get(raw)
+				if errors.Is(err, badger.ErrKeyNotFound) {
+					continue
+				} else if err != nil {
+					return fmt.Errorf("read event of id prefix %s: %w", p, err)
+				}
+				ev := &nostr.Event{}
+				if err := item.Value(func(v []byte) error { return decodeEvent(v, ev) }); err != nil {
+					return fmt.Errorf("read event of id prefix %s: %w", p, err)
+				}
+				found[p] = true
+				evs = append(evs, ev)
+			}
+		}
+		return nil
+	})
+	return evs, found, err
+}

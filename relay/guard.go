@@ -3,6 +3,7 @@ package relay
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/fiatjaf/eventstore"
@@ -140,4 +141,25 @@ func (g *guardedStore) CountEvents(ctx context.Context, f nostr.Filter) (int64, 
 		return err
 	})
 	return n, err
+}
+
+// prefixReader is a store that finds events by the first 8 bytes of
+// their id (the embedded search index keys its documents so).
+type prefixReader interface {
+	eventsByPrefix(prefixes []string) ([]*nostr.Event, map[string]bool, error)
+}
+
+// eventsByPrefix asks the backend for the events whose ids start with
+// each prefix. They are not read-checked.
+func (g *guardedStore) eventsByPrefix(prefixes []string) (evs []*nostr.Event, found map[string]bool, err error) {
+	pr, ok := g.inner.(prefixReader)
+	if !ok {
+		return nil, nil, fmt.Errorf("the store cannot find events by id prefix")
+	}
+	err = g.with(func() error {
+		var err error
+		evs, found, err = pr.eventsByPrefix(prefixes)
+		return err
+	})
+	return evs, found, err
 }

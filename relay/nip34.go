@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/nbd-wtf/go-nostr"
@@ -87,22 +88,43 @@ func repoKind(k int) bool {
 	return false
 }
 
-// mayMatchRepoKind reports whether f can match a repoKind.
+// mayMatchRepoKind reports whether f can match a repoKind or a comment
+// (which may be on a pull request).
 func mayMatchRepoKind(f nostr.Filter) bool {
 	if len(f.Kinds) == 0 {
 		return true
 	}
 	for _, k := range f.Kinds {
-		if repoKind(k) {
+		if repoKind(k) || k == workspace.KindComment {
 			return true
 		}
 	}
 	return false
 }
 
+// commentedPR returns the pull request whose thread comment ev belongs to
+// (its root scope: E, with K 1618), if the store has it.
+func (r *Relay) commentedPR(ev *nostr.Event) *nostr.Event {
+	if ev.Kind != workspace.KindComment {
+		return nil
+	}
+	if k, _ := tagValue(ev, "K"); k != strconv.Itoa(workspace.KindPullRequest) {
+		return nil
+	}
+	root, _ := tagValue(ev, "E")
+	if !nostr.IsValid32ByteHex(root) {
+		return nil
+	}
+	return r.firstStored(internal(context.Background()), nostr.Filter{IDs: []string{root}, Kinds: []int{workspace.KindPullRequest}, Limit: 1})
+}
+
 // repoReadable reports whether c may see ev as far as hosted
-// repositories go: events about none pass.
+// repositories go: events about none pass, and a comment on a pull
+// request goes as the pull request does.
 func (r *Relay) repoReadable(c caller, ev *nostr.Event) bool {
+	if pr := r.commentedPR(ev); pr != nil {
+		return r.channelReadable(c, pr) && r.repoReadable(c, pr)
+	}
 	if !repoKind(ev.Kind) {
 		return true
 	}

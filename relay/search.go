@@ -40,6 +40,10 @@ const (
 	// searchCandidateFactor is how many hits per wanted result a search
 	// asks the index for, so that recency can lift an older-scored one.
 	searchCandidateFactor = 4
+	// phraseCandidateFactor widens a search with phrases: the index finds
+	// the events holding the phrases' words, and those whose words are
+	// not in order fall out when read back.
+	phraseCandidateFactor = 2
 	// maxSearchCount bounds a search COUNT: the hits it reads back.
 	maxSearchCount = 10000
 	// recencyHalfLife tempers relevance by age: a hit this old counts
@@ -47,9 +51,11 @@ const (
 	recencyHalfLife = 30 * 24 * time.Hour
 )
 
-// searchKinds are the kinds the full-text index holds: channel messages,
-// forum posts and their comments.
-var searchKinds = []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment}
+// searchKinds are the kinds the full-text index holds: channel messages
+// and thread replies, forum posts and their comments, and NIP-22 comments
+// (pull requests' comments and reviews; repoReadable checks them against
+// the pull request's repository).
+var searchKinds = []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment, workspace.KindComment}
 
 func searchable(kind int) bool { return slices.Contains(searchKinds, kind) }
 
@@ -71,6 +77,8 @@ type searchRequest struct {
 	size         int
 }
 
+// searchHit is one index hit: an event id, or for the embedded index the
+// first idPrefixLen bytes of one (16 hex digits), and its score.
 type searchHit struct {
 	id    string
 	score float64
@@ -107,9 +115,9 @@ func (r *Relay) openSearch(pg *pgSearch) error {
 	}
 	if fresh {
 		since = time.Time{}
-	} else if since.IsZero() {
-		return nil
 	}
+	// A zero since (a new index, or one that recorded no batch before a
+	// kill) indexes the whole store.
 	if err := s.reindex(context.Background(), r, since); err != nil {
 		return fmt.Errorf("buzz-relay: build search index: %w", err)
 	}
@@ -124,7 +132,12 @@ func (r *Relay) searchEvents(ctx context.Context, f nostr.Filter) ([]*nostr.Even
 		limit = searchDefaultLimit
 	}
 	limit = min(limit, maxQueryLimit)
-	evs, err := r.searchAll(ctx, f, min(max(limit*searchCandidateFactor, 200), maxSearchCandidates))
+	size := min(max(limit*searchCandidateFactor, 200), maxSearchCandidates)
+	if strings.Contains(f.Search, `"`) {
+		// phrases are checked on the events: more of them fall out
+		size = min(size*phraseCandidateFactor, maxSearchCandidates)
+	}
+	evs, err := r.searchAll(ctx, f, size)
 	if len(evs) > limit {
 		evs = evs[:limit]
 	}
@@ -198,46 +211,70 @@ func (r *Relay) searchAll(ctx context.Context, f nostr.Filter, size int) ([]*nos
 		score[h.id] = h.score
 		ids = append(ids, h.id)
 	}
-	// The rest of the filter (tags besides h, ids) is checked on each
-	// event read back.
+	// Read the hits back: the embedded index names events by an id
+	// prefix, read from the badger store's id index in one pass and then
+	// read-checked here; PostgreSQL's hits are ids, read through the
+	// usual read check.
+	var cands []*nostr.Event
+	scoreOf := func(id string) float64 { return score[id] }
+	if b, ok := r.search.(*bleveSearch); ok {
+		g, ok := r.store.(*guardedStore)
+		if !ok {
+			return nil, fmt.Errorf("error: search: the store cannot resolve index hits")
+		}
+		evs, found, err := g.eventsByPrefix(slices.Sorted(slices.Values(ids))) // in key order: the store's seeks go forward
+		if err != nil {
+			return nil, fmt.Errorf("error: search: read hits: %w", err)
+		}
+		for _, p := range ids {
+			if !found[p] {
+				b.forget(p) // deleted while the index was not looking
+			}
+		}
+		keep := r.readCheck(ctx, nostr.Filter{Kinds: sr.kinds})
+		for _, ev := range evs {
+			if keep == nil || keep(ev) {
+				cands = append(cands, ev)
+			}
+		}
+		scoreOf = func(id string) float64 { return score[id[:2*idPrefixLen]] }
+	} else {
+		for start := 0; start < len(ids); start += maxQueryLimit {
+			chunk := ids[start:min(start+maxQueryLimit, len(ids))]
+			ch, err := r.queryEvents(ctx, nostr.Filter{IDs: chunk, Limit: len(chunk)})
+			if err != nil {
+				return nil, fmt.Errorf("error: search: read hits: %w", err)
+			}
+			for ev := range ch {
+				cands = append(cands, ev)
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	// The rest of the filter (tags besides h, ids, the exact times) is
+	// checked on each event read back, and so is the phrases' word order.
 	rest := f
 	rest.Search, rest.Limit, rest.LimitZero, rest.IDs = "", 0, false, nil
-	rest.Kinds, rest.Authors, rest.Since, rest.Until = nil, nil, nil, nil
+	rest.Kinds, rest.Authors = sr.kinds, sr.authors // an id prefix may name more than the indexed event
+	rest.Since, rest.Until = sr.since, sr.until
 	rest = nameTags(rest)
 	idFilter := f.IDs
 	now := r.cfg.Now()
 	var out []*nostr.Event
-	found := make(map[string]bool, len(ids))
-	for start := 0; start < len(ids); start += maxQueryLimit {
-		chunk := ids[start:min(start+maxQueryLimit, len(ids))]
-		ch, err := r.queryEvents(ctx, nostr.Filter{IDs: chunk, Limit: len(chunk)})
-		if err != nil {
-			return nil, fmt.Errorf("error: search: read hits: %w", err)
+	for _, ev := range cands {
+		if !rest.Matches(ev) || (idFilter != nil && !slices.Contains(idFilter, ev.ID)) || !q.matchesPhrases(ev) || r.inDeletedChannel(ev) {
+			continue
 		}
-		for ev := range ch {
-			found[ev.ID] = true
-			if !rest.Matches(ev) || (idFilter != nil && !slices.Contains(idFilter, ev.ID)) || r.inDeletedChannel(ev) {
-				continue
-			}
-			out = append(out, ev)
-		}
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-	}
-	if b, ok := r.search.(*bleveSearch); ok {
-		for _, id := range ids {
-			if !found[id] && r.storeMissing(ctx, id) {
-				b.forget(id) // deleted while the index was not looking
-			}
-		}
+		out = append(out, ev)
 	}
 	rank := func(ev *nostr.Event) float64 {
 		age := now.Sub(ev.CreatedAt.Time())
 		if age < 0 {
 			age = 0
 		}
-		return score[ev.ID] * math.Exp2(-float64(age)/float64(recencyHalfLife))
+		return scoreOf(ev.ID) * math.Exp2(-float64(age)/float64(recencyHalfLife))
 	}
 	sort.SliceStable(out, func(i, j int) bool {
 		ri, rj := rank(out[i]), rank(out[j])
@@ -250,12 +287,6 @@ func (r *Relay) searchAll(ctx context.Context, f nostr.Filter, size int) ([]*nos
 		return out[i].ID > out[j].ID
 	})
 	return out, nil
-}
-
-// storeMissing reports whether the store lacks event id altogether (as
-// opposed to holding one the caller may not read).
-func (r *Relay) storeMissing(ctx context.Context, id string) bool {
-	return !r.storeHas(internal(ctx), nostr.Filter{IDs: []string{id}, Limit: 1})
 }
 
 // inDeletedChannel reports whether ev belongs to a deleted channel: those

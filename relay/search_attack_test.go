@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"buzzbox/internal/testexe"
 	"buzzbox/internal/workspace"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/nbd-wtf/go-nostr"
 )
 
@@ -208,6 +210,10 @@ func searchSyntax(t *testing.T, extra ...string) {
 	}
 	for _, tc := range []struct{ q, want string }{
 		{`"release notes"`, "a"},
+		{`"notes release"`, ""},            // the words, not in that order
+		{`"release the release"`, "e"},     // across punctuation
+		{`"notes about the release"`, "b"}, // stop words count in a phrase
+		{`"NOTES   ABOUT"`, "b"},
 		{`release notes`, "ab"},
 		{`release from:@bobby`, "bc"},
 		{`release from:"Bob B"`, ""}, // a quoted name is a phrase, not a name
@@ -224,6 +230,19 @@ func searchSyntax(t *testing.T, extra ...string) {
 		if len(got) != len(tc.want) || strings.Trim(tc.want, string(got)) != "" {
 			t.Errorf("search %q = %q; want %q", tc.q, string(got), tc.want)
 		}
+	}
+	// A date filter is exact to the second, though the index knows days.
+	d := msgs["d"]
+	for _, f := range []nostr.Filter{
+		{Kinds: []int{9}, Search: "plan", Since: tsPtr(d.CreatedAt + 1)},
+		{Kinds: []int{9}, Search: "plan", Until: tsPtr(d.CreatedAt - 1)},
+	} {
+		if evs := searchFour(t, b, alice, f); len(evs) != 0 {
+			t.Errorf("search %+v found %d; want none", f, len(evs))
+		}
+	}
+	if evs := searchFour(t, b, alice, nostr.Filter{Kinds: []int{9}, Search: "plan", Since: tsPtr(d.CreatedAt), Until: tsPtr(d.CreatedAt)}); len(evs) != 1 {
+		t.Errorf("search plan at its second found %d; want 1", len(evs))
 	}
 	// Relevance first: "e" says release five times.
 	evs := searchFour(t, b, alice, nostr.Filter{Kinds: []int{9}, Search: "release"})
@@ -279,5 +298,110 @@ func TestSearchIndexSurvivesKill(t *testing.T) {
 	b = runBinary(t, dir, args...)
 	if got := searchFour(t, b, alice, f); len(got) != n {
 		t.Errorf("rebuilt index: %d of %d messages found", len(got), n)
+	}
+	// An index of an older document shape is rebuilt too.
+	b.stop(t)
+	if err := os.RemoveAll(filepath.Join(dir, "search")); err != nil {
+		t.Fatal(err)
+	}
+	old, err := bleve.New(filepath.Join(dir, "search"), bleve.NewIndexMapping())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.Close()
+	b = runBinary(t, dir, args...)
+	if got := searchFour(t, b, alice, f); len(got) != n {
+		t.Errorf("index of an older shape: %d of %d messages found", len(got), n)
+	}
+}
+
+func tsPtr(t nostr.Timestamp) *nostr.Timestamp { return &t }
+
+// TestAttackSearchPRComments: pull requests' comments and reviews are
+// searched like messages, and a private channel's repository's comments
+// never reach a non-member: not through search (events or counts), nor a
+// comment crafted without the channel's h tag, nor by id.
+func TestAttackSearchPRComments(t *testing.T) { searchPRComments(t) }
+
+// TestAttackSearchPRCommentsPostgres is TestAttackSearchPRComments on
+// PostgreSQL full text.
+func TestAttackSearchPRCommentsPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a PostgreSQL server")
+	}
+	searchPRComments(t, "--db", startPostgres(t))
+}
+
+func searchPRComments(t *testing.T, extra ...string) {
+	needGit(t)
+	alice, bob, bot, carol := newKey(t), newKey(t), newKey(t), newKey(t)
+	args := append(slices.Clip(extra), "--owner", alice.pk, "--allow", strings.Join([]string{bob.pk, bot.pk, carol.pk}, ","))
+	if len(extra) > 0 {
+		args = append(args, "--git-dir", t.TempDir())
+	}
+	b := runBinary(t, t.TempDir(), args...)
+	w := &prWorld{t: t, b: b, buzz: testexe.Link(t, "buzz"), env: gitEnv(t),
+		repoURL: b.http() + "/git/" + alice.pk + "/proj.git", repo: alice.pk + "/proj"}
+	work := t.TempDir()
+	gitOK(t, w.env, work, "init", "--quiet", "-b", "main")
+	commitFile(t, w.env, work, "README", "line one\n", "first")
+	w.push(alice, work, "main")
+	ca := login(t, b.url, alice)
+	h := nostr.Tag{"h", chanA}
+	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bob.pk}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", bot.pk, "", "bot"}))
+	mustPublish(t, ca, signed(t, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, chanA}))
+	bw := w.clone(bot)
+	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "fix")
+	commitFile(t, w.env, bw, "FIX", "fixed\n", "fix it")
+	w.push(bot, bw, "fix")
+	id := w.create(bot, "fix", "Fix it")
+	w.must(bob, "", "pr", "comment", "--pr", id, "--body", "the wombat regression is back")
+	w.must(bob, "", "pr", "review", "--pr", id, "--request-changes", "--body", "wombat tests first")
+	// The owner's repository shared with no channel: only she reads it,
+	// and her pull request's comments carry no h tag.
+	solo := &prWorld{t: t, b: b, buzz: w.buzz, env: w.env,
+		repoURL: b.http() + "/git/" + alice.pk + "/solo.git", repo: alice.pk + "/solo"}
+	solo.push(alice, work, "main")
+	gitOK(t, w.env, work, "checkout", "--quiet", "-b", "mine")
+	commitFile(t, w.env, work, "MINE", "mine\n", "mine")
+	solo.push(alice, work, "mine")
+	soloPR := solo.create(alice, "mine", "Mine")
+	solo.must(alice, "", "pr", "comment", "--pr", soloPR, "--body", "wombat plans, owner only")
+	var bare struct {
+		ID string `json:"id"`
+	}
+	evs, _ := query(t, login(t, b.url, alice), nostr.Filter{Kinds: []int{workspace.KindComment}, Tags: nostr.TagMap{"E": {soloPR}}})
+	if len(evs) != 1 || evs[0].Tags.Find("h") != nil {
+		t.Fatalf("owner's comments on her own pull request: %d", len(evs))
+	}
+	bare.ID = evs[0].ID
+	if got := searchFour(t, b, alice, nostr.Filter{Search: "wombat"}); len(got) != 3 {
+		t.Errorf("owner finds %d (%s); want 3", len(got), contents(got))
+	}
+
+	for _, f := range []nostr.Filter{{Search: "wombat"}, {Kinds: []int{workspace.KindComment}, Search: "wombat"}} {
+		if got := searchFour(t, b, bob, f); len(got) != 2 {
+			t.Errorf("member's %+v finds %d (%s); want 2", f, len(got), contents(got))
+		}
+		if got := searchFour(t, b, carol, f); len(got) != 0 {
+			t.Errorf("non-member's %+v finds %q; want none", f, contents(got))
+		}
+	}
+	if got := searchFour(t, b, bob, nostr.Filter{Search: `"wombat regression"`}); len(got) != 1 {
+		t.Errorf("member's phrase finds %d; want 1", len(got))
+	}
+	for _, k := range []testKey{bob, carol} {
+		c := login(t, b.url, k)
+		if evs, _ := query(t, c, nostr.Filter{IDs: []string{bare.ID}}); len(evs) != 0 {
+			t.Errorf("%s read the owner's repository's pull request comment by id", k.pk[:8])
+		}
+		all, _ := query(t, c, nostr.Filter{Kinds: []int{workspace.KindComment}})
+		for _, ev := range all {
+			if ev.ID == bare.ID {
+				t.Errorf("%s read the owner's repository's pull request comment by kind", k.pk[:8])
+			}
+		}
 	}
 }

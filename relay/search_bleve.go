@@ -2,9 +2,11 @@ package relay
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"strconv"
 	"sync"
@@ -28,6 +30,21 @@ import (
 // from catchUpSlack before it. Deletions lost that way are harmless: each
 // hit is read back from the store, and one the store no longer has is
 // dropped and removed from the index.
+//
+// The index is kept small (BENCHMARKS.md): it holds only what finds
+// candidates, and everything exact is checked on the event read back.
+//   - A document's id is the event id's first 8 bytes (idPrefixLen), as
+//     raw bytes: bleve stores each id and keeps it in a term dictionary,
+//     and the 64 hex digits were half the index. The badger store keys
+//     its own id index by the same 8 bytes, and hits are resolved to
+//     events through it (badgerStore.eventsByPrefix).
+//   - The text keeps no term vectors (positions): a phrase finds the
+//     events holding all its words, and the words' order is checked on
+//     the event (searchQuery.matchesPhrases).
+//   - Time is a keyword per UTC day (dayTerm), not a numeric field (16
+//     terms per value, a second's own unique among them): a date range
+//     asks for the days it spans, and the exact second is checked on the
+//     event.
 
 const (
 	// indexQueue bounds the writes waiting for the indexer; past it a
@@ -43,9 +60,18 @@ const (
 	// indexes again: batches scorch had not persisted at a kill -9, and
 	// events stored with a created_at a little behind the relay's clock.
 	catchUpSlack = time.Hour
+	// idPrefixLen is how many bytes of an event id name its document: the
+	// length the badger store's id index keys events by.
+	idPrefixLen = 8
+	// searchMappingVersion names the document shape; an index made with
+	// another is rebuilt from the store on start.
+	searchMappingVersion = "2"
 )
 
-var watermarkKey = []byte("buzz-watermark")
+var (
+	watermarkKey = []byte("buzz-watermark")
+	mappingKey   = []byte("buzz-mapping")
+)
 
 type bleveSearch struct {
 	idx bleve.Index
@@ -67,35 +93,62 @@ type indexOp struct {
 	remove string       // or remove this id
 }
 
-// searchMapping is the document shape: text analysed (with positions,
-// for phrases), the rest keywords, nothing stored (hits are read back
-// from the event store).
+// searchMapping is the document shape: text analysed without positions,
+// the rest keywords, nothing stored (hits are read
+// back from the event store).
 func searchMapping() *mapping.IndexMappingImpl {
 	im := bleve.NewIndexMapping()
 	doc := bleve.NewDocumentStaticMapping()
 	text := bleve.NewTextFieldMapping()
 	text.Analyzer = standard.Name
-	text.Store, text.IncludeInAll, text.DocValues = false, false, false
-	text.IncludeTermVectors = true
+	text.Store, text.IncludeInAll, text.DocValues, text.IncludeTermVectors = false, false, false, false
 	doc.AddFieldMappingsAt("text", text)
-	for _, name := range []string{"author", "chan", "kind", "file"} {
+	for _, name := range []string{"author", "chan", "kind", "file", "day"} {
 		kw := bleve.NewKeywordFieldMapping()
 		kw.Analyzer = keyword.Name
+		// Frequencies and norms kept (SkipFreqNorm saved 3% and made
+		// some scores NaN).
 		kw.Store, kw.IncludeInAll, kw.DocValues, kw.IncludeTermVectors = false, false, false, false
 		doc.AddFieldMappingsAt(name, kw)
 	}
-	at := bleve.NewNumericFieldMapping()
-	at.Store, at.IncludeInAll, at.DocValues = false, false, false
-	doc.AddFieldMappingsAt("at", at)
 	im.DefaultMapping = doc
 	im.IndexDynamic, im.StoreDynamic, im.DocValuesDynamic = false, false, false
 	return im
+}
+
+// docID is the index's name for event id: its first idPrefixLen bytes.
+// An id that is not hex is named by its first bytes as they are.
+func docID(id string) string {
+	var b [idPrefixLen]byte
+	if len(id) < 2*idPrefixLen {
+		return id
+	}
+	if _, err := hex.Decode(b[:], []byte(id[:2*idPrefixLen])); err != nil {
+		return id
+	}
+	return string(b[:])
+}
+
+// dayDigits is the width of a day term: days since 1970 fit in 6 digits
+// until the year 4707, and equal widths sort as the numbers do.
+const dayDigits = 6
+
+// dayTerm is the keyword of the UTC day holding t.
+func dayTerm(t nostr.Timestamp) string {
+	return fmt.Sprintf("%0*d", dayDigits, int64(t)/int64(24*time.Hour/time.Second))
 }
 
 // openBleveSearch opens (or makes) the index in dir. fresh is true when
 // it was made, and the caller indexes the store into it.
 func openBleveSearch(dir string, log *slog.Logger) (s *bleveSearch, since time.Time, fresh bool, err error) {
 	idx, err := bleve.Open(dir)
+	if err == nil {
+		if v, verr := idx.GetInternal(mappingKey); verr != nil || string(v) != searchMappingVersion {
+			log.Info("search index made with an older shape; rebuilding it", "dir", dir)
+			idx.Close()
+			err = errors.New("older shape")
+		}
+	}
 	if errors.Is(err, bleve.ErrorIndexPathDoesNotExist) {
 		fresh = true
 		idx, err = bleve.New(dir, searchMapping())
@@ -106,6 +159,9 @@ func openBleveSearch(dir string, log *slog.Logger) (s *bleveSearch, since time.T
 		}
 		fresh = true
 		idx, err = bleve.New(dir, searchMapping())
+	}
+	if err == nil && fresh {
+		err = idx.SetInternal(mappingKey, []byte(searchMappingVersion))
 	}
 	if err != nil {
 		return nil, since, false, fmt.Errorf("buzz-relay: open search index %s: %w", dir, err)
@@ -143,11 +199,16 @@ func (s *bleveSearch) saved(ev *nostr.Event) {
 
 func (s *bleveSearch) deleted(ev *nostr.Event) {
 	if searchable(ev.Kind) {
-		s.send(indexOp{remove: ev.ID})
+		s.send(indexOp{remove: docID(ev.ID)})
 	}
 }
 
-func (s *bleveSearch) forget(id string) { s.send(indexOp{remove: id}) }
+// forget removes the document of id prefix (hex), whose event is gone.
+func (s *bleveSearch) forget(prefix string) {
+	if b, err := hex.DecodeString(prefix); err == nil {
+		s.send(indexOp{remove: string(b)})
+	}
+}
 
 // run applies queued ops in batches until close. It exits when ops is
 // closed.
@@ -160,7 +221,7 @@ func (s *bleveSearch) run() {
 			n++
 			switch {
 			case op.ev != nil:
-				if err := b.Index(op.ev.ID, searchDoc(op.ev)); err != nil {
+				if err := b.Index(docID(op.ev.ID), searchDoc(op.ev)); err != nil {
 					s.log.Warn("search index: cannot index event", "id", op.ev.ID, "err", err)
 				}
 			case op.remove != "":
@@ -218,7 +279,7 @@ func searchDoc(ev *nostr.Event) map[string]any {
 		"text":   ev.Content,
 		"author": ev.PubKey,
 		"kind":   strconv.Itoa(ev.Kind),
-		"at":     float64(ev.CreatedAt),
+		"day":    dayTerm(ev.CreatedAt),
 	}
 	if h := channelOf(ev); h != "" {
 		d["chan"] = h
@@ -239,8 +300,9 @@ func (s *bleveSearch) search(ctx context.Context, sr searchRequest) ([]searchHit
 		must.AddMust(m)
 	}
 	for _, p := range sr.q.phrases {
-		m := bleve.NewMatchPhraseQuery(p)
+		m := bleve.NewMatchQuery(p) // the order is checked on the event
 		m.SetField("text")
+		m.SetOperator(blevequery.MatchQueryOperatorAnd)
 		must.AddMust(m)
 	}
 	if sr.q.textless() {
@@ -272,18 +334,16 @@ func (s *bleveSearch) search(ctx context.Context, sr searchRequest) ([]searchHit
 		must.AddMust(terms("file", []string{"1"}))
 	}
 	if sr.since != nil || sr.until != nil {
-		var lo, hi *float64
+		lo, hi := "", ""
 		if sr.since != nil {
-			v := float64(*sr.since)
-			lo = &v
+			lo = dayTerm(*sr.since)
 		}
 		if sr.until != nil {
-			v := float64(*sr.until)
-			hi = &v
+			hi = dayTerm(*sr.until)
 		}
 		yes := true
-		r := bleve.NewNumericRangeInclusiveQuery(lo, hi, &yes, &yes)
-		r.SetField("at")
+		r := bleve.NewTermRangeInclusiveQuery(lo, hi, &yes, &yes)
+		r.SetField("day")
 		must.AddMust(r)
 	}
 	if len(sr.hide) > 0 {
@@ -296,7 +356,11 @@ func (s *bleveSearch) search(ctx context.Context, sr searchRequest) ([]searchHit
 	}
 	hits := make([]searchHit, 0, len(res.Hits))
 	for _, h := range res.Hits {
-		hits = append(hits, searchHit{id: h.ID, score: h.Score})
+		score := h.Score
+		if math.IsNaN(score) || math.IsInf(score, 0) {
+			score = 0
+		}
+		hits = append(hits, searchHit{id: hex.EncodeToString([]byte(h.ID)), score: score})
 	}
 	return hits, nil
 }

@@ -81,9 +81,81 @@ func TestBuzzSearchAndInbox(t *testing.T) {
 }
 
 type inboxLine struct {
-	Why    string `json:"why"`
-	Unread bool   `json:"unread"`
-	ID     string `json:"id"`
+	Why     string `json:"why"`
+	Unread  bool   `json:"unread"`
+	Channel string `json:"channel"`
+	ID      string `json:"id"`
+	Content string `json:"content"`
 }
 
 func jsonNum(ts nostr.Timestamp) string { b, _ := json.Marshal(ts); return string(b) }
+
+// TestBuzzInboxReviews: a pull request opened with --reviewer lands in the
+// named reviewer's `buzz inbox` (why "review", unread) and in the
+// repository owner's, not in another member's; a review takes it out of
+// the reviewer's, closing the pull request out of the owner's.
+func TestBuzzInboxReviews(t *testing.T) {
+	needGit(t)
+	alice, bob, bot, carol := newKey(t), newKey(t), newKey(t), newKey(t)
+	b := runBinary(t, t.TempDir(), "--owner", alice.pk, "--allow", strings.Join([]string{bob.pk, bot.pk, carol.pk}, ","))
+	w := &prWorld{t: t, b: b, buzz: testexe.Link(t, "buzz"), env: gitEnv(t),
+		repoURL: b.http() + "/git/" + alice.pk + "/proj.git", repo: alice.pk + "/proj"}
+	work := t.TempDir()
+	gitOK(t, w.env, work, "init", "--quiet", "-b", "main")
+	commitFile(t, w.env, work, "README", "one\n", "first")
+	w.push(alice, work, "main")
+	ca := login(t, b.url, alice)
+	h := nostr.Tag{"h", chanA}
+	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
+	for _, k := range []testKey{bob, bot, carol} {
+		mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", k.pk}))
+	}
+	mustPublish(t, ca, signed(t, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, chanA}))
+	bw := w.clone(bot)
+	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "fix")
+	commitFile(t, w.env, bw, "FIX", "fixed\n", "fix it")
+	w.push(bot, bw, "fix")
+	var res struct {
+		ID string `json:"id"`
+	}
+	json.Unmarshal([]byte(w.must(bot, "", "pr", "create", "--repo", w.repo, "--head", "fix", "--title", "Fix the thing", "--reviewer", bob.pk)), &res)
+	if !nostr.IsValid32ByteHex(res.ID) {
+		t.Fatalf("pr create gave id %q", res.ID)
+	}
+	reviews := func(k testKey) []inboxLine {
+		t.Helper()
+		var items []inboxLine
+		if err := json.Unmarshal([]byte(w.must(k, "", "inbox")), &items); err != nil {
+			t.Fatal(err)
+		}
+		var out []inboxLine
+		for _, i := range items {
+			if i.Why == "review" {
+				out = append(out, i)
+			}
+		}
+		return out
+	}
+	for _, k := range []testKey{bob, alice} {
+		got := reviews(k)
+		if len(got) != 1 || got[0].ID != res.ID || !got[0].Unread || got[0].Content != "Fix the thing" || got[0].Channel != chanA {
+			t.Errorf("%s's review requests = %+v; want the pull request, unread", k.pk[:8], got)
+		}
+	}
+	for _, k := range []testKey{carol, bot} {
+		if got := reviews(k); len(got) != 0 {
+			t.Errorf("%s's review requests = %+v; want none", k.pk[:8], got)
+		}
+	}
+	w.must(bob, "", "pr", "review", "--pr", res.ID, "--approve")
+	if got := reviews(bob); len(got) != 0 {
+		t.Errorf("after reviewing, bob's review requests = %+v", got)
+	}
+	if got := reviews(alice); len(got) != 1 {
+		t.Errorf("after bob's review, alice's review requests = %+v; want still one", got)
+	}
+	w.must(bot, "", "pr", "close", "--pr", res.ID)
+	if got := reviews(alice); len(got) != 0 {
+		t.Errorf("after closing, alice's review requests = %+v", got)
+	}
+}

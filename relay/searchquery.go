@@ -2,6 +2,7 @@ package relay
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 	"unicode"
@@ -118,4 +119,37 @@ func (q searchQuery) matchesText(ev *nostr.Event) bool {
 		return false
 	}
 	return true
+}
+
+// matchesPhrases reports whether ev's content holds each phrase of q: its
+// words, folded to lower case, next to each other in that order. The
+// indexes find the events holding a phrase's words; this checks their
+// order.
+func (q searchQuery) matchesPhrases(ev *nostr.Event) bool {
+	if len(q.phrases) == 0 {
+		return true
+	}
+	content := searchWords(ev.Content)
+	for _, p := range q.phrases {
+		want := searchWords(p)
+		if len(want) == 0 {
+			continue
+		}
+		found := false
+		for i := 0; i+len(want) <= len(content) && !found; i++ {
+			found = slices.Equal(content[i:i+len(want)], want)
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// searchWords splits s into its words (runs of letters and digits),
+// folded to lower case.
+func searchWords(s string) []string {
+	return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+		return !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	})
 }

@@ -4,6 +4,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/nbd-wtf/go-nostr"
 )
 
 func TestParseSearch(t *testing.T) {
@@ -21,4 +23,30 @@ func TestParseSearch(t *testing.T) {
 			t.Errorf("parseSearch(%q) = %v; want an invalid: error", bad, err)
 		}
 	}
+}
+
+// FuzzSearchQuery: any search string parses or is refused with an
+// invalid: reason, never a panic; a phrase is found in any content that
+// holds it between spaces, and the phrase check never panics on others.
+func FuzzSearchQuery(f *testing.F) {
+	for _, s := range []string{`release "the notes" from:@bob`, `"`, `""`, `in:# has:file before:2026-01-01`, `"a  b" "c`, "\"ü Straße\" x:"} {
+		f.Add(s, "some content")
+	}
+	f.Fuzz(func(t *testing.T, s, content string) {
+		q, err := parseSearch(s)
+		if err != nil {
+			if !strings.HasPrefix(err.Error(), "invalid: search:") {
+				t.Fatalf("parseSearch(%q) = %v", s, err)
+			}
+			return
+		}
+		q.matchesPhrases(&nostr.Event{Content: content})
+		for _, p := range q.phrases {
+			ev := &nostr.Event{Content: content + " " + p + " " + content}
+			one := searchQuery{phrases: []string{p}}
+			if !one.matchesPhrases(ev) {
+				t.Fatalf("phrase %q not found in %q", p, ev.Content)
+			}
+		}
+	})
 }

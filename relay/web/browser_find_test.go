@@ -15,7 +15,8 @@ import (
 
 // TestBrowserSearchInboxDM runs the built `buzzbox up` in Chromium: the
 // owner searches every channel from the top bar (results grouped by
-// channel, matches marked) and opens a result in its channel; opens a
+// channel, matches marked) and opens a result in its channel; results
+// follow the box while typing, in:#channel and from:@name too; opens a
 // direct message with the workspace's agent from its name, listed under
 // "Direct messages", which the agent answers without a mention; the
 // answer, come while the DM is not open, waits in the inbox unread and
@@ -56,6 +57,28 @@ func TestBrowserSearchInboxDM(t *testing.T) {
 	shot(t, owner, shots, "search-results")
 	do(t, owner, "open the friday result", chromedp.Evaluate[chromedp.Void](`[...document.querySelectorAll('.search-hit')].find((b) => b.textContent.includes('friday')).click()`))
 	waitJS(t, owner, "the message in its channel, focused", fmt.Sprintf(`location.hash === '#/c/%s' && document.activeElement?.closest?.('article')?.textContent.includes('friday')`, w.channel))
+
+	// Results follow the box while typing, in:#channel and from:@name too;
+	// the box keeps its focus, and a name still being typed is not searched.
+	do(t, owner, "type a search with in:", chromedp.Evaluate[chromedp.Void](`document.getElementById("global-search").value = ""`),
+		chromedp.SendKeys(chromedp.CSS(`#global-search`), "friday in:#general"))
+	waitJS(t, owner, "live results: the friday message, the box focused", `(() => {
+		const hits = document.querySelectorAll('#search-view .search-hit');
+		return !document.getElementById('search-view').hidden && location.hash === '#/search/' + encodeURIComponent('friday in:#general') &&
+			hits.length === 1 && hits[0].textContent.includes('friday') && document.activeElement.id === 'global-search';
+	})()`)
+	ownerName, err := chromedp.Run(owner, chromedp.Evaluate[string](`buzz.store.name(buzz.me)`))
+	if err != nil || ownerName == "" || strings.ContainsAny(ownerName, " \"") {
+		t.Fatalf("the owner's name: %q %v", ownerName, err)
+	}
+	do(t, owner, "type from:", chromedp.SendKeys(chromedp.CSS(`#global-search`), " quokka from:@"+ownerName))
+	waitJS(t, owner, "live results narrowed by from:", fmt.Sprintf(`(() => {
+		const hits = document.querySelectorAll('#search-view .search-hit');
+		return location.hash === '#/search/' + encodeURIComponent('friday in:#general quokka from:@%s') && hits.length === 1 &&
+			document.activeElement.id === 'global-search' && document.getElementById('global-search').value.endsWith('from:@%s');
+	})()`, ownerName, ownerName))
+	shot(t, owner, shots, "search-live")
+	do(t, owner, "back to the channel", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, w.channel)))
 
 	// A direct message with the agent, from its name.
 	agentName, err := chromedp.Run(owner, chromedp.Evaluate[string](fmt.Sprintf(`buzz.store.members(%q).find((m) => m.pk !== buzz.me).name`, w.channel)))

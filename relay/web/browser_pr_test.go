@@ -169,8 +169,9 @@ func (w *prWorld) openPR(t testing.TB, subject, description, branch, tip string)
 }
 
 // TestBrowserPullRequest: an agent pushes a branch of a repository the
-// relay hosts and opens a pull request; in a real browser the owner sees
-// its card in the repository's channel, opens the page (the diff by file),
+// relay hosts and opens a pull request; in a real browser the owner finds
+// it in her inbox as a review requested of her (it opens on its page),
+// sees its card in the repository's channel, opens the page (the diff by file),
 // comments on a line by clicking it, answers in the line's thread from the
 // keyboard, resolves the thread (it collapses), asks another member to
 // review, approves and merges; the relay's git moved main to the tip and
@@ -197,6 +198,14 @@ func TestBrowserPullRequest(t *testing.T) {
 	pr := w.openPR(t, "Fix it", "Fixes the **thing**.", "fix", tip)
 
 	signInToChannel(t, ctx, w.base, w.nsec, w.channel)
+	// The pull request names the owner: a review requested of her, in her
+	// inbox, opening on the pull request's page.
+	do(t, ctx, "open the inbox", chromedp.Evaluate[chromedp.Void](`location.hash = '#/inbox'`))
+	waitJS(t, ctx, "the review request, unread", `[...document.querySelectorAll('#inbox-view .inbox-item.unread')].some((i) => i.dataset.why === 'review' && i.textContent.includes('Review requested') && i.textContent.includes('Fix it'))`)
+	do(t, ctx, "open it", chromedp.Click(chromedp.CSS(`#inbox-view .inbox-item[data-why=review] .inbox-open`)))
+	waitJS(t, ctx, "the pull request's page", `!!document.querySelector('dialog.pr-page[open]') && `+textIn("dialog.pr-page .pr-description strong", "thing"))
+	do(t, ctx, "close it", chromedp.Click(button("Close pull request page")))
+	do(t, ctx, "open #proj", chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`location.hash = '#/c/%s'`, w.channel)))
 	waitJS(t, ctx, "the pull request's card", textIn("#feed .pr-card", "Fix it")+` && `+textIn("#feed .pr-card", "fix → main"))
 	do(t, ctx, "open the pull request", chromedp.Click(button("View pull request")))
 	waitJS(t, ctx, "the page with its diff", `!!document.querySelector('dialog.pr-page[open] .pr-file[data-path="FIX"][open]') && `+textIn("dialog.pr-page .dl.add", "+fixed")+` && `+textIn("dialog.pr-page .pr-description strong", "thing"))
@@ -233,6 +242,10 @@ func TestBrowserPullRequest(t *testing.T) {
 	}
 	do(t, ctx, "close the page", chromedp.Click(button("Close pull request page")))
 	waitJS(t, ctx, "the card says merged", `!!document.querySelector('#feed .pr-card[data-status=merged]')`)
+	do(t, ctx, "back to the inbox", chromedp.Evaluate[chromedp.Void](`location.hash = '#/inbox'`))
+	waitJS(t, ctx, "no review waits any more", `!document.getElementById('inbox-view').hidden && document.querySelectorAll('#inbox-view .inbox-item[data-why=review]').length === 0`)
+	do(t, ctx, "back to the inbox", chromedp.Evaluate[chromedp.Void](`location.hash = '#/inbox'`))
+	waitJS(t, ctx, "no review waits any more", `!document.getElementById('inbox-view').hidden && document.querySelectorAll('#inbox-view .inbox-item[data-why=review]').length === 0`)
 
 	// The relay took the comment anchored to the line, and the merged status signed by the owner.
 	evs, err := owner.QuerySync(rctx, nostr.Filter{Kinds: []int{1111, 1631}, Tags: nostr.TagMap{"E": {pr.ID}}})

@@ -9,6 +9,7 @@ const { inboxItems } = await mod('inbox.js');
 const { dmTitle, dmList, resolvePeople, existingDM, dmTemplates } = await mod('dm.js');
 const { Store, K } = await mod('store.js');
 const { plain } = await mod('markdown.js');
+const { PRIndex } = await mod('repo.js');
 
 // markdown.js plain: the text a preview (inbox, search snippet) shows.
 eq('preview: marks read, blocks joined', plain('Here is **the plan**:\n\n1. read the notes\n2. write it\n\n`buzz messages send` posts it.'),
@@ -64,5 +65,21 @@ eq('inbox: unread first, newest first, each with why', items.map((i) => [i.ev.id
   [['mention', 'mention', true], ['reply', 'reply', true], ['ask', 'approval', true], ['direct', 'dm', false]]);
 s.add(ev(bot, K.approvalGrant, [['h', general], ['e', ask.id], ['p', bot], ['option', 'allow']], '', 950));
 eq('an answered approval leaves', inboxItems(s, me, () => ({ t: 0 })).some((i) => i.why === 'approval'), false);
+
+// Reviews requested of me: open pull requests naming me, not mine, not reviewed by me.
+const prs = new PRIndex();
+const addPR = (e) => { s.add(e); prs.add(e); return e; };
+const repoA = ['a', '30617:' + relay + ':' + me + '/proj'];
+const asked = addPR(ev(bot, K.pullRequest, [repoA, ['h', general], ['p', me], ['subject', 'Fix it']], 'why', 1100));
+addPR(ev(bot, K.pullRequest, [repoA, ['h', general], ['p', ada], ['subject', 'Not me']], '', 1101));
+addPR(ev(me, K.pullRequest, [repoA, ['h', general], ['p', me], ['subject', 'Mine']], '', 1102));
+const closed = addPR(ev(bot, K.pullRequest, [repoA, ['h', general], ['p', me], ['subject', 'Closed']], '', 1103));
+addPR(ev(bot, 1632, [['e', closed.id, '', 'root'], ['h', general]], '', 1104));
+const reviewed = addPR(ev(bot, K.pullRequest, [repoA, ['h', general], ['p', me], ['subject', 'Reviewed']], '', 1105));
+addPR(ev(me, 1111, [['E', reviewed.id], ['K', '1618'], ['h', general], ['buzz-review', 'approve']], 'ok', 1106));
+const revs = (list) => inboxItems(s, me, () => ({ t: 2000 }), list).filter((i) => i.why === 'review').map((i) => [i.ev.id === asked.id, i.unread]);
+eq('a review requested of me waits unread, read markers or not', revs(prs), [[true, true]]);
+addPR(ev(me, 1111, [['E', asked.id], ['K', '1618'], ['h', general], ['buzz-review', 'request-changes']], 'not yet', 1107));
+eq('my review takes it out', revs(prs), []);
 
 report();

@@ -1,7 +1,9 @@
 // The inbox: one list of what needs the person, from what the page holds
 // (and a subscription of the messages that tag them): mentions, replies
 // in threads they wrote in, approval requests (kind 46010) waiting for
-// an answer they may give, and direct messages. Unread first (after their
+// an answer they may give, reviews requested of them (an open pull
+// request, kind 1618, naming them in a p tag, that they have not
+// reviewed; it opens on the pull request's page), and direct messages. Unread first (after their
 // channel's read marker, readstate.js, so reading anywhere reads it here
 // too), then newest. Opening an item opens it in place (channel and
 // thread); "Mark all read" moves each channel's marker, which the relay
@@ -12,6 +14,7 @@ import { K, messageKinds } from './store.js';
 import { tag, threadOf } from './event.js';
 import { plain } from './markdown.js';
 import { mayAnswer } from './approval.js';
+import { openPR } from './repo.js';
 
 const $ = (id) => document.getElementById(id);
 /** inboxLimit bounds the items shown, newest kept. */
@@ -21,10 +24,11 @@ const mentionsLimit = 300;
 
 /**
  * inboxItems lists what needs me: [{ev, why, unread}], why one of
- * 'approval', 'dm', 'mention', 'reply'. lastRead(ch) is the channel's
- * read marker {t}.
+ * 'approval', 'review', 'dm', 'mention', 'reply'. lastRead(ch) is the
+ * channel's read marker {t}; prs the pull requests' statuses and comments
+ * (repo.js PRIndex). Approvals and reviews stay unread until answered.
  */
-export function inboxItems(store, me, lastRead) {
+export function inboxItems(store, me, lastRead, prs) {
   const wrote = new Set(); // thread roots I wrote in
   for (const ev of store.events.values()) {
     if (ev.pubkey !== me || !messageKinds.includes(ev.kind)) continue;
@@ -41,6 +45,11 @@ export function inboxItems(store, me, lastRead) {
     if (ev.kind === K.approvalRequest) {
       if (!mayAnswer(store, ev, me) || store.approvalClosed(ev)) continue;
       why = 'approval';
+    } else if (ev.kind === K.pullRequest) {
+      if (!prs || !ev.tags.some((t) => t[0] === 'p' && t[1] === me)) continue;
+      const st = prs.state(ev);
+      if (st.status !== 'open' || st.comments.some((c) => c.pubkey === me && tag(c, 'buzz-review'))) continue;
+      why = 'review';
     } else if (messageKinds.includes(ev.kind)) {
       const root = threadOf(ev).root;
       if (c && c.type === 'dm' && c.members.has(me)) why = 'dm';
@@ -48,14 +57,14 @@ export function inboxItems(store, me, lastRead) {
       else if (root && wrote.has(root)) why = 'reply';
     }
     if (!why) continue;
-    const unread = why === 'approval' || ev.created_at > lastRead(ch).t;
+    const unread = why === 'approval' || why === 'review' || ev.created_at > lastRead(ch).t;
     items.push({ ev, why, unread });
   }
   items.sort((a, b) => (b.unread - a.unread) || (b.ev.created_at - a.ev.created_at) || (a.ev.id < b.ev.id ? 1 : -1));
   return items.slice(0, inboxLimit);
 }
 
-const whyWords = { approval: 'Approval waiting for you', dm: 'Direct message', mention: 'Mentioned you', reply: 'Replied in your thread' };
+const whyWords = { approval: 'Approval waiting for you', review: 'Review requested', dm: 'Direct message', mention: 'Mentioned you', reply: 'Replied in your thread' };
 
 export class InboxView {
   /** app: {store, me, reads, conn, reveal, intake}. */
@@ -84,11 +93,11 @@ export class InboxView {
     return this.shown;
   }
 
-  items() { return inboxItems(this.app.store, this.app.me, (ch) => this.app.reads.lastRead(ch)); }
+  items() { return inboxItems(this.app.store, this.app.me, (ch) => this.app.reads.lastRead(ch), this.app.prs); }
 
   /** markAllRead moves the marker of every channel holding an unread item. */
   markAllRead() {
-    for (const ch of new Set(this.items().filter((i) => i.unread && i.why !== 'approval').map((i) => tag(i.ev, 'h')))) if (ch) this.app.reads.mark(ch);
+    for (const ch of new Set(this.items().filter((i) => i.unread && i.why !== 'approval' && i.why !== 'review').map((i) => tag(i.ev, 'h')))) if (ch) this.app.reads.mark(ch);
     this.app.store.changed();
   }
 
@@ -107,9 +116,10 @@ export class InboxView {
       const c = s.channels.get(ch);
       const where = c ? (c.type === 'dm' ? 'direct message' : '#' + c.name) : '';
       // A preview reads the message's markdown, as Slack's and Zulip's do, rather than showing its marks.
-      const text = ev.kind === K.approvalRequest ? (ev.content || 'asks for approval') : plain(s.content(ev).text);
+      const text = ev.kind === K.approvalRequest ? (ev.content || 'asks for approval')
+        : ev.kind === K.pullRequest ? (tag(ev, 'subject') || '(no title)') : plain(s.content(ev).text);
       return el('li', { class: 'inbox-item' + (u ? ' unread' : ''), 'data-id': ev.id, 'data-why': why },
-        el('button', { type: 'button', class: 'inbox-open', onclick: () => this.app.reveal(ev) },
+        el('button', { type: 'button', class: 'inbox-open', onclick: () => (why === 'review' ? openPR(ev, this.app) : this.app.reveal(ev)) },
           el('span', { class: 'inbox-why', text: whyWords[why] + (where ? ' · ' + where : '') }),
           el('span', { class: 'inbox-who', text: s.name(ev.pubkey) }),
           el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
@@ -118,6 +128,6 @@ export class InboxView {
     this.section.replaceChildren(
       el('div', { class: 'inbox-head' }, el('h2', { id: 'inbox-title', text: 'Inbox' }),
         el('button', { type: 'button', id: 'inbox-read', disabled: unread === 0, onclick: () => this.markAllRead(), text: 'Mark all read' })),
-      rows.length ? el('ul', { class: 'inbox-list' }, ...rows) : el('p', { class: 'empty', text: 'Nothing needs you. Mentions, replies in your threads, approvals and direct messages come here.' }));
+      rows.length ? el('ul', { class: 'inbox-list' }, ...rows) : el('p', { class: 'empty', text: 'Nothing needs you. Mentions, replies in your threads, approvals, review requests and direct messages come here.' }));
   }
 }

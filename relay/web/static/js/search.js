@@ -4,19 +4,24 @@
 // matching words are marked; a result opens the message in its channel
 // (and thread). The query language is the relay's: words, "phrases",
 // from:@name, in:#channel, has:file, before:/after: dates. Route:
-// #/search/<query>. The relay checks who may read what; the page only
-// shows what it was given.
+// #/search/<query>. Results come while typing (liveSearchDelay after the
+// last key), the box keeping its focus; a word still being typed after
+// from:, in:, has:, before: or after: waits for its value. The relay
+// checks who may read what; the page only shows what it was given.
 
 import { el, relTime, fullTime } from './util.js';
 import { query } from './bridge.js';
 import { tag } from './event.js';
 import { plain } from './markdown.js';
+import { prK, openPR } from './repo.js';
 
 const $ = (id) => document.getElementById(id);
-/** searchKinds are what the relay's index holds: messages, forum posts and comments. */
-export const searchKinds = [9, 40002, 45001, 45003];
+/** searchKinds are what the relay's index holds: messages, forum posts and comments, pull requests' comments. */
+export const searchKinds = [9, 40002, 45001, 45003, prK.comment];
 /** searchLimit is how many results one search asks for. */
 const searchLimit = 100;
+/** liveSearchDelay is how long typing pauses before the results follow the box. */
+const liveSearchDelay = 250;
 /** snippetChars is about how much text a snippet shows around the first match. */
 const snippetChars = 160;
 
@@ -82,6 +87,7 @@ export class SearchView {
     this.q = '';
     this.results = null;
     this.error = '';
+    this.typing = 0; // the timer of the live search
     this.section = el('section', { id: 'search-view', class: 'search-view', hidden: true, 'aria-labelledby': 'search-title' });
     $('main').append(this.section);
     // The page-wide search box, in the top bar.
@@ -90,9 +96,26 @@ export class SearchView {
     $('status').before(form);
     form.addEventListener('submit', (e) => {
       e.preventDefault();
+      clearTimeout(this.typing);
       const q = $('global-search').value.trim();
       if (q) location.hash = '#/search/' + encodeURIComponent(q);
     });
+    $('global-search').addEventListener('input', () => {
+      clearTimeout(this.typing);
+      this.typing = setTimeout(() => this.live($('global-search').value.trim()), liveSearchDelay);
+    });
+  }
+
+  /**
+   * live follows the box while typing: the first search opens the view
+   * (a history entry, so Back returns), the next ones replace it.
+   */
+  live(q) {
+    if (!q || q === this.q || /(^|\s)(from|in|has|before|after):[@#]?$/i.test(q)) return;
+    const hash = '#/search/' + encodeURIComponent(q);
+    if (this.section.hidden) { location.hash = hash; return; }
+    history.replaceState(null, '', hash);
+    this.app.route();
   }
 
   /** route shows the view for a #/search/<q> fragment; it reports whether it took the route. */
@@ -102,7 +125,11 @@ export class SearchView {
     let q = '';
     try { q = decodeURIComponent(m[1]); } catch { q = m[1]; }
     this.section.hidden = false;
-    if (q !== this.q) { this.q = q; $('global-search').value = q; this.run(q); }
+    if (q !== this.q) {
+      this.q = q;
+      if ($('global-search').value.trim() !== q) $('global-search').value = q; // not under the typist's caret
+      this.run(q);
+    }
     return true;
   }
 
@@ -119,6 +146,22 @@ export class SearchView {
       this.error = e.message;
     }
     this.render();
+  }
+
+  /** open shows a result in place: a message in its channel, a pull request's comment on the pull request's page. */
+  async open(ev) {
+    const s = this.app.store;
+    if (ev.kind === prK.comment && tag(ev, 'K') === String(prK.pr)) {
+      const id = tag(ev, 'E');
+      let pr = s.events.get(id);
+      if (!pr) {
+        try { [pr] = await query(this.app.signer, [{ ids: [id], kinds: [prK.pr], limit: 1 }]); } catch { pr = null; }
+      }
+      if (pr) { s.add(pr, true); openPR(pr, this.app); }
+      return;
+    }
+    s.add(ev, true);
+    this.app.reveal(ev);
   }
 
   render() {
@@ -138,7 +181,7 @@ export class SearchView {
         el('ul', { class: 'search-results' }, ...evs.map((ev) => el('li', {},
           el('button', {
             type: 'button', class: 'search-hit', 'data-id': ev.id,
-            onclick: () => { s.add(ev, true); this.app.reveal(ev); },
+            onclick: () => this.open(ev),
           },
           el('span', { class: 'search-who', text: s.name(ev.pubkey) }),
           el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
