@@ -202,13 +202,41 @@ func inboxRoot(ev *nostr.Event, def string) string {
 	return def
 }
 
-// inboxReviews lists the pull requests naming me (p) that wait for my
+// inboxReviews lists the pull requests naming me (p) or on which I was
+// asked for a review (a buzz-review-request comment) that wait for my
 // review: not mine, not merged, closed or a draft (the newest status
 // says), and without a review (a comment with buzz-review) of mine.
 func inboxReviews(in *inv, q func(nostr.Filter) ([]*nostr.Event, error), me string) ([]*nostr.Event, error) {
 	prs, err := q(nostr.Filter{Kinds: []int{workspace.KindPullRequest}, Tags: nostr.TagMap{"p": {me}}})
-	if err != nil || len(prs) == 0 {
+	if err != nil {
 		return nil, err
+	}
+	// and those I was asked to review since (buzz pr request-review: a
+	// comment naming me in buzz-review-request).
+	asks, err := q(nostr.Filter{Kinds: []int{workspace.KindComment}, Tags: nostr.TagMap{"p": {me}}})
+	if err != nil {
+		return nil, err
+	}
+	have := map[string]bool{}
+	for _, pr := range prs {
+		have[pr.ID] = true
+	}
+	var more []string
+	for _, c := range asks {
+		if id := tagValue(c, "E"); tagValue(c, workspace.TagReviewRequest) == me && nostr.IsValid32ByteHex(id) && !have[id] {
+			have[id] = true
+			more = append(more, id)
+		}
+	}
+	if len(more) > 0 {
+		asked, err := q(nostr.Filter{IDs: more, Kinds: []int{workspace.KindPullRequest}})
+		if err != nil {
+			return nil, err
+		}
+		prs = append(prs, asked...)
+	}
+	if len(prs) == 0 {
+		return nil, nil
 	}
 	ids := make([]string, 0, len(prs))
 	for _, pr := range prs {

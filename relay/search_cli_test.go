@@ -98,19 +98,7 @@ func TestBuzzInboxReviews(t *testing.T) {
 	needGit(t)
 	alice, bob, bot, carol := newKey(t), newKey(t), newKey(t), newKey(t)
 	b := runBinary(t, t.TempDir(), "--owner", alice.pk, "--allow", strings.Join([]string{bob.pk, bot.pk, carol.pk}, ","))
-	w := &prWorld{t: t, b: b, buzz: testexe.Link(t, "buzz"), env: gitEnv(t),
-		repoURL: b.http() + "/git/" + alice.pk + "/proj.git", repo: alice.pk + "/proj"}
-	work := t.TempDir()
-	gitOK(t, w.env, work, "init", "--quiet", "-b", "main")
-	commitFile(t, w.env, work, "README", "one\n", "first")
-	w.push(alice, work, "main")
-	ca := login(t, b.url, alice)
-	h := nostr.Tag{"h", chanA}
-	mustPublish(t, ca, signed(t, alice, workspace.KindCreateGroup, "", h, nostr.Tag{"visibility", "private"}))
-	for _, k := range []testKey{bob, bot, carol} {
-		mustPublish(t, ca, signed(t, alice, workspace.KindAddUser, "", h, nostr.Tag{"p", k.pk}))
-	}
-	mustPublish(t, ca, signed(t, alice, workspace.KindRepoAnnouncement, "", nostr.Tag{"d", "proj"}, nostr.Tag{workspace.TagRepoChannel, chanA}))
+	w := newPRWorld(t, b, login(t, b.url, alice), alice, "one\n", []testKey{bob, bot, carol}, nil)
 	bw := w.clone(bot)
 	gitOK(t, w.env, bw, "checkout", "--quiet", "-b", "fix")
 	commitFile(t, w.env, bw, "FIX", "fixed\n", "fix it")
@@ -146,6 +134,11 @@ func TestBuzzInboxReviews(t *testing.T) {
 		if got := reviews(k); len(got) != 0 {
 			t.Errorf("%s's review requests = %+v; want none", k.pk[:8], got)
 		}
+	}
+	// Asked later (buzz pr request-review), carol has it too.
+	w.must(bot, "", "pr", "request-review", "--pr", res.ID, "--reviewer", carol.pk)
+	if got := reviews(carol); len(got) != 1 || got[0].ID != res.ID {
+		t.Errorf("after a request for her review, carol's review requests = %+v; want the pull request", got)
 	}
 	w.must(bob, "", "pr", "review", "--pr", res.ID, "--approve")
 	if got := reviews(bob); len(got) != 0 {

@@ -50,7 +50,7 @@ func TestAgentsModule(t *testing.T) { nodeChecks(t, "agents.mjs", 20) }
 // snippets and grouping by channel (search.js), the inbox's items, why
 // and unread order (inbox.js), and direct messages' names, people and
 // templates (dm.js).
-func TestFindModules(t *testing.T) { nodeChecks(t, "find.mjs", 15) }
+func TestFindModules(t *testing.T) { nodeChecks(t, "find.mjs", 16) }
 
 // TestGuideModule runs testdata/guide.mjs: the first-run guide's steps
 // (a channel of one's own, someone else in one, an agent mentioned), where

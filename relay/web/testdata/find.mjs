@@ -81,5 +81,9 @@ const revs = (list) => inboxItems(s, me, () => ({ t: 2000 }), list).filter((i) =
 eq('a review requested of me waits unread, read markers or not', revs(prs), [[true, true]]);
 addPR(ev(me, 1111, [['E', asked.id], ['K', '1618'], ['h', general], ['buzz-review', 'request-changes']], 'not yet', 1107));
 eq('my review takes it out', revs(prs), []);
+// Asked later in a comment (buzz pr request-review, the page's Request review).
+const later = addPR(ev(bot, K.pullRequest, [repoA, ['h', general], ['p', ada], ['subject', 'Asked later']], '', 1108));
+addPR(ev(ada, 1111, [['E', later.id], ['K', '1618'], ['h', general], ['p', me], ['buzz-review-request', me]], 'please look', 1109));
+eq('a review asked of me in a comment waits too', inboxItems(s, me, () => ({ t: 2000 }), prs).filter((i) => i.why === 'review').map((i) => i.ev.id === later.id), [true]);
 
 report();

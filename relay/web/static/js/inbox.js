@@ -46,9 +46,11 @@ export function inboxItems(store, me, lastRead, prs) {
       if (!mayAnswer(store, ev, me) || store.approvalClosed(ev)) continue;
       why = 'approval';
     } else if (ev.kind === K.pullRequest) {
-      if (!prs || !ev.tags.some((t) => t[0] === 'p' && t[1] === me)) continue;
+      if (!prs) continue;
       const st = prs.state(ev);
-      if (st.status !== 'open' || st.comments.some((c) => c.pubkey === me && tag(c, 'buzz-review'))) continue;
+      // Named on the pull request, or asked since in a comment (buzz pr request-review, the page's Request review).
+      const asked = ev.tags.some((t) => t[0] === 'p' && t[1] === me) || st.comments.some((c) => tag(c, 'buzz-review-request') === me);
+      if (!asked || st.status !== 'open' || st.comments.some((c) => c.pubkey === me && tag(c, 'buzz-review'))) continue;
       why = 'review';
     } else if (messageKinds.includes(ev.kind)) {
       const root = threadOf(ev).root;
