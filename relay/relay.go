@@ -472,9 +472,11 @@ func (r *Relay) Serve(ctx context.Context, ln net.Listener) error {
 	r.log.Info("listening", "url", r.URL(), "pubkey", r.pubkey, "open", r.cfg.Open)
 	actx, stopAnnouncing := context.WithCancel(ctx)
 	announced := make(chan struct{})
-	// Ends when every repository has been looked at, or Serve returns.
+	// Ends when the web client's assets are compressed and every
+	// repository has been looked at, or Serve returns.
 	go func() {
 		defer close(announced)
+		r.web.Prepare()
 		r.announceRepos(actx)
 	}()
 	err := srv.Serve(ln)

@@ -79,9 +79,14 @@ type Handler struct {
 	assets map[string]*asset // URL path → asset
 }
 
-// New returns a Handler. Nothing is read or compressed until the first
-// request.
+// New returns a Handler. Nothing is read or compressed until Prepare or
+// the first request.
 func New() *Handler { return &Handler{} }
+
+// Prepare reads and compresses the assets now (tens of milliseconds), so
+// that the first page a person opens does not wait for it. A request
+// made meanwhile waits for the same work.
+func (h *Handler) Prepare() { h.once.Do(h.load) }
 
 // Serves reports whether the handler answers path: / or an asset path.
 func Serves(p string) bool { return p == "/" || strings.HasPrefix(p, Prefix) }
