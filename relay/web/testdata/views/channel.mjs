@@ -8,6 +8,7 @@
 import { eq, press, type, frame, hex, event, text, pageMarkup, until } from './frame.mjs';
 import { Store, K } from '/static/js/store.js';
 import { ChannelView } from '/static/js/channel.js';
+import { RepoIndex } from '/static/js/repoview.js';
 
 await pageMarkup();
 const $ = (id) => document.getElementById(id);
@@ -42,6 +43,7 @@ const app = {
   alerts: { render: (t) => titles.push(t) },
   presence: { typing() {}, stopTyping() {} },
   agentsPanel: { open() {} },
+  repos: new RepoIndex(), // no repository shared with these channels
   flash() {}, react() {}, unreact() {}, edit() {}, remove() {}, openThread() {},
 };
 const view = new ChannelView(app);
