@@ -75,6 +75,8 @@ export function openPRForm(repo, app, { branches, head, base, done = () => {} })
     el('p', { class: 'pr-check' }, draft, ' ', el('label', { for: 'pr-new-draft', text: 'Draft: not ready for review yet' })),
     el('div', { class: 'pr-actions' }, submit, el('button', { type: 'button', text: 'Cancel', onclick: () => dlg.close() })),
     status);
+  // A word about an earlier choice goes when the choice changes.
+  form.addEventListener('change', () => { status.textContent = ''; });
   form.addEventListener('submit', async (e) => {
     e.preventDefault();
     const bad = check();
