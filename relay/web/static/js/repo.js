@@ -2,9 +2,8 @@
 // request (kind 1618) shows as in its repository's channel, and the pull
 // request page, a dialog with the description, its commits (those of its
 // tip its base lacks, each with the relay's check of its signature), the
-// files changed as a
-// unified diff with per-file collapse (large diffs start collapsed and
-// render a file when it is opened), the comments and reviews (NIP-22 kind
+// files changed as a unified diff with per-file collapse (large diffs
+// start collapsed and render a file when it is opened), the comments and reviews (NIP-22 kind
 // 1111 with buzz-review; comments on lines and their threads are
 // prlines.js's), and the actions: comment, approve, request changes,
 // merge (the relay's git merges; the page then signs the merged status

@@ -4,11 +4,11 @@
 // (directories expand, loaded as they open), the file view (monospace,
 // line numbers, long lines scroll; binary files and the size cap said in
 // words), the README rendered with the client's markdown, the commit log
-// with the relay's check of each commit's git-sign-nostr signature, and
-// the clone command with the git settings the helpers need. Everything
-// comes from the relay's read-only endpoints (relay/repoview.go), each
-// request NIP-98 signed; file contents are untrusted text and never reach
-// innerHTML.
+// with the relay's check of each commit's git-sign-nostr signature, the
+// clone command with the git settings the helpers need, and the New pull
+// request action (its form is prform.js's). What it shows comes from the
+// relay's read-only endpoints (relay/repoview.go), each request NIP-98
+// signed; file contents are untrusted text and never reach innerHTML.
 
 import { el } from './util.js';
 import { body } from './render.js';
