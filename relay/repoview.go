@@ -29,8 +29,10 @@ import (
 //   - buzz-blob?ref=R&path=P: one file, {ref, commit, path, size, limit,
 //     binary, truncated, text}; text holds at most limit bytes of a file
 //     that is not binary (a NUL in its first 8000 bytes, or not UTF-8)
-//   - buzz-log?ref=R[&path=P][&skip=N]: {ref, commit, commits: [{id,
-//     parents, author, committer, subject, body, signature}], more}; the
+//   - buzz-log?ref=R[&base=B][&path=P][&skip=N]: {ref, commit, base,
+//     base_commit, commits: [{id, parents, author, committer, subject,
+//     body, signature}], more}; with B (checked as R is) the commits of
+//     B..R, those of R that B does not have: a pull request's; the
 //     signature is the relay's check of the commit's NIP-GS signature
 //     (nipgs): status signed (with signer, and owner when a NIP-OA
 //     attestation in it holds), unsigned, invalid (with reason) or unknown
@@ -89,7 +91,7 @@ func (r *Relay) serveView(w http.ResponseWriter, req *http.Request, endpoint str
 	case blobPath:
 		ans, err = r.viewBlob(ctx, rt, q.Get("ref"), q.Get("path"))
 	case logPath:
-		ans, err = r.viewLog(ctx, rt, q.Get("ref"), q.Get("path"), q.Get("skip"))
+		ans, err = r.viewLog(ctx, rt, q.Get("ref"), q.Get("base"), q.Get("path"), q.Get("skip"))
 	}
 	var ve *mergeError
 	switch {
@@ -386,14 +388,18 @@ type logCommit struct {
 }
 
 type logAnswer struct {
-	Ref     string      `json:"ref"`
-	Commit  string      `json:"commit"`
-	Path    string      `json:"path"`
-	Commits []logCommit `json:"commits"`
-	More    bool        `json:"more"`
+	Ref        string      `json:"ref"`
+	Commit     string      `json:"commit"`
+	Base       string      `json:"base,omitempty"`        // the base asked for, if any
+	BaseCommit string      `json:"base_commit,omitempty"` // what it resolved to
+	Path       string      `json:"path"`
+	Commits    []logCommit `json:"commits"`
+	More       bool        `json:"more"`
 }
 
-func (r *Relay) viewLog(ctx context.Context, rt gitRoute, ref, path, skipParam string) (logAnswer, error) {
+// viewLog lists the commits of ref, newest first; with base, only those
+// base does not have (base..ref).
+func (r *Relay) viewLog(ctx context.Context, rt gitRoute, ref, base, path, skipParam string) (logAnswer, error) {
 	path, err := cleanViewPath(path)
 	if err != nil {
 		return logAnswer{}, err
@@ -409,7 +415,22 @@ func (r *Relay) viewLog(ctx context.Context, rt gitRoute, ref, path, skipParam s
 	if err != nil {
 		return logAnswer{}, err
 	}
+	baseCommit := ""
+	if base != "" {
+		// resolveRef checks base as it does ref: nothing but a branch, a
+		// tag or a commit id reaches git.
+		if baseCommit, err = r.resolveRef(ctx, rt, base); err != nil {
+			var ve *mergeError
+			if errors.As(err, &ve) {
+				ve.msg = "base: " + ve.msg
+			}
+			return logAnswer{}, err
+		}
+	}
 	args := []string{"rev-list", "--max-count=" + strconv.Itoa(logPage+1), "--skip=" + strconv.Itoa(skip), commit}
+	if baseCommit != "" {
+		args = append(args, "^"+baseCommit)
+	}
 	if path != "" {
 		args = append(args, "--", path)
 	}
@@ -418,7 +439,7 @@ func (r *Relay) viewLog(ctx context.Context, rt gitRoute, ref, path, skipParam s
 		return logAnswer{}, err
 	}
 	list := strings.Fields(ids)
-	ans := logAnswer{Ref: ref, Commit: commit, Path: path, Commits: []logCommit{}, More: len(list) > logPage}
+	ans := logAnswer{Ref: ref, Commit: commit, Base: base, BaseCommit: baseCommit, Path: path, Commits: []logCommit{}, More: len(list) > logPage}
 	list = list[:min(len(list), logPage)]
 	if len(list) == 0 {
 		return ans, nil

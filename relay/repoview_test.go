@@ -173,6 +173,20 @@ func TestRepositoryView(t *testing.T) {
 	if c := devLog.Commits[0]; c.ID != forgedID || c.Signature.Status != sigInvalid || c.Signature.Signer != alice.pk || c.Subject != "forged message" {
 		t.Errorf("forged commit = %+v; want invalid", c)
 	}
+	// base..ref: the commits of dev that main lacks, as a pull request of dev into main has.
+	var prLog logAnswer
+	viewJSON(t, bob, viewURL(repoURL, logPath, "ref", "dev", "base", "main"), &prLog)
+	if len(prLog.Commits) != 2 || prLog.Commits[0].ID != forgedID || prLog.Commits[1].Subject != "on dev" || prLog.Base != "main" || prLog.BaseCommit != unsignedID || prLog.More {
+		t.Errorf("main..dev = %+v; want the forged commit and on dev", prLog)
+	}
+	viewJSON(t, bob, viewURL(repoURL, logPath, "ref", "main", "base", "dev"), &prLog)
+	if len(prLog.Commits) != 0 {
+		t.Errorf("dev..main = %+v; want none: dev has all of main", prLog.Commits)
+	}
+	viewJSON(t, bob, viewURL(repoURL, logPath, "ref", "dev", "base", signedID), &prLog)
+	if len(prLog.Commits) != 3 || prLog.Commits[2].ID != unsignedID {
+		t.Errorf("%s..dev = %+v; want three commits, the oldest %s", signedID, prLog.Commits, unsignedID)
+	}
 	var paged logAnswer
 	viewJSON(t, bob, viewURL(repoURL, logPath, "ref", "main", "skip", "1", "path", "README.md"), &paged)
 	if len(paged.Commits) != 0 {
@@ -194,6 +208,7 @@ func TestRepositoryView(t *testing.T) {
 		{viewURL(repoURL, blobPath, "path", "src"), 404, "no file src"},
 		{viewURL(repoURL, blobPath), 400, "path is missing"},
 		{viewURL(repoURL, logPath, "skip", "-1"), 400, "skip"},
+		{viewURL(repoURL, logPath, "ref", "dev", "base", "nope"), 404, `base: no branch, tag or commit "nope"`},
 	} {
 		if code, body := viewGet(t, bob, c.u); code != c.code || !strings.Contains(body, c.says) {
 			t.Errorf("GET %s = %d %s; want %d saying %q", c.u, code, body, c.code, c.says)
@@ -294,6 +309,13 @@ func TestAttackRepositoryView(t *testing.T) {
 		}
 		if strings.Contains(body, "outside") && !strings.Contains(body, "outside.txt") || strings.Contains(body, "root:") {
 			t.Errorf("GET %s (ref %q path %q) leaked: %s", c.endpoint, c.ref, c.path, body)
+		}
+	}
+	// The log's base is checked as ref is: no option or revision expression reaches git.
+	for _, base := range []string{"--output=/tmp/x", "main^", "HEAD~1", "main..dev", "^main", "@{-1}", "-n1"} {
+		u := viewURL(repoURL, logPath, "ref", "main", "base", base)
+		if code, body := viewGet(t, alice, u); code != http.StatusBadRequest || !strings.Contains(body, "base: ref") {
+			t.Errorf("GET buzz-log base %q = %d %s; want 400 naming the base", base, code, body)
 		}
 	}
 	// A POST is not a read.

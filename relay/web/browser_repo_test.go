@@ -146,3 +146,104 @@ func TestBrowserRepositoryView(t *testing.T) {
 		t.Errorf("browser console: %s", e)
 	}
 }
+
+// TestBrowserPullRequestForm opens a pull request from the repository
+// view's form in a real browser against the built relay: the form refuses
+// a head that is the base and a head the base already has, in words; a
+// draft of branch feat (one unsigned commit, one signed by the built
+// git-sign-nostr) into main opens the pull request's page with its two
+// commits listed, the signed one "signed by Ada"; its card is in the
+// channel, a draft; the relay holds the 1618 with the tags buzz pr create
+// writes and the 1633. The form is shot at 1440x900 and 390x844 and axe
+// finds nothing serious or critical at either.
+func TestBrowserPullRequestForm(t *testing.T) {
+	ctx, consoleErrors := browser(t)
+	w := newRepoWorld(t, nil)
+	sign := testexe.Link(t, "git-sign-nostr")
+	git := func(args ...string) string { return prGit(t, w.work, "", "", args...) }
+	git("branch", "old") // main's tip: nothing to merge
+	git("checkout", "--quiet", "-b", "feat")
+	os.WriteFile(filepath.Join(w.work, "A.txt"), []byte("a\n"), 0o644)
+	git("add", "A.txt")
+	git("commit", "--quiet", "-m", "plain change")
+	os.WriteFile(filepath.Join(w.work, "B.txt"), []byte("b\n"), 0o644)
+	git("add", "B.txt")
+	cmd := exec.Command("git", "-c", "gpg.format=x509", "-c", "gpg.x509.program="+sign, "-c", "user.signingkey="+w.pk, "commit", "--quiet", "-S", "-m", "signed change")
+	home := t.TempDir()
+	cmd.Dir, cmd.Env = w.work, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "NOSTR_PRIVATE_KEY=" + w.sk,
+		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@x", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@x", "PATH=" + os.Getenv("PATH")}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("signed commit: %v\n%s", err, out)
+	}
+	tip := strings.TrimSpace(git("rev-parse", "HEAD"))
+	w.push(t, "main", "old", "feat")
+
+	w.signIn(t, ctx)
+	do(t, ctx, "desktop size", chromedp.EmulateViewport(1440, 900))
+	do(t, ctx, "open the repository", chromedp.Click(button("Repository")))
+	waitJS(t, ctx, "the New pull request button", `(() => { const b = [...document.querySelectorAll('dialog.repo-page button')].find((b) => b.textContent === 'New pull request'); return b && !b.hidden; })()`)
+	do(t, ctx, "open the form", chromedp.Click(button("New pull request")))
+	waitJS(t, ctx, "the form, feat into main", `!!document.querySelector('dialog#pr-new[open]') && document.getElementById('pr-new-head').value === 'feat' && document.getElementById('pr-new-base').value === 'main'`)
+	pick := func(id, v string) chromedp.Action[chromedp.Void] {
+		return chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`(() => { const s = document.getElementById(%q); s.value = %q; s.dispatchEvent(new Event('change')); })()`, id, v))
+	}
+	do(t, ctx, "head = base", pick("pr-new-head", "main"), chromedp.SendKeys(labelled("Title"), "Add A and B"), chromedp.Click(button("Open pull request")))
+	waitJS(t, ctx, "refused: the same branch", textIn("#pr-new-status", "The head and the base are the same branch (main)"))
+	do(t, ctx, "a head main has", pick("pr-new-head", "old"), chromedp.Click(button("Open pull request")))
+	waitJS(t, ctx, "refused: nothing to merge", textIn("#pr-new-status", "main already has every commit of old: there is nothing to merge"))
+	do(t, ctx, "fill the form", pick("pr-new-head", "feat"),
+		chromedp.SendKeys(labelled("Description (markdown)"), "Adds **two** files."),
+		chromedp.SendKeys(labelled("Labels (optional, separated by commas)"), "files, demo"),
+		chromedp.Click(chromedp.CSS(`#pr-new-draft`)))
+	do(t, ctx, "preview", chromedp.Click(button("Preview")))
+	waitJS(t, ctx, "the preview", textIn("#pr-new .pr-description strong", "two"))
+	axeSrc := ""
+	if modules, _ := testexe.NodeModules(t); modules != "" {
+		if b, err := os.ReadFile(filepath.Join(modules, "axe-core", "axe.min.js")); err == nil {
+			axeSrc = string(b)
+		}
+	}
+	if axeSrc == "" {
+		t.Logf("SKIP(loud): axe-core missing; run scripts/test.sh (npm install in scripts/node)")
+	}
+	shootView(t, ctx, axeSrc, "pr-new-form")
+	do(t, ctx, "open it", chromedp.Click(button("Open pull request")))
+	waitJS(t, ctx, "the new pull request's page", `!document.getElementById('pr-new') && !document.getElementById('repo-page') && `+textIn("dialog.pr-page[open] h2", "Add A and B")+` && `+textIn("dialog.pr-page[open] .pr-description strong", "two"))
+	commit := func(subject string) string {
+		return fmt.Sprintf(`[...document.querySelectorAll('dialog.pr-page[open] .pr-commits .repo-commit')].find((c) => c.textContent.includes(%q))`, subject)
+	}
+	waitJS(t, ctx, "its two commits", `document.querySelectorAll('dialog.pr-page[open] .pr-commits .repo-commit').length === 2 && `+textIn("dialog.pr-page[open] .pr-commits .hint", "2 commits main does not have"))
+	waitJS(t, ctx, "the signed one signed by Ada", `(() => { const c = `+commit("signed change")+`; return c && c.dataset.signature === 'signed' && c.querySelector('.sig').textContent === 'signed by Ada' && c.querySelector('code').textContent === '`+tip[:7]+`'; })()`)
+	waitJS(t, ctx, "the other unsigned", `(() => { const c = `+commit("plain change")+`; return c && c.dataset.signature === 'unsigned' && c.textContent.includes('T · '); })()`)
+	waitJS(t, ctx, "the diff", `!!document.querySelector('dialog.pr-page[open] .pr-file[data-path="B.txt"]')`)
+	shot(t, ctx, t.TempDir(), "pr-new-page-desktop")
+	do(t, ctx, "close the page", chromedp.Click(button("Close pull request page")))
+	waitJS(t, ctx, "its card in the channel, a draft", textIn("#feed .pr-card", "Add A and B")+` && `+textIn("#feed .pr-card", "feat → main · "+tip[:7])+` && !!document.querySelector('#feed .pr-card[data-status=draft]')`)
+
+	// The relay holds the pull request as buzz pr create writes it, and its draft status.
+	rctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	prs, err := w.owner.QuerySync(rctx, nostr.Filter{Kinds: []int{1618}, Authors: []string{w.pk}})
+	if err != nil || len(prs) != 1 {
+		t.Fatalf("pull requests = %d (%v); want 1", len(prs), err)
+	}
+	pr := prs[0]
+	for _, want := range [][2]string{{"subject", "Add A and B"}, {"c", tip}, {"branch-name", "feat"}, {"buzz-base", "main"}, {"h", w.channel}, {"p", w.pk}, {"clone", w.repoURL}, {"t", "files"}, {"t", "demo"}} {
+		if pr.Tags.FindWithValue(want[0], want[1]) == nil {
+			t.Errorf("the pull request lacks tag %v: %v", want, pr.Tags)
+		}
+	}
+	if a := pr.Tags.Find("a"); a == nil || !strings.HasPrefix(a[1], "30617:") || !strings.HasSuffix(a[1], ":"+w.pk+"/proj") {
+		t.Errorf("the pull request's a tag = %v; want the relay's 30617 of %s/proj", a, w.pk)
+	}
+	if pr.Tags.Find("r") == nil || pr.Content != "Adds **two** files." {
+		t.Errorf("the pull request's r tag, content = %v, %q", pr.Tags.Find("r"), pr.Content)
+	}
+	drafts, _ := w.owner.QuerySync(rctx, nostr.Filter{Kinds: []int{1633}, Tags: nostr.TagMap{"e": {pr.ID}}})
+	if len(drafts) != 1 || drafts[0].PubKey != w.pk {
+		t.Errorf("draft statuses = %d; want one by the author", len(drafts))
+	}
+	for _, e := range consoleErrors() {
+		t.Errorf("browser console: %s", e)
+	}
+}

@@ -61,7 +61,7 @@ check('the relay\'s announcement', repos.add(ann(relay, `${owner}/proj`, ch, 10,
 check('an older one is not taken', repos.add(ann(relay, `${owner}/proj`, 'other', 9), relay), false);
 check('another signer\'s is not taken', repos.add(ann(owner, `${owner}/evil`, ch, 11), relay), false);
 check('the owner\'s own form (d = name) is not taken', repos.add(ann(relay, 'proj', ch, 12), relay), false);
-check('in the channel', repos.inChannel(ch), [{ owner, name: 'proj', description: 'd', clone: 'http://relay.test/git/x/proj.git' }]);
+check('in the channel', repos.inChannel(ch).map(({ ann, ...r }) => ({ ...r, ann: ann.id })), [{ owner, name: 'proj', description: 'd', clone: 'http://relay.test/git/x/proj.git', ann: hex('9') }]);
 check('in no other channel', repos.inChannel('other'), []);
 const names = (pk) => (pk === owner ? 'Ada' : pk.slice(0, 4));
 check('signed', signatureWords({ status: 'signed', signer: owner, oa_status: 'none' }, names), ['signed', 'signed by Ada', '']);
@@ -70,6 +70,16 @@ check('invalid', signatureWords({ status: 'invalid', signer: owner, reason: 'the
 check('unsigned', signatureWords({ status: 'unsigned' }, names), ['unsigned', 'unsigned', '']);
 check('unknown', signatureWords({ status: 'unknown', reason: 'OpenPGP' }, names)[1], 'signed, not checked');
 check('bytes', [bytes(1), bytes(500), bytes(2048), bytes(1 << 20), bytes(30 << 20)], ['1 byte', '500 bytes', '2.0 KiB', '1.0 MiB', '30 MiB']);
+
+// The new pull request form's event: the tags buzz pr create writes.
+const { prTemplate, splitLabels } = await import(pathToFileURL(path.join(dir, 'prform.js')).href);
+const shared = { owner, name: 'proj', ann: ann(relay, `${owner}/proj`, ch, 10, [['clone', 'http://relay.test/git/x/proj.git'], ['r', hex('1'), 'euc'], ['h', ch]]) };
+check('the pull request', prTemplate(shared, { head: 'feat', base: 'main', tip: hex('2').slice(0, 40), title: 'T', description: 'D', labels: ['ui'] }), {
+  kind: 1618, content: 'D',
+  tags: [['a', `30617:${relay}:${owner}/proj`], ['p', owner], ['r', hex('1'), 'euc'], ['h', ch], ['subject', 'T'], ['c', hex('2').slice(0, 40)],
+    ['branch-name', 'feat'], ['buzz-base', 'main'], ['clone', 'http://relay.test/git/x/proj.git'], ['t', 'ui']],
+});
+check('labels', splitLabels(' bug, ui,,bug , '), ['bug', 'ui']);
 
 if (fails.length) { console.log(fails.join('\n')); process.exit(1); }
 console.log('ok');

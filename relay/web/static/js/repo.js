@@ -1,8 +1,9 @@
 // Pull requests of repositories the relay hosts (NIP-34): the card a pull
 // request (kind 1618) shows as in its repository's channel, and the pull
-// request page, a dialog with the description, the files changed as a
-// unified diff with per-file collapse (large diffs start collapsed and
-// render a file when it is opened), the comments and reviews (NIP-22 kind
+// request page, a dialog with the description, its commits (those of its
+// tip its base lacks, each with the relay's check of its signature), the
+// files changed as a unified diff with per-file collapse (large diffs
+// start collapsed and render a file when it is opened), the comments and reviews (NIP-22 kind
 // 1111 with buzz-review; comments on lines and their threads are
 // prlines.js's), and the actions: comment, approve, request changes,
 // merge (the relay's git merges; the page then signs the merged status
@@ -15,6 +16,7 @@ import { body, diffBlock } from './render.js';
 import { tag, tags } from './event.js';
 import { authorization } from './nip98.js';
 import { fileLines, lineThreads, refreshThreads } from './prlines.js';
+import { commitItem } from './commits.js';
 
 /** prK are the NIP-34 and NIP-22 kinds of the build loop. */
 export const prK = { pr: 1618, update: 1619, open: 1630, merged: 1631, closed: 1632, draft: 1633, comment: 1111 };
@@ -153,7 +155,8 @@ function commentTpl(pr, content, extra = [], parent = pr) {
   };
 }
 
-function statusTpl(pr, kind, content, extra = []) {
+/** statusTpl is a NIP-34 status of kind on pr, as buzz pr's statuses are. */
+export function statusTpl(pr, kind, content, extra = []) {
   const repo = repoOf(pr);
   return { kind, content, tags: [['e', pr.id, '', 'root'], ['a', tag(pr, 'a')], ['p', repo.owner], ['p', pr.pubkey], ...channelOf(pr), ...extra] };
 }
@@ -170,11 +173,25 @@ export function openPR(pr, app) {
   let tip = '';
   let diffTip = ''; // the tip the diff shown was read at
   let diffLoading = !!repo; // until the first diff is read, threads wait for it
+  const commits = el('section', { class: 'pr-commits', 'aria-label': 'Commits' }, el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: 'Loading the commits…' }));
+  // loadCommits lists base..tip from the relay's git, as the diff is read
+  // again when the tip moves.
+  const loadCommits = (at) => {
+    if (!repo || !at) { commits.lastChild.textContent = 'No commits: the pull request names no tip on this relay.'; return; }
+    repoFetch(app, repo, 'GET', 'buzz-log?' + new URLSearchParams({ ref: at, base })).then((t) => {
+      const ans = JSON.parse(t);
+      const list = el('ol', { class: 'repo-log', 'aria-label': 'Commits of the pull request' }, ans.commits.map((c) => commitItem(c, app)));
+      const n = ans.commits.length;
+      const said = n ? `${n}${ans.more ? '+' : ''} commit${n === 1 ? '' : 's'} ${base} does not have${ans.more ? ' (the newest shown)' : ''}` : `${base} has every commit of this pull request (merged, or nothing to merge).`;
+      commits.replaceChildren(el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: said }), n ? list : null);
+    }).catch((e) => { commits.replaceChildren(el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: 'No commits: ' + (e.message || e) })); });
+  };
   // loadDiff reads the diff at the current tip; a push to the head branch
   // (a 1619) reads it again, unless a comment is being written in it.
   const loadDiff = () => {
     if (!repo) return;
     diffTip = app.prs.state(pr).tip;
+    loadCommits(diffTip);
     repoFetch(app, repo, 'GET', 'buzz-diff?pr=' + pr.id).then((d) => {
       files.replaceChildren(el('h3', { text: 'Files changed' }), diffView(parseDiff(d.slice(0, maxDiffChars)), lines));
       diffLoading = false;
@@ -265,7 +282,7 @@ export function openPR(pr, app) {
       el('button', { type: 'button', class: 'icon', 'aria-label': 'Close pull request page', text: '✕', onclick: () => dlg.close() })),
     head2,
     el('section', { class: 'pr-description', 'aria-label': 'Description' }, pr.content ? body(pr.content, { name: (pk) => app.store.name(pk), mentioned: [] }) : el('p', { class: 'hint', text: 'No description.' })),
-    files, conv,
+    commits, files, conv,
     el('p', { class: 'hint', text: 'Click a line of the diff (or focus it and press Enter) to comment on it.' }),
     el('div', { class: 'pr-form' }, text,
       el('div', { class: 'pr-actions' }, comment, approve, changes, merge, close),
@@ -276,7 +293,7 @@ export function openPR(pr, app) {
   document.body.append(dlg);
   renderState();
   dlg.showModal();
-  if (!repo) { files.lastChild.textContent = 'This pull request names no repository of this relay.'; return dlg; }
+  if (!repo) { files.lastChild.textContent = commits.lastChild.textContent = 'This pull request names no repository of this relay.'; return dlg; }
   loadDiff();
   return dlg;
 }

@@ -4,18 +4,22 @@
 // (directories expand, loaded as they open), the file view (monospace,
 // line numbers, long lines scroll; binary files and the size cap said in
 // words), the README rendered with the client's markdown, the commit log
-// with the relay's check of each commit's git-sign-nostr signature, and
-// the clone command with the git settings the helpers need. Everything
-// comes from the relay's read-only endpoints (relay/repoview.go), each
-// request NIP-98 signed; file contents are untrusted text and never reach
-// innerHTML.
+// with the relay's check of each commit's git-sign-nostr signature, the
+// clone command with the git settings the helpers need, and the New pull
+// request action (its form is prform.js's). What it shows comes from the
+// relay's read-only endpoints (relay/repoview.go), each request NIP-98
+// signed; file contents are untrusted text and never reach innerHTML.
 
-import { el, relTime, fullTime } from './util.js';
+import { el } from './util.js';
 import { body } from './render.js';
 import { tag } from './event.js';
 import { npub } from './signer.js';
 import { repoFetch } from './repo.js';
 import { Tabs } from './tabs.js';
+import { commitItem, signerName } from './commits.js';
+import { openPRForm } from './prform.js';
+
+export { signatureWords } from './commits.js';
 
 /** repoAnnouncement is the NIP-34 repository announcement kind. */
 export const repoAnnouncement = 30617;
@@ -41,14 +45,14 @@ export class RepoIndex {
     this.by.set(d, ev);
     return true;
   }
-  /** inChannel lists the repositories shared with channel ch: [{owner, name, description, clone}]. */
+  /** inChannel lists the repositories shared with channel ch: [{owner, name, description, clone, ann}], ann the relay's 30617. */
   inChannel(ch) {
     const out = [];
     for (const [d, ev] of this.by) {
       if (tag(ev, 'buzz-channel') !== ch) continue;
       const [owner, name] = d.split('/');
       const clone = ev.tags.find((t) => t[0] === 'clone');
-      out.push({ owner, name, description: tag(ev, 'description') || '', clone: (clone && clone[1]) || `${location.origin}/git/${owner}/${name}.git` });
+      out.push({ owner, name, description: tag(ev, 'description') || '', clone: (clone && clone[1]) || `${location.origin}/git/${owner}/${name}.git`, ann: ev });
     }
     return out.sort((a, b) => a.name.localeCompare(b.name));
   }
@@ -71,29 +75,6 @@ export function bytes(n) {
   if (n < 1024) return `${n} byte${n === 1 ? '' : 's'}`;
   if (n < 1 << 20) return `${(n / 1024).toFixed(n < 10240 ? 1 : 0)} KiB`;
   return `${(n / (1 << 20)).toFixed(n < 10 << 20 ? 1 : 0)} MiB`;
-}
-
-/** signerName shows a key as its profile name, else its npub cut short. */
-function signerName(app, pk) {
-  const named = app.store.profiles.get(pk);
-  if (named && (named.display_name || named.name)) return named.display_name || named.name;
-  const n = npub(pk);
-  return n.slice(0, 12) + '…' + n.slice(-6);
-}
-
-/** signatureWords says what the relay found of a commit's signature: [class, text, detail]. */
-export function signatureWords(sig, nameOf) {
-  switch (sig && sig.status) {
-    case 'signed': {
-      let text = 'signed by ' + nameOf(sig.signer);
-      if (sig.owner) text += ' for ' + nameOf(sig.owner);
-      const detail = sig.oa_status === 'expired' ? 'its owner attestation had expired' : sig.oa_status === 'invalid_signature' ? 'its owner attestation does not verify' : '';
-      return ['signed', text, detail];
-    }
-    case 'invalid': return ['invalid', 'invalid signature', sig.reason || ''];
-    case 'unknown': return ['unknown', 'signed, not checked', sig.reason || ''];
-    default: return ['unsigned', 'unsigned', ''];
-  }
 }
 
 /** codeView shows text with line numbers; long lines scroll. */
@@ -133,7 +114,15 @@ export function openRepo(repo, app, others = []) {
   const readme = el('section', { class: 'repo-readme', 'aria-label': 'README' });
   const log = el('ol', { class: 'repo-log', 'aria-label': 'Commits' });
   const more = el('button', { type: 'button', class: 'link', text: 'Older commits', hidden: true });
-  const state = { ref: '', logSkip: 0, logFor: '', opened: '' };
+  const state = { ref: '', logSkip: 0, logFor: '', opened: '', refs: null };
+  // A new pull request: head and base among the branches the refs named.
+  const newPR = el('button', { type: 'button', class: 'primary', text: 'New pull request', hidden: true, onclick: () => {
+    const refs = state.refs;
+    const names = refs.branches.map((b) => b.name);
+    const base = names.includes(refs.head) ? refs.head : names.includes('main') ? 'main' : names[0];
+    const head = names.includes(state.ref) && state.ref !== base ? state.ref : names.find((n) => n !== base) || base;
+    openPRForm(repo, app, { branches: refs.branches, head, base, done: () => dlg.close() });
+  } });
   const fail = (where) => (e) => { status.textContent = `${where}: ${e.message || e}`; };
   const tabs = el('div', { class: 'tabs', role: 'tablist', 'aria-label': 'Repository' },
     el('button', { type: 'button', role: 'tab', id: 'repo-tab-code', 'aria-controls': 'repo-panel-code', 'aria-selected': 'true', text: 'Code' }),
@@ -157,7 +146,7 @@ export function openRepo(repo, app, others = []) {
       el('h2', { id: titleID }, el('span', { class: 'badge', text: 'repository' }), ' ', repo.name),
       el('button', { type: 'button', class: 'icon', 'aria-label': 'Close repository', text: '✕', onclick: () => dlg.close() })),
     el('p', { class: 'pr-meta', text: (repo.description ? repo.description + ' · ' : '') + 'owned by ' + signerName(app, repo.owner) }),
-    el('div', { class: 'repo-bar' }, pick, refSel), tabs, codePanel, logPanel, clonePanel, status);
+    el('div', { class: 'repo-bar' }, pick, refSel, newPR), tabs, codePanel, logPanel, clonePanel, status);
   const tabCtl = new Tabs(tabs);
   tabs.addEventListener('click', () => { if (tabCtl.selected() === 'repo-tab-log') loadLog(false); });
   tabs.addEventListener('keyup', () => { if (tabCtl.selected() === 'repo-tab-log') loadLog(false); });
@@ -267,21 +256,13 @@ export function openRepo(repo, app, others = []) {
     try {
       const ans = await getJSON(app, repo, 'buzz-log', { ref: state.ref, skip: state.logSkip || '' });
       if (!older) log.replaceChildren();
-      for (const c of ans.commits) log.append(commitItem(c));
+      for (const c of ans.commits) log.append(commitItem(c, app));
       if (!ans.commits.length && !older) log.append(el('li', { class: 'hint', text: 'No commits.' }));
       state.logSkip += ans.commits.length;
       more.hidden = !ans.more;
     } catch (e) { log.replaceChildren(el('li', { class: 'hint', text: String(e.message || e) })); }
   };
   more.addEventListener('click', () => loadLog(true));
-  const commitItem = (c) => {
-    const [cls, text, detail] = signatureWords(c.signature, (pk) => signerName(app, pk));
-    return el('li', { class: 'repo-commit', 'data-id': c.id, 'data-signature': cls },
-      el('p', { class: 'repo-commit-subject', text: c.subject || '(no message)' }),
-      el('p', { class: 'repo-commit-meta' }, el('code', { text: c.id.slice(0, 7) }), ' ', c.author.name || '?', ' · ',
-        el('time', { title: fullTime(c.committer.time || c.author.time), text: relTime(c.committer.time || c.author.time) }), ' · ',
-        el('span', { class: 'sig ' + cls, text }), detail ? el('span', { class: 'hint', text: ' (' + detail + ')' }) : null));
-  };
   refSel.addEventListener('change', () => { state.ref = refSel.value; loadRef(); });
 
   dlg.addEventListener('close', () => dlg.remove());
@@ -291,6 +272,8 @@ export function openRepo(repo, app, others = []) {
   const headTree = listDir(tree, '');
   headTree.catch(() => {}); // answered below, once the refs say what to show
   getJSON(app, repo, 'buzz-refs').then((refs) => {
+    state.refs = refs;
+    newPR.hidden = !refs.branches.length || !repo.ann;
     const opt = (name, kind) => el('option', { value: name, text: kind === 'tag' ? 'tag ' + name : name });
     refSel.replaceChildren(
       el('optgroup', { label: 'Branches' }, refs.branches.map((b) => opt(b.name, 'branch'))),
