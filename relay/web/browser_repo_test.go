@@ -25,6 +25,20 @@ type repoWorld struct {
 	pub                                  func(rel *nostr.Relay, key string, kind int, content string, tags ...nostr.Tag) nostr.Event
 }
 
+// signedCommit commits what is staged in the work tree as Ada, signed
+// with the owner's key by the built git-sign-nostr.
+func (w *repoWorld) signedCommit(t testing.TB, msg string) {
+	t.Helper()
+	sign := testexe.Link(t, "git-sign-nostr")
+	cmd := exec.Command("git", "-c", "gpg.format=x509", "-c", "gpg.x509.program="+sign, "-c", "user.signingkey="+w.pk, "commit", "--quiet", "-S", "-m", msg)
+	home := t.TempDir()
+	cmd.Dir, cmd.Env = w.work, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "NOSTR_PRIVATE_KEY=" + w.sk,
+		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@x", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@x", "PATH=" + os.Getenv("PATH")}
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("signed commit: %v\n%s", err, out)
+	}
+}
+
 // newRepoWorld starts the built relay owned by a fresh key named "Ada",
 // pushes main (README.md, src/main.go) to owner/proj and shares it with
 // a channel "proj"; fill adds to the work tree before the first commit.
@@ -85,17 +99,10 @@ func TestBrowserRepositoryView(t *testing.T) {
 	ctx, consoleErrors := browser(t)
 	w := newRepoWorld(t, nil)
 	// dev: one more file, in a commit signed with the owner's key.
-	sign := testexe.Link(t, "git-sign-nostr")
 	prGit(t, w.work, "", "", "checkout", "--quiet", "-b", "dev")
 	os.WriteFile(filepath.Join(w.work, "DEV.txt"), []byte("on dev\n"), 0o644)
 	prGit(t, w.work, "", "", "add", "DEV.txt")
-	cmd := exec.Command("git", "-c", "gpg.format=x509", "-c", "gpg.x509.program="+sign, "-c", "user.signingkey="+w.pk, "commit", "--quiet", "-S", "-m", "signed on dev")
-	home := t.TempDir()
-	cmd.Dir, cmd.Env = w.work, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "NOSTR_PRIVATE_KEY=" + w.sk,
-		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@x", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@x", "PATH=" + os.Getenv("PATH")}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("signed commit: %v\n%s", err, out)
-	}
+	w.signedCommit(t, "signed on dev")
 	w.push(t, "main", "dev")
 
 	w.signIn(t, ctx)
@@ -160,7 +167,6 @@ func TestBrowserRepositoryView(t *testing.T) {
 func TestBrowserPullRequestForm(t *testing.T) {
 	ctx, consoleErrors := browser(t)
 	w := newRepoWorld(t, nil)
-	sign := testexe.Link(t, "git-sign-nostr")
 	git := func(args ...string) string { return prGit(t, w.work, "", "", args...) }
 	git("branch", "old") // main's tip: nothing to merge
 	git("checkout", "--quiet", "-b", "feat")
@@ -169,13 +175,7 @@ func TestBrowserPullRequestForm(t *testing.T) {
 	git("commit", "--quiet", "-m", "plain change")
 	os.WriteFile(filepath.Join(w.work, "B.txt"), []byte("b\n"), 0o644)
 	git("add", "B.txt")
-	cmd := exec.Command("git", "-c", "gpg.format=x509", "-c", "gpg.x509.program="+sign, "-c", "user.signingkey="+w.pk, "commit", "--quiet", "-S", "-m", "signed change")
-	home := t.TempDir()
-	cmd.Dir, cmd.Env = w.work, []string{"HOME=" + home, "XDG_CONFIG_HOME=" + home, "GIT_CONFIG_NOSYSTEM=1", "NOSTR_PRIVATE_KEY=" + w.sk,
-		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@x", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@x", "PATH=" + os.Getenv("PATH")}
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("signed commit: %v\n%s", err, out)
-	}
+	w.signedCommit(t, "signed change")
 	tip := strings.TrimSpace(git("rev-parse", "HEAD"))
 	w.push(t, "main", "old", "feat")
 
