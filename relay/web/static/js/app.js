@@ -5,7 +5,7 @@
 // it. A person already signed in loads both at once.
 
 import { restore, kept } from './signer.js';
-import { signIn } from './signin.js';
+import { signIn, closeSignIn } from './signin.js';
 import { takeLink, redeemInvite, redeemLogin } from './invite.js';
 
 const $ = (id) => document.getElementById(id);
@@ -50,7 +50,8 @@ async function main() {
     } catch (e) { notice = e.message; }
   }
   const { openWorkspace } = await workspace;
-  await openWorkspace(signer, { joined, notice, name });
+  // The sign-in dialog closes once the workspace can take a click.
+  await openWorkspace(signer, { joined, notice, name, wired: () => { if ($('signin').open) closeSignIn(); } });
   firstScreen();
 }
 

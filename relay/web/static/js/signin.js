@@ -1,10 +1,15 @@
 // Sign-in: a NIP-07 extension when the browser has one, else a key made
 // here (shown once as an nsec to save) or an imported nsec. Resolves with
-// a signer and, for a new key, the name the person gave.
+// a signer and, for a new key, the name the person gave; the dialog stays
+// up until the caller closes it (closeSignIn), once what comes next is
+// ready to be used.
 
 import { localSigner, extensionSigner, parseSecret, saveKey, useExtension, randomSecret } from './signer.js';
 
 const $ = (id) => document.getElementById(id);
+
+/** closeSignIn closes the sign-in dialog. */
+export function closeSignIn() { $('signin').close(); }
 
 /** signIn shows the dialog until the person has a signer. */
 export function signIn() {
@@ -18,7 +23,6 @@ export function signIn() {
         try {
           const s = await extensionSigner();
           useExtension();
-          dlg.close();
           resolve({ signer: s, name: '' });
         } catch (e) { fail(e); }
       };
@@ -35,7 +39,6 @@ export function signIn() {
       $('new-nsec').select();
       $('saved-key').onclick = () => {
         $('new-nsec').value = '';
-        dlg.close();
         resolve({ signer: s, name: $('create-name').value.trim() });
       };
     };
@@ -45,7 +48,6 @@ export function signIn() {
         const sk = parseSecret($('import-nsec').value);
         $('import-nsec').value = '';
         saveKey(sk);
-        dlg.close();
         resolve({ signer: localSigner(sk), name: '' });
       } catch (x) { fail(x); }
     };

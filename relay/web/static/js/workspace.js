@@ -405,13 +405,15 @@ function setName(app, name) {
 /**
  * openWorkspace starts the workspace for signer: joined are the channels an
  * invite just made the person a member of, notice a line to show once,
- * name the name a new key was given at sign-in.
+ * name the name a new key was given at sign-in; wired is called once
+ * the page's controls answer.
  */
-export async function openWorkspace(signer, { joined = [], notice = '', name = '' } = {}) {
+export async function openWorkspace(signer, { joined = [], notice = '', name = '', wired = () => {} } = {}) {
   const app = new App(signer);
   window.buzz = app; // for the console
   wireChrome(app);
   wireKeys(app);
+  wired();
   if (joined.length && !location.hash) history.replaceState(null, '', '#/c/' + joined[0]);
   await app.start();
   if (notice) notify(notice);
