@@ -64,7 +64,7 @@ func TestBrowserApprovesCommand(t *testing.T) {
 	// the channel shows that a permission request waits in its thread.
 	ask := func(text string) string {
 		do(t, ctx, "start a mention", chromedp.SendKeys(labelled("Message #general"), "@ag"))
-		waitJS(t, ctx, "the agent in the mention list", `[...document.querySelectorAll('[role=option]')].some((o) => o.textContent.includes('agent'))`)
+		waitJS(t, ctx, "the agent in the composer's mention list", `document.activeElement?.getAttribute('aria-label') === 'Message #general' && [...document.querySelectorAll('#composer-slot [role=listbox]:not([hidden]) [role=option]')].some((o) => o.textContent.includes('agent'))`)
 		do(t, ctx, "pick it and send "+text, chromedp.KeyEvent(kb.Enter), chromedp.SendKeys(labelled("Message #general"), text), chromedp.KeyEvent(kb.Enter))
 		find := fmt.Sprintf(`[...document.querySelectorAll('#feed article.mine')].find((x) => x.textContent.includes(%q))`, text)
 		waitJS(t, ctx, "the waiting request's notice under "+text, fmt.Sprintf(`(() => { const a = %s; return !!a && !!a.querySelector('.approval-pending'); })()`, find))

@@ -140,7 +140,11 @@ export function composer({ label, members, send, placeholder = '', maxBytes = ()
 
   area.addEventListener('input', () => { update(); grow(); error.textContent = tooLong(area.value); if (area.value.trim()) typing(); });
   area.addEventListener('click', update);
-  area.addEventListener('blur', () => { stopTyping(); setTimeout(close, 100); });
+  // The list closes a moment after the box loses focus (a click on an
+  // option lands first); focus back in that moment keeps it open.
+  let blurTimer = 0;
+  area.addEventListener('blur', () => { stopTyping(); blurTimer = setTimeout(close, 100); });
+  area.addEventListener('focus', () => clearTimeout(blurTimer));
   // Enter is handled on keydown; a line break some input methods still
   // deliver after it (a separate keypress) is dropped.
   let swallow = false;
