@@ -293,7 +293,9 @@ export class WorkflowsPanel {
   }
 
   async run(d) {
-    const ev = await this.app.send({ kind: wfK.trigger, tags: [['d', d.id]], content: '' });
+    // Each press is a run of its own: two presses within a second would
+    // otherwise be one event (the same kind, tags, content and second).
+    const ev = await this.app.send({ kind: wfK.trigger, tags: [['d', d.id], ['buzz-press', uuid4()]], content: '' });
     // The run's first state may have come before the relay's OK did.
     const came = [...this.runs.values()].find((r) => r.st.trigger.event === ev.id);
     if (came) { this.sel = came.st.run; this.render(); } else this.pending = ev.id;
