@@ -179,11 +179,10 @@ func sign(ctx context.Context, env proc.Env, a signArgs) int {
 			return fatal(env, fmt.Sprintf("signing key argument (%s) does not match loaded key (%s)", id, pk.Hex()))
 		}
 	}
-	now := time.Now().Unix()
-	if now < 0 || now > 1<<32-1 {
-		return fatal(env, fmt.Sprintf("current time %d does not fit the u32 signature time", now))
+	t, err := nipgs.SigTime(time.Now().Unix())
+	if err != nil {
+		return fatal(env, "current "+err.Error())
 	}
-	t := uint32(now)
 	attest, warn, err := signingAttestation(conf, pk, t)
 	if err != nil {
 		return fatal(env, err.Error())
@@ -199,11 +198,10 @@ func sign(ctx context.Context, env proc.Env, a signArgs) int {
 	if n > maxPayloadBytes {
 		return fatal(env, fmt.Sprintf("payload is larger than the %d-byte limit", maxPayloadBytes))
 	}
-	sig, err := key.Sign(h.Sum(nil)) // fresh auxiliary randomness, as NIP-GS asks
+	e, err := nipgs.Seal(key, h, t, attest)
 	if err != nil {
 		return fatal(env, err.Error())
 	}
-	e := &nipgs.Envelope{PK: pk, Sig: sig, T: t, OA: attest}
 	if _, err := env.Out().Write(e.Armor()); err != nil {
 		return fatal(env, "write signature: "+err.Error())
 	}

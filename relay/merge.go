@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -349,17 +348,17 @@ func (r *Relay) writeSignedCommit(ctx context.Context, rt gitRoute, tree string,
 		return "", fmt.Errorf("merge commit: the relay's key: %w", err)
 	}
 	defer key.Zero()
-	t := at.Unix()
-	if t < 0 || t > math.MaxUint32 {
-		return "", fmt.Errorf("merge commit: time %d does not fit a signature's u32 time", t)
+	t, err := nipgs.SigTime(at.Unix())
+	if err != nil {
+		return "", fmt.Errorf("merge commit: %w", err)
 	}
-	h := nipgs.NewHash(uint32(t), nil)
+	h := nipgs.NewHash(t, nil)
 	h.Write(payload)
-	sig, err := key.Sign(h.Sum(nil))
+	e, err := nipgs.Seal(key, h, t, nil)
 	if err != nil {
 		return "", fmt.Errorf("merge commit: sign: %w", err)
 	}
-	armor := (&nipgs.Envelope{PK: key.Public(), Sig: sig, T: uint32(t)}).Armor()
+	armor := e.Armor()
 	// The header's value is the armor, each line after the first
 	// continued with a leading space, as git writes gpgsig.
 	hdr.WriteString("gpgsig ")

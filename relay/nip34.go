@@ -306,6 +306,15 @@ func (r *Relay) repoEvents(ctx context.Context, rt gitRoute, httpScheme string) 
 	return ann, state, true
 }
 
+// ownHTTPScheme is the scheme of the relay's own names when no request
+// says which: https behind a wss:// --public-url, else http.
+func (r *Relay) ownHTTPScheme() string {
+	if r.names().secure {
+		return "https"
+	}
+	return "http"
+}
+
 // maxAnnouncedRepos bounds the repositories announceRepos looks at: a
 // start must not stall on a git dir of millions of entries; those past
 // it are announced at their next push.
@@ -328,10 +337,7 @@ func (r *Relay) announceRepos(ctx context.Context) {
 		}
 		return
 	}
-	scheme := "http"
-	if r.names().secure {
-		scheme = "https"
-	}
+	scheme := r.ownHTTPScheme()
 	seen, published := 0, 0
 	for _, o := range owners {
 		if !o.IsDir() || !nostr.IsValid32ByteHex(o.Name()) {
@@ -392,10 +398,7 @@ func (r *Relay) onRepoEvent(ctx context.Context, ev *nostr.Event) {
 	if !validRepoName(rt.repo) {
 		return
 	}
-	scheme := "http"
-	if r.names().secure {
-		scheme = "https"
-	}
+	scheme := r.ownHTTPScheme()
 	r.publishRepo(ctx, rt, scheme)
 }
 

@@ -117,6 +117,26 @@ func (e *Envelope) OAStatus() string {
 	return OAValid
 }
 
+// SigTime is unix as a signature's time, an unsigned 32-bit count of
+// seconds; a time outside that range is refused.
+func SigTime(unix int64) (uint32, error) {
+	if unix < 0 || unix > 1<<32-1 {
+		return 0, fmt.Errorf("time %d does not fit the u32 signature time", unix)
+	}
+	return uint32(unix), nil
+}
+
+// Seal signs h — NewHash(t, oa) with the payload written into it — with
+// key (fresh auxiliary randomness, as NIP-GS asks) and returns the
+// envelope git stores.
+func Seal(key *nostrkey.Secret, h hash.Hash, t uint32, oa *OA) (*Envelope, error) {
+	sig, err := key.Sign(h.Sum(nil))
+	if err != nil {
+		return nil, err
+	}
+	return &Envelope{PK: key.Public(), Sig: sig, T: t, OA: oa}, nil
+}
+
 // NewHash starts H = SHA256("nostr:git:v1:" || t || ":" || [oa0 ":" oa1 ":"
 // oa2 ":"] || payload); the caller writes the payload.
 func NewHash(t uint32, a *OA) hash.Hash {
