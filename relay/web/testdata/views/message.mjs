@@ -58,10 +58,10 @@ eq('picking reacts and closes it', [calls.pop(), a.querySelector('.picker').hidd
 
 // Reactions: one chip per emoji with its count; the person's own is
 // pressed and takes theirs back; the harness's working marks are not chips.
-const r1 = event(K.reaction, ann, '👍', [['e', hello.id], ['h', ch]]);
-const r2 = event(K.reaction, me, '👍', [['e', hello.id], ['h', ch]]);
-const r3 = event(K.reaction, ann, '🎉', [['e', hello.id], ['h', ch]]);
-const r4 = event(K.reaction, bot, '💬', [['e', hello.id], ['h', ch]]);
+const r1 = event(K.reaction, ann, '👍', [['e', hello.id], ['h', ch]], now);
+const r2 = event(K.reaction, me, '👍', [['e', hello.id], ['h', ch]], now);
+const r3 = event(K.reaction, ann, '🎉', [['e', hello.id], ['h', ch]], now);
+const r4 = event(K.reaction, bot, '💬', [['e', hello.id], ['h', ch]], now);
 for (const r of [r1, r2, r3, r4]) s.add(r);
 a = show(hello);
 const chips = [...a.querySelectorAll('.reactions .chip')];
