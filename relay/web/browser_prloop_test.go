@@ -169,11 +169,15 @@ func TestBrowserPullRequestLoop(t *testing.T) {
 	waitJS(t, owner, "the new tip on the page, its diff read again", textIn("dialog.pr-page .pr-meta", "tip "+fixTip[:7])+` && `+
 		textIn("dialog.pr-page .pr-lines .dl.add", "+fixed, and better")+` && `+thread+`.textContent.includes('Reworded it.')`)
 
-	// The agent's own approval does not count; the owner's does.
+	// The agent's own approval does not count; the owner's does. The
+	// agent approves after it answers, so the page shows its approval
+	// before Merge is pressed (else the refusal names no approval at all).
+	approvals := `document.querySelectorAll('dialog.pr-page .pr-conversation .pr-comment[data-review=approve]').length`
+	waitJS(t, owner, "the agent's own approval", approvals+` === 1`)
 	do(t, owner, "merge too early", chromedp.Click(button("Merge")))
 	waitJS(t, owner, "refused: only the author approved", textIn("dialog.pr-page .pr-result", "(the author)"))
 	do(t, owner, "approve", chromedp.Click(button("Approve")))
-	waitJS(t, owner, "the approval", `!!document.querySelector('dialog.pr-page .pr-comment[data-review=approve]')`)
+	waitJS(t, owner, "the owner's approval beside the agent's", approvals+` === 2`)
 	do(t, owner, "merge", chromedp.Click(button("Merge")))
 	waitJS(t, owner, "merged", textIn("dialog.pr-page .pr-result", "Merged (fast-forward) as "+fixTip[:7]))
 	shot(t, owner, t.TempDir(), "pr-loop-merged")

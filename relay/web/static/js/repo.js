@@ -176,27 +176,36 @@ export function openPR(pr, app) {
   const commits = el('section', { class: 'pr-commits', 'aria-label': 'Commits' }, el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: 'Loading the commits…' }));
   // loadCommits lists base..tip from the relay's git, as the diff is read
   // again when the tip moves.
+  let commitsAt = '';
   const loadCommits = (at) => {
+    commitsAt = at;
     if (!repo || !at) { commits.lastChild.textContent = 'No commits: the pull request names no tip on this relay.'; return; }
     repoFetch(app, repo, 'GET', 'buzz-log?' + new URLSearchParams({ ref: at, base })).then((t) => {
+      if (at !== commitsAt) return; // a newer tip's list is on its way
       const ans = JSON.parse(t);
       const list = el('ol', { class: 'repo-log', 'aria-label': 'Commits of the pull request' }, ans.commits.map((c) => commitItem(c, app)));
       const n = ans.commits.length;
       const said = n ? `${n}${ans.more ? '+' : ''} commit${n === 1 ? '' : 's'} ${base} does not have${ans.more ? ' (the newest shown)' : ''}` : `${base} has every commit of this pull request (merged, or nothing to merge).`;
       commits.replaceChildren(el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: said }), n ? list : null);
-    }).catch((e) => { commits.replaceChildren(el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: 'No commits: ' + (e.message || e) })); });
+    }).catch((e) => { if (at === commitsAt) commits.replaceChildren(el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: 'No commits: ' + (e.message || e) })); });
   };
   // loadDiff reads the diff at the current tip; a push to the head branch
   // (a 1619) reads it again, unless a comment is being written in it.
+  // Only the newest read is shown: an older one answering late (two
+  // pushes close together) would put back the diff of the earlier tip.
+  let diffSeq = 0;
   const loadDiff = () => {
     if (!repo) return;
     diffTip = app.prs.state(pr).tip;
     loadCommits(diffTip);
+    const seq = ++diffSeq;
     repoFetch(app, repo, 'GET', 'buzz-diff?pr=' + pr.id).then((d) => {
+      if (seq !== diffSeq) return;
       files.replaceChildren(el('h3', { text: 'Files changed' }), diffView(parseDiff(d.slice(0, maxDiffChars)), lines));
       diffLoading = false;
       renderState();
     }).catch((e) => {
+      if (seq !== diffSeq) return;
       files.replaceChildren(el('h3', { text: 'Files changed' }), el('p', { class: 'hint', text: 'No diff: ' + (e.message || e) }));
       diffLoading = false;
       renderState();
