@@ -82,7 +82,7 @@ func runWorkflowsTrigger(in *inv) error {
 			return err
 		}
 	}
-	tags := nostr.Tags{{"d", id}}
+	tags := nostr.Tags{{"d", id}, {workspace.TagWorkflowPress, workspace.NewUUID()}}
 	if in.p.has("rerun") {
 		if in.p.has("inputs") {
 			return userErr("--rerun repeats a run with its trigger's values; drop --inputs, or run without --rerun")

@@ -327,8 +327,9 @@ func TestWorkflowsRunAndRerun(t *testing.T) {
 	if res := runBuzz(t, r.HTTPURL(), second, "", "workflows", "run", "--workflow", deploy, "--rerun", strings.ToUpper(id)); res.code != 0 || json.Unmarshal([]byte(res.stdout), &again) != nil {
 		t.Fatalf("rerun: exit %d, stdout %q, stderr %s", res.code, res.stdout, res.stderr)
 	}
-	if ev := stored(t, c, again); !tagsEqual(ev.Tags, nostr.Tags{{"d", deploy}, {workspace.TagWorkflowRun, id}}) {
-		t.Fatalf("rerun tags %v; want d and the run", ev.Tags)
+	if ev := stored(t, c, again); len(ev.Tags) != 3 || !tagsEqual(nostr.Tags{ev.Tags[0], ev.Tags[2]}, nostr.Tags{{"d", deploy}, {workspace.TagWorkflowRun, id}}) ||
+		ev.Tags[1][0] != workspace.TagWorkflowPress || len(ev.Tags[1][1]) != 36 {
+		t.Fatalf("rerun tags %v; want d, a press of its own and the run", ev.Tags)
 	}
 	got = runs(2)
 	reruns := 0
@@ -344,4 +345,10 @@ func TestWorkflowsRunAndRerun(t *testing.T) {
 	if reruns != 1 || len(msgs) != 2 || msgs[0].Content != "deploying 2.0" || msgs[1].Content != "deploying 2.0" {
 		t.Fatalf("%d re-runs of %s, messages %v; want one, and the inputs used twice", reruns, id, msgs)
 	}
+	// The same command twice within a second is two runs: each run by
+	// hand is an event of its own (a press tag), not one id twice.
+	for range 2 {
+		w.ok(t, new(relayclient.Result), "", "workflows", "run", "--workflow", deploy, "--inputs", `{"version":"3.0"}`)
+	}
+	runs(4)
 }

@@ -182,6 +182,10 @@ const (
 	TagWorkflow = "workflow"
 	// TagWorkflowRun is ["run", run UUID, step id].
 	TagWorkflowRun = "run"
+	// TagWorkflowPress is ["buzz-press", UUID] on a manual run (46020):
+	// each press of Run, or `buzz workflows run`, is an event of its own,
+	// where two alike within a second would have one id.
+	TagWorkflowPress = "buzz-press"
 	// TagWorkflowAttributed is ["attributed", publisher pubkey].
 	TagWorkflowAttributed = "attributed"
 	// TagWorkflowToken is ["token", approval token] on a workflow's

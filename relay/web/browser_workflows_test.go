@@ -116,6 +116,7 @@ func TestBrowserWorkflows(t *testing.T) {
 	waitJS(t, ctx, "the run to succeed", textIn(".wf-trace h3", "deploy: Succeeded")+
 		` && !!document.querySelector('.wf-step[data-step=gate][data-status=approved]') && !!document.querySelector('.wf-step[data-step=post][data-status=succeeded]')`)
 	waitJS(t, ctx, "who approved", textIn(".wf-step[data-step=gate] .wf-by", "Approved by"))
+	waitJS(t, ctx, "the message the run posted, not its id", textIn(".wf-step[data-step=post] .wf-posted", "Posted: deploying after approved"))
 	shootView(t, ctx, string(axe), "workflow-trace")
 	if got := messages(); len(got) != 1 || got[0] != "deploying after approved" {
 		t.Fatalf("messages after the approval = %q; want the deploy message once", got)

@@ -276,14 +276,19 @@ export class WorkflowsPanel {
       !going(r) ? el('button', { type: 'button', class: 'small', text: 'Re-run', onclick: () => this.act(() => this.rerun(r)) }) : null);
     const steps = el('ol', { class: 'wf-steps', 'aria-label': 'Steps' }, ...r.steps.map((st) => {
       const when = st.started ? fullTime(st.started) + (st.ended ? ` · ${took(st.started, st.ended) || '0 s'}` : '') : '';
-      const out = st.output.length > maxOutputChars ? st.output.slice(0, maxOutputChars) + '…' : st.output;
+      const clip = (t) => (t.length > maxOutputChars ? t.slice(0, maxOutputChars) + '…' : t);
+      const out = clip(st.output);
+      // A posted message's output is its event id: the message is shown
+      // instead, once the page has it.
+      const posted = st.action === 'send_message' && /^[0-9a-f]{64}$/.test(st.output) ? s.events.get(st.output) || { id: st.output } : null;
       const ok = mayApprove(r, st, me, admin);
       return el('li', { class: 'wf-step', 'data-step': st.id, 'data-status': st.status },
         el('div', { class: 'wf-step-head' }, el('strong', { text: st.id }), el('span', { class: 'wf-meta', text: st.action }),
           el('span', { class: 'wf-status', 'data-status': st.status, text: st.status === 'running' && st.action === 'request_approval' ? statusWords.waiting : statusWords[st.status] || st.status })),
         when ? el('p', { class: 'wf-meta', text: when }) : null,
         st.by ? el('p', { class: 'wf-by', text: `${st.status === 'approved' ? 'Approved' : st.status === 'denied' ? 'Denied' : 'Answered'} by ${s.name(st.by)}` }) : null,
-        out && !st.by ? el('pre', { class: 'wf-output', text: out }) : null,
+        posted ? el('p', { class: 'wf-output wf-posted', text: posted.content !== undefined ? 'Posted: ' + clip(posted.content) : `Posted a message (${posted.id.slice(0, 8)})` }) :
+          out && !st.by ? el('pre', { class: 'wf-output', text: out }) : null,
         st.status === 'running' && st.action === 'request_approval' && !ok ? el('p', { class: 'hint', text: 'Waiting for ' + approverWords(st.approvers, s) + '.' }) : null,
         ok ? el('div', { class: 'row' },
           el('button', { type: 'button', class: 'primary small', text: 'Approve', onclick: () => this.act(() => this.answer(st, true)) }),
