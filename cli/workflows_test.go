@@ -260,11 +260,6 @@ func TestWorkflowsAgainstBuzzRelay(t *testing.T) {
 	})
 }
 
-// TestWorkflowsRunAndRerun: `buzz workflows run` (the documented name of
-// upstream's trigger) starts a run the relay executes; `--rerun RUN`
-// starts a new run with that run's trigger values, recorded as a re-run;
-// --rerun with --inputs, or a bad run id, is refused before anything is
-// published.
 // unpressed is tags without the press tag a run by hand carries (one
 // UUID), and whether it had exactly one.
 func unpressed(tags nostr.Tags) (nostr.Tags, bool) {
@@ -283,6 +278,11 @@ func unpressed(tags nostr.Tags) (nostr.Tags, bool) {
 	return rest, n == 1
 }
 
+// TestWorkflowsRunAndRerun: `buzz workflows run` (the documented name of
+// upstream's trigger) starts a run the relay executes; `--rerun RUN`
+// starts a new run with that run's trigger values, recorded as a re-run;
+// --rerun with --inputs, or a bad run id, is refused before anything is
+// published.
 func TestWorkflowsRunAndRerun(t *testing.T) {
 	me, second := newKey(t), newKey(t)
 	r, err := relay.Start(relay.Config{DataDir: t.TempDir(), Owner: me.pk, Allow: []string{second.pk}}, "127.0.0.1:0")
