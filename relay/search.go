@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -59,18 +58,6 @@ const (
 var searchKinds = []int{workspace.KindStream, workspace.KindStreamV2, workspace.KindForumPost, workspace.KindForumComment, workspace.KindComment}
 
 func searchable(kind int) bool { return slices.Contains(searchKinds, kind) }
-
-// kindsOutside lists, as index terms, the searchable kinds a search for
-// kinds leaves out: none for an empty list (any kind).
-func kindsOutside(kinds []int) []string {
-	var out []string
-	for _, k := range searchKinds {
-		if len(kinds) > 0 && !slices.Contains(kinds, k) {
-			out = append(out, strconv.Itoa(k))
-		}
-	}
-	return out
-}
 
 // searchBackend is a full-text index.
 type searchBackend interface {

@@ -278,6 +278,27 @@ func (s *bleveSearch) settle() {
 	s.mu.Unlock()
 }
 
+// kindsOutside lists the searchable kinds a search for kinds leaves
+// out: none for an empty list (any kind).
+func kindsOutside(kinds []int) []int {
+	var out []int
+	for _, k := range searchKinds {
+		if len(kinds) > 0 && !slices.Contains(kinds, k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// kindTerms is kinds as the index's kind keywords (searchDoc).
+func kindTerms(kinds []int) []string {
+	ts := make([]string, len(kinds))
+	for i, k := range kinds {
+		ts[i] = strconv.Itoa(k)
+	}
+	return ts
+}
+
 func searchDoc(ev *nostr.Event) map[string]any {
 	d := map[string]any{
 		"text":   ev.Content,
@@ -362,13 +383,9 @@ func (s *bleveSearch) search(ctx context.Context, sr searchRequest) ([]searchHit
 	// instead, a walk of the rarer kinds' lists.
 	if out := kindsOutside(sr.kinds); len(out) > 0 {
 		if slices.Contains(sr.kinds, workspace.KindStream) {
-			must.AddMustNot(terms("kind", out))
+			must.AddMustNot(terms("kind", kindTerms(out)))
 		} else {
-			ks := make([]string, len(sr.kinds))
-			for i, k := range sr.kinds {
-				ks[i] = strconv.Itoa(k)
-			}
-			must.AddMust(terms("kind", ks))
+			must.AddMust(terms("kind", kindTerms(sr.kinds)))
 		}
 	}
 	if sr.q.hasFile {

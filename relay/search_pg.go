@@ -119,13 +119,12 @@ func (p *pgSearch) search(ctx context.Context, sr searchRequest) ([]searchHit, e
 	// thousand rows, where the text index would hand over every row
 	// that holds the words (half the table for the commonest, rechecked
 	// one by one once its bitmap outgrows work_mem: seconds at a million
-	// messages). A first look at the newest pgRecentRows tells which
+	// messages). A first look at the newest pgSampleRows tells which
 	// kind of query this is. Only for a search of the channels' messages
 	// at large: a filter by author, channel or file could leave a few
 	// rows in many thousands, which reading newest first would walk.
-	var hits []searchHit
 	if sr.authors == nil && sr.chans == nil && !sr.q.hasFile && slices.Contains(sr.kinds, workspace.KindStream) {
-		if err := p.searchRecent(ctx, filters, q, rank, window, args, &hits); err != nil || hits != nil {
+		if hits, err := p.searchRecent(ctx, filters, q, rank, window, args); err != nil || hits != nil {
 			return p.best(hits, sr.size), err
 		}
 	}
@@ -144,6 +143,7 @@ func (p *pgSearch) search(ctx context.Context, sr searchRequest) ([]searchHit, e
 	query := "SELECT id, " + rank + " AS rank FROM event WHERE " + filters + " AND " + pgTSV + " @@ (" + q + ")" +
 		" AND created_at >= " + spanArg + " ORDER BY created_at + 0 DESC LIMIT " + arg(window)
 	now := time.Now()
+	var hits []searchHit
 	for i, span := range pgSpans {
 		from := int64(0)
 		if span > 0 && i < len(pgSpans)-1 {
@@ -191,20 +191,16 @@ const (
 )
 
 // searchRecent answers a text search by reading the newest rows first
-// when that costs less than the text index: *found is then set, else left
-// nil for the text index to answer. A first read of the newest
+// when that costs less than the text index; its nil answer leaves the
+// search to the text index. A first read of the newest
 // pgSampleRows tells how common the words are; reading newest first then
 // parses about window/rate rows, while the text index visits every row
 // holding the words (rate × the table), each of those rows parsed again
 // too once there are more than a bitmap of work_mem holds exactly.
-func (p *pgSearch) searchRecent(ctx context.Context, filters, q, rank string, window int, args []any, found *[]searchHit) error {
+func (p *pgSearch) searchRecent(ctx context.Context, filters, q, rank string, window int, args []any) ([]searchHit, error) {
 	hits, scanned, err := p.recent(ctx, filters, q, rank, pgSampleRows, window, args)
-	if err != nil || len(hits) == 0 {
-		return err
-	}
-	if scanned < pgSampleRows { // every row there is
-		*found = hits
-		return nil
+	if err != nil || len(hits) == 0 || scanned < pgSampleRows { // fewer: every row there is
+		return hits, err
 	}
 	rate := float64(len(hits)) / float64(scanned)
 	need := int(float64(window) / rate * pgRecentSlack)
@@ -213,16 +209,12 @@ func (p *pgSearch) searchRecent(ctx context.Context, filters, q, rank string, wi
 		index *= pgLossyCost
 	}
 	if need > pgRecentMaxRows || float64(need)*pgParseCost >= index {
-		return nil
+		return nil, nil
 	}
-	if hits, scanned, err = p.recent(ctx, filters, q, rank, need, window, args); err != nil {
-		return err
+	if hits, scanned, err = p.recent(ctx, filters, q, rank, need, window, args); err != nil || (len(hits) < window && scanned == need) {
+		return nil, err // an error, or rarer than the sample said: the text index
 	}
-	if len(hits) < window && scanned == need {
-		return nil // rarer than the sample said: the text index
-	}
-	*found = hits
-	return nil
+	return hits, nil
 }
 
 // recent reads the newest rows rows matching filters, newest first,
