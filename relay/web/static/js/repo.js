@@ -174,38 +174,38 @@ export function openPR(pr, app) {
   let diffTip = ''; // the tip the diff shown was read at
   let diffLoading = !!repo; // until the first diff is read, threads wait for it
   const commits = el('section', { class: 'pr-commits', 'aria-label': 'Commits' }, el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: 'Loading the commits…' }));
-  // loadCommits lists base..tip from the relay's git, as the diff is read
-  // again when the tip moves.
-  let commitsAt = '';
-  const loadCommits = (at) => {
-    commitsAt = at;
+  // Each read of the diff and the commits (at open, and again when the
+  // tip moves) is numbered; only the newest one's answers are shown: an
+  // older one answering late (two pushes close together) would put back
+  // the earlier tip's.
+  let reads = 0;
+  // loadCommits lists base..tip from the relay's git, for read number read.
+  const loadCommits = (at, read) => {
     if (!repo || !at) { commits.lastChild.textContent = 'No commits: the pull request names no tip on this relay.'; return; }
     repoFetch(app, repo, 'GET', 'buzz-log?' + new URLSearchParams({ ref: at, base })).then((t) => {
-      if (at !== commitsAt) return; // a newer tip's list is on its way
+      if (read !== reads) return;
       const ans = JSON.parse(t);
       const list = el('ol', { class: 'repo-log', 'aria-label': 'Commits of the pull request' }, ans.commits.map((c) => commitItem(c, app)));
       const n = ans.commits.length;
       const said = n ? `${n}${ans.more ? '+' : ''} commit${n === 1 ? '' : 's'} ${base} does not have${ans.more ? ' (the newest shown)' : ''}` : `${base} has every commit of this pull request (merged, or nothing to merge).`;
       commits.replaceChildren(el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: said }), n ? list : null);
-    }).catch((e) => { if (at === commitsAt) commits.replaceChildren(el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: 'No commits: ' + (e.message || e) })); });
+    }).catch((e) => { if (read === reads) commits.replaceChildren(el('h3', { text: 'Commits' }), el('p', { class: 'hint', text: 'No commits: ' + (e.message || e) })); });
   };
-  // loadDiff reads the diff at the current tip; a push to the head branch
-  // (a 1619) reads it again, unless a comment is being written in it.
-  // Only the newest read is shown: an older one answering late (two
-  // pushes close together) would put back the diff of the earlier tip.
-  let diffSeq = 0;
+  // loadDiff reads the diff and the commits at the current tip; a push to
+  // the head branch (a 1619) reads them again, unless a comment is being
+  // written in the diff.
   const loadDiff = () => {
     if (!repo) return;
     diffTip = app.prs.state(pr).tip;
-    loadCommits(diffTip);
-    const seq = ++diffSeq;
+    const read = ++reads;
+    loadCommits(diffTip, read);
     repoFetch(app, repo, 'GET', 'buzz-diff?pr=' + pr.id).then((d) => {
-      if (seq !== diffSeq) return;
+      if (read !== reads) return;
       files.replaceChildren(el('h3', { text: 'Files changed' }), diffView(parseDiff(d.slice(0, maxDiffChars)), lines));
       diffLoading = false;
       renderState();
     }).catch((e) => {
-      if (seq !== diffSeq) return;
+      if (read !== reads) return;
       files.replaceChildren(el('h3', { text: 'Files changed' }), el('p', { class: 'hint', text: 'No diff: ' + (e.message || e) }));
       diffLoading = false;
       renderState();
