@@ -64,6 +64,14 @@ const (
 // than indexing them.
 var searchBenchSig = strings.Repeat("00", 64)
 
+// searchBenchEvent is an event of kind by pk in chanA, with its id and
+// searchBenchSig for a signature.
+func searchBenchEvent(pk string, kind int, content string, at nostr.Timestamp) *nostr.Event {
+	ev := &nostr.Event{Kind: kind, PubKey: pk, CreatedAt: at, Tags: nostr.Tags{{"h", chanA}}, Content: content}
+	ev.ID, ev.Sig = ev.GetID(), searchBenchSig
+	return ev
+}
+
 func benchSearch(b *testing.B, n int, db string) {
 	owner := newKey(b)
 	for range b.N {
@@ -80,7 +88,6 @@ func benchSearch(b *testing.B, n int, db string) {
 			vocab[i] = string(w)
 		}
 		zipf := rand.NewZipf(rng, 1.1, 2, uint64(len(vocab)-1))
-		h := nostr.Tag{"h", chanA}
 		evs := make([]*nostr.Event, n)
 		text := 0
 		base := nostr.Now() - nostr.Timestamp(n)
@@ -89,9 +96,7 @@ func benchSearch(b *testing.B, n int, db string) {
 			for j := range words {
 				words[j] = vocab[zipf.Uint64()]
 			}
-			ev := &nostr.Event{Kind: workspace.KindStream, CreatedAt: base + nostr.Timestamp(i), Tags: nostr.Tags{h}, Content: strings.Join(words, " ")}
-			ev.PubKey = owner.pk
-			ev.ID, ev.Sig = ev.GetID(), searchBenchSig
+			ev := searchBenchEvent(owner.pk, workspace.KindStream, strings.Join(words, " "), base+nostr.Timestamp(i))
 			evs[i] = ev
 			text += len(ev.Content)
 		}

@@ -45,8 +45,7 @@ func newSearchWorld(t *testing.T, db string) searchWorld {
 
 func (w searchWorld) save(t *testing.T, kind int, content string, at nostr.Timestamp) *nostr.Event {
 	t.Helper()
-	ev := &nostr.Event{Kind: kind, PubKey: w.pk, CreatedAt: at, Tags: nostr.Tags{{"h", chanA}}, Content: content}
-	ev.ID, ev.Sig = ev.GetID(), searchBenchSig
+	ev := searchBenchEvent(w.pk, kind, content, at)
 	if err := w.r.store.SaveEvent(w.ctx, ev); err != nil {
 		t.Fatal(err)
 	}
