@@ -324,6 +324,11 @@ func dayRange(since, until *nostr.Timestamp) blevequery.Query {
 	if until != nil {
 		hi = dayTerm(*until)
 	}
+	return dayTerms(lo, hi)
+}
+
+// dayTerms asks for the days from the day term lo to hi ("": open).
+func dayTerms(lo, hi string) blevequery.Query {
 	yes := true
 	r := bleve.NewTermRangeInclusiveQuery(lo, hi, &yes, &yes)
 	r.SetField("day")
@@ -397,7 +402,101 @@ func (s *bleveSearch) search(ctx context.Context, sr searchRequest) ([]searchHit
 	if sr.since != nil || sr.until != nil {
 		must.AddMust(dayRange(sr.since, sr.until))
 	}
-	res, err := s.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(must, sr.size, 0, false))
+	// Common words: bleve scores every document holding them to find the
+	// best, hundreds of thousands for a phrase of two common words (60
+	// ms at a million messages). The newest days that should hold enough
+	// of them are asked first, and everything only when they hold too
+	// few, as PostgreSQL ranks the newest matches (pgRankWindow).
+	if from, ok := s.recentFrom(words, sr, sr.size*bleveRecentSlack); ok {
+		hits, err := s.best(ctx, bleve.NewConjunctionQuery(must, dayTerms(from, "")), sr.size)
+		if err != nil || len(hits) >= sr.size {
+			return hits, err
+		}
+	}
+	return s.best(ctx, must, sr.size)
+}
+
+const (
+	// bleveRecentMatches is how many documents a search's words and
+	// filters are expected to match, all days taken, before the newest
+	// days are asked first (bleveSearch.recentFrom): scoring fewer takes
+	// a few milliseconds.
+	bleveRecentMatches = 20000
+	// bleveRecentSlack is how many documents the newest days asked
+	// should hold for each one a search wants: the expectation is rough
+	// (it takes the words for independent), and days too few cost a
+	// second query.
+	bleveRecentSlack = 3
+)
+
+// recentFrom is the first of the newest days that should hold want
+// documents matching words and sr's author and channel filters, when all
+// days together should hold more than bleveRecentMatches; false when they
+// should not, or when every day is needed. The expectation is the
+// documents of those days times each word's and filter's share of all
+// documents.
+func (s *bleveSearch) recentFrom(words []string, sr searchRequest, want int) (string, bool) {
+	n, err := s.idx.DocCount()
+	if err != nil || n == 0 || len(words) == 0 {
+		return "", false
+	}
+	count := func(field string, terms ...string) float64 {
+		var c uint64
+		for _, t := range terms {
+			d, err := s.idx.FieldDictRange(field, []byte(t), []byte(t))
+			if err != nil {
+				return float64(n)
+			}
+			if e, err := d.Next(); err == nil && e != nil && e.Term == t {
+				c += e.Count
+			}
+			d.Close()
+		}
+		return float64(c)
+	}
+	share := 1.0
+	var seen []string
+	for _, tok := range s.idx.Mapping().AnalyzerNamed(standard.Name).Analyze([]byte(strings.Join(words, " "))) {
+		if t := string(tok.Term); !slices.Contains(seen, t) {
+			seen = append(seen, t)
+			share *= count("text", t) / float64(n)
+		}
+	}
+	if sr.authors != nil {
+		share *= count("author", sr.authors...) / float64(n)
+	}
+	if sr.chans != nil {
+		share *= count("chan", sr.chans...) / float64(n)
+	}
+	if share*float64(n) <= bleveRecentMatches {
+		return "", false
+	}
+	d, err := s.idx.FieldDict("day")
+	if err != nil {
+		return "", false
+	}
+	defer d.Close()
+	type day struct {
+		term  string
+		count uint64
+	}
+	var days []day
+	for e, err := d.Next(); err == nil && e != nil; e, err = d.Next() {
+		days = append(days, day{e.Term, e.Count})
+	}
+	need := float64(want) / share
+	held := 0.0
+	for i := len(days) - 1; i > 0; i-- {
+		if held += float64(days[i].count); held >= need {
+			return days[i].term, true
+		}
+	}
+	return "", false
+}
+
+// best asks the index query q for its best size hits.
+func (s *bleveSearch) best(ctx context.Context, q blevequery.Query, size int) ([]searchHit, error) {
+	res, err := s.idx.SearchInContext(ctx, bleve.NewSearchRequestOptions(q, size, 0, false))
 	if err != nil {
 		return nil, fmt.Errorf("error: search: %w", err)
 	}
