@@ -13,7 +13,7 @@ import (
 // The relay client's are its own.
 const (
 	catUser            = relayclient.CatUser
-	catNotFound        = "not_found"
+	catNotFound        = relayclient.CatNotFound
 	catRelay           = relayclient.CatRelay
 	catNetwork         = relayclient.CatNetwork
 	catDeliveryUnknown = relayclient.CatDeliveryUnknown

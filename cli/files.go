@@ -18,6 +18,7 @@ import (
 
 	"buzzbox/internal/workspace"
 	"buzzbox/internal/workspace/nip98"
+	"buzzbox/internal/workspace/relayclient"
 )
 
 // Files go to the relay's Blossom routes (relay/blossom.go): PUT /upload
@@ -80,15 +81,8 @@ func blobFailure(what string, resp *http.Response) error {
 	if msg == "" {
 		msg = resp.Status
 	}
-	e := &Error{Category: catRelay, Message: fmt.Sprintf("%s: %s (HTTP %d)", what, msg, resp.StatusCode)}
-	switch resp.StatusCode {
-	case http.StatusUnauthorized, http.StatusForbidden:
-		e.Category = catAuth
-	case http.StatusNotFound:
-		e.Category = catNotFound
-	case http.StatusRequestEntityTooLarge:
-		e.Category = catUser
-	}
+	e := relayclient.Refusal(resp.StatusCode, msg)
+	e.Message = what + ": " + e.Message
 	return e
 }
 

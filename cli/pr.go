@@ -1,8 +1,8 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,7 +13,6 @@ import (
 	"github.com/nbd-wtf/go-nostr"
 
 	"buzzbox/internal/workspace"
-	"buzzbox/internal/workspace/nip98"
 	"buzzbox/internal/workspace/relayclient"
 )
 
@@ -385,52 +384,16 @@ func runPRView(in *inv) error {
 	return writeJSON(in.out, map[string]any{"pr": p, "comments": comments})
 }
 
-// repoHTTP sends a NIP-98 signed request to one of the repository's
-// endpoints and returns the body of a 200 answer.
-func repoHTTP(in *inv, r repoRef, method, endpoint string, body []byte) (*http.Response, []byte, error) {
-	url := in.c.Base() + "/git/" + r.owner + "/" + r.name + ".git/" + endpoint
-	opt := nip98.Options{Body: body, Nonce: true}
-	if in.auth != nil {
-		opt.Tags = nostr.Tags{in.auth.Tag()}
+// repoHTTP calls endpoint of r's hosted repository (buzz-diff, buzz-merge)
+// with a NIP-98 token and body as JSON, and returns at most maxDiffRead
+// bytes of its answer; a refusal names the endpoint.
+func repoHTTP(in *inv, r repoRef, method, endpoint string, body []byte) ([]byte, error) {
+	b, err := in.c.Signed(in.ctx, method, in.c.Base()+"/git/"+r.owner+"/"+r.name+".git/"+endpoint, body, maxDiffRead)
+	var e *Error
+	if errors.As(err, &e) {
+		e.Message = strings.SplitN(endpoint, "?", 2)[0] + ": " + e.Message
 	}
-	auth, err := nip98.Header(in.key, url, method, opt)
-	if err != nil {
-		return nil, nil, otherErr("sign request: %v", err)
-	}
-	var rd io.Reader
-	if body != nil {
-		rd = bytes.NewReader(body)
-	}
-	req, err := http.NewRequestWithContext(in.ctx, method, url, rd)
-	if err != nil {
-		return nil, nil, otherErr("%s %s: %v", method, endpoint, err)
-	}
-	req.Header.Set("Authorization", auth)
-	if body != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	resp, err := in.c.HTTPClient().Do(req)
-	if err != nil {
-		return nil, nil, &Error{Category: catNetwork, Message: fmt.Sprintf("%s %s: %v", method, endpoint, err), Retryable: true}
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxDiffRead))
-	if err != nil {
-		return nil, nil, &Error{Category: catNetwork, Message: fmt.Sprintf("%s %s: %v", method, endpoint, err), Retryable: true}
-	}
-	if resp.StatusCode != http.StatusOK {
-		e := &Error{Category: catRelay, Message: fmt.Sprintf("%s: %s (HTTP %d)", endpoint, strings.TrimSpace(string(b)), resp.StatusCode)}
-		switch resp.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden:
-			e.Category = catAuth
-		case http.StatusNotFound:
-			e.Category = catNotFound
-		case http.StatusConflict:
-			e.Category = catUser
-		}
-		return resp, nil, e
-	}
-	return resp, b, nil
+	return b, err
 }
 
 func runPRDiff(in *inv) error {
@@ -438,7 +401,7 @@ func runPRDiff(in *inv) error {
 	if err != nil {
 		return err
 	}
-	_, b, err := repoHTTP(in, r, http.MethodGet, "buzz-diff?pr="+pr.ID, nil)
+	b, err := repoHTTP(in, r, http.MethodGet, "buzz-diff?pr="+pr.ID, nil)
 	if err != nil {
 		return err
 	}
@@ -615,7 +578,7 @@ func runPRMerge(in *inv) error {
 		return err
 	}
 	body, _ := json.Marshal(map[string]string{"pr": pr.ID})
-	_, b, err := repoHTTP(in, r, http.MethodPost, "buzz-merge", body)
+	b, err := repoHTTP(in, r, http.MethodPost, "buzz-merge", body)
 	if err != nil {
 		return err
 	}

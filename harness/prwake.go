@@ -3,6 +3,7 @@ package harness
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/url"
 	"sort"
 	"strconv"
@@ -229,7 +230,7 @@ func fetchPRContext(ctx context.Context, io *relayclient.Client, ev *Event, prof
 	if p.Commit != "" {
 		q.Set("commit", p.Commit)
 	}
-	diff, err := io.GetSigned(ctx, io.Base()+"/git/"+owner+"/"+name+".git/buzz-diff?"+q.Encode(), maxPRDiffBytes)
+	diff, err := io.Signed(ctx, http.MethodGet, io.Base()+"/git/"+owner+"/"+name+".git/buzz-diff?"+q.Encode(), nil, maxPRDiffBytes)
 	if err != nil {
 		p.HunkNote = "the diff could not be read: " + err.Error()
 		return p

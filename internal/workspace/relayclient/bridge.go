@@ -346,40 +346,46 @@ func (c *Client) Manage(ctx context.Context, method string, write bool, params .
 	return result, err
 }
 
-// GetSigned GETs target, one of the relay's HTTP endpoints (a hosted
-// repository's buzz-diff), with a fresh NIP-98 token carrying the
-// configured attestation among its tags (the git routes read it there),
-// and returns at most max bytes of a 200 answer. It is tried once.
-func (c *Client) GetSigned(ctx context.Context, target string, max int64) ([]byte, error) {
+// Signed sends method to target, one of the relay's HTTP endpoints (a
+// hosted repository's buzz-diff and buzz-merge), with a fresh NIP-98
+// token carrying the configured attestation among its tags (the git
+// routes read it there) and body as JSON when there is one, and returns
+// at most max bytes of a 200 answer, else a Refusal. It is tried once: a
+// merge is not sent twice.
+func (c *Client) Signed(ctx context.Context, method, target string, body []byte, max int64) ([]byte, error) {
 	ctx, cancel := c.attemptContext(ctx)
 	defer cancel()
-	opt := nip98.Options{Nonce: true}
-	if c.opt.AuthTagJSON != "" {
-		var t nostr.Tag
-		if err := json.Unmarshal([]byte(c.opt.AuthTagJSON), &t); err == nil {
-			opt.Tags = nostr.Tags{t}
-		}
+	opt := nip98.Options{Body: body, Nonce: true}
+	if len(c.opt.AuthTag) > 0 {
+		opt.Tags = nostr.Tags{c.opt.AuthTag}
 	}
-	hdr, err := nip98.Header(c.opt.Key, target, http.MethodGet, opt)
+	hdr, err := nip98.Header(c.opt.Key, target, method, opt)
 	if err != nil {
 		return nil, otherErr("sign NIP-98 token: %v", err)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, target, nil)
+	var rd io.Reader
+	if body != nil {
+		rd = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, target, rd)
 	if err != nil {
 		return nil, userErr("invalid URL %q: %v", target, err)
 	}
 	req.Header.Set("Authorization", hdr)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := c.httpc.Do(req)
 	if err != nil {
 		return nil, classifyHTTP(err).err
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return nil, relayErr(resp.StatusCode, errorText(resp.Body), false)
+		return nil, Refusal(resp.StatusCode, errorText(resp.Body))
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, max))
 	if err != nil {
-		return nil, otherErr("read %s: %v", target, err)
+		return nil, networkErr("read %s: %v", target, err)
 	}
 	return b, nil
 }

@@ -1,15 +1,18 @@
 package relayclient
 
 import (
-	"buzzbox/internal/workspace"
 	"errors"
 	"fmt"
+	"net/http"
+
+	"buzzbox/internal/workspace"
 )
 
 // Categories of Error, frozen: the buzz CLI prints them as the "error"
 // field of its JSON error line and callers parse them.
 const (
 	CatUser            = "user_error"       // the caller's input (a relay URL) is wrong
+	CatNotFound        = "not_found"        // what the caller named is not there (or not theirs to see)
 	CatRelay           = "relay_error"      // the relay refused the request
 	CatNetwork         = "network_error"    // the relay could not be reached or the connection broke
 	CatDeliveryUnknown = "delivery_unknown" // a write may or may not have been stored
@@ -56,6 +59,22 @@ func authErr(format string, a ...any) *Error {
 }
 
 // relayErr renders a relay's refusal: "relay error <status>: <text>".
+// Refusal is the error of an HTTP answer of status with text (the
+// relay's reason), classified by the status: 401 and 403 auth, 404 not
+// found, 409 and 413 the caller's, the rest the relay's.
+func Refusal(status int, text string) *Error {
+	e := &Error{Category: CatRelay, Message: fmt.Sprintf("%s (HTTP %d)", text, status)}
+	switch status {
+	case http.StatusUnauthorized, http.StatusForbidden:
+		e.Category = CatAuth
+	case http.StatusNotFound:
+		e.Category = CatNotFound
+	case http.StatusConflict, http.StatusRequestEntityTooLarge:
+		e.Category = CatUser
+	}
+	return e
+}
+
 func relayErr(status int, text string, retryable bool) *Error {
 	return &Error{Category: CatRelay, Message: fmt.Sprintf("relay error %d: %s", status, text), Retryable: retryable}
 }
