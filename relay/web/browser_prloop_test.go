@@ -174,10 +174,12 @@ func TestBrowserPullRequestLoop(t *testing.T) {
 	// before Merge is pressed (else the refusal names no approval at all).
 	approvals := `document.querySelectorAll('dialog.pr-page .pr-conversation .pr-comment[data-review=approve]').length`
 	waitJS(t, owner, "the agent's own approval", approvals+` === 1`)
+	uncounted := `[...document.querySelectorAll('dialog.pr-page .pr-conversation .pr-comment[data-review=approve][data-counts=no]')]`
+	waitJS(t, owner, "the author's own approval marked as not counting", uncounted+`.length === 1 && `+uncounted+`[0].textContent.includes('does not count: the author’s own')`)
 	do(t, owner, "merge too early", chromedp.Click(button("Merge")))
 	waitJS(t, owner, "refused: only the author approved", textIn("dialog.pr-page .pr-result", "(the author)"))
 	do(t, owner, "approve", chromedp.Click(button("Approve")))
-	waitJS(t, owner, "the owner's approval beside the agent's", approvals+` === 2`)
+	waitJS(t, owner, "the owner's approval beside the agent's, counting", approvals+` === 2 && `+uncounted+`.length === 1`)
 	do(t, owner, "merge", chromedp.Click(button("Merge")))
 	waitJS(t, owner, "merged", textIn("dialog.pr-page .pr-result", "Merged (fast-forward) as "+fixTip[:7]))
 	shot(t, owner, t.TempDir(), "pr-loop-merged")

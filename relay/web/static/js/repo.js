@@ -230,9 +230,15 @@ export function openPR(pr, app) {
       const review = tag(c, 'buzz-review');
       const asked = tag(c, 'buzz-review-request');
       const where = [tag(c, 'buzz-file'), tag(c, 'buzz-line') && 'line ' + tag(c, 'buzz-line'), (tag(c, 'buzz-commit') || '').slice(0, 7)].filter(Boolean).join(' ');
-      conv.append(el('article', { class: 'pr-comment', 'data-review': review || '' },
+      // The relay's merge counts an approval from a member other than
+      // the author, and a person's for an agent's pull request; the page
+      // says so of one that does not count, before Merge is pressed.
+      const uncounted = review !== 'approve' ? '' : c.pubkey === pr.pubkey ? 'the author’s own'
+        : app.store.agents.has(pr.pubkey) && app.store.agents.has(c.pubkey) ? 'an agent’s, on an agent’s pull request' : '';
+      conv.append(el('article', { class: 'pr-comment', 'data-review': review || '', 'data-counts': uncounted ? 'no' : '' },
         el('p', { class: 'pr-comment-head' }, el('strong', { text: app.store.name(c.pubkey) }), ' ',
           review ? el('span', { class: 'badge', text: review === 'approve' ? 'approved' : 'changes requested' }) : null,
+          uncounted ? ' ' : null, uncounted ? el('span', { class: 'badge warn', title: 'A merge needs an approval from a member other than the author, and a person’s for an agent’s pull request.', text: `does not count: ${uncounted}` }) : null,
           asked ? el('span', { class: 'badge', text: 'asked ' + app.store.name(asked) + ' to review' }) : null, ' ',
           where ? el('code', { text: where }) : null, ' ', el('time', { text: relTime(c.created_at) })),
         c.content ? body(c.content, { name: (pk) => app.store.name(pk), mentioned: tags(c, 'p') }) : null));
