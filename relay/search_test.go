@@ -147,7 +147,7 @@ func TestSearchCommonWordPostgres(t *testing.T) {
 		t.Errorf("a common word in a channel of one message in a hundred: %d events; want %d", len(got), n/100)
 	}
 	for _, ev := range got {
-		if ev.Tags.GetFirst([]string{"h", chanB}) == nil {
+		if ev.Tags.FindWithValue("h", chanB) == nil {
 			t.Errorf("a common word in another channel: %q is not in it", ev.Content)
 		}
 	}
@@ -290,7 +290,7 @@ func TestSearchCommonWordEmbedded(t *testing.T) {
 		t.Errorf("a common word in a channel of older messages: %d events; want 20", len(got))
 	}
 	for _, ev := range got {
-		if ev.Tags.GetFirst([]string{"h", chanB}) == nil {
+		if ev.Tags.FindWithValue("h", chanB) == nil {
 			t.Errorf("a common word in another channel: %q is not in it", ev.Content)
 		}
 	}
