@@ -84,7 +84,8 @@ type loadedDef struct {
 // runState is the content of a KindWorkflowRun event.
 type runState struct {
 	Run       string            `json:"run"`
-	Workflow  string            `json:"workflow"` // address 30620:pubkey:d
+	Workflow  string            `json:"workflow"`       // address 30620:pubkey:d
+	Name      string            `json:"name,omitempty"` // the definition's, as the run began
 	Channel   string            `json:"channel"`
 	Publisher string            `json:"publisher"`
 	Trigger   map[string]string `json:"trigger"`
@@ -482,7 +483,7 @@ func (e *engine) open(d *loadedDef, key string, vals map[string]string, rerunOf 
 	run := uuidOf(sum[:])
 	vals["channel"] = d.channel
 	now := e.r.cfg.Now()
-	st := runState{Run: run, Workflow: d.addr, Channel: d.channel, Publisher: d.publisher, Trigger: vals,
+	st := runState{Run: run, Workflow: d.addr, Name: d.def.Name, Channel: d.channel, Publisher: d.publisher, Trigger: vals,
 		Status: runRunning, Started: now.Unix(), Deadline: now.Add(d.def.Timeout).Unix(), RerunOf: rerunOf}
 	for _, s := range d.def.Steps {
 		st.Steps = append(st.Steps, stepRecord{ID: s.ID, Action: s.Action, Status: "pending"})
@@ -707,12 +708,22 @@ func (e *engine) mayPost(st *runState) error {
 	return nil
 }
 
+// workflowTag names the run's workflow on what it posts: its address, and
+// its name for readers to show (a run recorded before names were kept has
+// none).
+func workflowTag(st *runState) nostr.Tag {
+	if st.Name == "" {
+		return nostr.Tag{workspace.TagWorkflow, st.Workflow}
+	}
+	return nostr.Tag{workspace.TagWorkflow, st.Workflow, st.Name}
+}
+
 // post signs, stores and broadcasts a message of the run. Its created_at
 // is the step's start, so a step repeated after a restart makes the same
 // event, which the store keeps once.
 func (e *engine) post(st *runState, rec *stepRecord, kind int, content string, tags nostr.Tags) (*nostr.Event, error) {
 	ev := nostr.Event{Kind: kind, Content: content, CreatedAt: nostr.Timestamp(rec.Started),
-		Tags: append(nostr.Tags{{"h", st.Channel}, {workspace.TagWorkflow, st.Workflow}, {workspace.TagWorkflowRun, st.Run, rec.ID}, {workspace.TagWorkflowAttributed, st.Publisher}}, tags...)}
+		Tags: append(nostr.Tags{{"h", st.Channel}, workflowTag(st), {workspace.TagWorkflowRun, st.Run, rec.ID}, {workspace.TagWorkflowAttributed, st.Publisher}}, tags...)}
 	if err := ev.Sign(e.r.secret); err != nil {
 		return nil, err
 	}

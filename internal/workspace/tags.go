@@ -178,7 +178,8 @@ const (
 // request names its workflow (address), its run and step, and the person
 // whose rights it acts with; an approval request carries its token.
 const (
-	// TagWorkflow is ["workflow", "30620:<pubkey>:<d>"].
+	// TagWorkflow is ["workflow", "30620:<pubkey>:<d>", name]; the name
+	// (the definition's) is for readers and may be missing.
 	TagWorkflow = "workflow"
 	// TagWorkflowRun is ["run", run UUID, step id].
 	TagWorkflowRun = "run"

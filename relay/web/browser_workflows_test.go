@@ -117,6 +117,10 @@ func TestBrowserWorkflows(t *testing.T) {
 		` && !!document.querySelector('.wf-step[data-step=gate][data-status=approved]') && !!document.querySelector('.wf-step[data-step=post][data-status=succeeded]')`)
 	waitJS(t, ctx, "who approved", textIn(".wf-step[data-step=gate] .wf-by", "Approved by"))
 	waitJS(t, ctx, "the message the run posted, not its id", textIn(".wf-step[data-step=post] .wf-posted", "Posted: deploying after approved"))
+	// In the channel the message goes by the workflow's name, not the
+	// relay's key that signs it.
+	waitJS(t, ctx, "the posted message named for its workflow", `[...document.querySelectorAll('.msg')].some((m) => m.textContent.includes('deploying after approved') && `+
+		`m.querySelector('.author').textContent === 'deploy' && [...m.querySelectorAll('.badge')].some((b) => b.textContent === 'workflow') && m.querySelector('.owned').textContent.startsWith('for '))`)
 	shootView(t, ctx, string(axe), "workflow-trace")
 	if got := messages(); len(got) != 1 || got[0] != "deploying after approved" {
 		t.Fatalf("messages after the approval = %q; want the deploy message once", got)

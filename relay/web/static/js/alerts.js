@@ -119,7 +119,7 @@ export class Alerts {
     const dm = s.isDM(ch);
     const why = notifyReason(ev, { me: this.app.me, level: this.app.prefs.level(ch), dm, wroteIn: (root) => this.wroteIn(ch, root) });
     if (!why) return;
-    const who = s.name(ev.pubkey);
+    const who = s.authorName(ev);
     const where = s.channels.get(ch)?.name || 'a channel';
     const title = why === 'dm' ? `${who} (direct message)` : why === 'thread' ? `${who} replied in a thread in #${where}` :
       why === 'mention' ? `${who} mentioned you in #${where}` : `${who} in #${where}`;

@@ -133,7 +133,7 @@ export class ChannelView {
     let evs = s.channelMessages(this.id, { top: true });
     if (this.query) {
       const all = s.channelMessages(this.id);
-      evs = all.filter((e) => s.content(e).text.toLowerCase().includes(this.query) || s.name(e.pubkey).toLowerCase().includes(this.query));
+      evs = all.filter((e) => s.content(e).text.toLowerCase().includes(this.query) || s.authorName(e).toLowerCase().includes(this.query));
     }
     const marker = this.app.reads.entryMarker(this.id);
     const newID = this.query ? '' : firstNew(evs, marker, (ev) => this.app.reads.counted(ev));

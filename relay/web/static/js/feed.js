@@ -18,7 +18,7 @@ function signature(ev, app, inThread) {
     (s.isAdmin(ch, app.me) ? '+a' : '') + transcriptSignature(ev, s);
   const w = s.working(ev);
   const replies = inThread ? '' : s.replies(ch, ev.id) + '/' + (app.reads ? app.reads.threadUnread(ch, ev) : 0);
-  return [s.content(ev).text, s.name(ev.pubkey), s.isAgent(ev.pubkey), rs, replies, relTime(ev.created_at),
+  return [s.content(ev).text, s.authorName(ev), s.isAgent(ev.pubkey), rs, replies, relTime(ev.created_at),
     s.status(ev.pubkey), w.who.join() + w.busy, approvalSignature(s, ev, app.me), turns].join('\u0000');
 }
 

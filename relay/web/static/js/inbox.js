@@ -123,7 +123,7 @@ export class InboxView {
       return el('li', { class: 'inbox-item' + (u ? ' unread' : ''), 'data-id': ev.id, 'data-why': why },
         el('button', { type: 'button', class: 'inbox-open', onclick: () => (why === 'review' ? openPR(ev, this.app) : this.app.reveal(ev)) },
           el('span', { class: 'inbox-why', text: whyWords[why] + (where ? ' · ' + where : '') }),
-          el('span', { class: 'inbox-who', text: s.name(ev.pubkey) }),
+          el('span', { class: 'inbox-who', text: s.authorName(ev) }),
           el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
           el('span', { class: 'inbox-text', text: text.length > 200 ? text.slice(0, 200) + '…' : text })));
     });

@@ -5,7 +5,7 @@
 
 import { el, relTime, fullTime, initials, hue } from './util.js';
 import { body } from './render.js';
-import { tags } from './event.js';
+import { tag, tags } from './event.js';
 import { workingEmoji, K } from './store.js';
 import { attachments, attachmentsView, withoutURLs } from './files.js';
 import { approvalCard, approvalNotice, isPermissionRequest } from './approval.js';
@@ -43,7 +43,11 @@ export function isFailureNotice(ev) { return ev.content.startsWith('⚠️ I cou
  */
 export function messageView(ev, app, { inThread = false } = {}) {
   const { store } = app;
-  const name = store.name(ev.pubkey);
+  // A workflow's message goes by the workflow's name, for the member
+  // whose workflow it is.
+  const workflow = store.workflowOf(ev);
+  const attributed = workflow && tag(ev, 'attributed');
+  const name = store.authorName(ev);
   const agent = store.isAgent(ev.pubkey);
   const { text, edited } = store.content(ev);
   const labelID = 'm-' + ev.id.slice(0, 16) + (inThread ? '-t' : '');
@@ -59,6 +63,8 @@ export function messageView(ev, app, { inThread = false } = {}) {
     el('span', { class: 'author', id: labelID, text: name }),
     agent ? el('span', { class: 'badge', text: 'agent', title: store.ownerOf(ev.pubkey) ? 'agent of ' + store.name(store.ownerOf(ev.pubkey)) : 'agent' }) : null,
     agent && store.ownerOf(ev.pubkey) ? el('span', { class: 'owned', text: 'owned by ' + store.name(store.ownerOf(ev.pubkey)) }) : null,
+    workflow ? el('span', { class: 'badge', text: 'workflow' }) : null,
+    attributed ? el('span', { class: 'owned', text: 'for ' + store.name(attributed) }) : null,
     isFailureNotice(ev) ? el('span', { class: 'badge warn', text: 'notice' }) : null,
     el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
     edited ? el('span', { class: 'edited', text: '(edited)' }) : null);

@@ -183,7 +183,7 @@ export class SearchView {
             type: 'button', class: 'search-hit', 'data-id': ev.id,
             onclick: () => this.open(ev),
           },
-          el('span', { class: 'search-who', text: s.name(ev.pubkey) }),
+          el('span', { class: 'search-who', text: s.authorName(ev) }),
           el('time', { datetime: new Date(ev.created_at * 1000).toISOString(), title: fullTime(ev.created_at), text: relTime(ev.created_at) }),
           el('span', { class: 'search-snippet' }, ...snippet(plain(ev.content), terms).map((p) => (p.hit ? el('mark', { text: p.text }) : p.text))))))));
     });

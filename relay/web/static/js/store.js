@@ -464,6 +464,16 @@ export class Store {
     return (p && (p.display_name || p.name)) || pk.slice(0, 8);
   }
 
+  /** workflowOf is the name of the workflow that posted ev (the relay's key signs those), else ''. */
+  workflowOf(ev) {
+    if (!this.relayPubkey || ev.pubkey !== this.relayPubkey) return '';
+    const t = ev.tags.find((x) => x[0] === 'workflow');
+    return t ? String(t[2] || 'Workflow').slice(0, 100) : '';
+  }
+
+  /** authorName is whom ev shows as from: its workflow, else its author. */
+  authorName(ev) { return this.workflowOf(ev) || this.name(ev.pubkey); }
+
   /** isAgent reports whether pk is an agent: an owner's attestation, a bot role in some channel, or a bot profile. */
   isAgent(pk) {
     if (this.agents.has(pk) || this.profiles.get(pk)?.bot) return true;
