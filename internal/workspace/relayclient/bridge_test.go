@@ -3,6 +3,8 @@ package relayclient
 import (
 	"buzzbox/internal/workspace"
 	"bytes"
+	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -95,5 +97,34 @@ func TestBridgeStatusesClassified(t *testing.T) {
 				t.Errorf("%d POSTs; want %d", got, tc.attempts)
 			}
 		})
+	}
+}
+
+// TestSignedCarriesAttestation: a client given its attestation only as
+// JSON (as the harness's is) signs the tag into Signed's NIP-98 token,
+// where the relay's git routes read it.
+func TestSignedCarriesAttestation(t *testing.T) {
+	key := newSecret(t)
+	const attestation = `["auth","aa","bb","cc"]`
+	var token string
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		token = r.Header.Get("Authorization")
+		io.WriteString(w, "diff")
+	}))
+	defer srv.Close()
+	c := New(srv.URL, Options{Key: key, AuthTagJSON: attestation})
+	if _, err := c.Signed(t.Context(), http.MethodGet, srv.URL+"/git/x/y.git/buzz-diff", nil, 100); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(token, "Nostr "))
+	if err != nil {
+		t.Fatalf("token %q: %v", token, err)
+	}
+	var ev nostr.Event
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if got := ev.Tags.Find("auth"); len(got) < 2 || got[1] != "aa" {
+		t.Errorf("token tags %v; want the attestation %s", ev.Tags, attestation)
 	}
 }

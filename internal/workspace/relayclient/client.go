@@ -112,6 +112,11 @@ type Client struct {
 // New returns a client for relayURL (ws://, wss://, http://, https:// or
 // a bare host).
 func New(relayURL string, opt Options) *Client {
+	// Either form of the attestation gives the other: the harness knows
+	// only the JSON, and signed requests (Signed) carry the tag.
+	if len(opt.AuthTag) == 0 && opt.AuthTagJSON != "" {
+		json.Unmarshal([]byte(opt.AuthTagJSON), &opt.AuthTag) // left empty when it is not a tag
+	}
 	c := &Client{base: HTTPBase(relayURL), opt: opt, httpc: opt.HTTPClient}
 	if c.httpc == nil {
 		c.httpc = http.DefaultClient
