@@ -176,7 +176,8 @@ func (p *pgSearch) search(ctx context.Context, sr searchRequest) ([]searchHit, e
 	// index and parsing each row's content to test it (it underrates
 	// to_tsvector, and chose that for words it took for common:
 	// seconds at a million rows); the text index finds the rows instead.
-	args = args[:base]
+	// A fresh array: the reading above (rd.args) holds the old one.
+	args = slices.Clip(args[:base])
 	spanArg := arg(int64(0))
 	query := "SELECT id, ts_rank(" + pgTSV + ", " + q + ") AS rank FROM event WHERE " + filters + " AND " + pgTSV + " @@ (" + q + ")" +
 		" AND created_at >= " + spanArg + " ORDER BY created_at + 0 DESC LIMIT " + arg(window)
